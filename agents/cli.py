@@ -1,0 +1,55 @@
+"""The ``halma`` command line.
+
+Each sub-command lives in the module that owns its work and provides ``add_arguments(parser)``
+and ``run(args) -> int``; modules are imported only when their command runs, so ``halma show``
+never loads torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> (module, help); the module provides add_arguments(parser) and run(args)
+COMMANDS = {
+    "show": ("halma_env.commands", "draw a position in the terminal"),
+    "perft": ("halma_env.commands", "count move sequences from a position (SPEC §6)"),
+    "bench": ("agents.bench", "speed benchmarks: engine, env, train, opponent"),
+    "eval": ("agents.arena", "matches and tournaments between bots, checkpoints and opponents"),
+    "train": ("agents.train", "self-play PPO training from a YAML config"),
+    "export": ("agents.export", "export a checkpoint as an ONNX CPU opponent"),
+    "ladder": ("agents.ladder", "rebuild the difficulty ladder by tournament"),
+    "play": ("agents.play", "play in the terminal against CPU levels or hot seat"),
+}
+
+
+def build_parser(load: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="halma", description="Halma family games: engine, environments, agents.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        if name == load:
+            module = importlib.import_module(module_name)
+            getattr(module, f"add_{name}_arguments", getattr(module, "add_arguments", None))(p)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    name = next((a for a in argv if not a.startswith("-")), None)
+    if name not in COMMANDS:
+        parser = build_parser()
+        if name is not None:
+            parser.error(f"unknown command {name!r}; choose from {', '.join(COMMANDS)}")
+        parser.print_help()
+        return 0 if any(a in ("-h", "--help") for a in argv) else 2
+    parser = build_parser(load=name)
+    args = parser.parse_args(argv)
+    module = importlib.import_module(COMMANDS[name][0])
+    run = getattr(module, f"run_{name}", getattr(module, "run", None))
+    return int(run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

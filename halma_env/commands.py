@@ -1,0 +1,69 @@
+"""``halma show`` and ``halma perft``: engine tools for the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from halma_env.game import Game, perft
+from halma_env.render import render_text
+from halma_env.rules import Rules
+
+
+def add_show_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("position", nargs="?", help="SPEC §3 position text (default: the start of --variant/--seats)")
+    p.add_argument("--variant", default="star", help="variant for the start position (default: star)")
+    p.add_argument("--seats", type=int, default=2, help="seats for the start position (default: 2)")
+    p.add_argument("--numbers", action="store_true", help="write every hole's number")
+    p.add_argument("--no-color", action="store_true", help="plain text, no ANSI colours")
+    p.add_argument("--moves-from", type=int, metavar="HOLE", help="mark where the piece on HOLE can go")
+
+
+def run_show(args: argparse.Namespace) -> int:
+    try:
+        game = Game.from_position(args.position) if args.position else Game(Rules(args.variant, args.seats))
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    marks = game.legal_destinations(args.moves_from) if args.moves_from is not None else ()
+    color = not args.no_color and sys.stdout.isatty()
+    print(render_text(game, numbers=args.numbers, color=color, marks=marks))
+    return 0
+
+
+def add_perft_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("depth", type=int, help="number of plies")
+    p.add_argument("--position", help="SPEC §3 position text (default: the start of --variant/--seats)")
+    p.add_argument("--variant", default="star")
+    p.add_argument("--seats", type=int, default=2)
+    p.add_argument("--divide", action="store_true", help="also print the count below each first move")
+
+
+def run_perft(args: argparse.Namespace) -> int:
+    try:
+        game = Game.from_position(args.position) if args.position else Game(Rules(args.variant, args.seats))
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.depth < 0:
+        print(f"error: depth must be >= 0, got {args.depth}", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    if args.divide and args.depth >= 1:
+        total = 0
+        for move in game.legal_moves():
+            game.play(move)
+            count = perft(game, args.depth - 1)
+            game.undo()
+            print(f"{move}: {count}")
+            total += count
+    else:
+        for depth in range(1, args.depth + 1):
+            total = perft(game, depth)
+            print(f"depth {depth}: {total}")
+        if args.depth == 0:
+            total = 1
+            print("depth 0: 1")
+    print(f"total {total} in {time.perf_counter() - start:.2f} s")
+    return 0

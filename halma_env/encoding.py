@@ -1,0 +1,124 @@
+"""The canonical frame, action encoding and observation planes shared by every environment.
+
+Every seat sees the board turned so that its home camp is at the bottom and its goal at the
+top (star: turned by multiples of 60 degrees; square: of 90 degrees).  One network can then play
+every seat.  See docs/environment.md for the full description.
+
+- Action ``a = canonical(src) * H + canonical(dst)`` with ``H`` holes (star 121, square 256),
+  where ``canonical`` maps a hole to the hole it occupies in the acting seat's frame.
+- Observation: int8 array ``(rows, cols, PLANES)`` over a square grid that keeps adjacency
+  (star: axial coordinates on 17 x 17, hex neighbours at offsets (0,±1), (±1,0), (1,1), (-1,-1);
+  square: the 16 x 16 board itself).  Planes, in the acting seat's frame:
+
+  ====  ===========================================================================
+  0-5   pieces of the seat ``i`` places after the actor in turn order (0 = the actor);
+        planes for seats that do not exist stay zero
+  6     kings (diamond)
+  7     the actor's goal camp
+  8     the actor's home camp
+  9     holes of the board
+  10    holes the actor may never land on (diamond's closed camps)
+  11    pieces of seats that have finished or resigned (they will not move again)
+  ====  ===========================================================================
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from halma_env.layout import Layout, layout
+
+if TYPE_CHECKING:
+    from halma_env.game import Game
+
+ENCODING_VERSION = 1
+MAX_SEATS = 6
+PLANES = 12
+PLANE_NAMES = (
+    "actor", "seat+1", "seat+2", "seat+3", "seat+4", "seat+5",
+    "kings", "goal", "home", "board", "closed", "retired",
+)
+
+
+class Encoding:
+    """Lookup tables of the canonical frame for one (variant, seat count)."""
+
+    def __init__(self, lay: Layout) -> None:
+        g = lay.geometry
+        self.layout = lay
+        self.num_holes = g.num_holes
+        self.num_actions = g.num_holes * g.num_holes
+        self.grid_shape = g.grid_shape
+        n = lay.num_players
+        rot = np.array(g.rotations, dtype=np.int64)  # (k, hole) -> hole turned k steps
+        # to_canonical[seat, hole] and back
+        self.to_canonical = np.stack([rot[lay.rotation[s]] for s in range(n)])
+        self.from_canonical = np.argsort(self.to_canonical, axis=1)
+        rows, cols = g.grid_shape
+        self.grid_index = np.array([r * cols + c for r, c in g.grid], dtype=np.int64)  # hole -> cell
+        self.observation_shape = (rows, cols, PLANES)
+        # static planes per seat, already in its frame: goal, home, board, closed
+        static = np.zeros((n, rows * cols, PLANES), dtype=np.int8)
+        for s in range(n):
+            canon = self.to_canonical[s]
+            for plane, holes in ((7, lay.goals[s]), (8, lay.homes[s]), (9, range(g.num_holes))):
+                static[s, self.grid_index[canon[list(holes)]], plane] = 1
+            open_holes = set(g.holes(lay.open_holes[s]))
+            closed = [h for h in range(g.num_holes) if h not in open_holes]
+            if closed:
+                static[s, self.grid_index[canon[closed]], 10] = 1
+        self.static_planes = static
+
+    def encode_move(self, seat: int, src: int, dst: int) -> int:
+        c = self.to_canonical[seat]
+        return int(c[src]) * self.num_holes + int(c[dst])
+
+    def decode_action(self, seat: int, action: int) -> tuple[int, int]:
+        if not 0 <= action < self.num_actions:
+            raise ValueError(f"action must be 0..{self.num_actions - 1}, got {action}")
+        cs, cd = divmod(int(action), self.num_holes)
+        back = self.from_canonical[seat]
+        return int(back[cs]), int(back[cd])
+
+    def action_mask(self, game: Game, seat: int | None = None) -> np.ndarray:
+        """int8 mask over actions: the legal moves of ``seat`` (default: the seat to move).
+        All zero for a seat that is not to move or once the game is over."""
+        mask = np.zeros(self.num_actions, dtype=np.int8)
+        seat = game.to_move if seat is None else seat
+        if game.is_over or seat != game.to_move:
+            return mask
+        c = self.to_canonical[seat]
+        moves = game.legal_moves()
+        if moves:
+            src = np.fromiter((m.src for m in moves), dtype=np.int64, count=len(moves))
+            dst = np.fromiter((m.dst for m in moves), dtype=np.int64, count=len(moves))
+            mask[c[src] * self.num_holes + c[dst]] = 1
+        return mask
+
+    def observation(self, game: Game, seat: int) -> np.ndarray:
+        """The planes described in the module docstring, from ``seat``'s point of view."""
+        n = self.layout.num_players
+        rows, cols, _ = self.observation_shape
+        obs = self.static_planes[seat].copy()
+        cell = self.grid_index[self.to_canonical[seat]]  # hole -> cell in seat's frame
+        status = game.status
+        for i in range(n):
+            other = (seat + i) % n
+            holes = game.pieces(other)
+            if holes:
+                cells = cell[holes]
+                obs[cells, i] = 1
+                if status[other] != "active":
+                    obs[cells, 11] = 1
+        if self.layout.has_kings:
+            kings = [h for s in range(n) for h in game.pieces(s) if game.piece_at(h)[1]]
+            obs[cell[kings], 6] = 1
+        return obs.reshape(rows, cols, PLANES)
+
+
+@cache
+def encoding(variant: str, num_players: int) -> Encoding:
+    return Encoding(layout(variant, num_players))

@@ -1,0 +1,760 @@
+"""The game: positions, legal moves, playing and undoing them, and how a game ends.
+
+Move generation follows a fact about the hop graph (see docs/engine.md): for ordinary pieces
+the holes a jump sequence can reach are the connected components, in the graph whose edges
+join two empty holes with a piece between them, of the piece's first-hop landings.  So one
+flood fill per component serves every piece of the seat.  Kings (diamond) jump rows and are
+searched on their own.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass
+from functools import cache
+from typing import Iterable, NamedTuple, Union
+
+from halma_env.assignment import min_cost_assignment
+from halma_env.layout import Layout, layout
+from halma_env.rules import Rules
+
+ACTIVE, FINISHED, RESIGNED = "active", "finished", "resigned"
+
+
+class IllegalMoveError(ValueError):
+    """A move that is malformed or not legal in the position; the game is left unchanged."""
+
+
+class Move:
+    """A move from hole ``src`` to hole ``dst``.
+
+    Two moves are equal when source and destination are; ``path`` is one shortest sequence of
+    holes the piece visits (``(src, dst)`` for a step), worked out when first asked for.
+    """
+
+    __slots__ = ("src", "dst", "_path", "_ctx")
+
+    def __init__(self, src: int, dst: int, path: tuple[int, ...] | None = None, _ctx=None) -> None:
+        self.src = src
+        self.dst = dst
+        self._path = path
+        self._ctx = _ctx
+
+    @property
+    def path(self) -> tuple[int, ...] | None:
+        if self._path is None and self._ctx is not None:
+            self._path = _find_path(self._ctx, self.src, self.dst)
+        return self._path
+
+    @classmethod
+    def parse(cls, text: str) -> Move:
+        """``"src-dst"`` -> Move."""
+        parts = text.strip().split("-")
+        if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+            raise IllegalMoveError(f"a move is written 'src-dst' with two hole numbers, got {text!r}")
+        return cls(int(parts[0]), int(parts[1]))
+
+    def __iter__(self):
+        yield self.src
+        yield self.dst
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Move):
+            return self.src == other.src and self.dst == other.dst
+        if isinstance(other, tuple):
+            return (self.src, self.dst) == other
+        return NotImplemented
+
+    def __lt__(self, other: Move) -> bool:
+        return (self.src, self.dst) < (other.src, other.dst)
+
+    def __hash__(self) -> int:
+        return hash((self.src, self.dst))
+
+    def __repr__(self) -> str:
+        return f"Move({self.src}, {self.dst})"
+
+    def __str__(self) -> str:
+        return f"{self.src}-{self.dst}"
+
+
+MoveLike = Union[Move, tuple, str]
+
+
+class Progress(NamedTuple):
+    """How far a seat has come: pieces in its goal (more is better), then the least total
+    number of single steps that would bring its pieces onto its goal holes on an empty board."""
+
+    in_goal: int
+    distance: int
+
+    def key(self) -> tuple[int, int]:
+        """Smaller is better."""
+        return (-self.in_goal, self.distance)
+
+
+class Event(NamedTuple):
+    """One entry of ``Game.history``: ``kind`` is "move", "pass" or "resign"."""
+
+    kind: str
+    seat: int
+    move: Move | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class _Tables:
+    """Per-layout lookup tables indexed by bit index."""
+
+    layout: Layout
+    neighbours: tuple[int, ...]  # bit -> bit set of adjacent holes
+    hops: tuple[tuple[tuple[int, int], ...], ...]  # bit -> ((middle bit, landing bit), ...)
+    up_shifts: tuple[int, ...]
+    down_shifts: tuple[int, ...]
+    goal_masks: tuple[int, ...]
+    home_masks: tuple[int, ...]
+    tip_masks: tuple[int, ...]
+    lock_masks: tuple[int, ...]  # halma16: a piece starting its turn here may not leave
+
+
+@cache
+def _tables(variant: str, num_players: int) -> _Tables:
+    lay = layout(variant, num_players)
+    g = lay.geometry
+    size = len(g.hole_of_bit)
+    neighbours = [0] * size
+    hops: list[tuple] = [()] * size
+    for h, b in enumerate(g.bit):
+        neighbours[b] = g.mask(g.neighbours[h])
+        pairs = []
+        for s in g.shifts:
+            if g.hole_of_bit[b + s] >= 0 and g.hole_of_bit[b + 2 * s] >= 0:
+                pairs.append((1 << (b + s), 1 << (b + 2 * s)))
+        hops[b] = tuple(pairs)
+    goal_masks = tuple(g.mask(goal) for goal in lay.goals)
+    return _Tables(
+        layout=lay,
+        neighbours=tuple(neighbours),
+        hops=tuple(hops),
+        up_shifts=tuple(s for s in g.shifts if s > 0),
+        down_shifts=tuple(-s for s in g.shifts if s < 0),
+        goal_masks=goal_masks,
+        home_masks=tuple(g.mask(home) for home in lay.homes),
+        tip_masks=tuple(g.mask([t]) if t is not None else 0 for t in lay.goal_tip),
+        lock_masks=goal_masks if variant == "halma16" else (0,) * num_players,
+    )
+
+
+def _flood(seed: int, jumpable: int, allowed: int, up: tuple[int, ...], down: tuple[int, ...]) -> int:
+    """The connected component of ``seed`` in the hop graph over the ``allowed`` holes."""
+    comp = frontier = seed
+    while frontier:
+        grown = 0
+        for k in up:
+            grown |= ((frontier << k) & jumpable) << k
+        for k in down:
+            grown |= ((frontier >> k) & jumpable) >> k
+        frontier = grown & allowed & ~comp
+        comp |= frontier
+    return comp
+
+
+class Game:
+    """A game in progress: the position, whose turn it is, the history and the outcome.
+
+    >>> game = Game(Rules("star", 2))
+    >>> len(game.legal_moves())
+    14
+    >>> game.play("113-99")
+    """
+
+    def __init__(self, rules: Rules | None = None) -> None:
+        rules = rules if rules is not None else Rules()
+        lay = layout(rules.variant, rules.num_players)
+        pieces = [lay.geometry.mask(holes) for holes in lay.start]
+        kings = lay.geometry.mask(k for k in lay.king_start if k is not None)
+        self._setup(rules, pieces, kings, rules.first_seat, 0)
+
+    # --- construction -----------------------------------------------------------------
+
+    def _setup(self, rules: Rules, pieces: list[int], kings: int, to_move: int, ply: int) -> None:
+        self.rules = rules
+        self._t = _tables(rules.variant, rules.num_players)
+        self.layout = self._t.layout
+        self.geometry = self.layout.geometry
+        n = rules.num_players
+        self._pieces = pieces
+        self._kings = kings
+        self._occ = 0
+        for p in pieces:
+            self._occ |= p
+        self.to_move = to_move
+        self.ply = ply
+        self._places: list[int | None] = [None] * n
+        self._status = [ACTIVE] * n
+        self.end_reason: str | None = None
+        self._top, self._bottom = 1, n
+        self._history: list[tuple] = []  # (events, undo snapshot, board change)
+        self._repetitions: Counter = Counter()
+        self._stall = 0
+        self._best = [self.progress(s).key() for s in range(n)] if rules.stall_limit else []
+        self._gen: dict[int, dict[int, int]] = {}
+        self._initial_passes: list[int] = []
+        # seats that already meet their goal (a loaded position) share the top places
+        done = [s for s in range(n) if self._pieces[s] and self._has_finished(s)]
+        for s in done:
+            self._status[s] = FINISHED
+            self._places[s] = self._top
+        self._top += len(done)
+        if self._check_decided("finished"):
+            return
+        passes: list[int] = []
+        if self._status[to_move] != ACTIVE or not self._has_moves(to_move):
+            if self._status[to_move] == ACTIVE:
+                passes.append(to_move)
+            passes += self._advance()
+        self._initial_passes = passes
+        if self.end_reason is None:
+            self._record_position()
+
+    @classmethod
+    def from_position(cls, text: str, **options) -> Game:
+        """A game from SPEC §3 notation; ``options`` override the rule defaults."""
+        from halma_env.notation import parse_position
+
+        variant, n, pieces, kings, to_move, ply = parse_position(text)
+        rules = Rules(variant, n, **options)
+        game = cls.__new__(cls)
+        game._setup(rules, pieces, kings, to_move, ply)
+        return game
+
+    def position(self) -> str:
+        """The position in SPEC §3 notation (with the ply count)."""
+        from halma_env.notation import write_position
+
+        return write_position(self)
+
+    def copy(self) -> Game:
+        """An independent copy (history included)."""
+        other = Game.__new__(Game)
+        other.__dict__.update(self.__dict__)
+        other._pieces = list(self._pieces)
+        other._places = list(self._places)
+        other._status = list(self._status)
+        other._history = list(self._history)
+        other._repetitions = Counter(self._repetitions)
+        other._best = list(self._best)
+        other._gen = dict(self._gen)
+        return other
+
+    # --- reading the position ---------------------------------------------------------
+
+    @property
+    def num_players(self) -> int:
+        return self.rules.num_players
+
+    @property
+    def is_over(self) -> bool:
+        return self.end_reason is not None
+
+    @property
+    def places(self) -> list[int | None]:
+        """One entry per seat: its place (1 = best, ties share) or None while undecided."""
+        return list(self._places)
+
+    @property
+    def status(self) -> list[str]:
+        """One entry per seat: "active", "finished" or "resigned"."""
+        return list(self._status)
+
+    @property
+    def history(self) -> list[Event]:
+        """Every move, automatic pass and resignation, in order."""
+        out = [Event("pass", s) for s in self._initial_passes]
+        for events, _, _, _ in self._history:
+            out.extend(events)
+        return out
+
+    @property
+    def moves(self) -> list[Move]:
+        return [e.move for e in self.history if e.kind == "move"]
+
+    def pieces(self, seat: int) -> list[int]:
+        """The holes of a seat's pieces, ascending."""
+        return self.geometry.holes(self._pieces[seat])
+
+    def piece_at(self, hole: int) -> tuple[int, bool] | None:
+        """``(seat, is_king)`` of the piece on ``hole``, or None if it is empty."""
+        m = 1 << self.geometry.bit[hole]
+        for seat, p in enumerate(self._pieces):
+            if p & m:
+                return seat, bool(self._kings & m)
+        return None
+
+    def board(self) -> list[tuple[int, bool] | None]:
+        """``piece_at`` for every hole."""
+        cells: list[tuple[int, bool] | None] = [None] * self.geometry.num_holes
+        for seat in range(self.num_players):
+            for h in self.pieces(seat):
+                cells[h] = (seat, bool(self._kings >> self.geometry.bit[h] & 1))
+        return cells
+
+    def progress(self, seat: int) -> Progress:
+        """Pieces of ``seat`` in its goal and its remaining distance (SPEC §4)."""
+        t = self._t
+        own = self._pieces[seat]
+        king = own & self._kings
+        return _progress(self.rules.variant, self.num_players, seat, own, king, bin(own & t.goal_masks[seat]).count("1"))
+
+    # --- legal moves ------------------------------------------------------------------
+
+    def legal_moves(self) -> list[Move]:
+        """The legal moves of the seat to move, sorted by (src, dst); empty once the game is over."""
+        if self.end_reason is not None:
+            return []
+        seat = self.to_move
+        masks = self._move_masks(seat)
+        hob = self.geometry.hole_of_bit
+        ctx = (self._t, self._pieces[seat], self._occ, self._kings, seat)
+        out = []
+        append = out.append
+        for b in sorted(masks):
+            src = hob[b]
+            d = masks[b]
+            while d:
+                low = d & -d
+                append(Move(src, hob[low.bit_length() - 1], None, ctx))
+                d ^= low
+        return out
+
+    def legal_destinations(self, src: int) -> list[int]:
+        """Where the piece on ``src`` can go this turn (empty if it is not the mover's)."""
+        if self.end_reason is not None or not 0 <= src < self.geometry.num_holes:
+            return []
+        return self.geometry.holes(self._move_masks(self.to_move).get(self.geometry.bit[src], 0))
+
+    def count_moves(self) -> int:
+        """``len(legal_moves())`` without building the list."""
+        if self.end_reason is not None:
+            return 0
+        return sum(bin(d).count("1") for d in self._move_masks(self.to_move).values())
+
+    def _has_moves(self, seat: int) -> bool:
+        return bool(self._move_masks(seat))
+
+    def _move_masks(self, seat: int) -> dict[int, int]:
+        """Source bit -> bit set of destinations, for every piece of ``seat`` that can move."""
+        cached = self._gen.get(seat)
+        if cached is not None:
+            return cached
+        t = self._t
+        occ = self._occ
+        kings = self._kings
+        jumpable = occ & ~kings
+        allowed = ~occ & t.layout.open_holes[seat]
+        own = self._pieces[seat]
+        result: dict[int, int] = {}
+        lock = t.lock_masks[seat]
+        ordinary = own & ~kings
+        if lock and ordinary & lock:
+            self._gen_ordinary(ordinary & ~lock, allowed, jumpable, result)
+            self._gen_ordinary(ordinary & lock, allowed & lock, jumpable, result)
+        else:
+            self._gen_ordinary(ordinary, allowed, jumpable, result)
+        king = own & kings
+        if king:
+            b = king.bit_length() - 1
+            dest = _king_destinations(t, b, occ & ~king, kings, allowed | king) & ~king
+            if dest:
+                result[b] = dest
+        self._gen[seat] = result
+        return result
+
+    def _gen_ordinary(self, pieces: int, allowed: int, jumpable: int, result: dict[int, int]) -> None:
+        t = self._t
+        neighbours, hops, up, down = t.neighbours, t.hops, t.up_shifts, t.down_shifts
+        comps: list[int] = []
+        while pieces:
+            p = pieces & -pieces
+            pieces ^= p
+            b = p.bit_length() - 1
+            dest = neighbours[b] & allowed
+            land = 0
+            for mid, lnd in hops[b]:
+                if jumpable & mid and allowed & lnd:
+                    land |= lnd
+            if land:
+                for comp in comps:
+                    if comp & land:
+                        dest |= comp
+                        land &= ~comp
+                        if not land:
+                            break
+                while land:
+                    comp = _flood(land & -land, jumpable, allowed, up, down)
+                    comps.append(comp)
+                    dest |= comp
+                    land &= ~comp
+            if dest:
+                result[b] = dest
+
+    # --- playing ----------------------------------------------------------------------
+
+    def play(self, move: MoveLike) -> None:
+        """Play a legal move of the seat to move (a Move, a (src, dst) pair or "src-dst").
+
+        Raises IllegalMoveError, leaving the game unchanged, if it is malformed or illegal.
+        """
+        src, dst = self._parse(move)
+        seat = self.to_move
+        sb, db = self.geometry.bit[src], self.geometry.bit[dst]
+        dests = self._move_masks(seat).get(sb, 0)
+        if not dests >> db & 1:
+            raise IllegalMoveError(self._why_illegal(src, dst))
+        ctx = (self._t, self._pieces[seat], self._occ, self._kings, seat)
+        played = move if isinstance(move, Move) and move._path is not None else Move(src, dst, None, ctx)
+        snapshot = self._snapshot()
+        change = (seat, sb, db)
+        self._move_piece(seat, sb, db)
+        self.ply += 1
+        events = [Event("move", seat, played)]
+        key = self._after_move(seat, events)
+        self._history.append((events, snapshot, change, key))
+
+    def resign(self, seat: int) -> None:
+        """``seat`` gives up: with 2 seats the other wins; with more it takes the last free
+        place and the others play on."""
+        if self.end_reason is not None:
+            raise IllegalMoveError(f"the game is over ({self.end_reason}); nobody can resign")
+        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self.num_players:
+            raise IllegalMoveError(f"seat must be 0..{self.num_players - 1}, got {seat!r}")
+        if self._status[seat] != ACTIVE:
+            raise IllegalMoveError(f"seat {seat} has already {self._status[seat]} and cannot resign")
+        snapshot = self._snapshot()
+        self._status[seat] = RESIGNED
+        self._places[seat] = self._bottom
+        self._bottom -= 1
+        events = [Event("resign", seat)]
+        self._gen.clear()
+        if not self._check_decided("resign") and seat == self.to_move:
+            events += [Event("pass", s) for s in self._advance()]
+        self._history.append((events, snapshot, None, None))
+
+    def undo(self) -> None:
+        """Take back the last move or resignation (and the automatic passes after it)."""
+        if not self._history:
+            raise IllegalMoveError("there is nothing to undo")
+        events, snapshot, change, key = self._history.pop()
+        if key is not None:
+            self._repetitions[key] -= 1
+            if not self._repetitions[key]:
+                del self._repetitions[key]
+        if change is not None:
+            seat, sb, db = change
+            self._move_piece(seat, db, sb)
+        (self.to_move, self.ply, places, status, self.end_reason, self._top, self._bottom,
+         self._stall, best) = snapshot
+        self._places, self._status, self._best = list(places), list(status), list(best)
+        self._gen.clear()
+
+    def _snapshot(self) -> tuple:
+        return (self.to_move, self.ply, tuple(self._places), tuple(self._status), self.end_reason,
+                self._top, self._bottom, self._stall, tuple(self._best))
+
+    def _move_piece(self, seat: int, sb: int, db: int) -> None:
+        flip = (1 << sb) | (1 << db)
+        self._pieces[seat] ^= flip
+        self._occ ^= flip
+        if self._kings >> sb & 1:
+            self._kings ^= flip
+        self._gen.clear()
+
+    def _after_move(self, seat: int, events: list[Event]):
+        """Decide what the move ended; return the repetition key it counted (or None)."""
+        rules = self.rules
+        if self._has_finished(seat):
+            self._status[seat] = FINISHED
+            self._places[seat] = self._top
+            self._top += 1
+            if not rules.play_to_end and self.num_players >= 3:
+                self._end_by_progress("first_finish")
+                return None
+            if self._check_decided("finished"):
+                return None
+        passes = self._advance()
+        events += [Event("pass", s) for s in passes]
+        if self.end_reason is not None:
+            return None
+        key = self._record_position()
+        if key is not None and self._repetitions[key] >= rules.repetition_limit:
+            self._end_draw("repetition")
+            return key
+        if rules.move_limit is not None and self.ply >= rules.move_limit:
+            if rules.limit_outcome == "draw":
+                self._end_draw("move_limit")
+            else:
+                self._end_by_progress("move_limit")
+            return key
+        if rules.stall_limit is not None:
+            key = self.progress(seat).key()
+            if key < self._best[seat]:
+                self._best[seat] = key
+                self._stall = 0
+            else:
+                self._stall += 1
+                if self._stall >= rules.stall_limit:
+                    self._end_by_progress("stall_limit")
+        return key
+
+    def _record_position(self):
+        """Count the position for the repetition rule; return its key (or None if unused)."""
+        if self.rules.repetition_limit is None:
+            return None
+        key = (tuple(self._pieces), self._kings, self.to_move)
+        self._repetitions[key] += 1
+        return key
+
+    def _has_finished(self, seat: int) -> bool:
+        t = self._t
+        own = self._pieces[seat]
+        goal = t.goal_masks[seat]
+        in_goal = own & goal
+        if not in_goal:
+            return False
+        if t.tip_masks[seat] and not own & self._kings & t.tip_masks[seat]:
+            return False
+        if in_goal == own or in_goal == goal:
+            return True
+        return self.rules.anti_blocking and self._occ & goal == goal
+
+    def _undecided(self) -> list[int]:
+        return [s for s, place in enumerate(self._places) if place is None]
+
+    def _check_decided(self, reason: str) -> bool:
+        """End the game if at most one seat is undecided (it takes the place left)."""
+        undecided = self._undecided()
+        if len(undecided) > 1:
+            return False
+        for s in undecided:
+            self._places[s] = self._top
+            self._top += 1
+        self.end_reason = reason
+        self._gen.clear()
+        return True
+
+    def _end_draw(self, reason: str) -> None:
+        for s in self._undecided():
+            self._places[s] = self._top
+        self.end_reason = reason
+        self._gen.clear()
+
+    def _end_by_progress(self, reason: str) -> None:
+        undecided = self._undecided()
+        keys = {s: self.progress(s).key() for s in undecided}
+        ordered = sorted(undecided, key=keys.__getitem__)
+        place = self._top
+        for rank, s in enumerate(ordered):
+            if rank and keys[s] != keys[ordered[rank - 1]]:
+                place = self._top + rank
+            self._places[s] = place
+        self.end_reason = reason
+        self._gen.clear()
+
+    def _advance(self) -> list[int]:
+        """Hand the turn to the next seat that can move; return the seats that passed."""
+        n = self.num_players
+        s = self.to_move
+        passes = []
+        for _ in range(n):
+            s = (s + 1) % n
+            if self._status[s] != ACTIVE:
+                continue
+            if self._has_moves(s):
+                self.to_move = s
+                return passes
+            passes.append(s)
+        self._end_draw("no_moves")
+        return passes
+
+    # --- errors -----------------------------------------------------------------------
+
+    def _parse(self, move: MoveLike) -> tuple[int, int]:
+        if self.end_reason is not None:
+            raise IllegalMoveError(f"the game is over ({self.end_reason})")
+        if isinstance(move, str):
+            move = Move.parse(move)
+        if isinstance(move, Move):
+            src, dst = move.src, move.dst
+        elif isinstance(move, tuple) and len(move) == 2:
+            src, dst = move
+        else:
+            raise IllegalMoveError(f"a move is a Move, a (src, dst) pair or 'src-dst' text, got {move!r}")
+        n = self.geometry.num_holes
+        for name, hole in (("source", src), ("destination", dst)):
+            if isinstance(hole, bool) or not isinstance(hole, int) or not 0 <= hole < n:
+                raise IllegalMoveError(f"{name} hole must be a hole number 0..{n - 1}, got {hole!r}")
+        return src, dst
+
+    def _why_illegal(self, src: int, dst: int) -> str:
+        seat = self.to_move
+        owner = self.piece_at(src)
+        if owner is None:
+            return f"no piece on hole {src}"
+        if owner[0] != seat:
+            return f"hole {src} holds a piece of seat {owner[0]}, but seat {seat} is to move"
+        if src == dst:
+            return "a move must end on another hole than it starts from"
+        if self.piece_at(dst) is not None:
+            return f"hole {dst} is occupied"
+        db = self.geometry.bit[dst]
+        if not self.layout.open_holes[seat] >> db & 1:
+            return f"hole {dst} is in a closed camp for seat {seat} (diamond: only its home and goal points are open)"
+        lock = self._t.lock_masks[seat]
+        sb = self.geometry.bit[src]
+        if lock >> sb & 1 and not lock >> db & 1:
+            return f"the piece on {src} began its turn in its goal and may not leave it (halma16)"
+        return f"hole {dst} cannot be reached from {src} by a step or a jump sequence"
+
+    def __repr__(self) -> str:
+        return f"Game.from_position({self.position()!r})"
+
+
+# --- kings, paths, progress ----------------------------------------------------------------
+
+
+def _king_rows(t: _Tables, b: int, occ: int, kings: int, allowed: int):
+    """Yield the landings of the king's single jumps from bit ``b``: over a straight contiguous
+    row of non-king pieces onto the first hole behind it, which must be allowed."""
+    hob = t.layout.geometry.hole_of_bit
+    for s in t.layout.geometry.shifts:
+        x = b + s
+        length = 0
+        while hob[x] >= 0 and occ >> x & 1:
+            if kings >> x & 1:
+                length = 0
+                break
+            length += 1
+            x += s
+        else:
+            if length and hob[x] >= 0 and allowed >> x & 1:
+                yield x
+
+
+def _king_destinations(t: _Tables, b: int, occ: int, kings: int, allowed: int) -> int:
+    """Bit set of where the king on ``b`` can go; ``occ`` excludes the king itself (its start
+    hole counts as empty while it jumps) and ``allowed`` includes the start hole."""
+    dest = t.neighbours[b] & allowed
+    seen = 1 << b
+    frontier = [b]
+    while frontier:
+        c = frontier.pop()
+        for x in _king_rows(t, c, occ, kings, allowed):
+            if not seen >> x & 1:
+                seen |= 1 << x
+                frontier.append(x)
+    return dest | (seen & ~(1 << b))
+
+
+def _find_path(ctx, src: int, dst: int) -> tuple[int, ...]:
+    """One shortest path of holes from src to dst in the position captured in ``ctx``."""
+    t, own, occ, kings, seat = ctx
+    g = t.layout.geometry
+    sb, db = g.bit[src], g.bit[dst]
+    if t.neighbours[sb] >> db & 1:
+        return (src, dst)
+    allowed = ~occ & t.layout.open_holes[seat]
+    if t.lock_masks[seat] >> sb & 1:
+        allowed &= t.lock_masks[seat]
+    is_king = kings >> sb & 1
+    parent = {sb: -1}
+    queue = [sb]
+    for c in queue:
+        if is_king:
+            landings = list(_king_rows(t, c, occ & ~(1 << sb), kings, allowed | (1 << sb)))
+        else:
+            jumpable = occ & ~kings
+            landings = [lnd.bit_length() - 1 for mid, lnd in t.hops[c] if jumpable & mid and allowed & lnd]
+        for x in landings:
+            if x not in parent:
+                parent[x] = c
+                if x == db:
+                    path = [x]
+                    while parent[path[-1]] != -1:
+                        path.append(parent[path[-1]])
+                    return tuple(g.hole_of_bit[p] for p in reversed(path))
+                queue.append(x)
+    raise IllegalMoveError(f"hole {dst} cannot be reached from {src}")
+
+
+_PROGRESS_CACHE: dict = {}
+
+
+def _progress(variant: str, n: int, seat: int, own: int, king: int, in_goal: int) -> Progress:
+    key = (variant, n, seat, own, king)
+    hit = _PROGRESS_CACHE.get(key)
+    if hit is not None:
+        return hit
+    t = _tables(variant, n)
+    g = t.layout.geometry
+    goal = t.layout.goals[seat]
+    tip = t.layout.goal_tip[seat]
+    holes = g.holes(own)
+    king_hole = g.holes(king)[0] if king else None
+    big = 10_000
+    cost = []
+    for h in holes:
+        if h == king_hole:  # the king belongs on the tip
+            cost.append([g.distance(h, x) if x == tip else big for x in goal])
+        else:
+            cost.append([g.distance(h, x) for x in goal])
+    distance = int(min_cost_assignment(cost)) if len(holes) <= len(goal) else _overfull(cost, g, holes, goal)
+    result = Progress(in_goal, distance)
+    if len(_PROGRESS_CACHE) > 200_000:
+        _PROGRESS_CACHE.clear()
+    _PROGRESS_CACHE[key] = result
+    return result
+
+
+def _overfull(cost, g, holes, goal) -> int:
+    """More pieces than goal holes (possible only in puzzles): the goal is filled by the
+    cheapest pieces; transpose so that every goal hole gets its own piece."""
+    transposed = [[row[j] for row in cost] for j in range(len(goal))]
+    return int(min_cost_assignment(transposed))
+
+
+# --- perft and random play -----------------------------------------------------------------
+
+
+def perft(game: Game, depth: int) -> int:
+    """Number of distinct (src, dst) move sequences of length ``depth`` (SPEC §6)."""
+    if depth < 0:
+        raise ValueError(f"depth must be >= 0, got {depth}")
+    if depth == 0:
+        return 1
+    if depth == 1:
+        return game.count_moves()
+    total = 0
+    for move in game.legal_moves():
+        game.play(move)
+        total += perft(game, depth - 1)
+        game.undo()
+    return total
+
+
+def random_playout(game: Game, rng: random.Random, max_plies: int | None = None) -> int:
+    """Play uniformly random legal moves until the game ends (or ``max_plies``); return plies."""
+    plies = 0
+    while not game.is_over and (max_plies is None or plies < max_plies):
+        moves = game.legal_moves()
+        game.play(rng.choice(moves))
+        plies += 1
+    return plies
+
+
+def play_moves(game: Game, moves: Iterable[MoveLike]) -> None:
+    """Play several moves; an illegal one raises with its index (earlier ones stay played)."""
+    for i, move in enumerate(moves):
+        try:
+            game.play(move)
+        except IllegalMoveError as e:
+            raise IllegalMoveError(f"move {i} ({move}): {e}") from None

@@ -1,0 +1,98 @@
+"""SPEC §3 position notation: ``<variant> <seats> <board> <to_move> [<ply>]``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from halma_env.layout import layout
+from halma_env.rules import SEAT_COUNTS, VARIANTS
+
+if TYPE_CHECKING:
+    from halma_env.game import Game
+
+PIECE_CHARS = "012345"
+KING_CHARS = "ABCDEF"
+
+
+def parse_position(text: str) -> tuple[str, int, list[int], int, int, int]:
+    """-> (variant, seats, piece bit sets per seat, king bit set, seat to move, ply).
+
+    Raises ValueError naming the field at fault and what was expected.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"a position is a line of text, got {type(text).__name__}")
+    fields = text.strip().split(" ")
+    if len(fields) not in (4, 5) or any(f == "" for f in fields):
+        raise ValueError(
+            "a position has 4 or 5 fields separated by single spaces "
+            f"(<variant> <seats> <board> <to_move> [<ply>]), got {len(fields)}"
+        )
+    variant, seats_text, board_text, to_move_text = fields[:4]
+    if variant not in VARIANTS:
+        raise ValueError(f"variant field: expected one of {', '.join(VARIANTS)}, got {variant!r}")
+    if not seats_text.isdigit() or int(seats_text) not in SEAT_COUNTS[variant]:
+        allowed = ", ".join(map(str, SEAT_COUNTS[variant]))
+        raise ValueError(f"seats field: {variant} takes {allowed} seats, got {seats_text!r}")
+    n = int(seats_text)
+    lay = layout(variant, n)
+    g = lay.geometry
+    rows = board_text.split("/")
+    if len(rows) != len(g.row_widths):
+        raise ValueError(f"board field: expected {len(g.row_widths)} rows separated by '/', got {len(rows)}")
+    pieces = [0] * n
+    kings = 0
+    counts = [0] * n
+    king_seen = [False] * n
+    hole = 0
+    for r, (row, width) in enumerate(zip(rows, g.row_widths)):
+        if len(row) != width:
+            raise ValueError(f"board field: row {r} must have {width} holes, got {len(row)} ({row!r})")
+        for ch in row:
+            if ch != ".":
+                if ch in PIECE_CHARS:
+                    seat, king = PIECE_CHARS.index(ch), False
+                elif ch in KING_CHARS:
+                    seat, king = KING_CHARS.index(ch), True
+                else:
+                    raise ValueError(
+                        f"board field: row {r} has {ch!r}; expected '.', a seat digit 0-{n - 1}"
+                        + (f" or a king letter A-{KING_CHARS[n - 1]}" if lay.has_kings else "")
+                    )
+                if seat >= n:
+                    raise ValueError(f"board field: {ch!r} on hole {hole} names seat {seat}, but there are {n} seats")
+                if king:
+                    if not lay.has_kings:
+                        raise ValueError(f"board field: king {ch!r} on hole {hole}, but {variant} has no kings")
+                    if king_seen[seat]:
+                        raise ValueError(f"board field: seat {seat} has two kings")
+                    king_seen[seat] = True
+                    kings |= 1 << g.bit[hole]
+                counts[seat] += 1
+                pieces[seat] |= 1 << g.bit[hole]
+            hole += 1
+    for seat, count in enumerate(counts):
+        if count > lay.max_pieces:
+            raise ValueError(f"board field: seat {seat} has {count} pieces; {variant} gives at most {lay.max_pieces}")
+    if not to_move_text.isdigit() or not 0 <= int(to_move_text) < n:
+        raise ValueError(f"to_move field: expected a seat 0..{n - 1}, got {to_move_text!r}")
+    ply = 0
+    if len(fields) == 5:
+        if not fields[4].isdigit():
+            raise ValueError(f"ply field: expected a non-negative integer, got {fields[4]!r}")
+        ply = int(fields[4])
+    return variant, n, pieces, kings, int(to_move_text), ply
+
+
+def write_position(game: Game) -> str:
+    g = game.geometry
+    chars = ["."] * g.num_holes
+    for h, cell in enumerate(game.board()):
+        if cell is not None:
+            seat, king = cell
+            chars[h] = KING_CHARS[seat] if king else PIECE_CHARS[seat]
+    rows = []
+    i = 0
+    for w in g.row_widths:
+        rows.append("".join(chars[i : i + w]))
+        i += w
+    return f"{game.rules.variant} {game.num_players} {'/'.join(rows)} {game.to_move} {game.ply}"

@@ -1,0 +1,72 @@
+"""Text drawings of a position for terminals (ANSI colours optional)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+from halma_env.notation import KING_CHARS, PIECE_CHARS
+
+if TYPE_CHECKING:
+    from halma_env.game import Game
+
+SEAT_COLOURS = ("31", "34", "32", "33", "35", "36")  # red, blue, green, yellow, magenta, cyan
+SEAT_COLOUR_NAMES = ("red", "blue", "green", "yellow", "magenta", "cyan")
+
+
+def render_text(
+    game: Game,
+    numbers: bool = False,
+    color: bool = True,
+    marks: Iterable[int] = (),
+    last_move: bool = True,
+) -> str:
+    """The board as lines of text.
+
+    ``numbers`` writes every hole's number (pieces then show as ``0:17`` style cells are too
+    wide, so each cell is the hole number coloured by its occupant); ``marks`` are holes to
+    highlight (e.g. the legal destinations of a picked piece, shown as ``*``); the last move's
+    holes are underlined.
+    """
+    g = game.geometry
+    marked = set(marks)
+    recent: set[int] = set()
+    if last_move and game.moves:
+        m = game.moves[-1]
+        recent = {m.src, m.dst}
+    cells = game.board()
+    width = 4 if numbers else 2
+    lines = []
+    hole = 0
+    for r, w in enumerate(g.row_widths):
+        if g.kind == "star":
+            x0 = -(w - 1)
+            indent = (x0 + 12) * width // 2
+        else:
+            indent = 0
+        parts = [" " * indent]
+        for _ in range(w):
+            cell = cells[hole]
+            if cell is None:
+                text = "*" if hole in marked else ("." if not numbers else str(hole))
+                code = "1" if hole in marked else ("2" if numbers else "")
+            else:
+                seat, king = cell
+                text = (KING_CHARS if king else PIECE_CHARS)[seat] if not numbers else str(hole)
+                code = SEAT_COLOURS[seat] + (";1" if king else "")
+            if hole in recent:
+                code = (code + ";4") if code else "4"
+            text = text.rjust(width - 1) if numbers else text
+            if color and code:
+                text = f"\x1b[{code}m{text}\x1b[0m"
+            parts.append(text + " ")
+            hole += 1
+        lines.append("".join(parts).rstrip())
+    status = _status_line(game)
+    return "\n".join(lines + [status])
+
+
+def _status_line(game: Game) -> str:
+    if game.is_over:
+        places = ", ".join(f"seat {s}: {p}" for s, p in enumerate(game.places))
+        return f"game over ({game.end_reason}); places: {places}"
+    return f"{game.rules.variant}, {game.num_players} seats, ply {game.ply}, seat {game.to_move} to move"

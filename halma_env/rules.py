@@ -1,0 +1,137 @@
+"""Game rules: the variant, the seats and every option of SPEC §4, as one frozen value."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+VARIANTS = ("star", "diamond", "halma16")
+SEAT_COUNTS = {"star": (1, 2, 3, 4, 5, 6), "diamond": (2, 3), "halma16": (2, 4)}
+LIMIT_OUTCOMES = ("draw", "progress")
+PRESETS = ("qdan", "kawu")
+
+
+class _Default:
+    """Marks an option left to the variant's default."""
+
+    def __repr__(self) -> str:
+        return "DEFAULT"
+
+
+DEFAULT: Any = _Default()
+
+
+@dataclass(frozen=True, init=False)
+class Rules:
+    """The rules of one game.
+
+    ``Rules("star", 2)`` is the international game for two; options take the names of SPEC §4.
+    Options left out get the variant's defaults (``anti_blocking`` is on for ``star`` and
+    ``diamond`` and off for ``halma16``; ``repetition_limit`` is 3 for ``halma16``, none
+    otherwise).  Impossible combinations raise ``ValueError`` naming the problem.
+    """
+
+    variant: str
+    num_players: int
+    anti_blocking: bool
+    play_to_end: bool
+    move_limit: int | None
+    limit_outcome: str
+    stall_limit: int | None
+    repetition_limit: int | None
+    first_seat: int
+
+    def __init__(
+        self,
+        variant: str = "star",
+        num_players: int = 2,
+        *,
+        anti_blocking: bool | None = DEFAULT,
+        play_to_end: bool = True,
+        move_limit: int | None = None,
+        limit_outcome: str = "draw",
+        stall_limit: int | None = None,
+        repetition_limit: int | None = DEFAULT,
+        first_seat: int = 0,
+        **unknown: Any,
+    ) -> None:
+        if unknown:
+            names = ", ".join(sorted(unknown))
+            raise ValueError(f"unknown rule option(s): {names}; known: {', '.join(OPTION_NAMES)}")
+        if variant not in VARIANTS:
+            raise ValueError(f"unknown variant {variant!r}; expected one of {', '.join(VARIANTS)}")
+        if isinstance(num_players, bool) or not isinstance(num_players, int):
+            raise ValueError(f"num_players must be an int, got {num_players!r}")
+        if num_players not in SEAT_COUNTS[variant]:
+            allowed = ", ".join(map(str, SEAT_COUNTS[variant]))
+            hint = " (with 4-6 seats use the international 'star' rules)" if variant == "diamond" else ""
+            raise ValueError(f"{variant} is played by {allowed} seats, not {num_players}{hint}")
+        if anti_blocking is DEFAULT:
+            anti_blocking = variant != "halma16"
+        if repetition_limit is DEFAULT:
+            repetition_limit = 3 if variant == "halma16" else None
+        for name, value in (("anti_blocking", anti_blocking), ("play_to_end", play_to_end)):
+            if not isinstance(value, bool):
+                raise ValueError(f"{name} must be true or false, got {value!r}")
+        for name, value, least in (
+            ("move_limit", move_limit, 1),
+            ("stall_limit", stall_limit, 1),
+            ("repetition_limit", repetition_limit, 2),
+        ):
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{name} must be an int or None, got {value!r}")
+            if value < least:
+                raise ValueError(f"{name} must be at least {least} (or None for no limit), got {value}")
+        if limit_outcome not in LIMIT_OUTCOMES:
+            raise ValueError(f"limit_outcome must be one of {', '.join(LIMIT_OUTCOMES)}, got {limit_outcome!r}")
+        if isinstance(first_seat, bool) or not isinstance(first_seat, int) or not 0 <= first_seat < num_players:
+            raise ValueError(f"first_seat must be a seat 0..{num_players - 1}, got {first_seat!r}")
+        for name, value in (
+            ("variant", variant),
+            ("num_players", num_players),
+            ("anti_blocking", anti_blocking),
+            ("play_to_end", play_to_end),
+            ("move_limit", move_limit),
+            ("limit_outcome", limit_outcome),
+            ("stall_limit", stall_limit),
+            ("repetition_limit", repetition_limit),
+            ("first_seat", first_seat),
+        ):
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def preset(cls, name: str, num_players: int = 2, **overrides: Any) -> Rules:
+        """A public rule set by name: ``qdan`` (international default) or ``kawu``.
+
+        ``kawu``: 2, 3, 4 or 6 seats, the first to finish wins, and a game still running after
+        300 plies is won by progress (most pieces in the goal).
+        """
+        if name == "qdan":
+            return cls("star", num_players, **overrides)
+        if name == "kawu":
+            if num_players not in (2, 3, 4, 6):
+                raise ValueError(f"the kawu preset is for 2, 3, 4 or 6 seats, not {num_players}")
+            options = dict(play_to_end=False, move_limit=300, limit_outcome="progress")
+            options.update(overrides)
+            return cls("star", num_players, **options)
+        raise ValueError(f"unknown preset {name!r}; expected one of {', '.join(PRESETS)}")
+
+    def replace(self, **changes: Any) -> Rules:
+        """A copy with some options changed (validated like a new ``Rules``)."""
+        values = self.to_dict()
+        values.update(changes)
+        return Rules(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Rules:
+        if not isinstance(data, dict):
+            raise ValueError(f"rules must be a mapping of option names, got {type(data).__name__}")
+        return cls(**data)
+
+
+OPTION_NAMES = tuple(f.name for f in fields(Rules))
