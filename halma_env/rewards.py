@@ -1,0 +1,57 @@
+"""Rewards shared by every environment (AEC, single-agent, batched), so that they agree exactly.
+
+- ``"place"`` (default): +1 for first place to -1 for last, linear in between; seats that share
+  a place get the mean of the rewards of the places they span; a game where every seat shares
+  one place (a draw) gives 0 to all.  Solitaire: +1 for finishing.
+- ``"win_loss"``: +1 for place 1, -1 otherwise; 0 for everyone when every seat shares place 1.
+- Progress shaping (optional, for training): on each of its moves a seat gets
+  ``coef * (phi_before - phi_after) / phi_start`` where ``phi`` is the sum over its pieces of the
+  single-step distance from the piece's hole to the nearest hole of its goal (``goal_distance``),
+  so a whole crossing earns about ``coef`` in total.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from halma_env.layout import layout
+
+REWARD_SCHEMES = ("place", "win_loss")
+
+
+def place_rewards(places: list[int | None], scheme: str = "place") -> list[float]:
+    """Final reward of every seat from its place (None counts as 0: undecided)."""
+    if scheme not in REWARD_SCHEMES:
+        raise ValueError(f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {scheme!r}")
+    n = len(places)
+    decided = [p for p in places if p is not None]
+    if n == 1:
+        return [1.0 if places[0] == 1 else 0.0]
+    if decided and len(decided) == n and len(set(decided)) == 1:
+        return [0.0] * n
+    out = []
+    for p in places:
+        if p is None:
+            out.append(0.0)
+        elif scheme == "win_loss":
+            out.append(1.0 if p == 1 else -1.0)
+        else:
+            k = places.count(p)
+            spanned = [1.0 - 2.0 * (q - 1) / (n - 1) for q in range(p, p + k)]
+            out.append(sum(spanned) / k)
+    return out
+
+
+@cache
+def goal_distance(variant: str, num_players: int, seat: int) -> tuple[int, ...]:
+    """hole -> single steps to the nearest hole of ``seat``'s goal on an empty board."""
+    lay = layout(variant, num_players)
+    g = lay.geometry
+    goal = lay.goals[seat]
+    return tuple(min(g.distance(h, x) for x in goal) for h in range(g.num_holes))
+
+
+def shaping_potential(variant: str, num_players: int, seat: int, holes: list[int]) -> int:
+    """``phi``: the sum of ``goal_distance`` over the given piece holes."""
+    table = goal_distance(variant, num_players, seat)
+    return sum(table[h] for h in holes)
