@@ -1,0 +1,306 @@
+"""Game records: a game as a JSON document that can be saved, loaded and replayed.
+
+A record holds the rules (every option), the start position when it is not the standard start,
+the events of the game as text (moves ``"src-dst"`` and resignations ``"resign:<seat>"``; the
+automatic passes are left out because replay recreates them), the outcome (places and end
+reason), the final position, and optional player names and free metadata::
+
+    {"format": "halma_env.record", "version": 1,
+     "rules": {"variant": "star", "num_players": 2, ...}, "num_players": 2, "start": null,
+     "events": ["113-99", "7-16", "resign:1"], "places": [1, 2], "end_reason": "resign",
+     "final_position": "star 2 ... 0 2", "players": ["greedy", "random"], "metadata": {}}
+
+Loading checks the document's shape and names what is wrong; ``replay`` plays the events
+through the engine, names the first illegal one with its index, and checks that the stored
+outcome is what the replay gives.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from halma_env.game import Game, IllegalMoveError
+from halma_env.rules import Rules
+
+FORMAT = "halma_env.record"
+VERSION = 1
+END_REASONS = ("finished", "first_finish", "resign", "move_limit", "stall_limit", "repetition", "no_moves")
+REQUIRED_KEYS = ("format", "version", "rules", "num_players", "events", "places", "end_reason")
+OPTIONAL_KEYS = ("start", "final_position", "players", "metadata")
+_MOVE_RE = re.compile(r"^(\d+)-(\d+)$")
+_RESIGN_RE = re.compile(r"^resign:(\d+)$")
+
+
+class RecordError(ValueError):
+    """A record that is malformed, or whose events or outcome do not replay."""
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """One game: rules, optional non-standard start, events, outcome, player names, metadata."""
+
+    rules: Rules
+    events: tuple[str, ...]
+    places: tuple[int | None, ...]
+    end_reason: str | None
+    start: str | None = None
+    final_position: str | None = None
+    players: tuple[str, ...] | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    # --- building ---------------------------------------------------------------------
+
+    @classmethod
+    def from_game(
+        cls, game: Game, players: list[str] | None = None, metadata: dict[str, Any] | None = None
+    ) -> GameRecord:
+        """The record of ``game`` as played so far (finished or not)."""
+        events = []
+        for e in game.history:
+            if e.kind == "move":
+                events.append(str(e.move))
+            elif e.kind == "resign":
+                events.append(f"resign:{e.seat}")
+        # the start position: take back every move and resignation on a copy
+        first = game.copy()
+        for _ in range(len(events)):
+            first.undo()
+        start_text = first.position()
+        standard = Game(game.rules).position()
+        record = cls(
+            rules=game.rules,
+            events=tuple(events),
+            places=tuple(game.places),
+            end_reason=game.end_reason,
+            start=None if start_text == standard else start_text,
+            final_position=game.position(),
+            players=None if players is None else tuple(players),
+            metadata=dict(metadata or {}),
+        )
+        record._check_shape()
+        return record
+
+    # --- JSON -------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document as a dict."""
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "rules": self.rules.to_dict(),
+            "num_players": self.rules.num_players,
+            "start": self.start,
+            "events": list(self.events),
+            "places": list(self.places),
+            "end_reason": self.end_reason,
+            "final_position": self.final_position,
+            "players": None if self.players is None else list(self.players),
+            "metadata": dict(self.metadata),
+        }
+
+    def to_json(self, indent: int | None = 1) -> str:
+        """The record as JSON text."""
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GameRecord:
+        """A record from its JSON document; raises RecordError naming what is wrong."""
+        if not isinstance(data, dict):
+            raise RecordError(f"a game record is a JSON object, got {type(data).__name__}")
+        missing = [k for k in REQUIRED_KEYS if k not in data]
+        if missing:
+            raise RecordError(f"game record: missing key(s) {', '.join(missing)}")
+        unknown = sorted(k for k in data if k not in REQUIRED_KEYS + OPTIONAL_KEYS)
+        if unknown:
+            raise RecordError(f"game record: unknown key(s) {', '.join(map(str, unknown))}")
+        if data["format"] != FORMAT:
+            raise RecordError(f"game record: format must be {FORMAT!r}, got {data['format']!r}")
+        version = data["version"]
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise RecordError(f"game record: version must be a positive integer, got {version!r}")
+        if version > VERSION:
+            raise RecordError(f"game record: version {version} is newer than this halma_env reads ({VERSION})")
+        try:
+            rules = Rules.from_dict(data["rules"])
+        except (TypeError, ValueError) as e:
+            raise RecordError(f"game record: rules: {e}") from None
+        n = data["num_players"]
+        if n != rules.num_players or isinstance(n, bool):
+            raise RecordError(f"game record: num_players is {n!r} but the rules say {rules.num_players}")
+        events = data["events"]
+        if not isinstance(events, list):
+            raise RecordError(f"game record: events must be a list of strings, got {type(events).__name__}")
+        places = data["places"]
+        if not isinstance(places, list):
+            raise RecordError(f"game record: places must be a list, got {type(places).__name__}")
+        players = data.get("players")
+        if players is not None and not isinstance(players, list):
+            raise RecordError(f"game record: players must be a list of names or null, got {type(players).__name__}")
+        metadata = data.get("metadata")
+        record = cls(
+            rules=rules,
+            events=tuple(events),
+            places=tuple(places),
+            end_reason=data["end_reason"],
+            start=data.get("start"),
+            final_position=data.get("final_position"),
+            players=None if players is None else tuple(players),
+            metadata={} if metadata is None else metadata,
+        )
+        record._check_shape()
+        return record
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> GameRecord:
+        """A record from JSON text; raises RecordError naming what is wrong."""
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as e:
+            raise RecordError(f"game record: not valid JSON: {e}") from None
+        return cls.from_dict(data)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the record to ``path`` atomically (a temporary file renamed over it)."""
+        path = Path(path)
+        text = self.to_json()
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.write("\n")
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+
+    # --- replay -----------------------------------------------------------------------
+
+    def start_game(self) -> Game:
+        """The game before the first event."""
+        if self.start is None:
+            return Game(self.rules)
+        options = {k: v for k, v in self.rules.to_dict().items() if k not in ("variant", "num_players")}
+        try:
+            game = Game.from_position(self.start, **options)
+        except ValueError as e:
+            raise RecordError(f"game record: start position: {e}") from None
+        if (game.rules.variant, game.num_players) != (self.rules.variant, self.rules.num_players):
+            raise RecordError(
+                f"game record: start position is {game.rules.variant} with {game.num_players} seats, "
+                f"but the rules say {self.rules.variant} with {self.rules.num_players}"
+            )
+        return game
+
+    def games(self, upto: int | None = None) -> Iterator[Game]:
+        """Yield the game after 0, 1, ... events (the start first); each yielded game is a copy
+        the caller may keep or change.  Raises RecordError at the first illegal event."""
+        game = self.start_game()
+        stop = self._stop(upto)
+        yield game.copy()
+        for i, event in enumerate(self.events[:stop]):
+            _apply(game, i, event)
+            yield game.copy()
+
+    def positions(self, upto: int | None = None) -> Iterator[str]:
+        """Yield the position text after 0, 1, ... events (the start first)."""
+        for game in self.games(upto):
+            yield game.position()
+
+    def replay(self, upto: int | None = None) -> Game:
+        """Play the first ``upto`` events (all by default) and return the game.
+
+        A full replay also checks that the stored outcome (places, end reason) and final
+        position are what the replay gives; a RecordError says what differs.
+        """
+        game = self.start_game()
+        stop = self._stop(upto)
+        for i, event in enumerate(self.events[:stop]):
+            _apply(game, i, event)
+        if stop == len(self.events):
+            if list(self.places) != game.places or self.end_reason != game.end_reason:
+                raise RecordError(
+                    f"game record: stored outcome places={list(self.places)} end_reason={self.end_reason!r}, "
+                    f"but the replay gives places={game.places} end_reason={game.end_reason!r}"
+                )
+            if self.final_position is not None and self.final_position != game.position():
+                raise RecordError(
+                    f"game record: stored final position {self.final_position!r}, "
+                    f"but the replay gives {game.position()!r}"
+                )
+        return game
+
+    # --- checks -----------------------------------------------------------------------
+
+    def _stop(self, upto: int | None) -> int:
+        if upto is None:
+            return len(self.events)
+        if isinstance(upto, bool) or not isinstance(upto, int) or not 0 <= upto <= len(self.events):
+            raise ValueError(f"upto must be an event count 0..{len(self.events)}, got {upto!r}")
+        return upto
+
+    def _check_shape(self) -> None:
+        n = self.rules.num_players
+        for i, event in enumerate(self.events):
+            if not isinstance(event, str) or not (_MOVE_RE.match(event) or _RESIGN_RE.match(event)):
+                raise RecordError(
+                    f"game record: event {i} is {event!r}; expected a move 'src-dst' or 'resign:<seat>'"
+                )
+        if len(self.places) != n:
+            raise RecordError(f"game record: places must have {n} entries (one per seat), got {len(self.places)}")
+        for p in self.places:
+            if p is not None and (isinstance(p, bool) or not isinstance(p, int) or not 1 <= p <= n):
+                raise RecordError(f"game record: a place is an integer 1..{n} or null, got {p!r}")
+        if self.end_reason is not None and self.end_reason not in END_REASONS:
+            raise RecordError(
+                f"game record: end_reason must be null or one of {', '.join(END_REASONS)}, got {self.end_reason!r}"
+            )
+        for name in ("start", "final_position"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise RecordError(f"game record: {name} must be a position text or null, got {type(value).__name__}")
+        if self.players is not None:
+            if len(self.players) != n or not all(isinstance(p, str) for p in self.players):
+                raise RecordError(f"game record: players must be {n} names (strings), got {list(self.players)!r}")
+        if not isinstance(self.metadata, dict) or not all(isinstance(k, str) for k in self.metadata):
+            raise RecordError("game record: metadata must be an object with string keys")
+        try:
+            json.dumps(self.metadata)
+        except (TypeError, ValueError) as e:
+            raise RecordError(f"game record: metadata is not JSON-serialisable: {e}") from None
+
+
+def _apply(game: Game, index: int, event: str) -> None:
+    """Apply one event; an illegal one raises RecordError naming it and its index."""
+    resign = _RESIGN_RE.match(event)
+    try:
+        if resign:
+            game.resign(int(resign.group(1)))
+        else:
+            game.play(event)
+    except IllegalMoveError as e:
+        kind = "resignation" if resign else "move"
+        raise RecordError(f"game record: event {index} ({event!r}) is an illegal {kind}: {e}") from None
+
+
+def load_record(path: str | os.PathLike) -> GameRecord:
+    """Read a record saved with ``GameRecord.save``; raises RecordError if it is corrupt."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise RecordError(f"game record {str(path)!r}: not UTF-8 text: {e}") from None
+    try:
+        return GameRecord.from_json(text)
+    except RecordError as e:
+        raise RecordError(f"{path}: {e}") from None
