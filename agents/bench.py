@@ -20,7 +20,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     p.add_argument("--seconds", type=float, default=2.0, help="time spent on each measurement (default 2)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--device", default=None, help="torch device for env/train benchmarks (default: cpu, plus cuda if present)")
+    p.add_argument(
+        "--device", default=None, help="torch device for env/train benchmarks (default: cpu, plus cuda if present)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

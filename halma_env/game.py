@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
-from typing import Iterable, NamedTuple, Union
+from typing import NamedTuple
 
 from halma_env.assignment import min_cost_assignment
 from halma_env.layout import Layout, layout
@@ -79,7 +80,7 @@ class Move:
         return f"{self.src}-{self.dst}"
 
 
-MoveLike = Union[Move, tuple, str]
+MoveLike = Move | tuple | str
 
 
 class Progress(NamedTuple):
@@ -304,7 +305,8 @@ class Game:
         t = self._t
         own = self._pieces[seat]
         king = own & self._kings
-        return _progress(self.rules.variant, self.num_players, seat, own, king, bin(own & t.goal_masks[seat]).count("1"))
+        in_goal = bin(own & t.goal_masks[seat]).count("1")
+        return _progress(self.rules.variant, self.num_players, seat, own, king, in_goal)
 
     # --- legal moves ------------------------------------------------------------------
 
@@ -371,32 +373,51 @@ class Game:
         return result
 
     def _gen_ordinary(self, pieces: int, allowed: int, jumpable: int, result: dict[int, int]) -> None:
+        """Destinations of ordinary ``pieces`` landing only on ``allowed`` holes.
+
+        Hops are symmetric (a piece hops from a to b over m exactly when it could hop back), so
+        the pieces that can enter a component are the ones a single hop away from it: the
+        flood fill that finds a component also finds them.
+        """
         t = self._t
-        neighbours, hops, up, down = t.neighbours, t.hops, t.up_shifts, t.down_shifts
-        comps: list[int] = []
-        while pieces:
-            p = pieces & -pieces
-            pieces ^= p
+        neighbours = t.neighbours
+        # a hop by shift k from a set f lands on (f << 2k) & (jumpable << k): precompute the masks
+        up = [(2 * k, jumpable << k) for k in t.up_shifts]
+        down = [(2 * k, jumpable >> k) for k in t.down_shifts]
+        dests = {}
+        rest = pieces
+        while rest:
+            p = rest & -rest
+            rest ^= p
             b = p.bit_length() - 1
-            dest = neighbours[b] & allowed
-            land = 0
-            for mid, lnd in hops[b]:
-                if jumpable & mid and allowed & lnd:
-                    land |= lnd
-            if land:
-                for comp in comps:
-                    if comp & land:
-                        dest |= comp
-                        land &= ~comp
-                        if not land:
-                            break
-                while land:
-                    comp = _flood(land & -land, jumpable, allowed, up, down)
-                    comps.append(comp)
-                    dest |= comp
-                    land &= ~comp
-            if dest:
-                result[b] = dest
+            dests[b] = neighbours[b] & allowed
+        landings = 0
+        for k2, over in up:
+            landings |= (pieces << k2) & over
+        for k2, over in down:
+            landings |= (pieces >> k2) & over
+        landings &= allowed
+        while landings:
+            comp = frontier = landings & -landings
+            touched = 0
+            while frontier:
+                grown = 0
+                for k2, over in up:
+                    grown |= (frontier << k2) & over
+                for k2, over in down:
+                    grown |= (frontier >> k2) & over
+                touched |= grown
+                frontier = grown & allowed & ~comp
+                comp |= frontier
+            landings &= ~comp
+            entering = touched & pieces
+            while entering:
+                p = entering & -entering
+                entering ^= p
+                dests[p.bit_length() - 1] |= comp
+        for b, d in dests.items():
+            if d:
+                result[b] = d
 
     # --- playing ----------------------------------------------------------------------
 
@@ -412,7 +433,9 @@ class Game:
         if not dests >> db & 1:
             raise IllegalMoveError(self._why_illegal(src, dst))
         ctx = (self._t, self._pieces[seat], self._occ, self._kings, seat)
-        played = move if isinstance(move, Move) and move._path is not None else Move(src, dst, None, ctx)
+        # keep a given Move's path only if it was generated in this very position
+        fresh = isinstance(move, Move) and move._ctx == ctx
+        played = move if fresh else Move(src, dst, None, ctx)
         snapshot = self._snapshot()
         change = (seat, sb, db)
         self._move_piece(seat, sb, db)
@@ -496,9 +519,10 @@ class Game:
                 self._end_by_progress("move_limit")
             return key
         if rules.stall_limit is not None:
-            key = self.progress(seat).key()
-            if key < self._best[seat]:
-                self._best[seat] = key
+            # a separate name: ``key`` is the repetition key that undo must take back
+            best = self.progress(seat).key()
+            if best < self._best[seat]:
+                self._best[seat] = best
                 self._stall = 0
             else:
                 self._stall += 1
@@ -533,7 +557,8 @@ class Game:
     def _check_decided(self, reason: str) -> bool:
         """End the game if at most one seat is undecided (it takes the place left)."""
         undecided = self._undecided()
-        if len(undecided) > 1:
+        # the solitaire (1 seat) goes on until its only seat is decided
+        if len(undecided) > 1 or (undecided and self.num_players == 1):
             return False
         for s in undecided:
             self._places[s] = self._top

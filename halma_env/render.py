@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from halma_env.notation import KING_CHARS, PIECE_CHARS
 
@@ -37,7 +38,7 @@ def render_text(
     width = 4 if numbers else 2
     lines = []
     hole = 0
-    for r, w in enumerate(g.row_widths):
+    for w in g.row_widths:
         if g.kind == "star":
             x0 = -(w - 1)
             indent = (x0 + 12) * width // 2
