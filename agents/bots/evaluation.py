@@ -1,0 +1,156 @@
+"""The evaluation every bot shares: how far each seat still has to go, as cheap per-hole tables.
+
+For every seat the *depth* of a hole is its distance from the seat's goal tip (the goal hole
+farthest from the centre: the star point's tip, the square board's corner).  On the star the
+holes within depth 3 of the tip are exactly the 10 goal holes (within 4: the 15-hole diamond
+camp), so a seat's pieces minimise the sum of their depths precisely when they fill the goal;
+and because deeper goal holes are worth more, pieces fill the goal back-to-front, which avoids
+the classic endgame failure of a last hole that cannot be entered because the back of the goal
+was left empty.  On the square board the corner staircase is not a distance ball, so the depth
+there is ``(dr + dc) + max(dr, dc) / 2`` from the corner, whose 19 (13 with 4 seats) smallest
+values are exactly the staircase.
+
+A seat's *potential* (smaller is better) is the sum over its pieces of
+
+- ``depth + straggle * depth**2 / 16``: the square term makes a step of a piece far behind
+  worth more than a step of a piece in front, so no piece is left behind;
+- ``ENDGAME * (distance to the nearest empty usable goal hole)`` for pieces outside the goal:
+  a small pull that lines pieces up with the holes still to fill (a goal an opponent partly
+  blocks, anti-blocking rule on);
+- diamond: the king counts ``KING`` times its distance to the goal tip, and an ordinary piece
+  on the tip counts as if it were just outside the camp (the tip is reserved for the king).
+
+Everything is a table lookup per (seat, hole), so a move's gain is ``table[src] - table[dst]``
+and searches update potentials incrementally.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from halma_env import Game
+from halma_env.layout import layout
+
+STRAGGLE = 0.6  # weight of the square term (per 16 depth units)
+ENDGAME = 0.25  # pull toward the nearest empty usable goal hole
+KING = 2.0  # a king's step toward the tip counts this many ordinary steps
+WIN = 1_000_000.0  # terminal scores dwarf any potential
+
+
+@dataclass(frozen=True, eq=False)
+class SeatTables:
+    """Per-seat lookup tables (index = hole)."""
+
+    seat: int
+    goal: frozenset[int]
+    goal_order: tuple[int, ...]  # goal holes, deepest (back) first
+    tip: int
+    depth: tuple[float, ...]
+    piece: tuple[float, ...]  # potential of an ordinary piece on each hole (ENDGAME term excluded)
+    king: tuple[float, ...] | None  # potential of the king (diamond) or None
+
+
+def _tip(variant: str, num_players: int, seat: int) -> int:
+    lay = layout(variant, num_players)
+    if lay.goal_tip[seat] is not None:
+        return lay.goal_tip[seat]
+    g = lay.geometry
+    # the goal's corner: the goal hole with the fewest neighbours (2 on the star, 3 on the square)
+    return min(lay.goals[seat], key=lambda h: (len(g.neighbours[h]), h))
+
+
+@cache
+def seat_tables(variant: str, num_players: int, seat: int, straggle: float = STRAGGLE) -> SeatTables:
+    """The evaluation tables of one seat (cached)."""
+    lay = layout(variant, num_players)
+    g = lay.geometry
+    tip = _tip(variant, num_players, seat)
+    if g.kind == "square":
+        tr, tc = g.grid[tip]
+        depth = []
+        for h in range(g.num_holes):
+            dr, dc = abs(g.grid[h][0] - tr), abs(g.grid[h][1] - tc)
+            depth.append(dr + dc + max(dr, dc) / 2)
+    else:
+        depth = [float(g.distance(h, tip)) for h in range(g.num_holes)]
+    piece = [d + straggle * d * d / 16 for d in depth]
+    king = None
+    if lay.has_kings:
+        outside = 1 + max(depth[h] for h in lay.goals[seat])
+        piece[tip] = outside + straggle * outside * outside / 16
+        king = tuple(KING * (d + straggle * d * d / 16) for d in depth)
+    goal = lay.goals[seat]
+    order = tuple(sorted(goal, key=lambda h: (depth[h], h)))
+    return SeatTables(seat, frozenset(goal), order, tip, tuple(depth), tuple(piece), king)
+
+
+@cache
+def endgame_table(variant: str, num_players: int, seat: int, empty_goal: frozenset[int]) -> tuple[float, ...]:
+    """``ENDGAME`` x distance from each hole to the nearest of ``empty_goal`` (0 inside the goal)."""
+    lay = layout(variant, num_players)
+    g = lay.geometry
+    goal = set(lay.goals[seat])
+    if not empty_goal:
+        return (0.0,) * g.num_holes
+    return tuple(0.0 if h in goal else ENDGAME * min(g.distance(h, x) for x in empty_goal) for h in range(g.num_holes))
+
+
+class SeatView:
+    """One seat's tables resolved for a given position (which goal holes are still empty)."""
+
+    __slots__ = ("tables", "piece", "king", "king_hole", "pieces", "endgame")
+
+    def __init__(self, game: Game, seat: int, straggle: float = STRAGGLE) -> None:
+        rules = game.rules
+        t = seat_tables(rules.variant, rules.num_players, seat, straggle)
+        self.tables = t
+        self.pieces = game.pieces(seat)
+        self.king_hole = None
+        if t.king is not None:
+            for h in self.pieces:
+                info = game.piece_at(h)
+                if info is not None and info[1]:
+                    self.king_hole = h
+        empty = frozenset(h for h in t.goal if game.piece_at(h) is None)
+        if t.king is not None and self.king_hole != t.tip:
+            empty = empty - {t.tip}  # ordinary pieces do not belong on the tip
+        self.endgame = endgame_table(rules.variant, rules.num_players, seat, empty)
+        self.piece = t.piece
+        self.king = t.king
+
+    def value(self, hole: int, is_king: bool) -> float:
+        """Potential of one piece on ``hole``."""
+        if is_king:
+            return self.king[hole]
+        return self.piece[hole] + self.endgame[hole]
+
+    def potential(self) -> float:
+        """The seat's potential (smaller is better)."""
+        total = 0.0
+        for h in self.pieces:
+            total += self.value(h, h == self.king_hole)
+        return total
+
+    def gain(self, src: int, dst: int) -> float:
+        """How much a move of this seat lowers its potential."""
+        if src == self.king_hole:
+            return self.king[src] - self.king[dst]
+        return self.piece[src] + self.endgame[src] - self.piece[dst] - self.endgame[dst]
+
+
+def potential(game: Game, seat: int, straggle: float = STRAGGLE) -> float:
+    """A seat's potential in ``game`` (smaller is better; lowest when its goal is filled)."""
+    return SeatView(game, seat, straggle).potential()
+
+
+def progress_score(game: Game, seat: int) -> float:
+    """From ``seat``'s point of view: the mean over the other undecided seats of
+    (their potential - its potential); positive means ahead."""
+    n = game.num_players
+    places = game.places
+    mine = potential(game, seat)
+    others = [potential(game, s) for s in range(n) if s != seat and places[s] is None]
+    if not others:
+        return 0.0
+    return sum(others) / len(others) - mine

@@ -1,0 +1,135 @@
+"""``greedy``: the move that lowers the mover's potential most (see ``evaluation``).
+
+One ply, no search: every legal move is scored by a table lookup (``gain = value[src] -
+value[dst]``), so a move costs well under a millisecond.  What makes it finish every game:
+
+- the potential is lowest exactly when the goal is filled and rewards deep goal holes first;
+- a move that finishes the seat (checked by playing it and undoing) is always taken;
+- a move that brings the seat's pieces back to an arrangement they had in the last
+  ``memory`` own moves is penalised, so plateaus (no improving move) are walked through instead
+  of oscillated on, and halma16's threefold repetition is not run into;
+- ties are broken by the seeded generator.
+
+``noise`` (probability of a uniformly random move) and ``temperature`` (softmax over gains)
+weaken it for the easy level.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+from agents.bots.evaluation import STRAGGLE, SeatView
+from halma_env import Game, Move
+
+REVISIT_PENALTY = 4.0
+
+
+def recent_configurations(game: Game, seat: int, memory: int) -> dict[int, int]:
+    """Bit sets (bit = hole) of ``seat``'s pieces before each of its last ``memory`` moves,
+    mapped to how often they occurred (the current arrangement included)."""
+    cfg = 0
+    for h in game.pieces(seat):
+        cfg |= 1 << h
+    seen = {cfg: 1}
+    count = 0
+    for event in reversed(game.history):
+        if count >= memory:
+            break
+        if event.kind != "move" or event.seat != seat:
+            continue
+        move = event.move
+        cfg ^= (1 << move.src) | (1 << move.dst)
+        seen[cfg] = seen.get(cfg, 0) + 1
+        count += 1
+    return seen
+
+
+def finishing_moves(game: Game, seat: int, view: SeatView, moves: list[Move]) -> list[Move]:
+    """The moves that finish ``seat`` now (verified by playing and undoing them)."""
+    t = view.tables
+    goal = t.goal
+    outside = sum(1 for h in view.pieces if h not in goal)
+    empty = sum(1 for h in goal if game.piece_at(h) is None)
+    out = []
+    for m in moves:
+        # only a move into the goal when at most one hole is left to fill (or one piece to bring)
+        if m.dst not in goal or (empty > 1 and (outside > 1 or (m.src in goal and m.src != view.king_hole))):
+            continue
+        game.play(m)
+        try:
+            done = game.status[seat] == "finished"
+        finally:
+            game.undo()
+        if done:
+            out.append(m)
+    return out
+
+
+class GreedyBot:
+    """One-ply progress maximiser; seeded tie-breaks, optional noise for weaker levels."""
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        noise: float = 0.0,
+        temperature: float = 0.0,
+        memory: int = 12,
+        straggle: float = STRAGGLE,
+        name: str = "greedy",
+    ) -> None:
+        if not 0.0 <= noise <= 1.0:
+            raise ValueError(f"greedy noise must be a probability in [0, 1], got {noise!r}")
+        if temperature < 0:
+            raise ValueError(f"greedy temperature must be >= 0, got {temperature!r}")
+        if memory < 0:
+            raise ValueError(f"greedy memory must be >= 0, got {memory!r}")
+        self.name = name
+        self.seed = seed
+        self.noise = float(noise)
+        self.temperature = float(temperature)
+        self.memory = int(memory)
+        self.straggle = float(straggle)
+        self._rng = random.Random(seed)
+
+    def scores(self, game: Game) -> list[tuple[float, Move]]:
+        """Every legal move with its score (potential gain, less a penalty for revisiting)."""
+        seat = game.to_move
+        moves = game.legal_moves()
+        view = SeatView(game, seat, self.straggle)
+        seen = recent_configurations(game, seat, self.memory) if self.memory else {}
+        cfg = 0
+        for h in view.pieces:
+            cfg |= 1 << h
+        out = []
+        for m in moves:
+            score = view.gain(m.src, m.dst)
+            if seen:
+                again = seen.get(cfg ^ (1 << m.src) ^ (1 << m.dst), 0)
+                score -= REVISIT_PENALTY * again
+            out.append((score, m))
+        return out
+
+    def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        moves = game.legal_moves()
+        if not moves:
+            raise ValueError("no legal move: the game is over")
+        rng = self._rng
+        if self.noise and rng.random() < self.noise:
+            return rng.choice(moves)
+        seat = game.to_move
+        view = SeatView(game, seat, self.straggle)
+        done = finishing_moves(game, seat, view, moves)
+        if done:
+            return done[0]
+        scored = self.scores(game)
+        if self.temperature > 0:
+            top = max(s for s, _ in scored)
+            weights = [math.exp((s - top) / self.temperature) for s, _ in scored]
+            return rng.choices([m for _, m in scored], weights=weights)[0]
+        best = max(s for s, _ in scored)
+        ties = [m for s, m in scored if s >= best - 1e-9]
+        return ties[0] if len(ties) == 1 else rng.choice(ties)
+
+    def __repr__(self) -> str:
+        return f"GreedyBot(seed={self.seed!r}, noise={self.noise}, temperature={self.temperature})"

@@ -1,0 +1,137 @@
+"""Players by name: ``make_player("hard", seed=1)``, ``make_player("search:depth=2")``, a checkpoint
+path or an exported opponent.
+
+Accepted names (``make_player`` raises ``ValueError`` listing them for anything else):
+
+- a bot: ``random``, ``greedy``, ``search``, ``mcts``, optionally with parameters after a colon,
+  comma separated: ``search:depth=3``, ``search:time=0.5,width=10``, ``mcts:time=0.5``,
+  ``greedy:noise=0.2``.  ``bot_parameters(bot)`` lists each bot's parameters and defaults;
+- a level: ``easy``, ``medium``, ``hard``, ``expert`` (``LEVELS`` says what each one is);
+- a path ending in ``.pt`` (a training checkpoint): ``agents.policy.load_policy_player(path, seed)``;
+- a path ending in ``.onnx`` or a ladder name ``ladder:LEVEL`` (exported opponents):
+  ``agents.opponent.load_opponent(name)``.
+
+This module is the ``halma_env.players`` entry point (``agents``), through which the environments
+resolve opponents by name without importing ``agents``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+from typing import Any
+
+from agents.player import Player
+
+# bot name -> "module:class"; imported only when asked for
+BOTS: dict[str, str] = {
+    "random": "agents.bots.random_bot:RandomBot",
+    "greedy": "agents.bots.greedy:GreedyBot",
+    "search": "agents.bots.search:SearchBot",
+    "mcts": "agents.bots.mcts:MCTSBot",
+}
+
+# level -> bot spec; levels answer well under a second per move
+LEVELS: dict[str, str] = {
+    "easy": "greedy:noise=0.25,temperature=1.0",
+    "medium": "greedy",
+    "hard": "search:time=0.2",
+    "expert": "search:time=0.6",
+}
+
+
+def _bot_class(bot: str) -> type:
+    module_name, class_name = BOTS[bot].split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name == module_name:
+            raise ValueError(f"bot {bot!r} is not available in this installation ({module_name} is missing)") from None
+        raise
+    return getattr(module, class_name)
+
+
+def bot_parameters(bot: str) -> dict[str, Any]:
+    """The parameters a bot accepts in a spec (``name:key=value,...``) and their defaults."""
+    if bot not in BOTS:
+        raise ValueError(f"unknown bot {bot!r}; bots: {', '.join(BOTS)}")
+    sig = inspect.signature(_bot_class(bot).__init__)
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {k: p.default for k, p in sig.parameters.items() if k not in ("self", "seed", "name") and p.kind in kinds}
+
+
+def _convert(bot: str, key: str, text: str, default: Any) -> Any:
+    """Parse one parameter value to the type of its default."""
+    try:
+        if isinstance(default, bool):
+            if text.lower() in ("1", "true", "yes", "on"):
+                return True
+            if text.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError
+        if isinstance(default, int):
+            return int(text)
+        if isinstance(default, float) or default is None:
+            return None if text.lower() == "none" else float(text)
+        return text
+    except ValueError:
+        raise ValueError(f"{bot} parameter {key}={text!r}: expected a {type(default).__name__}") from None
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"search:depth=2,time=0.5"`` -> ``("search", {"depth": 2, "time": 0.5})`` (validated)."""
+    bot, _, rest = spec.partition(":")
+    bot = bot.strip()
+    if bot not in BOTS:
+        raise ValueError(f"unknown bot {bot!r}; bots: {', '.join(BOTS)}")
+    known = bot_parameters(bot)
+    params: dict[str, Any] = {}
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise ValueError(f"bot parameter {item!r} in {spec!r} must be written key=value")
+        if key not in known:
+            raise ValueError(f"{bot} has no parameter {key!r}; parameters: {', '.join(known) or 'none'}")
+        params[key] = _convert(bot, key, value.strip(), known[key])
+    return bot, params
+
+
+def valid_names() -> list[str]:
+    """Every plain name ``make_player`` accepts (bots and levels), plus the path forms."""
+    return [*BOTS, *LEVELS, "<bot>:key=value,...", "<checkpoint>.pt", "<opponent>.onnx", "ladder:<level>"]
+
+
+def _load_external(module_name: str, function: str, path: str, *args: Any) -> Player:
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name == module_name:
+            raise ValueError(f"cannot load {path!r}: {module_name} is not available in this installation") from None
+        raise
+    return getattr(module, function)(path, *args)
+
+
+def make_player(name: str, seed: int | None = None) -> Player:
+    """A player by name (bot, bot spec, level, checkpoint or exported opponent); see the module doc."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"a player name must be a non-empty string, got {name!r}; valid: {', '.join(valid_names())}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ValueError(f"seed must be an int or None, got {seed!r}")
+    name = name.strip()
+    lower = name.lower()
+    if lower.endswith(".pt"):
+        if not os.path.exists(name):
+            raise ValueError(f"checkpoint file {name!r} does not exist")
+        return _load_external("agents.policy", "load_policy_player", name, seed)
+    if lower.endswith(".onnx") or lower.startswith("ladder:"):
+        if lower.endswith(".onnx") and not os.path.exists(name):
+            raise ValueError(f"opponent file {name!r} does not exist")
+        return _load_external("agents.opponent", "load_opponent", name)
+    spec = LEVELS.get(name, name)
+    bot = spec.partition(":")[0].strip()
+    if bot not in BOTS:
+        raise ValueError(f"unknown player {name!r}; valid: {', '.join(valid_names())}")
+    bot, params = parse_spec(spec)
+    return _bot_class(bot)(seed=seed, name=name, **params)
