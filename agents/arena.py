@@ -1,0 +1,910 @@
+"""``halma eval``: matches and tournaments between bots, checkpoints and exported opponents.
+
+Players are named as ``agents.registry.make_player`` understands them (``random``, ``greedy``,
+``search``, ``mcts``, levels, checkpoint or exported-model paths).  Every game gets fresh players
+seeded from (tournament seed, game index, seat), so a seed gives the same games whether they run
+in one process or in many, and in whatever order the workers finish.
+
+Seat schedule (see docs/evaluation.md): with ``k`` players and ``n`` seats the games come in
+blocks of ``m = min(k, n)`` games.  A block plays one *group* of ``m`` players in a fixed cyclic
+order; game ``s`` of the block puts ``group[(j + s) % m]`` on seat ``j``, so within the block each
+player of the group sits on each of the group's seat positions once and (the first seat being
+fixed in a block) starts exactly once.  Consecutive blocks rotate ``Rules.first_seat`` through
+``0..n-1`` and, for ``k > n``, cycle through all ``n``-player subsets; for 3+ players the cyclic
+order also cycles, so who-moves-after-whom is balanced too.  With ``k < n`` players fill the
+seats round robin (2 players on 6 seats: ABABAB, then BABABA).
+
+A game a player holds several seats of scores the mean place of those seats; players are ranked
+by that (equal means tie).  ``--max-plies`` is the arena's safety cap, separate from the rules:
+a game stopped by it keeps the places already decided and shares the rest (``--cap-outcome
+draw``) or ranks them by progress, and counts as not finished.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import json
+import math
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from agents.player import Player
+from agents.ratings import Rating, competition_ranks, mean_interval, rate_games, wilson_interval
+from halma_env import Game, IllegalMoveError, Rules
+from halma_env.rules import OPTION_NAMES, SEAT_COUNTS, VARIANTS
+
+Factory = Callable[[str, "int | None"], Player]
+
+# end reasons that mean the game was decided by play (finishing or resigning), not by a limit
+DECIDED = ("finished", "first_finish", "resign")
+ARENA_LIMIT = "max_plies"  # end reason of a game stopped by the arena's cap
+CAP_PER_SEAT = 300  # default --max-plies is this many plies per seat
+SOLO_OPTIMUM = 27  # Bell 2009: the proven shortest solitaire crossing of the star board
+
+
+# --- seeds and the seat schedule -------------------------------------------------------------
+
+
+def derive_seed(seed: int, *parts: int) -> int:
+    """A 63-bit seed from the tournament seed and indices; stable across processes and Python
+    versions (unlike ``hash``), so game ``g`` seat ``j`` always gets the same player seed."""
+    text = ":".join(str(x) for x in (seed, *parts)).encode()
+    return int.from_bytes(hashlib.sha256(text).digest()[:8], "big") >> 1
+
+
+@dataclass(frozen=True)
+class Lineup:
+    """Who plays one game: ``seats[j]`` is the index of the player on seat ``j``."""
+
+    seats: tuple[int, ...]
+    first_seat: int
+
+    @property
+    def starter(self) -> int:
+        """The player who makes the first move."""
+        return self.seats[self.first_seat]
+
+
+def _cyclic_orders(group: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The distinct cyclic orders of ``group`` (the first element fixed, the rest permuted)."""
+    if len(group) <= 2:
+        return [group]
+    return [(group[0], *rest) for rest in itertools.permutations(group[1:])]
+
+
+def schedule(num_players: int, num_seats: int, games: int) -> list[Lineup]:
+    """The seat assignment and first seat of every game (see the module docstring).
+
+    Balanced exactly (every player on every seat equally often, starting equally often) when
+    ``games`` is a multiple of ``cycle_length(num_players, num_seats)``; each block of
+    ``min(k, n)`` games is itself balanced among the players it seats.
+    """
+    if num_players < 1:
+        raise ValueError(f"a match needs at least one player, got {num_players}")
+    if num_seats < 1:
+        raise ValueError(f"a game needs at least one seat, got {num_seats}")
+    if games < 0:
+        raise ValueError(f"games must be >= 0, got {games}")
+    k, n = num_players, num_seats
+    m = min(k, n)
+    groups = list(itertools.combinations(range(k), n)) if k > n else [tuple(range(k))]
+    orders = [_cyclic_orders(g) for g in groups]
+    out = []
+    for g in range(games):
+        block, s = divmod(g, m)
+        gi, v = block % len(groups), block // len(groups)
+        first_seat = v % n
+        group = orders[gi][(v // n) % len(orders[gi])]
+        out.append(Lineup(tuple(group[(j + s) % m] for j in range(n)), first_seat))
+    return out
+
+
+def cycle_length(num_players: int, num_seats: int) -> int:
+    """Games after which seats, starts and subsets are exactly balanced (first seats cycle too)."""
+    k, n = num_players, num_seats
+    m = min(k, n)
+    return m * math.comb(k, n) * n if k > n else m * n
+
+
+# --- one game ----------------------------------------------------------------------------------
+
+
+@dataclass
+class GameResult:
+    """What one game produced, per seat and per player."""
+
+    index: int
+    seed: int
+    seats: list[int]  # player index on each seat
+    first_seat: int
+    places: list[float]  # place of each seat (the arena cap fills undecided seats)
+    player_places: dict[int, float]  # player index -> mean place of its seats
+    end_reason: str  # the engine's end reason, or "max_plies"
+    plies: int
+    moves: list[str]  # "src-dst" and "resign:<seat>", in order
+    move_time: list[float]  # seconds spent in select_move, per seat
+    move_count: list[int]
+    max_move_time: list[float]
+    over_budget: list[int]  # moves that took longer than the time budget, per seat
+    forfeits: list[dict[str, Any]] = field(default_factory=list)
+    progress: list[tuple[int, int]] = field(default_factory=list)  # (in goal, distance) per seat at the end
+    record: dict[str, Any] | None = None
+
+    @property
+    def decided(self) -> bool:
+        return self.end_reason in DECIDED
+
+
+def _cap_places(game: Game, outcome: str) -> list[int]:
+    """Places when the arena stops a running game: decided seats keep theirs; the others share
+    the next free place (``draw``) or are ranked by progress (``progress``)."""
+    places = game.places
+    undecided = [s for s, p in enumerate(places) if p is None]
+    top = 1 + sum(1 for st in game.status if st == "finished")
+    if outcome == "draw":
+        ranks = [0] * len(undecided)
+    else:
+        ranks = [r - 1 for r in competition_ranks([game.progress(s).key() for s in undecided])]
+    for s, r in zip(undecided, ranks):
+        places[s] = top + r
+    return places
+
+
+def _record(game: Game, names: list[str], metadata: dict[str, Any]) -> dict[str, Any]:
+    """The game as a replayable ``halma_env.records`` document (unfinished games included)."""
+    from halma_env.records import GameRecord
+
+    return GameRecord.from_game(game, players=names, metadata=metadata).to_dict()
+
+
+def _move_list(game: Game) -> list[str]:
+    out = []
+    for e in game.history:
+        if e.kind == "move":
+            out.append(str(e.move))
+        elif e.kind == "resign":
+            out.append(f"resign:{e.seat}")
+    return out
+
+
+def default_factory(name: str, seed: int | None = None) -> Player:
+    """Players by name or path, through the project's registry."""
+    from agents.registry import make_player
+
+    return make_player(name, seed=seed)
+
+
+def play_game(
+    rules: Rules,
+    players: Sequence[Player | str],
+    seed: int = 0,
+    time_budget: float | None = None,
+    *,
+    max_plies: int | None = None,
+    cap_outcome: str = "draw",
+    seat_players: Sequence[int] | None = None,
+    names: Sequence[str] | None = None,
+    index: int = 0,
+    factory: Factory | None = None,
+    keep_record: bool = False,
+    metadata: dict[str, Any] | None = None,
+) -> GameResult:
+    """Play one game; ``players[j]`` plays seat ``j`` (a Player, or a name made with ``factory``
+    seeded from ``seed`` and the seat).
+
+    ``seat_players`` maps seats to player indices when one player holds several seats (default:
+    seat ``j`` is player ``j``).  A move that is not legal forfeits the seat (it resigns); the
+    forfeit is reported, not hidden.  ``max_plies`` stops the game (end reason "max_plies").
+    """
+    n = rules.num_players
+    if len(players) != n:
+        raise ValueError(f"{rules.variant} with {n} seats needs {n} players, got {len(players)}")
+    if cap_outcome not in ("draw", "progress"):
+        raise ValueError(f"cap_outcome must be 'draw' or 'progress', got {cap_outcome!r}")
+    if max_plies is not None and max_plies < 1:
+        raise ValueError(f"max_plies must be >= 1 (or None), got {max_plies}")
+    factory = factory or default_factory
+    seat_players = list(seat_players) if seat_players is not None else list(range(n))
+    labels = [str(p) if isinstance(p, str) else getattr(p, "name", type(p).__name__) for p in players]
+    names = list(names) if names is not None else labels
+    actors = [factory(p, derive_seed(seed, j)) if isinstance(p, str) else p for j, p in enumerate(players)]
+
+    game = Game(rules)
+    move_time = [0.0] * n
+    move_count = [0] * n
+    max_time = [0.0] * n
+    over = [0] * n
+    forfeits: list[dict[str, Any]] = []
+    while not game.is_over and (max_plies is None or game.ply < max_plies):
+        seat = game.to_move
+        view = game.copy()  # players must not change the game; a copy makes sure of it
+        start = time.perf_counter()
+        move = actors[seat].select_move(view, time_budget)
+        spent = time.perf_counter() - start
+        move_time[seat] += spent
+        move_count[seat] += 1
+        max_time[seat] = max(max_time[seat], spent)
+        if time_budget is not None and spent > time_budget:
+            over[seat] += 1
+        try:
+            game.play(move)
+        except (IllegalMoveError, TypeError) as e:
+            forfeits.append({"seat": seat, "ply": game.ply, "move": str(move), "error": str(e)})
+            game.resign(seat)
+    if game.is_over:
+        end_reason, places = game.end_reason, game.places
+    else:
+        end_reason, places = ARENA_LIMIT, _cap_places(game, cap_outcome)
+
+    by_player: dict[int, list[int]] = {}
+    for s, p in enumerate(seat_players):
+        by_player.setdefault(p, []).append(places[s])
+    player_places = {p: sum(v) / len(v) for p, v in by_player.items()}
+    record = None
+    if keep_record:
+        meta = {
+            "arena": {
+                "index": index,
+                "seed": seed,
+                "seat_players": seat_players,
+                "first_seat": rules.first_seat,
+                "end_reason": end_reason,
+                "places": places,
+                "time_budget": time_budget,
+                "max_plies": max_plies,
+                "forfeits": forfeits,
+            }
+        }
+        meta.update(metadata or {})
+        record = _record(game, [names[j] for j in range(n)], meta)
+    return GameResult(
+        index=index,
+        seed=seed,
+        seats=seat_players,
+        first_seat=rules.first_seat,
+        places=places,
+        player_places=player_places,
+        end_reason=end_reason,
+        plies=game.ply,
+        moves=_move_list(game),
+        move_time=move_time,
+        move_count=move_count,
+        max_move_time=max_time,
+        over_budget=over,
+        forfeits=forfeits,
+        progress=[tuple(game.progress(s)) for s in range(n)],
+        record=record,
+    )
+
+
+# --- tournaments -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Task:
+    index: int
+    seed: int
+    rules: dict[str, Any]
+    specs: list[str]  # player spec per seat
+    names: list[str]  # label per seat
+    seat_players: list[int]
+    time_budget: float | None
+    max_plies: int | None
+    cap_outcome: str
+    factory: Factory | None
+    keep_record: bool
+
+
+def _run_task(task: _Task) -> GameResult:
+    rules = Rules.from_dict(task.rules)
+    return play_game(
+        rules,
+        task.specs,
+        task.seed,
+        task.time_budget,
+        max_plies=task.max_plies,
+        cap_outcome=task.cap_outcome,
+        seat_players=task.seat_players,
+        names=task.names,
+        index=task.index,
+        factory=task.factory,
+        keep_record=task.keep_record,
+    )
+
+
+def unique_labels(specs: Sequence[str]) -> list[str]:
+    """Short, distinct labels: a path becomes its file name; repeats get ``#2``, ``#3``..."""
+    base = [os.path.basename(s.rstrip("/")) if (os.sep in s or os.path.exists(s)) else s for s in specs]
+    seen: Counter = Counter()
+    out = []
+    for b in base:
+        seen[b] += 1
+        out.append(b if seen[b] == 1 else f"{b}#{seen[b]}")
+    return out
+
+
+@dataclass
+class TournamentResult:
+    """Every game of a match or tournament and the statistics over them."""
+
+    players: list[str]  # labels
+    specs: list[str]  # what was asked for (names or paths)
+    rules: dict[str, Any]  # the base rules (first_seat rotates per game)
+    games: list[GameResult]
+    seed: int
+    time_budget: float | None
+    max_plies: int | None
+    cap_outcome: str = "draw"
+    elapsed: float = 0.0
+
+    # -- statistics --
+
+    @property
+    def num_seats(self) -> int:
+        return self.rules["num_players"]
+
+    def ratings(self) -> list[Rating]:
+        """openskill Plackett-Luce ratings, games applied in index order."""
+        games = [sorted(g.player_places.items()) for g in sorted(self.games, key=lambda g: g.index)]
+        return rate_games(len(self.players), games)
+
+    def pairwise(self) -> list[list[dict[str, Any] | None]]:
+        """``[i][j]``: how player i did against player j in the games both played: wins (i's
+        place better), draws (equal places, half a win each), games, rate and its 95% Wilson
+        interval.  None on the diagonal or when they never met."""
+        k = len(self.players)
+        wins = [[0] * k for _ in range(k)]
+        draws = [[0] * k for _ in range(k)]
+        met = [[0] * k for _ in range(k)]
+        for g in self.games:
+            pp = g.player_places
+            for i, j in itertools.permutations(pp, 2):
+                met[i][j] += 1
+                if pp[i] < pp[j]:
+                    wins[i][j] += 1
+                elif pp[i] == pp[j]:
+                    draws[i][j] += 1
+        out: list[list[dict[str, Any] | None]] = []
+        for i in range(k):
+            row: list[dict[str, Any] | None] = []
+            for j in range(k):
+                if i == j or not met[i][j]:
+                    row.append(None)
+                    continue
+                score = wins[i][j] + 0.5 * draws[i][j]
+                lo, hi = wilson_interval(score, met[i][j])
+                row.append({"wins": wins[i][j], "draws": draws[i][j], "games": met[i][j],
+                            "rate": score / met[i][j], "low": lo, "high": hi})
+            out.append(row)
+        return out
+
+    def player_stats(self) -> list[dict[str, Any]]:
+        """Per player: games, score against everyone (Wilson), mean place (95% CI), the share
+        of its seats in each place, time per move, moves over the budget, forfeits."""
+        k, n = len(self.players), self.num_seats
+        stats = []
+        pw = self.pairwise()
+        for i in range(k):
+            places = [g.player_places[i] for g in self.games if i in g.player_places]
+            seat_places = Counter()
+            seats = Counter()
+            starts = 0
+            t = c = over = 0
+            tmax = 0.0
+            forfeits = 0
+            for g in self.games:
+                for s, p in enumerate(g.seats):
+                    if p != i:
+                        continue
+                    seat_places[g.places[s]] += 1
+                    seats[s] += 1
+                    t += g.move_time[s]
+                    c += g.move_count[s]
+                    over += g.over_budget[s]
+                    tmax = max(tmax, g.max_move_time[s])
+                    forfeits += sum(1 for f in g.forfeits if f["seat"] == s)
+                if g.seats[g.first_seat] == i:
+                    starts += 1
+            wins = sum(pw[i][j]["wins"] + 0.5 * pw[i][j]["draws"] for j in range(k) if pw[i][j])
+            met = sum(pw[i][j]["games"] for j in range(k) if pw[i][j])
+            lo, hi = wilson_interval(wins, met)
+            mean, mlo, mhi = mean_interval(places)
+            total_seats = sum(seat_places.values())
+            stats.append({
+                "player": self.players[i],
+                "spec": self.specs[i],
+                "games": len(places),
+                "score": wins / met if met else math.nan,
+                "score_low": lo,
+                "score_high": hi,
+                "opponent_games": met,
+                "mean_place": mean,
+                "mean_place_low": mlo,
+                "mean_place_high": mhi,
+                "place_share": {str(p): c / total_seats for p, c in sorted(seat_places.items())},
+                "seat_counts": [seats[s] for s in range(n)],
+                "starts": starts,
+                "moves": c,
+                "ms_per_move": 1000 * t / c if c else math.nan,
+                "max_ms_per_move": 1000 * tmax,
+                "over_budget": over,
+                "forfeits": forfeits,
+            })
+        return stats
+
+    def summary(self) -> dict[str, Any]:
+        """Game-level figures: finish rate (decided by finishing or resigning, not by a limit,
+        with its Wilson interval), end reasons, mean game length."""
+        n = len(self.games)
+        decided = [g for g in self.games if g.decided]
+        lo, hi = wilson_interval(len(decided), n)
+        reasons = Counter(g.end_reason for g in self.games)
+        return {
+            "games": n,
+            "decided": len(decided),
+            "finish_rate": len(decided) / n if n else math.nan,
+            "finish_rate_low": lo,
+            "finish_rate_high": hi,
+            "end_reasons": dict(sorted(reasons.items())),
+            "mean_plies": sum(g.plies for g in self.games) / n if n else math.nan,
+            "mean_plies_decided": sum(g.plies for g in decided) / len(decided) if decided else math.nan,
+            "balanced": n % cycle_length(len(self.players), self.num_seats) == 0,
+            "cycle_length": cycle_length(len(self.players), self.num_seats),
+            "elapsed_s": self.elapsed,
+        }
+
+    # -- output --
+
+    def to_dict(self) -> dict[str, Any]:
+        ratings = self.ratings()
+        return {
+            "players": self.players,
+            "specs": self.specs,
+            "rules": self.rules,
+            "seed": self.seed,
+            "time_budget": self.time_budget,
+            "max_plies": self.max_plies,
+            "cap_outcome": self.cap_outcome,
+            "summary": self.summary(),
+            "ratings": {p: r.to_dict() for p, r in zip(self.players, ratings)},
+            "players_stats": self.player_stats(),
+            "pairwise": self.pairwise(),
+            "games": [{k: v for k, v in asdict(g).items() if k != "record"} for g in self.games],
+        }
+
+    def markdown(self) -> str:
+        """The results as markdown tables (what ``halma eval`` prints)."""
+        r = self.rules
+        s = self.summary()
+        ratings = self.ratings()
+        stats = self.player_stats()
+        opts = ", ".join(f"{k}={v}" for k, v in r.items() if k not in ("variant", "num_players", "first_seat"))
+        budget = "none (bots' own settings)" if self.time_budget is None else f"{self.time_budget:g} s"
+        lines = [
+            f"### {r['variant']}, {r['num_players']} seats: {' vs '.join(self.players)}",
+            "",
+            f"{s['games']} games, seed {self.seed}, time per move {budget}, arena cap {self.max_plies} plies "
+            f"({self.cap_outcome}); rules: {opts}",
+            "",
+            "| player | rating (ordinal) | mu ± sigma | score vs field [95% CI] | mean place [95% CI] "
+            "| ms/move | max ms |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        order = sorted(range(len(self.players)), key=lambda i: -ratings[i].ordinal)
+        for i in order:
+            st, rt = stats[i], ratings[i]
+            lines.append(
+                f"| {st['player']} | {rt.ordinal:.2f} | {rt.mu:.2f} ± {rt.sigma:.2f} | "
+                f"{_pct(st['score'])} [{_pct(st['score_low'])}, {_pct(st['score_high'])}] | "
+                f"{st['mean_place']:.2f} [{st['mean_place_low']:.2f}, {st['mean_place_high']:.2f}] | "
+                f"{st['ms_per_move']:.1f} | {st['max_ms_per_move']:.0f} |"
+            )
+        pw = self.pairwise()
+        if len(self.players) > 1:
+            lines += ["", "Win rate of the row against the column (a draw is half a win), 95% Wilson interval, games:",
+                      "", "| | " + " | ".join(self.players[j] for j in order) + " |",
+                      "|---" * (len(order) + 1) + "|"]
+            for i in order:
+                cells = []
+                for j in order:
+                    c = pw[i][j]
+                    cells.append("-" if c is None else
+                                 f"{_pct(c['rate'])} [{_pct(c['low'])}, {_pct(c['high'])}] ({c['games']})")
+                lines.append(f"| {self.players[i]} | " + " | ".join(cells) + " |")
+        place_keys = sorted({k for st in stats for k in st["place_share"]}, key=float)
+        if place_keys:
+            lines += ["", "Share of each player's seats in each place:", "",
+                      "| player | " + " | ".join(f"place {k}" for k in place_keys) + " | seats 0.. | starts |",
+                      "|---" * (len(place_keys) + 3) + "|"]
+            for i in order:
+                st = stats[i]
+                cells = [_pct(st["place_share"].get(k, 0.0)) for k in place_keys]
+                seats = "/".join(str(c) for c in st["seat_counts"])
+                lines.append(f"| {st['player']} | " + " | ".join(cells) + f" | {seats} | {st['starts']} |")
+        reasons = ", ".join(f"{k} {v}" for k, v in s["end_reasons"].items())
+        lines += [
+            "",
+            f"Finish rate (decided by finishing, not by a limit): {s['decided']}/{s['games']} = "
+            f"{_pct(s['finish_rate'])} [{_pct(s['finish_rate_low'])}, {_pct(s['finish_rate_high'])}]; "
+            f"end reasons: {reasons}",
+            f"Mean game length: {s['mean_plies']:.1f} plies (decided games: {s['mean_plies_decided']:.1f}); "
+            f"wall time {s['elapsed_s']:.1f} s",
+        ]
+        forfeits = sum(st["forfeits"] for st in stats)
+        over = sum(st["over_budget"] for st in stats)
+        if forfeits:
+            lines.append(f"Forfeits (illegal moves answered, seat resigned): {forfeits}")
+        if self.time_budget is not None:
+            lines.append(f"Moves over the time budget: {over}")
+        if not s["balanced"]:
+            lines.append(f"Note: seats are exactly balanced every {s['cycle_length']} games; "
+                         f"{s['games']} is not a multiple, so a small seat imbalance remains.")
+        return "\n".join(lines)
+
+    def plot(self, path: str) -> None:
+        """Ratings with error bars (mu ± sigma; the dot is mu, the bar's bottom end near the
+        ordinal) and the pairwise win-rate heatmap, as one PNG (matplotlib, Agg backend)."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        ratings = self.ratings()
+        order = sorted(range(len(self.players)), key=lambda i: -ratings[i].ordinal)
+        k = len(order)
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4.2 + 0.15 * k))
+        ax = axes[0]
+        ys = list(range(k))[::-1]
+        ax.errorbar([ratings[i].mu for i in order], ys, xerr=[3 * ratings[i].sigma for i in order],
+                    fmt="o", capsize=4)
+        ax.scatter([ratings[i].ordinal for i in order], ys, marker="|", s=200, color="C3",
+                   label="ordinal (mu - 3 sigma)")
+        ax.set_yticks(ys, [self.players[i] for i in order])
+        ax.set_xlabel("openskill Plackett-Luce rating (mu ± 3 sigma)")
+        ax.set_ylim(-0.8, k - 0.2)
+        ax.legend(loc="best", fontsize=8)
+        ax.set_title("Ratings")
+        ax = axes[1]
+        pw = self.pairwise()
+        grid = [[math.nan if pw[i][j] is None else pw[i][j]["rate"] for j in order] for i in order]
+        im = ax.imshow(grid, vmin=0, vmax=1, cmap="RdYlGn")
+        names = [self.players[i] for i in order]
+        ax.set_xticks(range(k), names, rotation=30, ha="right")
+        ax.set_yticks(range(k), names)
+        for a in range(k):
+            for b in range(k):
+                if not math.isnan(grid[a][b]):
+                    ax.text(b, a, f"{grid[a][b]:.2f}", ha="center", va="center", fontsize=9)
+        ax.set_title("Win rate, row vs column")
+        fig.colorbar(im, ax=ax, fraction=0.046)
+        r = self.rules
+        fig.suptitle(f"{r['variant']} {r['num_players']} seats, {len(self.games)} games")
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+
+    def save(self, out_dir: str) -> list[str]:
+        """Write results.json, results.md, results.png and games/game_NNNNN.json; return the paths."""
+        os.makedirs(os.path.join(out_dir, "games"), exist_ok=True)
+        paths = []
+        p = os.path.join(out_dir, "results.json")
+        _write_json(p, self.to_dict())
+        paths.append(p)
+        p = os.path.join(out_dir, "results.md")
+        with open(p, "w") as f:
+            f.write(self.markdown() + "\n")
+        paths.append(p)
+        p = os.path.join(out_dir, "results.png")
+        self.plot(p)
+        paths.append(p)
+        for g in self.games:
+            if g.record is not None:
+                p = os.path.join(out_dir, "games", f"game_{g.index:05d}.json")
+                _save_record(p, g.record)
+                paths.append(p)
+        return paths
+
+
+def _pct(x: float) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
+
+
+def _write_json(path: str, data: Any) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(_clean(data), f, indent=1, allow_nan=False)
+    os.replace(tmp, path)  # never leave a half-written file
+
+
+def _save_record(path: str, record: dict[str, Any]) -> None:
+    from halma_env.records import GameRecord
+
+    GameRecord.from_dict(record).save(path)  # checks the document's shape on the way out
+
+
+def _clean(o: Any) -> Any:
+    """JSON-ready data: NaN (an empty statistic) becomes null, tuples lists."""
+    if isinstance(o, float):
+        return None if math.isnan(o) else o
+    if isinstance(o, dict):
+        return {str(k): _clean(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_clean(v) for v in o]
+    return o
+
+
+def run_tournament(
+    players: Sequence[str],
+    rules: Rules,
+    games: int,
+    *,
+    seed: int = 0,
+    workers: int | None = 1,
+    time_budget: float | None = None,
+    max_plies: int | None = None,
+    cap_outcome: str = "draw",
+    keep_records: bool = False,
+    progress: bool = False,
+    factory: Factory | None = None,
+) -> TournamentResult:
+    """Play ``games`` games among ``players`` (names or paths for ``factory``, default the
+    registry) under ``rules`` with the balanced seat schedule; ``workers`` processes (None: one
+    per core).  The result does not depend on ``workers``."""
+    if not players:
+        raise ValueError("a tournament needs at least one player")
+    if games < 1:
+        raise ValueError(f"games must be >= 1, got {games}")
+    if time_budget is not None and not time_budget > 0:
+        raise ValueError(f"the time per move must be > 0 seconds, got {time_budget}")
+    labels = unique_labels(players)
+    n = rules.num_players
+    base = rules.to_dict()
+    tasks = []
+    for g, lineup in enumerate(schedule(len(players), n, games)):
+        r = dict(base, first_seat=lineup.first_seat)
+        tasks.append(_Task(g, derive_seed(seed, g), r, [players[p] for p in lineup.seats],
+                           [labels[p] for p in lineup.seats], list(lineup.seats), time_budget,
+                           max_plies, cap_outcome, factory, keep_records))
+    workers = (os.cpu_count() or 1) if workers is None else workers
+    workers = max(1, min(workers, games))
+    start = time.perf_counter()
+    results: list[GameResult] = []
+    from tqdm import tqdm
+
+    with tqdm(total=games, disable=not progress, unit="game", desc="halma eval", file=sys.stderr) as bar:
+        if workers == 1:
+            for t in tasks:
+                results.append(_run_task(t))
+                bar.update()
+        else:
+            import multiprocessing as mp
+
+            with mp.get_context("spawn").Pool(workers) as pool:
+                for res in pool.imap_unordered(_run_task, tasks):
+                    results.append(res)
+                    bar.update()
+    results.sort(key=lambda g: g.index)
+    return TournamentResult(labels, list(players), base, results, seed, time_budget, max_plies, cap_outcome,
+                            time.perf_counter() - start)
+
+
+# --- the solitaire crossing ------------------------------------------------------------------
+
+
+@dataclass
+class SoloResult:
+    """The solitaire crossing benchmark: one seat alone on the star board, moves to finish."""
+
+    agent: str
+    games: list[GameResult]
+    max_plies: int
+    seed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        done = [g.plies for g in self.games if g.end_reason == "finished"]
+        return {
+            "agent": self.agent,
+            "optimum": SOLO_OPTIMUM,
+            "games": len(self.games),
+            "finished": len(done),
+            "moves": [g.plies for g in self.games],
+            "finished_moves": done,
+            "best": min(done) if done else None,
+            "mean": sum(done) / len(done) if done else None,
+            "max_plies": self.max_plies,
+            "seed": self.seed,
+            "ms_per_move": 1000 * sum(g.move_time[0] for g in self.games)
+            / max(1, sum(g.move_count[0] for g in self.games)),
+        }
+
+    def markdown(self) -> str:
+        d = self.to_dict()
+        if d["finished"]:
+            mean, best = f"{d['mean']:.1f}", str(d["best"])
+            gap = f"+{d['mean'] - SOLO_OPTIMUM:.1f}"
+        else:
+            mean = best = gap = "n/a"
+        return "\n".join([
+            "### Solitaire crossing (star, 1 seat): moves to bring all 10 pieces across",
+            "",
+            "| agent | games | finished | mean moves | best | optimum | mean - optimum | ms/move |",
+            "|---|---|---|---|---|---|---|---|",
+            f"| {self.agent} | {d['games']} | {d['finished']}/{d['games']} | {mean} | {best} | {SOLO_OPTIMUM} | "
+            f"{gap} | {d['ms_per_move']:.1f} |",
+            "",
+            f"Unfinished games stop at {self.max_plies} moves (seed {self.seed}).",
+        ])
+
+
+def run_solo(
+    agent: str,
+    games: int = 1,
+    *,
+    seed: int = 0,
+    time_budget: float | None = None,
+    max_plies: int = CAP_PER_SEAT,
+    keep_records: bool = False,
+    factory: Factory | None = None,
+) -> SoloResult:
+    """Play the solitaire crossing ``games`` times (player seeds from ``seed``)."""
+    if games < 1:
+        raise ValueError(f"games must be >= 1, got {games}")
+    rules = Rules("star", 1)
+    results = [
+        play_game(rules, [agent], derive_seed(seed, g), time_budget, max_plies=max_plies, index=g,
+                  names=unique_labels([agent]), factory=factory, keep_record=keep_records)
+        for g in range(games)
+    ]
+    return SoloResult(unique_labels([agent])[0], results, max_plies, seed)
+
+
+# --- the command -----------------------------------------------------------------------------
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("players", nargs="*", metavar="PLAYER",
+                   help="bots (random, greedy, search, mcts), levels (easy, medium, hard), checkpoint or "
+                        "exported-model paths; 1 player plays itself")
+    p.add_argument("--solo", metavar="AGENT", help="the solitaire crossing benchmark for AGENT (optimum 27 moves)")
+    p.add_argument("--games", type=int, default=None, help="games to play (default 100; --solo: 1)")
+    p.add_argument("--variant", default="star", choices=VARIANTS)
+    p.add_argument("--seats", type=int, default=None,
+                   help="seats per game (default: the number of players when the variant allows it, else 2)")
+    p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
+                   help="a rule option (SPEC §4), e.g. anti_blocking=false, move_limit=300; repeatable")
+    p.add_argument("--preset", choices=("qdan", "kawu"), help="a public rule set (star only)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the whole match (default 0)")
+    p.add_argument("--workers", type=int, default=None, help="parallel processes (default: number of cores)")
+    p.add_argument("--time-per-move", type=float, default=None, metavar="SECONDS",
+                   help="per-move time budget given to the players (default: none, the bots' own settings)")
+    p.add_argument("--max-plies", type=int, default=None,
+                   help=f"arena safety cap on plies per game (default {CAP_PER_SEAT} per seat); "
+                        "a game stopped by it counts as not finished")
+    p.add_argument("--cap-outcome", choices=("draw", "progress"), default="draw",
+                   help="places of the unfinished seats of a capped game (default draw)")
+    p.add_argument("--out", metavar="DIR", help="write results.json, results.md, results.png and every game record")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def parse_rule_options(items: Sequence[str]) -> dict[str, Any]:
+    """``["key=value", ...]`` -> options; values true/false/none/integers are converted."""
+    settable = [n for n in OPTION_NAMES if n not in ("variant", "num_players", "first_seat")]
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise ValueError(f"--rule expects KEY=VALUE, got {item!r}")
+        if key in ("first_seat",):
+            raise ValueError("first_seat is rotated by the arena (every seat starts equally often); it cannot be set")
+        if key in ("variant", "num_players"):
+            raise ValueError(f"{key} is set with --variant/--seats, not --rule")
+        if key not in settable:
+            raise ValueError(f"unknown rule option {key!r}; known: {', '.join(settable)}")
+        text = text.strip()
+        low = text.lower()
+        if low in ("true", "on", "yes"):
+            value: Any = True
+        elif low in ("false", "off", "no"):
+            value = False
+        elif low in ("none", "null", ""):
+            value = None
+        else:
+            try:
+                value = int(text)
+            except ValueError:
+                value = text
+        out[key] = value
+    return out
+
+
+def build_rules(variant: str, seats: int, rule_items: Sequence[str] = (), preset: str | None = None) -> Rules:
+    """Rules from the command-line options (ValueError naming the problem)."""
+    options = parse_rule_options(rule_items)
+    if preset is not None:
+        if variant != "star":
+            raise ValueError(f"the {preset} preset is a star rule set; it cannot be used with --variant {variant}")
+        return Rules.preset(preset, seats, **options)
+    return Rules(variant, seats, **options)
+
+
+def _default_seats(variant: str, k: int) -> int:
+    allowed = SEAT_COUNTS[variant]
+    if k in allowed and k >= 2:
+        return k
+    if k == 1:
+        return 2
+    raise ValueError(f"{k} players do not fit one {variant} game ({', '.join(map(str, allowed))} seats); "
+                     "pass --seats (players then share games by subsets)")
+
+
+def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
+    """``halma eval``: returns 0, or 2 after a clear message for bad input."""
+    factory = factory or default_factory
+    try:
+        if args.games is not None and args.games < 1:
+            raise ValueError(f"--games must be >= 1, got {args.games}")
+        if args.workers is not None and args.workers < 1:
+            raise ValueError(f"--workers must be >= 1, got {args.workers}")
+        if args.max_plies is not None and args.max_plies < 1:
+            raise ValueError(f"--max-plies must be >= 1, got {args.max_plies}")
+        if args.time_per_move is not None and not args.time_per_move > 0:
+            raise ValueError(f"--time-per-move must be > 0 seconds, got {args.time_per_move}")
+        if args.solo is not None:
+            if args.players:
+                raise ValueError("--solo takes one agent and no other players")
+            if args.variant != "star" or args.seats not in (None, 1) or args.rule or args.preset:
+                raise ValueError("--solo is the star solitaire (1 seat, default rules); "
+                                 "drop --variant/--seats/--rule/--preset")
+            _check_players([args.solo], factory)
+        else:
+            if not args.players:
+                raise ValueError("name at least one player (e.g. 'halma eval greedy random') or use --solo AGENT")
+            seats = args.seats if args.seats is not None else _default_seats(args.variant, len(args.players))
+            rules = build_rules(args.variant, seats, args.rule, args.preset)
+            if rules.num_players < 2:
+                raise ValueError("matches need 2+ seats; the 1-seat star is the solitaire: use --solo AGENT")
+            _check_players(args.players, factory)
+    except ValueError as e:
+        print(f"halma eval: error: {e}", file=sys.stderr)
+        return 2
+
+    if args.solo is not None:
+        res = run_solo(args.solo, args.games or 1, seed=args.seed, time_budget=args.time_per_move,
+                       max_plies=args.max_plies or CAP_PER_SEAT, keep_records=bool(args.out), factory=factory)
+        print(res.markdown())
+        if args.out:
+            os.makedirs(os.path.join(args.out, "games"), exist_ok=True)
+            _write_json(os.path.join(args.out, "solo.json"), res.to_dict())
+            with open(os.path.join(args.out, "solo.md"), "w") as f:
+                f.write(res.markdown() + "\n")
+            for g in res.games:
+                _save_record(os.path.join(args.out, "games", f"game_{g.index:05d}.json"), g.record)
+            print(f"\nwrote {args.out}/solo.json, solo.md and {len(res.games)} game records")
+        return 0
+
+    max_plies = args.max_plies or CAP_PER_SEAT * rules.num_players
+    result = run_tournament(args.players, rules, args.games or 100, seed=args.seed, workers=args.workers,
+                            time_budget=args.time_per_move, max_plies=max_plies, cap_outcome=args.cap_outcome,
+                            keep_records=bool(args.out), progress=not args.quiet, factory=factory)
+    print(result.markdown())
+    if args.out:
+        paths = result.save(args.out)
+        print(f"\nwrote {len(paths)} files to {args.out} (results.json, results.md, results.png, games/)")
+    return 0
+
+
+def _check_players(specs: Sequence[str], factory: Factory) -> None:
+    """Make each player once so an unknown name or a bad file fails before any game starts."""
+    for spec in specs:
+        try:
+            factory(spec, 0)
+        except (ValueError, FileNotFoundError, KeyError, ImportError) as e:
+            raise ValueError(f"cannot make player {spec!r}: {e}") from None

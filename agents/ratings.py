@@ -1,0 +1,91 @@
+"""Ratings and the statistics the arena reports: openskill Plackett-Luce, Wilson intervals.
+
+Plackett-Luce rates a whole finishing order at once, so 3-6 seat games with shared places
+(draws, equal progress) count as one observation each, not as a set of invented pairwise games.
+Ratings are updated game by game in game-index order, so a tournament with a seed always gives
+the same ratings whatever order the worker processes finished in.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
+
+
+@dataclass(frozen=True)
+class Rating:
+    """An openskill rating: ``mu`` (skill estimate), ``sigma`` (its uncertainty) and the
+    conservative ``ordinal = mu - 3 sigma`` that leaderboards sort by."""
+
+    mu: float
+    sigma: float
+
+    @property
+    def ordinal(self) -> float:
+        return self.mu - 3.0 * self.sigma
+
+    def to_dict(self) -> dict[str, float]:
+        return {"mu": self.mu, "sigma": self.sigma, "ordinal": self.ordinal}
+
+
+def competition_ranks(scores: Sequence[float]) -> list[int]:
+    """Ranks (1 = best) of ``scores`` where smaller is better and equal scores share a rank
+    ("1224" ranking): rank = 1 + how many scores are strictly better."""
+    return [1 + sum(1 for o in scores if o < s) for s in scores]
+
+
+def rate_games(num_players: int, games: Sequence[Sequence[tuple[int, float]]]) -> list[Rating]:
+    """Plackett-Luce ratings of ``num_players`` players from games given in order.
+
+    Each game is a list of ``(player index, place)`` for the players that took part (a smaller
+    place is better, equal places are ties; a player holding several seats enters once with its
+    mean place).  Players start at openskill's default (mu 25, sigma 25/3).
+    """
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    ratings = [model.rating() for _ in range(num_players)]
+    for game in games:
+        if len(game) < 2:
+            continue  # a game against nobody says nothing about skill
+        idx = [p for p, _ in game]
+        if len(set(idx)) != len(idx):
+            raise ValueError(f"a player appears twice in one rated game: {idx}")
+        ranks = competition_ranks([place for _, place in game])
+        new = model.rate([[ratings[p]] for p in idx], ranks=ranks)
+        for p, team in zip(idx, new):
+            ratings[p] = team[0]
+    return [Rating(r.mu, r.sigma) for r in ratings]
+
+
+def wilson_interval(successes: float, trials: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for a proportion; ``successes`` may be fractional (a draw counts
+    half a win).  ``(0.0, 1.0)`` when there are no trials."""
+    if trials <= 0:
+        return (0.0, 1.0)
+    if not 0 <= successes <= trials:
+        raise ValueError(f"successes must be within 0..{trials}, got {successes}")
+    p = successes / trials
+    z2 = z * z
+    centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)
+    half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / (1 + z2 / trials)
+    lo = 0.0 if successes == 0 else max(0.0, centre - half)  # exact ends: no rounding past 0 or 1
+    hi = 1.0 if successes == trials else min(1.0, centre + half)
+    return (lo, hi)
+
+
+def mean_interval(values: Sequence[float], z: float = Z95) -> tuple[float, float, float]:
+    """Mean and normal-approximation 95% interval ``(mean, low, high)``; a single value has a
+    zero-width interval, none gives NaNs."""
+    n = len(values)
+    if n == 0:
+        return (math.nan, math.nan, math.nan)
+    mean = sum(values) / n
+    if n == 1:
+        return (mean, mean, mean)
+    var = sum((v - mean) ** 2 for v in values) / (n - 1)
+    half = z * math.sqrt(var / n)
+    return (mean, mean - half, mean + half)
