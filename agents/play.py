@@ -1,0 +1,356 @@
+"""``halma play``: play in the terminal, hot seat or against CPU levels.
+
+Every seat is either ``human`` or a CPU player (a level such as ``easy``/``medium``/``hard`` or
+any name ``agents.registry.make_player`` accepts).  Commands at a human's turn:
+
+    src-dst        play a move (e.g. 113-104)
+    HOLE           show where the piece on HOLE can go (marked *)
+    moves          list the legal moves, numbered; then #N plays move N
+    undo           take back your last move (and the CPU moves after it)
+    resign         the seat to move resigns
+    cpu SEAT NAME  hand a seat to a CPU player; human SEAT takes it back
+    save FILE      save the game record (JSON); load FILE continues a saved game
+    replay FILE    step through a record move by move (Enter: next, q: stop)
+    new            start the next game (the start seat rotates)
+    numbers        toggle hole numbers; board redraws; help; quit
+
+Bad input never changes the game: the session says what was wrong and asks again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import select
+import sys
+from collections.abc import Callable
+
+from halma_env import Game, IllegalMoveError, Move, Rules
+from halma_env.records import GameRecord, load_record
+from halma_env.render import SEAT_COLOUR_NAMES, render_text
+
+HUMAN = "human"
+HELP = __doc__.split("Commands at a human's turn:", 1)[1].split("Bad input", 1)[0]
+
+
+class TimeUp(Exception):
+    """The human's time for this move ran out."""
+
+
+def _default_make_player(name: str, seed: int | None = None):
+    from agents.registry import make_player
+
+    return make_player(name, seed=seed)
+
+
+class PlaySession:
+    """The state of a terminal session: the game, who plays each seat, and the commands."""
+
+    def __init__(
+        self,
+        rules: Rules,
+        seats: list[str],
+        time_limit: float | None = None,
+        seed: int = 0,
+        color: bool = True,
+        numbers: bool = False,
+        cpu_budget: float | None = None,
+        out: Callable[[str], None] = print,
+        make_player: Callable = _default_make_player,
+    ) -> None:
+        if len(seats) != rules.num_players:
+            raise ValueError(f"{rules.num_players} seats need {rules.num_players} players, got {len(seats)}: {seats}")
+        self.rules = rules
+        self.time_limit = time_limit
+        self.seed = seed
+        self.color = color
+        self.numbers = numbers
+        self.cpu_budget = cpu_budget
+        self.out = out
+        self._make_player = make_player
+        self.seats: list[str] = []
+        self.cpu: dict[int, object] = {}
+        for seat, name in enumerate(seats):
+            self.set_seat(seat, name)
+        self.game = Game(rules)
+        self.listed: list[Move] = []
+        self.marks: list[int] = []
+
+    # --- seats -------------------------------------------------------------------------
+
+    def set_seat(self, seat: int, name: str) -> None:
+        """Hand ``seat`` to a CPU player by name, or back to a human (``"human"``)."""
+        if not 0 <= seat < self.rules.num_players:
+            raise ValueError(f"seat must be 0..{self.rules.num_players - 1}, got {seat}")
+        player = None if name == HUMAN else self._make_player(name, seed=self.seed + seat)
+        if seat < len(self.seats):
+            self.seats[seat] = name
+        else:
+            self.seats.append(name)
+        if player is None:
+            self.cpu.pop(seat, None)
+        else:
+            self.cpu[seat] = player
+
+    def is_human(self, seat: int) -> bool:
+        return seat not in self.cpu
+
+    # --- drawing -----------------------------------------------------------------------
+
+    def draw(self) -> None:
+        self.out(render_text(self.game, numbers=self.numbers, color=self.color, marks=self.marks))
+        self.marks = []
+        if not self.game.is_over:
+            seat = self.game.to_move
+            self.out(f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}, {self.seats[seat]}) to move")
+
+    # --- playing -----------------------------------------------------------------------
+
+    def play_cpu_turns(self) -> None:
+        """Let the CPU seats move until a human is to move or the game ends."""
+        while not self.game.is_over and not self.is_human(self.game.to_move):
+            seat = self.game.to_move
+            move = self.cpu[seat].select_move(self.game, self.cpu_budget)
+            self.game.play(move)
+            self.out(f"seat {seat} ({self.seats[seat]}) plays {move}")
+        if self.game.is_over:
+            self.draw()
+
+    def move_for_human(self) -> None:
+        """The human ran out of time: a CPU (``medium``) moves for them this once."""
+        seat = self.game.to_move
+        stand_in = self._make_player("medium", seed=self.seed + 100 + seat)
+        move = stand_in.select_move(self.game, self.cpu_budget)
+        self.game.play(move)
+        self.out(f"time is up: the CPU plays {move} for seat {seat}")
+
+    def handle(self, line: str) -> bool:
+        """Carry out one command; False when the session should end."""
+        words = line.strip().split()
+        if not words:
+            return True
+        cmd, args = words[0].lower(), words[1:]
+        try:
+            return self._dispatch(cmd, args, line.strip())
+        except (ValueError, OSError) as e:  # IllegalMoveError and RecordError are ValueErrors
+            self.out(f"error: {e}")
+            return True
+
+    def _dispatch(self, cmd: str, args: list[str], line: str) -> bool:
+        game = self.game
+        if cmd in ("quit", "exit", "q"):
+            return False
+        if cmd == "help":
+            self.out(HELP)
+        elif cmd == "board":
+            self.draw()
+        elif cmd == "numbers":
+            self.numbers = not self.numbers
+            self.draw()
+        elif cmd == "moves":
+            self.listed = game.legal_moves()
+            self.out("  ".join(f"#{i} {m}" for i, m in enumerate(self.listed, 1)) or "no legal moves")
+        elif cmd.startswith("#"):
+            index = cmd[1:]
+            if not index.isdigit() or not 1 <= int(index) <= len(self.listed):
+                raise ValueError(f"pick a move #1..#{len(self.listed)} from the last 'moves' list, got {cmd}")
+            self._human_move(self.listed[int(index) - 1])
+        elif "-" in cmd and not args:
+            self._human_move(Move.parse(cmd))
+        elif cmd.isdigit() and not args:
+            hole = int(cmd)
+            if not 0 <= hole < game.geometry.num_holes:
+                raise ValueError(f"hole must be 0..{game.geometry.num_holes - 1}, got {hole}")
+            owner = game.piece_at(hole)
+            if owner is None or owner[0] != game.to_move:
+                raise ValueError(f"hole {hole} holds no piece of seat {game.to_move}")
+            destinations = game.legal_destinations(hole)
+            if not destinations:
+                self.out(f"the piece on {hole} cannot move")
+            else:
+                self.marks = destinations
+                self.draw()
+                self.out(f"{hole} can go to: {', '.join(map(str, destinations))}")
+        elif cmd == "undo":
+            self._undo()
+        elif cmd == "resign":
+            if game.is_over:
+                raise ValueError("the game is over")
+            game.resign(game.to_move)
+            self.play_cpu_turns()
+            self.draw()
+        elif cmd == "cpu" and len(args) == 2:
+            self.set_seat(_seat(args[0]), args[1])
+            self.out(f"seat {args[0]} is now played by {args[1]}")
+            self.play_cpu_turns()
+        elif cmd == "human" and len(args) == 1:
+            self.set_seat(_seat(args[0]), HUMAN)
+            self.out(f"seat {args[0]} is played by a human again")
+        elif cmd == "save" and len(args) == 1:
+            GameRecord.from_game(game, players=list(self.seats)).save(args[0])
+            self.out(f"saved to {args[0]}")
+        elif cmd == "load" and len(args) == 1:
+            record = load_record(args[0])
+            loaded = record.replay()
+            if loaded.num_players != len(self.seats):
+                raise ValueError(
+                    f"{args[0]} is a {loaded.num_players}-seat game; this session has {len(self.seats)} seats"
+                )
+            self.game, self.rules = loaded, loaded.rules
+            self.draw()
+            self.play_cpu_turns()
+        elif cmd == "replay" and len(args) == 1:
+            self.replay(load_record(args[0]))
+        elif cmd == "new":
+            self.rules = self.rules.replace(first_seat=(self.rules.first_seat + 1) % self.rules.num_players)
+            self.game = Game(self.rules)
+            self.out(f"new game; seat {self.rules.first_seat} starts")
+            self.play_cpu_turns()
+            self.draw()
+        else:
+            raise ValueError(f"unknown command {line!r}; type 'help'")
+        return True
+
+    def _human_move(self, move: Move) -> None:
+        if self.game.is_over:
+            raise IllegalMoveError(f"the game is over ({self.game.end_reason}); type 'new' for another")
+        self.game.play(move)
+        self.play_cpu_turns()
+        if not self.game.is_over:
+            self.draw()
+
+    def _undo(self) -> None:
+        """Take back moves until it is again a human's turn before their last move."""
+        game = self.game
+        if not game.history or not any(e.kind in ("move", "resign") for e in game.history):
+            raise ValueError("there is nothing to undo")
+        game.undo()
+        while game.moves and not self.is_human(game.to_move):
+            game.undo()
+        self.draw()
+
+    def replay(self, record: GameRecord, step: Callable[[], str] | None = None) -> None:
+        """Show a record position by position; ``step`` returns the user's answer each time."""
+        step = step or (lambda: input("Enter: next move, q: stop > "))
+        for i, game in enumerate(record.games()):
+            self.out(render_text(game, numbers=self.numbers, color=self.color))
+            last = record.events[i - 1] if i else "start"
+            self.out(f"[{i}/{len(record.events)}] {last}")
+            if i < len(record.events) and step().strip().lower() == "q":
+                break
+
+    # --- the loop ----------------------------------------------------------------------
+
+    def run(self, read: Callable[[str, float | None], str]) -> None:
+        """Read commands until quit; ``read(prompt, timeout)`` raises TimeUp or EOFError."""
+        self.out("type 'help' for commands")
+        self.play_cpu_turns()
+        self.draw()
+        while True:
+            if self.game.is_over or not self.is_human(self.game.to_move):
+                timeout = None
+            else:
+                timeout = self.time_limit
+            try:
+                line = read("> ", timeout)
+            except TimeUp:
+                self.move_for_human()
+                self.play_cpu_turns()
+                self.draw()
+                continue
+            except (EOFError, KeyboardInterrupt):
+                self.out("")
+                return
+            if not self.handle(line):
+                return
+
+
+def _seat(text: str) -> int:
+    if not text.isdigit():
+        raise ValueError(f"seat must be a number, got {text!r}")
+    return int(text)
+
+
+def terminal_read(prompt: str, timeout: float | None) -> str:
+    """input() with an optional time limit (POSIX terminals)."""
+    if timeout is None:
+        return input(prompt)
+    sys.stdout.write(f"{prompt}({timeout:.0f} s) ")
+    sys.stdout.flush()
+    ready, _, _ = select.select([sys.stdin], [], [], timeout)
+    if not ready:
+        sys.stdout.write("\n")
+        raise TimeUp()
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line
+
+
+def parse_rule_options(pairs: list[str]) -> dict:
+    """``["move_limit=300", "anti_blocking=false"]`` -> typed options."""
+    options: dict = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"a rule option is written key=value, got {pair!r}")
+        low = value.strip().lower()
+        if low in ("true", "on", "yes"):
+            options[key] = True
+        elif low in ("false", "off", "no"):
+            options[key] = False
+        elif low in ("none", "null", ""):
+            options[key] = None
+        elif low.lstrip("-").isdigit():
+            options[key] = int(low)
+        else:
+            options[key] = value
+    return options
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--variant", default="star", choices=["star", "diamond", "halma16"])
+    p.add_argument("--seats", type=int, default=2, help="number of seats (default 2)")
+    p.add_argument(
+        "--players",
+        help="comma-separated, one per seat: 'human' or a CPU level/bot (default: human, then --level for the rest)",
+    )
+    p.add_argument("--level", default="medium", help="CPU level for the seats not given by --players (default medium)")
+    p.add_argument("--preset", choices=["qdan", "kawu"], help="a public rule set")
+    p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE", help="a rule option (repeatable)")
+    p.add_argument("--time-limit", type=float, choices=[30.0, 60.0], help="seconds per human move; then the CPU moves")
+    p.add_argument("--cpu-time", type=float, default=None, help="CPU thinking budget per move in seconds")
+    p.add_argument("--numbers", action="store_true", help="show hole numbers")
+    p.add_argument("--no-color", action="store_true")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--replay", metavar="FILE", help="step through a saved game record and exit")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        options = parse_rule_options(args.rule)
+        if args.preset:
+            rules = Rules.preset(args.preset, args.seats, **options)
+            if args.variant != "star":
+                raise ValueError(f"the {args.preset} preset is for the star variant")
+        else:
+            rules = Rules(args.variant, args.seats, **options)
+        if args.players:
+            seats = [s.strip() for s in args.players.split(",")]
+        else:
+            seats = [HUMAN] + [args.level] * (rules.num_players - 1)
+        session = PlaySession(
+            rules, seats, time_limit=args.time_limit, seed=args.seed, color=not args.no_color,
+            numbers=args.numbers, cpu_budget=args.cpu_time,
+        )
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.replay:
+        try:
+            session.replay(load_record(args.replay))
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        return 0
+    session.run(terminal_read)
+    return 0

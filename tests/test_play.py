@@ -1,0 +1,128 @@
+"""The terminal play session, driven command by command."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.play import HUMAN, PlaySession, TimeUp, parse_rule_options
+from halma_env import Game, Rules
+
+
+class FirstMove:
+    """A deterministic CPU stand-in: always the first legal move."""
+
+    name = "first"
+
+    def select_move(self, game, time_budget=None):
+        return game.legal_moves()[0]
+
+
+def make_first(name, seed=None):
+    if name not in ("first", "medium"):
+        raise ValueError(f"unknown player {name!r}")
+    return FirstMove()
+
+
+def session(seats, lines=None, **kw):
+    out: list[str] = []
+    s = PlaySession(Rules("star", len(seats)), seats, color=False, out=out.append, make_player=make_first, **kw)
+    return s, out
+
+
+def test_hot_seat_moves_and_bad_input_leaves_game_unchanged():
+    s, out = session([HUMAN, HUMAN])
+    s.handle("113-104")
+    assert s.game.moves == [(113, 104)]
+    before = s.game.position()
+    for bad in ("113-104", "7-7", "0-200", "500", "frobnicate", "#9", "cpu x first", "save"):
+        s.handle(bad)
+        assert s.game.position() == before
+        assert out[-1].startswith("error:"), (bad, out[-1])
+    s.handle("moves")
+    assert "#1 " in out[-1]
+    s.handle("#1")
+    assert s.game.ply == 2
+
+
+def test_pick_piece_shows_destinations():
+    s, out = session([HUMAN, HUMAN])
+    s.handle("117")
+    assert out[-1] == "117 can go to: 104, 106"
+    assert "*" in out[-3]  # the board drawn with the marks
+
+
+def test_cpu_answers_and_undo_returns_to_the_humans_turn():
+    s, out = session([HUMAN, "first"])
+    s.handle("113-104")
+    assert s.game.ply == 2 and s.game.to_move == 0  # the CPU answered
+    s.handle("undo")
+    assert s.game.ply == 0 and s.game.to_move == 0
+
+
+def test_seat_substitution_and_resign():
+    s, out = session([HUMAN, HUMAN, HUMAN])
+    s.handle("cpu 1 first")
+    s.handle("113-104")
+    assert s.game.to_move == 2 and s.game.ply == 2  # seat 1 was played by the CPU
+    s.handle("human 1")
+    s.handle("resign")
+    assert s.game.status[2] == "resigned" and s.game.places[2] == 3
+
+
+def test_save_load_replay(tmp_path):
+    s, out = session([HUMAN, HUMAN])
+    s.handle("113-104")
+    s.handle("7-16")
+    path = tmp_path / "g.json"
+    s.handle(f"save {path}")
+    s2, out2 = session([HUMAN, HUMAN])
+    s2.handle(f"load {path}")
+    assert s2.game.position() == s.game.position()
+    answers = iter(["", "", ""])
+    s2.replay(__import__("halma_env.records", fromlist=["load_record"]).load_record(path), step=lambda: next(answers))
+    assert out2[-1] == "[2/2] 7-16"
+    s2.handle(f"load {tmp_path / 'missing.json'}")
+    assert out2[-1].startswith("error:")
+
+
+def test_new_game_rotates_the_start():
+    s, out = session([HUMAN, HUMAN])
+    s.handle("new")
+    assert s.game.to_move == 1 and s.rules.first_seat == 1
+
+
+def test_time_limit_lets_the_cpu_move_for_the_human():
+    s, out = session([HUMAN, HUMAN], time_limit=30)
+    reads = iter([TimeUp(), "quit"])
+
+    def read(prompt, timeout):
+        assert timeout == 30
+        item = next(reads)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    s.run(read)
+    assert s.game.ply == 1 and any("time is up" in line for line in out)
+
+
+def test_rule_options_and_cli_errors(capsys):
+    assert parse_rule_options(["move_limit=300", "anti_blocking=off", "stall_limit=none"]) == {
+        "move_limit": 300, "anti_blocking": False, "stall_limit": None,
+    }
+    with pytest.raises(ValueError, match="key=value"):
+        parse_rule_options(["oops"])
+    from agents.cli import main
+
+    assert main(["play", "--seats", "4", "--variant", "diamond"]) == 2
+    assert "diamond is played by 2, 3 seats" in capsys.readouterr().err
+    assert main(["play", "--rule", "bogus=1"]) == 2
+    assert "unknown rule option" in capsys.readouterr().err
+
+
+def test_whole_game_between_cpus_ends():
+    s, out = session(["first", "first"])
+    s.rules = Rules("star", 2, move_limit=40)
+    s.game = Game(s.rules)
+    s.play_cpu_turns()
+    assert s.game.is_over and "game over" in out[-1]
