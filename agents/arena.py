@@ -226,7 +226,11 @@ def play_game(
         seat = game.to_move
         view = game.copy()  # players must not change the game; a copy makes sure of it
         start = time.perf_counter()
-        move = actors[seat].select_move(view, time_budget)
+        try:
+            move = actors[seat].select_move(view, time_budget)
+        except Exception as e:  # not hidden: stop the run, saying which game and player failed
+            raise RuntimeError(f"game {index} (seed {seed}), ply {game.ply}: player {names[seat]!r} on seat {seat} "
+                               f"raised {type(e).__name__}: {e}") from e
         spent = time.perf_counter() - start
         move_time[seat] += spent
         move_count[seat] += 1
