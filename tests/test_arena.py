@@ -251,3 +251,15 @@ def test_json_is_strict_without_nan(tmp_path) -> None:
     data = json.loads((tmp_path / "results.json").read_text(), parse_constant=lambda c: pytest.fail(c))
     assert data["summary"]["finish_rate"] == 0.0
     assert data["players_stats"][0]["score"] is None
+
+
+class _Broken:
+    name = "broken"
+
+    def select_move(self, game: Game, time_budget: float | None = None):
+        raise KeyError("bug")
+
+
+def test_player_errors_are_not_hidden() -> None:
+    with pytest.raises(RuntimeError, match=r"game 3 .*'broken' on seat 1 raised KeyError"):
+        play_game(Rules("star", 2), [_Scripted(), _Broken()], index=3, names=["scripted", "broken"])
