@@ -154,3 +154,64 @@ def progress_score(game: Game, seat: int) -> float:
     if not others:
         return 0.0
     return sum(others) / len(others) - mine
+
+
+class Tracker:
+    """A private copy of a game plus every seat's potential, kept up to date move by move.
+
+    Searches play and undo on ``game`` (a copy: the caller's game is never touched) through
+    ``play``/``undo``, which also update the potentials (by the table gain), the king holes, and
+    per seat the pieces outside its goal and the empty holes of its goal.  ``play`` hands the
+    turn to the given seat first, so a best-reply search can let any opponent move.
+    """
+
+    def __init__(self, game: Game, straggle: float = STRAGGLE) -> None:
+        self.game = game.copy()
+        n = game.num_players
+        self.n = n
+        self.views = [SeatView(game, s, straggle) for s in range(n)]
+        self.goals = [v.tables.goal for v in self.views]
+        self.pot = [v.potential() for v in self.views]
+        self.king = [v.king_hole for v in self.views]
+        self.outside = [sum(1 for h in v.pieces if h not in v.tables.goal) for v in self.views]
+        self.empty = [sum(1 for h in goal if game.piece_at(h) is None) for goal in self.goals]
+
+    def gain(self, s: int, src: int, dst: int) -> float:
+        """How much moving ``src`` -> ``dst`` lowers seat ``s``'s potential."""
+        v = self.views[s]
+        if src == self.king[s]:
+            return v.king[src] - v.king[dst]
+        return v.piece[src] + v.endgame[src] - v.piece[dst] - v.endgame[dst]
+
+    def moves_of(self, s: int) -> list:
+        """Seat ``s``'s legal moves in the current position (whoever is really to move)."""
+        self.game.to_move = s
+        return self.game.legal_moves()
+
+    def play(self, s: int, move, gain: float) -> None:
+        self.game.to_move = s
+        self.game.play(move)
+        self._update(s, move.src, move.dst, gain)
+
+    def undo(self, s: int, move, gain: float) -> None:
+        self.game.undo()
+        self._update(s, move.dst, move.src, -gain)
+
+    def _update(self, s: int, src: int, dst: int, gain: float) -> None:
+        self.pot[s] -= gain
+        if src == self.king[s]:
+            self.king[s] = dst
+        goal = self.goals[s]
+        self.outside[s] += (src in goal) - (dst in goal)
+        for t in range(self.n):
+            gt = self.goals[t]
+            self.empty[t] += (src in gt) - (dst in gt)
+
+    def near_finish(self, s: int) -> bool:
+        """Whether one move might finish seat ``s`` (cheap necessary condition)."""
+        return self.empty[s] <= 1 or self.outside[s] <= 1
+
+    def may_finish(self, s: int, move) -> bool:
+        """Whether ``move`` might finish seat ``s`` (needs playing to be sure)."""
+        goal = self.goals[s]
+        return move.dst in goal and (self.empty[s] <= 1 or move.src not in goal or move.src == self.king[s])

@@ -1,0 +1,315 @@
+"""``search``: alpha-beta for 2 seats, best-reply search (BRS) for 3-6, under a time budget.
+
+One minimax from the root seat's point of view serves both: MAX nodes are the root seat's
+moves; MIN nodes are *all* other active seats' moves pooled (Schadd & Winands' best-reply
+search, which did best among multi-player searches on Chinese Checkers): the single opponent
+move that hurts the root seat most answers each root move.  With 2 seats this is exactly
+alpha-beta minimax.  The searcher works on a copy of the game and, at MIN nodes, hands the turn
+to each opponent in turn by setting ``to_move`` on that copy (the engine's ``play``/``undo``
+restore it).
+
+Machinery:
+- iterative deepening (depth 1, 2, ...) until the time budget or ``depth`` is reached; the last
+  completed iteration's move is played;
+- move ordering by the greedy gain (``evaluation``), the transposition-table move first;
+  below the root only the ``width`` best-ordered moves are searched (forward pruning: in these
+  games the few most progressive moves nearly always contain the best);
+- a transposition table keyed by a Zobrist hash of the position and node kind;
+- horizon nodes cost one move generation: the value of the mover's best move there is read from
+  the gain tables instead of being played out (moves that might finish are played to check);
+- evaluation: every seat's potential (progress, stragglers, endgame pull, king), as the mean
+  over opponents of (their potential - the root seat's), plus a tempo bonus for the side to move;
+  finished games score by place (``halma_env.rewards.place_rewards``), sooner wins preferred;
+- at the root, a move back to an arrangement of the seat's pieces seen in its last few moves is
+  penalised (as in ``greedy``), so endgames never cycle and halma16's repetition is avoided.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from agents.bots.evaluation import STRAGGLE, WIN, Tracker
+from agents.bots.greedy import REVISIT_PENALTY, recent_configurations
+from halma_env import Game, Move
+from halma_env.rewards import place_rewards
+
+TEMPO = 1.5  # worth of having the move (about the gain of an average move late in the game)
+_EXACT, _LOWER, _UPPER = 0, 1, 2
+
+
+class _Timeout(Exception):
+    pass
+
+
+class SearchBot:
+    """Alpha-beta (2 seats) / best-reply search (3-6 seats) with iterative deepening."""
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        time: float | None = 0.2,
+        depth: int = 0,
+        width: int = 10,
+        root_width: int = 24,
+        memory: int = 12,
+        straggle: float = STRAGGLE,
+        name: str = "search",
+    ) -> None:
+        if time is not None and time <= 0:
+            raise ValueError(f"search time must be > 0 seconds (or none), got {time!r}")
+        if depth < 0:
+            raise ValueError(f"search depth must be >= 0 (0 = until the time runs out), got {depth!r}")
+        if time is None and depth == 0:
+            raise ValueError("search needs a time limit or a depth (e.g. search:depth=2,time=none)")
+        if width < 1 or root_width < 1:
+            raise ValueError(f"search widths must be >= 1, got width={width!r}, root_width={root_width!r}")
+        self.name = name
+        self.seed = seed
+        self.time = time
+        self.depth = int(depth)
+        self.width = int(width)
+        self.root_width = int(root_width)
+        self.memory = int(memory)
+        self.straggle = float(straggle)
+        self._rng = random.Random(seed)
+        self.last_info: dict = {}
+
+    # --- public ------------------------------------------------------------------------
+
+    def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        moves = game.legal_moves()
+        if not moves:
+            raise ValueError("no legal move: the game is over")
+        start = time.perf_counter()
+        limit = self.time
+        if time_budget is not None:
+            # keep a margin for the copy, the last iteration's unwinding and the caller
+            cap = max(0.005, 0.7 * time_budget - 0.01)
+            limit = cap if limit is None else min(limit, cap)
+        if len(moves) == 1:
+            return moves[0]
+        run = _Run(self, game, start, limit)
+        return run.best_move(moves)
+
+    def __repr__(self) -> str:
+        return f"SearchBot(seed={self.seed!r}, time={self.time}, depth={self.depth}, width={self.width})"
+
+
+class _Run:
+    """State of one ``select_move`` call."""
+
+    def __init__(self, bot: SearchBot, game: Game, start: float, limit: float | None) -> None:
+        self.bot = bot
+        tr = Tracker(game, bot.straggle)
+        self.tr = tr
+        self.g = tr.game
+        self.root = game.to_move
+        self.n = game.num_players
+        self.deadline = None if limit is None else start + limit
+        self.views, self.pot, self.king = tr.views, tr.pot, tr.king
+        self.gain, self.moves_of = tr.gain, tr.moves_of
+        self.near_finish, self.may_finish = tr.near_finish, tr.may_finish
+        rng = random.Random(bot._rng.getrandbits(64))
+        self.rng = rng
+        num_holes = game.geometry.num_holes
+        self.zob = [[rng.getrandbits(64) for _ in range(num_holes)] for _ in range(self.n)]
+        self.zob_min = rng.getrandbits(64)
+        self.hash = 0
+        for s in range(self.n):
+            for h in self.views[s].pieces:
+                self.hash ^= self.zob[s][h]
+        self.tt: dict[int, tuple] = {}
+        self.nodes = 0
+        self.opponents = [s for s in range(self.n) if s != self.root]
+        places = game.places
+        self.rivals = [s for s in self.opponents if places[s] is None] or self.opponents
+        self.solo = not self.opponents  # solitaire: every node is the seat's own move
+
+    def play(self, s: int, m: Move, gain: float) -> None:
+        self.tr.play(s, m, gain)
+        self.hash ^= self.zob[s][m.src] ^ self.zob[s][m.dst]
+
+    def undo(self, s: int, m: Move, gain: float) -> None:
+        self.tr.undo(s, m, gain)
+        self.hash ^= self.zob[s][m.src] ^ self.zob[s][m.dst]
+
+    # --- evaluation ----------------------------------------------------------------------
+
+    def active(self) -> list[int]:
+        status = self.g.status
+        return [s for s in self.opponents if status[s] == "active"]
+
+    def static(self, max_to_move: bool) -> float:
+        """Root seat's view of a quiet position."""
+        # the seats undecided at the root, even once they finish: a rival's finish is its gain
+        mean = sum(self.pot[s] for s in self.rivals) / len(self.rivals) if self.rivals else 0.0
+        return mean - self.pot[self.root] + (TEMPO if max_to_move else -TEMPO)
+
+    def terminal(self, ply: int) -> float | None:
+        """Score if the root seat is decided (or the game over), else None."""
+        g = self.g
+        places = g.places
+        if places[self.root] is None and not g.is_over:
+            return None
+        reward = place_rewards(places)[self.root]
+        if reward > 0:
+            return WIN * reward - ply
+        if reward < 0:
+            return WIN * reward + ply
+        return 0.0
+
+    # --- search ----------------------------------------------------------------------------
+
+    def check_time(self) -> None:
+        self.nodes += 1
+        if self.deadline is not None and self.nodes & 7 == 0 and time.perf_counter() > self.deadline:
+            raise _Timeout
+
+    def ordered(self, seats: list[int], width: int, tt_move) -> list[tuple[float, int, Move]]:
+        """(gain, seat, move) for the given seats' moves, best first, cut to ``width``."""
+        cand = []
+        for s in seats:
+            for m in self.moves_of(s):
+                cand.append((self.gain(s, m.src, m.dst), s, m))
+        cand.sort(key=lambda x: -x[0])
+        if tt_move is not None:
+            for i, c in enumerate(cand):
+                if (c[1], c[2].src, c[2].dst) == tt_move:
+                    if i:
+                        cand.insert(0, cand.pop(i))
+                    break
+        return cand[:width]
+
+    def horizon(self, is_max: bool, alpha: float, beta: float, ply: int) -> float:
+        """Depth-1 node: the mover's best move valued from the tables (finishing moves played)."""
+        seats = [self.root] if is_max else self.active()
+        best_gain = None
+        best_val = None
+        k = max(1, len(self.rivals))
+        for s in seats:
+            moves = self.moves_of(s)
+            check = self.near_finish(s)
+            for m in moves:
+                gain = self.gain(s, m.src, m.dst)
+                if check and self.may_finish(s, m):
+                    self.play(s, m, gain)
+                    term = self.terminal(ply + 1)
+                    self.undo(s, m, gain)
+                    if term is not None:
+                        if is_max and (best_val is None or term > best_val):
+                            best_val = term
+                        if not is_max and (best_val is None or term < best_val):
+                            best_val = term
+                        continue
+                if best_gain is None or gain > best_gain:
+                    best_gain = gain
+        if best_gain is None and best_val is None:
+            return self.static(not is_max)  # nobody can move: a pass
+        if is_max:
+            quiet = None if best_gain is None else self.static(False) + best_gain
+        else:
+            quiet = None if best_gain is None else self.static(True) - best_gain / k
+        vals = [v for v in (quiet, best_val) if v is not None]
+        return max(vals) if is_max else min(vals)
+
+    def minimax(self, is_max: bool, depth: int, alpha: float, beta: float, ply: int) -> float:
+        self.check_time()
+        term = self.terminal(ply)
+        if term is not None:
+            return term
+        if depth <= 0:
+            return self.static(is_max)
+        if depth == 1:
+            return self.horizon(is_max, alpha, beta, ply)
+        key = self.hash ^ (0 if is_max else self.zob_min)
+        entry = self.tt.get(key)
+        tt_move = None
+        if entry is not None:
+            e_depth, e_val, e_flag, tt_move = entry
+            if e_depth >= depth:
+                if e_flag == _EXACT:
+                    return e_val
+                if e_flag == _LOWER and e_val >= beta:
+                    return e_val
+                if e_flag == _UPPER and e_val <= alpha:
+                    return e_val
+        seats = [self.root] if is_max else self.active()
+        cand = self.ordered(seats, self.bot.width, tt_move)
+        if not cand:
+            # the mover(s) must pass
+            return self.minimax(not is_max or self.solo, depth - 1, alpha, beta, ply)
+        a0, b0 = alpha, beta
+        best = -float("inf") if is_max else float("inf")
+        best_move = None
+        for gain, s, m in cand:
+            self.play(s, m, gain)
+            try:
+                val = self.minimax(not is_max or self.solo, depth - 1, alpha, beta, ply + 1)
+            finally:
+                self.undo(s, m, gain)
+            if is_max:
+                if val > best:
+                    best, best_move = val, (s, m.src, m.dst)
+                alpha = max(alpha, val)
+            else:
+                if val < best:
+                    best, best_move = val, (s, m.src, m.dst)
+                beta = min(beta, val)
+            if alpha >= beta:
+                break
+        flag = _EXACT
+        if best <= a0:
+            flag = _UPPER
+        elif best >= b0:
+            flag = _LOWER
+        self.tt[key] = (depth, best, flag, best_move)
+        return best
+
+    def best_move(self, moves: list[Move]) -> Move:
+        bot = self.bot
+        root = self.root
+        seen = recent_configurations(self.g, root, bot.memory) if bot.memory else {}
+        cfg = 0
+        for h in self.views[root].pieces:
+            cfg |= 1 << h
+        self.rng.shuffle(moves)  # seeded tie-breaks among equal moves
+        scored = []
+        for m in moves:
+            gain = self.gain(root, m.src, m.dst)
+            penalty = REVISIT_PENALTY * seen.get(cfg ^ (1 << m.src) ^ (1 << m.dst), 0) if seen else 0.0
+            scored.append((gain - penalty, gain, penalty, m))
+        scored.sort(key=lambda x: -x[0])
+        # keep every move that might finish, then the best-ordered ones
+        near = self.near_finish(root)
+        keep = [x for x in scored if near and self.may_finish(root, x[3])]
+        rest = [x for x in scored if x not in keep]
+        root_moves = keep + rest[: max(1, bot.root_width)]
+        best = root_moves[0][3]
+        max_depth = bot.depth or 64
+        completed = 0
+        values: dict = {}
+        try:
+            for depth in range(1, max_depth + 1):
+                alpha = -float("inf")
+                iter_best, iter_val = None, -float("inf")
+                for _, gain, penalty, m in root_moves:
+                    self.play(root, m, gain)
+                    try:
+                        val = self.minimax(self.solo, depth - 1, alpha + penalty, float("inf"), 1) - penalty
+                    finally:
+                        self.undo(root, m, gain)
+                    values[m] = val
+                    if val > iter_val:
+                        iter_best, iter_val = m, val
+                        alpha = val
+                best = iter_best
+                completed = depth
+                if iter_val >= WIN / 2:
+                    break  # a forced finish found: no need to look deeper
+                # next iteration: best first, then by this iteration's values
+                root_moves.sort(key=lambda x: -values.get(x[3], -float("inf")))
+        except _Timeout:
+            pass
+        bot.last_info = {"depth": completed, "nodes": self.nodes, "move": str(best)}
+        return best
