@@ -441,7 +441,7 @@ class Game:
         self._move_piece(seat, sb, db)
         self.ply += 1
         events = [Event("move", seat, played)]
-        key = self._after_move(seat, events)
+        key = self._after_move(seat, events, db)
         self._history.append((events, snapshot, change, key))
 
     def resign(self, seat: int) -> None:
@@ -492,13 +492,21 @@ class Game:
             self._kings ^= flip
         self._gen.clear()
 
-    def _after_move(self, seat: int, events: list[Event]):
+    def _after_move(self, seat: int, events: list[Event], db: int | None = None):
         """Decide what the move ended; return the repetition key it counted (or None)."""
         rules = self.rules
-        if self._has_finished(seat):
-            self._status[seat] = FINISHED
-            self._places[seat] = self._top
-            self._top += 1
+        finishers = [seat] if self._has_finished(seat) else []
+        if rules.anti_blocking and db is not None:
+            # with anti-blocking another seat's goal may be completed by this piece (goals are
+            # disjoint, so at most one seat besides the mover can finish on one move)
+            for s, goal in enumerate(self._t.goal_masks):
+                if s != seat and goal >> db & 1 and self._status[s] == ACTIVE and self._has_finished(s):
+                    finishers.append(s)
+        if finishers:
+            for s in finishers:
+                self._status[s] = FINISHED
+                self._places[s] = self._top
+                self._top += 1
             if not rules.play_to_end and self.num_players >= 3:
                 self._end_by_progress("first_finish")
                 return None

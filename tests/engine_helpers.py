@@ -1,0 +1,134 @@
+"""Helpers for the engine tests: build SPEC §3 positions by hand and walk the board."""
+
+from __future__ import annotations
+
+from halma_env.layout import layout
+
+# star directions on the axial grid (row, col): E SE SW W NW NE
+STAR_DIRS = {"E": (0, 1), "SE": (1, 1), "SW": (1, 0), "W": (0, -1), "NW": (-1, -1), "NE": (-1, 0)}
+SQUARE_DIRS = {
+    "E": (0, 1), "SE": (1, 1), "S": (1, 0), "SW": (1, -1), "W": (0, -1), "NW": (-1, -1), "N": (-1, 0), "NE": (-1, 1),
+}
+
+
+def position(variant: str, seats: int, pieces: dict[int, str], to_move: int = 0, ply: int | None = None) -> str:
+    """SPEC §3 text with ``pieces`` (hole -> '0'-'5' or 'A'-'F') and every other hole empty."""
+    g = layout(variant, seats).geometry
+    chars = ["."] * g.num_holes
+    for hole, ch in pieces.items():
+        assert chars[hole] == ".", f"hole {hole} given twice"
+        chars[hole] = ch
+    rows, i = [], 0
+    for w in g.row_widths:
+        rows.append("".join(chars[i : i + w]))
+        i += w
+    text = f"{variant} {seats} {'/'.join(rows)} {to_move}"
+    return text if ply is None else f"{text} {ply}"
+
+
+def walk(variant: str, hole: int, direction: str, steps: int = 1) -> int:
+    """The hole ``steps`` steps from ``hole`` in ``direction`` (-1 if off the board)."""
+    g = layout(variant, 2).geometry
+    dr, dc = (STAR_DIRS if g.kind == "star" else SQUARE_DIRS)[direction]
+    r, c = g.grid[hole]
+    target = (r + dr * steps, c + dc * steps)
+    return {rc: h for h, rc in enumerate(g.grid)}.get(target, -1)
+
+
+def line(variant: str, hole: int, direction: str, count: int) -> list[int]:
+    """``count`` holes starting at ``hole`` and going in ``direction`` (hole itself first)."""
+    out = [walk(variant, hole, direction, k) for k in range(count)]
+    assert -1 not in out, f"line from {hole} {direction} x{count} leaves the board"
+    return out
+
+
+def reference_destinations(game, src: int) -> set[int]:
+    """Where the piece on ``src`` may go, computed straight from the SPEC rules by a slow
+    search over hop chains on a hole -> occupant map (independent of the engine's bitboards)."""
+    from halma_env.board import star_point
+
+    lay = game.layout
+    g = lay.geometry
+    variant = game.rules.variant
+    seat = game.to_move
+    cells = dict(enumerate(game.board()))
+    if cells[src] is None or cells[src][0] != seat:
+        return set()
+    is_king = cells[src][1]
+    cells[src] = None  # the moving piece has left its start hole
+    dirs = list((STAR_DIRS if g.kind == "star" else SQUARE_DIRS).values())
+    by_grid = {rc: h for h, rc in enumerate(g.grid)}
+    closed: set[int] = set()
+    if variant == "diamond":
+        home_pt = {0: 0, 2: 2, 4: 4}[_diamond_point(lay, seat)]
+        for q in range(6):
+            if q not in (home_pt, (home_pt + 3) % 6):
+                closed.update(star_point(q))
+    locked = variant == "halma16" and src in lay.goals[seat]
+    goal = set(lay.goals[seat])
+
+    def lands_ok(h: int) -> bool:
+        return cells[h] is None and h not in closed and (not locked or h in goal)
+
+    def nxt(h: int, d: tuple[int, int]) -> int:
+        r, c = g.grid[h]
+        return by_grid.get((r + d[0], c + d[1]), -1)
+
+    out = set()
+    for d in dirs:
+        n = nxt(src, d)
+        if n >= 0 and lands_ok(n):
+            out.add(n)
+    seen = {src}
+    stack = [src]
+    while stack:
+        h = stack.pop()
+        for d in dirs:
+            x = nxt(h, d)
+            count = 0
+            while x >= 0 and cells[x] is not None and not cells[x][1]:
+                count += 1
+                x = nxt(x, d)
+                if not is_king:
+                    break
+            if count == 0 or x < 0:
+                continue
+            if cells[x] is not None:  # a king in the row, or (ordinary piece) two pieces in a row
+                continue
+            if x == src or lands_ok(x):
+                if x not in seen:
+                    seen.add(x)
+                    stack.append(x)
+    return (out | seen) - {src}
+
+
+def _diamond_point(lay, seat: int) -> int:
+    from halma_env.board import star_tip
+
+    return next(p for p in range(6) if star_tip(p) == lay.king_start[seat])
+
+
+def reference_moves(game) -> set[tuple[int, int]]:
+    """Every legal (src, dst) of the seat to move, by ``reference_destinations``."""
+    if game.is_over:
+        return set()
+    seat = game.to_move
+    return {(s, d) for s in game.pieces(seat) for d in reference_destinations(game, s)}
+
+
+def scattered_position(variant: str, seats: int, rng, density: float | None = None) -> str:
+    """A random well-formed position: pieces (and kings) of every seat on random holes, odd
+    places and closed camps included; dense enough for rows and long jump chains."""
+    lay = layout(variant, seats)
+    holes = list(range(lay.geometry.num_holes))
+    rng.shuffle(holes)
+    density = rng.uniform(0.15, 0.6) if density is None else density
+    per_seat = max(1, min(lay.max_pieces, int(density * len(holes) / seats)))
+    pieces: dict[int, str] = {}
+    for seat in range(seats):
+        count = rng.randint(1, per_seat)
+        mine = [holes.pop() for _ in range(count)]
+        for i, h in enumerate(mine):
+            king = lay.has_kings and i == 0 and rng.random() < 0.8
+            pieces[h] = "ABCDEF"[seat] if king else str(seat)
+    return position(variant, seats, pieces, to_move=rng.randrange(seats))

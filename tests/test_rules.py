@@ -1,0 +1,792 @@
+"""Every rule of SPEC §1 and §4, scenario by scenario, on hand-built positions (SPEC §3 notation)."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections import deque
+
+import pytest
+from engine_helpers import line, position, reference_destinations, walk
+
+from halma_env import Game, IllegalMoveError, Progress, Rules
+from halma_env.board import star_point, star_tip
+from halma_env.game import random_playout
+from halma_env.layout import layout
+
+SQ = 16  # halma16: hole = row * 16 + col
+
+
+def sq(r: int, c: int) -> int:
+    return r * SQ + c
+
+
+def dests(game: Game, src: int) -> set[int]:
+    return set(game.legal_destinations(src))
+
+
+# --- Rules validation --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "words"),
+    [
+        (("diamond", 4), {}, ["diamond", "2, 3", "4", "star"]),
+        (("diamond", 6), {}, ["diamond", "6"]),
+        (("halma16", 3), {}, ["halma16", "2, 4", "3"]),
+        (("star", 0), {}, ["star", "0"]),
+        (("star", 7), {}, ["star", "7"]),
+        (("checkers", 2), {}, ["unknown variant", "checkers"]),
+        (("star", 2), {"speed": 3}, ["unknown rule option", "speed"]),
+        (("star", 2), {"move_limit": -5}, ["move_limit", "-5"]),
+        (("star", 2), {"move_limit": 0}, ["move_limit", "at least 1"]),
+        (("star", 2), {"stall_limit": -1}, ["stall_limit", "-1"]),
+        (("star", 2), {"repetition_limit": -3}, ["repetition_limit", "-3"]),
+        (("star", 2), {"repetition_limit": 1}, ["repetition_limit", "at least 2"]),
+        (("star", 2), {"move_limit": 2.5}, ["move_limit", "int"]),
+        (("star", 2), {"limit_outcome": "win"}, ["limit_outcome", "win"]),
+        (("star", 2), {"first_seat": 2}, ["first_seat", "0..1", "2"]),
+        (("star", 3), {"first_seat": -1}, ["first_seat", "-1"]),
+        (("star", 2), {"anti_blocking": "yes"}, ["anti_blocking", "yes"]),
+        (("star", 2), {"play_to_end": 1}, ["play_to_end"]),
+        (("star", "2"), {}, ["num_players", "'2'"]),
+    ],
+)
+def test_rules_validation_names_the_problem(args, kwargs, words) -> None:
+    with pytest.raises(ValueError) as info:
+        Rules(*args, **kwargs)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+
+
+def test_rules_defaults_and_round_trip() -> None:
+    star = Rules("star", 3)
+    assert (star.anti_blocking, star.play_to_end, star.move_limit, star.limit_outcome) == (True, True, None, "draw")
+    assert (star.stall_limit, star.repetition_limit, star.first_seat) == (None, None, 0)
+    h16 = Rules("halma16", 2)
+    assert h16.anti_blocking is False and h16.repetition_limit == 3
+    assert Rules("halma16", 2, repetition_limit=None).repetition_limit is None
+    for rules in (star, h16, Rules("diamond", 3, move_limit=50, limit_outcome="progress", stall_limit=9)):
+        assert Rules.from_dict(rules.to_dict()) == rules
+    assert star.replace(move_limit=10).move_limit == 10
+    with pytest.raises(ValueError, match="move_limit"):
+        star.replace(move_limit=-1)
+    with pytest.raises(ValueError, match="mapping"):
+        Rules.from_dict(["star", 2])
+    with pytest.raises(AttributeError):
+        star.move_limit = 3  # frozen
+
+
+def test_presets() -> None:
+    assert Rules.preset("qdan", 4) == Rules("star", 4)
+    for n in (2, 3, 4, 6):
+        kawu = Rules.preset("kawu", n)
+        assert (kawu.variant, kawu.num_players, kawu.play_to_end) == ("star", n, False)
+        assert (kawu.move_limit, kawu.limit_outcome, kawu.anti_blocking) == (300, "progress", True)
+    with pytest.raises(ValueError, match="kawu.*5"):
+        Rules.preset("kawu", 5)
+    with pytest.raises(ValueError, match="unknown preset 'fast'"):
+        Rules.preset("fast", 2)
+
+
+def test_kawu_game_is_decided_by_progress_after_300_plies() -> None:
+    game = Game(Rules.preset("kawu", 3))
+    random_playout(game, random.Random(3))
+    assert game.is_over and game.ply == 300 and game.end_reason == "move_limit"
+    keys = [game.progress(s).key() for s in range(3)]
+    for a, b in itertools.permutations(range(3), 2):
+        if keys[a] < keys[b]:
+            assert game.places[a] < game.places[b]
+        if keys[a] == keys[b]:
+            assert game.places[a] == game.places[b]
+
+
+# --- finishing and anti-blocking -----------------------------------------------------------------
+
+
+def _almost_full_goal(blocker_in_goal: bool) -> str:
+    """star 2, seat 0 to move: hole 9 of its goal empty and a piece on 18 that steps into it; hole 4
+    holds a seat-1 piece (the blocker, seat 0's tenth piece waits on 60) or an own piece."""
+    pieces = {h: "0" for h in range(9)}
+    pieces[4] = "1" if blocker_in_goal else "0"
+    pieces[18] = "0"
+    pieces[60] = "0" if blocker_in_goal else "1"  # seat 0 has 10 pieces either way
+    pieces[100] = "1"
+    return position("star", 2, pieces)
+
+
+def test_anti_blocking_on_finishes_with_an_opponent_in_the_goal() -> None:
+    game = Game.from_position(_almost_full_goal(blocker_in_goal=True))
+    assert Rules("star", 2).anti_blocking
+    game.play("18-9")
+    assert game.is_over and game.end_reason == "finished"
+    assert game.places == [1, 2] and game.status == ["finished", "active"]
+
+
+def test_anti_blocking_off_needs_every_goal_hole_own() -> None:
+    game = Game.from_position(_almost_full_goal(blocker_in_goal=True), anti_blocking=False)
+    game.play("18-9")
+    assert not game.is_over and game.places == [None, None] and game.to_move == 1
+    full = Game.from_position(_almost_full_goal(blocker_in_goal=False), anti_blocking=False)
+    full.play("18-9")
+    assert full.is_over and full.places == [1, 2] and full.end_reason == "finished"
+
+
+def test_goal_full_of_opponents_only_does_not_finish() -> None:
+    """Anti-blocking needs at least one own piece in the goal: the start (seat 1 fills seat 0's goal)."""
+    pieces = {h: "1" for h in range(10)}
+    pieces[111] = "0"
+    game = Game.from_position(position("star", 2, pieces, to_move=1))
+    assert not game.is_over
+    assert game.status == ["active", "active"]
+
+
+def test_opponent_filling_the_last_goal_hole_finishes_the_seat() -> None:
+    """Anti-blocking: seat 0's goal holds 9 own pieces; seat 1 steps into the last hole."""
+    pieces = {h: "0" for h in range(9)}
+    pieces.update({60: "0", 18: "1", 100: "1"})
+    text = position("star", 2, pieces, to_move=1)
+    game = Game.from_position(text)
+    game.play("18-9")
+    assert game.is_over and game.places == [1, 2] and game.end_reason == "finished"
+    game.undo()
+    assert game.position() == text + " 0" and game.places == [None, None]
+    off = Game.from_position(text, anti_blocking=False)
+    off.play("18-9")
+    assert not off.is_over
+
+
+def test_seat_with_fewer_pieces_finishes_when_all_are_in_its_goal() -> None:
+    """A puzzle with 3 pieces: they cannot fill the goal, so all own pieces in it is enough."""
+    text = position("star", 2, {0: "0", 1: "0", 18: "0", 100: "1"})
+    for anti in (True, False):
+        game = Game.from_position(text, anti_blocking=anti)
+        game.play("18-9")
+        assert game.is_over and game.places == [1, 2]
+
+
+def test_halma16_needs_every_own_piece_in_the_goal_and_can_use_anti_blocking() -> None:
+    lay = layout("halma16", 2)
+    goal = sorted(lay.goals[0])
+    last = goal[-1]  # (4, 1)
+    outside = sq(5, 1)
+    pieces = {h: "0" for h in goal[:-2]}
+    pieces[goal[-2]] = "1"  # an opponent sits in the goal
+    pieces[outside] = "0"
+    pieces[sq(15, 15)] = "1"
+    pieces[sq(10, 10)] = "0"
+    text = position("halma16", 2, pieces)
+    game = Game.from_position(text)
+    assert not Rules("halma16", 2).anti_blocking
+    game.play(f"{outside}-{last}")
+    assert not game.is_over
+    anti = Game.from_position(text, anti_blocking=True)
+    anti.play(f"{outside}-{last}")
+    assert anti.is_over and anti.places == [1, 2]
+
+
+def test_loaded_position_with_finished_seats_gives_them_shared_top_places() -> None:
+    """Seats already meeting their goal in a loaded position finish together (shared top place)."""
+    pieces = {h: "0" for h in range(10)}
+    pieces.update({h: "1" for h in star_point(5)})  # seat 1 (home point 2) has its goal, point 5, full
+    pieces.update({60: "2"})
+    game = Game.from_position(position("star", 3, pieces, to_move=0))
+    assert game.status == ["finished", "finished", "active"]
+    assert game.is_over and game.places == [1, 1, 3] and game.end_reason == "finished"
+    pieces[60] = "2"
+    pieces[61] = "3"
+    four = Game.from_position(position("star", 4, {**{h: "0" for h in range(10)}, 60: "2", 61: "3", 62: "1"}))
+    assert four.places == [1, None, None, None] and four.to_move == 1 and not four.is_over
+
+
+# --- play to end, places, skipped seats -------------------------------------------------------
+
+
+def _three_seat_race(tie: bool) -> str:
+    """star 3, seat 0 to move and one step (18-9) from finishing; seats 1 and 2 mirror each other
+    (equal progress) or seat 1 has one piece in its goal (point 5) and seat 2 none."""
+    pieces = {h: "0" for h in range(9)}
+    pieces[18] = "0"
+    # seat 1 (home point 2, goal point 5) and seat 2 (home point 4, goal point 1): mirror images
+    g = layout("star", 3).geometry
+    mirror = {h: g.hole_at(r, -x) for h, (r, x) in enumerate(g.coords)}
+    seat1 = [23, 35, 46]
+    pieces.update({h: "1" for h in seat1})
+    pieces.update({mirror[h]: "2" for h in seat1})
+    if not tie:
+        pieces[46] = "."
+        pieces[110] = "1"
+    return position("star", 3, {h: c for h, c in pieces.items() if c != "."})
+
+
+def test_play_to_end_on_keeps_playing_and_skips_the_finished_seat() -> None:
+    game = Game.from_position(_three_seat_race(tie=True))
+    game.play("18-9")
+    assert not game.is_over and game.places == [1, None, None] and game.status[0] == "finished"
+    rng = random.Random(5)
+    for _ in range(30):
+        assert game.to_move in (1, 2)
+        game.play(rng.choice(game.legal_moves()))
+    assert all(e.seat != 0 for e in game.history[1:] if e.kind == "move")
+    assert game.to_move == 1  # 30 plies alternate between seats 1 and 2
+
+
+def _goal_gap(seat_goal: tuple[int, ...]) -> tuple[int, int]:
+    """A goal hole next to a hole outside the goal: (the hole, its outside neighbour)."""
+    g = layout("star", 3).geometry
+    for h in sorted(seat_goal):
+        for n in g.neighbours[h]:
+            if n not in seat_goal:
+                return h, n
+    raise AssertionError("no gap")
+
+
+def test_play_to_end_on_places_in_finishing_order() -> None:
+    """Three seats each one step from finishing: they finish in turn order, the last one placed gets 3."""
+    lay = layout("star", 3)
+    pieces: dict[int, str] = {}
+    moves = []
+    for seat in range(3):
+        hole, outside = _goal_gap(lay.goals[seat])
+        pieces.update({h: str(seat) for h in lay.goals[seat] if h != hole})
+        pieces[outside] = str(seat)
+        moves.append((outside, hole))
+    game = Game.from_position(position("star", 3, pieces))
+    assert not game.is_over
+    game.play(moves[0])
+    assert game.places == [1, None, None] and game.to_move == 1
+    game.play(moves[1])
+    assert game.places == [1, 2, 3] and game.is_over and game.end_reason == "finished"
+
+
+def test_play_to_end_off_ends_at_first_finish_and_ranks_the_rest_by_progress() -> None:
+    game = Game.from_position(_three_seat_race(tie=False), play_to_end=False)
+    assert game.progress(1).in_goal == 1 and game.progress(2).in_goal == 0
+    game.play("18-9")
+    assert game.is_over and game.end_reason == "first_finish" and game.places == [1, 2, 3]
+
+
+def test_play_to_end_off_equal_progress_shares_a_place() -> None:
+    game = Game.from_position(_three_seat_race(tie=True), play_to_end=False)
+    assert game.progress(1) == game.progress(2)
+    game.play("18-9")
+    assert game.is_over and game.end_reason == "first_finish" and game.places == [1, 2, 2]
+
+
+def test_play_to_end_off_with_two_seats_is_an_ordinary_win() -> None:
+    game = Game.from_position(_almost_full_goal(blocker_in_goal=False), play_to_end=False)
+    game.play("18-9")
+    assert game.end_reason == "finished" and game.places == [1, 2]
+
+
+# --- resigning -------------------------------------------------------------------------------
+
+
+def test_resign_two_seats_the_other_wins() -> None:
+    game = Game(Rules("star", 2))
+    game.play("113-104")
+    game.resign(1)  # on its own turn
+    assert game.is_over and game.end_reason == "resign" and game.places == [1, 2]
+    assert game.history[-1].kind == "resign" and game.history[-1].seat == 1
+    with pytest.raises(IllegalMoveError, match="over"):
+        game.resign(0)
+    game.undo()
+    assert not game.is_over and game.places == [None, None] and game.to_move == 1
+    game.resign(0)  # not its turn: allowed
+    assert game.places == [2, 1] and game.end_reason == "resign"
+
+
+def test_resign_three_seats_takes_the_last_place_and_the_others_play_on() -> None:
+    game = Game(Rules("star", 3))
+    game.play("113-104")
+    game.resign(1)  # seat 1 is to move: the turn passes to seat 2
+    assert not game.is_over and game.places == [None, 3, None] and game.to_move == 2
+    assert game.status == ["active", "resigned", "active"]
+    rng = random.Random(1)
+    for _ in range(10):
+        assert game.to_move != 1
+        game.play(rng.choice(game.legal_moves()))
+    assert game.pieces(1) == sorted(Game(Rules("star", 3)).pieces(1)), "a resigned seat's pieces stay"
+    game.resign(0)
+    assert game.is_over and game.end_reason == "resign" and game.places == [2, 3, 1]
+    with pytest.raises(IllegalMoveError):
+        game.play(game.moves[-1])
+
+
+def test_resign_errors_and_finished_seat() -> None:
+    game = Game.from_position(_three_seat_race(tie=True))
+    game.play("18-9")  # seat 0 finished (play to end)
+    for seat, words in ((0, "already finished"), (3, "seat must be 0..2"), (True, "seat must be"), ("1", "seat")):
+        before = game.position()
+        with pytest.raises(IllegalMoveError, match=words):
+            game.resign(seat)
+        assert game.position() == before
+    game.resign(2)
+    assert game.is_over and game.places == [1, 2, 3] and game.end_reason == "resign"
+
+
+def test_resign_four_seats_fills_places_from_the_bottom() -> None:
+    game = Game(Rules("star", 4))
+    game.resign(3)
+    game.resign(1)
+    assert game.places == [None, 3, None, 4] and not game.is_over
+    assert game.to_move == 0
+    game.play(game.legal_moves()[0])
+    assert game.to_move == 2
+    game.resign(2)
+    assert game.is_over and game.places == [1, 3, 2, 4]
+
+
+# --- diamond: kings, rows, closed camps ------------------------------------------------------------
+
+
+def _diamond(pieces: dict[int, str], to_move: int = 0, seats: int = 2) -> Game:
+    return Game.from_position(position("diamond", seats, pieces, to_move=to_move))
+
+
+@pytest.mark.parametrize("length", [1, 2, 3])
+def test_king_jumps_a_row_of_pieces(length: int) -> None:
+    row = line("star", 61, "E", length)  # 61.. to the east of the centre
+    behind = walk("star", row[-1], "E")
+    pieces = {60: "A", 100: "1"}
+    pieces.update({h: "1" if i % 2 else "0" for i, h in enumerate(row)})
+    game = _diamond(pieces)
+    assert behind in dests(game, 60)
+    # the landing is the first hole behind the row, not beyond it
+    assert walk("star", behind, "E") not in dests(game, 60)
+    game.play((60, behind))
+    assert game.piece_at(behind) == (0, True) and game.piece_at(60) is None
+
+
+@pytest.mark.parametrize("length", [2, 3])
+def test_ordinary_pieces_jump_exactly_one_piece(length: int) -> None:
+    row = line("star", 61, "E", length)
+    game = _diamond({60: "0", 100: "B", **{h: "1" for h in row}})
+    assert walk("star", row[-1], "E") not in dests(game, 60)
+    star = Game.from_position(position("star", 2, {60: "0", **{h: "1" for h in row}}))
+    assert walk("star", row[-1], "E") not in dests(star, 60)
+
+
+def test_king_chains_row_jumps_and_changes_direction() -> None:
+    # 60 -E-> over 61,62 -> 63; then 63 -SE-> over 73 -> 83?  computed from the board
+    first_row = line("star", 61, "E", 2)
+    land1 = walk("star", first_row[-1], "E")
+    second_row = line("star", walk("star", land1, "SW"), "SW", 2)
+    land2 = walk("star", second_row[-1], "SW")
+    pieces = {60: "A", 100: "B", **{h: "1" for h in first_row + second_row}}
+    game = _diamond(pieces)
+    assert {land1, land2} <= dests(game, 60)
+    move = next(m for m in game.legal_moves() if (m.src, m.dst) == (60, land2))
+    assert move.path == (60, land1, land2)
+    # without the first row the second landing is out of reach
+    del pieces[first_row[0]], pieces[first_row[1]]
+    assert land2 not in dests(_diamond(pieces), 60)
+
+
+def test_king_start_hole_counts_as_empty_mid_jump() -> None:
+    """60 -E-> over 61 -> 62, then back -W- over 61: the row ends at the empty start hole 60, so
+    the king lands on 60 (not a move: a move never ends where it started) and may jump on from
+    there; had 60 still held the king, the row 61,60 would contain a king and be forbidden."""
+    pieces = {60: "A", 61: "1", 59: "1", 100: "B"}
+    game = _diamond(pieces)
+    d = dests(game, 60)
+    assert 60 not in d
+    assert {62, 58} <= d
+    assert d == reference_destinations(game, 60)
+    for move in game.legal_moves():
+        assert move.dst != move.src
+
+
+def test_nobody_jumps_a_king() -> None:
+    # an ordinary piece may not hop over a king, the enemy's or its own
+    assert 61 not in dests(_diamond({59: "0", 60: "B"}), 59)
+    assert 61 not in dests(_diamond({59: "0", 60: "A", 100: "B"}), 59)
+    # same with an ordinary piece in the middle: the hop is fine
+    assert 61 in dests(_diamond({59: "0", 60: "1", 100: "B"}), 59)
+    # a king may not jump a king, nor a row containing one
+    assert 62 not in dests(_diamond({60: "A", 61: "B"}), 60)
+    game = _diamond({60: "A", 61: "1", 62: "B"})
+    assert 63 not in dests(game, 60) and 62 not in dests(game, 60)
+
+
+def test_diamond_closed_camp_refuses_final_landing_and_mid_chain() -> None:
+    """Seat 0 (home point 0, goal point 3) may not land on point 1.  From 78 a hop over 77 lands on
+    76 (point 1) and a second hop over 66 would reach 57: both are refused in diamond, but legal
+    on the plain star where no camp is closed."""
+    assert 76 in star_point(1) and 57 not in star_point(1)
+    pieces = {78: "0", 77: "1", 66: "1"}
+    star = Game.from_position(position("star", 2, pieces))
+    assert {76, 57} <= dests(star, 78)
+    game = _diamond(pieces)
+    assert 76 not in dests(game, 78) and 57 not in dests(game, 78)
+    before = game.position()
+    with pytest.raises(IllegalMoveError, match="closed camp"):
+        game.play((78, 76))
+    with pytest.raises(IllegalMoveError, match="cannot be reached"):
+        game.play((78, 57))
+    assert game.position() == before
+    # the king too; and the hexagon edge rows stay open to everyone
+    king = _diamond({78: "A", 77: "1", 100: "B"})
+    assert 76 not in dests(king, 78)
+    edge = _diamond({56: "0", 100: "B"})  # 56: a corner of seat 1's home camp (point 2 edge row)
+    assert dests(edge, 56) == {47, 57, 66}  # 65 is on point 1 (closed); 46 on point 2 (closed)
+
+
+def test_diamond_closed_camp_applies_to_every_seat_and_unused_colours() -> None:
+    for seats in (2, 3):
+        lay = layout("diamond", seats)
+        for seat in range(seats):
+            points = [p for p in range(6) if star_tip(p) in (lay.king_start[seat], lay.goal_tip[seat])]
+            closed = set().union(*(star_point(q) for q in range(6) if q not in points))
+            open_mask = lay.open_holes[seat]
+            g = lay.geometry
+            for h in range(g.num_holes):
+                assert bool(open_mask >> g.bit[h] & 1) == (h not in closed), (seats, seat, h)
+
+
+def test_diamond_finish_needs_full_goal_and_king_on_the_tip() -> None:
+    lay = layout("diamond", 2)
+    goal = sorted(lay.goals[0])
+    tip = lay.goal_tip[0]
+    assert tip == 0 and 16 in goal
+    below = walk("star", 16, "SW")
+    assert below not in goal
+    # an ordinary piece fills the last goal hole (16) while the king waits on the tip: finished
+    pieces = {h: "0" for h in goal if h != 16}
+    pieces.update({tip: "A", below: "0", 100: "B"})
+    game = Game.from_position(position("diamond", 2, pieces))
+    assert not game.is_over
+    game.play((below, 16))
+    assert game.is_over and game.places == [1, 2] and game.end_reason == "finished"
+    # the king fills the last hole instead, an ordinary piece on the tip: not finished
+    pieces = {h: "0" for h in goal if h != 16}
+    pieces.update({below: "A", 100: "B"})
+    game = Game.from_position(position("diamond", 2, pieces))
+    game.play((below, 16))
+    assert not game.is_over and game.progress(0).in_goal == 15
+    # loaded: full goal, king off the tip -> active; king on the tip -> finished
+    off = {h: "0" for h in goal}
+    off.update({5: "A", 100: "B"})
+    assert not Game.from_position(position("diamond", 2, off)).is_over
+    on = {h: "0" for h in goal}
+    on.update({tip: "A", 100: "B"})
+    assert Game.from_position(position("diamond", 2, on)).places == [1, 2]
+
+
+def test_diamond_anti_blocking_with_an_opponent_in_the_edge_row() -> None:
+    lay = layout("diamond", 2)
+    goal = sorted(lay.goals[0])
+    below = walk("star", 16, "SW")
+    pieces = {h: "0" for h in goal if h not in (16, 17)}
+    pieces.update({0: "A", 17: "1", below: "0", 60: "0", 100: "B"})
+    text = position("diamond", 2, pieces)
+    game = Game.from_position(text)
+    game.play((below, 16))
+    assert game.is_over and game.places == [1, 2]
+    off = Game.from_position(text, anti_blocking=False)
+    off.play((below, 16))
+    assert not off.is_over
+
+
+# --- halma16 goal lock --------------------------------------------------------------------------
+
+
+def test_halma16_goal_lock_steps_and_mid_jump() -> None:
+    """Seat 0's goal is the top-left staircase.  Its piece on (3,2) may step inside the goal but not
+    out of it, and may not reach (1,2) by hopping out to (3,4) and back in over (2,3)."""
+    goal = set(layout("halma16", 2).goals[0])
+    s, out, back = sq(3, 2), sq(3, 4), sq(1, 2)
+    assert s in goal and back in goal and out not in goal
+    pieces = {s: "0", sq(3, 3): "1", sq(2, 3): "1", sq(15, 15): "1", sq(12, 12): "0"}
+    game = Game.from_position(position("halma16", 2, pieces))
+    d = dests(game, s)
+    assert d == {sq(2, 1), sq(2, 2), sq(3, 1), sq(4, 1), sq(1, 4)}
+    before = game.position()
+    with pytest.raises(IllegalMoveError, match="goal and may not leave"):
+        game.play((s, sq(4, 2)))
+    with pytest.raises(IllegalMoveError, match="cannot be reached"):
+        game.play((s, back))
+    assert game.position() == before
+    # the same square seen by seat 1, for whom it is not the goal: both are reachable
+    other = Game.from_position(position("halma16", 2, {**pieces, s: "1", sq(3, 3): "0"}, to_move=1))
+    assert {sq(4, 2), out, back} <= dests(other, s)
+
+
+def test_halma16_piece_outside_may_enter_and_cross_the_goal() -> None:
+    goal = set(layout("halma16", 2).goals[0])
+    s = sq(5, 0)
+    pieces = {s: "0", sq(4, 0): "1", sq(2, 0): "1", sq(15, 15): "1"}
+    game = Game.from_position(position("halma16", 2, pieces))
+    d = dests(game, s)
+    assert sq(3, 0) in d and sq(1, 0) in d and sq(3, 0) in goal
+
+
+# --- repetition, passes, no moves ---------------------------------------------------------------
+
+
+def test_repetition_draw_halma16_default_three() -> None:
+    game = Game(Rules("halma16", 2))
+    shuffle = ["190-173", "2-36", "173-190", "36-2"]
+    for _ in range(2):
+        for m in shuffle:
+            assert not game.is_over
+            game.play(m)
+    assert game.is_over and game.end_reason == "repetition" and game.places == [1, 1] and game.ply == 8
+    game.undo()
+    assert not game.is_over and game.places == [None, None]
+    star = Game(Rules("star", 2))
+    for _ in range(3):
+        for m in ("113-104", "7-16", "104-113", "16-7"):
+            star.play(m)
+    assert not star.is_over, "no repetition rule on the star by default"
+    two = Game(Rules("star", 2, repetition_limit=2))
+    for m in ("113-104", "7-16", "104-113", "16-7"):
+        two.play(m)
+    assert two.end_reason == "repetition"
+
+
+def test_repetition_count_survives_undo_and_replay_with_stall_limit() -> None:
+    """Undo must take back exactly the repetition count it added (also with a stall limit)."""
+    shuffle = ["190-173", "2-36", "173-190", "36-2"]
+    for stall in (None, 100):
+        game = Game(Rules("halma16", 2, stall_limit=stall))
+        for m in shuffle:
+            game.play(m)
+        for _ in shuffle:
+            game.undo()
+        for m in shuffle:
+            game.play(m)
+        assert not game.is_over, f"spurious repetition after undo (stall_limit={stall})"
+        for m in shuffle:
+            game.play(m)
+        assert game.end_reason == "repetition"
+
+
+def test_automatic_pass_when_a_seat_has_no_move() -> None:
+    """Seat 1's only piece sits on the top tip boxed in by seat 0's pieces: it passes every turn."""
+    pieces = {0: "1", 1: "0", 2: "0", 3: "0", 5: "0", 60: "0"}
+    game = Game.from_position(position("star", 2, pieces))
+    assert game.legal_moves() and game.to_move == 0
+    game.play("60-61")
+    assert game.to_move == 0 and game.ply == 1
+    assert [(e.kind, e.seat) for e in game.history] == [("move", 0), ("pass", 1)]
+    game.play("61-60")
+    assert [e.kind for e in game.history] == ["move", "pass", "move", "pass"]
+    game.undo()
+    assert game.to_move == 0 and game.ply == 1 and len(game.history) == 2
+    # a loaded position with a stuck seat to move starts with its pass
+    start = Game.from_position(position("star", 2, pieces, to_move=1))
+    assert start.to_move == 0 and [(e.kind, e.seat) for e in start.history] == [("pass", 1)]
+
+
+def test_everyone_stuck_is_a_no_moves_draw() -> None:
+    """Diamond pieces on the tip of a closed point cannot move at all."""
+    text = position("diamond", 2, {star_tip(1): "0", 0: "1"})  # point 1 closed for both; 3 for seat 1
+    game = Game.from_position(text)
+    assert game.is_over and game.end_reason == "no_moves" and game.places == [1, 1]
+    assert game.legal_moves() == []
+    # mid-game: seats 1 and 2 stuck, seat 0 plays alone; when it resigns the others are stuck
+    pieces = {120: "1", 0: "2", 60: "0"}
+    three = Game.from_position(position("diamond", 3, pieces))
+    three.play("60-61")
+    assert three.to_move == 0 and [e.kind for e in three.history][-2:] == ["pass", "pass"]
+    three.resign(0)
+    assert three.is_over and three.end_reason == "no_moves" and three.places == [3, 1, 1]
+
+
+# --- move limit, stall limit, progress ------------------------------------------------------------
+
+FORWARD_BACK = ["113-104", "7-16", "104-113", "16-7"]
+
+
+def test_move_limit_draw() -> None:
+    game = Game(Rules("star", 2, move_limit=3))
+    for m in FORWARD_BACK[:3]:
+        game.play(m)
+    assert game.is_over and game.end_reason == "move_limit" and game.places == [1, 1] and game.ply == 3
+
+
+def test_move_limit_progress() -> None:
+    game = Game(Rules("star", 2, move_limit=4, limit_outcome="progress"))
+    for m in ("113-104", "7-16", "104-91", "16-7"):  # seat 0 gains two rows, seat 1 goes back
+        game.play(m)
+    assert game.progress(0).distance < game.progress(1).distance
+    assert game.is_over and game.end_reason == "move_limit" and game.places == [1, 2]
+    game.undo()
+    game.play("16-29")  # seat 1 makes the mirror image of seat 0's moves instead: a tie
+    assert game.progress(0) == game.progress(1)
+    assert game.places == [1, 1]
+
+
+def test_move_limit_counts_the_loaded_ply() -> None:
+    text = Game(Rules("star", 2)).position().rsplit(" ", 1)[0] + " 10"
+    game = Game.from_position(text, move_limit=11)
+    game.play("113-104")
+    assert game.is_over and game.end_reason == "move_limit"
+
+
+def test_progress_ranks_pieces_in_goal_before_distance() -> None:
+    """Seat 0: 1 piece in its goal but far behind; seat 1: none in goal, much closer: seat 0 ranks first."""
+    pieces = {0: "0", 111: "0", 112: "0", 113: "0", 98: "1", 100: "1", 101: "1", 102: "1", 103: "1"}
+    game = Game.from_position(position("star", 2, pieces), move_limit=1, limit_outcome="progress")
+    p0, p1 = game.progress(0), game.progress(1)
+    assert p0.in_goal == 1 and p1.in_goal == 0 and p0.distance > p1.distance
+    assert p0.key() < p1.key()
+    game.play("113-104")
+    assert game.places == [1, 2]
+
+
+def test_progress_ties_share_a_place_and_the_next_place_is_skipped() -> None:
+    """star 4 with a move limit of one ply: seats 1 and 2 tie, so places are 1, 2, 2, 4."""
+    rot2 = layout("star", 4).geometry.rotations[2]  # point 1 -> point 3, goal 4 -> goal 0
+    seat1 = [19, 64, 58]  # 19 is in seat 1's goal (point 4)
+    pieces = {0: "0", 1: "0", 60: "0", 22: "3"}
+    pieces.update({h: "1" for h in seat1})
+    pieces.update({rot2[h]: "2" for h in seat1})
+    game = Game.from_position(position("star", 4, pieces), move_limit=1, limit_outcome="progress")
+    keys = [game.progress(s).key() for s in range(4)]
+    game.play("60-61")
+    keys[0] = game.progress(0).key()
+    assert keys[1] == keys[2] and keys[0] < keys[1] < keys[3]
+    assert game.places == [1, 2, 2, 4]
+
+
+def test_stall_limit_ends_by_progress() -> None:
+    game = Game(Rules("star", 2, stall_limit=4))
+    # forward moves improve (counter reset), then four plies without improvement end the game
+    for m in ("113-104", "7-16"):
+        game.play(m)
+    for m in ("104-113", "16-7", "113-104"):
+        game.play(m)
+        assert not game.is_over
+    game.play("7-16")
+    assert game.is_over and game.end_reason == "stall_limit" and game.places == [1, 1]
+
+
+def test_stall_limit_ranks_by_current_progress() -> None:
+    d = walk("star", 91, "NW")
+    game = Game(Rules("star", 2, stall_limit=2))
+    game.play("113-104")  # seat 0 improves
+    game.play("7-16")  # seat 1 improves
+    game.play("104-91")  # seat 0 improves again
+    game.play("16-7")  # no improvement (1)
+    assert not game.is_over
+    game.play(f"91-{d}")  # seat 0 improves: the count starts again
+    game.play("7-16")  # only equals seat 1's best so far (1)
+    assert not game.is_over
+    game.play(f"{d}-91")  # worse (2): the game ends with seat 0 ahead
+    assert game.is_over and game.end_reason == "stall_limit" and game.places == [1, 2]
+
+
+def _bfs_distances(variant: str) -> dict[int, dict[int, int]]:
+    g = layout(variant, 2).geometry
+    out = {}
+    for a in range(g.num_holes):
+        dist = {a: 0}
+        queue = deque([a])
+        while queue:
+            h = queue.popleft()
+            for n in g.neighbours[h]:
+                if n not in dist:
+                    dist[n] = dist[h] + 1
+                    queue.append(n)
+        out[a] = dist
+    return out
+
+
+def _assignment(cost: list[list[int]]) -> int:
+    """Least cost of giving each row its own column: DP over subsets of columns (independent of
+    the engine's Hungarian algorithm)."""
+    m = len(cost[0])
+    best = {0: 0}
+    for row in cost:
+        nxt: dict[int, int] = {}
+        for used, c in best.items():
+            for j in range(m):
+                if not used >> j & 1:
+                    key = used | 1 << j
+                    v = c + row[j]
+                    if v < nxt.get(key, 1 << 30):
+                        nxt[key] = v
+        best = nxt
+    return min(best.values())
+
+
+def test_remaining_distance_is_the_optimal_assignment_on_an_empty_board() -> None:
+    dist = _bfs_distances("star")
+    rng = random.Random(11)
+    for variant, seats in (("star", 2), ("star", 3), ("star", 6), ("diamond", 3)):
+        game = Game(Rules(variant, seats))
+        random_playout(game, rng, 60)
+        for seat in range(seats):
+            holes = game.pieces(seat)
+            goal = list(game.layout.goals[seat])
+            tip = game.layout.goal_tip[seat]
+            if variant == "diamond":
+                king = next(h for h in holes if game.piece_at(h)[1])
+                rest = [h for h in holes if h != king]
+                # the king goes to the tip; the other pieces to the other goal holes (DP too big for 15)
+                ordinary_goal = [x for x in goal if x != tip]
+                cost_ord = [[dist[h][x] for x in ordinary_goal] for h in rest]
+                expect = dist[king][tip] + _greedy_upper(cost_ord)
+                assert game.progress(seat).distance <= expect
+                continue
+            expect = _assignment([[dist[h][x] for x in goal] for h in holes])
+            in_goal = len(set(holes) & set(goal))
+            assert game.progress(seat) == Progress(in_goal, expect)
+    start = Game(Rules("star", 2))
+    assert start.progress(0) == start.progress(1) == Progress(0, 120)  # 10 pieces x 12 rows
+
+
+def _greedy_upper(cost: list[list[int]]) -> int:
+    """An upper bound (identity assignment of sorted rows) for the big diamond case."""
+    used: set[int] = set()
+    total = 0
+    for row in cost:
+        j = min((j for j in range(len(row)) if j not in used), key=row.__getitem__)
+        used.add(j)
+        total += row[j]
+    return total
+
+
+def test_diamond_distance_sends_the_king_to_the_tip() -> None:
+    dist = _bfs_distances("star")
+    # seat 0's king alone on the board next to its goal: distance = king to tip
+    for king_hole in (60, 14, 5):
+        game = Game.from_position(position("diamond", 2, {king_hole: "A", 100: "B"}))
+        assert game.progress(0).distance == dist[king_hole][0]
+    # a king and one ordinary piece: the ordinary piece may not use the tip
+    game = Game.from_position(position("diamond", 2, {1: "A", 0: "0", 100: "B"}))
+    assert game.progress(0) == Progress(2, dist[1][0] + min(dist[0][x] for x in game.layout.goals[0] if x != 0))
+
+
+# --- first seat and solitaire ---------------------------------------------------------------------
+
+
+def test_first_seat_rotates_the_start() -> None:
+    for seats in (3, 6):
+        game = Game(Rules("star", seats, first_seat=2))
+        order = []
+        for _ in range(seats + 1):
+            order.append(game.to_move)
+            game.play(game.legal_moves()[0])
+        assert order == [(2 + i) % seats for i in range(seats + 1)]
+    assert Game(Rules("halma16", 4, first_seat=3)).to_move == 3
+    assert Game(Rules("diamond", 2, first_seat=1)).position().split(" ")[3] == "1"
+
+
+def test_solitaire_star_one_seat() -> None:
+    game = Game(Rules("star", 1))
+    assert not game.is_over and game.to_move == 0 and len(game.legal_moves()) == 14
+    random_playout(game, random.Random(0), 50)
+    assert game.ply == 50 and game.to_move == 0 and not game.is_over
+    assert all(e.kind == "move" for e in game.history)
+    # nine pieces in the goal and the last one a step away: the crossing ends with place 1
+    pieces = {h: "0" for h in range(9)}
+    pieces[18] = "0"
+    puzzle = Game.from_position(position("star", 1, pieces))
+    puzzle.play("18-9")
+    assert puzzle.is_over and puzzle.end_reason == "finished" and puzzle.places == [1]
+    limited = Game(Rules("star", 1, move_limit=5))
+    random_playout(limited, random.Random(1))
+    assert limited.ply == 5 and limited.end_reason == "move_limit" and limited.places == [1]
