@@ -12,3 +12,29 @@ __all__ = [
     "load_record", "perft",
 ]
 __version__ = "0.1.0"
+
+GYM_ID = "halma_env/Halma-v0"
+_LAZY_ENVS = ("env", "raw_env", "HalmaEnv")
+
+
+def __getattr__(name: str):
+    """``halma_env.env`` / ``raw_env`` / ``HalmaEnv`` import pettingzoo and gymnasium only when asked for."""
+    if name in _LAZY_ENVS:
+        from halma_env import envs
+
+        return getattr(envs, name)
+    raise AttributeError(f"module 'halma_env' has no attribute {name!r}")
+
+
+def _register_gymnasium() -> None:
+    """Register ``halma_env/Halma-v0`` when gymnasium is already loaded, without importing it (or
+    pettingzoo) here; ``import halma_env.envs`` always registers it."""
+    import sys
+
+    gym = sys.modules.get("gymnasium")
+    registry = getattr(gym, "registry", None)
+    if registry is not None and GYM_ID not in registry:
+        gym.register(id=GYM_ID, entry_point="halma_env.envs.single_agent:HalmaEnv")
+
+
+_register_gymnasium()

@@ -1,0 +1,381 @@
+"""PettingZoo AEC environment for the Halma family, built like PettingZoo's classic board games.
+
+``env(...)`` returns the wrapped environment (TerminateIllegalWrapper(-1), AssertOutOfBounds,
+OrderEnforcing), ``raw_env(...)`` the bare one.  See docs/environment.md for the full description
+of actions, observation planes, rewards, terminations, info, rendering and seat substitution.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from halma_env.encoding import encoding
+from halma_env.game import Game, IllegalMoveError, Move
+from halma_env.layout import layout
+from halma_env.render import render_text
+from halma_env.rewards import REWARD_SCHEMES, goal_distance, place_rewards, shaping_potential
+from halma_env.rules import Rules
+
+from .players import make_player, reseed
+
+ENV_NAME = "halma_v0"
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The environment wrapped as PettingZoo's classic games are (an illegal action ends the
+    game with -1 for the agent that made it)."""
+    e = raw_env(**kwargs)
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = wrappers.OrderEnforcingWrapper(e)
+    return e
+
+
+def seat_rewards(game: Game, scheme: str) -> list[float | None]:
+    """Final reward of every seat whose place is decided (None while undecided), from rewards.py.
+
+    Solitaire: a move-limit "draw" gives the lone seat place 1 without finishing it, so its place
+    counts only once it has finished."""
+    places = game.places
+    if game.num_players == 1:
+        if game.status[0] == "finished":
+            return place_rewards([1], scheme)
+        return place_rewards([None], scheme) if game.is_over else [None]
+    values = place_rewards(places, scheme)
+    return [v if p is not None else None for v, p in zip(values, places)]
+
+
+class raw_env(AECEnv, EzPickle):
+    """One game of Halma, Sternhalma or the Diamond game for ``num_players`` agents."""
+
+    metadata = {
+        "render_modes": ["human", "ansi", "rgb_array"],
+        "name": ENV_NAME,
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+
+    def __init__(
+        self,
+        variant: str = "star",
+        num_players: int = 2,
+        render_mode: str | None = None,
+        reward: str = "place",
+        progress_shaping: float = 0.0,
+        opponents: dict[Any, Any] | None = None,
+        **rule_options: Any,
+    ) -> None:
+        EzPickle.__init__(
+            self, variant, num_players, render_mode, reward, progress_shaping, opponents, **rule_options
+        )
+        super().__init__()
+        self.rules = Rules(variant, num_players, **rule_options)  # ValueError names bad options
+        if reward not in REWARD_SCHEMES:
+            raise ValueError(f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {reward!r}")
+        if isinstance(progress_shaping, bool) or not isinstance(progress_shaping, (int, float)):
+            raise ValueError(f"progress_shaping must be a number, got {progress_shaping!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be one of {', '.join(self.metadata['render_modes'])} or None, got {render_mode!r}"
+            )
+        self.render_mode = render_mode
+        self.reward_scheme = reward
+        self.progress_shaping = float(progress_shaping)
+        n = num_players
+        self.encoding = encoding(variant, n)
+        self.num_holes = self.encoding.num_holes
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
+        self.action_spaces = {a: spaces.Discrete(self.encoding.num_actions) for a in self.possible_agents}
+        self.observation_spaces = {
+            a: spaces.Dict(
+                {
+                    "observation": spaces.Box(0, 1, self.encoding.observation_shape, dtype=np.int8),
+                    "action_mask": spaces.Box(0, 1, (self.encoding.num_actions,), dtype=np.int8),
+                }
+            )
+            for a in self.possible_agents
+        }
+        lay = layout(variant, n)
+        self._canon = [c.tolist() for c in self.encoding.to_canonical]
+        self._hole_of_bit = lay.geometry.hole_of_bit
+        # shaping: phi at the start normalises a whole crossing to about ``progress_shaping``
+        self._dist = [np.array(goal_distance(variant, n, s), dtype=np.int64) for s in range(n)]
+        self._phi_start = [max(1, shaping_potential(variant, n, s, list(lay.start[s]))) for s in range(n)]
+        self._cpu_specs: dict[int, Any] = {}
+        self._cpu: dict[int, Any] = {}
+        self.game: Game | None = None
+        for key, spec in (opponents or {}).items():
+            self.set_cpu(key, spec)
+
+    # --- spaces ---------------------------------------------------------------------------
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # --- encoding helpers -------------------------------------------------------------------
+
+    def encode_move(self, seat: int, move: Any) -> int:
+        """The action of ``move`` (a Move, (src, dst) or "src-dst") in ``seat``'s canonical frame."""
+        if isinstance(move, str):
+            move = Move.parse(move)
+        src, dst = move
+        return self.encoding.encode_move(self._seat(seat), src, dst)
+
+    def decode_action(self, seat: int, action: int) -> Move:
+        """The move (in board holes) that ``action`` means for ``seat``."""
+        src, dst = self.encoding.decode_action(self._seat(seat), int(action))
+        return Move(src, dst)
+
+    def _seat(self, who: Any) -> int:
+        """A seat from a seat number or an agent name (ValueError otherwise)."""
+        if isinstance(who, str) and who in self.agent_name_mapping:
+            return self.agent_name_mapping[who]
+        if not isinstance(who, bool) and isinstance(who, (int, np.integer)) and 0 <= who < len(self.possible_agents):
+            return int(who)
+        raise ValueError(f"expected an agent name ({', '.join(self.possible_agents)}) or a seat number, got {who!r}")
+
+    # --- the turn cache: legal moves, their actions and the mask, computed once per turn ----
+
+    def _turn(self) -> tuple[list[tuple[int, int]], list[int], np.ndarray]:
+        """(legal moves as (src, dst) sorted like ``game.legal_moves()``, their actions, the int8 mask)
+        of the seat to move, computed once per turn.  Reads the engine's per-turn move sets
+        (``Game._move_masks``, which ``play`` then reuses) instead of building ``Move`` objects:
+        this is the hot path of every turn.  Actions follow ``Encoding.encode_move`` exactly
+        (``canonical(src) * H + canonical(dst)``); tests compare with ``Encoding.action_mask``."""
+        cached = self._turn_cache
+        if cached is not None and cached[0] == self._turn_key:
+            return cached[1]
+        game = self.game
+        pairs: list[tuple[int, int]] = []
+        actions: list[int] = []
+        mask = np.zeros(self.encoding.num_actions, dtype=np.int8)
+        if not game.is_over:
+            seat = game.to_move
+            masks = game._move_masks(seat)
+            canon = self._canon[seat]
+            hob = self._hole_of_bit
+            h = self.num_holes
+            for b in sorted(masks):
+                src = hob[b]
+                base = canon[src] * h
+                d = masks[b]
+                while d:
+                    low = d & -d
+                    dst = hob[low.bit_length() - 1]
+                    actions.append(base + canon[dst])
+                    pairs.append((src, dst))
+                    d ^= low
+            if actions:
+                mask[actions] = 1
+        value = (pairs, actions, mask)
+        self._turn_cache = (self._turn_key, value)
+        return value
+
+    # --- PettingZoo API ----------------------------------------------------------------------
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self.agent_name_mapping[agent]
+        return {"observation": self.encoding.observation(self.game, seat), "action_mask": self.action_mask(agent)}
+
+    def action_mask(self, agent: str) -> np.ndarray:
+        """int8 mask over actions: the legal moves when ``agent`` is selected and alive, else zeros.
+        The array is cached for the turn: do not modify it."""
+        if agent == self.agent_selection and self._live(agent) and not self.game.is_over:
+            return self._turn()[2]
+        return np.zeros(self.encoding.num_actions, dtype=np.int8)
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a new game.  ``options={"position": text}`` starts from a SPEC §3 position of the
+        same variant and seat count (the env's rule options apply); other keys are ignored."""
+        position = (options or {}).get("position")
+        if position is not None:
+            game = Game.from_position(position, **self._options())
+            if (game.rules.variant, game.num_players) != (self.rules.variant, self.rules.num_players):
+                raise ValueError(
+                    f"position is {game.rules.variant} with {game.num_players} seats, but this env plays "
+                    f"{self.rules.variant} with {self.rules.num_players}"
+                )
+        else:
+            game = Game(self.rules)
+        if seed is not None:
+            for s, spec in self._cpu_specs.items():
+                self._cpu[s] = reseed(self._cpu[s], spec, seed + 7919 * (s + 1))
+        self.game = game
+        self._turn_key = 0
+        self._turn_cache = None
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self._skip_agent_selection = None
+        self._paid = [False] * len(self.agents)
+        self.agent_selection = self.possible_agents[game.to_move]
+        self._settle()
+        if self.render_mode == "human":
+            self.render()
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            self._settle()
+            return
+        seat = self.agent_name_mapping[agent]
+        if action is None:
+            raise ValueError(f"{agent} is alive and must act: None is only for terminated or truncated agents")
+        mask = self._turn()[2]
+        action = int(action)
+        src, dst = self.encoding.decode_action(seat, action)  # ValueError when out of range
+        if not mask[action]:
+            try:
+                self.game.copy().play((src, dst))
+                reason = "not in the action mask"
+            except IllegalMoveError as e:
+                reason = str(e)
+            raise IllegalMoveError(f"action {action} ({src}-{dst}) is illegal for {agent}: {reason}")
+        self._cumulative_rewards[agent] = 0.0
+        self._clear_rewards()
+        self._play(src, dst)
+        self._settle()
+        if self.render_mode == "human":
+            self.render()
+
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        if self.render_mode == "ansi":
+            return render_text(self.game, color=False)
+        if self.render_mode == "rgb_array":
+            from .rendering import render_rgb
+
+            return render_rgb(self.game)
+        print(render_text(self.game, color=sys.stdout.isatty()))
+        return None
+
+    def close(self) -> None:
+        pass
+
+    # --- seat substitution and resignation -----------------------------------------------------
+
+    def set_cpu(self, agent: Any, player: Any = None) -> None:
+        """Hand ``agent`` (name or seat) to a CPU ``player`` (a name, a callable (game) -> move or
+        an object with ``select_move``), or take it back with ``None``.  The game is unchanged;
+        when it is that seat's turn now, the CPU plays at once."""
+        seat = self._seat(agent)
+        if player is None:
+            self._cpu_specs.pop(seat, None)
+            self._cpu.pop(seat, None)
+        else:
+            self._cpu[seat] = make_player(player, None)
+            self._cpu_specs[seat] = player
+        if self.game is not None and self.agents and not self.game.is_over and self.game.to_move in self._cpu:
+            self._clear_rewards()  # the CPU moves played now are this transition's rewards
+            self._settle()
+
+    def cpu_seats(self) -> dict[str, Any]:
+        """Agents currently played by a CPU, with their players."""
+        return {self.possible_agents[s]: p for s, p in sorted(self._cpu.items())}
+
+    def resign(self, agent: Any) -> None:
+        """``agent`` resigns (SPEC §4): with 2 seats the other wins; with more it takes the last free
+        place and the others play on.  Its termination and reward follow as for a finished seat."""
+        seat = self._seat(agent)
+        name = self.possible_agents[seat]
+        if name not in self.agents or self.terminations[name] or self.truncations[name]:
+            raise ValueError(f"{name} is no longer playing and cannot resign")
+        self._clear_rewards()
+        self.game.resign(seat)
+        self._turn_key += 1
+        self._settle()
+
+    # --- internals ------------------------------------------------------------------------------
+
+    def _options(self) -> dict[str, Any]:
+        d = self.rules.to_dict()
+        del d["variant"], d["num_players"]
+        return d
+
+    def _live(self, agent: str) -> bool:
+        return agent in self.terminations and not (self.terminations[agent] or self.truncations[agent])
+
+    def _give(self, name: str, value: float) -> None:
+        """Credit a reward in this transition's ``rewards`` and in the running total at once."""
+        self.rewards[name] += value
+        self._cumulative_rewards[name] += value
+
+    def _play(self, src: int, dst: int) -> None:
+        """Play a legal move of the seat to move and credit its shaping reward."""
+        game = self.game
+        seat = game.to_move
+        game.play((src, dst))
+        self._turn_key += 1
+        if self.progress_shaping:
+            dist = self._dist[seat]
+            gain = self.progress_shaping * float(dist[src] - dist[dst]) / self._phi_start[seat]
+            self._give(self.possible_agents[seat], gain)
+
+    def _settle(self) -> None:
+        """After any change: let CPU seats play until a policy seat is to move, credit decided
+        places, set terminations/truncations and infos, and select the next agent (dead agents
+        first, as PettingZoo's ``_deads_step_first`` does)."""
+        game = self.game
+        while not game.is_over and game.to_move in self._cpu:
+            seat = game.to_move
+            player = self._cpu[seat]
+            chosen = player.select_move(game)
+            try:
+                src, dst = Move.parse(chosen) if isinstance(chosen, str) else chosen
+                self._play(src, dst)
+            except (IllegalMoveError, TypeError, ValueError) as e:
+                raise IllegalMoveError(
+                    f"CPU player {getattr(player, 'name', player)!r} of {self.possible_agents[seat]} "
+                    f"chose {chosen!r}, which is not a legal move: {e}"
+                ) from None
+            self._credit()
+        self._credit()
+        to_move = None if game.is_over else game.to_move
+        places = game.places
+        for name in self.agents:
+            seat = self.agent_name_mapping[name]
+            self.infos[name] = {
+                "legal_moves": self._turn()[0] if seat == to_move else [],
+                "place": places[seat],
+                "end_reason": game.end_reason,
+            }
+        if to_move is not None:
+            self.agent_selection = self.possible_agents[to_move]
+        self._deads_step_first()
+
+    def _credit(self) -> None:
+        """Pay each decided place once and mark its agent terminated (truncated for the move limit)."""
+        game = self.game
+        values = None
+        for seat, name in enumerate(self.possible_agents):
+            if self._paid[seat] or name not in self.terminations:
+                continue
+            if game.places[seat] is None and not game.is_over:
+                continue
+            if values is None:
+                values = seat_rewards(game, self.reward_scheme)
+            self._paid[seat] = True
+            self._give(name, values[seat])
+            if game.end_reason == "move_limit":
+                self.truncations[name] = True
+            else:
+                self.terminations[name] = True

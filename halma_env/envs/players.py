@@ -1,0 +1,95 @@
+"""CPU players for the environments: resolve an opponent given by name, callable or object.
+
+The environments never import ``agents``: a name is looked up through the entry point group
+``halma_env.players`` (the ``agents`` package registers ``agents.registry:make_player`` there).
+``"random"`` also works without that package (a built-in uniform random player).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import Any
+
+from halma_env.game import Game, IllegalMoveError, Move
+
+ENTRY_POINT_GROUP = "halma_env.players"
+
+
+class RandomPlayer:
+    """Uniform over ``game.legal_moves()``; seeded and reproducible."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.name = "random"
+        self._rng = random.Random(seed)
+
+    def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        moves = game.legal_moves()
+        if not moves:
+            raise IllegalMoveError("no legal move: the game is over or the seat cannot move")
+        return moves[self._rng.randrange(len(moves))]
+
+    def seed(self, seed: int | None) -> None:
+        self._rng.seed(seed)
+
+
+class CallablePlayer:
+    """Adapts a plain function ``(game) -> move`` to the Player protocol."""
+
+    def __init__(self, fn: Callable[[Game], Any], name: str | None = None) -> None:
+        self.fn = fn
+        self.name = name or getattr(fn, "__name__", "callable")
+
+    def select_move(self, game: Game, time_budget: float | None = None) -> Any:
+        return self.fn(game)
+
+
+def _registry() -> Callable[..., Any] | None:
+    """``make_player`` from the ``halma_env.players`` entry point, or None when unavailable."""
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name == "agents":
+            try:
+                return ep.load()
+            except ImportError:
+                return None
+    return None
+
+
+def make_player(spec: Any, seed: int | None = None) -> Any:
+    """A player from ``spec``: an object with ``select_move(game, time_budget=None)``, a callable
+    ``(game) -> move``, or a name resolved through the ``halma_env.players`` entry point
+    (``"random"`` falls back to :class:`RandomPlayer` when that is not installed)."""
+    if hasattr(spec, "select_move"):
+        return spec
+    if isinstance(spec, str):
+        factory = _registry()
+        if factory is not None:
+            try:
+                return factory(spec, seed)
+            except ValueError:
+                if spec != "random":
+                    raise
+        if spec == "random":
+            return RandomPlayer(seed)
+        raise ValueError(
+            f"unknown player {spec!r}: no '{ENTRY_POINT_GROUP}' entry point could build it "
+            "(install the 'agents' package) and only 'random' is built in"
+        )
+    if callable(spec):
+        return CallablePlayer(spec)
+    raise ValueError(
+        f"a player is a name, a callable (game) -> move or an object with select_move(game), got {spec!r}"
+    )
+
+
+def reseed(player: Any, spec: Any, seed: int | None) -> Any:
+    """The player to use after ``reset(seed=...)``: named players are rebuilt with the new seed,
+    players with a ``seed(int)`` method are reseeded, other objects are kept as they are."""
+    if seed is None:
+        return player
+    if isinstance(spec, str):
+        return make_player(spec, seed)
+    if callable(getattr(player, "seed", None)):
+        player.seed(seed)
+    return player

@@ -1,0 +1,165 @@
+"""Gymnasium single-agent environment: the learner plays one seat, CPU opponents play the others.
+
+``gymnasium.make("halma_env/Halma-v0", variant="star", num_players=2, seat=0, opponents="random")``.
+It runs the PettingZoo ``raw_env`` underneath with every other seat handed to a CPU player, so the
+observations, actions, rewards and game ends are exactly the AEC environment's.
+See docs/environment.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+from halma_env import GYM_ID
+from halma_env.envs.aec import raw_env
+
+
+def register() -> None:
+    """Register ``halma_env/Halma-v0`` with gymnasium (idempotent)."""
+    if GYM_ID not in gymnasium.registry:
+        gymnasium.register(id=GYM_ID, entry_point="halma_env.envs.single_agent:HalmaEnv")
+
+
+class HalmaEnv(gymnasium.Env):
+    """One seat of a Halma-family game against CPU opponents.
+
+    - ``seat``: the learner's seat, or ``None`` for a uniformly drawn seat at every reset.
+    - ``opponents``: one spec for every other seat, a sequence with one spec per other seat (in
+      seat order, the learner's seat left out), or a mapping seat -> spec; a spec is a player name
+      (resolved through the ``halma_env.players`` entry point; ``"random"`` is built in), a callable
+      ``(game) -> move`` or an object with ``select_move(game, time_budget=None)``.  Default: random.
+    - ``illegal_reward``: an action outside the mask ends the episode with this reward (as PettingZoo's
+      TerminateIllegalWrapper does); ``info["illegal_action"]`` is then True.
+    - The observation is the AEC dict ``{"observation", "action_mask"}``; ``action_masks()`` gives the
+      mask as sb3-contrib's MaskablePPO expects.
+    """
+
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 2}
+
+    def __init__(
+        self,
+        variant: str = "star",
+        num_players: int = 2,
+        seat: int | None = 0,
+        opponents: Any = None,
+        reward: str = "place",
+        progress_shaping: float = 0.0,
+        illegal_reward: float = -1.0,
+        render_mode: str | None = None,
+        **rule_options: Any,
+    ) -> None:
+        self.aec = raw_env(
+            variant=variant, num_players=num_players, render_mode=render_mode, reward=reward,
+            progress_shaping=progress_shaping, **rule_options,
+        )
+        n = num_players
+        bad_seat = isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n
+        if seat is not None and bad_seat:
+            raise ValueError(f"seat must be a seat 0..{n - 1} or None (drawn at every reset), got {seat!r}")
+        self.fixed_seat = None if seat is None else int(seat)
+        self.opponents = self._opponent_specs(opponents, n)
+        self.illegal_reward = float(illegal_reward)
+        self.render_mode = render_mode
+        self.observation_space = self.aec.observation_space("player_0")
+        self.action_space = self.aec.action_space("player_0")
+        self.seat = self.fixed_seat if self.fixed_seat is not None else 0
+        self._assigned: int | None = None
+        self._illegal = False
+
+    @staticmethod
+    def _opponent_specs(opponents: Any, n: int) -> dict[int, Any] | list[Any]:
+        """Normalise ``opponents``: a mapping is kept by seat, anything else is checked later."""
+        if opponents is None:
+            return ["random"] * (n - 1)
+        if isinstance(opponents, Mapping):
+            bad = [k for k in opponents if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < n]
+            if bad:
+                raise ValueError(f"opponents keys must be seats 0..{n - 1}, got {bad}")
+            return dict(opponents)
+        if isinstance(opponents, Sequence) and not isinstance(opponents, str):
+            if len(opponents) != n - 1:
+                raise ValueError(f"opponents must list {n - 1} players (one per other seat), got {len(opponents)}")
+            return list(opponents)
+        return [opponents] * (n - 1)
+
+    @property
+    def agent(self) -> str:
+        """The learner's agent name in the underlying AEC env."""
+        return self.aec.possible_agents[self.seat]
+
+    @property
+    def game(self):
+        """The engine ``Game`` being played."""
+        return self.aec.game
+
+    def _assign(self, seat: int) -> None:
+        """Hand every seat but ``seat`` to its CPU opponent."""
+        n = len(self.aec.possible_agents)
+        if isinstance(self.opponents, dict):
+            specs = {s: self.opponents.get(s, "random") for s in range(n) if s != seat}
+        else:
+            others = [s for s in range(n) if s != seat]
+            specs = dict(zip(others, self.opponents))
+        self.aec.game = None  # no game running: set_cpu must not play now
+        self.aec.set_cpu(seat, None)
+        for s, spec in specs.items():
+            self.aec.set_cpu(s, spec)
+        self._assigned = seat
+
+    def _advance(self) -> None:
+        """Run the AEC env's dead steps of other seats until the learner is selected."""
+        aec = self.aec
+        while aec.agents and aec.agent_selection != self.agent:
+            aec.step(None)  # only dead agents can be selected here: every other live seat is a CPU
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        n = len(self.aec.possible_agents)
+        self.seat = self.fixed_seat if self.fixed_seat is not None else int(self.np_random.integers(n))
+        if self._assigned != self.seat:
+            self._assign(self.seat)
+        self.aec.reset(seed=seed, options=options)
+        self._advance()
+        self._illegal = False
+        return self.aec.observe(self.agent), self._info()
+
+    def step(self, action: Any):
+        aec = self.aec
+        agent = self.agent
+        if self._illegal or agent not in aec.agents or not aec._live(agent):
+            raise RuntimeError("the episode is over: call reset()")
+        mask = aec.action_mask(agent)
+        a = int(action)
+        if not 0 <= a < mask.shape[0] or not mask[a]:
+            self._illegal = True
+            obs = aec.observe(agent)
+            info = self._info()
+            info["illegal_action"] = True
+            return obs, self.illegal_reward, True, False, info
+        aec.step(a)
+        self._advance()
+        reward = float(aec._cumulative_rewards[agent])
+        terminated = bool(aec.terminations[agent])
+        truncated = bool(aec.truncations[agent])
+        return aec.observe(agent), reward, terminated, truncated, self._info()
+
+    def _info(self) -> dict[str, Any]:
+        info = dict(self.aec.infos[self.agent])
+        info["seat"] = self.seat
+        return info
+
+    def action_masks(self) -> np.ndarray:
+        """Boolean mask of the legal actions (all False once the episode is over)."""
+        if self._illegal or self.agent not in self.aec.agents:
+            return np.zeros(self.action_space.n, dtype=bool)
+        return self.aec.action_mask(self.agent).astype(bool)
+
+    def render(self):
+        return self.aec.render()
+
+    def close(self) -> None:
+        self.aec.close()

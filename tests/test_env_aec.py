@@ -1,0 +1,457 @@
+"""The PettingZoo AEC environment: PettingZoo's own API/seed/render tests for every variant and seat
+count, agreement with the engine and encoding.py, rewards, game ends, seat substitution, pickling."""
+
+from __future__ import annotations
+
+import importlib.util
+import pickle
+import random
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, render_test, seed_test
+
+import halma_env
+from halma_env import Game, IllegalMoveError, Rules
+from halma_env.encoding import encoding
+from halma_env.envs import env as make_env
+from halma_env.envs import raw_env, seat_rewards
+from halma_env.layout import layout
+from halma_env.rewards import goal_distance, place_rewards, shaping_potential
+
+CONFIGS = [("star", n) for n in range(1, 7)] + [("diamond", 2), ("diamond", 3), ("halma16", 2), ("halma16", 4)]
+IDS = [f"{v}{n}" for v, n in CONFIGS]
+
+
+def position(variant: str, seats: int, pieces: dict[int, str], to_move: int = 0) -> str:
+    """SPEC §3 text with ``pieces`` (hole -> '0'-'5') and every other hole empty."""
+    g = layout(variant, seats).geometry
+    chars = ["."] * g.num_holes
+    for hole, ch in pieces.items():
+        chars[hole] = ch
+    rows, i = [], 0
+    for w in g.row_widths:
+        rows.append("".join(chars[i : i + w]))
+        i += w
+    return f"{variant} {seats} {'/'.join(rows)} {to_move}"
+
+
+def random_action(env, agent: str, rng: random.Random) -> int | None:
+    obs, _, term, trunc, _ = env.last()
+    if term or trunc:
+        return None
+    return rng.choice(np.flatnonzero(obs["action_mask"]).tolist())
+
+
+# --- PettingZoo's own checks -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("variant", "n"), CONFIGS, ids=IDS)
+def test_pettingzoo_api_seed_render(variant: str, n: int) -> None:
+    # a move limit inside the cycles makes the play test reach the game end and every dead step
+    api_test(make_env(variant=variant, num_players=n, move_limit=3 * n + 1), num_cycles=6)
+    seed_test(lambda **kw: make_env(variant=variant, num_players=n, **kw), num_cycles=4)
+    render_test(lambda **kw: make_env(variant=variant, num_players=n, move_limit=20, **kw))
+
+
+def test_api_test_without_limit_and_with_shaping() -> None:
+    api_test(make_env(num_players=3, progress_shaping=1.0), num_cycles=12)
+    api_test(make_env(num_players=2, reward="win_loss", move_limit=9, limit_outcome="progress"), num_cycles=8)
+
+
+def test_metadata_agents_spaces() -> None:
+    e = raw_env(variant="star", num_players=4)
+    assert e.metadata["name"] == "halma_v0"
+    assert e.metadata["render_modes"] == ["human", "ansi", "rgb_array"]
+    assert e.metadata["is_parallelizable"] is False
+    assert e.possible_agents == ["player_0", "player_1", "player_2", "player_3"]
+    space = e.observation_space("player_2")
+    assert space["observation"].shape == (17, 17, 12) and space["observation"].dtype == np.int8
+    assert space["action_mask"].shape == (121 * 121,) and space["action_mask"].dtype == np.int8
+    assert e.action_space("player_0").n == 121 * 121
+    h = raw_env(variant="halma16", num_players=2)
+    assert h.observation_space("player_0")["observation"].shape == (16, 16, 12)
+    assert h.action_space("player_1").n == 256 * 256
+
+
+def test_wrappers_like_pettingzoo_classic() -> None:
+    from pettingzoo.utils import wrappers
+
+    e = make_env()
+    assert isinstance(e, wrappers.OrderEnforcingWrapper)
+    assert isinstance(e.env, wrappers.AssertOutOfBoundsWrapper)
+    assert isinstance(e.env.env, wrappers.TerminateIllegalWrapper)
+    assert isinstance(e.unwrapped, raw_env)
+
+
+def test_package_level_names_are_lazy() -> None:
+    assert halma_env.env is make_env and halma_env.raw_env is raw_env
+    with pytest.raises(AttributeError):
+        halma_env.no_such_name  # noqa: B018
+
+
+# --- agreement with the engine and encoding.py -----------------------------------------------
+
+
+@pytest.mark.parametrize(("variant", "n"), CONFIGS, ids=IDS)
+def test_observations_masks_and_infos_match_the_engine(variant: str, n: int) -> None:
+    e = raw_env(variant=variant, num_players=n)
+    enc = encoding(variant, n)
+    rng = random.Random(n)
+    e.reset(seed=1)
+    for _ in range(25):
+        agent = e.agent_selection
+        seat = e.agent_name_mapping[agent]
+        game = e.game
+        assert seat == game.to_move
+        moves = game.legal_moves()
+        for other in e.agents:
+            obs = e.observe(other)
+            s = e.agent_name_mapping[other]
+            assert np.array_equal(obs["observation"], enc.observation(game, s))
+            assert obs["observation"].dtype == np.int8 and obs["action_mask"].dtype == np.int8
+            assert np.array_equal(obs["action_mask"], enc.action_mask(game, s))  # zero for the others
+            assert e.infos[other]["legal_moves"] == (moves if other == agent else [])
+        mask = e.observe(agent)["action_mask"]
+        legal = np.flatnonzero(mask)
+        assert len(legal) == len(moves)
+        assert sorted(e.encode_move(seat, m) for m in moves) == legal.tolist()
+        for m in moves:
+            assert e.decode_action(agent, e.encode_move(agent, m)) == m
+        e.step(rng.choice(legal.tolist()))
+
+
+def test_canonical_frame_every_seat_sees_the_same_start() -> None:
+    for variant, n in CONFIGS:
+        first = None
+        for seat in range(n):
+            e = raw_env(variant=variant, num_players=n, first_seat=seat)
+            e.reset()
+            obs = e.observe(e.agent_selection)
+            planes = obs["observation"]
+            assert np.array_equal(planes[..., 0], planes[..., 8]), (variant, n, seat)  # own pieces fill home
+            view = (planes[..., [0, 7, 8, 9, 10]].tobytes(), obs["action_mask"].tobytes())
+            first = first or view
+            assert view == first, (variant, n, seat)  # every seat: home at the bottom, same moves
+
+
+# --- rewards, terminations and truncations -----------------------------------------------------
+
+
+def play_to_end(e, rng: random.Random, max_turns: int = 5000):
+    """Random legal play to the end; returns per-agent total reward, dead steps seen, final game."""
+    totals = dict.fromkeys(e.possible_agents, 0.0)
+    dead_steps: list[str] = []
+    e.reset(seed=rng.randrange(1000))
+    for turn, agent in enumerate(e.agent_iter()):
+        assert turn < max_turns, "the game did not end"
+        obs, reward, term, trunc, info = e.last()
+        totals[agent] += reward
+        if term or trunc:
+            dead_steps.append(agent)
+            e.step(None)
+            continue
+        assert info["legal_moves"], "a policy was shown a turn without moves (a pass)"
+        e.step(rng.choice(np.flatnonzero(obs["action_mask"]).tolist()))
+    return totals, dead_steps, e.unwrapped.game
+
+
+OPTION_SETS = [
+    ("star", 2, dict(move_limit=40)),
+    ("star", 2, dict(move_limit=30, limit_outcome="progress")),
+    ("star", 3, dict(move_limit=45, limit_outcome="progress", play_to_end=False)),
+    ("star", 4, dict(stall_limit=6)),
+    ("star", 6, dict(move_limit=36, first_seat=3, anti_blocking=False)),
+    ("star", 1, dict(move_limit=20)),
+    ("diamond", 3, dict(move_limit=30, limit_outcome="progress")),
+    ("halma16", 2, dict(move_limit=40, repetition_limit=2)),
+    ("halma16", 4, dict(stall_limit=8)),
+]
+
+
+@pytest.mark.parametrize(("variant", "n", "options"), OPTION_SETS, ids=[f"{v}{n}-{o}" for v, n, o in OPTION_SETS])
+@pytest.mark.parametrize("shaping", [0.0, 0.5])
+def test_random_games_rewards_match_places(variant: str, n: int, options: dict, shaping: float) -> None:
+    e = make_env(variant=variant, num_players=n, progress_shaping=shaping, **options)
+    rng = random.Random(hash((variant, n, shaping)) & 0xFFFF)
+    for _ in range(2):
+        totals, dead, game = play_to_end(e, rng)
+        assert game.is_over and e.agents == []
+        assert sorted(dead) == e.possible_agents  # every agent leaves through exactly one dead step
+        expected = seat_rewards(game, "place")
+        if n > 1:
+            assert expected == place_rewards(game.places, "place")
+        for seat, agent in enumerate(e.possible_agents):
+            phi0 = shaping_potential(variant, n, seat, list(layout(variant, n).start[seat]))
+            phi1 = shaping_potential(variant, n, seat, game.pieces(seat))
+            want = expected[seat] + shaping * (phi0 - phi1) / phi0
+            assert totals[agent] == pytest.approx(want, abs=1e-9), (agent, game.places, game.end_reason)
+        if n > 1 and shaping == 0.0:
+            assert sum(totals.values()) == pytest.approx(0.0, abs=1e-9)  # the place scheme is zero-sum
+
+
+def test_move_limit_truncates_and_other_ends_terminate() -> None:
+    e = raw_env(num_players=2, move_limit=6)
+    e.reset()
+    for _ in range(6):
+        e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0]))
+    assert e.game.end_reason == "move_limit"
+    assert all(e.truncations.values()) and not any(e.terminations.values())
+    assert all(info["end_reason"] == "move_limit" and info["place"] == 1 for info in e.infos.values())
+    e = raw_env(num_players=4, stall_limit=1)
+    e.reset()
+    while e.agents and not any(e.terminations.values()):
+        e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[-1]))
+    assert e.game.end_reason == "stall_limit"
+    assert all(e.terminations.values()) and not any(e.truncations.values())
+
+
+def test_solitaire_move_limit_is_no_win() -> None:
+    e = raw_env(variant="star", num_players=1, move_limit=3)
+    e.reset()
+    total = 0.0
+    for agent in e.agent_iter():
+        _, reward, term, trunc, _ = e.last()
+        total += reward
+        e.step(None if term or trunc else int(np.flatnonzero(e.observe(agent)["action_mask"])[0]))
+    assert total == 0.0
+
+
+def finishing_position() -> str:
+    """star, 3 seats: seat 0 has 9 pieces in its goal (the top point) and steps 14 -> 6 to finish."""
+    start = Game(Rules("star", 3))
+    pieces = {h: "0" for h in (0, 1, 2, 3, 4, 5, 7, 8, 9, 14)}
+    for seat in (1, 2):
+        pieces.update({h: str(seat) for h in start.pieces(seat)})
+    return position("star", 3, pieces)
+
+
+def test_a_finished_seat_gets_its_place_a_dead_step_and_the_others_play_on() -> None:
+    e = make_env(variant="star", num_players=3)
+    e.reset(options={"position": finishing_position()})
+    assert e.agent_selection == "player_0"
+    e.step(e.unwrapped.encode_move(0, (14, 6)))
+    assert e.terminations["player_0"] and e.rewards["player_0"] == 1.0
+    assert e.infos["player_0"]["place"] == 1
+    assert e.agent_selection == "player_0"  # dead agents step first
+    obs, reward, term, _, _ = e.last()
+    assert term and reward == 1.0 and not obs["action_mask"].any()
+    with pytest.raises(ValueError, match="only valid action is None"):
+        e.unwrapped.step(0)
+    e.step(None)
+    assert e.agents == ["player_1", "player_2"] and e.agent_selection == "player_1"
+    assert not any(e.terminations.values())
+    e.unwrapped.resign("player_2")  # two left: the other takes second place, the game ends
+    assert e.unwrapped.game.is_over and e.unwrapped.game.places == [1, 2, 3]
+    assert e.rewards == {"player_1": 0.0, "player_2": -1.0}
+    for _ in e.agent_iter():
+        e.step(None)
+    assert e.agents == []
+
+
+def test_resign_with_three_seats_keeps_the_game_going() -> None:
+    e = raw_env(num_players=3)
+    e.reset()
+    e.resign("player_0")
+    assert e.terminations == {"player_0": True, "player_1": False, "player_2": False}
+    assert e._cumulative_rewards["player_0"] == -1.0 and e.infos["player_0"]["place"] == 3
+    assert e.agent_selection == "player_0"
+    e.step(None)
+    assert e.agent_selection == "player_1" and e.observe("player_1")["action_mask"].any()
+    with pytest.raises(ValueError, match="no longer playing"):
+        e.resign("player_0")
+
+
+def test_reset_from_a_position_checks_the_variant() -> None:
+    e = raw_env(variant="star", num_players=2)
+    with pytest.raises(ValueError, match="3 seats"):
+        e.reset(options={"position": finishing_position()})
+    e.reset(options={"unknown": 1})  # other option keys are ignored (PettingZoo's api_test passes some)
+
+
+# --- illegal actions and bad input ------------------------------------------------------------
+
+
+def test_illegal_action_wrapped_and_raw() -> None:
+    e = make_env()
+    e.reset()
+    e.step(0)  # hole 0 -> hole 0 is never legal
+    assert e.rewards["player_0"] == -1 and all(e.terminations.values())
+    raw = raw_env()
+    raw.reset()
+    with pytest.raises(IllegalMoveError, match="no piece on hole"):
+        raw.step(raw.encode_move(0, (60, 61)))
+    with pytest.raises(ValueError, match="action must be"):
+        raw.step(121 * 121)
+    with pytest.raises(ValueError, match="must act"):
+        raw.step(None)
+    assert raw.game.ply == 0
+
+
+def test_bad_constructor_arguments_name_the_problem() -> None:
+    with pytest.raises(ValueError, match="unknown rule option.*colour"):
+        raw_env(colour="red")
+    with pytest.raises(ValueError, match="diamond is played by 2, 3 seats"):
+        raw_env(variant="diamond", num_players=4)
+    with pytest.raises(ValueError, match="reward must be one of"):
+        raw_env(reward="score")
+    with pytest.raises(ValueError, match="render_mode"):
+        raw_env(render_mode="video")
+    with pytest.raises(ValueError, match="move_limit"):
+        raw_env(move_limit=0)
+    with pytest.raises(ValueError, match="unknown player"):
+        raw_env(opponents={"player_1": "no-such-bot"})
+    with pytest.raises(ValueError, match="agent name"):
+        raw_env().set_cpu("player_7", "random")
+
+
+def test_every_rule_option_reaches_the_game() -> None:
+    options = dict(anti_blocking=False, play_to_end=False, move_limit=50, limit_outcome="progress",
+                   stall_limit=9, repetition_limit=4, first_seat=2)
+    e = raw_env(variant="star", num_players=4, **options)
+    e.reset()
+    assert e.game.rules == Rules("star", 4, **options)
+    assert e.agent_selection == "player_2"
+
+
+# --- rendering --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("variant", "n"), [("star", 6), ("diamond", 3), ("halma16", 4)])
+def test_rgb_array_is_a_picture_of_the_position(variant: str, n: int) -> None:
+    e = raw_env(variant=variant, num_players=n, render_mode="rgb_array")
+    e.reset()
+    before = e.render()
+    assert before.dtype == np.uint8 and before.ndim == 3 and before.shape[2] == 3
+    colours = {tuple(c) for c in before.reshape(-1, 3)[::7]}
+    assert len(colours) > 8  # board, holes, n seat colours, camps
+    e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0]))
+    after = e.render()
+    assert after.shape == before.shape and (after != before).any(axis=2).sum() > 100  # piece moved + highlight
+
+
+def test_ansi_and_human_render(capsys) -> None:
+    e = raw_env(render_mode="ansi")
+    e.reset()
+    text = e.render()
+    assert isinstance(text, str) and "\x1b[" not in text and text.count("0") >= 10
+    h = raw_env(render_mode="human")
+    h.reset()  # human mode prints the board after reset and every step
+    assert "seat 0 to move" in capsys.readouterr().out
+
+
+# --- seat substitution (SPEC §4) --------------------------------------------------------------
+
+
+def test_cpu_seat_is_played_inside_step_and_can_be_taken_back() -> None:
+    e = make_env(variant="star", num_players=3)
+    e.reset(seed=3)
+    raw = e.unwrapped
+    raw.set_cpu("player_1", "random")
+    rng = random.Random(0)
+    seen = []
+    for _ in range(12):
+        agent = e.agent_selection
+        seen.append(agent)
+        e.step(random_action(e, agent, rng))
+    assert "player_1" not in seen and raw.game.ply > 12  # player_1's turns were played by the CPU
+    plies_by_seat = [ev.seat for ev in raw.game.history if ev.kind == "move"]
+    assert plies_by_seat.count(1) >= 5
+    raw.set_cpu("player_1", None)  # take the seat back: the game goes on unchanged
+    ply = raw.game.ply
+    for _ in range(3):
+        e.step(random_action(e, e.agent_selection, rng))
+    assert raw.game.ply == ply + 3 and raw.cpu_seats() == {}
+
+
+def test_cpu_takes_over_the_seat_to_move_at_once_and_callables_and_objects_work() -> None:
+    calls = []
+
+    def first_move(game):
+        calls.append(game.ply)
+        return game.legal_moves()[0]
+
+    class Last:
+        name = "last"
+
+        def select_move(self, game, time_budget=None):
+            return game.legal_moves()[-1]
+
+    e = raw_env(num_players=2, opponents={1: Last()}, move_limit=12)
+    e.reset()
+    e.step(e.encode_move(0, (111, 102)))
+    assert e.agent_selection == "player_0" and e.game.ply == 2
+    e.set_cpu("player_0", first_move)  # the seat to move: the CPU plays at once, then seat 1's CPU, ...
+    assert calls[0] == 2  # ... with every seat a CPU the game runs to its end (here the move limit)
+    assert e.game.is_over and e.game.ply == 12 and all(e.truncations.values())
+    assert e.agent_selection in e.agents  # the dead steps remain for the loop
+    for _ in e.agent_iter():
+        e.step(None)
+    assert e.agents == []
+
+
+def test_named_bot_through_the_entry_point() -> None:
+    if importlib.util.find_spec("agents.registry") is None:
+        pytest.skip("agents.registry is not installed")
+    e = raw_env(num_players=2, opponents={"player_1": "greedy"}, move_limit=20)
+    e.reset(seed=0)
+    assert type(e.cpu_seats()["player_1"]).__name__ != "RandomPlayer"
+    e.step(e.encode_move(0, (111, 102)))
+    assert e.game.ply == 2 and e.agent_selection == "player_0"
+
+
+def test_random_fallback_without_the_agents_package(monkeypatch) -> None:
+    from halma_env.envs import players
+
+    monkeypatch.setattr(players, "_registry", lambda: None)
+    p = players.make_player("random", 5)
+    assert isinstance(p, players.RandomPlayer)
+    g = Game(Rules("star", 2))
+    assert p.select_move(g) in g.legal_moves()
+    with pytest.raises(ValueError, match="only 'random' is built in"):
+        players.make_player("greedy")
+
+
+def test_illegal_cpu_move_is_reported() -> None:
+    e = raw_env(opponents={1: lambda game: (0, 1)})
+    e.reset()
+    with pytest.raises(IllegalMoveError, match="CPU player .* player_1"):
+        e.step(e.encode_move(0, (111, 102)))
+
+
+def test_cpu_players_are_reseeded_by_reset_seed() -> None:
+    def run() -> list:
+        e = raw_env(num_players=2, opponents={1: "random"}, move_limit=30)
+        e.reset(seed=11)
+        rng = random.Random(0)
+        while e.agents:
+            e.step(random_action(e, e.agent_selection, rng))
+        return e.game.moves
+
+    assert run() == run()
+
+
+# --- pickling ----------------------------------------------------------------------------------
+
+
+def test_pickle_round_trip() -> None:
+    e = make_env(variant="diamond", num_players=3, reward="win_loss", progress_shaping=0.25, move_limit=77)
+    e.reset(seed=0)
+    e.step(int(np.flatnonzero(e.last()[0]["action_mask"])[0]))
+    clone = pickle.loads(pickle.dumps(e))
+    raw = clone.unwrapped
+    assert raw.rules == Rules("diamond", 3, move_limit=77)
+    assert raw.reward_scheme == "win_loss" and raw.progress_shaping == 0.25
+    clone.reset(seed=0)
+    e.reset(seed=0)
+    assert np.array_equal(clone.last()[0]["observation"], e.last()[0]["observation"])
+    pickle.loads(pickle.dumps(raw_env(opponents={1: "random"})))
+
+
+def test_shaping_matches_goal_distance_per_move() -> None:
+    e = raw_env(progress_shaping=2.0)
+    e.reset()
+    table = goal_distance("star", 2, 0)
+    phi0 = shaping_potential("star", 2, 0, list(layout("star", 2).start[0]))
+    e.step(e.encode_move(0, (111, 102)))
+    assert e._cumulative_rewards["player_0"] == pytest.approx(2.0 * (table[111] - table[102]) / phi0)
