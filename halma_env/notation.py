@@ -22,7 +22,9 @@ def parse_position(text: str) -> tuple[str, int, list[int], int, int, int]:
     if not isinstance(text, str):
         raise ValueError(f"a position is a line of text, got {type(text).__name__}")
     fields = text.strip().split(" ")
-    if len(fields) not in (4, 5) or any(f == "" for f in fields):
+    if "" in fields:
+        raise ValueError("a position's fields are separated by single spaces; found an empty field (two spaces)")
+    if len(fields) not in (4, 5):
         raise ValueError(
             "a position has 4 or 5 fields separated by single spaces "
             f"(<variant> <seats> <board> <to_move> [<ply>]), got {len(fields)}"

@@ -1,0 +1,159 @@
+"""SPEC §3 position notation: exact round trips and one clear error per kind of malformed text."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from engine_helpers import position, scattered_position
+
+from halma_env import Game, Rules
+from halma_env.game import random_playout
+from halma_env.notation import parse_position
+
+SPEC_EXAMPLE = (
+    "star 2 1/11/111/1111/............./............/.........../........../........./........../"
+    ".........../............/............./0000/000/00/0 0 0"
+)
+VARIANTS = [("star", n) for n in range(1, 7)] + [("diamond", 2), ("diamond", 3), ("halma16", 2), ("halma16", 4)]
+IDS = [f"{v}-{n}" for v, n in VARIANTS]
+
+
+def test_spec_example_is_the_start() -> None:
+    assert Game(Rules("star", 2)).position() == SPEC_EXAMPLE
+    game = Game.from_position(SPEC_EXAMPLE)
+    assert game.position() == SPEC_EXAMPLE and game.to_move == 0 and game.ply == 0
+    assert game.pieces(0) == list(range(111, 121)) and game.pieces(1) == list(range(10))
+
+
+def test_ply_is_optional_and_defaults_to_zero() -> None:
+    text = SPEC_EXAMPLE.rsplit(" ", 1)[0]
+    game = Game.from_position(text)
+    assert game.ply == 0 and game.position() == SPEC_EXAMPLE
+    assert Game.from_position(text + " 42").ply == 42
+
+
+@pytest.mark.parametrize(("variant", "seats"), VARIANTS, ids=IDS)
+def test_round_trip_start_and_random_games(variant: str, seats: int) -> None:
+    rng = random.Random(hash((variant, seats)) & 0xFFFF)
+    start = Game(Rules(variant, seats))
+    assert Game.from_position(start.position()).position() == start.position()
+    for first in range(seats):
+        text = Game(Rules(variant, seats, first_seat=first)).position()
+        assert text.split(" ")[3] == str(first)
+    for _ in range(4):
+        game = Game(Rules(variant, seats))
+        random_playout(game, rng, rng.randrange(1, 120))
+        text = game.position()
+        again = Game.from_position(text)
+        assert again.position() == text
+        assert again.board() == game.board() and again.to_move == game.to_move and again.ply == game.ply
+        if not game.is_over:
+            assert again.legal_moves() == game.legal_moves()
+    for _ in range(4):
+        text = scattered_position(variant, seats, rng)
+        assert Game.from_position(text).position() == text + " 0"
+
+
+def test_diamond_start_has_kings_on_the_tips() -> None:
+    text = Game(Rules("diamond", 3)).position()
+    board = text.split(" ")[2]
+    assert board.count("A") == board.count("B") == board.count("C") == 1
+    game = Game.from_position(text)
+    assert game.piece_at(120) == (0, True) and game.piece_at(10) == (1, True) and game.piece_at(22) == (2, True)
+
+
+def _start(variant: str = "star", seats: int = 2) -> list[str]:
+    return Game(Rules(variant, seats)).position().split(" ")
+
+
+def _with_board(rows: list[str], variant: str = "star", seats: int = 2) -> str:
+    fields = _start(variant, seats)
+    fields[2] = "/".join(rows)
+    return " ".join(fields)
+
+
+def _rows(variant: str = "star", seats: int = 2) -> list[str]:
+    return _start(variant, seats)[2].split("/")
+
+
+def _edit_row(rows: list[str], r: int, i: int, ch: str) -> list[str]:
+    rows = list(rows)
+    rows[r] = rows[r][:i] + ch + rows[r][i + 1 :]
+    return rows
+
+
+MALFORMED = {
+    "too few fields": ("star 2 " + _start()[2], ["4 or 5 fields", "got 3"]),
+    "too many fields": (" ".join(_start()) + " 7", ["4 or 5 fields", "got 6"]),
+    "double space": (" ".join(_start()).replace(" 0 0", "  0 0"), ["single spaces", "empty field"]),
+    "variant": ("chess " + " ".join(_start()[1:]), ["variant field", "'chess'"]),
+    "seats out of range": ("star 7 " + " ".join(_start()[2:]), ["seats field", "'7'"]),
+    "seats for the variant": ("diamond 4 " + " ".join(_start()[2:]), ["seats field", "diamond", "2, 3"]),
+    "seats not a number": ("star two " + " ".join(_start()[2:]), ["seats field", "'two'"]),
+    "row count": (_with_board(_rows()[:-1]), ["board field", "17 rows", "got 16"]),
+    "row width": (_with_board(_edit_row(_rows(), 8, 0, "..")), ["board field", "row 8", "9 holes", "got 10"]),
+    "unknown char": (_with_board(_edit_row(_rows(), 8, 4, "x")), ["board field", "row 8", "'x'"]),
+    "seat digit out of range": (_with_board(_edit_row(_rows(), 8, 4, "3")), ["board field", "seat 3", "2 seats"]),
+    "too many pieces": (_with_board(_edit_row(_rows(), 8, 4, "0")), ["board field", "seat 0", "11 pieces", "10"]),
+    "king in star": (_with_board(_edit_row(_rows(), 8, 4, "A")), ["board field", "king", "star has no kings"]),
+    "king in halma16": (
+        _with_board(_edit_row(_rows("halma16", 2), 8, 8, "B"), "halma16", 2),
+        ["board field", "king", "halma16 has no kings"],
+    ),
+    "two kings": (
+        _with_board(_edit_row(_rows("diamond", 2), 8, 4, "A"), "diamond", 2),
+        ["board field", "seat 0 has two kings"],
+    ),
+    "king letter of a missing seat": (
+        _with_board(_edit_row(_rows("diamond", 2), 8, 4, "C"), "diamond", 2),
+        ["board field", "seat 2", "2 seats"],
+    ),
+    "to_move out of range": (" ".join(_start()[:3] + ["2", "0"]), ["to_move field", "0..1", "'2'"]),
+    "to_move not a number": (" ".join(_start()[:3] + ["x", "0"]), ["to_move field", "'x'"]),
+    "to_move negative": (" ".join(_start()[:3] + ["-1", "0"]), ["to_move field", "'-1'"]),
+    "ply not a number": (" ".join(_start()[:4] + ["ten"]), ["ply field", "'ten'"]),
+    "ply negative": (" ".join(_start()[:4] + ["-3"]), ["ply field", "'-3'"]),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(MALFORMED))
+def test_malformed_text_names_the_field(kind: str) -> None:
+    text, words = MALFORMED[kind]
+    with pytest.raises(ValueError) as info:
+        Game.from_position(text)
+    message = str(info.value)
+    for word in words:
+        assert word in message, (kind, word, message)
+
+
+def test_each_malformation_gives_its_own_message() -> None:
+    messages = {}
+    for kind, (text, _) in MALFORMED.items():
+        with pytest.raises(ValueError) as info:
+            parse_position(text)
+        messages[kind] = str(info.value)
+    assert len(set(messages.values())) == len(messages)
+
+
+def test_not_a_string_and_options_validation() -> None:
+    with pytest.raises(ValueError, match="line of text"):
+        Game.from_position(None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown rule option"):
+        Game.from_position(SPEC_EXAMPLE, nonsense=True)
+    with pytest.raises(ValueError, match="first_seat"):
+        Game.from_position(SPEC_EXAMPLE, first_seat=5)
+    game = Game.from_position(SPEC_EXAMPLE, anti_blocking=False, move_limit=9)
+    assert game.rules == Rules("star", 2, anti_blocking=False, move_limit=9)
+
+
+def test_unreachable_but_well_formed_positions_are_accepted() -> None:
+    """Puzzles: fewer pieces, pieces in odd places, a diamond seat without its king."""
+    text = position("diamond", 2, {60: "0", 61: "1", 0: "1"}, to_move=1, ply=17)
+    game = Game.from_position(text)
+    assert game.position() == text and game.ply == 17 and game.to_move == 1
+    lone = position("star", 6, {60: "5"}, to_move=5)
+    assert Game.from_position(lone).position() == lone + " 0"
+    # a seat to move that cannot move passes at once (seat 0 has no pieces)
+    passed = Game.from_position(position("star", 6, {60: "5"}, to_move=0))
+    assert passed.to_move == 5 and [(e.kind, e.seat) for e in passed.history] == [("pass", s) for s in range(5)]
