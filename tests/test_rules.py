@@ -790,3 +790,54 @@ def test_solitaire_star_one_seat() -> None:
     limited = Game(Rules("star", 1, move_limit=5))
     random_playout(limited, random.Random(1))
     assert limited.ply == 5 and limited.end_reason == "move_limit" and limited.places == [1]
+
+
+# --- illegal moves: the reason, and nothing changes ---------------------------------------------
+
+
+def _refused(game: Game, move, words: str) -> None:
+    before = (game.position(), len(game.history), game.places, game.status, game.end_reason, game.legal_moves())
+    with pytest.raises(IllegalMoveError, match=words):
+        game.play(move)
+    after = (game.position(), len(game.history), game.places, game.status, game.end_reason, game.legal_moves())
+    assert after == before
+
+
+def test_illegal_move_messages_and_the_game_is_unchanged() -> None:
+    game = Game(Rules("star", 2))
+    _refused(game, "60-61", "no piece on hole 60")
+    _refused(game, (7, 16), "hole 7 holds a piece of seat 1, but seat 0 is to move")
+    _refused(game, (113, 113), "another hole")
+    _refused(game, (120, 119), "hole 119 is occupied")
+    _refused(game, (113, 60), "hole 60 cannot be reached from 113")
+    _refused(game, "113_104", "'src-dst'")
+    _refused(game, "113-", "'src-dst'")
+    _refused(game, "a-b", "'src-dst'")
+    _refused(game, (113,), "a Move, a \\(src, dst\\) pair")
+    _refused(game, [113, 104], "a Move, a \\(src, dst\\) pair")
+    _refused(game, 113, "a Move, a \\(src, dst\\) pair")
+    _refused(game, (113, 121), "destination hole must be a hole number 0..120, got 121")
+    _refused(game, (-1, 104), "source hole must be a hole number 0..120, got -1")
+    _refused(game, "200-104", "source hole must be")
+    _refused(game, (113.0, 104), "source hole")
+    _refused(game, (True, 104), "source hole")
+    game.play("113-104")  # the legal move still works afterwards
+    assert game.ply == 1
+
+
+def test_illegal_closed_camp_goal_lock_and_game_over() -> None:
+    diamond = Game.from_position(position("diamond", 2, {78: "0", 77: "1", 100: "B"}))
+    _refused(diamond, (78, 76), "closed camp for seat 0")
+    h16 = Game.from_position(position("halma16", 2, {sq(3, 2): "0", sq(12, 12): "0", sq(8, 8): "1"}))
+    _refused(h16, (sq(3, 2), sq(4, 2)), "began its turn in its goal and may not leave")
+    h16.play((sq(3, 2), sq(2, 2)))  # moving inside the goal is fine
+    over = Game(Rules("star", 2))
+    over.resign(0)
+    _refused(over, "113-104", "the game is over \\(resign\\)")
+    assert over.legal_moves() == [] and over.count_moves() == 0 and over.legal_destinations(113) == []
+
+
+def test_undo_with_nothing_to_undo() -> None:
+    game = Game(Rules("star", 3))
+    with pytest.raises(IllegalMoveError, match="nothing to undo"):
+        game.undo()
