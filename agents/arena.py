@@ -459,6 +459,10 @@ class TournamentResult:
             "end_reasons": dict(sorted(reasons.items())),
             "mean_plies": sum(g.plies for g in self.games) / n if n else math.nan,
             "mean_plies_decided": sum(g.plies for g in decided) / len(decided) if decided else math.nan,
+            # what position is worth here (the rotation keeps it from favouring any player)
+            "seat_mean_place": [sum(g.places[s] for g in self.games) / n if n else math.nan
+                                for s in range(self.num_seats)],
+            "starter_mean_place": sum(g.places[g.first_seat] for g in self.games) / n if n else math.nan,
             "balanced": n % cycle_length(len(self.players), self.num_seats) == 0,
             "cycle_length": cycle_length(len(self.players), self.num_seats),
             "elapsed_s": self.elapsed,
@@ -540,6 +544,8 @@ class TournamentResult:
             f"end reasons: {reasons}",
             f"Mean game length: {s['mean_plies']:.1f} plies (decided games: {s['mean_plies_decided']:.1f}); "
             f"wall time {s['elapsed_s']:.1f} s",
+            "Mean place by seat: " + ", ".join(f"{x:.2f}" for x in s["seat_mean_place"])
+            + f"; of the seat that moved first: {s['starter_mean_place']:.2f}",
         ]
         forfeits = sum(st["forfeits"] for st in stats)
         over = sum(st["over_budget"] for st in stats)
