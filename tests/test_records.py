@@ -1,0 +1,199 @@
+"""Game records: JSON round trips, atomic save/load, replay with checked outcome, named errors."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from engine_helpers import position
+
+from halma_env import Game, GameRecord, RecordError, Rules, load_record
+from halma_env.game import random_playout
+from halma_env.records import FORMAT, VERSION
+
+
+def _played(variant: str = "star", seats: int = 3, plies: int = 40, seed: int = 0, **options) -> Game:
+    game = Game(Rules(variant, seats, **options))
+    random_playout(game, random.Random(seed), plies)
+    return game
+
+
+def test_round_trip_and_replay() -> None:
+    game = _played()
+    game.resign(1)
+    random_playout(game, random.Random(9), 15)
+    record = GameRecord.from_game(game, players=["greedy", "random", "me"], metadata={"event": "test", "round": 2})
+    assert record.start is None
+    assert record.events[40] == "resign:1" and len(record.events) == 56
+    text = record.to_json()
+    doc = json.loads(text)
+    assert doc["format"] == FORMAT and doc["version"] == VERSION
+    assert doc["rules"] == Rules("star", 3).to_dict() and doc["num_players"] == 3
+    assert doc["players"] == ["greedy", "random", "me"] and doc["metadata"] == {"event": "test", "round": 2}
+    again = GameRecord.from_json(text)
+    assert again == record
+    replayed = again.replay()
+    assert replayed.position() == game.position()
+    assert replayed.places == game.places and replayed.end_reason == game.end_reason
+    assert replayed.history == game.history, "passes are recreated by the replay"
+
+
+def test_finished_game_outcome_is_stored_and_checked() -> None:
+    game = Game(Rules("star", 2))
+    game.play("113-104")
+    game.resign(1)
+    record = GameRecord.from_game(game)
+    assert record.places == (1, 2) and record.end_reason == "resign"
+    assert record.replay().is_over
+    doc = record.to_dict()
+    doc["places"] = [2, 1]
+    with pytest.raises(RecordError, match="stored outcome places=\\[2, 1\\].*replay gives places=\\[1, 2\\]"):
+        GameRecord.from_dict(doc).replay()
+    doc = record.to_dict()
+    doc["end_reason"] = "move_limit"
+    with pytest.raises(RecordError, match="end_reason='move_limit'"):
+        GameRecord.from_dict(doc).replay()
+    doc = record.to_dict()
+    doc["final_position"] = Game(Rules("star", 2)).position()
+    with pytest.raises(RecordError, match="final position"):
+        GameRecord.from_dict(doc).replay()
+
+
+@pytest.mark.parametrize(
+    ("variant", "seats", "options"),
+    [("star", 1, {}), ("star", 6, {}), ("diamond", 3, {}), ("halma16", 2, {}), ("halma16", 4, {"move_limit": 30}),
+     ("star", 4, {"first_seat": 2, "play_to_end": False, "stall_limit": 20, "limit_outcome": "progress"})],
+)
+def test_every_variant_records_and_replays(variant: str, seats: int, options: dict) -> None:
+    game = _played(variant, seats, 60, seed=seats, **options)
+    record = GameRecord.from_game(game)
+    assert record.start is None, "the standard start (with first_seat) is not stored"
+    assert GameRecord.from_json(record.to_json()).replay().position() == game.position()
+
+
+def test_non_standard_start_is_stored() -> None:
+    text = position("star", 2, {h: "0" for h in range(9)} | {18: "0", 100: "1"}, to_move=0, ply=12)
+    game = Game.from_position(text, move_limit=40)
+    game.play("18-9")
+    assert game.is_over
+    record = GameRecord.from_game(game)
+    assert record.start == text and record.rules.move_limit == 40
+    replayed = GameRecord.from_json(record.to_json()).replay()
+    assert replayed.position() == game.position() and replayed.places == [1, 2] and replayed.ply == 13
+    doc = record.to_dict()
+    doc["start"] = "star 2 nonsense 0"
+    with pytest.raises(RecordError, match="start position: board field"):
+        GameRecord.from_dict(doc).replay()
+    doc["start"] = Game(Rules("star", 3)).position()
+    with pytest.raises(RecordError, match="start position is star with 3 seats"):
+        GameRecord.from_dict(doc).replay()
+
+
+def test_partial_replay_games_and_positions() -> None:
+    game = _played("diamond", 2, 25, seed=4)
+    record = GameRecord.from_game(game)
+    games = list(record.games())
+    positions = list(record.positions())
+    assert len(games) == len(positions) == len(record.events) + 1
+    assert games[0].position() == Game(Rules("diamond", 2)).position()
+    assert games[-1].position() == game.position()
+    for k in (0, 1, 7, 25):
+        assert record.replay(upto=k).position() == positions[k] == games[k].position()
+    games[3].play(games[3].legal_moves()[0])  # the yielded games are independent copies
+    assert list(record.positions())[3] == positions[3]
+    assert list(record.games(upto=2))[-1].position() == positions[2]
+    for bad in (-1, 26, "3", True):
+        with pytest.raises(ValueError, match="upto"):
+            record.replay(upto=bad)
+
+
+def test_illegal_move_names_the_first_bad_event_and_its_index() -> None:
+    record = GameRecord.from_game(_played("star", 2, 10, seed=1))
+    doc = record.to_dict()
+    doc["events"][4] = "60-61"
+    doc["events"][6] = "0-1"
+    with pytest.raises(RecordError, match="event 4 \\('60-61'\\) is an illegal move: no piece on hole 60"):
+        GameRecord.from_dict(doc).replay()
+    # games() stops at the same event, after yielding the positions before it
+    seen = []
+    with pytest.raises(RecordError, match="event 4"):
+        for g in GameRecord.from_dict(doc).games():
+            seen.append(g)
+    assert len(seen) == 5
+    doc = record.to_dict()
+    doc["events"][2] = "resign:1"
+    doc["events"][3] = "resign:1"
+    with pytest.raises(RecordError, match="event 3 \\('resign:1'\\) is an illegal resignation: the game is over"):
+        GameRecord.from_dict(doc).replay()
+    doc = record.to_dict()
+    doc["events"].append("resign:5")
+    with pytest.raises(RecordError, match="event 10 .*illegal resignation: seat must be 0..1"):
+        GameRecord.from_dict(doc).replay()
+
+
+def _doc() -> dict:
+    return GameRecord.from_game(_played("star", 2, 6, seed=2), players=["a", "b"]).to_dict()
+
+
+CORRUPT = {
+    "missing key": (lambda d: d.pop("events"), "missing key\\(s\\) events"),
+    "unknown key": (lambda d: d.update(moves=[]), "unknown key\\(s\\) moves"),
+    "format": (lambda d: d.update(format="chess.pgn"), "format must be 'halma_env.record'"),
+    "newer version": (lambda d: d.update(version=VERSION + 1), f"version {VERSION + 1} is newer"),
+    "version type": (lambda d: d.update(version="1"), "version must be a positive integer"),
+    "rules type": (lambda d: d.update(rules="star"), "rules: rules must be a mapping"),
+    "rules option": (lambda d: d["rules"].update(speed=2), "rules: unknown rule option\\(s\\): speed"),
+    "rules value": (lambda d: d["rules"].update(move_limit=-2), "rules: move_limit"),
+    "num_players": (lambda d: d.update(num_players=3), "num_players is 3 but the rules say 2"),
+    "events type": (lambda d: d.update(events="113-104"), "events must be a list"),
+    "event type": (lambda d: d["events"].__setitem__(1, 7), "event 1 is 7"),
+    "event text": (lambda d: d["events"].__setitem__(2, "pass"), "event 2 is 'pass'"),
+    "places type": (lambda d: d.update(places="1,2"), "places must be a list"),
+    "places length": (lambda d: d.update(places=[None]), "places must have 2 entries"),
+    "place value": (lambda d: d.update(places=[1, 3]), "a place is an integer 1..2 or null, got 3"),
+    "end_reason": (lambda d: d.update(end_reason="checkmate"), "end_reason must be null or one of"),
+    "start type": (lambda d: d.update(start=5), "start must be a position text or null"),
+    "players count": (lambda d: d.update(players=["a"]), "players must be 2 names"),
+    "players type": (lambda d: d.update(players="ab"), "players must be a list of names or null"),
+    "metadata type": (lambda d: d.update(metadata=[1]), "metadata must be an object"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CORRUPT))
+def test_corrupt_record_names_the_problem(kind: str) -> None:
+    change, words = CORRUPT[kind]
+    doc = _doc()
+    change(doc)
+    with pytest.raises(RecordError, match=words):
+        GameRecord.from_json(json.dumps(doc))
+    assert issubclass(RecordError, ValueError)
+
+
+def test_not_json_and_not_an_object() -> None:
+    with pytest.raises(ValueError, match="not valid JSON"):
+        GameRecord.from_json("{'format': ")
+    with pytest.raises(ValueError, match="a game record is a JSON object, got list"):
+        GameRecord.from_json("[1, 2]")
+    with pytest.raises(ValueError, match="metadata is not JSON-serialisable"):
+        GameRecord.from_game(Game(), metadata={"f": object()})
+    with pytest.raises(ValueError, match="players must be 2 names"):
+        GameRecord.from_game(Game(), players=["only one"])
+
+
+def test_save_is_atomic_and_load_reads_it_back(tmp_path) -> None:
+    record = GameRecord.from_game(_played("halma16", 2, 30, seed=3), players=["x", "y"], metadata={"k": [1, 2]})
+    path = tmp_path / "game.json"
+    path.write_text("old contents")
+    record.save(path)
+    assert load_record(path) == record
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["game.json"], "no temporary file left behind"
+    record.save(str(path))
+    assert load_record(str(path)).replay().position() == record.final_position
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    with pytest.raises(RecordError, match="bad.json.*not valid JSON"):
+        load_record(bad)
+    with pytest.raises(OSError):
+        record.save(tmp_path / "missing-dir" / "g.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json", "game.json"]
