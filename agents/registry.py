@@ -8,8 +8,9 @@ Accepted names (``make_player`` raises ``ValueError`` listing them for anything 
   ``greedy:noise=0.2``.  ``bot_parameters(bot)`` lists each bot's parameters and defaults;
 - a level: ``easy``, ``medium``, ``hard``, ``expert`` (``LEVELS`` says what each one is);
 - a path ending in ``.pt`` (a training checkpoint): ``agents.policy.load_policy_player(path, seed)``;
-- a path ending in ``.onnx`` or a ladder name ``ladder:LEVEL`` (exported opponents):
-  ``agents.opponent.load_opponent(name)``.
+- a path ending in ``.onnx`` (optionally with options, ``model.onnx:temperature=0.5``) or a
+  ladder name ``ladder:LEVEL`` (exported opponents, the rated ladder):
+  ``agents.opponent.load_opponent(name, seed)``.
 
 This module is the ``halma_env.players`` entry point (``agents``), through which the environments
 resolve opponents by name without importing ``agents``.
@@ -32,7 +33,8 @@ BOTS: dict[str, str] = {
     "mcts": "agents.bots.mcts:MCTSBot",
 }
 
-# level -> bot spec; levels answer well under a second per move
+# level -> bot spec: the fallback for games the ladder (agents/ladder/ladder.json) has no entry
+# for; make_player resolves levels through the ladder; levels answer well under a second per move
 LEVELS: dict[str, str] = {
     "easy": "greedy:noise=0.25,temperature=1.0",
     "medium": "greedy",
@@ -125,10 +127,15 @@ def make_player(name: str, seed: int | None = None) -> Player:
         if not os.path.exists(name):
             raise ValueError(f"checkpoint file {name!r} does not exist")
         return _load_external("agents.policy", "load_policy_player", name, seed)
-    if lower.endswith(".onnx") or lower.startswith("ladder:"):
-        if lower.endswith(".onnx") and not os.path.exists(name):
-            raise ValueError(f"opponent file {name!r} does not exist")
-        return _load_external("agents.opponent", "load_opponent", name)
+    if lower.startswith("ladder:") or lower.endswith(".onnx") or ".onnx:" in lower:
+        if not lower.startswith("ladder:"):
+            # "model.onnx" or "model.onnx:option=value,...": the file is the part up to ".onnx"
+            path = name[: lower.index(".onnx") + len(".onnx")]
+            if not os.path.exists(path):
+                raise ValueError(f"opponent file {path!r} does not exist")
+        return _load_external("agents.opponent", "load_opponent", name, seed)
+    if name in LEVELS:  # levels come from the rated ladder (agents/ladder.py) for the game being played
+        return _load_external("agents.ladder", "LevelPlayer", name, seed)
     spec = LEVELS.get(name, name)
     bot = spec.partition(":")[0].strip()
     if bot not in BOTS:

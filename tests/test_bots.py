@@ -21,7 +21,7 @@ GAMES = [("star", 1), ("star", 2), ("star", 3), ("star", 4), ("star", 5), ("star
 FAST = {
     "random": "random",
     "greedy": "greedy",
-    "easy": "easy",
+    "easy": LEVELS["easy"],
     "search": "search:depth=2,time=none",
     "mcts": "mcts:iterations=24,time=none",
 }
@@ -68,7 +68,7 @@ def test_same_seed_same_moves(bot: str) -> None:
         assert any(moves(5) != moves(s) for s in range(6, 12)), "the seed should matter for a random bot"
 
 
-@pytest.mark.parametrize("spec", ["search:time=5", "mcts:time=5", "hard", "expert"])
+@pytest.mark.parametrize("spec", ["search:time=5", "mcts:time=5", LEVELS["hard"], LEVELS["expert"]])
 def test_time_budget_is_respected(spec: str) -> None:
     game = midgame("star", 2, 30)
     player = make_player(spec, seed=0)
@@ -174,7 +174,9 @@ def test_bots_take_an_immediate_finish() -> None:
         if g.places[0] == 1:
             finishing.append(m)
     assert finishing
-    for spec in ("search:depth=3,time=none", "mcts:iterations=50,time=none", "greedy", "medium", "hard"):
+    for spec in ("search:depth=3,time=none", "mcts:iterations=50,time=none", *LEVELS.values()):
+        if spec == LEVELS["easy"]:
+            continue  # easy plays random moves on purpose
         assert make_player(spec, seed=0).select_move(game) in finishing, spec
 
 

@@ -10,7 +10,8 @@
   gain) and last at most ``rollout`` plies; then the position is scored: decided seats by
   their place, undecided seats by their expected place when seat ``o`` is ahead of seat ``s``
   with probability ``sigmoid((potential_s - potential_o) / scale)`` (the side to move counts a
-  tempo ahead), mapped to [0, 1] like ``place_rewards``.
+  tempo ahead), mapped to [0, 1] like ``place_rewards``; solitaire: the potential gained since
+  the root, squashed into [0, 1].
 - The move played is the root child with the most visits; moves that finish the seat are
   taken at once, and moves back to a recent arrangement of the seat's pieces are avoided
   (as in ``greedy``).
@@ -99,6 +100,7 @@ class MCTSBot:
             return done[0]
         rng = self._rng
         tr = Tracker(game, self.straggle)
+        self._root_pot = tr.pot[0]
         root = _Node(seat, game.num_players, self._candidates(tr, seat, moves, rng))
         # avoid arrangements of the seat's pieces from its last few moves (no cycling)
         seen = recent_configurations(game, seat, self.memory) if self.memory else {}
@@ -194,6 +196,8 @@ class MCTSBot:
                 out[s] = 1.0 - (places[s] - 1) / (n - 1) if n > 1 else 1.0
         if not undecided:
             return out
+        if n == 1:  # solitaire: the gain over the root position, squashed into [0, 1]
+            return [1.0 / (1.0 + math.exp(max(-50.0, min(50.0, (tr.pot[0] - self._root_pot) / self.scale))))]
         taken = {p for p in places if p is not None}
         free = [p for p in range(1, n + 1) if p not in taken][: len(undecided)] or [1]
         first = free[0]
