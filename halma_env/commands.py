@@ -26,6 +26,10 @@ def run_show(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if args.moves_from is not None and not 0 <= args.moves_from < game.geometry.num_holes:
+        last = game.geometry.num_holes - 1
+        print(f"error: --moves-from must be a hole 0..{last}, got {args.moves_from}", file=sys.stderr)
+        return 2
     marks = game.legal_destinations(args.moves_from) if args.moves_from is not None else ()
     color = not args.no_color and sys.stdout.isatty()
     print(render_text(game, numbers=args.numbers, color=color, marks=marks))

@@ -1,0 +1,123 @@
+"""``halma show`` and ``halma perft``: what they print, and exit code 2 with a message on bad input."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from agents.cli import main
+from halma_env import Game, Rules
+
+START = Game(Rules("star", 2)).position()
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_show_start(capsys) -> None:
+    code, out, err = run(capsys, "show", "--no-color")
+    lines = out.rstrip("\n").splitlines()
+    assert code == 0 and err == ""
+    assert len(lines) == 18 and lines[-1] == "star, 2 seats, ply 0, seat 0 to move"
+    assert [ln.split() for ln in lines[:4]] == [["1"] * w for w in (1, 2, 3, 4)]
+    assert [ln.split() for ln in lines[13:17]] == [["0"] * w for w in (4, 3, 2, 1)]
+    assert "\x1b[" not in out, "no colour when asked (and never when stdout is not a terminal)"
+
+
+def test_show_position_numbers_and_marks(capsys) -> None:
+    code, out, _ = run(capsys, "show", "--numbers", "--no-color", START)
+    assert code == 0
+    numbers = [int(tok) for ln in out.splitlines()[:17] for tok in ln.split()]
+    assert numbers == list(range(121))
+    code, out, _ = run(capsys, "show", "--no-color", "--moves-from", "113", START)
+    assert code == 0 and out.count("*") == 2  # 113 steps to 104 and 105
+    rows = out.splitlines()[:17]
+    assert rows[12].split().index("*") == 6  # hole 104 is the 7th hole of row 12 (98..110)
+    code, out, _ = run(capsys, "show", "--no-color", "--variant", "diamond", "--seats", "3")
+    assert code == 0 and "A" in out and "B" in out and "C" in out and "diamond, 3 seats" in out
+
+
+def test_show_game_over_status(capsys) -> None:
+    game = Game.from_position(
+        "star 2 0/00/000/0000/............./............/.........../........../........./........../"
+        ".........../............/............1/..../.../../. 0 5"
+    )
+    assert game.is_over  # all of seat 0's pieces are in its goal: finished at load
+    code, out, _ = run(capsys, "show", "--no-color", game.position())
+    assert code == 0 and out.splitlines()[-1] == "game over (finished); places: seat 0: 1, seat 1: 2"
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["show", "star 2 1/11 0 0"], ["error:", "board field", "17 rows"]),
+        (["show", "chess 2 x 0"], ["error:", "variant field"]),
+        (["show", "--variant", "diamond", "--seats", "4"], ["error:", "diamond", "not 4"]),
+        (["show", "--variant", "go"], ["error:", "unknown variant 'go'"]),
+        (["show", "--moves-from", "121"], ["error:", "--moves-from", "0..120", "121"]),
+        (["show", "--moves-from", "-3"], ["error:", "--moves-from", "-3"]),
+        (["perft", "-1"], ["error:", "depth must be >= 0"]),
+        (["perft", "2", "--position", "star 2 .. 0"], ["error:", "board field"]),
+        (["perft", "2", "--variant", "halma16", "--seats", "3"], ["error:", "halma16", "not 3"]),
+    ],
+)
+def test_bad_input_exits_2_with_a_message(capsys, argv: list[str], words: list[str]) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    for word in words:
+        assert word in err, (word, err)
+
+
+@pytest.mark.parametrize("argv", [["perft", "two"], ["show", "--seats", "x"], ["perft"]])
+def test_argparse_errors_exit_2(capsys, argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert "error" in capsys.readouterr().err
+
+
+def _counts(out: str) -> dict[int, int]:
+    return {int(d): int(c) for d, c in re.findall(r"^depth (\d+): (\d+)$", out, re.M)}
+
+
+def test_perft_prints_each_depth(capsys) -> None:
+    code, out, _ = run(capsys, "perft", "3")
+    assert code == 0 and _counts(out) == {1: 14, 2: 196, 3: 4760}
+    assert re.search(r"^total 4760 in \d+\.\d\d s$", out, re.M)
+    code, out, _ = run(capsys, "perft", "2", "--variant", "halma16", "--seats", "4")
+    assert _counts(out) == {1: 32, 2: 1024}
+    code, out, _ = run(capsys, "perft", "2", "--variant", "diamond", "--seats", "3")
+    assert _counts(out) == {1: 20, 2: 400}
+    code, out, _ = run(capsys, "perft", "0")
+    assert code == 0 and "depth 0: 1" in out
+
+
+def test_perft_position_and_divide(capsys) -> None:
+    game = Game(Rules("star", 3))
+    game.play("113-104")
+    code, out, _ = run(capsys, "perft", "2", "--position", game.position(), "--divide")
+    assert code == 0
+    lines = dict(re.findall(r"^(\d+-\d+): (\d+)$", out, re.M))
+    assert set(lines) == {str(m) for m in game.legal_moves()}
+    total = sum(map(int, lines.values()))
+    assert re.search(rf"^total {total} in", out, re.M)
+    from halma_env import perft
+
+    assert total == perft(game, 2)
+
+
+def test_console_script_runs() -> None:
+    """The installed ``halma`` entry point (through ``python -m agents.cli``)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "agents.cli", "perft", "1", "--variant", "halma16"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0 and "depth 1: 40" in done.stdout
+    bad = subprocess.run([sys.executable, "-m", "agents.cli", "show", "nonsense"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "error:" in bad.stderr
