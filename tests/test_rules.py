@@ -841,3 +841,56 @@ def test_undo_with_nothing_to_undo() -> None:
     game = Game(Rules("star", 3))
     with pytest.raises(IllegalMoveError, match="nothing to undo"):
         game.undo()
+
+
+def test_a_given_path_is_not_trusted() -> None:
+    """A Move carrying a path from elsewhere is recorded with the path of this position."""
+    from halma_env import Move
+
+    game = Game(Rules("star", 2))
+    game.play(Move(113, 104, path=(113, 50, 104)))
+    assert game.moves[-1].path == (113, 104)
+    stale = game.legal_moves()[0]
+    assert stale.path is not None
+    game.play(stale)
+    assert game.moves[-1].path == stale.path
+
+
+# --- layouts: homes, goals, starts --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seats", [1, 2, 3, 4, 5, 6])
+def test_star_homes_and_goals(seats: int) -> None:
+    points = {1: (0,), 2: (0, 3), 3: (0, 2, 4), 4: (0, 1, 3, 4), 5: (0, 1, 2, 3, 4), 6: (0, 1, 2, 3, 4, 5)}[seats]
+    game = Game(Rules("star", seats))
+    for seat, p in enumerate(points):
+        assert game.pieces(seat) == sorted(star_point(p))
+        assert sorted(game.layout.goals[seat]) == sorted(star_point((p + 3) % 6))
+    if seats == 5:  # the seat on point 2 heads for point 5, which nobody starts on
+        assert all(game.piece_at(h) is None for h in star_point(5))
+
+
+@pytest.mark.parametrize("seats", [2, 4])
+def test_halma16_camps(seats: int) -> None:
+    rows = (5, 5, 4, 3, 2) if seats == 2 else (4, 4, 3, 2)
+    game = Game(Rules("halma16", seats))
+    corners = [(15, 15), (0, 0)] if seats == 2 else [(15, 15), (15, 0), (0, 0), (0, 15)]
+    for seat in range(seats):
+        r0, c0 = corners[seat]
+        dr, dc = (-1 if r0 else 1), (-1 if c0 else 1)
+        camp = sorted(sq(r0 + dr * i, c0 + dc * j) for i, w in enumerate(rows) for j in range(w))
+        assert game.pieces(seat) == camp and len(camp) == (19 if seats == 2 else 13)
+        opposite = corners[(seat + seats // 2) % seats]
+        assert sq(*opposite) in game.layout.goals[seat]
+
+
+@pytest.mark.parametrize("seats", [2, 3])
+def test_diamond_start(seats: int) -> None:
+    game = Game(Rules("diamond", seats))
+    points = (0, 2) if seats == 2 else (0, 2, 4)
+    for seat, p in enumerate(points):
+        mine = game.pieces(seat)
+        assert len(mine) == 15 and set(star_point(p)) <= set(mine)
+        assert game.piece_at(star_tip(p)) == (seat, True)
+        assert sum(game.piece_at(h)[1] for h in mine) == 1
+        assert game.layout.goal_tip[seat] == star_tip((p + 3) % 6)
