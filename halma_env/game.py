@@ -52,7 +52,8 @@ class Move:
     def parse(cls, text: str) -> Move:
         """``"src-dst"`` -> Move."""
         parts = text.strip().split("-")
-        if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        # isascii: str.isdigit also accepts digits such as '²' that int() refuses
+        if len(parts) != 2 or not all(p.strip().isascii() and p.strip().isdigit() for p in parts):
             raise IllegalMoveError(f"a move is written 'src-dst' with two hole numbers, got {text!r}")
         return cls(int(parts[0]), int(parts[1]))
 
@@ -553,7 +554,8 @@ class Game:
         in_goal = own & goal
         if not in_goal:
             return False
-        if t.tip_masks[seat] and not own & self._kings & t.tip_masks[seat]:
+        # diamond: the king must be on the goal tip (a puzzle seat without a king is spared)
+        if t.tip_masks[seat] and own & self._kings and not own & self._kings & t.tip_masks[seat]:
             return False
         if in_goal == own or in_goal == goal:
             return True

@@ -14,6 +14,11 @@ PIECE_CHARS = "012345"
 KING_CHARS = "ABCDEF"
 
 
+def _is_number(text: str) -> bool:
+    """ASCII digits only (``str.isdigit`` also accepts characters such as '²' that int() refuses)."""
+    return text.isascii() and text.isdigit()
+
+
 def parse_position(text: str) -> tuple[str, int, list[int], int, int, int]:
     """-> (variant, seats, piece bit sets per seat, king bit set, seat to move, ply).
 
@@ -32,7 +37,7 @@ def parse_position(text: str) -> tuple[str, int, list[int], int, int, int]:
     variant, seats_text, board_text, to_move_text = fields[:4]
     if variant not in VARIANTS:
         raise ValueError(f"variant field: expected one of {', '.join(VARIANTS)}, got {variant!r}")
-    if not seats_text.isdigit() or int(seats_text) not in SEAT_COUNTS[variant]:
+    if not _is_number(seats_text) or int(seats_text) not in SEAT_COUNTS[variant]:
         allowed = ", ".join(map(str, SEAT_COUNTS[variant]))
         raise ValueError(f"seats field: {variant} takes {allowed} seats, got {seats_text!r}")
     n = int(seats_text)
@@ -75,11 +80,11 @@ def parse_position(text: str) -> tuple[str, int, list[int], int, int, int]:
     for seat, count in enumerate(counts):
         if count > lay.max_pieces:
             raise ValueError(f"board field: seat {seat} has {count} pieces; {variant} gives at most {lay.max_pieces}")
-    if not to_move_text.isdigit() or not 0 <= int(to_move_text) < n:
+    if not _is_number(to_move_text) or not 0 <= int(to_move_text) < n:
         raise ValueError(f"to_move field: expected a seat 0..{n - 1}, got {to_move_text!r}")
     ply = 0
     if len(fields) == 5:
-        if not fields[4].isdigit():
+        if not _is_number(fields[4]):
             raise ValueError(f"ply field: expected a non-negative integer, got {fields[4]!r}")
         ply = int(fields[4])
     return variant, n, pieces, kings, int(to_move_text), ply

@@ -114,6 +114,9 @@ MALFORMED = {
     "to_move negative": (" ".join(_start()[:3] + ["-1", "0"]), ["to_move field", "'-1'"]),
     "ply not a number": (" ".join(_start()[:4] + ["ten"]), ["ply field", "'ten'"]),
     "ply negative": (" ".join(_start()[:4] + ["-3"]), ["ply field", "'-3'"]),
+    "ply not ascii": (" ".join(_start()[:4] + ["\u00b2"]), ["ply field", "'\u00b2'"]),
+    "to_move not ascii": (" ".join(_start()[:3] + ["\u00b9", "0"]), ["to_move field", "'\u00b9'"]),
+    "seats not ascii": ("star \u00b2 " + " ".join(_start()[2:]), ["seats field", "'\u00b2'"]),
 }
 
 

@@ -488,6 +488,16 @@ def test_diamond_anti_blocking_with_an_opponent_in_the_edge_row() -> None:
     assert not off.is_over
 
 
+def test_diamond_puzzle_seat_without_a_king_finishes_on_its_goal_alone() -> None:
+    goal = sorted(layout("diamond", 2).goals[0])
+    pieces = {h: "0" for h in goal if h != 16}
+    below = walk("star", 16, "SW")
+    pieces.update({below: "0", 60: "B", 61: "1"})
+    game = Game.from_position(position("diamond", 2, pieces))
+    game.play((below, 16))
+    assert game.is_over and game.places == [1, 2]
+
+
 # --- halma16 goal lock --------------------------------------------------------------------------
 
 
@@ -813,6 +823,7 @@ def test_illegal_move_messages_and_the_game_is_unchanged() -> None:
     _refused(game, "113_104", "'src-dst'")
     _refused(game, "113-", "'src-dst'")
     _refused(game, "a-b", "'src-dst'")
+    _refused(game, "113-10\u00b2", "'src-dst'")  # a digit that int() refuses
     _refused(game, (113,), "a Move, a \\(src, dst\\) pair")
     _refused(game, [113, 104], "a Move, a \\(src, dst\\) pair")
     _refused(game, 113, "a Move, a \\(src, dst\\) pair")
