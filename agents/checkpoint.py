@@ -1,0 +1,113 @@
+"""Training checkpoints: written atomically, checked on load.
+
+A checkpoint is one ``torch.save`` file holding a dict:
+
+- ``format`` ("halma_env.checkpoint"), ``format_version``, ``encoding_version``
+  (``halma_env.encoding.ENCODING_VERSION``),
+- ``variant``, ``num_players``, ``network`` (the NetworkConfig as a dict), ``model`` (state dict),
+- for training checkpoints also ``optimizer``, ``rng`` (python, numpy, torch states),
+  ``global_step``, ``update``, ``config`` (the whole TrainConfig as a dict) and ``extra``
+  (the opponent pool, ratings, ...).  Snapshots in the opponent pool hold only the model part.
+
+``save_checkpoint`` writes to a temporary file in the same directory, flushes it to disk and
+moves it over the target with ``os.replace``, so a killed run never leaves a half-written file.
+``load_checkpoint`` raises ``CheckpointError`` (a ``ValueError``) that names the file and the
+problem: not a checkpoint / corrupt, another format or encoding version, a different variant,
+seat count or network shape.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from halma_env.encoding import ENCODING_VERSION
+
+FORMAT = "halma_env.checkpoint"
+FORMAT_VERSION = 1
+REQUIRED = ("format", "format_version", "encoding_version", "variant", "num_players", "network", "model")
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used: missing, corrupt or incompatible."""
+
+
+def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
+    """Atomically write ``payload`` (with the format header added) to ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"format": FORMAT, "format_version": FORMAT_VERSION, "encoding_version": ENCODING_VERSION}
+    data.update(payload)
+    missing = [k for k in REQUIRED if k not in data]
+    if missing:
+        raise ValueError(f"checkpoint payload lacks {', '.join(missing)}")
+    buffer = io.BytesIO()
+    torch.save(data, buffer)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(buffer.getvalue())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def load_checkpoint(path: str | Path, *, variant: str | None = None, num_players: int | None = None,
+                    network: dict[str, Any] | None = None, map_location: str | torch.device = "cpu") -> dict[str, Any]:
+    """Read and check a checkpoint; the keyword arguments are what the caller expects of it."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
+    try:
+        data = torch.load(path, map_location=map_location, weights_only=True)
+    except (RuntimeError, EOFError, pickle.UnpicklingError, zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a checkpoint file "
+                              f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise CheckpointError(f"{str(path)!r} is not a halma_env checkpoint (no format header {FORMAT!r})")
+    missing = [k for k in REQUIRED if k not in data]
+    if missing:
+        raise CheckpointError(f"checkpoint {str(path)!r} lacks {', '.join(missing)}")
+    if data["format_version"] != FORMAT_VERSION:
+        raise CheckpointError(f"checkpoint {str(path)!r} has format version {data['format_version']}, "
+                              f"this code reads version {FORMAT_VERSION}")
+    if data["encoding_version"] != ENCODING_VERSION:
+        raise CheckpointError(f"checkpoint {str(path)!r} was trained with encoding version "
+                              f"{data['encoding_version']}, the environment now uses {ENCODING_VERSION}")
+    if variant is not None and data["variant"] != variant:
+        raise CheckpointError(f"checkpoint {str(path)!r} is for variant {data['variant']!r}, not {variant!r}")
+    if num_players is not None and data["num_players"] != num_players:
+        raise CheckpointError(f"checkpoint {str(path)!r} is for {data['num_players']} seats, not {num_players}")
+    if network is not None and dict(data["network"]) != dict(network):
+        diff = sorted(k for k in set(network) | set(data["network"]) if network.get(k) != data["network"].get(k))
+        details = ", ".join(f"{k}: checkpoint {data['network'].get(k)!r} vs config {network.get(k)!r}" for k in diff)
+        raise CheckpointError(f"checkpoint {str(path)!r} has a different network shape ({details})")
+    return data
+
+
+def model_from_checkpoint(data: dict[str, Any], path: str | Path = "checkpoint") -> torch.nn.Module:
+    """The HalmaNet stored in a loaded checkpoint (in eval mode)."""
+    from types import SimpleNamespace
+
+    from agents.network import build_network
+
+    net = build_network(data["variant"], data["num_players"], SimpleNamespace(**data["network"]))
+    try:
+        net.load_state_dict(data["model"])
+    except RuntimeError as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r} weights do not fit its network: "
+                              f"{str(exc).splitlines()[0]}") from None
+    net.eval()
+    return net

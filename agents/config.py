@@ -1,0 +1,358 @@
+"""Training configuration: a strict schema of dataclasses loaded from YAML.
+
+Every key of a config file must be known and every required key present; a typo or a missing
+key raises ``ValueError`` naming it (with its dotted path).  ``--set section.key=value``
+overrides are parsed as YAML scalars and validated the same way.  docs/training.md lists
+every key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from halma_env.rewards import REWARD_SCHEMES
+from halma_env.rules import LIMIT_OUTCOMES, Rules
+
+
+@dataclass
+class GameConfig:
+    """The game the agent learns: variant, seats, rule options and the reward."""
+
+    variant: str = "star"
+    num_players: int = 2
+    anti_blocking: bool | None = None  # None: the variant's default
+    play_to_end: bool = True
+    move_limit: int | None = 300  # training games need an end: random play never finishes
+    limit_outcome: str = "progress"  # at the move limit rank unfinished seats by progress
+    stall_limit: int | None = None
+    reward: str = "place"  # halma_env.rewards scheme
+    progress_shaping: float = 1.0  # total shaping of a whole crossing (0 = off)
+
+    def rules(self, first_seat: int = 0) -> Rules:
+        options: dict[str, Any] = dict(
+            play_to_end=self.play_to_end, move_limit=self.move_limit, limit_outcome=self.limit_outcome,
+            stall_limit=self.stall_limit, first_seat=first_seat,
+        )
+        if self.anti_blocking is not None:
+            options["anti_blocking"] = self.anti_blocking
+        return Rules(self.variant, self.num_players, **options)
+
+    def validate(self) -> None:
+        if self.num_players < 2:
+            raise ValueError("game.num_players must be at least 2 for self-play")
+        if self.reward not in REWARD_SCHEMES:
+            raise ValueError(f"game.reward must be one of {', '.join(REWARD_SCHEMES)}, got {self.reward!r}")
+        if self.limit_outcome not in LIMIT_OUTCOMES:
+            raise ValueError(f"game.limit_outcome must be one of {', '.join(LIMIT_OUTCOMES)}")
+        if self.progress_shaping < 0:
+            raise ValueError("game.progress_shaping must be >= 0")
+        self.rules()  # Rules validates the variant, seat count and options
+
+
+@dataclass
+class EnvConfig:
+    num_envs: int = 32  # games played side by side
+    engine: str = "auto"  # "batched" (torch, halma_env.batched), "scalar" (N Game objects) or "auto"
+
+    def validate(self) -> None:
+        if self.num_envs < 1:
+            raise ValueError("env.num_envs must be >= 1")
+        if self.engine not in ("auto", "batched", "scalar"):
+            raise ValueError(f"env.engine must be auto, batched or scalar, got {self.engine!r}")
+
+
+@dataclass
+class PPOConfig:
+    """CleanRL's ppo.py hyper-parameters, same names."""
+
+    total_steps: int = 500_000  # environment steps (plies of all seats)
+    num_steps: int = 64  # plies per environment per rollout
+    learning_rate: float = 2.5e-4
+    anneal_lr: bool = True
+    gamma: float = 0.99  # per own move of a seat
+    gae_lambda: float = 0.95
+    num_minibatches: int = 4
+    update_epochs: int = 4
+    norm_adv: bool = True
+    clip_coef: float = 0.2
+    clip_vloss: bool = True
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    target_kl: float | None = None
+
+    def validate(self) -> None:
+        for name in ("total_steps", "num_steps", "num_minibatches", "update_epochs"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"ppo.{name} must be >= 1")
+        if not 0 < self.learning_rate < 1:
+            raise ValueError("ppo.learning_rate must be in (0, 1)")
+        for name in ("gamma", "gae_lambda"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"ppo.{name} must be in [0, 1]")
+        for name in ("clip_coef", "ent_coef", "vf_coef", "max_grad_norm"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"ppo.{name} must be >= 0")
+
+
+@dataclass
+class NetworkConfig:
+    """The hole network (agents/network.py)."""
+
+    channels: int = 32  # features per hole
+    blocks: int = 3  # residual hex/square convolutions over the holes
+    pair_dim: int = 32  # size of the source/destination embeddings of the bilinear move head
+    value_hidden: int = 64
+    position_embedding: bool = True  # a learned vector per canonical hole
+
+    def validate(self) -> None:
+        for name in ("channels", "pair_dim", "value_hidden"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"network.{name} must be >= 1")
+        if self.blocks < 0:
+            raise ValueError("network.blocks must be >= 0")
+
+
+@dataclass
+class PoolConfig:
+    """Who the learner plays in each new game (sampled per game, per environment)."""
+
+    self_prob: float = 0.5  # every seat is the learner (latest weights)
+    snapshot_prob: float = 0.3  # one learner seat, the others a past snapshot (uniform over the pool)
+    bot_prob: float = 0.2  # one learner seat, the others a heuristic bot (uniform over `bots`)
+    bots: list[str] = field(default_factory=lambda: ["random", "greedy"])
+    snapshot_every: int = 10  # updates between snapshots added to the pool
+    max_snapshots: int = 8  # the oldest snapshot leaves the pool beyond this
+
+    def validate(self) -> None:
+        probs = (self.self_prob, self.snapshot_prob, self.bot_prob)
+        if min(probs) < 0 or abs(sum(probs) - 1) > 1e-6:
+            raise ValueError(f"pool.self_prob + snapshot_prob + bot_prob must be 1 (each >= 0), got {probs}")
+        if self.bot_prob > 0 and not self.bots:
+            raise ValueError("pool.bots is empty but pool.bot_prob > 0")
+        if self.snapshot_every < 1 or self.max_snapshots < 1:
+            raise ValueError("pool.snapshot_every and pool.max_snapshots must be >= 1")
+
+
+@dataclass
+class EvalConfig:
+    every: int = 100_000  # environment steps between evaluations (0 = only the final one)
+    games: int = 20  # games per opponent during training
+    opponents: list[str] = field(default_factory=lambda: ["random", "greedy"])
+    final_games: int = 50  # games per opponent at the end of the run
+    final_opponents: list[str] = field(default_factory=lambda: ["random", "greedy"])
+    move_limit: int = 600  # evaluation games end (undecided: a draw) after this many plies (arena: 300/seat)
+
+    def validate(self) -> None:
+        if self.every < 0 or self.games < 0 or self.final_games < 0:
+            raise ValueError("eval.every, eval.games and eval.final_games must be >= 0")
+        if self.move_limit < 1:
+            raise ValueError("eval.move_limit must be >= 1")
+
+
+@dataclass
+class CheckpointConfig:
+    every: int = 20  # updates between checkpoints (the last one is always written)
+    keep: int = 3  # numbered checkpoints kept besides last.pt
+
+    def validate(self) -> None:
+        if self.every < 1 or self.keep < 1:
+            raise ValueError("checkpoint.every and checkpoint.keep must be >= 1")
+
+
+@dataclass
+class LogConfig:
+    progress_bar: bool = True  # tqdm bar (a status line every status_every seconds otherwise)
+    status_every: float = 30.0
+    tensorboard: bool = True
+
+    def validate(self) -> None:
+        if self.status_every <= 0:
+            raise ValueError("log.status_every must be > 0")
+
+
+@dataclass
+class TrainConfig:
+    name: str
+    seed: int
+    game: GameConfig
+    env: EnvConfig
+    ppo: PPOConfig
+    network: NetworkConfig
+    pool: PoolConfig
+    eval: EvalConfig
+    checkpoint: CheckpointConfig
+    log: LogConfig
+    device: str = "cpu"
+    torch_threads: int = 0  # 0: leave torch's default
+
+    def validate(self) -> None:
+        if not self.name or "/" in self.name or self.name.startswith("."):
+            raise ValueError(f"name must be a plain directory name, got {self.name!r}")
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if dataclasses.is_dataclass(value):
+                value.validate()
+        if self.torch_threads < 0:
+            raise ValueError("torch_threads must be >= 0")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+# --- loading ------------------------------------------------------------------------------
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+
+
+def _coerce(value: Any, tp: Any, path: str) -> Any:
+    """Check ``value`` against the annotation ``tp``; ints are accepted for floats."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _coerce(value, arg, path)
+            except ValueError as exc:
+                errors.append(str(exc))
+        raise ValueError(f"{path}: expected {' or '.join(_type_name(a) for a in args)}, got {value!r}")
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        if not isinstance(value, list):
+            raise ValueError(f"{path}: expected a list, got {value!r}")
+        return [_coerce(v, item, f"{path}[{i}]") for i, v in enumerate(value)]
+    if dataclasses.is_dataclass(tp):
+        return _build(tp, value, path)
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ValueError(f"{path}: expected true or false, got {value!r}")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{path}: expected an integer, got {value!r}")
+        return value
+    if tp is float:
+        if isinstance(value, str):  # YAML 1.1 reads 1e-3 (no dot) as a string
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{path}: expected a number, got {value!r}")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise ValueError(f"{path}: expected a string, got {value!r}")
+        return value
+    raise TypeError(f"unsupported config type {tp!r} at {path}")
+
+
+def _build(cls: type, data: Any, path: str) -> Any:
+    where = path or "config"
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: expected a mapping, got {data!r}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {', '.join(_join(path, k) for k in unknown)}; "
+                         f"known: {', '.join(known)}")
+    missing = [k for k in known if k not in data]
+    if missing:
+        raise ValueError(f"{where}: missing key(s) {', '.join(_join(path, k) for k in missing)}")
+    return cls(**{k: _coerce(data[k], hints[k], _join(path, k)) for k in known})
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def from_dict(data: dict[str, Any]) -> TrainConfig:
+    """A validated config from a mapping; every key of every section is required."""
+    cfg = _build(TrainConfig, data, "")
+    cfg.validate()
+    return cfg
+
+
+def default_dict() -> dict[str, Any]:
+    """Every key with its default value (name and seed included), as plain data."""
+    sections = {f.name: f.type for f in dataclasses.fields(TrainConfig)}
+    hints = typing.get_type_hints(TrainConfig)
+    out: dict[str, Any] = {"name": "run", "seed": 1}
+    for name in sections:
+        tp = hints[name]
+        if dataclasses.is_dataclass(tp):
+            out[name] = dataclasses.asdict(tp())
+    out["device"] = "cpu"
+    out["torch_threads"] = 0
+    return out
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply ``key=value`` strings (dotted keys, YAML values) to a copy of ``data``.
+
+    An override must name an existing key: ``ppo.learnin_rate=1`` is an error naming it.
+    """
+    import copy
+
+    out = copy.deepcopy(data)
+    for item in overrides:
+        if "=" not in item:
+            raise ValueError(f"--set expects key=value, got {item!r}")
+        key, raw = item.split("=", 1)
+        key = key.strip()
+        parts = key.split(".")
+        node = out
+        for i, part in enumerate(parts[:-1]):
+            if not isinstance(node, dict) or part not in node:
+                raise ValueError(f"--set {key}: unknown key {'.'.join(parts[:i + 1])!r}")
+            node = node[part]
+        if not isinstance(node, dict) or parts[-1] not in node:
+            raise ValueError(f"--set {key}: unknown key {key!r}")
+        try:
+            node[parts[-1]] = yaml.safe_load(raw) if raw.strip() else None
+        except yaml.YAMLError as exc:
+            raise ValueError(f"--set {key}: value {raw!r} is not valid YAML: {exc}") from None
+    return out
+
+
+def load_dict(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"config file {str(path)!r} does not exist")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ValueError(f"config file {str(path)!r} is not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"config file {str(path)!r} must hold a mapping of sections")
+    return data
+
+
+def load_config(path: str | Path, overrides: list[str] | None = None) -> TrainConfig:
+    """Read a YAML config, apply ``--set`` overrides and validate (errors name the key)."""
+    return from_dict(apply_overrides(load_dict(path), overrides or []))
+
+
+def dump_yaml(cfg: TrainConfig) -> str:
+    return yaml.safe_dump(cfg.to_dict(), sort_keys=False)
+
+
+__all__ = [
+    "CheckpointConfig", "EnvConfig", "EvalConfig", "GameConfig", "LogConfig", "NetworkConfig", "PPOConfig",
+    "PoolConfig", "TrainConfig", "apply_overrides", "default_dict", "dump_yaml", "from_dict", "load_config",
+]

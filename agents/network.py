@@ -1,0 +1,169 @@
+"""The policy/value network: convolutions over the holes and a bilinear (src, dst) move head.
+
+- Input: the observation planes of ``halma_env.encoding`` (rows, cols, 12), read at each
+  canonical hole's grid cell (``encoding.grid_index``), so the trunk works on the H holes
+  (star/diamond 121, halma16 256) in the acting seat's frame.
+- Trunk: residual *hole convolutions*.  A hole's new features are a linear map of the
+  concatenated features of itself and its neighbours in a fixed direction order (the 6 hex
+  directions on the star, the 8 king directions on the square board; missing neighbours read
+  zeros).  On the star this is a hexagonal 7-tap convolution: exactly the 3 x 3 convolution on
+  the 17 x 17 axial grid with its two non-hex corners masked, computed on the holes only.
+- Move head: ``logit(src, dst) = <W_s e_src, W_d e_dst> / sqrt(k) + b(e_dst)`` from the trunk's
+  per-hole embeddings: no dense H*H-way layer.  Action ``a = src * H + dst`` in canonical holes.
+- Value head: mean and max over the holes, then an MLP to one number.
+
+Two ways to score moves: ``forward`` takes the legal actions of each position as a padded
+(B, M) list (fast: only legal pairs are scored) and ``dense_logits`` scores all H*H actions
+(illegal ones masked to a large negative) for tests, export and analysis.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import nn
+
+from halma_env.encoding import PLANES, encoding
+
+MASKED_LOGIT = -1e8  # CleanRL's CategoricalMasked value: exp() underflows to exactly 0
+
+
+def layer_init(layer: nn.Linear, std: float = math.sqrt(2), bias: float = 0.0) -> nn.Linear:
+    """Orthogonal weights, constant bias (CleanRL's layer_init)."""
+    nn.init.orthogonal_(layer.weight, std)
+    nn.init.constant_(layer.bias, bias)
+    return layer
+
+
+def neighbour_table(variant: str, num_players: int) -> np.ndarray:
+    """(H, 1 + D) int64: each hole itself, then its neighbour in each direction (H = none)."""
+    enc = encoding(variant, num_players)
+    g = enc.layout.geometry
+    h = g.num_holes
+    table = np.full((h, 1 + g.num_directions), h, dtype=np.int64)
+    for hole in range(h):
+        table[hole, 0] = hole
+        for d, shift in enumerate(g.shifts):
+            other = g.hole_of_bit[g.bit[hole] + shift]
+            if other >= 0:
+                table[hole, 1 + d] = other
+    return table
+
+
+class HoleConv(nn.Module):
+    """One residual convolution over the holes: x + relu(W [x_self, x_dir1, ..., x_dirD])."""
+
+    def __init__(self, channels: int, taps: int) -> None:
+        super().__init__()
+        self.linear = layer_init(nn.Linear(channels * taps, channels))
+        self.norm = nn.LayerNorm(channels)
+
+    def forward(self, x: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
+        b, h, c = x.shape
+        padded = torch.cat([x, x.new_zeros(b, 1, c)], dim=1)  # hole H reads zeros
+        gathered = torch.index_select(padded, 1, table.reshape(-1)).reshape(b, h, -1)  # (B, H, taps * C)
+        return self.norm(x + torch.relu(self.linear(gathered)))
+
+
+class HalmaNet(nn.Module):
+    """Shared policy/value network for every seat of one (variant, seat count)."""
+
+    def __init__(self, variant: str, num_players: int, channels: int = 32, blocks: int = 3, pair_dim: int = 32,
+                 value_hidden: int = 64, position_embedding: bool = True) -> None:
+        super().__init__()
+        enc = encoding(variant, num_players)
+        self.variant, self.num_players = variant, num_players
+        self.num_holes = enc.num_holes
+        self.num_actions = enc.num_actions
+        self.pair_dim = pair_dim
+        table = neighbour_table(variant, num_players)
+        self.register_buffer("table", torch.as_tensor(table), persistent=False)
+        self.register_buffer("grid_index", torch.as_tensor(enc.grid_index), persistent=False)
+        self.embed = layer_init(nn.Linear(PLANES, channels))
+        self.position = nn.Parameter(torch.zeros(self.num_holes, channels)) if position_embedding else None
+        self.blocks = nn.ModuleList(HoleConv(channels, table.shape[1]) for _ in range(blocks))
+        # small initial policy logits (CleanRL: std 0.01 on the actor's last layer)
+        self.src_head = layer_init(nn.Linear(channels, pair_dim), std=0.1)
+        self.dst_head = layer_init(nn.Linear(channels, pair_dim), std=0.1)
+        self.dst_bias = layer_init(nn.Linear(channels, 1), std=0.01)
+        self.value_head = nn.Sequential(
+            layer_init(nn.Linear(2 * channels, value_hidden)), nn.ReLU(),
+            layer_init(nn.Linear(value_hidden, 1), std=1.0),
+        )
+
+    # --- trunk --------------------------------------------------------------------------
+
+    def holes(self, obs: torch.Tensor) -> torch.Tensor:
+        """(B, rows, cols, 12) observation planes -> (B, H, 12) float features per canonical hole."""
+        b = obs.shape[0]
+        if obs.dim() == 4:
+            obs = torch.index_select(obs.reshape(b, -1, obs.shape[-1]), 1, self.grid_index)
+        return obs.float()
+
+    def trunk(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Per-hole source and destination embeddings, destination bias and the value."""
+        x = self.embed(self.holes(obs))
+        if self.position is not None:
+            x = x + self.position
+        x = torch.relu(x)
+        for block in self.blocks:
+            x = block(x, self.table)
+        src = self.src_head(x)
+        dst = self.dst_head(x) / math.sqrt(self.pair_dim)
+        bias = self.dst_bias(x).squeeze(-1)
+        value = self.value_head(torch.cat([x.mean(dim=1), x.amax(dim=1)], dim=-1)).squeeze(-1)
+        return src, dst, bias, value
+
+    # --- heads --------------------------------------------------------------------------
+
+    def forward(self, obs: torch.Tensor, legal: torch.Tensor, valid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits of the listed actions and the value.
+
+        ``legal`` (B, M) int64 actions (src * H + dst), ``valid`` (B, M) bool marks the real
+        entries of a padded list.  Padding gets ``MASKED_LOGIT`` (zero probability).
+        """
+        src, dst, bias, value = self.trunk(obs)
+        h = self.num_holes
+        a = legal.clamp(min=0)
+        s_idx, d_idx = a // h, a % h
+        es = torch.gather(src, 1, s_idx.unsqueeze(-1).expand(-1, -1, src.shape[-1]))
+        ed = torch.gather(dst, 1, d_idx.unsqueeze(-1).expand(-1, -1, dst.shape[-1]))
+        logits = (es * ed).sum(-1) + torch.gather(bias, 1, d_idx)
+        return logits.masked_fill(~valid, MASKED_LOGIT), value
+
+    def dense_logits(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(B, H*H) logits of every action (illegal ones ``MASKED_LOGIT`` when ``mask`` is given)."""
+        src, dst, bias, value = self.trunk(obs)
+        logits = (src @ dst.transpose(1, 2) + bias.unsqueeze(1)).reshape(obs.shape[0], -1)
+        if mask is not None:
+            logits = logits.masked_fill(~mask.bool(), MASKED_LOGIT)
+        return logits, value
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.trunk(obs)[3]
+
+
+def build_network(variant: str, num_players: int, cfg) -> HalmaNet:
+    """A HalmaNet from a ``NetworkConfig`` (or any object with the same attributes)."""
+    return HalmaNet(variant, num_players, channels=cfg.channels, blocks=cfg.blocks, pair_dim=cfg.pair_dim,
+                    value_hidden=cfg.value_hidden, position_embedding=cfg.position_embedding)
+
+
+def legal_lists(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A dense (B, A) bool mask as padded action lists: (B, M) int64 actions and (B, M) validity.
+
+    Rows with no legal action get one invalid entry; M is the largest legal count (at least 1).
+    """
+    mask = mask.bool()
+    counts = mask.sum(dim=1)
+    m = max(int(counts.max().item()) if mask.shape[0] else 0, 1)
+    rows, cols = mask.nonzero(as_tuple=True)  # row-major: ascending actions within a row
+    starts = torch.cumsum(counts, 0) - counts
+    slot = torch.arange(rows.shape[0], device=mask.device) - starts[rows]
+    legal = torch.zeros(mask.shape[0], m, dtype=torch.int64, device=mask.device)
+    valid = torch.zeros(mask.shape[0], m, dtype=torch.bool, device=mask.device)
+    legal[rows, slot] = cols
+    valid[rows, slot] = True
+    return legal, valid

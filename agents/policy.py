@@ -1,0 +1,72 @@
+"""A trained network as a ``Player`` of scalar games (policy alone, no search)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from agents.checkpoint import load_checkpoint, model_from_checkpoint
+from agents.network import HalmaNet
+from halma_env import Game, Move
+from halma_env.encoding import encoding
+
+
+class PolicyPlayer:
+    """Plays the network's most likely legal move (``temperature`` > 0: samples from softmax(logits / T))."""
+
+    def __init__(self, net: HalmaNet, name: str = "policy", seed: int | None = None, temperature: float = 0.0,
+                 device: str | torch.device = "cpu") -> None:
+        if temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {temperature}")
+        self.net = net.to(device).eval()
+        self.name = name
+        self.temperature = float(temperature)
+        self.device = torch.device(device)
+        self._rng = np.random.default_rng(seed)
+        self._enc = encoding(net.variant, net.num_players)
+
+    def _check(self, game: Game) -> None:
+        r = game.rules
+        if (r.variant, r.num_players) != (self.net.variant, self.net.num_players):
+            raise ValueError(f"{self.name} plays {self.net.variant} with {self.net.num_players} seats, "
+                             f"not {r.variant} with {r.num_players}")
+
+    def action_probabilities(self, game: Game) -> tuple[list[Move], np.ndarray]:
+        """The legal moves and the network's probabilities for them (temperature 1)."""
+        self._check(game)
+        moves = game.legal_moves()
+        if not moves:
+            raise ValueError("the game has no legal move (it is over)")
+        logits = self._logits(game, moves)
+        p = torch.softmax(logits, dim=0).numpy()
+        return moves, p
+
+    def _logits(self, game: Game, moves: list[Move]) -> torch.Tensor:
+        seat = game.to_move
+        obs = torch.from_numpy(self._enc.observation(game, seat)).unsqueeze(0).to(self.device)
+        legal = torch.tensor([[self._enc.encode_move(seat, m.src, m.dst) for m in moves]], device=self.device)
+        valid = torch.ones_like(legal, dtype=torch.bool)
+        with torch.no_grad():
+            logits, _ = self.net(obs, legal, valid)
+        return logits[0].float().cpu()
+
+    def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        self._check(game)
+        moves = game.legal_moves()
+        if not moves:
+            raise ValueError("the game has no legal move (it is over)")
+        logits = self._logits(game, moves)
+        if self.temperature == 0:
+            return moves[int(torch.argmax(logits))]
+        p = torch.softmax(logits / self.temperature, dim=0).double().numpy()
+        return moves[int(self._rng.choice(len(moves), p=p / p.sum()))]
+
+
+def load_policy_player(path: str | Path, seed: int | None = None, temperature: float = 0.0,
+                       device: str = "cpu") -> PolicyPlayer:
+    """A player from a training checkpoint or snapshot (greedy by default)."""
+    data = load_checkpoint(path, map_location=device)
+    net = model_from_checkpoint(data, path)
+    return PolicyPlayer(net, name=f"policy:{Path(path).stem}", seed=seed, temperature=temperature, device=device)

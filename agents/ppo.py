@@ -1,0 +1,642 @@
+"""Self-play PPO for the Halma family, in the style of CleanRL's single-file ``ppo.py``.
+
+One network plays every seat from the canonical frame (the acting seat always sees its home at
+the bottom).  The loop is CleanRL's: collect ``num_steps`` plies in each of ``num_envs`` games,
+compute GAE advantages, then ``update_epochs`` passes of clipped-objective minibatch updates with
+advantage normalisation, (optionally clipped) value loss, entropy bonus, gradient clipping and a
+linearly annealed learning rate.  The policy is a masked categorical: illegal actions get the logit
+``MASKED_LOGIT`` (zero probability); only the legal (src, dst) pairs are scored.
+
+Multi-seat games and who learns from what
+-----------------------------------------
+Plies alternate between seats, so one environment's plies are not one trajectory.  Each
+(environment, seat) played by the learner has its own trajectory: a transition is one of its
+decisions; its reward is everything the seat receives from that decision until its next one (its
+own progress shaping now, and its place reward if the game ends before it moves again, whoever
+made the last move); its successor is the seat's next decision, where the value is bootstrapped.
+A transition whose successor has not happened by the end of a rollout is carried over and trained
+with the next rollout (so every transition is trained exactly once, with a complete reward).
+The GAE recursion follows these per-seat links (``next_index``) instead of "t + 1".
+
+Opponent pool (per environment, sampled when a game starts)
+-----------------------------------------------------------
+- ``self_prob``: every seat is the learner (latest weights): all seats' decisions are trained on;
+- ``snapshot_prob``: one seat (uniform) is the learner, the others a past snapshot of the network
+  (uniform over the pool of the last ``max_snapshots``, one added every ``snapshot_every`` updates;
+  snapshots sample their moves from their policy);
+- ``bot_prob``: one learner seat, the others a heuristic bot from ``bots`` (``agents.registry``).
+The seat that starts rotates from game to game in each environment.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from agents.checkpoint import load_checkpoint, model_from_checkpoint, save_checkpoint
+from agents.config import TrainConfig, dump_yaml
+from agents.network import HalmaNet, build_network, legal_lists
+from halma_env import Game
+from halma_env.encoding import encoding
+
+SELF, SNAPSHOT, BOT = 0, 1, 2
+FINISH_REASONS = ("finished", "first_finish")  # a game decided by a seat completing its crossing
+
+
+def end_reason_name(code: Any) -> str | None:
+    """The end reason as a name (the batched engine reports codes into its END_REASONS)."""
+    if code is None or isinstance(code, str):
+        return code
+    from halma_env.batched import END_REASONS
+
+    return END_REASONS[int(code)] or None
+
+
+# --- environments ------------------------------------------------------------------------
+
+
+def make_env(cfg: TrainConfig, device: torch.device, seed: int):
+    """The training environments: the batched torch engine or N scalar games (``env.engine``)."""
+    from agents.vecgame import ScalarBatchedGame
+
+    engine = cfg.env.engine
+    if engine == "auto":
+        # on CPU the scalar engine was the faster one when measured (docs/training.md); heuristic
+        # bots play scalar games, so they also call for it
+        engine = "batched" if device.type == "cuda" and cfg.pool.bot_prob == 0 else "scalar"
+    rules = cfg.game.rules()
+    kwargs = dict(device=device, seed=seed, reward=cfg.game.reward, progress_shaping=cfg.game.progress_shaping)
+    if engine == "batched":
+        from halma_env.batched import BatchedGame
+
+        return BatchedGame(rules, cfg.env.num_envs, rotate_first_seat=True, **kwargs)
+    return ScalarBatchedGame(rules, cfg.env.num_envs, **kwargs)
+
+
+def env_legal(env) -> tuple[torch.Tensor, torch.Tensor]:
+    if hasattr(env, "legal_lists"):
+        return env.legal_lists()
+    return legal_lists(env.action_mask())
+
+
+def env_games(env) -> list[Game]:
+    """Scalar games of the current positions (for heuristic bots)."""
+    return env.games if hasattr(env, "games") else env.to_games()
+
+
+# --- opponent pool -----------------------------------------------------------------------
+
+
+def make_bot(name: str, seed: int):
+    try:
+        from agents.registry import make_player
+    except ImportError as exc:  # the bots live in agents.registry (another part of the project)
+        raise ValueError(f"bot {name!r} needs agents.registry, which cannot be imported: {exc}") from None
+    return make_player(name, seed=seed)
+
+
+@dataclass
+class Pool:
+    """Past snapshots (paths and loaded networks) and bot names."""
+
+    bots: list[str]
+    snapshot_paths: list[str] = field(default_factory=list)
+    nets: dict[str, HalmaNet] = field(default_factory=dict)
+
+    def add(self, path: str, net: HalmaNet, max_snapshots: int) -> None:
+        self.snapshot_paths.append(path)
+        self.nets[path] = net
+        while len(self.snapshot_paths) > max_snapshots:
+            self.nets.pop(self.snapshot_paths.pop(0), None)
+
+
+# --- evaluation --------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def evaluate(net: HalmaNet, cfg: TrainConfig, opponent: str, games: int, seed: int,
+             device: torch.device) -> dict[str, float]:
+    """The greedy policy against ``opponent`` (a bot name) in ``games`` games, played side by side.
+
+    The learner takes seat ``i % n`` of game ``i`` and the start rotates; the other seats are the
+    opponent.  Games stop after ``eval.move_limit`` plies as a draw (limit_outcome "draw"), so a win
+    means the agent really finished first.  Returns win rate, mean place, finish rate (the agent
+    completed its crossing), decided rate (every place decided) and mean length in plies.
+    """
+    n = cfg.game.num_players
+    enc = encoding(cfg.game.variant, n)
+    rules = cfg.game.rules().replace(move_limit=cfg.eval.move_limit, limit_outcome="draw")
+    table = [Game(rules.replace(first_seat=(i // n) % n)) for i in range(games)]
+    seats = [i % n for i in range(games)]
+    bots = [make_bot(opponent, seed + i) for i in range(games)]
+    net.eval()
+    while True:
+        live = [i for i, g in enumerate(table) if not g.is_over]
+        if not live:
+            break
+        mine = [i for i in live if table[i].to_move == seats[i]]
+        if mine:
+            obs = torch.from_numpy(np.stack([enc.observation(table[i], table[i].to_move) for i in mine])).to(device)
+            moves = [table[i].legal_moves() for i in mine]
+            m = max(len(x) for x in moves)
+            legal = torch.zeros(len(mine), m, dtype=torch.int64)
+            valid = torch.zeros(len(mine), m, dtype=torch.bool)
+            for k, (i, ms) in enumerate(zip(mine, moves)):
+                s = table[i].to_move
+                legal[k, : len(ms)] = torch.tensor([enc.encode_move(s, x.src, x.dst) for x in ms])
+                valid[k, : len(ms)] = True
+            logits, _ = net(obs, legal.to(device), valid.to(device))
+            best = logits.argmax(dim=1).tolist()
+            for k, i in enumerate(mine):
+                table[i].play(moves[k][best[k]])
+        for i in live:
+            g = table[i]
+            if i not in mine and not g.is_over:
+                g.play(bots[i].select_move(g))
+    wins = places = finished = decided = length = 0.0
+    for g, s in zip(table, seats):
+        p = g.places
+        wins += p[s] == 1 and p.count(1) == 1
+        places += p[s] if p[s] is not None else n
+        finished += g.status[s] == "finished"
+        decided += all(x is not None for x in p) and len(set(p)) == n
+        length += g.ply
+    k = max(games, 1)
+    return {"win_rate": wins / k, "mean_place": places / k, "finish_rate": finished / k,
+            "decided_rate": decided / k, "mean_length": length / k}
+
+
+# --- the trainer -------------------------------------------------------------------------
+
+
+def rng_state(np_rng: np.random.Generator) -> dict[str, Any]:
+    return {"python": random.getstate(), "numpy": np_rng.bit_generator.state, "torch": torch.get_rng_state()}
+
+
+def set_rng_state(state: dict[str, Any], np_rng: np.random.Generator) -> None:
+    random.setstate(tuple(x if not isinstance(x, list) else tuple(x) for x in state["python"]))
+    np_rng.bit_generator.state = state["numpy"]
+    torch.set_rng_state(state["torch"])
+
+
+class Trainer:
+    """Holds the network, optimiser, environments, pool and logs of one run directory."""
+
+    def __init__(self, cfg: TrainConfig, run_dir: str | Path, device: str | None = None, resume: bool = False,
+                 log: Callable[[str], None] = print) -> None:
+        self.cfg = cfg
+        self.run_dir = Path(run_dir)
+        self.log = log
+        self.device = torch.device(device or cfg.device)
+        if self.device.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError("device cuda was asked for but torch sees no CUDA device")
+        if cfg.torch_threads:
+            torch.set_num_threads(cfg.torch_threads)
+        # seeding (CleanRL): python, numpy, torch; deterministic kernels on CPU
+        random.seed(cfg.seed)
+        torch.manual_seed(cfg.seed)
+        self.np_rng = np.random.default_rng(cfg.seed)
+        self.n = cfg.game.num_players
+        self.net = build_network(cfg.game.variant, self.n, cfg.network).to(self.device)
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
+        self.pool = Pool(bots=list(cfg.pool.bots))
+        self.global_step = 0
+        self.update = 0
+        self.ratings: dict[str, Any] = {}
+        self.eval_history: list[dict[str, Any]] = []
+        self.ckpt_dir = self.run_dir / "checkpoints"
+        self.snap_dir = self.run_dir / "snapshots"
+        if resume:
+            self._resume()
+        else:
+            if (self.ckpt_dir / "last.pt").exists():
+                raise ValueError(f"run directory {str(self.run_dir)!r} already holds a run; use --resume to "
+                                 "continue it or choose another name")
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+        (self.run_dir / "config.yaml").write_text(dump_yaml(cfg))
+        self.writer = None
+        if cfg.log.tensorboard:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self.writer = SummaryWriter(str(self.run_dir / "tb"))
+            if not resume:
+                hp = "\n".join(f"|{k}|{v}|" for k, v in _flat(cfg.to_dict()).items())
+                self.writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + hp)
+
+    # --- checkpoints --------------------------------------------------------------------
+
+    def _network_dict(self) -> dict[str, Any]:
+        return dict(vars(self.cfg.network))
+
+    def _payload(self, full: bool) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "variant": self.cfg.game.variant, "num_players": self.n, "network": self._network_dict(),
+            "model": {k: v.detach().cpu() for k, v in self.net.state_dict().items()},
+            "global_step": self.global_step, "update": self.update, "config": self.cfg.to_dict(),
+        }
+        if full:
+            data["optimizer"] = self.optimizer.state_dict()
+            data["rng"] = rng_state(self.np_rng)
+            data["extra"] = {"snapshots": list(self.pool.snapshot_paths), "ratings": self.ratings}
+        return data
+
+    def save(self) -> Path:
+        path = save_checkpoint(self.ckpt_dir / "last.pt", self._payload(full=True))
+        numbered = save_checkpoint(self.ckpt_dir / f"update_{self.update:06d}.pt", self._payload(full=False))
+        kept = sorted(self.ckpt_dir.glob("update_*.pt"))
+        for old in kept[: -self.cfg.checkpoint.keep]:
+            old.unlink()
+        _ = numbered
+        return path
+
+    def _resume(self) -> None:
+        path = self.ckpt_dir / "last.pt"
+        if not path.exists():
+            raise ValueError(f"--resume: no checkpoint {str(path)!r} to continue from")
+        data = load_checkpoint(path, variant=self.cfg.game.variant, num_players=self.n,
+                               network=self._network_dict(), map_location=self.device)
+        for key in ("optimizer", "rng", "global_step", "update", "extra"):
+            if key not in data:
+                raise ValueError(f"--resume: {str(path)!r} is not a training checkpoint (no {key})")
+        self.net.load_state_dict(data["model"])
+        self.optimizer.load_state_dict(data["optimizer"])
+        set_rng_state(data["rng"], self.np_rng)
+        self.global_step, self.update = int(data["global_step"]), int(data["update"])
+        self.ratings = data["extra"].get("ratings", {})
+        for snap in data["extra"].get("snapshots", []):
+            if Path(snap).exists():
+                self.pool.add(snap, self._load_snapshot(snap), self.cfg.pool.max_snapshots)
+        self.log(f"resumed {self.run_dir} at update {self.update}, step {self.global_step}")
+
+    def _load_snapshot(self, path: str) -> HalmaNet:
+        data = load_checkpoint(path, variant=self.cfg.game.variant, num_players=self.n,
+                               network=self._network_dict(), map_location=self.device)
+        return model_from_checkpoint(data, path).to(self.device)
+
+    def _snapshot(self) -> None:
+        path = str(self.snap_dir / f"snap_{self.update:06d}.pt")
+        save_checkpoint(path, self._payload(full=False))
+        frozen = build_network(self.cfg.game.variant, self.n, self.cfg.network).to(self.device)
+        frozen.load_state_dict(self.net.state_dict())
+        frozen.eval()
+        self.pool.add(path, frozen, self.cfg.pool.max_snapshots)
+
+    # --- evaluation ---------------------------------------------------------------------
+
+    def run_evaluation(self, opponents: list[str], games: int, final: bool = False) -> dict[str, Any]:
+        from openskill.models import PlackettLuce
+
+        results: dict[str, Any] = {"global_step": self.global_step, "update": self.update, "final": final}
+        model = PlackettLuce()
+        for opp in opponents:
+            r = evaluate(self.net, self.cfg, opp, games, seed=self.cfg.seed + 7919 * (self.update + 1),
+                         device=self.device)
+            results[opp] = r
+            # a rating of the agent against each bot from the evaluation games (a draw counts half)
+            me = model.rating(**self.ratings.get("agent", {})) if "agent" in self.ratings else model.rating()
+            them = model.rating(**self.ratings[opp]) if opp in self.ratings else model.rating()
+            wins = int(round(r["win_rate"] * games))
+            for k in range(games):
+                ranks = [1, 2] if k < wins else [2, 1]
+                [me], [them] = model.rate([[me], [them]], ranks=ranks)
+            self.ratings["agent"] = {"mu": me.mu, "sigma": me.sigma}
+            self.ratings[opp] = {"mu": them.mu, "sigma": them.sigma}
+            if self.writer:
+                for key, value in r.items():
+                    self.writer.add_scalar(f"eval/{opp}/{key}", value, self.global_step)
+            results[opp]["rating_agent"] = me.ordinal()
+        if self.writer and "agent" in self.ratings:
+            a = self.ratings["agent"]
+            self.writer.add_scalar("eval/rating_ordinal", a["mu"] - 3 * a["sigma"], self.global_step)
+        with open(self.run_dir / "eval.jsonl", "a") as f:
+            f.write(json.dumps(results) + "\n")
+        self.eval_history.append(results)
+        self.net.train()
+        return results
+
+    # --- the loop -----------------------------------------------------------------------
+
+    def train(self) -> dict[str, Any]:
+        cfg, ppo, dev = self.cfg, self.cfg.ppo, self.device
+        n, num_envs = self.n, cfg.env.num_envs
+        batch_steps = num_envs * ppo.num_steps
+        num_iterations = max(1, ppo.total_steps // batch_steps)
+        env = make_env(cfg, dev, seed=cfg.seed + 1000 * self.update)
+        env.reset()
+        # who sits where, per environment (resampled when its game ends)
+        kind = np.zeros(num_envs, dtype=np.int64)
+        learner_seat = np.zeros(num_envs, dtype=np.int64)
+        opponent = [None] * num_envs  # snapshot path or bot object
+        bot_serial = [0]
+
+        def assign(b: int) -> None:
+            p = np.array([cfg.pool.self_prob, cfg.pool.snapshot_prob if self.pool.snapshot_paths else 0.0,
+                          cfg.pool.bot_prob])
+            kind[b] = int(self.np_rng.choice(3, p=p / p.sum()))
+            learner_seat[b] = int(self.np_rng.integers(n))
+            if kind[b] == SNAPSHOT:
+                opponent[b] = self.pool.snapshot_paths[int(self.np_rng.integers(len(self.pool.snapshot_paths)))]
+            elif kind[b] == BOT:
+                name = self.pool.bots[int(self.np_rng.integers(len(self.pool.bots)))]
+                bot_serial[0] += 1
+                opponent[b] = make_bot(name, seed=cfg.seed * 100_003 + bot_serial[0])
+            else:
+                opponent[b] = None
+
+        for b in range(num_envs):
+            assign(b)
+        # per (env, seat) bookkeeping: the pending transition and the running episode return
+        ep_return = np.zeros((num_envs, n), dtype=np.float64)
+        carry: dict[str, Any] | None = None
+        start_time, start_step = time.time(), self.global_step
+        last_status = time.time()
+        next_eval = (self.global_step // cfg.eval.every + 1) * cfg.eval.every if cfg.eval.every else None
+        bar = None
+        if cfg.log.progress_bar:
+            from tqdm import tqdm
+
+            bar = tqdm(total=num_iterations * batch_steps, initial=min(self.global_step, num_iterations * batch_steps),
+                       unit="step", dynamic_ncols=True, mininterval=1.0)
+        episode_stats: list[dict[str, float]] = []
+        stats: dict[str, float] = {}
+        self.net.train()
+        while self.update < num_iterations:
+            self.update += 1
+            if ppo.anneal_lr:
+                frac = 1.0 - (self.update - 1.0) / num_iterations
+                self.optimizer.param_groups[0]["lr"] = frac * ppo.learning_rate
+            # ---- rollout ----
+            buf = RolloutBuffer(carry, n, num_envs)
+            for _ in range(ppo.num_steps):
+                self.global_step += num_envs
+                obs = env.observation()
+                legal, valid = env_legal(env)
+                mover = env.to_move.cpu().numpy()
+                is_learner = (kind == SELF) | (mover == learner_seat)
+                actions = torch.zeros(num_envs, dtype=torch.int64, device=dev)
+                rows = np.flatnonzero(is_learner)
+                if rows.size:
+                    r = torch.as_tensor(rows, device=dev)
+                    with torch.no_grad():
+                        logits, value = self.net(obs[r], legal[r], valid[r])
+                    slot = torch.distributions.Categorical(logits=logits).sample()
+                    logp = torch.log_softmax(logits, dim=-1).gather(1, slot[:, None]).squeeze(1)
+                    actions[r] = legal[r, slot]
+                    buf.add(rows, mover[rows], obs[r], legal[r], valid[r], slot, logp, value)
+                for path in {opponent[b] for b in np.flatnonzero(~is_learner) if kind[b] == SNAPSHOT}:
+                    r = torch.as_tensor([b for b in range(num_envs) if not is_learner[b] and opponent[b] == path],
+                                        device=dev)
+                    with torch.no_grad():
+                        logits, _ = self.pool.nets[path](obs[r], legal[r], valid[r])
+                    actions[r] = legal[r, torch.distributions.Categorical(logits=logits).sample()]
+                bot_rows = [b for b in np.flatnonzero(~is_learner) if kind[b] == BOT]
+                if bot_rows:
+                    games = env_games(env)
+                    enc = encoding(cfg.game.variant, n)
+                    for b in bot_rows:
+                        move = opponent[b].select_move(games[b])
+                        actions[b] = enc.encode_move(games[b].to_move, move.src, move.dst)
+                rewards, done, info = env.step(actions)
+                rewards_np = rewards.cpu().numpy().astype(np.float64)
+                done_np = done.cpu().numpy()
+                buf.reward_all(rewards_np)
+                ep_return += rewards_np
+                for b in np.flatnonzero(done_np):
+                    buf.end_game(b)
+                    places = np.asarray(info["places"][b].tolist() if hasattr(info["places"], "cpu")
+                                        else info["places"][b])
+                    seats = range(n) if kind[b] == SELF else [learner_seat[b]]
+                    reason = end_reason_name(info["end_reason"][b])
+                    for s in seats:
+                        episode_stats.append({
+                            "return": ep_return[b, s], "length": float(info["length"][b]),
+                            "place": float(places[s] or n), "game_finished": float(reason in FINISH_REASONS),
+                        })
+                    ep_return[b] = 0
+                    assign(b)
+            carry = buf.finish()
+            # ---- advantages (GAE along each seat's own trajectory) ----
+            data = buf.batch(self.net, ppo.gamma, ppo.gae_lambda, dev)
+            # ---- update ----
+            stats = self._ppo_update(data)
+            if bar is not None:
+                bar.update(batch_steps)
+            # ---- logging ----
+            sps = int((self.global_step - start_step) / max(time.time() - start_time, 1e-9))
+            stats["charts/SPS"] = sps
+            stats["charts/learning_rate"] = self.optimizer.param_groups[0]["lr"]
+            if episode_stats:
+                for key, name in (("return", "charts/episodic_return"), ("length", "charts/episodic_length"),
+                                  ("place", "charts/mean_place"), ("game_finished", "charts/finish_rate")):
+                    stats[name] = float(np.mean([e[key] for e in episode_stats]))
+                stats["charts/games"] = len(episode_stats)
+                episode_stats = []
+            if self.writer:
+                for key, value in stats.items():
+                    self.writer.add_scalar(key, value, self.global_step)
+            if bar is not None:
+                bar.set_postfix(ret=f"{stats.get('charts/episodic_return', float('nan')):.2f}",
+                                len=f"{stats.get('charts/episodic_length', float('nan')):.0f}",
+                                fin=f"{stats.get('charts/finish_rate', float('nan')):.2f}", sps=sps)
+            elif time.time() - last_status >= cfg.log.status_every:
+                last_status = time.time()
+                self.log(status_line(self.update, num_iterations, self.global_step, stats))
+            if self.update % cfg.pool.snapshot_every == 0:
+                self._snapshot()
+            if next_eval is not None and self.global_step >= next_eval and cfg.eval.games:
+                next_eval += cfg.eval.every
+                res = self.run_evaluation(cfg.eval.opponents, cfg.eval.games)
+                self.log(eval_line(res, cfg.eval.opponents))
+            if self.update % cfg.checkpoint.every == 0 or self.update == num_iterations:
+                self.save()
+        if bar is not None:
+            bar.close()
+        if self.writer:
+            self.writer.flush()
+        return stats
+
+    def _ppo_update(self, d: dict[str, torch.Tensor]) -> dict[str, float]:
+        ppo = self.cfg.ppo
+        size = d["adv"].shape[0]
+        if size == 0:
+            return {}
+        mb_size = max(1, math.ceil(size / ppo.num_minibatches))
+        clipfracs, approx_kl = [], torch.tensor(0.0)
+        for _epoch in range(ppo.update_epochs):
+            order = torch.as_tensor(self.np_rng.permutation(size), device=self.device)
+            for start in range(0, size, mb_size):
+                mb = order[start:start + mb_size]
+                valid = d["valid"][mb]
+                width = int(valid.sum(1).max())  # trim the padding to this minibatch's longest list
+                valid = valid[:, :width]
+                logits, newvalue = self.net(d["obs"][mb], d["legal"][mb, :width], valid)
+                logprobs = torch.log_softmax(logits, dim=-1)
+                newlogp = logprobs.gather(1, d["slot"][mb, None]).squeeze(1)
+                entropy = -(logprobs.exp() * logprobs).sum(-1)  # masked entries: 0 * finite = 0
+                logratio = newlogp - d["logp"][mb]
+                ratio = logratio.exp()
+                with torch.no_grad():
+                    approx_kl = ((ratio - 1) - logratio).mean()  # http://joschu.net/blog/kl-approx.html
+                    clipfracs.append(((ratio - 1.0).abs() > ppo.clip_coef).float().mean().item())
+                mb_adv = d["adv"][mb]
+                if ppo.norm_adv and mb_adv.numel() > 1:
+                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                pg_loss = torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - ppo.clip_coef, 1 + ppo.clip_coef)).mean()
+                ret, old_v = d["ret"][mb], d["value"][mb]
+                if ppo.clip_vloss:
+                    v_clipped = old_v + (newvalue - old_v).clamp(-ppo.clip_coef, ppo.clip_coef)
+                    v_loss = 0.5 * torch.max((newvalue - ret) ** 2, (v_clipped - ret) ** 2).mean()
+                else:
+                    v_loss = 0.5 * ((newvalue - ret) ** 2).mean()
+                entropy_loss = entropy.mean()
+                loss = pg_loss - ppo.ent_coef * entropy_loss + v_loss * ppo.vf_coef
+                self.optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(self.net.parameters(), ppo.max_grad_norm)
+                self.optimizer.step()
+            if ppo.target_kl is not None and approx_kl > ppo.target_kl:
+                break
+        y_pred, y_true = d["value"].cpu().numpy(), d["ret"].cpu().numpy()
+        var_y = np.var(y_true)
+        explained_var = np.nan if var_y == 0 else 1 - np.var(y_true - y_pred) / var_y
+        return {
+            "losses/value_loss": v_loss.item(), "losses/policy_loss": pg_loss.item(),
+            "losses/entropy": entropy_loss.item(), "losses/old_approx_kl": float((-logratio).mean().item()),
+            "losses/approx_kl": approx_kl.item(), "losses/clipfrac": float(np.mean(clipfracs)),
+            "losses/explained_variance": float(explained_var), "charts/transitions": float(size),
+        }
+
+    def close(self) -> None:
+        if self.writer:
+            self.writer.close()
+
+
+class RolloutBuffer:
+    """Learner transitions of one rollout plus those carried over from the previous one.
+
+    Transition ``i`` links to the same (environment, seat)'s next decision ``next_index[i]``;
+    rewards the seat receives in between are added to it; ``done[i]`` when the game ended first.
+    """
+
+    def __init__(self, carry: dict[str, Any] | None, num_players: int, num_envs: int) -> None:
+        self.parts: dict[str, list[torch.Tensor]] = {k: [] for k in ("obs", "legal", "valid", "slot", "logp", "value")}
+        self.reward: list[float] = []
+        self.done: list[bool] = []
+        self.next_index: list[int] = []
+        self.pending = np.full((num_envs, num_players), -1, dtype=np.int64)
+        if carry is not None:
+            for k in self.parts:
+                self.parts[k].append(carry[k])
+            self.reward = list(carry["reward"])
+            self.done = [False] * len(self.reward)
+            self.next_index = [-1] * len(self.reward)
+            for i, (b, s) in enumerate(carry["where"]):
+                self.pending[b, s] = i
+
+    def __len__(self) -> int:
+        return len(self.reward)
+
+    def add(self, envs: np.ndarray, seats: np.ndarray, obs, legal, valid, slot, logp, value) -> None:
+        base = len(self.reward)
+        for k, v in (("obs", obs), ("legal", legal), ("valid", valid), ("slot", slot), ("logp", logp),
+                     ("value", value)):
+            self.parts[k].append(v)
+        for j, (b, s) in enumerate(zip(envs.tolist(), seats.tolist())):
+            i = base + j
+            prev = self.pending[b, s]
+            if prev >= 0:
+                self.next_index[prev] = i
+            self.pending[b, s] = i
+            self.reward.append(0.0)
+            self.done.append(False)
+            self.next_index.append(-1)
+
+    def reward_all(self, rewards: np.ndarray) -> None:
+        """Add each seat's reward of this ply to its pending transition."""
+        for b, s in zip(*np.nonzero(self.pending >= 0)):
+            self.reward[self.pending[b, s]] += float(rewards[b, s])
+
+    def end_game(self, b: int) -> None:
+        for s in range(self.pending.shape[1]):
+            i = self.pending[b, s]
+            if i >= 0:
+                self.done[i] = True
+                self.pending[b, s] = -1
+
+    def _cat(self, key: str) -> torch.Tensor:
+        parts = self.parts[key]
+        if key in ("legal", "valid"):
+            width = max(p.shape[1] for p in parts)
+            parts = [F.pad(p, (0, width - p.shape[1])) for p in parts]
+        return torch.cat(parts)
+
+    def finish(self) -> dict[str, Any] | None:
+        """Concatenate; return the still pending transitions to carry into the next rollout."""
+        self.data = {k: self._cat(k) for k in self.parts} if self.parts["obs"] else None
+        where = [(int(b), int(s)) for b, s in zip(*np.nonzero(self.pending >= 0))]
+        if self.data is None or not where:
+            return None
+        idx = torch.as_tensor([self.pending[b, s] for b, s in where], device=self.data["obs"].device)
+        carry = {k: v[idx] for k, v in self.data.items()}
+        carry["reward"] = [self.reward[int(i)] for i in idx.tolist()]
+        carry["where"] = where
+        return carry
+
+    def batch(self, net: HalmaNet, gamma: float, lam: float, device: torch.device) -> dict[str, torch.Tensor]:
+        """The completed transitions with GAE advantages and returns."""
+        if self.data is None:
+            return {"adv": torch.zeros(0)}
+        size = len(self.reward)
+        value = self.data["value"].cpu().numpy().astype(np.float64)
+        complete = np.array([d or j >= 0 for d, j in zip(self.done, self.next_index)], dtype=bool)
+        adv = np.zeros(size, dtype=np.float64)
+        for i in range(size - 1, -1, -1):  # successors come later, so they are done first
+            if not complete[i]:
+                continue
+            j = self.next_index[i]
+            if self.done[i]:
+                adv[i] = self.reward[i] - value[i]
+            else:
+                delta = self.reward[i] + gamma * value[j] - value[i]
+                adv[i] = delta + gamma * lam * (adv[j] if complete[j] else 0.0)
+        keep = torch.as_tensor(np.flatnonzero(complete), device=device)
+        out = {k: v[keep] for k, v in self.data.items()}
+        adv_t = torch.as_tensor(adv, dtype=torch.float32, device=device)[keep]
+        out["adv"] = adv_t
+        out["ret"] = adv_t + out["value"]
+        return out
+
+
+def status_line(update: int, total: int, step: int, stats: dict[str, float]) -> str:
+    return (f"update {update}/{total} step {step} SPS {stats.get('charts/SPS', 0):.0f} "
+            f"return {stats.get('charts/episodic_return', float('nan')):.3f} "
+            f"length {stats.get('charts/episodic_length', float('nan')):.0f} "
+            f"finish {stats.get('charts/finish_rate', float('nan')):.2f} "
+            f"entropy {stats.get('losses/entropy', float('nan')):.3f}")
+
+
+def eval_line(res: dict[str, Any], opponents: list[str]) -> str:
+    parts = [f"{o}: win {res[o]['win_rate']:.0%} finish {res[o]['finish_rate']:.0%} "
+             f"len {res[o]['mean_length']:.0f}" for o in opponents if o in res]
+    return f"eval @ step {res['global_step']}: " + "; ".join(parts)
+
+
+def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out

@@ -1,0 +1,140 @@
+"""``halma train CONFIG``: self-play PPO from a YAML config (docs/training.md), and ``halma bench train``.
+
+The run directory ``<runs-dir>/<name>/`` receives ``config.yaml`` (the resolved config),
+``tb/`` (TensorBoard), ``checkpoints/`` (``last.pt`` with optimizer and RNG state, numbered
+model checkpoints), ``snapshots/`` (the opponent pool), ``eval.jsonl`` (evaluations during
+training) and ``final_eval.json``/``final_eval.md`` (the closing evaluation table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from agents.config import load_config
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("config", help="YAML config (configs/*.yaml)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key, dotted for nested keys (ppo.learning_rate=1e-4); repeatable")
+    p.add_argument("--device", default=None, help="torch device (default: the config's, cpu); e.g. cuda")
+    p.add_argument("--resume", action="store_true", help="continue the run from <run dir>/checkpoints/last.pt")
+    p.add_argument("--runs-dir", default="runs", help="parent of the run directory (default runs/)")
+    p.add_argument("--no-final-eval", action="store_true", help="skip the closing evaluation")
+    p.add_argument("--quiet", action="store_true", help="no progress bar; status lines only")
+
+
+def final_evaluation(ckpt: Path, cfg, run_dir: Path, games: int, opponents: list[str], seed: int) -> dict[str, Any]:
+    """Evaluate the checkpoint (policy alone) with the arena, one match per opponent, and save the table."""
+    from agents.arena import run_tournament
+
+    rules = cfg.game.rules().replace(move_limit=None, limit_outcome="draw")  # the real game; arena caps length
+    rows, out = [], {}
+    for opp in opponents:
+        res = run_tournament([str(ckpt), opp], rules, games, seed=seed, workers=1)
+        summary = res.summary() if hasattr(res, "summary") else {}
+        stats = res.player_stats()[0]
+        out[opp] = {"summary": summary, "agent": stats}
+        rows.append((opp, stats))
+    lines = ["| opponent | games | agent win rate | agent stats |", "|---|---|---|---|"]
+    for opp, st in rows:
+        win = st.get("win_rate", st.get("score"))
+        extra = ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in st.items()
+                          if k not in ("name", "label", "win_rate") and not isinstance(v, (dict, list)))
+        lines.append(f"| {opp} | {games} | {win if not isinstance(win, float) else f'{win:.1%}'} | {extra} |")
+    table = "\n".join(lines)
+    (run_dir / "final_eval.json").write_text(json.dumps(out, indent=2, default=str))
+    (run_dir / "final_eval.md").write_text(table + "\n")
+    return {"table": table, "results": out}
+
+
+def run(args: argparse.Namespace) -> int:
+    from agents.ppo import Trainer
+
+    try:
+        cfg = load_config(args.config, args.overrides)
+    except ValueError as exc:
+        print(f"halma train: {exc}", file=sys.stderr)
+        return 2
+    run_dir = Path(args.runs_dir) / cfg.name
+    if args.quiet:
+        cfg.log.progress_bar = False
+    t0 = time.time()
+    try:
+        trainer = Trainer(cfg, run_dir, device=args.device, resume=args.resume)
+    except ValueError as exc:
+        print(f"halma train: {exc}", file=sys.stderr)
+        return 2
+    print(f"training {cfg.game.variant} {cfg.game.num_players} seats -> {run_dir} on {trainer.device}")
+    trainer.train()
+    trainer.close()
+    train_time = time.time() - t0
+    ckpt = run_dir / "checkpoints" / "last.pt"
+    print(f"trained {trainer.global_step} steps in {train_time:.0f} s; checkpoint {ckpt}")
+    if not args.no_final_eval and cfg.eval.final_games and cfg.eval.final_opponents:
+        try:
+            res = final_evaluation(ckpt, cfg, run_dir, cfg.eval.final_games, cfg.eval.final_opponents, cfg.seed)
+            print(res["table"])
+        except ImportError:  # the arena is another part of the project: fall back to the trainer's own games
+            trainer_res = trainer.run_evaluation(cfg.eval.final_opponents, cfg.eval.final_games, final=True)
+            print(json.dumps(trainer_res, indent=2))
+    print(f"total time {time.time() - t0:.0f} s")
+    return 0
+
+
+# --- halma bench train ------------------------------------------------------------------
+
+
+def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
+    """Environment steps per second of the whole loop (rollout + update), default network, self-play."""
+    import tempfile
+
+    import torch
+
+    from agents.config import default_dict, from_dict
+    from agents.ppo import Trainer
+
+    devices = [args.device] if getattr(args, "device", None) else ["cpu"] + (["cuda"] if torch.cuda.is_available()
+                                                                             else [])
+    figures: dict[str, Any] = {}
+    seconds = float(getattr(args, "seconds", 2.0))
+    for device in devices:
+        for engine in ("scalar", "batched"):
+            data = default_dict()
+            data.update(name="bench", seed=int(getattr(args, "seed", 0)), device=device)
+            data["env"]["engine"] = engine
+            data["pool"].update(self_prob=1.0, snapshot_prob=0.0, bot_prob=0.0)
+            data["eval"].update(every=0, final_games=0)
+            data["log"].update(progress_bar=False, tensorboard=False, status_every=1e9)
+            data["checkpoint"]["every"] = 10 ** 9
+            cfg = from_dict(data)
+            batch = cfg.env.num_envs * cfg.ppo.num_steps
+            with tempfile.TemporaryDirectory() as tmp:
+                # one warm-up iteration, then as many as fit in the time given
+                cfg.ppo.total_steps = batch
+                trainer = Trainer(cfg, Path(tmp) / "bench", log=lambda s: None)
+                trainer.train()
+                iterations = 1
+                start = time.perf_counter()
+                steps0 = trainer.global_step
+                while time.perf_counter() - start < seconds:
+                    iterations += 1
+                    cfg.ppo.total_steps = batch * iterations
+                    trainer.train()
+                elapsed = time.perf_counter() - start
+                figures[f"train_{device}_{engine}_steps_per_s"] = round((trainer.global_step - steps0) / elapsed, 1)
+                trainer.close()
+    figures["num_envs"] = cfg.env.num_envs
+    figures["num_steps"] = cfg.ppo.num_steps
+    figures["update_epochs"] = cfg.ppo.update_epochs
+    figures["threads"] = torch.get_num_threads()
+    if not getattr(args, "json", False):
+        print("halma bench train (whole PPO loop, self-play, default network; steps = plies of all seats)")
+        for key, value in figures.items():
+            print(f"  {key:40s} {value}")
+    return figures

@@ -1,0 +1,350 @@
+"""Self-play PPO: config strictness, checkpoints, per-seat rollouts, determinism, resume, a tiny run."""
+
+from __future__ import annotations
+
+import copy
+import glob
+import json
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from agents.config import apply_overrides, default_dict, from_dict, load_config
+from agents.ppo import RolloutBuffer, Trainer
+from halma_env import Game, Rules
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = sorted(glob.glob(str(ROOT / "configs" / "*.yaml")))
+
+
+def tiny_config(**changes) -> dict:
+    """A config that trains a few updates in seconds (self-play and snapshots only: no bots needed)."""
+    data = default_dict()
+    data["name"] = "tiny"
+    data["seed"] = 3
+    data["torch_threads"] = 1
+    data["env"].update(num_envs=4, engine="scalar")
+    data["game"].update(move_limit=40)
+    data["ppo"].update(total_steps=4 * 16 * 3, num_steps=16, num_minibatches=2, update_epochs=2)
+    data["network"].update(channels=8, blocks=1, pair_dim=8, value_hidden=8)
+    data["pool"].update(self_prob=0.5, snapshot_prob=0.5, bot_prob=0.0, bots=[], snapshot_every=1, max_snapshots=2)
+    data["eval"].update(every=0, games=0, final_games=0)
+    data["checkpoint"].update(every=1, keep=2)
+    data["log"].update(progress_bar=False, tensorboard=True, status_every=1e9)
+    for key, value in changes.items():
+        section, name = key.split("__")
+        data[section][name] = value
+    return data
+
+
+def quiet(_: str) -> None:
+    pass
+
+
+# --- config ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[os.path.basename(p) for p in CONFIGS])
+def test_shipped_configs_load(path: str) -> None:
+    cfg = load_config(path)
+    assert cfg.game.rules().num_players == cfg.game.num_players
+
+
+def test_required_configs_exist() -> None:
+    names = {os.path.basename(p) for p in CONFIGS}
+    assert {"quickstart.yaml", "star2.yaml", "star3.yaml", "star4.yaml", "star6.yaml", "diamond2.yaml",
+            "diamond3.yaml", "halma16_2.yaml"} <= names
+
+
+def test_unknown_key_is_named(tmp_path: Path) -> None:
+    data = default_dict()
+    data["ppo"]["learnin_rate"] = 0.1
+    with pytest.raises(ValueError, match=r"ppo\.learnin_rate"):
+        from_dict(data)
+    data = default_dict()
+    data["optimiser"] = {}
+    with pytest.raises(ValueError, match="optimiser"):
+        from_dict(data)
+    path = tmp_path / "bad.yaml"
+    data = default_dict()
+    data["network"]["chanels"] = 4
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ValueError, match=r"network\.chanels"):
+        load_config(path)
+
+
+def test_missing_key_is_named() -> None:
+    data = default_dict()
+    del data["ppo"]["gamma"]
+    with pytest.raises(ValueError, match=r"missing key\(s\) ppo\.gamma"):
+        from_dict(data)
+    data = default_dict()
+    del data["pool"]
+    with pytest.raises(ValueError, match="missing key.*pool"):
+        from_dict(data)
+
+
+def test_wrong_types_and_values_are_named() -> None:
+    for section, key, value, pattern in [
+        ("ppo", "num_steps", 1.5, r"ppo\.num_steps: expected an integer"),
+        ("ppo", "anneal_lr", "yes", r"ppo\.anneal_lr: expected true or false"),
+        ("game", "variant", "chess", "unknown variant"),
+        ("game", "num_players", 5, "seats"),  # diamond below
+        ("pool", "self_prob", 0.9, "must be 1"),
+        ("env", "engine", "gpu", "env.engine"),
+    ]:
+        data = default_dict()
+        data[section][key] = value
+        if section == "game" and key == "num_players":
+            data["game"]["variant"] = "diamond"
+        with pytest.raises(ValueError, match=pattern):
+            from_dict(data)
+
+
+def test_overrides() -> None:
+    data = default_dict()
+    out = apply_overrides(data, ["ppo.learning_rate=1e-3", "pool.bots=[random]", "game.move_limit=null", "seed=7"])
+    cfg = from_dict(out)
+    assert cfg.ppo.learning_rate == 1e-3 and cfg.pool.bots == ["random"] and cfg.game.move_limit is None
+    assert cfg.seed == 7
+    assert data["ppo"]["learning_rate"] != 1e-3  # the input is not changed
+    with pytest.raises(ValueError, match="unknown key 'ppo.learnin_rate'"):
+        apply_overrides(data, ["ppo.learnin_rate=1"])
+    with pytest.raises(ValueError, match="unknown key 'optim'"):
+        apply_overrides(data, ["optim.lr=1"])
+    with pytest.raises(ValueError, match="key=value"):
+        apply_overrides(data, ["ppo.learning_rate"])
+    with pytest.raises(ValueError, match=r"ppo\.update_epochs: expected an integer"):
+        from_dict(apply_overrides(data, ["ppo.update_epochs=two"]))
+
+
+# --- checkpoints -------------------------------------------------------------------------
+
+
+def _payload(**changes) -> dict:
+    data = {"variant": "star", "num_players": 2, "network": {"channels": 4}, "model": {"w": torch.ones(2)}}
+    data.update(changes)
+    return data
+
+
+def test_checkpoint_round_trip_and_atomic(tmp_path: Path) -> None:
+    path = tmp_path / "ck" / "a.pt"
+    save_checkpoint(path, _payload(global_step=5))
+    save_checkpoint(path, _payload(global_step=6))  # replaces in place
+    assert sorted(os.listdir(path.parent)) == ["a.pt"]  # no temporary file left behind
+    data = load_checkpoint(path, variant="star", num_players=2, network={"channels": 4})
+    assert data["global_step"] == 6 and torch.equal(data["model"]["w"], torch.ones(2))
+
+
+def test_failed_save_keeps_the_old_file(tmp_path: Path) -> None:
+    path = tmp_path / "a.pt"
+    save_checkpoint(path, _payload(global_step=1))
+    with pytest.raises((AttributeError, TypeError, pickle.PicklingError)):
+        save_checkpoint(path, _payload(global_step=2, bad=lambda: 0))  # cannot be pickled
+    assert load_checkpoint(path)["global_step"] == 1
+    assert os.listdir(tmp_path) == ["a.pt"]
+
+
+def test_corrupt_and_incompatible_checkpoints(tmp_path: Path) -> None:
+    good = tmp_path / "good.pt"
+    save_checkpoint(good, _payload())
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes(good.read_bytes()[:100])
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_bytes(b"not a checkpoint at all")
+    for bad in (truncated, garbage):
+        with pytest.raises(CheckpointError, match="corrupt"):
+            load_checkpoint(bad)
+    with pytest.raises(CheckpointError, match="does not exist"):
+        load_checkpoint(tmp_path / "nope.pt")
+    other = tmp_path / "other.pt"
+    torch.save({"weights": torch.ones(1)}, other)
+    with pytest.raises(CheckpointError, match="not a halma_env checkpoint"):
+        load_checkpoint(other)
+    with pytest.raises(CheckpointError, match="variant 'star', not 'diamond'"):
+        load_checkpoint(good, variant="diamond")
+    with pytest.raises(CheckpointError, match="2 seats, not 3"):
+        load_checkpoint(good, num_players=3)
+    with pytest.raises(CheckpointError, match="network shape.*channels: checkpoint 4 vs config 8"):
+        load_checkpoint(good, network={"channels": 8})
+    old = tmp_path / "old.pt"
+    data = torch.load(good, weights_only=True)
+    data["encoding_version"] = 0
+    torch.save(data, old)
+    with pytest.raises(CheckpointError, match="encoding version 0"):
+        load_checkpoint(old)
+
+
+# --- per-seat trajectories ---------------------------------------------------------------
+
+
+def test_rollout_buffer_links_each_seat_and_delivers_final_rewards() -> None:
+    """Two seats alternate in one environment; the game ends on seat 1's move."""
+    buf = RolloutBuffer(None, num_players=2, num_envs=1)
+    obs = torch.zeros(1, 121, 12, dtype=torch.int8)
+    legal, valid = torch.zeros(1, 3, dtype=torch.int64), torch.ones(1, 3, dtype=torch.bool)
+
+    def act(seat: int, value: float, rewards: list[float]) -> None:
+        buf.add(np.array([0]), np.array([seat]), obs, legal, valid, torch.zeros(1, dtype=torch.int64),
+                torch.zeros(1), torch.tensor([value]))
+        buf.reward_all(np.array([rewards]))
+
+    act(0, 0.1, [0.5, 0.0])  # t0 seat 0: shaping 0.5
+    act(1, 0.2, [0.0, 0.25])  # t1 seat 1
+    act(0, 0.3, [0.1, 0.0])  # t2 seat 0
+    act(1, 0.4, [-1.0, 1.0])  # t3 seat 1 finishes: place rewards reach both seats' last transitions
+    buf.end_game(0)
+    act(0, 0.5, [0.0, 0.0])  # t4: a new game, still pending at the end of the rollout
+    assert buf.next_index[:4] == [2, 3, -1, -1]
+    assert buf.done[:4] == [False, False, True, True]
+    assert buf.reward[:4] == pytest.approx([0.5, 0.25, 0.1 - 1.0, 1.0])
+    carry = buf.finish()
+    assert carry is not None and carry["where"] == [(0, 0)] and carry["reward"] == [0.0]
+    gamma, lam = 0.9, 0.8
+    out = buf.batch(None, gamma, lam, torch.device("cpu"))
+    adv = out["adv"].numpy()
+    assert len(adv) == 4  # the pending transition waits for the next rollout
+    a2 = (0.1 - 1.0) - 0.3
+    a3 = 1.0 - 0.4
+    a0 = 0.5 + gamma * 0.3 - 0.1 + gamma * lam * a2
+    a1 = 0.25 + gamma * 0.4 - 0.2 + gamma * lam * a3
+    assert adv == pytest.approx([a0, a1, a2, a3], abs=1e-6)
+    assert out["ret"].numpy() == pytest.approx(adv + np.array([0.1, 0.2, 0.3, 0.4]), abs=1e-6)
+    # the carried transition is completed by the next rollout
+    nxt = RolloutBuffer(carry, num_players=2, num_envs=1)
+    nxt.add(np.array([0]), np.array([0]), obs, legal, valid, torch.zeros(1, dtype=torch.int64), torch.zeros(1),
+            torch.tensor([0.7]))
+    assert nxt.next_index[0] == 1
+
+
+# --- training runs -----------------------------------------------------------------------
+
+
+def _weights(trainer: Trainer) -> dict[str, torch.Tensor]:
+    return {k: v.clone() for k, v in trainer.net.state_dict().items()}
+
+
+def test_tiny_run_writes_the_run_directory(tmp_path: Path) -> None:
+    cfg = from_dict(tiny_config())
+    trainer = Trainer(cfg, tmp_path / "tiny", log=quiet)
+    stats = trainer.train()
+    trainer.close()
+    run = tmp_path / "tiny"
+    assert (run / "config.yaml").is_file()
+    assert load_config(run / "config.yaml").to_dict() == cfg.to_dict()
+    assert glob.glob(str(run / "tb" / "events.out.tfevents.*"))
+    assert (run / "checkpoints" / "last.pt").is_file()
+    assert len(glob.glob(str(run / "checkpoints" / "update_*.pt"))) == 2  # keep=2
+    assert len(glob.glob(str(run / "snapshots" / "snap_*.pt"))) == 3
+    assert trainer.global_step == 3 * 4 * 16 and trainer.update == 3
+    for key in ("losses/value_loss", "losses/policy_loss", "losses/entropy", "losses/approx_kl", "losses/clipfrac",
+                "losses/explained_variance", "charts/learning_rate", "charts/SPS"):
+        assert key in stats
+    data = load_checkpoint(run / "checkpoints" / "last.pt", variant="star", num_players=2)
+    assert {"optimizer", "rng", "config", "global_step"} <= set(data)
+
+
+def test_same_seed_same_weights(tmp_path: Path) -> None:
+    weights = []
+    for i in range(2):
+        trainer = Trainer(from_dict(tiny_config()), tmp_path / f"r{i}", log=quiet)
+        trainer.train()
+        trainer.close()
+        weights.append(_weights(trainer))
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+    trainer = Trainer(from_dict(dict(tiny_config(), seed=4)), tmp_path / "r2", log=quiet)
+    trainer.train()
+    trainer.close()
+    assert not all(torch.equal(weights[0][k], _weights(trainer)[k]) for k in weights[0])
+
+
+def test_resume_continues_the_run(tmp_path: Path) -> None:
+    data = tiny_config()
+    short = copy.deepcopy(data)
+    short["ppo"]["total_steps"] = 4 * 16 * 2
+    trainer = Trainer(from_dict(short), tmp_path / "tiny", log=quiet)
+    trainer.train()
+    trainer.close()
+    before = _weights(trainer)
+    with pytest.raises(ValueError, match="--resume"):
+        Trainer(from_dict(data), tmp_path / "tiny", log=quiet)  # refuses to overwrite a run
+    resumed = Trainer(from_dict(data), tmp_path / "tiny", resume=True, log=quiet)
+    assert resumed.update == 2 and resumed.global_step == 2 * 4 * 16
+    assert all(torch.equal(before[k], v) for k, v in _weights(resumed).items())
+    assert resumed.optimizer.state_dict()["state"]  # Adam moments restored
+    assert len(resumed.pool.snapshot_paths) == 2
+    resumed.train()
+    resumed.close()
+    assert resumed.update == 3 and resumed.global_step == 3 * 4 * 16
+    with pytest.raises(ValueError, match="no checkpoint"):
+        Trainer(from_dict(data), tmp_path / "other", resume=True, log=quiet)
+    wider = copy.deepcopy(data)
+    wider["network"]["channels"] = 16
+    with pytest.raises(CheckpointError, match="network shape"):
+        Trainer(from_dict(wider), tmp_path / "tiny", resume=True, log=quiet)
+    (tmp_path / "tiny" / "checkpoints" / "last.pt").write_bytes(b"\x00" * 64)
+    with pytest.raises(CheckpointError, match="corrupt"):
+        Trainer(from_dict(data), tmp_path / "tiny", resume=True, log=quiet)
+
+
+def test_policy_player_plays_legal_moves(tmp_path: Path) -> None:
+    from agents.policy import load_policy_player
+
+    trainer = Trainer(from_dict(tiny_config(ppo__total_steps=64)), tmp_path / "tiny", log=quiet)
+    trainer.train()
+    trainer.close()
+    path = tmp_path / "tiny" / "checkpoints" / "last.pt"
+    player = load_policy_player(path, seed=0)
+    game = Game(Rules("star", 2))
+    for _ in range(6):
+        move = player.select_move(game)
+        assert move in game.legal_moves()
+        game.play(move)
+    sampler = load_policy_player(path, seed=0, temperature=1.0)
+    assert sampler.select_move(game) in game.legal_moves()
+    with pytest.raises(ValueError, match="plays star with 2 seats"):
+        player.select_move(Game(Rules("star", 3)))
+
+
+def test_multi_seat_training_with_bots(tmp_path: Path) -> None:
+    pytest.importorskip("agents.registry")
+    data = tiny_config(game__num_players=3)
+    data["pool"].update(self_prob=0.4, snapshot_prob=0.3, bot_prob=0.3, bots=["random"])
+    data["ppo"]["total_steps"] = 4 * 16 * 2
+    data["eval"].update(every=64, games=2, opponents=["random"], move_limit=30)
+    trainer = Trainer(from_dict(data), tmp_path / "three", log=quiet)
+    trainer.train()
+    trainer.close()
+    lines = (tmp_path / "three" / "eval.jsonl").read_text().splitlines()
+    res = json.loads(lines[-1])
+    assert 0 <= res["random"]["win_rate"] <= 1 and res["random"]["mean_length"] <= 30
+
+
+def test_cli_names_the_bad_key(tmp_path: Path, capsys) -> None:
+    from agents.cli import main
+
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(tiny_config()))
+    assert main(["train", str(path), "--set", "ppo.gama=0.5", "--runs-dir", str(tmp_path)]) == 2
+    assert "ppo.gama" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_quickstart_beats_random(tmp_path: Path) -> None:
+    """The real quickstart run (about 5-10 minutes on 2 cores) and its evaluation against random."""
+    from agents.arena import run_tournament
+
+    cfg = load_config(ROOT / "configs" / "quickstart.yaml")
+    cfg.log.progress_bar = False
+    trainer = Trainer(cfg, tmp_path / cfg.name, log=quiet)
+    trainer.train()
+    trainer.close()
+    rules = cfg.game.rules().replace(move_limit=None, limit_outcome="draw")
+    res = run_tournament([str(tmp_path / cfg.name / "checkpoints" / "last.pt"), "random"], rules, 100, seed=1)
+    assert res.player_stats()[0]["win_rate"] >= 0.95
