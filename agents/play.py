@@ -27,6 +27,7 @@ from collections.abc import Callable
 from halma_env import Game, IllegalMoveError, Move, Rules
 from halma_env.records import GameRecord, load_record
 from halma_env.render import SEAT_COLOUR_NAMES, render_text
+from halma_env.rules import parse_rule_options
 
 HUMAN = "human"
 HELP = __doc__.split("Commands at a human's turn:", 1)[1].split("Bad input", 1)[0]
@@ -284,27 +285,6 @@ def terminal_read(prompt: str, timeout: float | None) -> str:
     if not line:
         raise EOFError
     return line
-
-
-def parse_rule_options(pairs: list[str]) -> dict:
-    """``["move_limit=300", "anti_blocking=false"]`` -> typed options."""
-    options: dict = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ValueError(f"a rule option is written key=value, got {pair!r}")
-        low = value.strip().lower()
-        if low in ("true", "on", "yes"):
-            options[key] = True
-        elif low in ("false", "off", "no"):
-            options[key] = False
-        elif low in ("none", "null", ""):
-            options[key] = None
-        elif low.lstrip("-").isdigit():
-            options[key] = int(low)
-        else:
-            options[key] = value
-    return options
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

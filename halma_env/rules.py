@@ -135,3 +135,33 @@ class Rules:
 
 
 OPTION_NAMES = tuple(f.name for f in fields(Rules))
+
+
+def parse_option_value(text: str) -> Any:
+    """A rule option's value from text: true/false (on/off, yes/no), none, an integer, or the text."""
+    low = text.strip().lower()
+    if low in ("true", "on", "yes"):
+        return True
+    if low in ("false", "off", "no"):
+        return False
+    if low in ("none", "null", ""):
+        return None
+    try:
+        return int(low)
+    except ValueError:
+        return text.strip()
+
+
+def parse_rule_options(items: list[str]) -> dict[str, Any]:
+    """``["move_limit=300", "anti_blocking=off"]`` -> ``{"move_limit": 300, "anti_blocking": False}``.
+
+    Unknown names are left for ``Rules`` to reject (it names them); a malformed item raises here.
+    """
+    options: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise ValueError(f"a rule option is written KEY=VALUE, got {item!r}")
+        options[key] = parse_option_value(value)
+    return options

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agents.play import HUMAN, PlaySession, TimeUp, parse_rule_options
+from agents.play import HUMAN, PlaySession, TimeUp
 from halma_env import Game, Rules
+from halma_env.rules import parse_rule_options
 
 
 class FirstMove:
@@ -110,7 +111,7 @@ def test_rule_options_and_cli_errors(capsys):
     assert parse_rule_options(["move_limit=300", "anti_blocking=off", "stall_limit=none"]) == {
         "move_limit": 300, "anti_blocking": False, "stall_limit": None,
     }
-    with pytest.raises(ValueError, match="key=value"):
+    with pytest.raises(ValueError, match="KEY=VALUE"):
         parse_rule_options(["oops"])
     from agents.cli import main
 
