@@ -132,3 +132,32 @@ def scattered_position(variant: str, seats: int, rng, density: float | None = No
             king = lay.has_kings and i == 0 and rng.random() < 0.8
             pieces[h] = "ABCDEF"[seat] if king else str(seat)
     return position(variant, seats, pieces, to_move=rng.randrange(seats))
+
+
+def endgame_position(variant: str, seats: int, rng) -> str:
+    """A random near-finished position: each seat has most of its pieces on its goal holes and a
+    few outside (diamond: the king on the tip, elsewhere in the goal or outside), so that random
+    play finishes seats, completes goals with opponents' pieces, and meets every way to end."""
+    lay = layout(variant, seats)
+    n_holes = lay.geometry.num_holes
+    pieces: dict[int, str] = {}
+    taken: set[int] = set()
+    for seat in range(seats):
+        goal = list(lay.goals[seat])
+        rng.shuffle(goal)
+        total = lay.max_pieces - rng.choice([0, 0, 0, 1, 3])
+        outside = min(total, rng.choice([0, 1, 1, 2, 3]))
+        inside = [h for h in goal if h not in taken][: total - outside]
+        free = [h for h in range(n_holes) if h not in taken and h not in inside]
+        rng.shuffle(free)
+        mine = inside + free[:outside]
+        if lay.has_kings:
+            tip = lay.goal_tip[seat]
+            spot = tip if tip in mine and rng.random() < 0.5 else rng.choice(mine)
+            king_at = spot
+        else:
+            king_at = None
+        for h in mine:
+            pieces[h] = "ABCDEF"[seat] if h == king_at else str(seat)
+            taken.add(h)
+    return position(variant, seats, pieces, to_move=rng.randrange(seats))

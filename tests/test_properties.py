@@ -205,3 +205,60 @@ def test_scattered_positions_exercise_the_special_rules() -> None:
             elif h in lay.goals[seat]:
                 hits["lock"] += any(n not in lay.goals[seat] for n in empty)
     assert all(v > 0 for v in hits.values()), hits
+
+
+def _ranking_is_consistent(game: Game) -> bool:
+    """Over: competition ranking (a seat on place p has exactly p - 1 seats placed better).
+    Running: finished seats rank 1, 2, ... (seats finished in a loaded position share a place),
+    resigned seats hold distinct places n, n-1, ..., everyone else is undecided."""
+    places, status, n = game.places, game.status, game.num_players
+    if game.is_over:
+        return None not in places and all(sum(q < p for q in places) == p - 1 for p in places)
+    top = [p for p, st_ in zip(places, status) if st_ == "finished"]
+    bottom = sorted(p for p, st_ in zip(places, status) if st_ == "resigned")
+    undecided = [p for p, st_ in zip(places, status) if st_ == "active"]
+    return (
+        all(sum(q < p for q in top) == p - 1 for p in top)
+        and bottom == list(range(n - len(bottom) + 1, n + 1))
+        and undecided == [None] * len(undecided)
+    )
+
+
+@settings(max_examples=30, deadline=None)
+@given(variants, seeds, options)
+def test_endgame_invariants(vs, seed, opts) -> None:
+    """Near-finished random positions played out at random: places always form a consistent
+    ranking, finished and resigned seats never move again, the seat to move can move, a game
+    that is over has every place, and undo puts back every outcome."""
+    from engine_helpers import endgame_position
+
+    rng = random.Random(seed)
+    game = Game.from_position(endgame_position(*vs, rng), **opts)
+    done_before: set[int] = set()
+    for _ in range(60):
+        assert _ranking_is_consistent(game), (game.places, game.status)
+        if game.is_over:
+            assert None not in game.places and game.legal_moves() == []
+            assert game.end_reason in ("finished", "first_finish", "resign", "move_limit", "stall_limit",
+                                       "repetition", "no_moves")
+            break
+        seat = game.to_move
+        assert game.status[seat] == "active" and game.places[seat] is None and game.count_moves() > 0
+        assert seat not in done_before
+        before = _state(game)
+        if game.num_players >= 3 and rng.random() < 0.03:
+            game.resign(rng.choice([s for s, x in enumerate(game.status) if x == "active"]))
+        else:
+            game.play(rng.choice(game.legal_moves()))
+        after = _state(game)
+        game.undo()
+        assert _state(game) == before
+        # redo the same event
+        last = after[6][len(before[6]):]
+        event = next(e for e in last if e.kind != "pass")
+        if event.kind == "resign":
+            game.resign(event.seat)
+        else:
+            game.play(event.move)
+        assert _state(game) == after
+        done_before = {s for s, x in enumerate(game.status) if x != "active"}
