@@ -73,6 +73,13 @@ class GameRecord:
         for _ in range(len(events)):
             first.undo()
         start_text = first.position()
+        # a loaded position whose seat to move could not move began with automatic passes: store
+        # the seat that was to move, so that replay recreates those passes too
+        history = game.history
+        if history and history[0].kind == "pass":
+            fields = start_text.split(" ")
+            fields[3] = str(history[0].seat)
+            start_text = " ".join(fields)
         standard = Game(game.rules).position()
         record = cls(
             rules=game.rules,

@@ -121,9 +121,20 @@ def test_position_text_round_trips(vs, seed, opts, plies) -> None:
 
 
 @FAST
-@given(variants, seeds, options, st.integers(0, 150))
-def test_records_replay_to_the_same_game(vs, seed, opts, plies) -> None:
-    game, _ = _random_game(*vs, seed, opts, plies)
+@given(variants, seeds, options, st.integers(0, 150), st.sampled_from(["start", "scattered", "endgame"]))
+def test_records_replay_to_the_same_game(vs, seed, opts, plies, start) -> None:
+    from engine_helpers import endgame_position
+
+    if start == "start":
+        game, _ = _random_game(*vs, seed, opts, plies)
+    else:
+        rng = random.Random(seed)
+        make = scattered_position if start == "scattered" else endgame_position
+        game = Game.from_position(make(*vs, rng), **opts)
+        for _ in range(plies // 3):
+            if game.is_over:
+                break
+            game.play(rng.choice(game.legal_moves()))
     record = GameRecord.from_json(GameRecord.from_game(game).to_json())
     replayed = record.replay()
     assert _state(replayed) == _state(game)

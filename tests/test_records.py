@@ -197,3 +197,16 @@ def test_save_is_atomic_and_load_reads_it_back(tmp_path) -> None:
     with pytest.raises(OSError):
         record.save(tmp_path / "missing-dir" / "g.json")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json", "game.json"]
+
+
+def test_start_with_automatic_passes_replays_them() -> None:
+    """Seat 1 cannot move in the loaded position: the record keeps seat 1 to move, so the replay
+    has the same opening pass."""
+    pieces = {0: "1", 1: "0", 2: "0", 3: "0", 5: "0", 60: "0"}
+    text = position("star", 2, pieces, to_move=1)
+    game = Game.from_position(text)
+    game.play("60-61")
+    record = GameRecord.from_game(game)
+    assert record.start == text + " 0"
+    replayed = record.replay()
+    assert replayed.history == game.history and replayed.position() == game.position()
