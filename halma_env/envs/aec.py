@@ -112,6 +112,7 @@ class raw_env(AECEnv, EzPickle):
         self._cpu_specs: dict[int, Any] = {}
         self._cpu: dict[int, Any] = {}
         self.game: Game | None = None
+        self._watch: int | None = None  # see _halted
         for key, spec in (opponents or {}).items():
             self.set_cpu(key, spec)
 
@@ -186,7 +187,9 @@ class raw_env(AECEnv, EzPickle):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
-        return {"observation": self.encoding.observation(self.game, seat), "action_mask": self.action_mask(agent)}
+        # a fresh mask array each call (users keep observations); action_mask() gives the cached one
+        mask = self.action_mask(agent)
+        return {"observation": self.encoding.observation(self.game, seat), "action_mask": mask.copy()}
 
     def action_mask(self, agent: str) -> np.ndarray:
         """int8 mask over actions: the legal moves when ``agent`` is selected and alive, else zeros.
@@ -335,7 +338,7 @@ class raw_env(AECEnv, EzPickle):
         places, set terminations/truncations and infos, and select the next agent (dead agents
         first, as PettingZoo's ``_deads_step_first`` does)."""
         game = self.game
-        while not game.is_over and game.to_move in self._cpu:
+        while not game.is_over and game.to_move in self._cpu and not self._halted():
             seat = game.to_move
             player = self._cpu[seat]
             chosen = player.select_move(game)
@@ -361,6 +364,11 @@ class raw_env(AECEnv, EzPickle):
         if to_move is not None:
             self.agent_selection = self.possible_agents[to_move]
         self._deads_step_first()
+
+    def _halted(self) -> bool:
+        """CPU seats stop playing once the watched seat's place is decided (the single-agent env
+        watches its learner: its episode is over, the rest of the game does not matter)."""
+        return self._watch is not None and self.game.places[self._watch] is not None
 
     def _credit(self) -> None:
         """Pay each decided place once and mark its agent terminated (truncated for the move limit)."""

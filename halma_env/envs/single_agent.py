@@ -105,6 +105,7 @@ class HalmaEnv(gymnasium.Env):
             others = [s for s in range(n) if s != seat]
             specs = dict(zip(others, self.opponents))
         self.aec.game = None  # no game running: set_cpu must not play now
+        self.aec._watch = seat  # CPU seats stop once the learner's place is decided
         self.aec.set_cpu(seat, None)
         for s, spec in specs.items():
             self.aec.set_cpu(s, spec)

@@ -1,0 +1,164 @@
+"""The Gymnasium single-agent environment: registration, check_env, episodes against CPU opponents,
+agreement with the AEC env, and MaskablePPO (sb3-contrib) running on it."""
+
+from __future__ import annotations
+
+import random
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import halma_env
+from halma_env.encoding import encoding
+from halma_env.envs import GYM_ID, HalmaEnv, seat_rewards
+
+
+def test_registered_id_and_make() -> None:
+    e = gymnasium.make(GYM_ID, variant="diamond", num_players=3, seat=2, opponents=["random", "random"], move_limit=50)
+    assert isinstance(e.unwrapped, HalmaEnv)
+    obs, info = e.reset(seed=0)
+    assert obs["observation"].shape == (17, 17, 12) and obs["action_mask"].shape == (121 * 121,)
+    assert info["seat"] == 2 and e.unwrapped.game.to_move == 2 and e.unwrapped.game.ply == 2
+    assert e.unwrapped.game.rules.move_limit == 50
+    assert halma_env.HalmaEnv is HalmaEnv
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(variant="star", num_players=2),
+        dict(variant="star", num_players=3, seat=1, move_limit=30),
+        dict(variant="halma16", num_players=2, seat=None, progress_shaping=1.0),
+    ],
+    ids=["star2", "star3-seat1", "halma16-random-seat"],
+)
+def test_gymnasium_check_env(kwargs: dict) -> None:
+    check_env(HalmaEnv(**kwargs), skip_render_check=False)
+
+
+def test_observation_and_mask_are_the_learners_canonical_view() -> None:
+    e = HalmaEnv(variant="star", num_players=4, seat=3, opponents="random")
+    obs, info = e.reset(seed=1)
+    enc = encoding("star", 4)
+    assert np.array_equal(obs["observation"], enc.observation(e.game, 3))
+    assert np.array_equal(obs["action_mask"], enc.action_mask(e.game, 3))
+    assert np.array_equal(e.action_masks(), obs["action_mask"].astype(bool)) and e.action_masks().dtype == bool
+    assert info["legal_moves"] == e.game.legal_moves()
+
+
+def test_episodes_to_the_end_pay_the_learners_place() -> None:
+    rng = random.Random(0)
+    for kwargs in (
+        dict(num_players=2, move_limit=40, limit_outcome="progress"),
+        dict(num_players=3, seat=1, move_limit=45, limit_outcome="progress"),
+        dict(variant="halma16", num_players=4, seat=None, stall_limit=6),
+    ):
+        e = HalmaEnv(**kwargs)
+        for episode in range(2):
+            obs, info = e.reset(seed=episode)
+            total, done, steps = 0.0, False, 0
+            while not done:
+                action = rng.choice(np.flatnonzero(obs["action_mask"]).tolist())
+                obs, reward, terminated, truncated, info = e.step(action)
+                total += reward
+                done = terminated or truncated
+                steps += 1
+            seat = e.seat
+            assert e.game.places[seat] is not None
+            assert total == pytest.approx(seat_rewards(e.game, "place")[seat])
+            assert truncated == (e.game.end_reason == "move_limit")
+            assert info["place"] == e.game.places[seat] and not e.action_masks().any()
+            with pytest.raises(RuntimeError, match="reset"):
+                e.step(0)
+
+
+def test_learner_finishing_ends_its_episode_while_others_could_play_on() -> None:
+    from test_env_aec import finishing_position
+
+    e = HalmaEnv(variant="star", num_players=3, seat=0)
+    obs, _ = e.reset(seed=0, options={"position": finishing_position()})
+    _, reward, terminated, truncated, info = e.step(e.aec.encode_move(0, (14, 6)))
+    assert reward == 1.0 and terminated and not truncated and info["place"] == 1
+    assert not e.game.is_over  # seats 1 and 2 would play on for places 2 and 3
+
+
+def test_illegal_action_ends_the_episode() -> None:
+    e = HalmaEnv(illegal_reward=-5.0)
+    e.reset(seed=0)
+    _, reward, terminated, truncated, info = e.step(0)
+    assert reward == -5.0 and terminated and not truncated and info["illegal_action"]
+    assert not e.action_masks().any()
+
+
+def test_opponent_specs() -> None:
+    moves = []
+
+    def cpu(game):
+        moves.append(game.ply)
+        return game.legal_moves()[0]
+
+    e = HalmaEnv(num_players=3, seat=0, opponents={1: cpu})  # seat 2 defaults to random
+    e.reset(seed=0)
+    e.step(int(np.flatnonzero(e.action_masks())[0]))
+    assert moves == [1] and e.game.ply == 3
+    with pytest.raises(ValueError, match="2 players"):
+        HalmaEnv(num_players=3, opponents=["random"])
+    with pytest.raises(ValueError, match="keys must be seats"):
+        HalmaEnv(num_players=2, opponents={5: "random"})
+    with pytest.raises(ValueError, match="seat must be"):
+        HalmaEnv(num_players=2, seat=2)
+    with pytest.raises(ValueError, match="unknown rule option"):
+        HalmaEnv(colour="blue")
+
+
+def test_seeded_resets_are_reproducible() -> None:
+    def run(seed: int) -> list:
+        e = HalmaEnv(num_players=3, seat=None, move_limit=24)
+        obs, _ = e.reset(seed=seed)
+        rng = random.Random(seed)
+        done = False
+        while not done:
+            obs, _, term, trunc, _ = e.step(rng.choice(np.flatnonzero(obs["action_mask"]).tolist()))
+            done = term or trunc
+        return [e.seat, *e.game.moves]
+
+    assert run(4) == run(4)
+
+
+def test_render_modes() -> None:
+    e = HalmaEnv(render_mode="rgb_array")
+    e.reset(seed=0)
+    assert e.render().dtype == np.uint8
+    e = HalmaEnv(render_mode="ansi")
+    e.reset(seed=0)
+    assert "seat 0 to move" in e.render()
+
+
+def test_maskable_ppo_runs() -> None:
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    import torch
+    from stable_baselines3.common.env_util import make_vec_env
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny model: more threads only fight over the shared cores (10x slower)
+    try:
+        _train_maskable_ppo(sb3_contrib, make_vec_env)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train_maskable_ppo(sb3_contrib, make_vec_env) -> None:
+
+    vec = make_vec_env(GYM_ID, n_envs=2, env_kwargs=dict(num_players=2, move_limit=30, progress_shaping=1.0), seed=0)
+    model = sb3_contrib.MaskablePPO(
+        "MultiInputPolicy", vec, n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu",
+        policy_kwargs=dict(net_arch=[32]),
+    )
+    model.learn(total_timesteps=256)
+    assert model.num_timesteps >= 256
+    obs = vec.reset()
+    masks = np.array(vec.env_method("action_masks"))
+    actions, _ = model.predict(obs, action_masks=masks, deterministic=True)
+    assert all(masks[i, a] for i, a in enumerate(actions))
