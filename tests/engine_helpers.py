@@ -45,6 +45,14 @@ def line(variant: str, hole: int, direction: str, count: int) -> list[int]:
 def reference_destinations(game, src: int) -> set[int]:
     """Where the piece on ``src`` may go, computed straight from the SPEC rules by a slow
     search over hop chains on a hole -> occupant map (independent of the engine's bitboards)."""
+    return set(reference_hops(game, src))
+
+
+def reference_hops(game, src: int) -> dict[int, int]:
+    """Destination -> least number of hops (1 for a step) for the piece on ``src``, by a
+    breadth-first search over single hops written straight from the SPEC rules."""
+    from collections import deque
+
     from halma_env.board import star_point
 
     lay = game.layout
@@ -53,14 +61,14 @@ def reference_destinations(game, src: int) -> set[int]:
     seat = game.to_move
     cells = dict(enumerate(game.board()))
     if cells[src] is None or cells[src][0] != seat:
-        return set()
+        return {}
     is_king = cells[src][1]
     cells[src] = None  # the moving piece has left its start hole
     dirs = list((STAR_DIRS if g.kind == "star" else SQUARE_DIRS).values())
     by_grid = {rc: h for h, rc in enumerate(g.grid)}
     closed: set[int] = set()
     if variant == "diamond":
-        home_pt = {0: 0, 2: 2, 4: 4}[_diamond_point(lay, seat)]
+        home_pt = _diamond_point(lay, seat)
         for q in range(6):
             if q not in (home_pt, (home_pt + 3) % 6):
                 closed.update(star_point(q))
@@ -74,15 +82,15 @@ def reference_destinations(game, src: int) -> set[int]:
         r, c = g.grid[h]
         return by_grid.get((r + d[0], c + d[1]), -1)
 
-    out = set()
+    hops: dict[int, int] = {}
     for d in dirs:
         n = nxt(src, d)
         if n >= 0 and lands_ok(n):
-            out.add(n)
-    seen = {src}
-    stack = [src]
-    while stack:
-        h = stack.pop()
+            hops[n] = 1
+    depth = {src: 0}
+    queue = deque([src])
+    while queue:
+        h = queue.popleft()
         for d in dirs:
             x = nxt(h, d)
             count = 0
@@ -95,11 +103,13 @@ def reference_destinations(game, src: int) -> set[int]:
                 continue
             if cells[x] is not None:  # a king in the row, or (ordinary piece) two pieces in a row
                 continue
-            if x == src or lands_ok(x):
-                if x not in seen:
-                    seen.add(x)
-                    stack.append(x)
-    return (out | seen) - {src}
+            if (x == src or lands_ok(x)) and x not in depth:
+                depth[x] = depth[h] + 1
+                queue.append(x)
+    for x, k in depth.items():
+        if x != src and x not in hops:
+            hops[x] = k
+    return hops
 
 
 def _diamond_point(lay, seat: int) -> int:

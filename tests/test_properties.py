@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from engine_helpers import reference_moves, scattered_position
+from engine_helpers import reference_hops, reference_moves, scattered_position
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -190,8 +190,12 @@ def test_moves_match_an_independent_reference(vs, seed, scattered) -> None:
         game, _ = _random_game(*vs, seed, {}, rng.randrange(0, 200))
     expected = reference_moves(game)
     assert {(m.src, m.dst) for m in game.legal_moves()} == expected
+    shortest: dict[int, dict[int, int]] = {}
     for move in game.legal_moves()[:40]:
         _check_path(game, move)
+        if move.src not in shortest:
+            shortest[move.src] = reference_hops(game, move.src)
+        assert len(move.path) - 1 == shortest[move.src][move.dst], "Move.path must be a shortest path"
 
 
 def test_scattered_positions_exercise_the_special_rules() -> None:
