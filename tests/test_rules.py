@@ -523,13 +523,17 @@ def test_halma16_goal_lock_steps_and_mid_jump() -> None:
     assert {sq(4, 2), out, back} <= dests(other, s)
 
 
-def test_halma16_piece_outside_may_enter_and_cross_the_goal() -> None:
+def test_halma16_piece_outside_may_enter_and_leave_the_goal_in_one_chain() -> None:
+    """(5,0) hops into the goal at (3,0), on to (3,2) and out again to (3,4): no lock for a piece
+    that began its turn outside the goal."""
     goal = set(layout("halma16", 2).goals[0])
     s = sq(5, 0)
-    pieces = {s: "0", sq(4, 0): "1", sq(2, 0): "1", sq(15, 15): "1"}
+    assert s not in goal and {sq(3, 0), sq(3, 2)} <= goal and sq(3, 4) not in goal
+    pieces = {s: "0", sq(4, 0): "1", sq(3, 1): "1", sq(3, 3): "1", sq(12, 12): "0"}
     game = Game.from_position(position("halma16", 2, pieces))
-    d = dests(game, s)
-    assert sq(3, 0) in d and sq(1, 0) in d and sq(3, 0) in goal
+    assert {sq(3, 0), sq(3, 2), sq(3, 4)} <= dests(game, s)
+    move = next(m for m in game.legal_moves() if (m.src, m.dst) == (s, sq(3, 4)))
+    assert move.path == (s, sq(3, 0), sq(3, 2), sq(3, 4))
 
 
 # --- repetition, passes, no moves ---------------------------------------------------------------
