@@ -35,30 +35,59 @@ def _actions(state) -> dict[str, int]:
 
 def openspiel_moves(state) -> set[tuple[int, int]]:
     """Every (src, dst) of the player to move, in our numbering, by exploring hop chains."""
+    return set(openspiel_move_actions(state))
+
+
+def openspiel_move_actions(state) -> dict[tuple[int, int], list[int]]:
+    """(src, dst) in our numbering -> one sequence of OpenSpiel actions that plays it (a step, or
+    hops followed by ``Pass`` when the turn has not ended by itself)."""
     player = state.current_player()
-    moves = set()
+    moves: dict[tuple[int, int], list[int]] = {}
     for text, action in _actions(state).items():
         parsed = _parse(text)
         if parsed is None:
             continue
         kind, src, dst = parsed
-        moves.add((src, dst))
+        moves.setdefault((src, dst), [action])
         if kind != "hop":
             continue
-        reached = {dst}
-        stack = [state.child(action)]
+        reached = {dst: [action]}
+        stack = [(state.child(action), [action])]
         while stack:
-            s = stack.pop()
+            s, actions = stack.pop()
             if s.is_terminal() or s.current_player() != player:
                 continue
             for text2, action2 in _actions(s).items():
                 p2 = _parse(text2)
                 if p2 is None or p2[0] != "hop" or p2[2] in reached:
                     continue
-                reached.add(p2[2])
-                stack.append(s.child(action2))
-        moves.update((src, d) for d in reached if d != src)
+                reached[p2[2]] = actions + [action2]
+                stack.append((s.child(action2), actions + [action2]))
+        for d, actions in reached.items():
+            if d != src:
+                moves.setdefault((src, d), actions)
     return moves
+
+
+def _apply(state, actions: list[int]) -> None:
+    player = state.current_player()
+    for a in actions:
+        state.apply_action(a)
+    if not state.is_terminal() and state.current_player() == player:
+        state.apply_action(_actions(state)["Pass"])
+
+
+def openspiel_perft(state, depth: int) -> int:
+    """SPEC §6 perft computed with OpenSpiel alone (distinct (src, dst) sequences)."""
+    moves = openspiel_move_actions(state)
+    if depth == 1:
+        return len(moves)
+    total = 0
+    for actions in moves.values():
+        child = state.clone()
+        _apply(child, actions)
+        total += openspiel_perft(child, depth - 1)
+    return total
 
 
 def openspiel_board(state, seats: int) -> list[int | None]:
@@ -121,3 +150,11 @@ def test_openspiel_numbering_is_ours_turned_half_way() -> None:
     assert [h for h in range(121) if board[h] == 0] == list(range(111, 121))
     assert [h for h in range(121) if board[h] == 1] == list(range(10))
     assert openspiel_moves(state) == {(m.src, m.dst) for m in Game(Rules("star", 2)).legal_moves()}
+
+
+@pytest.mark.parametrize(("seats", "counts"), [(2, (14, 196, 4760)), (3, (14, 196, 2744)), (4, (14, 199, 2786)),
+                                               (6, (14, 199, 2828))])
+def test_spec_perft_table_from_openspiel(seats: int, counts: tuple[int, int, int]) -> None:
+    """The star rows of the SPEC §6 table, counted by OpenSpiel's rules instead of ours."""
+    state = pyspiel.load_game("chinese_checkers", {"players": seats}).new_initial_state()
+    assert tuple(openspiel_perft(state, d) for d in (1, 2, 3)) == counts
