@@ -180,6 +180,25 @@ def test_bots_take_an_immediate_finish() -> None:
         assert make_player(spec, seed=0).select_move(game) in finishing, spec
 
 
+def test_search_finishes_even_when_only_a_low_place_is_left() -> None:
+    # star, 4 seats: seats 1 and 2 have finished; seat 0 can finish now, in 3rd place (a
+    # negative place reward): finishing still beats playing on and coming last
+    geometry = Game(Rules("star", 4)).geometry
+    outside = [h for h in geometry.neighbours[9] if h >= 10]
+    pieces = {h: "0" for h in range(9)}
+    pieces[outside[0]] = "0"
+    pieces.update({h: "1" for h in star_point(4)})
+    pieces.update({h: "2" for h in star_point(0)})
+    pieces.update({h: "3" for h in range(56, 66)})
+    game = Game.from_position(position("star", 4, pieces, to_move=0))
+    assert game.status == ["active", "finished", "finished", "active"]
+    for spec in ("search:depth=2,time=none", "search:depth=3,time=none", "mcts:iterations=40,time=none"):
+        move = make_player(spec, seed=0).select_move(game)
+        after = game.copy()
+        after.play(move)
+        assert after.status[0] == "finished", spec
+
+
 def test_registry_names_and_errors() -> None:
     for name in [*BOTS, *LEVELS]:
         player = make_player(name, seed=0)

@@ -147,14 +147,24 @@ class _Run:
         return mean - self.pot[self.root] + (TEMPO if max_to_move else -TEMPO)
 
     def terminal(self, ply: int) -> float | None:
-        """Score if the root seat is decided (or the game over), else None."""
+        """Score if the root seat is decided (or the game over), else None.
+
+        Finishing is always good: it takes the best place still free, whatever places others
+        took before (scoring it by ``place_rewards`` alone made a seat that could only finish
+        4th of 6 refuse to finish).  So a finish scores in [WIN/2, WIN] by place, sooner better;
+        other decided outcomes (last place, draws by repetition or move limit) by
+        ``place_rewards`` on the same scale."""
         g = self.g
         places = g.places
-        if places[self.root] is None and not g.is_over:
+        place = places[self.root]
+        if place is None and not g.is_over:
             return None
+        if g.status[self.root] == "finished":
+            share = (place - 1) / (self.n - 1) if self.n > 1 else 0.0
+            return WIN * (1.0 - 0.5 * share) - ply
         reward = place_rewards(places)[self.root]
         if reward > 0:
-            return WIN * reward - ply
+            return 0.5 * WIN * reward - ply
         if reward < 0:
             return WIN * reward + ply
         return 0.0
@@ -305,7 +315,7 @@ class _Run:
                         alpha = val
                 best = iter_best
                 completed = depth
-                if iter_val >= WIN / 2:
+                if iter_val >= WIN / 4:
                     break  # a forced finish found: no need to look deeper
                 # next iteration: best first, then by this iteration's values
                 root_moves.sort(key=lambda x: -values.get(x[3], -float("inf")))
