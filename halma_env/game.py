@@ -9,6 +9,7 @@ searched on their own.
 
 from __future__ import annotations
 
+import operator
 import random
 from collections import Counter
 from collections.abc import Iterable
@@ -450,6 +451,7 @@ class Game:
         place and the others play on."""
         if self.end_reason is not None:
             raise IllegalMoveError(f"the game is over ({self.end_reason}); nobody can resign")
+        seat = _as_int(seat)
         if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self.num_players:
             raise IllegalMoveError(f"seat must be 0..{self.num_players - 1}, got {seat!r}")
         if self._status[seat] != ACTIVE:
@@ -624,6 +626,8 @@ class Game:
             src, dst = move
         else:
             raise IllegalMoveError(f"a move is a Move, a (src, dst) pair or 'src-dst' text, got {move!r}")
+        if type(src) is not int or type(dst) is not int:  # numpy and other integer types
+            src, dst = _as_int(src), _as_int(dst)
         n = self.geometry.num_holes
         for name, hole in (("source", src), ("destination", dst)):
             if isinstance(hole, bool) or not isinstance(hole, int) or not 0 <= hole < n:
@@ -652,6 +656,17 @@ class Game:
 
     def __repr__(self) -> str:
         return f"Game.from_position({self.position()!r})"
+
+
+def _as_int(value):
+    """An integer of any integer type (numpy's too) as a Python int; anything else (bools
+    included) unchanged, for the caller to reject with its own message."""
+    if isinstance(value, (int, bool)) or not hasattr(value, "__index__"):
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:
+        return value
 
 
 # --- kings, paths, progress ----------------------------------------------------------------

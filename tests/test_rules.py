@@ -910,3 +910,23 @@ def test_diamond_start(seats: int) -> None:
         assert game.piece_at(star_tip(p)) == (seat, True)
         assert sum(game.piece_at(h)[1] for h in mine) == 1
         assert game.layout.goal_tip[seat] == star_tip((p + 3) % 6)
+
+
+def test_numpy_integers_are_holes_and_seats() -> None:
+    """RL code decodes actions into numpy integers: they are accepted like Python ints (and stored
+    as Python ints); numpy floats and bools are refused."""
+    np = pytest.importorskip("numpy")
+    from halma_env import Move
+
+    game = Game(Rules("star", 3))
+    game.play((np.int64(113), np.int64(104)))
+    legal = game.legal_moves()[0]
+    game.play(Move(np.int32(legal.src), np.int32(legal.dst)))
+    assert [(type(m.src), type(m.dst)) for m in game.moves] == [(int, int)] * 2
+    src, dst = game.legal_moves()[0]
+    _refused(game, (np.float64(src), dst), "source hole")
+    _refused(game, (src, np.bool_(True)), "destination hole")
+    game.resign(np.int16(2))
+    assert game.places == [None, None, 3]
+    with pytest.raises(IllegalMoveError, match="seat must be"):
+        game.resign(np.float32(1))
