@@ -1,0 +1,330 @@
+"""``halma export CHECKPOINT --level NAME``: a training checkpoint as an ONNX CPU opponent, and
+``halma bench opponent`` (time per move of the exported policies on one CPU thread).
+
+The ONNX graph wraps ``HalmaNet.dense_logits``: inputs ``observation`` (B, rows, cols, 12) int8
+(``halma_env.encoding`` planes, as the environments produce them) and ``action_mask`` (B, H*H)
+int8; outputs ``logits`` (B, H*H) float32 with illegal actions at ``MASKED_LOGIT`` (-1e8) and
+``value`` (B,).  The batch axis is dynamic.  Opset 17 (onnxruntime >= 1.14 runs it).
+
+Next to ``DIR/VARIANT-SEATS-LEVEL.onnx`` goes ``...manifest.json`` (agents/opponent.py reads it):
+format, variant, seats, encoding version, level, rating (``--rating`` or ``halma ladder``), the
+source checkpoint (path, sha256, network and training config, step), export time, the ONNX file's
+sha256 and how closely the exported model matched the checkpoint on sample positions (an export
+whose moves differ from the checkpoint's is refused and its files removed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import io
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.opponent import (
+    INPUT_NAMES,
+    MANIFEST_FORMAT,
+    MANIFEST_VERSION,
+    OUTPUT_NAMES,
+    OnnxOpponent,
+    OnnxPolicy,
+    file_sha256,
+    manifest_path,
+    write_manifest,
+)
+from halma_env import Game, Rules
+from halma_env.encoding import ENCODING_VERSION, encoding
+
+OPSET = 17  # LayerNormalization is an opset-17 operator; onnxruntime 1.14+ runs it
+CHECK_POSITIONS = 32
+LOGIT_ATOL = 1e-3
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def export_wrapper(net: Any) -> Any:
+    """A module ``(observation int8, action_mask int8) -> (masked logits, value)`` around a HalmaNet."""
+    torch = _torch()
+
+    class OpponentGraph(torch.nn.Module):
+        def __init__(self, inner: Any) -> None:
+            super().__init__()
+            self.net = inner
+
+        def forward(self, observation: Any, action_mask: Any) -> tuple[Any, Any]:
+            return self.net.dense_logits(observation, action_mask)
+
+    return OpponentGraph(net).eval()
+
+
+def sample_positions(variant: str, seats: int, count: int, seed: int = 0, max_plies: int = 200) -> list[Game]:
+    """``count`` positions from seeded random games (a random ply of each), none of them over."""
+    rng = random.Random(seed)
+    out: list[Game] = []
+    while len(out) < count:
+        game = Game(Rules(variant, seats))
+        stop = rng.randrange(max_plies)
+        while game.ply < stop and not game.is_over:
+            game.play(rng.choice(game.legal_moves()))
+        if not game.is_over:
+            out.append(game)
+    return out
+
+
+def onnx_bytes(net: Any, opset: int = OPSET) -> bytes:
+    """The network's opponent graph serialised as ONNX (dynamic batch axis)."""
+    import warnings
+
+    torch = _torch()
+    enc = encoding(net.variant, net.num_players)
+    obs = torch.zeros((1, *enc.observation_shape), dtype=torch.int8)
+    mask = torch.ones((1, enc.num_actions), dtype=torch.int8)
+    buf = io.BytesIO()
+    batch = {0: "batch"}
+    with warnings.catch_warnings():  # the TorchScript exporter is deprecated but needs no onnxscript
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            export_wrapper(net), (obs, mask), buf, input_names=list(INPUT_NAMES), output_names=list(OUTPUT_NAMES),
+            dynamic_axes={name: batch for name in (*INPUT_NAMES, *OUTPUT_NAMES)}, opset_version=opset,
+            do_constant_folding=True, dynamo=False,
+        )
+    return buf.getvalue()
+
+
+def compare(net: Any, policy: OnnxPolicy, games: list[Game]) -> dict[str, Any]:
+    """How closely the ONNX model reproduces the torch network: largest logit and value
+    differences over the legal moves of ``games`` and how many greedy moves differ."""
+    torch = _torch()
+    enc = policy.encoding
+    obs = np.stack([enc.observation(g, g.to_move) for g in games])
+    masks = np.stack([enc.action_mask(g) for g in games])
+    with torch.no_grad():
+        t_logits, t_value = net.dense_logits(torch.from_numpy(obs), torch.from_numpy(masks))
+    o_logits, o_value = policy.evaluate(obs, masks)
+    legal = masks.astype(bool)
+    t_legal = t_logits.numpy()
+    diff = float(np.abs(np.where(legal, t_legal - o_logits, 0.0)).max())
+    vdiff = float(np.abs(t_value.numpy() - o_value).max())
+    greedy_t = np.where(legal, t_legal, -np.inf).argmax(axis=1)
+    greedy_o = np.where(legal, o_logits, -np.inf).argmax(axis=1)
+    return {"positions": len(games), "max_logit_diff": diff, "max_value_diff": vdiff,
+            "greedy_mismatches": int((greedy_t != greedy_o).sum())}
+
+
+def export_checkpoint(checkpoint: str | Path, level: str, out_dir: str | Path = "exports", *,
+                      rating: float | None = None, name: str | None = None, opset: int = OPSET,
+                      check_positions: int = CHECK_POSITIONS) -> Path:
+    """Export ``checkpoint`` to ``out_dir/<name>.onnx`` plus its manifest; returns the ONNX path.
+
+    ``name`` defaults to ``VARIANT-SEATS-LEVEL``.  The export is checked against the checkpoint on
+    ``check_positions`` random positions; a mismatch raises ``ValueError`` and leaves no files."""
+    from agents.checkpoint import load_checkpoint, model_from_checkpoint
+
+    if not isinstance(level, str) or not level.strip() or any(c in level for c in "/\\:,= "):
+        raise ValueError(f"level must be a plain name (no spaces, '/', ':', ',' or '='), got {level!r}")
+    try:
+        data = load_checkpoint(checkpoint)
+    except ValueError:
+        raise
+    except Exception as e:  # torch.load raises struct.error and others on some garbage files
+        raise ValueError(f"checkpoint {str(checkpoint)!r} is corrupt or not a checkpoint file "
+                         f"({type(e).__name__}: {e})") from None
+    net = model_from_checkpoint(data, checkpoint)
+    variant, seats = data["variant"], int(data["num_players"])
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{name or f'{variant}-{seats}-{level}'}.onnx"
+    blob = onnx_bytes(net, opset)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(blob)
+    os.replace(tmp, path)
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "format_version": MANIFEST_VERSION,
+        "level": level,
+        "variant": variant,
+        "num_players": seats,
+        "encoding_version": ENCODING_VERSION,
+        "observation_shape": list(encoding(variant, seats).observation_shape),
+        "num_actions": encoding(variant, seats).num_actions,
+        "inputs": {"observation": "int8 (batch, rows, cols, 12)", "action_mask": "int8 (batch, H*H)"},
+        "outputs": {"logits": "float32 (batch, H*H), illegal = -1e8", "value": "float32 (batch,)"},
+        "opset": opset,
+        "rating": rating,
+        "rating_source": "halma export --rating" if rating is not None else None,
+        "source": {
+            "checkpoint": str(checkpoint),
+            "checkpoint_sha256": file_sha256(checkpoint),
+            "network": dict(data["network"]),
+            "config": data.get("config"),
+            "global_step": data.get("global_step"),
+            "update": data.get("update"),
+        },
+        "exported_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "torch_version": _torch().__version__,
+        "onnx_file": path.name,
+        "onnx_sha256": file_sha256(path),
+    }
+    mpath = write_manifest(path, manifest)
+    try:
+        check = compare(net, OnnxPolicy(path), sample_positions(variant, seats, check_positions))
+        if check["greedy_mismatches"] or check["max_logit_diff"] > LOGIT_ATOL:
+            raise ValueError(f"the exported model does not reproduce {str(checkpoint)!r}: {check}")
+    except BaseException:
+        for p in (path, mpath):
+            if p.exists():
+                p.unlink()
+        raise
+    manifest["export_check"] = check
+    write_manifest(path, manifest)
+    return path
+
+
+# --- the command -----------------------------------------------------------------------------
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("checkpoint", metavar="CHECKPOINT", help="a training checkpoint (.pt) written by halma train")
+    p.add_argument("--level", required=True, help="level name stored in the manifest and the file name (e.g. hard)")
+    p.add_argument("--out", default="exports", metavar="DIR", help="output directory (default exports/)")
+    p.add_argument("--name", default=None, help="file name stem (default VARIANT-SEATS-LEVEL)")
+    p.add_argument("--rating", type=float, default=None, help="rating to record (halma ladder fills it otherwise)")
+    p.add_argument("--opset", type=int, default=OPSET, help=f"ONNX opset (default {OPSET})")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        path = export_checkpoint(args.checkpoint, args.level, args.out, rating=args.rating, name=args.name,
+                                 opset=args.opset)
+    except ValueError as e:  # CheckpointError is a ValueError
+        print(f"halma export: error: {e}", file=sys.stderr)
+        return 2
+    m = OnnxPolicy(path).manifest
+    c = m["export_check"]
+    print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB) and {manifest_path(path)}")
+    print(f"{m['variant']} {m['num_players']} seats, level {m['level']}, encoding v{m['encoding_version']}, "
+          f"opset {m['opset']}; matches the checkpoint on {c['positions']} positions "
+          f"(max logit diff {c['max_logit_diff']:.1e}, greedy mismatches {c['greedy_mismatches']})")
+    return 0
+
+
+# --- halma bench opponent --------------------------------------------------------------------
+
+BENCH_GAMES = (("star", 2), ("star", 6), ("diamond", 3), ("halma16", 2), ("halma16", 4))
+
+
+def _bench_positions(variant: str, seats: int, count: int, seed: int) -> list[Game]:
+    """Realistic positions: plies of noisy greedy games (random games wander and are atypical)."""
+    from agents.bots.greedy import GreedyBot
+
+    rng = random.Random(seed)
+    out: list[Game] = []
+    while len(out) < count:
+        game = Game(Rules(variant, seats))
+        bots = [GreedyBot(seed=rng.randrange(1 << 30), noise=0.2) for _ in range(seats)]
+        stop = rng.randrange(20 * seats, 60 * seats)
+        while game.ply < stop and not game.is_over:
+            game.play(bots[game.to_move].select_move(game))
+        if not game.is_over:
+            out.append(game)
+    return out
+
+
+def time_per_move(opponent: OnnxOpponent, games: list[Game], seconds: float) -> dict[str, Any]:
+    """Median and p99 milliseconds of ``select_move`` (observation, mask, inference and choice)
+    and of the onnxruntime call alone, cycling through ``games`` for about ``seconds``."""
+    policy = opponent.policy
+    enc = policy.encoding
+    inputs = [(enc.observation(g, g.to_move)[None], enc.action_mask(g)[None]) for g in games]
+    for g in games[:5]:  # warm-up
+        opponent.select_move(g)
+    move_t: list[float] = []
+    infer_t: list[float] = []
+    end = time.perf_counter() + seconds
+    i = 0
+    while time.perf_counter() < end or len(move_t) < 50:
+        g = games[i % len(games)]
+        t0 = time.perf_counter()
+        opponent.select_move(g)
+        t1 = time.perf_counter()
+        policy.evaluate(*inputs[i % len(inputs)])
+        t2 = time.perf_counter()
+        move_t.append(1000 * (t1 - t0))
+        infer_t.append(1000 * (t2 - t1))
+        i += 1
+
+    def p99(xs: list[float]) -> float:
+        return float(np.percentile(xs, 99))
+
+    return {"moves": len(move_t), "median_ms": statistics.median(move_t), "p99_ms": p99(move_t),
+            "inference_median_ms": statistics.median(infer_t), "inference_p99_ms": p99(infer_t)}
+
+
+def _default_models(tmp: Path, shipped: set[tuple[str, int]]) -> list[tuple[str, Path]]:
+    """The default-config network (untrained weights: the latency does not depend on them) for
+    the benchmark games that ship no trained model."""
+    from agents.checkpoint import save_checkpoint
+    from agents.config import NetworkConfig
+    from agents.network import build_network
+
+    torch = _torch()
+    out = []
+    torch.manual_seed(0)
+    cfg = NetworkConfig()
+    for variant, seats in BENCH_GAMES:
+        if (variant, seats) in shipped:
+            continue
+        net = build_network(variant, seats, cfg)
+        ckpt = save_checkpoint(tmp / f"{variant}-{seats}.pt", {"variant": variant, "num_players": seats,
+                                                                "network": vars(cfg).copy(), "model": net.state_dict()})
+        out.append((f"default net (untrained) {variant}-{seats}", export_checkpoint(ckpt, "bench", tmp,
+                                                                                    check_positions=4)))
+    return out
+
+
+def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
+    """``halma bench opponent``: per-move latency of the shipped ladder models (no search) and of
+    the default network on games without one, one onnxruntime thread."""
+    from agents.ladder import shipped_models
+
+    seconds = float(getattr(args, "seconds", 2.0))
+    seed = int(getattr(args, "seed", 0))
+    models = [(f"ladder {p.name}", p) for p in shipped_models()]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        shipped = set()
+        for _, p in models:
+            m = OnnxPolicy(p).manifest
+            shipped.add((m["variant"], m["num_players"]))
+        models += _default_models(Path(tmp), shipped)
+        for label, path in models:
+            policy = OnnxPolicy(path)
+            games = _bench_positions(policy.variant, policy.num_players, 100, seed)
+            figures = time_per_move(OnnxOpponent(policy, seed=seed), games, seconds)
+            rows.append({"model": label, "variant": policy.variant, "seats": policy.num_players,
+                         "actions": policy.encoding.num_actions, **figures})
+    result = {"threads": 1, "seconds_per_model": seconds, "target_ms": 10.0, "models": rows,
+              "all_within_target": all(r["p99_ms"] <= 10.0 for r in rows)}
+    if not getattr(args, "json", False):
+        print("| model | game | actions | moves timed | median ms/move | p99 ms/move | inference median ms | "
+              "inference p99 ms |")
+        print("|---|---|---|---|---|---|---|---|")
+        for r in rows:
+            print(f"| {r['model']} | {r['variant']}-{r['seats']} | {r['actions']} | {r['moves']} | "
+                  f"{r['median_ms']:.2f} | {r['p99_ms']:.2f} | {r['inference_median_ms']:.2f} | "
+                  f"{r['inference_p99_ms']:.2f} |")
+        print(f"\none onnxruntime thread; target <= 10 ms per move: "
+              f"{'met' if result['all_within_target'] else 'NOT met'} (p99)")
+    return result

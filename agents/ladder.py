@@ -1,0 +1,466 @@
+"""The difficulty ladder: level names (``easy`` .. ``expert``) -> opponents, per variant and seat
+count, ordered by rating; ``halma ladder`` rebuilds one game's entry by tournament.
+
+The ladder file (``agents/ladder/ladder.json``, shipped as package data; ``HALMA_LADDER`` or
+``--ladder`` point elsewhere) is documented in docs/export.md.  In short::
+
+    {"format": "halma_env.ladder", "format_version": 1,
+     "games": {"star-2": {"variant": "star", "seats": 2,
+                          "levels": [{"level": "easy", "player": "greedy:noise=0.5", "rating": ...}, ...],
+                          "candidates": [... every candidate with its rating ...],
+                          "tournament": {...}, "command": "halma ladder ...", "date": "..."}, ...}}
+
+A level's ``player`` is a bot spec (``agents.registry``) or an exported model (a ``.onnx`` path
+relative to the ladder file, optionally with options ``model.onnx:search=top=6``).
+
+``level_player(level, variant, seats)`` makes a level's player; ``LevelPlayer`` (what
+``make_player("hard")`` and ``ladder:hard`` give) looks the level up when it sees the game, so
+one name works for every variant and seat count.  Nothing here imports torch, except exporting a
+``.pt`` candidate in ``halma ladder``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import shlex
+import shutil
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from halma_env import Game, Move, Rules
+from halma_env.rules import SEAT_COUNTS, VARIANTS
+
+LADDER_FORMAT = "halma_env.ladder"
+LADDER_VERSION = 1
+LADDER_DIR = Path(__file__).resolve().parent / "ladder"
+DEFAULT_LADDER = LADDER_DIR / "ladder.json"
+LEVELS = ("easy", "medium", "hard", "expert")
+ENTRY_FIELDS = ("variant", "seats", "levels")
+PLAYER_OPTIONS = ("temperature", "search", "time_budget")
+
+
+class LadderError(ValueError):
+    """A ladder file or level that cannot be used."""
+
+
+def ladder_path(path: str | Path | None = None) -> Path:
+    """The ladder file: ``path``, else ``$HALMA_LADDER``, else the shipped one."""
+    if path is not None:
+        return Path(path)
+    env = os.environ.get("HALMA_LADDER")
+    return Path(env) if env else DEFAULT_LADDER
+
+
+def game_key(variant: str, seats: int) -> str:
+    """``("star", 2)`` -> ``"star-2"`` (checked)."""
+    if variant not in VARIANTS:
+        raise LadderError(f"unknown variant {variant!r}; variants: {', '.join(VARIANTS)}")
+    if seats not in SEAT_COUNTS[variant]:
+        raise LadderError(f"{variant} is played by {', '.join(map(str, SEAT_COUNTS[variant]))} seats, not {seats!r}")
+    return f"{variant}-{seats}"
+
+
+def _check(data: Any, path: Path) -> dict[str, Any]:
+    if not isinstance(data, dict) or data.get("format") != LADDER_FORMAT:
+        raise LadderError(f"{str(path)!r} is not a ladder file (no format {LADDER_FORMAT!r})")
+    if data.get("format_version") != LADDER_VERSION:
+        raise LadderError(f"ladder {str(path)!r} has format version {data.get('format_version')!r}; "
+                          f"this code reads {LADDER_VERSION}")
+    games = data.get("games")
+    if not isinstance(games, dict):
+        raise LadderError(f"ladder {str(path)!r} has no 'games' object")
+    for key, entry in games.items():
+        if not isinstance(entry, dict) or any(f not in entry for f in ENTRY_FIELDS):
+            raise LadderError(f"ladder {str(path)!r}: entry {key!r} lacks {', '.join(ENTRY_FIELDS)}")
+        if game_key(entry["variant"], entry["seats"]) != key:
+            raise LadderError(f"ladder {str(path)!r}: entry {key!r} is for {entry['variant']}-{entry['seats']}")
+        names = [lv.get("level") if isinstance(lv, dict) else None for lv in entry["levels"]]
+        if not names or None in names or any(not isinstance(lv.get("player"), str) for lv in entry["levels"]):
+            raise LadderError(f"ladder {str(path)!r}: entry {key!r} has a level without 'level' and 'player'")
+        if len(set(names)) != len(names):
+            raise LadderError(f"ladder {str(path)!r}: entry {key!r} repeats a level name")
+    return data
+
+
+@lru_cache(maxsize=8)
+def _load(path: str, mtime: float) -> dict[str, Any]:
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise LadderError(f"ladder file {path!r} cannot be read ({type(e).__name__}: {e})") from None
+    return _check(data, p)
+
+
+def load_ladder(path: str | Path | None = None) -> dict[str, Any]:
+    """The checked ladder (cached until the file changes); an empty one if the file is missing."""
+    p = ladder_path(path)
+    if not p.exists():
+        return {"format": LADDER_FORMAT, "format_version": LADDER_VERSION, "games": {}}
+    return _load(str(p.resolve()), p.stat().st_mtime)
+
+
+def save_ladder(data: dict[str, Any], path: str | Path | None = None) -> Path:
+    """Write the ladder atomically (games sorted by variant then seats)."""
+    p = ladder_path(path)
+    _check(data, p)
+    order = {v: i for i, v in enumerate(VARIANTS)}
+    games = dict(sorted(data["games"].items(), key=lambda kv: (order[kv[1]["variant"]], kv[1]["seats"])))
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".tmp")
+    tmp.write_text(json.dumps({**data, "games": games}, indent=2) + "\n")
+    os.replace(tmp, p)
+    return p
+
+
+def level_names(path: str | Path | None = None) -> list[str]:
+    """Every level name the ladder knows (the standard four first)."""
+    names = list(LEVELS)
+    for entry in load_ladder(path)["games"].values():
+        names += [lv["level"] for lv in entry["levels"] if lv["level"] not in names]
+    return names
+
+
+def level_entry(level: str, variant: str, seats: int, path: str | Path | None = None) -> dict[str, Any]:
+    """The ladder's entry for ``level`` in ``variant`` with ``seats`` seats (LadderError if none)."""
+    key = game_key(variant, seats)
+    entry = load_ladder(path)["games"].get(key)
+    if entry is None:
+        raise LadderError(f"the ladder {str(ladder_path(path))!r} has no entry for {key}; "
+                          f"build one with: halma ladder --variant {variant} --seats {seats} CANDIDATE...")
+    for lv in entry["levels"]:
+        if lv["level"] == level:
+            return lv
+    raise LadderError(f"level {level!r} is not in the {key} ladder; levels: "
+                      f"{', '.join(lv['level'] for lv in entry['levels'])}")
+
+
+def entry_player(player: str, seed: int | None = None, base: Path | None = None, name: str | None = None,
+                 **options: Any) -> Any:
+    """The Player for a ladder/candidate ``player`` string: a bot spec or a ``.onnx`` model
+    (relative paths are taken from ``base``, the ladder file's directory)."""
+    from agents.opponent import load_opponent, parse_opponent_spec
+
+    lower = player.lower()
+    if lower.endswith(".onnx") or ".onnx:" in lower:
+        spec = parse_opponent_spec(player)
+        path = Path(spec.path)
+        if base is not None and not path.is_absolute():
+            path = base / path
+        merged = {**spec.options, **{k: v for k, v in options.items() if v is not None}}
+        opp = load_opponent(str(path), seed=seed, temperature=merged.get("temperature"),
+                            search=merged.get("search"), time_budget=merged.get("time_budget"))
+        if name:
+            opp.name = name
+        return opp
+    if lower.startswith("ladder:") or player in LEVELS:
+        raise LadderError(f"a ladder level must name a bot spec or a model, not another level ({player!r})")
+    from agents.registry import make_player
+
+    bot = make_player(player, seed=seed)
+    if name:
+        bot.name = name
+    return bot
+
+
+def level_player(level: str, variant: str, seats: int, seed: int | None = None,
+                 path: str | Path | None = None) -> Any:
+    """The Player of ``level`` for ``variant`` with ``seats`` seats, from the ladder."""
+    lv = level_entry(level, variant, seats, path)
+    options = {k: lv[k] for k in PLAYER_OPTIONS if k in lv}
+    return entry_player(lv["player"], seed=seed, base=ladder_path(path).resolve().parent, name=level, **options)
+
+
+class LevelPlayer:
+    """A level by name, resolved from the ladder for each game's variant and seat count.
+
+    Games the ladder has no entry for (the 1-seat solitaire, a ladder file without that game) use
+    the registry's fallback spec of the level (``agents.registry.LEVELS``) when there is one."""
+
+    def __init__(self, level: str, seed: int | None = None, path: str | Path | None = None) -> None:
+        known = level_names(path)
+        if level not in known:
+            raise LadderError(f"unknown level {level!r}; levels: {', '.join(known)}")
+        self.name = level
+        self.level = level
+        self.seed = seed
+        self.path = path
+        self._players: dict[tuple[str, int], Any] = {}
+
+    def player_for(self, rules: Rules) -> Any:
+        """The concrete player for ``rules`` (made once per variant and seat count)."""
+        key = (rules.variant, rules.num_players)
+        if key not in self._players:
+            entry = load_ladder(self.path)["games"].get(f"{key[0]}-{key[1]}")
+            if entry is None:
+                from agents.registry import LEVELS as FALLBACK
+
+                if self.level not in FALLBACK:
+                    raise LadderError(f"level {self.level!r}: the ladder has no entry for {key[0]} with "
+                                      f"{key[1]} seats and the level has no fallback bot")
+                self._players[key] = entry_player(FALLBACK[self.level], seed=self.seed, name=self.level)
+            else:
+                self._players[key] = level_player(self.level, key[0], key[1], self.seed, self.path)
+        return self._players[key]
+
+    def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        return self.player_for(game.rules).select_move(game, time_budget)
+
+    def __repr__(self) -> str:
+        return f"LevelPlayer({self.level!r}, seed={self.seed!r})"
+
+
+def ladder_player(name: str, seed: int | None = None, path: str | Path | None = None) -> Any:
+    """``ladder:LEVEL`` (resolved per game) or ``ladder:VARIANT-SEATS:LEVEL`` (that game's player)."""
+    parts = name.split(":")
+    if len(parts) == 2 and parts[0].lower() == "ladder" and parts[1]:
+        return LevelPlayer(parts[1].strip(), seed=seed, path=path)
+    if len(parts) == 3 and parts[0].lower() == "ladder" and parts[2]:
+        variant, _, seats = parts[1].strip().rpartition("-")
+        if not seats.isdigit():
+            raise LadderError(f"{name!r}: the game is written VARIANT-SEATS, e.g. ladder:star-2:hard")
+        return level_player(parts[2].strip(), variant, int(seats), seed, path)
+    raise LadderError(f"{name!r}: expected ladder:LEVEL or ladder:VARIANT-SEATS:LEVEL (e.g. ladder:star-2:hard)")
+
+
+def shipped_models(path: str | Path | None = None) -> list[Path]:
+    """The ``.onnx`` files the ladder's levels use (resolved paths, each once)."""
+    from agents.opponent import parse_opponent_spec
+
+    base = ladder_path(path).resolve().parent
+    out: list[Path] = []
+    for entry in load_ladder(path)["games"].values():
+        for lv in entry["levels"]:
+            if ".onnx" in lv["player"].lower():
+                p = Path(parse_opponent_spec(lv["player"]).path)
+                p = p if p.is_absolute() else base / p
+                if p not in out:
+                    out.append(p)
+    return out
+
+
+# --- building an entry -----------------------------------------------------------------------
+
+
+def candidate_player(name: str, seed: int | None = None) -> Any:
+    """Tournament factory: bot specs through the registry, ``.onnx`` (with options) through
+    ``load_opponent``.  Module level, so spawned arena workers can unpickle it."""
+    return entry_player(name, seed=seed)
+
+
+def assign_levels(ratings: list[float], count: int) -> list[int]:
+    """Indices (into ``ratings``) of ``count`` candidates for the levels, weakest first: the
+    weakest and the strongest, and in between those nearest to evenly spaced ratings."""
+    k = len(ratings)
+    if count < 1:
+        raise ValueError("a ladder needs at least one level")
+    if k < count:
+        raise ValueError(f"{count} levels need at least {count} candidates, got {k}")
+    order = sorted(range(k), key=lambda i: (ratings[i], i))
+    if count == 1:
+        return [order[-1]]
+    lo, hi = ratings[order[0]], ratings[order[-1]]
+    picked = [0]
+    for j in range(1, count - 1):
+        target = lo + j * (hi - lo) / (count - 1)
+        first, last = picked[-1] + 1, k - (count - j)  # leave room for the levels still to place
+        picked.append(min(range(first, last + 1), key=lambda p: (abs(ratings[order[p]] - target), p)))
+    picked.append(k - 1)
+    return [order[p] for p in picked]
+
+
+def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_dir: Path) -> list[str]:
+    """Export ``.pt`` candidates into ``models_dir`` and check every candidate can play the game."""
+    from agents.opponent import OnnxPolicy, parse_opponent_spec
+
+    out = []
+    for c in candidates:
+        c = c.strip()
+        if c.lower().endswith(".pt"):
+            from agents.export import export_checkpoint
+
+            src = Path(c)
+            stem = src.stem
+            run_dir = next((q.name for q in src.resolve().parents if q.name not in ("checkpoints", "snapshots")), "")
+            if stem in ("last", "best") or stem[:1].isdigit():  # runs/NAME/checkpoints/last.pt -> NAME-last
+                stem = f"{run_dir}-{stem}"
+            path = export_checkpoint(c, stem, models_dir, name=f"{variant}-{seats}-{stem}")
+            print(f"exported {c} -> {path}", file=sys.stderr)
+            c = str(path)
+        if ".onnx" in c.lower():
+            policy = OnnxPolicy(parse_opponent_spec(c).path)
+            if (policy.variant, policy.num_players) != (variant, seats):
+                raise LadderError(f"candidate {c!r} plays {policy.variant} with {policy.num_players} seats, "
+                                  f"not {variant} with {seats}")
+        candidate_player(c, 0)  # a bad spec or file fails before any game
+        out.append(c)
+    if len(set(out)) != len(out):
+        raise LadderError(f"candidates must be distinct, got {out}")
+    return out
+
+
+def _ladder_name(candidate: str, base: Path, models_dir: Path) -> str:
+    """How the ladder file refers to a candidate: a model is copied next to the ladder (with its
+    manifest) unless it is there already, and named relative to it."""
+    from agents.opponent import manifest_path, parse_opponent_spec
+
+    if ".onnx" not in candidate.lower():
+        return candidate
+    spec = parse_opponent_spec(candidate)
+    src = Path(spec.path).resolve()
+    if src.parent != base:
+        base.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, base / src.name)
+        shutil.copy2(manifest_path(src), manifest_path(base / src.name))
+        src = base / src.name
+    rest = candidate[len(spec.path):]
+    return os.path.relpath(src, base) + rest
+
+
+def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, seed: int = 0,
+                workers: int | None = 1, levels: tuple[str, ...] = LEVELS, path: str | Path | None = None,
+                models_dir: str | Path | None = None, time_budget: float | None = None,
+                progress: bool = False, command: str | None = None) -> dict[str, Any]:
+    """Play the tournament among ``candidates`` and return the ladder entry (not saved)."""
+    from agents.arena import CAP_PER_SEAT, run_tournament
+
+    key = game_key(variant, seats)
+    base = ladder_path(path).resolve().parent
+    models = Path(models_dir) if models_dir is not None else base
+    if len(candidates) < len(levels):
+        raise LadderError(f"{len(levels)} levels need at least {len(levels)} candidates, got {len(candidates)}")
+    specs = _prepare_candidates(candidates, variant, seats, models)
+    rules = Rules(variant, seats)
+    max_plies = CAP_PER_SEAT * seats
+    result = run_tournament(specs, rules, games, seed=seed, workers=workers, time_budget=time_budget,
+                            max_plies=max_plies, cap_outcome="progress", progress=progress,
+                            factory=candidate_player)
+    ratings = result.ratings()
+    stats = result.player_stats()
+    rows = []
+    for i, spec in enumerate(specs):
+        st = stats[i]
+        rows.append({"player": spec, "rating": round(ratings[i].ordinal, 3), "mu": round(ratings[i].mu, 3),
+                     "sigma": round(ratings[i].sigma, 3), "score": round(st["score"], 3),
+                     "mean_place": round(st["mean_place"], 3), "ms_per_move": round(st["ms_per_move"], 2)})
+    chosen = assign_levels([r["rating"] for r in rows], len(levels))
+    level_rows = []
+    for level, i in zip(levels, chosen):
+        name = _ladder_name(rows[i]["player"], base, models)
+        rows[i]["level"] = level
+        level_rows.append({"level": level, **{k: v for k, v in rows[i].items() if k != "level"}, "player": name})
+        if ".onnx" in name.lower():
+            _stamp_manifest(base, name, level, rows[i]["rating"], key)
+    summary = result.summary()
+    return {
+        "variant": variant,
+        "seats": seats,
+        "levels": level_rows,
+        "candidates": sorted(rows, key=lambda r: r["rating"]),
+        "tournament": {"games": games, "seed": seed, "rules": rules.to_dict(), "max_plies": max_plies,
+                       "cap_outcome": "progress", "time_per_move": time_budget,
+                       "finish_rate": round(summary["finish_rate"], 3), "mean_plies": round(summary["mean_plies"], 1),
+                       "elapsed_s": round(summary["elapsed_s"], 1), "rating": "openskill Plackett-Luce ordinal "
+                       "(mu - 3 sigma), as halma eval prints it"},
+        "command": command or "",
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def _stamp_manifest(base: Path, name: str, level: str, rating: float, key: str) -> None:
+    """Record the ladder's level and rating in an exported model's manifest."""
+    from agents.opponent import parse_opponent_spec, read_manifest, write_manifest
+
+    p = base / parse_opponent_spec(name).path
+    m = read_manifest(p)
+    m.update(level=level, rating=rating, rating_source=f"halma ladder ({key}, {dt.date.today().isoformat()})")
+    write_manifest(p, m)
+
+
+# --- the command -----------------------------------------------------------------------------
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("candidates", nargs="*", metavar="CANDIDATE",
+                   help="bot specs (greedy:noise=0.25, search:depth=2,time=none), checkpoints (.pt, exported "
+                        "first) and exported models (.onnx, options after ':'); none: print the ladder")
+    p.add_argument("--variant", default="star", choices=VARIANTS)
+    p.add_argument("--seats", type=int, default=2)
+    p.add_argument("--games", type=int, default=None,
+                   help="tournament games (default: two full seat/start cycles of the arena schedule)")
+    p.add_argument("--levels", default=",".join(LEVELS),
+                   help=f"level names, weakest first (default {','.join(LEVELS)})")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workers", type=int, default=1, help="parallel game processes (default 1)")
+    p.add_argument("--time-per-move", type=float, default=None, metavar="SECONDS",
+                   help="per-move budget given to the players (default: their own settings)")
+    p.add_argument("--ladder", default=None, metavar="FILE",
+                   help=f"ladder file (default $HALMA_LADDER or the shipped {DEFAULT_LADDER.name})")
+    p.add_argument("--models-dir", default=None, metavar="DIR",
+                   help="where .pt candidates are exported (default: next to the ladder file)")
+    p.add_argument("--dry-run", action="store_true", help="print the new entry, do not write the ladder")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def format_ladder(data: dict[str, Any]) -> str:
+    """The ladder as a markdown table (what ``halma ladder`` prints without candidates)."""
+    lines = ["| game | " + " | ".join(LEVELS) + " | built |", "|---" * (len(LEVELS) + 2) + "|"]
+    for key, entry in data["games"].items():
+        by = {lv["level"]: lv for lv in entry["levels"]}
+        cells = []
+        for level in LEVELS:
+            lv = by.get(level)
+            cells.append("-" if lv is None else f"{lv['player']} ({lv.get('rating', float('nan')):.1f})")
+        t = entry.get("tournament", {})
+        built = f"{t.get('games', '?')} games, {entry.get('date', '?')[:10]}"
+        lines.append(f"| {key} | " + " | ".join(cells) + f" | {built} |")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from agents.arena import cycle_length
+
+    try:
+        path = ladder_path(args.ladder)
+        data = load_ladder(args.ladder)
+        if not args.candidates:
+            print(f"ladder {path}: ratings are openskill ordinals within each game\n")
+            print(format_ladder(data))
+            return 0
+        game_key(args.variant, args.seats)
+        levels = tuple(x.strip() for x in args.levels.split(",") if x.strip())
+        if len(set(levels)) != len(levels) or not levels:
+            raise LadderError(f"--levels must name distinct levels, got {args.levels!r}")
+        games = args.games if args.games is not None else 2 * cycle_length(len(args.candidates), args.seats)
+        if games < 1:
+            raise LadderError(f"--games must be >= 1, got {games}")
+        if args.workers < 1:
+            raise LadderError(f"--workers must be >= 1, got {args.workers}")
+        command = "halma ladder " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["ladder"] \
+            else f"halma ladder --variant {args.variant} --seats {args.seats} --games {games} --seed {args.seed} " \
+                 + " ".join(shlex.quote(c) for c in args.candidates)
+        entry = build_entry(args.candidates, args.variant, args.seats, games, seed=args.seed, workers=args.workers,
+                            levels=levels, path=args.ladder, models_dir=args.models_dir,
+                            time_budget=args.time_per_move, progress=not args.quiet, command=command)
+    except ValueError as e:  # LadderError, OpponentError, CheckpointError
+        print(f"halma ladder: error: {e}", file=sys.stderr)
+        return 2
+    key = game_key(args.variant, args.seats)
+    print(f"### {key}: {games} games, seed {args.seed}\n")
+    print("| candidate | rating | mu ± sigma | score | mean place | ms/move | level |")
+    print("|---|---|---|---|---|---|---|")
+    for r in reversed(entry["candidates"]):
+        print(f"| {r['player']} | {r['rating']:.2f} | {r['mu']:.2f} ± {r['sigma']:.2f} | {r['score']:.2f} | "
+              f"{r['mean_place']:.2f} | {r['ms_per_move']:.1f} | {r.get('level') or ''} |")
+    if args.dry_run:
+        print("\n" + json.dumps(entry, indent=2))
+        return 0
+    data = {**data, "games": {**data["games"], key: entry}}
+    save_ladder(data, args.ladder)
+    print(f"\nwrote the {key} entry to {ladder_path(args.ladder)}")
+    return 0

@@ -1,0 +1,400 @@
+"""Exported opponents: an ONNX policy played with onnxruntime and numpy only (no torch).
+
+``halma export`` (agents/export.py) writes ``NAME.onnx`` and ``NAME.manifest.json`` side by side.
+``load_opponent(path)`` checks both and returns a ``Player`` (agents/player.py):
+
+- greedy by default (the legal move with the largest logit, the first one on ties: the same
+  move as the torch ``PolicyPlayer`` of the source checkpoint), or sampled from
+  ``softmax(logits / temperature)`` with its own seeded generator;
+- optionally a small search on top of the policy (``search="top=6,eval=heuristic"``): the ``top``
+  most likely moves (and any move that finishes the seat at once, which is always taken) are each
+  played, the other seats answer with their own greedy policy
+  move, and the position reached is scored from the mover's point of view by the heuristic
+  potential of ``agents.bots.evaluation`` (``eval=heuristic``) or the network's value
+  (``eval=value``); a move that finishes the seat is taken at once.  The candidates are tried in
+  policy order and the search stops when the per-move budget is nearly spent, so it always
+  answers in time (the greedy move is the fallback);
+- one single-threaded onnxruntime session per model (``intra_op_num_threads=1``): a game
+  server runs many opponents side by side, one core each.
+
+Names: a path ``model.onnx``, optionally with options ``model.onnx:temperature=0.5,search=top=6``
+(comma-separated ``key=value``; ``search`` takes the rest of the string), or a ladder level
+``ladder:LEVEL`` (resolved per game from the game's variant and seat count, see agents/ladder.py)
+or ``ladder:GAME:LEVEL`` (``GAME`` like ``star-2``).
+
+Bad files fail with ``OpponentError`` (a ``ValueError``) naming the file and the problem: no
+manifest, a manifest that is not JSON or lacks fields, a model file that is not ONNX or does not
+match the manifest's checksum, an encoding version newer than this code, a model for another
+variant or seat count than the game it is asked to play.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from halma_env import Game, Move
+from halma_env.encoding import ENCODING_VERSION, encoding
+from halma_env.rules import SEAT_COUNTS, VARIANTS
+
+MANIFEST_FORMAT = "halma_env.opponent"
+MANIFEST_VERSION = 1
+MANIFEST_SUFFIX = ".manifest.json"
+INPUT_NAMES = ("observation", "action_mask")
+OUTPUT_NAMES = ("logits", "value")
+REQUIRED_FIELDS = ("format", "format_version", "variant", "num_players", "encoding_version", "onnx_sha256")
+SEARCH_DEFAULTS: dict[str, Any] = {"top": 6, "eval": "heuristic"}
+SEARCH_EVALS = ("heuristic", "value")
+BUDGET_SHARE = 0.8  # of the per-move budget the search may use (the rest covers overhead)
+
+
+class OpponentError(ValueError):
+    """An exported opponent that cannot be used: missing, corrupt or made for something else."""
+
+
+# --- files ---------------------------------------------------------------------------------
+
+
+def manifest_path(onnx_path: str | Path) -> Path:
+    """``dir/NAME.onnx`` -> ``dir/NAME.manifest.json``."""
+    p = Path(onnx_path)
+    stem = p.name[: -len(".onnx")] if p.name.lower().endswith(".onnx") else p.name
+    return p.with_name(stem + MANIFEST_SUFFIX)
+
+
+def file_sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def read_manifest(onnx_path: str | Path, check_hash: bool = True) -> dict[str, Any]:
+    """The checked manifest of an exported model (``OpponentError`` naming what is wrong)."""
+    onnx_path = Path(onnx_path)
+    if not onnx_path.is_file():
+        raise OpponentError(f"opponent model {str(onnx_path)!r} does not exist")
+    mpath = manifest_path(onnx_path)
+    if not mpath.is_file():
+        raise OpponentError(f"opponent model {str(onnx_path)!r} has no manifest: expected {str(mpath)!r} "
+                            "(written by 'halma export' next to the model)")
+    try:
+        data = json.loads(mpath.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise OpponentError(f"manifest {str(mpath)!r} is corrupt or not JSON ({type(e).__name__}: {e})") from None
+    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+        raise OpponentError(f"{str(mpath)!r} is not an opponent manifest (no format {MANIFEST_FORMAT!r})")
+    missing = [k for k in REQUIRED_FIELDS if k not in data]
+    if missing:
+        raise OpponentError(f"manifest {str(mpath)!r} lacks {', '.join(missing)}")
+    if data["format_version"] != MANIFEST_VERSION:
+        raise OpponentError(f"manifest {str(mpath)!r} has format version {data['format_version']!r}; "
+                            f"this code reads version {MANIFEST_VERSION}")
+    version = data["encoding_version"]
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise OpponentError(f"manifest {str(mpath)!r}: encoding_version must be an integer, got {version!r}")
+    if version > ENCODING_VERSION:
+        raise OpponentError(f"opponent {str(onnx_path)!r} uses observation/action encoding version {version}, "
+                            f"newer than this code supports ({ENCODING_VERSION}); upgrade halma_env")
+    if version != ENCODING_VERSION:
+        raise OpponentError(f"opponent {str(onnx_path)!r} uses encoding version {version}; this code produces "
+                            f"version {ENCODING_VERSION} observations (re-export it from a current checkpoint)")
+    variant, seats = data["variant"], data["num_players"]
+    if variant not in VARIANTS:
+        raise OpponentError(f"manifest {str(mpath)!r}: unknown variant {variant!r}; variants: {', '.join(VARIANTS)}")
+    if seats not in SEAT_COUNTS[variant]:
+        raise OpponentError(f"manifest {str(mpath)!r}: {variant} cannot be played by {seats!r} seats")
+    if check_hash:
+        digest = file_sha256(onnx_path)
+        if digest != data["onnx_sha256"]:
+            raise OpponentError(f"opponent model {str(onnx_path)!r} does not match its manifest's sha256 "
+                                f"(file {digest[:12]}..., manifest {str(data['onnx_sha256'])[:12]}...): "
+                                "the model was changed or corrupted after export")
+    return data
+
+
+def write_manifest(onnx_path: str | Path, data: dict[str, Any]) -> Path:
+    """Write (or rewrite) the manifest next to ``onnx_path`` atomically."""
+    mpath = manifest_path(onnx_path)
+    tmp = mpath.with_name(mpath.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, mpath)
+    return mpath
+
+
+def _session(onnx_path: Path, num_actions: int) -> Any:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.log_severity_level = 3  # errors only
+    try:
+        sess = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+    except Exception as e:  # onnxruntime raises its own exception types (InvalidProtobuf, Fail, ...)
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise OpponentError(f"opponent model {str(onnx_path)!r} is not a valid ONNX model ({first})") from None
+    inputs = [i.name for i in sess.get_inputs()]
+    outputs = [o.name for o in sess.get_outputs()]
+    if tuple(inputs) != INPUT_NAMES or tuple(outputs) != OUTPUT_NAMES:
+        raise OpponentError(f"opponent model {str(onnx_path)!r} has inputs {inputs} and outputs {outputs}; "
+                            f"expected {list(INPUT_NAMES)} -> {list(OUTPUT_NAMES)}")
+    width = sess.get_inputs()[1].shape[-1]
+    if isinstance(width, int) and width != num_actions:
+        raise OpponentError(f"opponent model {str(onnx_path)!r} scores {width} actions but its manifest's game "
+                            f"has {num_actions}")
+    return sess
+
+
+# --- the model -----------------------------------------------------------------------------
+
+
+class OnnxPolicy:
+    """An exported network: ``(observations, masks) -> (masked logits, values)`` with onnxruntime."""
+
+    def __init__(self, onnx_path: str | Path) -> None:
+        self.path = Path(onnx_path)
+        self.manifest = read_manifest(self.path)
+        self.variant: str = self.manifest["variant"]
+        self.num_players: int = int(self.manifest["num_players"])
+        self.encoding = encoding(self.variant, self.num_players)
+        self.session = _session(self.path, self.encoding.num_actions)
+
+    def evaluate(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(B, rows, cols, 12) int8 observations and (B, H*H) int8 masks -> (B, H*H) logits, (B,) values."""
+        logits, values = self.session.run(
+            None, {"observation": np.ascontiguousarray(observations, dtype=np.int8),
+                   "action_mask": np.ascontiguousarray(masks, dtype=np.int8)})
+        return logits, values
+
+    def check_game(self, game: Game, who: str) -> None:
+        r = game.rules
+        if (r.variant, r.num_players) != (self.variant, self.num_players):
+            raise OpponentError(f"{who} was exported for {self.variant} with {self.num_players} seats; it cannot "
+                                f"play {r.variant} with {r.num_players} seats")
+
+    def scores(self, game: Game, seat: int | None = None) -> tuple[list[Move], np.ndarray, float]:
+        """The legal moves of the seat to move, their logits (same order) and the value."""
+        seat = game.to_move if seat is None else seat
+        moves = game.legal_moves()
+        if not moves:
+            raise ValueError("no legal move: the game is over")
+        enc = self.encoding
+        canon = enc.to_canonical[seat]
+        src = np.fromiter((m.src for m in moves), dtype=np.int64, count=len(moves))
+        dst = np.fromiter((m.dst for m in moves), dtype=np.int64, count=len(moves))
+        actions = canon[src] * enc.num_holes + canon[dst]
+        mask = np.zeros((1, enc.num_actions), dtype=np.int8)
+        mask[0, actions] = 1
+        obs = enc.observation(game, seat)[None]
+        logits, values = self.evaluate(obs, mask)
+        return moves, logits[0, actions].astype(np.float64), float(values[0])
+
+    def value(self, game: Game, seat: int) -> float:
+        """The network's value of ``game`` from ``seat``'s point of view."""
+        enc = self.encoding
+        mask = np.zeros((1, enc.num_actions), dtype=np.int8)
+        return float(self.evaluate(enc.observation(game, seat)[None], mask)[1][0])
+
+
+# --- the player ----------------------------------------------------------------------------
+
+
+def parse_search(search: str | dict[str, Any] | int | None) -> dict[str, Any] | None:
+    """``None`` (no search), an int (``top``), a dict or ``"top=6,eval=heuristic"`` -> checked settings."""
+    if search is None or search is False:
+        return None
+    if isinstance(search, bool):
+        return dict(SEARCH_DEFAULTS)
+    if isinstance(search, int):
+        items: dict[str, Any] = {"top": search}
+    elif isinstance(search, dict):
+        items = dict(search)
+    elif isinstance(search, str):
+        items = {}
+        text = search.strip()
+        if text.lower() in ("", "none", "off", "false", "0"):
+            return None
+        if text.lower() in ("on", "true", "default"):
+            return dict(SEARCH_DEFAULTS)
+        if text.isdigit():
+            text = f"top={text}"
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            key, eq, value = part.partition("=")
+            if not eq:
+                raise ValueError(f"search setting {part!r} must be written key=value (keys: top, eval)")
+            items[key.strip()] = value.strip()
+    else:
+        raise ValueError(f"search must be None, an int, a dict or 'top=K,eval=heuristic|value', got {search!r}")
+    unknown = set(items) - set(SEARCH_DEFAULTS)
+    if unknown:
+        raise ValueError(f"unknown search setting(s) {', '.join(sorted(unknown))}; known: top, eval")
+    out = dict(SEARCH_DEFAULTS, **items)
+    try:
+        out["top"] = int(out["top"])
+    except (TypeError, ValueError):
+        raise ValueError(f"search top must be an integer, got {out['top']!r}") from None
+    if out["top"] < 1:
+        raise ValueError(f"search top must be >= 1, got {out['top']}")
+    if out["eval"] not in SEARCH_EVALS:
+        raise ValueError(f"search eval must be one of {', '.join(SEARCH_EVALS)}, got {out['eval']!r}")
+    return out
+
+
+class OnnxOpponent:
+    """A ``Player`` backed by an exported policy (see the module docstring)."""
+
+    def __init__(self, policy: OnnxPolicy, name: str | None = None, seed: int | None = None,
+                 temperature: float = 0.0, search: str | dict[str, Any] | int | None = None,
+                 time_budget: float | None = None) -> None:
+        if not isinstance(temperature, (int, float)) or isinstance(temperature, bool) or not temperature >= 0:
+            raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
+        if time_budget is not None and not time_budget > 0:
+            raise ValueError(f"time_budget must be > 0 seconds or None, got {time_budget!r}")
+        self.policy = policy
+        self.name = name or policy.manifest.get("level") or policy.path.stem
+        self.seed = seed
+        self.temperature = float(temperature)
+        self.search = parse_search(search)
+        self.time_budget = time_budget
+        self._rng = np.random.default_rng(seed)
+        if self.search is not None and self.search["eval"] == "heuristic":
+            from agents.bots.evaluation import seat_tables  # pure python, no torch
+
+            for seat in range(policy.num_players):  # build the cached tables now, not in the first move's budget
+                seat_tables(policy.variant, policy.num_players, seat)
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        return self.policy.manifest
+
+    def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        start = time.perf_counter()
+        self.policy.check_game(game, f"opponent {self.name!r} ({self.policy.path.name})")
+        moves, logits, _ = self.policy.scores(game)
+        if self.search is not None and len(moves) > 1:
+            budget = time_budget if time_budget is not None else self.time_budget
+            deadline = math.inf if budget is None else start + BUDGET_SHARE * budget
+            return self._search(game, moves, logits, deadline)
+        if self.temperature == 0:
+            return moves[int(np.argmax(logits))]
+        z = (logits - logits.max()) / self.temperature
+        p = np.exp(z)
+        return moves[int(self._rng.choice(len(moves), p=p / p.sum()))]
+
+    def _search(self, game: Game, moves: list[Move], logits: np.ndarray, deadline: float) -> Move:
+        """Policy-guided lookahead: the top moves, each answered by the other seats' greedy policy."""
+        from agents.bots.evaluation import SeatView  # pure python, no torch
+        from agents.bots.greedy import finishing_moves
+
+        me = game.to_move
+        n = game.num_players
+        done = finishing_moves(game, me, SeatView(game, me), moves)
+        if done:  # a move that finishes the seat now beats anything the lookahead could find
+            return done[0]
+        order = np.argsort(-logits, kind="stable")[: self.search["top"]]
+        best, best_score = moves[int(order[0])], -math.inf
+        cost = 0.0  # time the last candidate took: the next one is started only if it fits
+        for rank, i in enumerate(order):
+            t0 = time.perf_counter()
+            if rank > 0 and t0 + cost > deadline:
+                break  # out of time: keep the best so far (the greedy move at worst)
+            g = game.copy()
+            g.play(moves[int(i)])
+            if g.status[me] == "finished":
+                return moves[int(i)]
+            for _ in range(n - 1):  # each other seat answers once with its greedy policy move
+                if g.is_over or g.to_move == me:
+                    break
+                replies, reply_logits, _ = self.policy.scores(g)
+                g.play(replies[int(np.argmax(reply_logits))])
+            score = self._evaluate(g, me)
+            if score > best_score:
+                best, best_score = moves[int(i)], score
+            cost = time.perf_counter() - t0
+        return best
+
+    def _evaluate(self, game: Game, seat: int) -> float:
+        if game.places[seat] is not None:  # decided: the better the place, the higher
+            return 1e9 - 1e6 * float(game.places[seat])
+        if self.search["eval"] == "value":
+            return self.policy.value(game, seat)
+        from agents.bots.evaluation import progress_score  # pure python, no torch
+
+        return progress_score(game, seat)
+
+    def __repr__(self) -> str:
+        return (f"OnnxOpponent({str(self.policy.path)!r}, seed={self.seed!r}, temperature={self.temperature}, "
+                f"search={self.search!r})")
+
+
+# --- by name -------------------------------------------------------------------------------
+
+OPTION_KEYS = ("temperature", "search", "time_budget")
+
+
+@dataclass(frozen=True)
+class OpponentSpec:
+    """A parsed opponent name: the model path and its play options."""
+
+    path: str
+    options: dict[str, Any]
+
+
+def parse_opponent_spec(name: str) -> OpponentSpec:
+    """``"dir/model.onnx:temperature=0.5,search=top=6,eval=value"`` -> path and options."""
+    lower = name.lower()
+    cut = lower.rfind(".onnx:")
+    if cut < 0:
+        return OpponentSpec(name, {})
+    path, rest = name[: cut + len(".onnx")], name[cut + len(".onnx:"):]
+    options: dict[str, Any] = {}
+    parts = [p.strip() for p in rest.split(",")]
+    while parts:
+        part = parts.pop(0)
+        if not part:
+            continue
+        key, eq, value = part.partition("=")
+        key = key.strip()
+        if not eq or key not in OPTION_KEYS:
+            raise OpponentError(f"opponent option {part!r} in {name!r}: expected key=value with key one of "
+                                f"{', '.join(OPTION_KEYS)}")
+        if key == "search":  # the search settings run to the end: search=top=6,eval=value
+            options[key] = ",".join([value, *parts])
+            break
+        try:
+            options[key] = None if value.strip().lower() == "none" else float(value)
+        except ValueError:
+            raise OpponentError(f"opponent option {key}={value!r} in {name!r} must be a number") from None
+    return OpponentSpec(path, options)
+
+
+def load_opponent(name_or_path: str | Path, seed: int | None = None, temperature: float | None = None,
+                  search: str | dict[str, Any] | int | None = None, time_budget: float | None = None) -> Any:
+    """A ``Player`` from an exported model path (options after ``.onnx:``) or a ladder level
+    (``ladder:LEVEL``, ``ladder:GAME:LEVEL``).  Arguments given here override the name's options."""
+    name = str(name_or_path).strip()
+    if name.lower().startswith("ladder:"):
+        from agents.ladder import ladder_player  # no torch either
+
+        return ladder_player(name, seed=seed)
+    spec = parse_opponent_spec(name)
+    options = dict(spec.options)
+    for key, value in (("temperature", temperature), ("search", search), ("time_budget", time_budget)):
+        if value is not None:
+            options[key] = value
+    if not spec.path.lower().endswith(".onnx"):
+        raise OpponentError(f"an exported opponent is a .onnx file or a ladder:LEVEL name, got {name!r}")
+    policy = OnnxPolicy(spec.path)
+    return OnnxOpponent(policy, seed=seed, temperature=options.get("temperature") or 0.0,
+                        search=options.get("search"), time_budget=options.get("time_budget"))

@@ -1,0 +1,278 @@
+"""halma export and exported opponents: the ONNX model plays the checkpoint's moves, runs without
+torch, answers in time, and bad files fail with errors that name the problem."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.opponent import OnnxOpponent, OnnxPolicy, OpponentError, load_opponent, manifest_path, read_manifest
+from halma_env import Game, Rules
+from halma_env.encoding import ENCODING_VERSION
+from tests.opponent_helpers import make_checkpoint
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(checkpoint, exported model) for star with 2 seats."""
+    from agents.export import export_checkpoint
+
+    d = tmp_path_factory.mktemp("export")
+    ckpt = make_checkpoint(d / "s2.pt")
+    return ckpt, export_checkpoint(ckpt, "test", d / "out", rating=12.5)
+
+
+def random_positions(variant: str, seats: int, count: int, seed: int) -> list[Game]:
+    from agents.export import sample_positions
+
+    return sample_positions(variant, seats, count, seed=seed)
+
+
+def test_manifest_records_the_game_encoding_source_and_checksum(exported: tuple[Path, Path]) -> None:
+    ckpt, path = exported
+    assert path.name == "star-2-test.onnx" and manifest_path(path).name == "star-2-test.manifest.json"
+    m = read_manifest(path)
+    assert (m["variant"], m["num_players"], m["level"], m["rating"]) == ("star", 2, "test", 12.5)
+    assert m["encoding_version"] == ENCODING_VERSION
+    assert m["source"]["checkpoint"] == str(ckpt)
+    assert m["source"]["network"]["channels"] == 32 and m["source"]["config"] == {"note": "test checkpoint"}
+    assert m["source"]["global_step"] == 1234
+    assert m["exported_at"].endswith("+00:00") and len(m["onnx_sha256"]) == 64
+    assert m["export_check"]["greedy_mismatches"] == 0 and m["export_check"]["max_logit_diff"] < 1e-3
+
+
+def test_exported_and_original_give_the_same_moves_on_200_positions(exported: tuple[Path, Path]) -> None:
+    import torch
+
+    from agents.policy import load_policy_player
+
+    torch.set_num_threads(1)  # a tiny network: extra threads only contend on a shared machine
+    ckpt, path = exported
+    torch_player = load_policy_player(ckpt)
+    onnx_player = load_opponent(path)
+    policy = onnx_player.policy
+    games = random_positions("star", 2, 200, seed=7)
+    enc = policy.encoding
+    obs = np.stack([enc.observation(g, g.to_move) for g in games])
+    masks = np.stack([enc.action_mask(g) for g in games])
+    with torch.no_grad():
+        t_logits, t_value = torch_player.net.dense_logits(torch.from_numpy(obs), torch.from_numpy(masks))
+    o_logits, o_value = policy.evaluate(obs, masks)  # one batch of 200: the batch axis is dynamic
+    legal = masks.astype(bool)
+    np.testing.assert_allclose(o_logits[legal], t_logits.numpy()[legal], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(o_value, t_value.numpy(), rtol=1e-4, atol=1e-4)
+    assert (o_logits[~legal] <= -1e7).all(), "illegal actions must stay masked in the exported graph"
+    same = sum(torch_player.select_move(g) == onnx_player.select_move(g) for g in games)
+    assert same == len(games)
+    # the positions really test something: many distinct moves, spread-out logits
+    assert len({str(onnx_player.select_move(g)) for g in games}) > 50
+
+
+def test_multiseat_diamond_export_matches(tmp_path: Path) -> None:
+    from agents.export import compare, export_checkpoint
+    from agents.policy import load_policy_player
+
+    ckpt = make_checkpoint(tmp_path / "d3.pt", "diamond", 3, seed=4)
+    path = export_checkpoint(ckpt, "hard", tmp_path, check_positions=8)
+    check = compare(load_policy_player(ckpt).net, OnnxPolicy(path), random_positions("diamond", 3, 40, seed=2))
+    assert check["greedy_mismatches"] == 0 and check["max_logit_diff"] < 1e-3, check
+
+
+def test_importing_and_playing_does_not_load_torch(exported: tuple[Path, Path]) -> None:
+    _, path = exported
+    code = (
+        "import sys, agents.opponent\n"
+        "assert 'torch' not in sys.modules, 'import'\n"
+        "from agents.opponent import load_opponent\n"
+        "from halma_env import Game, Rules\n"
+        f"p = load_opponent({str(path)!r}, seed=1)\n"
+        f"q = load_opponent({str(path) + ':search=top=4'!r}, seed=1)\n"
+        "g = Game(Rules('star', 2))\n"
+        "for i in range(12):\n"
+        "    g.play((p if i % 2 else q).select_move(g, 1.0))\n"
+        "assert 'torch' not in sys.modules, 'play'\n"
+        "print('ok', g.ply)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok 12"
+
+
+def test_temperature_is_seeded_and_greedy_is_deterministic(exported: tuple[Path, Path]) -> None:
+    _, path = exported
+    games = random_positions("star", 2, 20, seed=3)
+
+    def moves(**kw) -> list[str]:
+        p = load_opponent(path, **kw)
+        return [str(p.select_move(g)) for g in games]
+
+    assert moves(seed=1) == moves(seed=2)  # greedy ignores the seed
+    hot = moves(seed=5, temperature=2.0)
+    assert hot == moves(seed=5, temperature=2.0)
+    assert any(hot != moves(seed=s, temperature=2.0) for s in range(6, 10))
+    assert hot != moves(seed=5)
+
+
+def test_search_plays_legal_moves_within_the_budget(exported: tuple[Path, Path]) -> None:
+    _, path = exported
+    player = load_opponent(f"{path}:search=top=8,eval=heuristic", seed=0)
+    assert player.search == {"top": 8, "eval": "heuristic"}
+    valued = load_opponent(path, search="top=3,eval=value")
+    for g in random_positions("star", 2, 6, seed=11):
+        start = time.perf_counter()
+        move = player.select_move(g, time_budget=0.1)
+        assert time.perf_counter() - start < 0.1 + 0.05  # the margin the bots tests allow too
+        assert move in g.legal_moves()
+        assert valued.select_move(g) in g.legal_moves()
+
+
+def test_search_takes_a_finishing_move(exported: tuple[Path, Path]) -> None:
+    from tests.engine_helpers import position
+
+    _, path = exported
+    # as in test_bots: seat 0 has goal holes 0-8 filled and its last piece next to hole 9
+    geometry = Game(Rules("star", 2)).geometry
+    pieces = {h: "0" for h in range(9)}
+    pieces[[h for h in geometry.neighbours[9] if h >= 10][0]] = "0"
+    pieces.update({h: "1" for h in range(56, 66)})
+    game = Game.from_position(position("star", 2, pieces, to_move=0))
+    finishing = []
+    for m in game.legal_moves():
+        g = game.copy()
+        g.play(m)
+        if g.places[0] == 1:
+            finishing.append(m)
+    assert finishing
+    assert load_opponent(path, search=6).select_move(game) in finishing
+
+
+def test_wrong_game_is_refused(exported: tuple[Path, Path]) -> None:
+    _, path = exported
+    player = load_opponent(path)
+    with pytest.raises(OpponentError, match="exported for star with 2 seats; it cannot play star with 3 seats"):
+        player.select_move(Game(Rules("star", 3)))
+    with pytest.raises(OpponentError, match="cannot play diamond with 2"):
+        player.select_move(Game(Rules("diamond", 2)))
+
+
+def _copy(path: Path, dst: Path) -> Path:
+    dst.mkdir(parents=True, exist_ok=True)
+    shutil.copy(path, dst / path.name)
+    shutil.copy(manifest_path(path), manifest_path(dst / path.name))
+    return dst / path.name
+
+
+def _rewrite(path: Path, **changes) -> None:
+    m = json.loads(manifest_path(path).read_text())
+    m.update(changes)
+    manifest_path(path).write_text(json.dumps(m))
+
+
+def test_bad_files_fail_with_clear_errors(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    from agents.opponent import file_sha256
+
+    _, good = exported
+    with pytest.raises(OpponentError, match="does not exist"):
+        load_opponent(tmp_path / "none.onnx")
+    # not ONNX at all (with a manifest whose checksum matches the garbage)
+    junk = _copy(good, tmp_path / "junk")
+    junk.write_bytes(b"\x00garbage, not a protobuf" * 50)
+    _rewrite(junk, onnx_sha256=file_sha256(junk))
+    with pytest.raises(OpponentError, match="is not a valid ONNX model"):
+        load_opponent(junk)
+    # the model changed after export
+    changed = _copy(good, tmp_path / "changed")
+    changed.write_bytes(changed.read_bytes() + b"\x00")
+    with pytest.raises(OpponentError, match="does not match its manifest's sha256"):
+        load_opponent(changed)
+    # no manifest / corrupt manifest / missing field / not a manifest
+    lone = _copy(good, tmp_path / "lone")
+    manifest_path(lone).unlink()
+    with pytest.raises(OpponentError, match="has no manifest"):
+        load_opponent(lone)
+    corrupt = _copy(good, tmp_path / "corrupt")
+    manifest_path(corrupt).write_text("{not json")
+    with pytest.raises(OpponentError, match="corrupt or not JSON"):
+        load_opponent(corrupt)
+    lacking = _copy(good, tmp_path / "lacking")
+    m = json.loads(manifest_path(lacking).read_text())
+    del m["variant"]
+    manifest_path(lacking).write_text(json.dumps(m))
+    with pytest.raises(OpponentError, match="lacks variant"):
+        load_opponent(lacking)
+    other = _copy(good, tmp_path / "other")
+    _rewrite(other, format="something else")
+    with pytest.raises(OpponentError, match="is not an opponent manifest"):
+        load_opponent(other)
+    # a newer encoding than this code supports
+    newer = _copy(good, tmp_path / "newer")
+    _rewrite(newer, encoding_version=ENCODING_VERSION + 1)
+    with pytest.raises(OpponentError, match=f"encoding version {ENCODING_VERSION + 1}, newer than this code"):
+        load_opponent(newer)
+    # a manifest claiming another game than the graph was built for
+    lying = _copy(good, tmp_path / "lying")
+    _rewrite(lying, variant="halma16")
+    with pytest.raises(OpponentError, match="scores 14641 actions but its manifest's game has 65536"):
+        load_opponent(lying)
+    bad_seats = _copy(good, tmp_path / "seats")
+    _rewrite(bad_seats, num_players=7)
+    with pytest.raises(OpponentError, match="cannot be played by 7 seats"):
+        load_opponent(bad_seats)
+    # the registry passes the same errors on
+    from agents.registry import make_player
+
+    with pytest.raises(ValueError, match="newer than this code"):
+        make_player(str(newer))
+
+
+def test_bad_options_and_names() -> None:
+    from agents.opponent import parse_opponent_spec, parse_search
+
+    assert parse_search(None) is None and parse_search("off") is None
+    assert parse_search(4) == {"top": 4, "eval": "heuristic"}
+    assert parse_search("top=2,eval=value") == {"top": 2, "eval": "value"}
+    with pytest.raises(ValueError, match="search eval must be one of"):
+        parse_search("eval=minimax")
+    with pytest.raises(ValueError, match="unknown search setting"):
+        parse_search("depth=3")
+    with pytest.raises(ValueError, match="search top must be >= 1"):
+        parse_search("top=0")
+    spec = parse_opponent_spec("a/b.onnx:temperature=0.5,search=top=3,eval=value")
+    assert spec.path == "a/b.onnx" and spec.options == {"temperature": 0.5, "search": "top=3,eval=value"}
+    with pytest.raises(OpponentError, match="key one of temperature, search, time_budget"):
+        parse_opponent_spec("b.onnx:depth=3")
+    with pytest.raises(OpponentError, match="a .onnx file or a ladder:LEVEL"):
+        load_opponent("model.pt")
+
+
+def test_export_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from agents.cli import main
+    from agents.export import export_checkpoint
+
+    assert main(["export", str(tmp_path / "missing.pt"), "--level", "x", "--out", str(tmp_path)]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    (tmp_path / "junk.pt").write_bytes(b"junk")
+    assert main(["export", str(tmp_path / "junk.pt"), "--level", "x", "--out", str(tmp_path)]) == 2
+    assert "corrupt or not a checkpoint" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="level must be a plain name"):
+        export_checkpoint(tmp_path / "junk.pt", "a b", tmp_path)
+    assert not list(tmp_path.glob("*.onnx"))
+
+
+def test_time_per_move_is_small(exported: tuple[Path, Path]) -> None:
+    from agents.export import _bench_positions, time_per_move
+
+    _, path = exported
+    figures = time_per_move(OnnxOpponent(OnnxPolicy(path)), _bench_positions("star", 2, 10, seed=0), 0.3)
+    assert figures["moves"] >= 50
+    # target 10 ms on an idle core; generous here because the test machine is shared
+    assert figures["median_ms"] < 50, figures

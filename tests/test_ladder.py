@@ -1,0 +1,229 @@
+"""The difficulty ladder: the shipped file covers every game with rated, playable levels; level
+names resolve per game (registry, halma play, the environments); halma ladder rebuilds an entry
+by tournament, exporting checkpoints first; bad ladders and names fail clearly."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agents.ladder import (
+    DEFAULT_LADDER,
+    LEVELS,
+    LadderError,
+    LevelPlayer,
+    assign_levels,
+    ladder_player,
+    level_player,
+    load_ladder,
+    shipped_models,
+)
+from agents.registry import make_player
+from halma_env import Game, Rules
+from tests.opponent_helpers import make_checkpoint
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ["star-2", "star-3", "star-4", "star-5", "star-6", "diamond-2", "diamond-3", "halma16-2", "halma16-4"]
+
+
+def test_shipped_ladder_covers_every_game_with_ordered_rated_levels() -> None:
+    data = load_ladder(DEFAULT_LADDER)
+    assert sorted(data["games"]) == sorted(SHIPPED)
+    for key, entry in data["games"].items():
+        names = [lv["level"] for lv in entry["levels"]]
+        assert names[:4] == list(LEVELS), key
+        ratings = [lv["rating"] for lv in entry["levels"]]
+        assert ratings == sorted(ratings), f"{key}: levels must be ordered by rating"
+        assert ratings[-1] > ratings[0] + 5, f"{key}: expert should be clearly stronger than easy"
+        assert entry["command"].startswith("halma ladder") and entry["date"]
+        assert entry["tournament"]["games"] >= 20
+        players = {c["player"] for c in entry["candidates"]}
+        assert all(lv["player"] in players or ".onnx" in lv["player"] for lv in entry["levels"])
+
+
+@pytest.mark.parametrize("key", SHIPPED)
+def test_every_shipped_level_plays_a_legal_move(key: str) -> None:
+    variant, seats = key.rsplit("-", 1)
+    game = Game(Rules(variant, int(seats)))
+    bot = make_player("greedy", seed=0)
+    for _ in range(6):  # a few plies in, so the position is not the opening
+        game.play(bot.select_move(game))
+    for level in LEVELS:
+        player = level_player(level, variant, int(seats), seed=1)
+        assert player.name == level
+        assert player.select_move(game, 1.0) in game.legal_moves()
+
+
+def test_shipped_models_have_valid_manifests() -> None:
+    from agents.opponent import read_manifest
+
+    for path in shipped_models(DEFAULT_LADDER):
+        m = read_manifest(path)  # checks the checksum too
+        assert m["rating"] is not None and m["level"] in LEVELS
+
+
+def test_level_names_resolve_per_game_through_the_registry() -> None:
+    hard = make_player("hard", seed=3)
+    assert isinstance(hard, LevelPlayer) and hard.name == "hard"
+    ladder = load_ladder(DEFAULT_LADDER)
+    for key in ("star-2", "halma16-4"):
+        variant, seats = key.rsplit("-", 1)
+        game = Game(Rules(variant, int(seats)))
+        assert hard.select_move(game) in game.legal_moves()
+        expected = next(lv["player"] for lv in ladder["games"][key]["levels"] if lv["level"] == "hard")
+        inner = hard.player_for(game.rules)
+        assert inner.name == "hard"
+        if ".onnx" not in expected:
+            assert type(inner).__name__ == type(make_player(expected)).__name__
+    # the 1-seat solitaire has no ladder entry: the registry's fallback bot plays it
+    solo = Game(Rules("star", 1))
+    assert make_player("easy", seed=0).select_move(solo) in solo.legal_moves()
+    # explicit game
+    p = make_player("ladder:star-2:expert", seed=0)
+    assert p.name == "expert"
+    assert isinstance(make_player("ladder:medium", seed=0), LevelPlayer)
+
+
+def test_same_seed_same_moves_for_a_level() -> None:
+    games = [Game(Rules("star", 2))]
+    for _ in range(5):
+        g = games[-1].copy()
+        g.play(make_player("greedy", seed=0).select_move(g))
+        games.append(g)
+
+    def moves(seed: int) -> list[str]:
+        p = make_player("easy", seed=seed)
+        return [str(p.select_move(g)) for g in games]
+
+    assert moves(4) == moves(4)
+
+
+def test_bad_names_fail_clearly() -> None:
+    with pytest.raises(ValueError, match="unknown level 'grandmaster'"):
+        make_player("ladder:grandmaster")
+    with pytest.raises(ValueError, match="VARIANT-SEATS"):
+        ladder_player("ladder:star:hard")
+    with pytest.raises(ValueError, match="star is played by"):
+        ladder_player("ladder:star-7:hard")
+    with pytest.raises(ValueError, match="level 'legend' is not in the star-2 ladder"):
+        level_player("legend", "star", 2)
+    with pytest.raises(ValueError, match="expected ladder:LEVEL"):
+        ladder_player("ladder:a:b:c")
+
+
+def test_assign_levels_spreads_by_rating() -> None:
+    assert assign_levels([3.0, 1.0, 2.0, 4.0], 4) == [1, 2, 0, 3]
+    # six candidates, four levels: weakest, strongest, and those nearest to evenly spaced ratings
+    r = [0.0, 1.0, 2.0, 9.0, 10.0, 30.0]
+    picked = assign_levels(r, 4)
+    assert picked[0] == 0 and picked[-1] == 5 and len(set(picked)) == 4
+    assert [r[i] for i in picked] == sorted(r[i] for i in picked)
+    assert picked == [0, 3, 4, 5]  # targets 10 and 20: 9 and 10 (then the strongest)
+    with pytest.raises(ValueError, match="4 levels need at least 4 candidates"):
+        assign_levels([1.0, 2.0], 4)
+
+
+def test_halma_ladder_rebuilds_an_entry_exporting_a_checkpoint(tmp_path: Path, capsys) -> None:
+    from agents.cli import main
+    from agents.opponent import read_manifest
+
+    ladder = tmp_path / "ladder.json"
+    ckpt = make_checkpoint(tmp_path / "run" / "checkpoints" / "last.pt")
+    args = ["ladder", "--variant", "star", "--seats", "2", "--games", "10", "--ladder", str(ladder), "--quiet",
+            "greedy:noise=0.9", "greedy:noise=0.5", "greedy:noise=0.2", str(ckpt), "greedy"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "wrote the star-2 entry" in out
+    data = json.loads(ladder.read_text())
+    entry = data["games"]["star-2"]
+    assert [lv["level"] for lv in entry["levels"]] == list(LEVELS)
+    assert len(entry["candidates"]) == 5 and entry["tournament"]["games"] == 10
+    assert entry["command"].startswith("halma ladder") and "last.pt" in entry["command"]
+    model = tmp_path / "star-2-run-last.onnx"
+    assert model.exists(), list(tmp_path.iterdir())
+    ratings = [lv["rating"] for lv in entry["levels"]]
+    assert ratings == sorted(ratings)
+    # the levels play from this ladder file; a chosen exported model carries its level and rating
+    for lv in entry["levels"]:
+        p = level_player(lv["level"], "star", 2, seed=0, path=ladder)
+        assert p.select_move(Game(Rules("star", 2))) in Game(Rules("star", 2)).legal_moves()
+        if ".onnx" in lv["player"]:
+            m = read_manifest(tmp_path / lv["player"])
+            assert (m["level"], m["rating"]) == (lv["level"], lv["rating"])
+    # printing the ladder
+    assert main(["ladder", "--ladder", str(ladder)]) == 0
+    assert "star-2" in capsys.readouterr().out
+
+
+def test_halma_ladder_refuses_bad_candidates(tmp_path: Path, capsys) -> None:
+    from agents.cli import main
+    from agents.export import export_checkpoint
+
+    ladder = tmp_path / "ladder.json"
+    base = ["ladder", "--ladder", str(ladder), "--games", "2", "--quiet"]
+    assert main([*base, "random", "greedy"]) == 2
+    assert "4 levels need at least 4 candidates" in capsys.readouterr().err
+    assert main([*base, "random", "greedy", "nonsense", "greedy:noise=0.5"]) == 2
+    assert "unknown player 'nonsense'" in capsys.readouterr().err
+    model = export_checkpoint(make_checkpoint(tmp_path / "d2.pt", "diamond", 2), "x", tmp_path, check_positions=2)
+    assert main([*base, "random", "greedy", "greedy:noise=0.5", str(model)]) == 2
+    assert "plays diamond with 2 seats, not star with 2" in capsys.readouterr().err
+    assert main([*base, "--seats", "7", "random", "greedy", "greedy:noise=0.5", "greedy:noise=0.2"]) == 2
+    assert not ladder.exists()
+
+
+def test_bad_ladder_files(tmp_path: Path) -> None:
+    bad = tmp_path / "ladder.json"
+    bad.write_text("{oops")
+    with pytest.raises(LadderError, match="cannot be read"):
+        load_ladder(bad)
+    bad.write_text(json.dumps({"format": "other"}))
+    with pytest.raises(LadderError, match="is not a ladder file"):
+        load_ladder(bad)
+    bad.write_text(json.dumps({"format": "halma_env.ladder", "format_version": 1,
+                               "games": {"star-2": {"variant": "star", "seats": 3, "levels": []}}}))
+    with pytest.raises(LadderError, match="entry 'star-2' is for star-3"):
+        load_ladder(bad)
+    bad.write_text(json.dumps({"format": "halma_env.ladder", "format_version": 1, "games": {
+        "star-2": {"variant": "star", "seats": 2, "levels": [{"level": "easy", "player": "hard"}]}}}))
+    with pytest.raises(LadderError, match="not another level"):
+        level_player("easy", "star", 2, path=bad)
+
+
+def test_environments_accept_level_names() -> None:
+    import numpy as np
+
+    from halma_env.envs import HalmaEnv, env
+
+    e = HalmaEnv(variant="star", num_players=3, seat=0, opponents={1: "hard", 2: "easy"})
+    e.reset(seed=0)
+    e.step(int(np.flatnonzero(e.action_masks())[0]))
+    assert e.game.ply == 3  # both level seats answered
+    aec = env(variant="star", num_players=2)
+    aec.reset(seed=0)
+    aec.unwrapped.set_cpu(1, "expert")  # hand a seat to a level mid-game (SPEC seat substitution)
+    agent = aec.agent_selection
+    mask = aec.observe(agent)["action_mask"]
+    aec.step(int(np.flatnonzero(mask)[0]))
+    assert aec.unwrapped.game.ply == 2
+
+
+def test_play_with_a_level_works_without_torch() -> None:
+    code = (
+        "import sys\n"
+        "from agents.play import PlaySession\n"
+        "from halma_env import Rules\n"
+        "s = PlaySession(Rules('star', 2), ['hard', 'easy'], out=lambda line: None)\n"
+        "for _ in range(4):\n"
+        "    seat = s.game.to_move\n"
+        "    s.game.play(s.cpu[seat].select_move(s.game, 1.0))\n"
+        "assert 'torch' not in sys.modules\n"
+        "print('ok', s.game.ply)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok 4"
