@@ -1,2 +1,11 @@
 """Players of halma_env games: heuristic bots, trained policies, exported opponents; the arena,
 training and the ``halma`` command line.  Depends on ``halma_env``, never the other way round."""
+
+
+def __getattr__(name: str):
+    # ``agents.load_opponent`` without importing anything at ``import agents`` (agents.opponent needs no torch)
+    if name == "load_opponent":
+        from agents.opponent import load_opponent
+
+        return load_opponent
+    raise AttributeError(f"module 'agents' has no attribute {name!r}")
