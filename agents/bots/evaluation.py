@@ -86,14 +86,24 @@ def seat_tables(variant: str, num_players: int, seat: int, straggle: float = STR
 
 
 @cache
+def _goal_distances(variant: str, num_players: int, seat: int) -> dict[int, tuple[int, ...]]:
+    """goal hole -> (hole -> single steps between them on an empty board)."""
+    lay = layout(variant, num_players)
+    g = lay.geometry
+    return {x: tuple(g.distance(h, x) for h in range(g.num_holes)) for x in lay.goals[seat]}
+
+
+@cache
 def endgame_table(variant: str, num_players: int, seat: int, empty_goal: frozenset[int]) -> tuple[float, ...]:
     """``ENDGAME`` x distance from each hole to the nearest of ``empty_goal`` (0 inside the goal)."""
     lay = layout(variant, num_players)
-    g = lay.geometry
-    goal = set(lay.goals[seat])
+    num_holes = lay.geometry.num_holes
     if not empty_goal:
-        return (0.0,) * g.num_holes
-    return tuple(0.0 if h in goal else ENDGAME * min(g.distance(h, x) for x in empty_goal) for h in range(g.num_holes))
+        return (0.0,) * num_holes
+    rows = [_goal_distances(variant, num_players, seat)[x] for x in sorted(empty_goal)]
+    nearest = [min(col) for col in zip(*rows)]
+    goal = set(lay.goals[seat])
+    return tuple(0.0 if h in goal else ENDGAME * nearest[h] for h in range(num_holes))
 
 
 class SeatView:

@@ -92,11 +92,12 @@ class GreedyBot:
         self.straggle = float(straggle)
         self._rng = random.Random(seed)
 
-    def scores(self, game: Game) -> list[tuple[float, Move]]:
+    def scores(self, game: Game, view: SeatView | None = None) -> list[tuple[float, Move]]:
         """Every legal move with its score (potential gain, less a penalty for revisiting)."""
         seat = game.to_move
         moves = game.legal_moves()
-        view = SeatView(game, seat, self.straggle)
+        if view is None:
+            view = SeatView(game, seat, self.straggle)
         seen = recent_configurations(game, seat, self.memory) if self.memory else {}
         cfg = 0
         for h in view.pieces:
@@ -122,7 +123,7 @@ class GreedyBot:
         done = finishing_moves(game, seat, view, moves)
         if done:
             return done[0]
-        scored = self.scores(game)
+        scored = self.scores(game, view)
         if self.temperature > 0:
             top = max(s for s, _ in scored)
             weights = [math.exp((s - top) / self.temperature) for s, _ in scored]
