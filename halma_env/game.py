@@ -168,7 +168,7 @@ class Game:
     >>> game = Game(Rules("star", 2))
     >>> len(game.legal_moves())
     14
-    >>> game.play("113-99")
+    >>> game.play("113-104")
     """
 
     def __init__(self, rules: Rules | None = None) -> None:
