@@ -137,6 +137,7 @@ def evaluate(net: HalmaNet, cfg: TrainConfig, opponent: str, games: int, seed: i
     n = cfg.game.num_players
     enc = encoding(cfg.game.variant, n)
     rules = cfg.game.rules().replace(move_limit=cfg.eval.move_limit, limit_outcome="draw")
+    # the game itself has no move limit; eval.move_limit plays the arena's cap (a draw for the undecided)
     table = [Game(rules.replace(first_seat=(i // n) % n)) for i in range(games)]
     seats = [i % n for i in range(games)]
     bots = [make_bot(opponent, seed + i) for i in range(games)]

@@ -29,28 +29,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar; status lines only")
 
 
-def final_evaluation(ckpt: Path, cfg, run_dir: Path, games: int, opponents: list[str], seed: int) -> dict[str, Any]:
-    """Evaluate the checkpoint (policy alone) with the arena, one match per opponent, and save the table."""
-    from agents.arena import run_tournament
-
-    rules = cfg.game.rules().replace(move_limit=None, limit_outcome="draw")  # the real game; arena caps length
-    rows, out = [], {}
+def final_table(results: dict[str, Any], opponents: list[str], games: int) -> str:
+    """The closing evaluation as a markdown table."""
+    lines = ["| opponent | games | win rate | mean place | agent finished | games decided | mean length (plies) |",
+             "|---|---|---|---|---|---|---|"]
     for opp in opponents:
-        res = run_tournament([str(ckpt), opp], rules, games, seed=seed, workers=1)
-        summary = res.summary() if hasattr(res, "summary") else {}
-        stats = res.player_stats()[0]
-        out[opp] = {"summary": summary, "agent": stats}
-        rows.append((opp, stats))
-    lines = ["| opponent | games | agent win rate | agent stats |", "|---|---|---|---|"]
-    for opp, st in rows:
-        win = st.get("win_rate", st.get("score"))
-        extra = ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in st.items()
-                          if k not in ("name", "label", "win_rate") and not isinstance(v, (dict, list)))
-        lines.append(f"| {opp} | {games} | {win if not isinstance(win, float) else f'{win:.1%}'} | {extra} |")
-    table = "\n".join(lines)
-    (run_dir / "final_eval.json").write_text(json.dumps(out, indent=2, default=str))
-    (run_dir / "final_eval.md").write_text(table + "\n")
-    return {"table": table, "results": out}
+        r = results[opp]
+        lines.append(f"| {opp} | {games} | {r['win_rate']:.1%} | {r['mean_place']:.2f} | {r['finish_rate']:.1%} | "
+                     f"{r['decided_rate']:.1%} | {r['mean_length']:.0f} |")
+    return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,12 +64,18 @@ def run(args: argparse.Namespace) -> int:
     ckpt = run_dir / "checkpoints" / "last.pt"
     print(f"trained {trainer.global_step} steps in {train_time:.0f} s; checkpoint {ckpt}")
     if not args.no_final_eval and cfg.eval.final_games and cfg.eval.final_opponents:
-        try:
-            res = final_evaluation(ckpt, cfg, run_dir, cfg.eval.final_games, cfg.eval.final_opponents, cfg.seed)
-            print(res["table"])
-        except ImportError:  # the arena is another part of the project: fall back to the trainer's own games
-            trainer_res = trainer.run_evaluation(cfg.eval.final_opponents, cfg.eval.final_games, final=True)
-            print(json.dumps(trainer_res, indent=2))
+        # the greedy policy alone, all games side by side (one batched forward per ply), rules without a
+        # move limit and a cap of eval.move_limit plies counted as a draw, like `halma eval`'s default
+        t1 = time.time()
+        res = trainer.run_evaluation(cfg.eval.final_opponents, cfg.eval.final_games, final=True)
+        table = final_table(res, cfg.eval.final_opponents, cfg.eval.final_games)
+        (run_dir / "final_eval.json").write_text(json.dumps(res, indent=2))
+        (run_dir / "final_eval.md").write_text(table + "\n")
+        print(f"final evaluation ({time.time() - t1:.0f} s), policy alone:")
+        print(table)
+        players = " ".join(cfg.eval.final_opponents[:1])
+        print(f"cross-check with the arena: halma eval {ckpt} {players} --variant {cfg.game.variant} "
+              f"--seats {cfg.game.num_players} --games 100")
     print(f"total time {time.time() - t0:.0f} s")
     return 0
 
@@ -106,7 +99,8 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     for device in devices:
         for engine in ("scalar", "batched"):
             data = default_dict()
-            data.update(name="bench", seed=int(getattr(args, "seed", 0)), device=device)
+            # one torch thread: faster than two on the shared 2-core machine (docs/training.md)
+            data.update(name="bench", seed=int(getattr(args, "seed", 0)), device=device, torch_threads=1)
             data["env"]["engine"] = engine
             data["pool"].update(self_prob=1.0, snapshot_prob=0.0, bot_prob=0.0)
             data["eval"].update(every=0, final_games=0)
