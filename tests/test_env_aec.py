@@ -455,3 +455,12 @@ def test_shaping_matches_goal_distance_per_move() -> None:
     phi0 = shaping_potential("star", 2, 0, list(layout("star", 2).start[0]))
     e.step(e.encode_move(0, (111, 102)))
     assert e._cumulative_rewards["player_0"] == pytest.approx(2.0 * (table[111] - table[102]) / phi0)
+
+
+def test_speed_helpers_measure_real_turns() -> None:
+    from halma_env.envs.speed import aec_turns_per_second, gym_steps_per_second
+
+    aec = aec_turns_per_second(seconds=0.3, move_limit=30)
+    assert aec["turns"] > 20 and aec["wall"] > 0 and aec["cpu"] > 0
+    gym = gym_steps_per_second(seconds=0.3, move_limit=30)
+    assert gym["steps"] > 10 and gym["wall"] > 0

@@ -35,7 +35,8 @@ def test_registered_id_and_make() -> None:
     ids=["star2", "star3-seat1", "halma16-random-seat"],
 )
 def test_gymnasium_check_env(kwargs: dict) -> None:
-    check_env(HalmaEnv(**kwargs), skip_render_check=False)
+    # through gymnasium.make so that the env has a spec and check_env also tries every render mode
+    check_env(gymnasium.make(GYM_ID, **kwargs).unwrapped, skip_render_check=False)
 
 
 def test_observation_and_mask_are_the_learners_canonical_view() -> None:

@@ -357,7 +357,7 @@ class raw_env(AECEnv, EzPickle):
         for name in self.agents:
             seat = self.agent_name_mapping[name]
             self.infos[name] = {
-                "legal_moves": self._turn()[0] if seat == to_move else [],
+                "legal_moves": list(self._turn()[0]) if seat == to_move else [],
                 "place": places[seat],
                 "end_reason": game.end_reason,
             }

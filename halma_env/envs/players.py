@@ -84,12 +84,13 @@ def make_player(spec: Any, seed: int | None = None) -> Any:
 
 
 def reseed(player: Any, spec: Any, seed: int | None) -> Any:
-    """The player to use after ``reset(seed=...)``: named players are rebuilt with the new seed,
-    players with a ``seed(int)`` method are reseeded, other objects are kept as they are."""
+    """The player to use after ``reset(seed=...)``: players with a ``seed(int)`` method are
+    reseeded, other named players are rebuilt with the new seed, other objects are kept as is."""
     if seed is None:
+        return player
+    if callable(getattr(player, "seed", None)):
+        player.seed(seed)
         return player
     if isinstance(spec, str):
         return make_player(spec, seed)
-    if callable(getattr(player, "seed", None)):
-        player.seed(seed)
     return player

@@ -123,7 +123,10 @@ class HalmaEnv(gymnasium.Env):
         self.seat = self.fixed_seat if self.fixed_seat is not None else int(self.np_random.integers(n))
         if self._assigned != self.seat:
             self._assign(self.seat)
-        self.aec.reset(seed=seed, options=options)
+        # CPU players are reseeded at every reset from the env's generator, so that reset() after
+        # reset(seed=s) is reproducible too (gymnasium's check_env requires it)
+        cpu_seed = seed if seed is not None else int(self.np_random.integers(2**31 - 1))
+        self.aec.reset(seed=cpu_seed, options=options)
         self._advance()
         self._illegal = False
         return self.aec.observe(self.agent), self._info()
