@@ -303,6 +303,10 @@ def test_bad_constructor_arguments_name_the_problem() -> None:
         raw_env(opponents={"player_1": "no-such-bot"})
     with pytest.raises(ValueError, match="agent name"):
         raw_env().set_cpu("player_7", "random")
+    with pytest.raises(ValueError, match="opponents must be a dict"):
+        raw_env(opponents=["random"])
+    with pytest.raises(ValueError, match="a player is a name, a callable"):
+        raw_env(opponents={1: 42})
 
 
 def test_every_rule_option_reaches_the_game() -> None:

@@ -113,6 +113,8 @@ class raw_env(AECEnv, EzPickle):
         self._cpu: dict[int, Any] = {}
         self.game: Game | None = None
         self._watch: int | None = None  # see _halted
+        if opponents is not None and not isinstance(opponents, dict):
+            raise ValueError(f"opponents must be a dict {{agent name or seat: player}}, got {opponents!r}")
         for key, spec in (opponents or {}).items():
             self.set_cpu(key, spec)
 
