@@ -1,0 +1,833 @@
+"""A batched engine in torch: B games of one rule set at once, on CPU or CUDA with the same code.
+
+It plays exactly the games of the scalar engine (``halma_env.Game``) and produces exactly the
+arrays of ``halma_env.encoding`` (observations, action masks in the mover's canonical frame) and the
+rewards of ``halma_env.rewards``; tests step both side by side.  See docs/batched.md.
+
+Move generation (NOTES.md): the hop graph between empty holes is the same for every ordinary
+piece, so its connected components are found once per position by min-label propagation with
+pointer jumping; a piece reaches its empty neighbours and the components of its first-hop
+landings.  Everything is done in the mover's canonical frame, where its goal, home and closed
+camps are the same holes for every seat, so the mask comes out directly in the action encoding.
+Kings (diamond) jump rows: their graph is built from per-direction rays and gets its own
+component pass; the halma16 goal lock gets a second pass restricted to the goal.
+
+Rare, expensive events (the progress ranking when a game ends by a limit or a first finish, and
+the per-ply progress check of ``stall_limit``) use the scalar engine's exact code on CPU for just
+the games concerned.  Importing this module imports torch; ``import halma_env`` does not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from halma_env.encoding import PLANES, encoding
+from halma_env.game import ACTIVE, FINISHED, Game, _progress
+from halma_env.layout import layout
+from halma_env.rewards import REWARD_SCHEMES, goal_distance, place_rewards
+from halma_env.rules import Rules
+
+END_REASONS = ("", "finished", "first_finish", "resign", "move_limit", "stall_limit", "repetition", "no_moves")
+"""End reason codes: ``END_REASONS[code]``; 0 = the game has not ended."""
+_CODE = {name: i for i, name in enumerate(END_REASONS)}
+_KEY_SCALE = 1_000_000  # progress key as one int: -in_goal * scale + distance (smaller is better)
+
+
+def _progress_key(variant: str, n: int, seat: int, geometry, owner_row: np.ndarray, king_row: np.ndarray) -> int:
+    """The scalar engine's exact progress key of ``seat`` on one board (owner per hole, -1 empty)."""
+    holes = np.flatnonzero(owner_row == seat)
+    own = geometry.mask(holes.tolist())
+    king = geometry.mask(h for h in holes.tolist() if king_row[h])
+    goal = layout(variant, n).goals[seat]
+    in_goal = int(np.isin(holes, goal).sum())
+    p = _progress(variant, n, seat, own, king, in_goal)
+    return -p.in_goal * _KEY_SCALE + p.distance
+
+
+class BatchedGame:
+    """``batch_size`` games of ``rules`` played in lockstep (one move per game per ``step``).
+
+    Seats are absolute (as in ``Game``); actions and observations are in the canonical frame of
+    each game's mover.  Games that end inside ``step`` are reset at once (auto-reset); ``step``
+    reports how they ended.  With ``rotate_first_seat`` the seat that begins a game slot's next
+    game moves on by one each time it is reset (the rules' ``first_seat`` begins the first game).
+    """
+
+    def __init__(
+        self,
+        rules: Rules,
+        batch_size: int,
+        device: str | torch.device = "cpu",
+        seed: int = 0,
+        reward: str = "place",
+        progress_shaping: float = 0.0,
+        rotate_first_seat: bool = False,
+    ) -> None:
+        if not isinstance(rules, Rules):
+            raise ValueError(f"rules must be a halma_env.Rules, got {type(rules).__name__}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        if reward not in REWARD_SCHEMES:
+            raise ValueError(f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {reward!r}")
+        try:
+            progress_shaping = float(progress_shaping)
+        except (TypeError, ValueError):
+            raise ValueError(f"progress_shaping must be a number, got {progress_shaping!r}") from None
+        self.rules = rules
+        self.batch_size = B = batch_size
+        self.device = torch.device(device)
+        self.reward = reward
+        self.progress_shaping = progress_shaping
+        self.rotate_first_seat = bool(rotate_first_seat)
+        self.generator = torch.Generator(device=self.device)
+        self.generator.manual_seed(seed)
+        self._build_tables()
+        self.num_actions = self.H * self.H
+        self.observation_shape = self.enc.observation_shape
+        n, H, P = self.n, self.H, self.P
+        dev = self.device
+        self.owner = torch.full((B, H), -1, dtype=torch.int8, device=dev)
+        self.king = torch.zeros((B, H), dtype=torch.bool, device=dev)
+        self.pieces = torch.full((B, n, P), H, dtype=torch.long, device=dev)
+        self.to_move = torch.zeros(B, dtype=torch.long, device=dev)
+        self.ply = torch.zeros(B, dtype=torch.long, device=dev)
+        self.status = torch.zeros((B, n), dtype=torch.int8, device=dev)  # 0 active, 1 finished
+        self.places = torch.zeros((B, n), dtype=torch.long, device=dev)  # 0 = undecided
+        self.top = torch.ones(B, dtype=torch.long, device=dev)
+        self.first_seat = torch.full((B,), rules.first_seat, dtype=torch.long, device=dev)
+        self.stall = torch.zeros(B, dtype=torch.long, device=dev)
+        self.best = torch.zeros((B, n), dtype=torch.long, device=dev)
+        self.hash = torch.zeros(B, dtype=torch.long, device=dev)
+        self.hist = torch.zeros((B, 64 if rules.repetition_limit else 1), dtype=torch.long, device=dev)
+        self.hist_len = torch.zeros(B, dtype=torch.long, device=dev)
+        self._mask: torch.Tensor | None = None  # dense mask, built when asked for
+        self._bits: torch.Tensor | None = None  # (B, R, W) destination bit sets of each piece
+        self._rows: torch.Tensor | None = None  # (B, R) its canonical hole (H = no piece)
+        self._dest: torch.Tensor | None = None  # (B, R, H) bool, unpacked when asked for
+        self._start_moves = self._first_moves()
+        self.reset()
+
+    # --- tables -----------------------------------------------------------------------
+
+    def _build_tables(self) -> None:
+        rules = self.rules
+        lay = layout(rules.variant, rules.num_players)
+        enc = encoding(rules.variant, rules.num_players)
+        g = lay.geometry
+        self.enc, self.layout, self.geometry = enc, lay, g
+        self.n = n = rules.num_players
+        self.H = H = g.num_holes
+        self.P = P = lay.max_pieces
+        self.D = D = g.num_directions
+        dev = self.device
+        nb = np.full((H + 1, D), H, dtype=np.int64)
+        mid = np.full((H + 1, D), H, dtype=np.int64)
+        land = np.full((H + 1, D), H, dtype=np.int64)
+        L = max(g.grid_shape) + 1
+        ray = np.full((H + 1, D, L + 1), H, dtype=np.int64)
+        hob = g.hole_of_bit
+        for h, b in enumerate(g.bit):
+            for d, s in enumerate(g.shifts):
+                if hob[b + s] >= 0:
+                    nb[h, d] = hob[b + s]
+                    if hob[b + 2 * s] >= 0:
+                        mid[h, d] = hob[b + s]
+                        land[h, d] = hob[b + 2 * s]
+                x, k = b + s, 0
+                while 0 <= x < len(hob) and hob[x] >= 0:
+                    ray[h, d, k] = hob[x]
+                    x += s
+                    k += 1
+        t = lambda a: torch.as_tensor(a, device=dev)  # noqa: E731
+        self.t_nb, self.t_mid, self.t_land = t(nb), t(mid), t(land)
+        # direction-major flat indices for the component passes: (D*H,)
+        self.t_midT = t(np.ascontiguousarray(mid[:H].T).reshape(-1))
+        self.t_landT = t(np.ascontiguousarray(land[:H].T).reshape(-1))
+        self.t_ray = t(ray)
+        self.t_arange = torch.arange(H, device=dev)
+        self.t_arange_col = self.t_arange.view(H, 1)
+        self._big = torch.tensor(H, device=dev)
+        self._big16 = torch.tensor(H, dtype=torch.int16, device=dev)
+        self.t_arange_col16 = self.t_arange_col.to(torch.int16)
+        self.t_midD = t(np.ascontiguousarray(mid.T))  # (D, H+1)
+        self.t_landD = t(np.ascontiguousarray(land.T))
+        self.t_nbD = t(np.ascontiguousarray(nb.T))
+        self.W = W = (H + 63) // 64
+        bits = np.zeros((W, H + 1), dtype=np.uint64)
+        for h in range(H):
+            bits[h // 64, h] = np.uint64(1) << np.uint64(h % 64)
+        self.t_bits = t(bits.view(np.int64))  # (W, H+1): the bit of each hole, none for H
+        self.t_byte_bits = t(((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(bool))  # (256, 8)
+        to_can = np.concatenate([enc.to_canonical, np.full((n, 1), H)], axis=1)
+        from_can = np.concatenate([enc.from_canonical, np.full((n, 1), H)], axis=1)
+        self.t_to_can, self.t_from_can = t(to_can), t(from_can)
+        # in the canonical frame the mover's open holes and goal are the same for every seat
+        canon_open = [np.zeros(H, dtype=bool) for _ in range(n)]
+        canon_goal = [np.zeros(H, dtype=bool) for _ in range(n)]
+        for s in range(n):
+            canon_open[s][enc.to_canonical[s][g.holes(lay.open_holes[s])]] = True
+            canon_goal[s][enc.to_canonical[s][list(lay.goals[s])]] = True
+        assert all((c == canon_open[0]).all() for c in canon_open)
+        assert all((c == canon_goal[0]).all() for c in canon_goal)
+        self.t_open = t(canon_open[0])
+        self.t_open_col = self.t_open.view(H, 1)
+        self.t_lock = t(canon_goal[0]) if rules.variant == "halma16" else None
+        if self.t_lock is not None:
+            self.t_lock_col = self.t_lock.view(H, 1)
+            self.t_lock_x = torch.cat([self.t_lock, torch.zeros(1, dtype=torch.bool, device=dev)])
+        goal_abs = np.zeros((n, H + 1), dtype=bool)
+        for s in range(n):
+            goal_abs[s, list(lay.goals[s])] = True
+        self.t_goal = t(goal_abs)
+        self.goal_size = t(np.array([len(x) for x in lay.goals]))
+        self.t_tip = t(np.array([H if x is None else x for x in lay.goal_tip]))
+        # observation: hole of each cell in each seat's frame (H = no hole)
+        cells = enc.observation_shape[0] * enc.observation_shape[1]
+        inv = np.full((n, cells), H, dtype=np.int64)
+        for s in range(n):
+            inv[s, enc.grid_index[enc.to_canonical[s]]] = np.arange(H)
+        self.t_inv_cell = t(inv)
+        # observation codes: static pattern id * NP + piece code (0 empty, 1 + rel*4 + king*2 + retired)
+        patterns, static_id = np.unique(enc.static_planes.reshape(-1, PLANES), axis=0, return_inverse=True)
+        NP = 1 + 4 * n
+        table = np.zeros((len(patterns), NP, PLANES), dtype=np.int8)
+        table[:] = patterns[:, None, :]
+        for rel in range(n):
+            for king in (0, 1):
+                for retired in (0, 1):
+                    c = 1 + rel * 4 + king * 2 + retired
+                    table[:, c, rel] = 1
+                    table[:, c, 6] = king
+                    table[:, c, 11] = retired
+        self.t_obs_table = t(table.reshape(-1, PLANES))
+        self.t_static_id = t(static_id.reshape(n, cells).astype(np.int64) * NP)
+        # the start position
+        owner0 = np.full(H, -1, dtype=np.int8)
+        king0 = np.zeros(H, dtype=bool)
+        pieces0 = np.full((n, P), H, dtype=np.int64)
+        for s, holes in enumerate(lay.start):
+            owner0[list(holes)] = s
+            pieces0[s, : len(holes)] = sorted(holes)
+        for k in lay.king_start:
+            if k is not None:
+                king0[k] = True
+        self.t_owner0, self.t_king0, self.t_pieces0 = t(owner0), t(king0), t(pieces0)
+        # shaping: goal distance per seat and hole (0 on the sentinel) and phi at the start
+        gd = np.zeros((n, H + 1), dtype=np.float32)
+        for s in range(n):
+            gd[s, :H] = goal_distance(rules.variant, n, s)
+        self.t_gd = t(gd)
+        self.t_phi0 = t(np.array([max(gd[s, list(lay.start[s])].sum(), 1) for s in range(n)], dtype=np.float32))
+        # repetition: Zobrist keys (xor) for (seat, hole), kings and the seat to move
+        rng = np.random.default_rng(0x5EED)
+        zob = rng.integers(-(2**63), 2**63 - 1, size=(n + 1, H + 1), dtype=np.int64)
+        zob[n, :] = 0  # the "empty" seat row
+        zob[:, H] = 0
+        zking = rng.integers(-(2**63), 2**63 - 1, size=H + 1, dtype=np.int64)
+        zking[H] = 0
+        zturn = rng.integers(-(2**63), 2**63 - 1, size=n, dtype=np.int64)
+        self._np_zob, self._np_zking, self._np_zturn = zob, zking, zturn
+        self.t_zob, self.t_zking, self.t_zturn = t(zob), t(zking), t(zturn)
+        self._start_hash = self._np_hash(owner0, king0, 0)
+        start_key = _progress_key(rules.variant, n, 0, g, owner0, king0) if rules.stall_limit else 0
+        self.t_best0 = t(np.array(
+            [_progress_key(rules.variant, n, s, g, owner0, king0) for s in range(n)] if rules.stall_limit
+            else [start_key] * n, dtype=np.int64))
+
+    def _np_hash(self, owner: np.ndarray, king: np.ndarray, to_move: int) -> int:
+        n = self.n
+        idx = np.where(owner >= 0, owner, n).astype(np.int64)
+        h = np.bitwise_xor.reduce(self._np_zob[idx, np.arange(self.H)])
+        h ^= np.bitwise_xor.reduce(np.where(king, self._np_zking[: self.H], 0))
+        return int(h ^ self._np_zturn[to_move])
+
+    # --- state ------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Every game back to the start (seat ``rules.first_seat`` to move)."""
+        self.first_seat.fill_(self.rules.first_seat)
+        self._reset_games(torch.ones(self.batch_size, dtype=torch.bool, device=self.device), rotate=False)
+
+    def _reset_games(self, which: torch.Tensor, rotate: bool) -> None:
+        """Start new games in the slots where ``which`` is true (their mask rows included)."""
+        idx = which.nonzero().squeeze(1)
+        if idx.numel() == 0:
+            return
+        n = self.n
+        k = idx.numel()
+        if rotate and self.rotate_first_seat:
+            self.first_seat[idx] = (self.first_seat[idx] + 1) % n
+        fs = self.first_seat[idx]
+        self.owner[idx] = self.t_owner0
+        self.king[idx] = self.t_king0
+        self.pieces[idx] = self.t_pieces0
+        self.to_move[idx] = fs
+        self.ply[idx] = 0
+        self.status[idx] = 0
+        self.places[idx] = 0
+        self.top[idx] = 1
+        self.stall[idx] = 0
+        self.best[idx] = self.t_best0
+        self.hash[idx] = self._start_hash ^ self.t_zturn[0] ^ self.t_zturn[fs]
+        self.hist_len[idx] = 0
+        if self.rules.repetition_limit:
+            self.hist[idx, 0] = self.hash[idx]
+            self.hist_len[idx] = 1
+        bits, rows = self._start_moves
+        if self._bits is None:
+            self._bits = bits[fs]
+            self._rows = rows[fs]
+        else:
+            self._bits[idx] = bits[fs]
+            self._rows[idx] = rows[fs]
+        self._mask = self._dest = None
+        assert k == fs.numel()
+
+    # --- move generation --------------------------------------------------------------
+
+    def _components(self, allowed: torch.Tensor, jump_x: torch.Tensor) -> torch.Tensor:
+        """Min-label of each allowed hole's component in the hop graph, hole-major.
+
+        ``allowed`` (H, B), ``jump_x`` (H+1, B) with a False sentinel row.  Returns (H+1, B) long
+        labels, H for holes that are not allowed (and on the sentinel row).  An edge joins c and
+        c+2d when both are allowed and c+d is jumpable; labels spread by pairwise minimum over the
+        directions (direction-major, so every gather copies whole batch rows), then pointer
+        jumping (the label of the label) shortens long chains."""
+        H, D, B = self.H, self.D, allowed.shape[1]
+        allowed_x = torch.cat([allowed, self._false_row(B)], 0)
+        edge = jump_x.index_select(0, self.t_midT).view(D, H, B)
+        edge &= allowed_x.index_select(0, self.t_landT).view(D, H, B)
+        edge &= allowed.unsqueeze(0)
+        # int16 labels: the gathers and minima move a quarter of the bytes of int64
+        big = self._big16
+        lab = torch.maximum(self.t_arange_col16, (~allowed).to(torch.int16) * H)
+        # torch.where is ~100x slower than arithmetic on this CPU build: refused edges get a high bit
+        refused = (~edge).to(torch.int16) * 0x4000
+        lab_x = torch.cat([lab, big.expand(1, B)], 0)
+        landT = self.t_landT
+        while True:
+            cand = lab_x.index_select(0, landT).view(D, H, B) | refused
+            new = torch.minimum(cand[0], cand[1])
+            for d in range(2, D):
+                new = torch.minimum(new, cand[d])
+            new = torch.minimum(new, lab_x[:H])
+            new_x = torch.cat([new, big.expand(1, B)], 0).long()
+            new_x = new_x.gather(0, new_x)
+            new_x = new_x.gather(0, new_x)
+            if torch.equal(new_x, lab_x):
+                return new_x
+            lab_x = new_x.to(torch.int16)
+
+    def _false_row(self, B: int) -> torch.Tensor:
+        return torch.zeros((1, B), dtype=torch.bool, device=self.device)
+
+    def _ordinary(self, pcs: torch.Tensor, allowed: torch.Tensor, jump_x: torch.Tensor) -> torch.Tensor:
+        """Destination bit sets (W, R, B) of the pieces on canonical holes ``pcs`` (R, B)
+        (H = no piece) in the hop graph over ``allowed`` (H, B), plus their steps."""
+        H, D, W = self.H, self.D, self.W
+        R, B = pcs.shape
+        lab_x = self._components(allowed, jump_x)
+        # one bit set per component label (row H collects holes that are not allowed, row H+1
+        # stays empty for refused hops): distinct bits, so a sum is an or
+        comp = torch.zeros((W, H + 2, B), dtype=torch.long, device=self.device)
+        comp.scatter_add_(1, lab_x[:H].unsqueeze(0).expand(W, H, B), self.t_bits[:, :H, None].expand(W, H, B))
+        allowed_x = torch.cat([allowed, self._false_row(B)], 0)
+        flat = pcs.view(1, R * B)
+        pmid = self.t_midD.gather(1, flat.expand(D, -1))  # (D, R*B)
+        pland = self.t_landD.gather(1, flat.expand(D, -1))
+        pnb = self.t_nbD.gather(1, flat.expand(D, -1))
+        ok = jump_x.view(-1).take(pmid.view(D, R, B) * B + self._col) & allowed_x.view(-1).take(
+            pland.view(D, R, B) * B + self._col)
+        first = torch.maximum(lab_x.view(-1).take(pland.view(D, R, B) * B + self._col), (~ok).long() * (H + 1))
+        hop = comp.view(W, -1).gather(1, (first * B + self._col).view(1, D * R * B).expand(W, -1)).view(W, D, R, B)
+        step = allowed_x.view(-1).take(pnb.view(D, R, B) * B + self._col)  # (D, R, B)
+        sbits = self.t_bits.gather(1, torch.maximum(pnb.view(D, R, B), (~step).long() * H).view(1, -1).expand(W, -1))
+        sbits = sbits.view(W, D, R, B)
+        out = hop[:, 0] | sbits[:, 0]
+        for d in range(1, D):
+            out = out | hop[:, d] | sbits[:, d]
+        return out
+
+    def _king(self, k: torch.Tensor, occ: torch.Tensor, kings: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+        """Destination bit set (W, B) of the king on canonical hole ``k`` (B,) (H = none):
+        steps, and chains of row jumps over contiguous non-king pieces onto the first hole behind,
+        its start hole counting as empty.  The row-jump graph is undirected, so the chains are the
+        king's component in it.  Hole-major inputs (H, B)."""
+        H, D = self.H, self.D
+        B = k.shape[0]
+        has = k < H
+        start = torch.zeros((H + 1, B), dtype=torch.bool, device=self.device)
+        start.scatter_(0, k[None], True)
+        start = start[:H] & has[None]
+        occ_k = occ & ~start
+        jump = occ_k & ~kings
+        jump_x = torch.cat([jump, self._false_row(B)], 0)
+        allowed_k = allowed | start
+        allowed_kx = torch.cat([allowed_k, self._false_row(B)], 0)
+        # ptr[d, c] = the last cell of the row of jumpable pieces that starts next to c in
+        # direction d (c itself when there is none); pointer doubling, rows are < 16 long
+        nbD = self.t_nbD[:, :H]  # (D, H)
+        col = torch.arange(B, device=self.device)
+        nxt_jump = jump_x.view(-1).take(nbD.unsqueeze(-1) * B + col)  # (D, H, B)
+        cells = self.t_arange_col.expand(H, B)
+        ptr = cells + nxt_jump * (nbD.unsqueeze(-1) - cells)  # one step
+        ptr = torch.cat([ptr, torch.full((D, 1, B), H, dtype=torch.long, device=self.device)], 1)  # (D, H+1, B)
+        for _ in range(4):
+            ptr = ptr.gather(1, ptr)
+        ptr = ptr[:, :H]
+        moved = ptr != cells
+        landing = self.t_nbD.gather(1, ptr.reshape(D, -1)).view(D, H, B)
+        ok = moved & allowed_kx.view(-1).take(landing * B + col) & allowed_k.unsqueeze(0)
+        target = torch.maximum(landing, (~ok).long() * H)  # (D, H, B)
+        big = self._big
+        lab_x = torch.cat([torch.maximum(self.t_arange_col, (~allowed_k).long() * H), big.expand(1, B)], 0)
+        tflat = target.view(D * H, B)
+        while True:
+            cand = lab_x.gather(0, tflat).view(D, H, B)
+            new = torch.minimum(cand[0], cand[1])
+            for d in range(2, D):
+                new = torch.minimum(new, cand[d])
+            new = torch.minimum(lab_x[:H], new)
+            new_x = torch.cat([new, big.expand(1, B)], 0)
+            new_x = new_x.gather(0, new_x)
+            if torch.equal(new_x, lab_x):
+                break
+            lab_x = new_x
+        kl = lab_x.gather(0, k[None])
+        dest = (lab_x[:H] == kl) & ~start & has[None]
+        knb = self.t_nbD.gather(1, k[None].expand(D, B))  # (D, B)
+        step = torch.cat([allowed, self._false_row(B)], 0).view(-1).take(knb * B + col) & has[None]
+        dest_x = torch.cat([dest, self._false_row(B)], 0)
+        dest_x.view(-1).scatter_(0, (torch.maximum(knb, (~step).long() * H) * B + col).view(-1), True)
+        dest = dest_x[:H]
+        # bits: a sum of distinct bits
+        return (dest.unsqueeze(0).long() * self.t_bits[:, :H, None]).sum(1)
+
+    def _first_moves(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The moves of the start position for each seat moving first: bits (n, R', W), rows (n, R')."""
+        n, H = self.n, self.H
+        owner = self.t_owner0.expand(n, H)
+        king = self.t_king0.expand(n, H)
+        pieces = self.t_pieces0.expand(n, *self.t_pieces0.shape)
+        return self._moves_of(owner, king, pieces, torch.arange(n, device=self.device))
+
+    def _legal_moves(self, idx: torch.Tensor | None, seat: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Compact legal moves of games ``idx`` (None = all) for ``seat``: destination bit sets
+        (k, R', W) and source rows (k, R'), both in the seat's canonical frame."""
+        if idx is None:
+            return self._moves_of(self.owner, self.king, self.pieces, seat)
+        return self._moves_of(self.owner[idx], self.king[idx], self.pieces[idx], seat)
+
+    def _moves_of(self, owner, king, pieces, seat) -> tuple[torch.Tensor, torch.Tensor]:
+        B, H, P = owner.shape[0], self.H, self.P
+        self._col = torch.arange(B, device=self.device).view(1, 1, B)
+        fc = self.t_from_can[seat, :H]  # (B, H)
+        owner_c = owner.gather(1, fc).t()  # (H, B) hole-major
+        occ = owner_c >= 0
+        kings_c = king.gather(1, fc).t()
+        pcs_abs = pieces.gather(1, seat.view(B, 1, 1).expand(B, 1, P)).squeeze(1)
+        pcs = self.t_to_can[seat].gather(1, pcs_abs).t().contiguous()  # (P, B) canonical, H = none
+        allowed = ~occ & self.t_open_col
+        jump_x = torch.cat([occ & ~kings_c, self._false_row(B)], 0)
+        if self.layout.has_kings:
+            pk = torch.cat([kings_c, self._false_row(B)], 0).gather(0, pcs)  # which slot holds the king
+            kpos = torch.maximum(pcs, (~pk).long() * H).amin(0)
+            pcs_ord = torch.maximum(pcs, pk.long() * H)
+        else:
+            pcs_ord = pcs
+        if self.t_lock is not None:
+            locked = self.t_lock_x[pcs_ord]
+            bits = self._ordinary(torch.maximum(pcs_ord, locked.long() * H), allowed, jump_x)
+            bits |= self._ordinary(torch.maximum(pcs_ord, (~locked).long() * H), allowed & self.t_lock_col, jump_x)
+        else:
+            bits = self._ordinary(pcs_ord, allowed, jump_x)
+        rows = pcs_ord
+        if self.layout.has_kings:
+            kbits = self._king(kpos, occ, kings_c, allowed)
+            bits = torch.cat([bits, kbits.unsqueeze(1)], 1)
+            rows = torch.cat([pcs_ord, kpos.unsqueeze(0)], 0)
+        return bits.permute(2, 1, 0).contiguous(), rows.t().contiguous()
+
+    # --- reading ----------------------------------------------------------------------
+
+    def action_mask(self) -> torch.Tensor:
+        """(B, H*H) bool: the legal moves of each game's mover, ``canon(src) * H + canon(dst)``.
+
+        Built on first call after a step (later calls return the same tensor; do not modify it).
+        Rows are contiguous; the batch stride is (H+1)*H (a view into a padded buffer)."""
+        if self._mask is None:
+            B, H = self.batch_size, self.H
+            buf = torch.zeros((B, H + 1, H), dtype=torch.bool, device=self.device)
+            buf[torch.arange(B, device=self.device)[:, None], self._rows] = self.legal_moves()[1]
+            self._mask = buf.as_strided((B, H * H), ((H + 1) * H, 1))
+        return self._mask
+
+    def legal_moves(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The compact form of the mask: ``(rows, dest)`` with ``rows`` (B, R) the canonical
+        source holes of the mover's pieces (H = no piece) and ``dest`` (B, R, H) bool their
+        canonical destinations.  Far smaller than the dense mask."""
+        if self._dest is None:
+            # one table lookup per byte of the bit sets (little-endian: bit h is in byte h // 8)
+            B, R, W = self._bits.shape
+            by = self._bits.view(torch.uint8).view(B, R, W * 8).long()
+            self._dest = self.t_byte_bits[by].view(B, R, W * 64)[:, :, : self.H]
+        return self._rows, self._dest
+
+    def legal_lists(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The legal actions as padded lists: (B, M) int64 ascending, and (B, M) validity, with
+        M the largest number of legal moves in the batch."""
+        rows, dest = self.legal_moves()
+        B, R, H = dest.shape
+        actions = (rows.unsqueeze(-1) * H + torch.arange(H, device=self.device)).view(B, R * H)
+        key = torch.maximum(actions, (~dest).view(B, R * H).long() * self.num_actions)  # illegal last
+        key = key.sort(1).values
+        m = max(1, int(dest.sum((1, 2)).max()))
+        key = key[:, :m]
+        valid = key < self.num_actions
+        return key * valid, valid
+
+    def random_actions(self, generator: torch.Generator | None = None) -> torch.Tensor:
+        """(B,) uniformly random legal actions (from the compact form, without the dense mask)."""
+        B, H = self.batch_size, self.H
+        gen = self.generator if generator is None else generator
+        dest = self.legal_moves()[1]
+        counts = dest.sum(2)  # (B, R)
+        cum = counts.cumsum(1)
+        total = cum[:, -1]
+        u = (torch.rand(B, generator=gen, device=self.device) * total).long().clamp(max=total - 1)
+        r = (cum <= u[:, None]).sum(1)  # the piece holding the u-th move
+        before = torch.where(r > 0, cum.gather(1, (r - 1).clamp(min=0)[:, None]).squeeze(1), 0)
+        j = u - before
+        row = dest[torch.arange(B, device=self.device), r]  # (B, H)
+        c = (row.cumsum(1) <= j[:, None]).sum(1)
+        src = self._rows.gather(1, r[:, None]).squeeze(1)
+        return src * H + c
+
+    def observation(self) -> torch.Tensor:
+        """(B, rows, cols, 12) int8: ``encoding.observation(game, to_move)`` of every game.
+
+        Every cell gets one code (its static planes, and the piece on it: seat relative to the
+        mover, king, retired), and one table lookup expands the codes into the planes."""
+        B, n = self.batch_size, self.n
+        seat = self.to_move
+        oc = self.owner.long()  # (B, H)
+        occ = oc >= 0
+        code = 1 + ((oc - seat[:, None]) % n) * 4 + self.status.gather(1, oc.clamp(min=0)).long()
+        if self.layout.has_kings:
+            code += self.king.long() * 2
+        code = torch.cat([code * occ, self._zero_col(B)], 1)
+        code = code.gather(1, self.t_inv_cell[seat]) + self.t_static_id[seat]  # (B, cells)
+        rows, cols, _ = self.observation_shape
+        return self.t_obs_table.index_select(0, code.view(-1)).view(B, rows, cols, PLANES)
+
+    def _zero_col(self, B: int) -> torch.Tensor:
+        return torch.zeros((B, 1), dtype=torch.long, device=self.device)
+
+    # --- playing ----------------------------------------------------------------------
+
+    def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
+        """Play one action per game (canonical frame of its mover).
+
+        Returns ``rewards`` (B, n) float32 by absolute seat (the mover's shaping term; at a
+        game's end every seat's place reward on top), ``done`` (B,) bool, and ``info``:
+        ``places`` (B, n) (0 where not done), ``end_reason`` (B,) codes into END_REASONS,
+        ``length`` (B,) plies of the ended games, ``final_owner``/``final_king`` the boards
+        before the reset.  Ended games are reset in place."""
+        B, H, n = self.batch_size, self.H, self.n
+        dev = self.device
+        actions = torch.as_tensor(actions, device=dev)
+        if actions.shape != (B,):
+            raise ValueError(f"actions must have shape ({B},), got {tuple(actions.shape)}")
+        actions = actions.long()
+        if bool(((actions < 0) | (actions >= self.num_actions)).any()):
+            raise ValueError(f"actions must be 0..{self.num_actions - 1}")
+        cs, cd = actions // H, actions % H
+        hit = self._rows == cs[:, None]  # (B, R)
+        word = self._bits.gather(2, (cd // 64).view(B, 1, 1).expand(-1, hit.shape[1], 1)).squeeze(2)
+        legal = (hit & (word >> (cd % 64)[:, None] & 1).bool()).any(1)
+        if not bool(legal.all()):
+            bad = (~legal).nonzero().squeeze(1)[:8].tolist()
+            raise ValueError(f"illegal action in game(s) {bad} (see action_mask()); nothing was played")
+        ar = torch.arange(B, device=dev)
+        mover = self.to_move
+        src = self.t_from_can[mover, cs]
+        dst = self.t_from_can[mover, cd]
+        # move the piece
+        is_king = self.king[ar, src]
+        self.owner[ar, src] = -1
+        self.owner[ar, dst] = mover.to(torch.int8)
+        self.king[ar, src] = False
+        self.king[ar, dst] = is_king
+        slot = (self.pieces[ar, mover] == src[:, None]).long().argmax(1)
+        self.pieces[ar, mover, slot] = dst
+        self.hash ^= self.t_zob[mover, src] ^ self.t_zob[mover, dst]
+        self.hash ^= torch.where(is_king, self.t_zking[src] ^ self.t_zking[dst], 0)
+        self.ply += 1
+        rewards = torch.zeros((B, n), dtype=torch.float32, device=dev)
+        if self.progress_shaping:
+            gain = (self.t_gd[mover, src] - self.t_gd[mover, dst]) / self.t_phi0[mover]
+            rewards[ar, mover] = self.progress_shaping * gain
+        end = torch.zeros(B, dtype=torch.long, device=dev)
+        # did the mover finish?
+        own = self.owner.long() == mover[:, None]  # (B, H)
+        goal = self.t_goal[mover, :H]
+        in_goal = (own & goal).sum(1)
+        n_own = own.sum(1)
+        gsize = self.goal_size[mover]
+        finished = (in_goal > 0) & ((in_goal == n_own) | (in_goal == gsize))
+        if self.rules.anti_blocking:
+            finished |= (in_goal > 0) & (((self.owner >= 0) & goal).sum(1) == gsize)
+        if self.layout.has_kings:
+            tip = self.t_tip[mover]
+            finished &= self.king[ar, tip.clamp(max=H - 1)] & (self.owner[ar, tip.clamp(max=H - 1)].long() == mover)
+        if bool(finished.any()):
+            f = finished.nonzero().squeeze(1)
+            self.status[f, mover[f]] = 1
+            self.places[f, mover[f]] = self.top[f]
+            self.top[f] += 1
+            if not self.rules.play_to_end and n >= 3:
+                self._end_by_progress(f, "first_finish", end)
+            else:
+                und = (self.places[f] == 0).sum(1)
+                fin = f[und <= 1]
+                if fin.numel():
+                    self._fill_last(fin)
+                    end[fin] = _CODE["finished"]
+        # hand the turn on: next active seat that can move (automatic passes)
+        live = end == 0
+        seat = self._next_active(None, mover)
+        bits, rows = self._legal_moves(None, seat)
+        pending = live & ~(bits != 0).flatten(1).any(1)
+        for _ in range(n - 1):
+            if not bool(pending.any()):
+                break
+            p = pending.nonzero().squeeze(1)
+            cand = self._next_active(p, seat[p])
+            seat[p] = cand
+            bt, r = self._legal_moves(p, cand)
+            bits[p] = bt
+            rows[p] = r
+            pending[p[(bt != 0).flatten(1).any(1)]] = False
+        if bool(pending.any()):  # nobody could move
+            p = pending.nonzero().squeeze(1)
+            self._fill_draw(p)
+            end[p] = _CODE["no_moves"]
+        live = end == 0
+        self.hash ^= torch.where(live, self.t_zturn[mover] ^ self.t_zturn[seat], 0)
+        self.to_move = torch.where(live, seat, self.to_move)
+        rules = self.rules
+        if rules.repetition_limit and bool(live.any()):
+            if int(self.hist_len.max()) >= self.hist.shape[1]:
+                self.hist = torch.cat([self.hist, torch.zeros_like(self.hist)], 1)
+            li = live.nonzero().squeeze(1)
+            self.hist[li, self.hist_len[li]] = self.hash[li]
+            self.hist_len[li] += 1
+            width = int(self.hist_len.max())
+            valid = torch.arange(width, device=dev) < self.hist_len[:, None]
+            count = ((self.hist[:, :width] == self.hash[:, None]) & valid).sum(1)
+            rep = live & (count >= rules.repetition_limit)
+            if bool(rep.any()):
+                r = rep.nonzero().squeeze(1)
+                self._fill_draw(r)
+                end[r] = _CODE["repetition"]
+                live = end == 0
+        if rules.move_limit is not None:
+            lim = live & (self.ply >= rules.move_limit)
+            if bool(lim.any()):
+                li = lim.nonzero().squeeze(1)
+                if rules.limit_outcome == "draw":
+                    self._fill_draw(li)
+                    end[li] = _CODE["move_limit"]
+                else:
+                    self._end_by_progress(li, "move_limit", end)
+                live = end == 0
+        if rules.stall_limit is not None and bool(live.any()):
+            li = live.nonzero().squeeze(1)
+            keys = self._progress_keys(li, mover[li])
+            better = keys < self.best[li, mover[li]]
+            self.best[li[better], mover[li[better]]] = keys[better]
+            self.stall[li] = torch.where(better, 0, self.stall[li] + 1)
+            st = li[~better & (self.stall[li] >= rules.stall_limit)]
+            if st.numel():
+                self._end_by_progress(st, "stall_limit", end)
+        done = end > 0
+        info: dict[str, Any] = {
+            "end_reason": end,
+            "places": torch.where(done[:, None], self.places, 0),
+            "length": torch.where(done, self.ply, 0),
+            "finished": (self.status != 0) & done[:, None],
+            "final_owner": self.owner.clone(),
+            "final_king": self.king.clone(),
+        }
+        self._bits, self._rows, self._mask, self._dest = bits, rows, None, None
+        if bool(done.any()):
+            rewards += self._place_rewards(self.places) * done[:, None]
+            self._reset_games(done, rotate=True)
+        return rewards, done, info
+
+    def _next_active(self, idx: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:
+        """The first active seat after ``seat`` in turn order (the seat itself after n)."""
+        n = self.n
+        offs = torch.arange(1, n + 1, device=self.device)
+        cand = (seat[:, None] + offs) % n  # (k, n)
+        status = self.status if idx is None else self.status[idx]
+        active = status.gather(1, cand) == 0
+        first = active.long().argmax(1)
+        return cand.gather(1, first[:, None]).squeeze(1)
+
+    def _fill_last(self, idx: torch.Tensor) -> None:
+        """The (at most one) undecided seat of each game takes the place left."""
+        und = self.places[idx] == 0
+        self.places[idx] = torch.where(und, self.top[idx, None], self.places[idx])
+
+    def _fill_draw(self, idx: torch.Tensor) -> None:
+        """Every undecided seat shares the next place."""
+        self._fill_last(idx)
+
+    def _progress_keys(self, idx: torch.Tensor, seats: torch.Tensor) -> torch.Tensor:
+        """Exact progress keys (smaller is better) of ``seats`` in games ``idx``, by the scalar
+        engine on CPU (cached there by piece set)."""
+        owner = self.owner[idx].cpu().numpy()
+        king = self.king[idx].cpu().numpy()
+        v, n, g = self.rules.variant, self.n, self.geometry
+        keys = [_progress_key(v, n, s, g, owner[i], king[i]) for i, s in enumerate(seats.tolist())]
+        return torch.tensor(keys, dtype=torch.long, device=self.device)
+
+    def _end_by_progress(self, idx: torch.Tensor, reason: str, end: torch.Tensor) -> None:
+        """Rank the undecided seats of games ``idx`` by progress (ties share a place)."""
+        n = self.n
+        k = idx.numel()
+        keys = torch.stack([self._progress_keys(idx, torch.full((k,), s, device=self.device)) for s in range(n)], 1)
+        und = self.places[idx] == 0
+        inf = torch.iinfo(torch.long).max
+        keys = torch.where(und, keys, inf)
+        better = (keys[:, None, :] < keys[:, :, None]).sum(2)  # seats strictly ahead
+        self.places[idx] = torch.where(und, self.top[idx, None] + better, self.places[idx])
+        end[idx] = _CODE[reason]
+
+    def _place_rewards(self, places: torch.Tensor) -> torch.Tensor:
+        """``rewards.place_rewards`` of every row of decided places (B, n), float32."""
+        n = self.n
+        p = places.float()
+        if n == 1:
+            return (places == 1).float()
+        same = (places[:, :, None] == places[:, None, :]).sum(2).float()  # seats sharing the place
+        draw = (same == n).all(1, keepdim=True)
+        if self.reward == "win_loss":
+            r = torch.where(places == 1, 1.0, -1.0)
+        else:
+            r = 1.0 - 2.0 * ((p - 1.0) + (same - 1.0) / 2.0) / (n - 1)
+        return torch.where(draw, 0.0, r)
+
+    # --- conversion -------------------------------------------------------------------
+
+    def to_games(self) -> list[Game]:
+        """Scalar ``Game`` objects of the current positions (places, status, ply and stall
+        counters included; the repetition history is not carried over)."""
+        owner = self.owner.cpu().numpy()
+        king = self.king.cpu().numpy()
+        to_move = self.to_move.tolist()
+        ply = self.ply.tolist()
+        status = self.status.cpu().numpy()
+        places = self.places.cpu().numpy()
+        stall = self.stall.tolist()
+        best = self.best.cpu().numpy()
+        g = self.geometry
+        out = []
+        options = {k: v for k, v in self.rules.to_dict().items() if k not in ("variant", "num_players")}
+        for b in range(self.batch_size):
+            chars = ["."] * self.H
+            for h in np.flatnonzero(owner[b] >= 0):
+                s = int(owner[b, h])
+                chars[h] = "ABCDEF"[s] if king[b, h] else "012345"[s]
+            rows, i = [], 0
+            for w in g.row_widths:
+                rows.append("".join(chars[i : i + w]))
+                i += w
+            text = f"{self.rules.variant} {self.n} {'/'.join(rows)} {to_move[b]} {ply[b]}"
+            game = Game.from_position(text, **options)
+            game._places = [int(p) if p else None for p in places[b]]
+            game._status = [FINISHED if st else ACTIVE for st in status[b]]
+            game._top = 1 + int((places[b] > 0).sum())
+            game._bottom = self.n
+            game._stall = stall[b]
+            if self.rules.stall_limit:
+                game._best = [_key_tuple(int(k)) for k in best[b]]
+            out.append(game)
+        return out
+
+    def from_games(self, games: list[Game]) -> None:
+        """Load ``batch_size`` scalar games (same rules, not over) into the batch, their
+        repetition counts, stall counters, places and status included."""
+        if len(games) != self.batch_size:
+            raise ValueError(f"from_games needs {self.batch_size} games, got {len(games)}")
+        H, n, P = self.H, self.n, self.P
+        B = self.batch_size
+        owner = np.full((B, H), -1, dtype=np.int8)
+        king = np.zeros((B, H), dtype=bool)
+        pieces = np.full((B, n, P), H, dtype=np.int64)
+        hashes = []
+        rep_lists = []
+        for b, game in enumerate(games):
+            if not isinstance(game, Game):
+                raise ValueError(f"games[{b}] is not a halma_env.Game")
+            if game.rules.replace(first_seat=self.rules.first_seat) != self.rules:
+                raise ValueError(f"games[{b}] has rules {game.rules.to_dict()}, the batch plays {self.rules.to_dict()}")
+            if game.is_over:
+                raise ValueError(f"games[{b}] is over ({game.end_reason})")
+            for s in range(n):
+                holes = game.pieces(s)
+                owner[b, holes] = s
+                pieces[b, s, : len(holes)] = holes
+            for h, cell in enumerate(game.board()):
+                if cell is not None and cell[1]:
+                    king[b, h] = True
+            hashes.append(self._np_hash(owner[b], king[b], game.to_move))
+            reps = []
+            for (pcs, kings, tm), count in game._repetitions.items():
+                o = np.full(H, -1, dtype=np.int8)
+                for s, bits in enumerate(pcs):
+                    o[self.geometry.holes(bits)] = s
+                kk = np.zeros(H, dtype=bool)
+                kk[self.geometry.holes(kings)] = True
+                reps += [self._np_hash(o, kk, tm)] * count
+            rep_lists.append(reps)
+        dev = self.device
+        self.owner = torch.as_tensor(owner, device=dev)
+        self.king = torch.as_tensor(king, device=dev)
+        self.pieces = torch.as_tensor(pieces, device=dev)
+        self.to_move = torch.tensor([gm.to_move for gm in games], dtype=torch.long, device=dev)
+        self.ply = torch.tensor([gm.ply for gm in games], dtype=torch.long, device=dev)
+        self.status = torch.tensor([[0 if s == ACTIVE else 1 for s in gm.status] for gm in games],
+                                   dtype=torch.int8, device=dev)
+        self.places = torch.tensor([[p or 0 for p in gm.places] for gm in games], dtype=torch.long, device=dev)
+        self.top = torch.tensor([gm._top for gm in games], dtype=torch.long, device=dev)
+        self.first_seat = torch.tensor([gm.rules.first_seat for gm in games], dtype=torch.long, device=dev)
+        self.stall = torch.tensor([gm._stall for gm in games], dtype=torch.long, device=dev)
+        if self.rules.stall_limit:
+            self.best = torch.tensor([[k[0] * _KEY_SCALE + k[1] for k in gm._best] for gm in games],
+                                     dtype=torch.long, device=dev)
+        self.hash = torch.tensor(hashes, dtype=torch.long, device=dev)
+        width = max(64, max(len(r) for r in rep_lists) * 2)
+        hist = np.zeros((B, width if self.rules.repetition_limit else 1), dtype=np.int64)
+        if self.rules.repetition_limit:
+            for b, reps in enumerate(rep_lists):
+                hist[b, : len(reps)] = reps
+        self.hist = torch.as_tensor(hist, device=dev)
+        self.hist_len = torch.tensor([len(r) if self.rules.repetition_limit else 0 for r in rep_lists],
+                                     dtype=torch.long, device=dev)
+        self._bits, self._rows = self._legal_moves(None, self.to_move)
+        self._mask = self._dest = None
+
+
+def _key_tuple(key: int) -> tuple[int, int]:
+    """Int progress key back to ``Progress.key()``'s (-in_goal, distance)."""
+    return (key // _KEY_SCALE, key % _KEY_SCALE)
+
+
+def place_rewards_tensor(places: torch.Tensor, scheme: str = "place") -> torch.Tensor:
+    """Reference: ``rewards.place_rewards`` row by row (for tests)."""
+    return torch.tensor([place_rewards([int(p) or None for p in row], scheme) for row in places.tolist()])

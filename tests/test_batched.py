@@ -1,0 +1,355 @@
+"""The batched torch engine agrees exactly with the scalar engine.
+
+Games are stepped side by side: the batch and one scalar ``Game`` per slot get the same actions,
+and after every step the masks, observations, seats to move, ply counts, rewards, done flags,
+places, end reasons and final boards must be identical.  Positions come from the batch's own
+random playouts, from scalar random playouts loaded with ``from_games``, and from near-finished
+positions played greedily (so that games really finish, with every end rule).
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from halma_env import Game, Rules  # noqa: E402
+from halma_env.batched import END_REASONS, BatchedGame  # noqa: E402
+from halma_env.encoding import encoding  # noqa: E402
+from halma_env.game import random_playout  # noqa: E402
+from halma_env.layout import layout  # noqa: E402
+from halma_env.rewards import goal_distance, place_rewards, shaping_potential  # noqa: E402
+
+ALL = [("star", 1), ("star", 2), ("star", 3), ("star", 4), ("star", 5), ("star", 6),
+       ("diamond", 2), ("diamond", 3), ("halma16", 2), ("halma16", 4)]
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _phi_start(rules: Rules) -> list[float]:
+    start = Game(rules)
+    n = rules.num_players
+    return [max(shaping_potential(rules.variant, n, s, start.pieces(s)), 1) for s in range(n)]
+
+
+def _assert_same_state(bg: BatchedGame, games: list[Game], where: str) -> None:
+    enc = encoding(bg.rules.variant, bg.rules.num_players)
+    mask = bg.action_mask().cpu().numpy()
+    obs = bg.observation().cpu().numpy()
+    rows, valid = bg.legal_lists()
+    for b, g in enumerate(games):
+        assert int(bg.to_move[b]) == g.to_move, f"{where} game {b}: to_move"
+        assert int(bg.ply[b]) == g.ply, f"{where} game {b}: ply"
+        expected = enc.action_mask(g).astype(bool)
+        if not np.array_equal(mask[b], expected):
+            extra = [enc.decode_action(g.to_move, int(a)) for a in np.flatnonzero(mask[b] & ~expected)[:5]]
+            missing = [enc.decode_action(g.to_move, int(a)) for a in np.flatnonzero(expected & ~mask[b])[:5]]
+            pytest.fail(f"{where} game {b}: mask differs, extra {extra} missing {missing} in {g.position()}")
+        assert rows[b][valid[b]].tolist() == np.flatnonzero(expected).tolist(), f"{where} game {b}: legal_lists"
+        assert np.array_equal(obs[b], enc.observation(g, g.to_move)), f"{where} game {b}: observation"
+
+
+def _step_both(bg, games, actions, new_game, shaping, phi0, where, reasons):
+    """Play ``actions`` in the batch and in the scalar games; compare everything the step returns."""
+    enc = encoding(bg.rules.variant, bg.rules.num_players)
+    n = bg.rules.num_players
+    rewards, done, info = bg.step(torch.as_tensor(actions))
+    rewards, done = rewards.cpu().numpy(), done.cpu().numpy()
+    for b, g in enumerate(games):
+        seat = g.to_move
+        src, dst = enc.decode_action(seat, int(actions[b]))
+        g.play((src, dst))
+        if g.status[seat] == "finished":
+            reasons["seat_finished"] = reasons.get("seat_finished", 0) + 1
+        expected = np.zeros(n)
+        if shaping:
+            dist = goal_distance(g.rules.variant, n, seat)
+            expected[seat] += shaping * (dist[src] - dist[dst]) / phi0[seat]
+        assert bool(done[b]) == g.is_over, f"{where} game {b}: done {done[b]} vs {g.end_reason}"
+        if g.is_over:
+            expected += place_rewards(g.places, bg.reward)
+            code = int(info["end_reason"][b])
+            assert END_REASONS[code] == g.end_reason, f"{where} game {b}: end reason"
+            assert info["places"][b].tolist() == g.places, f"{where} game {b}: places"
+            assert int(info["length"][b]) == g.ply
+            assert info["finished"][b].tolist() == [s == "finished" for s in g.status]
+            final = info["final_owner"][b].cpu().numpy()
+            board = g.board()
+            assert [(-1 if c is None else c[0]) for c in board] == final.tolist(), f"{where} game {b}: final board"
+            assert [bool(c and c[1]) for c in board] == info["final_king"][b].tolist()
+            reasons[g.end_reason] = reasons.get(g.end_reason, 0) + 1
+            games[b] = new_game(b)
+        else:
+            assert int(info["end_reason"][b]) == 0
+        assert np.allclose(rewards[b], expected, atol=1e-5), f"{where} game {b}: rewards {rewards[b]} vs {expected}"
+
+
+def _greedy_actions(games: list[Game], rng: random.Random) -> list[int]:
+    """Moves toward the goal's far end (with noise): finishes most near-finished games quickly."""
+    out = []
+    for g in games:
+        enc = encoding(g.rules.variant, g.num_players)
+        seat = g.to_move
+        lay = g.layout
+        geo = g.geometry
+        tip = lay.goal_tip[seat]
+        if tip is None:  # the goal hole farthest from the home camp
+            tip = max(lay.goals[seat], key=lambda x: sum(geo.distance(x, h) for h in lay.homes[seat]))
+        goal = set(lay.goals[seat])
+        moves = g.legal_moves()
+        best = max(moves, key=lambda m: 10 * (m.dst in goal and m.src not in goal)
+                   + geo.distance(m.src, tip) - geo.distance(m.dst, tip) + 1.5 * rng.random())
+        out.append(enc.encode_move(seat, best.src, best.dst))
+    return out
+
+
+def lockstep(rules: Rules, batch: int, steps: int, *, seed: int = 0, policy: str = "random",
+             shaping: float = 0.0, reward: str = "place", start: list[Game] | None = None,
+             rotate: bool = False) -> dict[str, int]:
+    """Step a batch and scalar games side by side; return how many games ended for each reason."""
+    bg = BatchedGame(rules, batch, seed=seed, reward=reward, progress_shaping=shaping, rotate_first_seat=rotate)
+    n = rules.num_players
+    counts = [0] * batch
+
+    def new_game(b: int) -> Game:
+        counts[b] += 1
+        first = (rules.first_seat + counts[b]) % n if rotate else rules.first_seat
+        return Game(rules.replace(first_seat=first))
+
+    if start is not None:
+        games = [g.copy() for g in start]
+        bg.from_games(games)
+    else:
+        games = [Game(rules) for _ in range(batch)]
+    rng = random.Random(seed)
+    phi0 = _phi_start(rules)
+    reasons: dict[str, int] = {}
+    last: dict[tuple[int, int], tuple[int, int]] = {}
+    for t in range(steps):
+        _assert_same_state(bg, games, f"step {t}")
+        if policy == "random":
+            actions = bg.random_actions().tolist()
+        elif policy == "greedy":
+            actions = _greedy_actions(games, rng)
+        else:  # "undo": take back one's own last move when possible (positions repeat)
+            enc = encoding(rules.variant, n)
+            actions = []
+            for b, g in enumerate(games):
+                back = last.get((b, g.to_move))
+                moves = g.legal_moves()
+                src, dst = back if back in moves and rng.random() < 0.95 else tuple(rng.choice(moves))
+                last[(b, g.to_move)] = (dst, src)
+                actions.append(enc.encode_move(g.to_move, src, dst))
+        _step_both(bg, games, actions, new_game, shaping, phi0, f"step {t}", reasons)
+    _assert_same_state(bg, games, "end")
+    return reasons
+
+
+def _position(rules: Rules, owner: list[int], king: list[bool], to_move: int) -> str:
+    g = layout(rules.variant, rules.num_players).geometry
+    chars = ["." if o < 0 else ("ABCDEF"[o] if k else "012345"[o]) for o, k in zip(owner, king)]
+    rows, i = [], 0
+    for w in g.row_widths:
+        rows.append("".join(chars[i : i + w]))
+        i += w
+    return f"{rules.variant} {rules.num_players} {'/'.join(rows)} {to_move} 10"
+
+
+def endgames(rules: Rules, count: int, seed: int, intruders: bool = False) -> list[Game]:
+    """Near-finished positions: most pieces of every seat in its goal, a few within reach, an
+    opponent's piece in a goal now and then (anti-blocking) and the king near its tip (diamond)."""
+    rng = random.Random(seed)
+    lay = layout(rules.variant, rules.num_players)
+    geo = lay.geometry
+    n = rules.num_players
+    options = {k: v for k, v in rules.to_dict().items() if k not in ("variant", "num_players")}
+    out: list[Game] = []
+    while len(out) < count:
+        owner = [-1] * geo.num_holes
+        king = [False] * geo.num_holes
+        for s in range(n):
+            goal = list(lay.goals[s])
+            rng.shuffle(goal)
+            outside = rng.randint(1, 3)
+            inside = goal[: lay.max_pieces - outside]
+            tip = lay.goal_tip[s]
+            if tip is not None and tip not in inside and rng.random() < 0.7:
+                inside[0] = tip
+            placed = []
+            for h in inside:
+                if owner[h] < 0:
+                    owner[h] = s
+                    placed.append(h)
+            open_holes = set(geo.holes(lay.open_holes[s]))
+            near = [h for h in range(geo.num_holes) if owner[h] < 0 and h in open_holes
+                    and 0 < min(geo.distance(h, x) for x in lay.goals[s]) <= 3]
+            for h in rng.sample(near, min(outside, len(near))):
+                owner[h] = s
+                placed.append(h)
+            if tip is not None:
+                king[tip if owner[tip] == s and rng.random() < 0.5 else rng.choice(placed)] = True
+        if intruders:
+            for s in range(n):
+                other = (s + 1) % n
+                mine = [h for h in lay.goals[s] if owner[h] == s]
+                theirs = [h for h in range(geo.num_holes) if owner[h] == other and not king[h]]
+                if n > 1 and mine and theirs and rng.random() < 0.5:
+                    h, h2 = rng.choice(mine), rng.choice(theirs)
+                    if not king[h]:  # swap: the seats keep their piece counts
+                        owner[h], owner[h2] = other, s
+        seats = [s for s in range(n) if any(o == s for o in owner)]
+        game = Game.from_position(_position(rules, owner, king, rng.choice(seats)), **options)
+        if not game.is_over:
+            out.append(game)
+    return out
+
+
+def scalar_positions(rules: Rules, count: int, seed: int, max_plies: int = 120) -> list[Game]:
+    """Positions from scalar random playouts, each stopped after a random number of plies."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        g = Game(rules.replace(first_seat=rng.randrange(rules.num_players)))
+        random_playout(g, rng, rng.randrange(max_plies))
+        if not g.is_over:
+            out.append(g)
+    return out
+
+
+# --- tests -----------------------------------------------------------------------------------
+
+
+def test_import_halma_env_does_not_import_torch():
+    code = "import sys, halma_env, halma_env.encoding, halma_env.rewards; assert 'torch' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("variant,n", ALL)
+def test_random_playouts_in_lockstep(variant, n):
+    # the batch's own random playouts; a short move limit exercises the auto-reset
+    reasons = lockstep(Rules(variant, n, move_limit=12), batch=4, steps=20, seed=n)
+    assert reasons.get("move_limit", 0) >= 4
+
+
+@pytest.mark.parametrize("variant,n", ALL)
+def test_scalar_positions_loaded_with_from_games(variant, n):
+    rules = Rules(variant, n, move_limit=150)
+    start = scalar_positions(rules, 16, seed=7 + n, max_plies=60)
+    lockstep(rules, batch=16, steps=2, seed=1, start=start)
+
+
+@pytest.mark.parametrize("variant,n,options", [
+    ("star", 1, {}),
+    ("star", 2, {}),
+    ("star", 2, {"anti_blocking": False}),
+    ("star", 3, {}),
+    ("star", 4, {"play_to_end": False}),
+    ("star", 6, {}),
+    ("diamond", 2, {}),
+    ("diamond", 3, {"play_to_end": False}),
+    ("halma16", 2, {}),
+    ("halma16", 4, {}),
+])
+def test_near_finished_games_finish_alike(variant, n, options):
+    rules = Rules(variant, n, move_limit=60, **options)
+    start = endgames(rules, 8, seed=n, intruders=variant == "star")
+    reasons = lockstep(rules, batch=8, steps=16, seed=2, policy="greedy", start=start)
+    wanted = "first_finish" if not rules.play_to_end and n >= 3 else "finished" if n <= 2 else "seat_finished"
+    assert reasons.get(wanted, 0) > 0, reasons
+
+
+def test_move_limit_by_progress_and_stall_limit():
+    reasons = lockstep(Rules("star", 3, move_limit=12, limit_outcome="progress"), batch=4, steps=14, seed=3)
+    assert reasons.get("move_limit", 0) == 4
+    reasons = lockstep(Rules("star", 2, stall_limit=4), batch=4, steps=20, seed=4)
+    assert reasons.get("stall_limit", 0) > 0
+    reasons = lockstep(Rules("diamond", 3, stall_limit=4, move_limit=20, limit_outcome="progress"),
+                       batch=4, steps=20, seed=5)
+    assert reasons.get("stall_limit", 0) > 0
+
+
+def test_repetition_draws():
+    reasons = lockstep(Rules("halma16", 2), batch=4, steps=14, seed=6, policy="undo")
+    assert reasons.get("repetition", 0) > 0, reasons
+    reasons = lockstep(Rules("star", 3, repetition_limit=2), batch=4, steps=10, seed=6, policy="undo")
+    assert reasons.get("repetition", 0) > 0, reasons
+
+
+def test_first_seat_rotation_and_shaping_rewards():
+    reasons = lockstep(Rules("star", 3, first_seat=2, move_limit=5), batch=4, steps=12, seed=8, rotate=True,
+                       shaping=0.5, reward="win_loss")
+    assert reasons.get("move_limit", 0) >= 8
+    bg = BatchedGame(Rules("star", 3, first_seat=1), 2, rotate_first_seat=True)
+    assert bg.to_move.tolist() == [1, 1]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6])
+def test_place_rewards_match_the_shared_definition(n):
+    bg = BatchedGame(Rules("star", n), 1)
+    rows = list(itertools.product(range(1, n + 1), repeat=n))
+    if len(rows) > 3000:
+        rows = random.Random(n).sample(rows, 3000)
+    places = torch.tensor(rows)
+    for scheme in ("place", "win_loss"):
+        bg.reward = scheme
+        got = bg._place_rewards(places).numpy()
+        expected = np.array([place_rewards(list(r), scheme) for r in rows])
+        assert np.allclose(got, expected, atol=1e-6)
+
+
+def test_to_games_round_trip():
+    rules = Rules("diamond", 3, stall_limit=50)
+    bg = BatchedGame(rules, 6, seed=3)
+    for _ in range(15):
+        bg.step(bg.random_actions())
+    games = bg.to_games()
+    again = BatchedGame(rules, 6)
+    again.from_games(games)
+    assert torch.equal(again.owner, bg.owner) and torch.equal(again.king, bg.king)
+    assert torch.equal(again.action_mask(), bg.action_mask())
+    assert torch.equal(again.observation(), bg.observation())
+    assert torch.equal(again.best, bg.best) and torch.equal(again.stall, bg.stall)
+    assert [g.position() for g in again.to_games()] == [g.position() for g in games]
+
+
+def test_bad_input_is_refused_and_changes_nothing():
+    with pytest.raises(ValueError, match="batch_size"):
+        BatchedGame(Rules(), 0)
+    with pytest.raises(ValueError, match="reward"):
+        BatchedGame(Rules(), 2, reward="money")
+    with pytest.raises(ValueError, match="rules"):
+        BatchedGame("star", 2)
+    bg = BatchedGame(Rules(), 3)
+    before = bg.owner.clone()
+    legal = bg.random_actions()
+    bad = legal.clone()
+    bad[1] = 0  # hole 0 is no piece of the mover's in its frame
+    with pytest.raises(ValueError, match=r"illegal action in game\(s\) \[1\]"):
+        bg.step(bad)
+    with pytest.raises(ValueError, match="shape"):
+        bg.step(legal[:2])
+    with pytest.raises(ValueError, match="actions must be"):
+        bg.step(torch.full((3,), bg.num_actions))
+    assert torch.equal(bg.owner, before) and bg.ply.tolist() == [0, 0, 0]
+    with pytest.raises(ValueError, match="needs 3 games"):
+        bg.from_games([Game()])
+    with pytest.raises(ValueError, match="rules"):
+        bg.from_games([Game(Rules("star", 3))] * 3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant,n", ALL)
+def test_big_sweep(variant, n):
+    # thousands of positions per variant: random lockstep, loaded scalar positions, endgames
+    lockstep(Rules(variant, n, move_limit=200), batch=64, steps=60, seed=11)
+    rules = Rules(variant, n)
+    lockstep(rules, batch=256, steps=4, seed=12, start=scalar_positions(rules, 256, seed=13, max_plies=300))
+    lockstep(Rules(variant, n, move_limit=80), batch=64, steps=40, seed=14, policy="greedy",
+             start=endgames(Rules(variant, n, move_limit=80), 64, seed=15, intruders=variant == "star"))
