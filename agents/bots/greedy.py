@@ -45,6 +45,28 @@ def recent_configurations(game: Game, seat: int, memory: int) -> dict[int, int]:
     return seen
 
 
+def stalled_moves(game: Game, seat: int, view: SeatView, memory: int) -> int:
+    """The largest k <= ``memory`` such that ``seat``'s potential k own moves ago was already as
+    low as now (k moves without net progress); 0 when the last move made progress."""
+    now = pot = view.potential()
+    king = view.king_hole
+    count = stall = 0
+    for event in reversed(game.history):
+        if count >= memory:
+            break
+        if event.kind != "move" or event.seat != seat:
+            continue
+        move = event.move
+        is_king = move.dst == king
+        pot += view.value(move.src, is_king) - view.value(move.dst, is_king)  # take the move back
+        if is_king:
+            king = move.src
+        count += 1
+        if pot <= now + 1e-9:
+            stall = count
+    return stall
+
+
 def finishing_moves(game: Game, seat: int, view: SeatView, moves: list[Move]) -> list[Move]:
     """The moves that finish ``seat`` now (verified by playing and undoing them)."""
     t = view.tables

@@ -21,7 +21,9 @@ Machinery:
   over opponents of (their potential - the root seat's), plus a tempo bonus for the side to move;
   finished games score by place (``halma_env.rewards.place_rewards``), sooner wins preferred;
 - at the root, a move back to an arrangement of the seat's pieces seen in its last few moves is
-  penalised (as in ``greedy``), so endgames never cycle and halma16's repetition is avoided.
+  penalised (as in ``greedy``), and once the seat has made no progress for a few moves, progress
+  gets a growing bonus: endgames never cycle, standoffs (each side waiting for the other to open
+  a jump) are broken, and halma16's repetition draw is avoided.
 """
 
 from __future__ import annotations
@@ -30,11 +32,13 @@ import random
 import time
 
 from agents.bots.evaluation import STRAGGLE, WIN, Tracker
-from agents.bots.greedy import REVISIT_PENALTY, recent_configurations
+from agents.bots.greedy import REVISIT_PENALTY, recent_configurations, stalled_moves
 from halma_env import Game, Move
 from halma_env.rewards import place_rewards
 
 TEMPO = 1.5  # worth of having the move (about the gain of an average move late in the game)
+STALL_AFTER = 3  # own moves without progress before the root starts favouring progress
+STALL_BONUS = 0.5  # per further stalled move, times the move's gain
 _EXACT, _LOWER, _UPPER = 0, 1, 2
 
 
@@ -285,9 +289,14 @@ class _Run:
             cfg |= 1 << h
         self.rng.shuffle(moves)  # seeded tie-breaks among equal moves
         scored = []
+        # standoffs (each side waiting for the other to open a jump, e.g. halma16's last pieces)
+        # are broken by a growing bonus for progress once the seat has stalled for a while
+        stall = stalled_moves(self.g, root, self.views[root], bot.memory) if bot.memory else 0
+        push = STALL_BONUS * max(0, stall - STALL_AFTER)
         for m in moves:
             gain = self.gain(root, m.src, m.dst)
             penalty = REVISIT_PENALTY * seen.get(cfg ^ (1 << m.src) ^ (1 << m.dst), 0) if seen else 0.0
+            penalty -= push * max(0.0, gain)
             scored.append((gain - penalty, gain, penalty, m))
         scored.sort(key=lambda x: -x[0])
         # keep every move that might finish, then the best-ordered ones
