@@ -56,6 +56,7 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
             f.write(buffer.getvalue())
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; checkpoints are meant to be shared
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -195,10 +195,10 @@ class Trainer:
     """Holds the network, optimiser, environments, pool and logs of one run directory."""
 
     def __init__(self, cfg: TrainConfig, run_dir: str | Path, device: str | None = None, resume: bool = False,
-                 log: Callable[[str], None] = print) -> None:
+                 log: Callable[[str], None] | None = None) -> None:
         self.cfg = cfg
         self.run_dir = Path(run_dir)
-        self.log = log
+        self.log = log or (lambda line: print(line, flush=True))  # flushed: runs are often redirected to a file
         self.device = torch.device(device or cfg.device)
         if self.device.type == "cuda" and not torch.cuda.is_available():
             raise ValueError("device cuda was asked for but torch sees no CUDA device")

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"halma train: {exc}", file=sys.stderr)
         return 2
-    print(f"training {cfg.game.variant} {cfg.game.num_players} seats -> {run_dir} on {trainer.device}")
+    print(f"training {cfg.game.variant} {cfg.game.num_players} seats -> {run_dir} on {trainer.device}", flush=True)
     trainer.train()
     trainer.close()
     train_time = time.time() - t0
@@ -114,14 +114,17 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
                 trainer = Trainer(cfg, Path(tmp) / "bench", log=lambda s: None)
                 trainer.train()
                 iterations = 1
-                start = time.perf_counter()
+                start, cpu0 = time.perf_counter(), time.process_time()
                 steps0 = trainer.global_step
                 while time.perf_counter() - start < seconds:
                     iterations += 1
                     cfg.ppo.total_steps = batch * iterations
                     trainer.train()
-                elapsed = time.perf_counter() - start
-                figures[f"train_{device}_{engine}_steps_per_s"] = round((trainer.global_step - steps0) / elapsed, 1)
+                elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu0
+                steps = trainer.global_step - steps0
+                figures[f"train_{device}_{engine}_steps_per_s"] = round(steps / elapsed, 1)
+                # per second of this process's CPU time: what one free core would give on a shared machine
+                figures[f"train_{device}_{engine}_steps_per_cpu_s"] = round(steps / max(cpu, 1e-9), 1)
                 trainer.close()
     figures["num_envs"] = cfg.env.num_envs
     figures["num_steps"] = cfg.ppo.num_steps
