@@ -225,3 +225,41 @@ def test_registry_names_and_errors() -> None:
         make_player("missing.onnx")
     with pytest.raises(ValueError, match="seed"):
         make_player("greedy", seed="1")  # type: ignore[arg-type]
+
+
+def play_out(specs: list[str], variant: str, n: int, seed: int, move_limit: int = 1500) -> Game:
+    game = Game(Rules(variant, n, move_limit=move_limit))
+    players = [make_player(specs[s % len(specs)], seed=seed + s) for s in range(n)]
+    while not game.is_over:
+        game.play(players[game.to_move].select_move(game))
+    return game
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant,n", GAMES)
+@pytest.mark.parametrize("spec", ["search:depth=2,time=none", "mcts:iterations=30,time=none"])
+def test_search_and_mcts_finish_against_themselves(spec: str, variant: str, n: int) -> None:
+    game = play_out([spec], variant, n, seed=0)
+    assert game.end_reason == "finished", (spec, variant, n, game.end_reason, game.ply)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant,n", [g for g in GAMES if g[1] >= 3])
+def test_mixed_multi_seat_games_are_decided(variant: str, n: int) -> None:
+    game = play_out(["greedy", "search:depth=2,time=none", "mcts:iterations=30,time=none"], variant, n, seed=1)
+    assert game.end_reason == "finished" and None not in game.places
+
+
+@pytest.mark.slow
+def test_strength_order_on_star_two_seats() -> None:
+    """greedy beats random every time; search (fixed depth 3) beats greedy at least 7 of 10."""
+    def wins(a: str, b: str, games: int) -> int:
+        won = 0
+        for i in range(games):
+            specs = [a, b] if i % 2 == 0 else [b, a]
+            game = play_out(specs, "star", 2, seed=10 * i, move_limit=600)
+            won += game.places[specs.index(a)] == 1 and game.end_reason == "finished"
+        return won
+
+    assert wins("greedy", "random", 6) == 6
+    assert wins("search:depth=3,time=none", "greedy", 10) >= 7

@@ -185,27 +185,72 @@ class Tracker:
         self.king = [v.king_hole for v in self.views]
         self.outside = [sum(1 for h in v.pieces if h not in v.tables.goal) for v in self.views]
         self.empty = [sum(1 for h in goal if game.piece_at(h) is None) for goal in self.goals]
+        # ordinary piece value per hole, endgame pull included (fixed for the whole search)
+        self.values = [tuple(p + e for p, e in zip(v.piece, v.endgame)) for v in self.views]
 
     def gain(self, s: int, src: int, dst: int) -> float:
         """How much moving ``src`` -> ``dst`` lowers seat ``s``'s potential."""
-        v = self.views[s]
         if src == self.king[s]:
-            return v.king[src] - v.king[dst]
-        return v.piece[src] + v.endgame[src] - v.piece[dst] - v.endgame[dst]
+            king = self.views[s].king
+            return king[src] - king[dst]
+        values = self.values[s]
+        return values[src] - values[dst]
 
     def moves_of(self, s: int) -> list:
         """Seat ``s``'s legal moves in the current position (whoever is really to move)."""
         self.game.to_move = s
         return self.game.legal_moves()
 
+    def scored_moves(self, s: int) -> list[tuple[float, int, int]]:
+        """(gain, src, dst) for every legal move of seat ``s`` (no Move objects: cheaper)."""
+        g = self.game
+        g.to_move = s
+        values = self.values[s]
+        king = self.king[s]
+        out = []
+        for src in g.pieces(s):
+            dests = g.legal_destinations(src)
+            if not dests:
+                continue
+            if src == king:
+                kt = self.views[s].king
+                out.extend((kt[src] - kt[d], src, d) for d in dests)
+            else:
+                base = values[src]
+                out.extend((base - values[d], src, d) for d in dests)
+        return out
+
+    def best_gain(self, s: int) -> float | None:
+        """The largest gain among seat ``s``'s legal moves (None if it has none)."""
+        g = self.game
+        g.to_move = s
+        values = self.values[s]
+        king = self.king[s]
+        best = None
+        for src in g.pieces(s):
+            dests = g.legal_destinations(src)
+            if not dests:
+                continue
+            if src == king:
+                kt = self.views[s].king
+                gain = kt[src] - min(kt[d] for d in dests)
+            else:
+                gain = values[src] - min(values[d] for d in dests)
+            if best is None or gain > best:
+                best = gain
+        return best
+
     def play(self, s: int, move, gain: float) -> None:
+        """Seat ``s`` plays ``move`` (a Move or a (src, dst) pair)."""
         self.game.to_move = s
         self.game.play(move)
-        self._update(s, move.src, move.dst, gain)
+        src, dst = move
+        self._update(s, src, dst, gain)
 
     def undo(self, s: int, move, gain: float) -> None:
         self.game.undo()
-        self._update(s, move.dst, move.src, -gain)
+        src, dst = move
+        self._update(s, dst, src, -gain)
 
     def _update(self, s: int, src: int, dst: int, gain: float) -> None:
         self.pot[s] -= gain
@@ -223,5 +268,6 @@ class Tracker:
 
     def may_finish(self, s: int, move) -> bool:
         """Whether ``move`` might finish seat ``s`` (needs playing to be sure)."""
+        src, dst = move
         goal = self.goals[s]
-        return move.dst in goal and (self.empty[s] <= 1 or move.src not in goal or move.src == self.king[s])
+        return dst in goal and (self.empty[s] <= 1 or src not in goal or src == self.king[s])

@@ -46,6 +46,10 @@ class _Timeout(Exception):
     pass
 
 
+def _first(item: tuple) -> float:
+    return item[0]
+
+
 class SearchBot:
     """Alpha-beta (2 seats) / best-reply search (3-6 seats) with iterative deepening."""
 
@@ -130,13 +134,15 @@ class _Run:
         self.rivals = [s for s in self.opponents if places[s] is None] or self.opponents
         self.solo = not self.opponents  # solitaire: every node is the seat's own move
 
-    def play(self, s: int, m: Move, gain: float) -> None:
+    def play(self, s: int, m, gain: float) -> None:
         self.tr.play(s, m, gain)
-        self.hash ^= self.zob[s][m.src] ^ self.zob[s][m.dst]
+        src, dst = m
+        self.hash ^= self.zob[s][src] ^ self.zob[s][dst]
 
-    def undo(self, s: int, m: Move, gain: float) -> None:
+    def undo(self, s: int, m, gain: float) -> None:
         self.tr.undo(s, m, gain)
-        self.hash ^= self.zob[s][m.src] ^ self.zob[s][m.dst]
+        src, dst = m
+        self.hash ^= self.zob[s][src] ^ self.zob[s][dst]
 
     # --- evaluation ----------------------------------------------------------------------
 
@@ -180,16 +186,15 @@ class _Run:
         if self.deadline is not None and self.nodes & 7 == 0 and time.perf_counter() > self.deadline:
             raise _Timeout
 
-    def ordered(self, seats: list[int], width: int, tt_move) -> list[tuple[float, int, Move]]:
-        """(gain, seat, move) for the given seats' moves, best first, cut to ``width``."""
+    def ordered(self, seats: list[int], width: int, tt_move) -> list[tuple[float, int, tuple[int, int]]]:
+        """(gain, seat, (src, dst)) for the given seats' moves, best first, cut to ``width``."""
         cand = []
         for s in seats:
-            for m in self.moves_of(s):
-                cand.append((self.gain(s, m.src, m.dst), s, m))
-        cand.sort(key=lambda x: -x[0])
+            cand.extend((gain, s, (src, dst)) for gain, src, dst in self.tr.scored_moves(s))
+        cand.sort(key=_first, reverse=True)
         if tt_move is not None:
             for i, c in enumerate(cand):
-                if (c[1], c[2].src, c[2].dst) == tt_move:
+                if (c[1], c[2]) == tt_move:
                     if i:
                         cand.insert(0, cand.pop(i))
                     break
@@ -201,12 +206,16 @@ class _Run:
         best_gain = None
         best_val = None
         k = max(1, len(self.rivals))
+        tr = self.tr
         for s in seats:
-            moves = self.moves_of(s)
-            check = self.near_finish(s)
-            for m in moves:
-                gain = self.gain(s, m.src, m.dst)
-                if check and self.may_finish(s, m):
+            if not self.near_finish(s):
+                gain = tr.best_gain(s)
+                if gain is not None and (best_gain is None or gain > best_gain):
+                    best_gain = gain
+                continue
+            for gain, src, dst in tr.scored_moves(s):
+                m = (src, dst)
+                if self.may_finish(s, m):
                     self.play(s, m, gain)
                     term = self.terminal(ply + 1)
                     self.undo(s, m, gain)
@@ -264,11 +273,11 @@ class _Run:
                 self.undo(s, m, gain)
             if is_max:
                 if val > best:
-                    best, best_move = val, (s, m.src, m.dst)
+                    best, best_move = val, (s, m)
                 alpha = max(alpha, val)
             else:
                 if val < best:
-                    best, best_move = val, (s, m.src, m.dst)
+                    best, best_move = val, (s, m)
                 beta = min(beta, val)
             if alpha >= beta:
                 break
