@@ -131,7 +131,8 @@ def evaluate(net: HalmaNet, cfg: TrainConfig, opponent: str, games: int, seed: i
 
     The learner takes seat ``i % n`` of game ``i`` and the start rotates; the other seats are the
     opponent.  Games stop after ``eval.move_limit`` plies as a draw (limit_outcome "draw"), so a win
-    means the agent really finished first.  Returns win rate, mean place, finish rate (the agent
+    means the agent really finished first.  Returns win rate, mean place (and the opponents' mean
+    place), finish rate (the agent
     completed its crossing), decided rate (every place decided) and mean length in plies.
     """
     n = cfg.game.num_players
@@ -161,20 +162,23 @@ def evaluate(net: HalmaNet, cfg: TrainConfig, opponent: str, games: int, seed: i
             best = logits.argmax(dim=1).tolist()
             for k, i in enumerate(mine):
                 table[i].play(moves[k][best[k]])
+        moved = set(mine)
         for i in live:
             g = table[i]
-            if i not in mine and not g.is_over:
+            if i not in moved and not g.is_over:
                 g.play(bots[i].select_move(g))
-    wins = places = finished = decided = length = 0.0
+    wins = places = others = finished = decided = length = 0.0
     for g, s in zip(table, seats):
         p = g.places
         wins += p[s] == 1 and p.count(1) == 1
         places += p[s] if p[s] is not None else n
+        others += np.mean([q if q is not None else n for k, q in enumerate(p) if k != s])
         finished += g.status[s] == "finished"
         decided += all(x is not None for x in p) and len(set(p)) == n
         length += g.ply
     k = max(games, 1)
-    return {"win_rate": wins / k, "mean_place": places / k, "finish_rate": finished / k,
+    return {"win_rate": wins / k, "mean_place": places / k, "opponent_mean_place": others / k,
+            "finish_rate": finished / k,
             "decided_rate": decided / k, "mean_length": length / k}
 
 
@@ -378,6 +382,7 @@ class Trainer:
                 frac = 1.0 - (self.update - 1.0) / num_iterations
                 self.optimizer.param_groups[0]["lr"] = frac * ppo.learning_rate
             # ---- rollout ----
+            t_rollout = time.perf_counter()
             buf = RolloutBuffer(carry, n, num_envs)
             for _ in range(ppo.num_steps):
                 self.global_step += num_envs
@@ -430,7 +435,10 @@ class Trainer:
             # ---- advantages (GAE along each seat's own trajectory) ----
             data = buf.batch(self.net, ppo.gamma, ppo.gae_lambda, dev)
             # ---- update ----
+            t_update = time.perf_counter()
             stats = self._ppo_update(data)
+            stats["perf/rollout_s"] = t_update - t_rollout
+            stats["perf/update_s"] = time.perf_counter() - t_update
             if bar is not None:
                 bar.update(batch_steps)
             # ---- logging ----

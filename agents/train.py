@@ -31,11 +31,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def final_table(results: dict[str, Any], opponents: list[str], games: int) -> str:
     """The closing evaluation as a markdown table."""
-    lines = ["| opponent | games | win rate | mean place | agent finished | games decided | mean length (plies) |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| opponent | games | win rate | mean place (agent / opponents) | agent finished | games decided "
+             "| mean length (plies) |", "|---|---|---|---|---|---|---|"]
     for opp in opponents:
         r = results[opp]
-        lines.append(f"| {opp} | {games} | {r['win_rate']:.1%} | {r['mean_place']:.2f} | {r['finish_rate']:.1%} | "
+        places = f"{r['mean_place']:.2f} / {r['opponent_mean_place']:.2f}"
+        lines.append(f"| {opp} | {games} | {r['win_rate']:.1%} | {places} | {r['finish_rate']:.1%} | "
                      f"{r['decided_rate']:.1%} | {r['mean_length']:.0f} |")
     return "\n".join(lines)
 
