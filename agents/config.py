@@ -70,20 +70,20 @@ class EnvConfig:
 
 @dataclass
 class PPOConfig:
-    """CleanRL's ppo.py hyper-parameters, same names."""
+    """CleanRL's ppo.py hyper-parameters, same names (defaults: the quickstart's values)."""
 
-    total_steps: int = 500_000  # environment steps (plies of all seats)
+    total_steps: int = 100_000  # environment steps (plies of all seats)
     num_steps: int = 64  # plies per environment per rollout
-    learning_rate: float = 2.5e-4
+    learning_rate: float = 1e-3
     anneal_lr: bool = True
     gamma: float = 0.99  # per own move of a seat
     gae_lambda: float = 0.95
     num_minibatches: int = 4
-    update_epochs: int = 4
+    update_epochs: int = 2
     norm_adv: bool = True
     clip_coef: float = 0.2
     clip_vloss: bool = True
-    ent_coef: float = 0.01
+    ent_coef: float = 0.005
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     target_kl: float | None = None
@@ -106,10 +106,10 @@ class PPOConfig:
 class NetworkConfig:
     """The hole network (agents/network.py)."""
 
-    channels: int = 32  # features per hole
-    blocks: int = 3  # residual hex/square convolutions over the holes
-    pair_dim: int = 32  # size of the source/destination embeddings of the bilinear move head
-    value_hidden: int = 64
+    channels: int = 16  # features per hole
+    blocks: int = 2  # residual hex/square convolutions over the holes
+    pair_dim: int = 16  # size of the source/destination embeddings of the bilinear move head
+    value_hidden: int = 32
     position_embedding: bool = True  # a learned vector per canonical hole
 
     def validate(self) -> None:
@@ -125,11 +125,11 @@ class PoolConfig:
     """Who the learner plays in each new game (sampled per game, per environment)."""
 
     self_prob: float = 0.5  # every seat is the learner (latest weights)
-    snapshot_prob: float = 0.3  # one learner seat, the others a past snapshot (uniform over the pool)
-    bot_prob: float = 0.2  # one learner seat, the others a heuristic bot (uniform over `bots`)
+    snapshot_prob: float = 0.2  # one learner seat, the others a past snapshot (uniform over the pool)
+    bot_prob: float = 0.3  # one learner seat, the others a heuristic bot (uniform over `bots`)
     bots: list[str] = field(default_factory=lambda: ["random", "greedy"])
     snapshot_every: int = 10  # updates between snapshots added to the pool
-    max_snapshots: int = 8  # the oldest snapshot leaves the pool beyond this
+    max_snapshots: int = 5  # the oldest snapshot leaves the pool beyond this
 
     def validate(self) -> None:
         probs = (self.self_prob, self.snapshot_prob, self.bot_prob)
@@ -143,9 +143,9 @@ class PoolConfig:
 
 @dataclass
 class EvalConfig:
-    every: int = 100_000  # environment steps between evaluations (0 = only the final one)
-    games: int = 20  # games per opponent during training
-    opponents: list[str] = field(default_factory=lambda: ["random", "greedy"])
+    every: int = 50_000  # environment steps between evaluations (0 = only the final one)
+    games: int = 10  # games per opponent during training
+    opponents: list[str] = field(default_factory=lambda: ["random"])
     final_games: int = 50  # games per opponent at the end of the run
     final_opponents: list[str] = field(default_factory=lambda: ["random", "greedy"])
     move_limit: int = 600  # evaluation games end (undecided: a draw) after this many plies (arena: 300/seat)
@@ -160,7 +160,7 @@ class EvalConfig:
 @dataclass
 class CheckpointConfig:
     every: int = 20  # updates between checkpoints (the last one is always written)
-    keep: int = 3  # numbered checkpoints kept besides last.pt
+    keep: int = 2  # numbered checkpoints kept besides last.pt
 
     def validate(self) -> None:
         if self.every < 1 or self.keep < 1:
@@ -191,7 +191,7 @@ class TrainConfig:
     checkpoint: CheckpointConfig
     log: LogConfig
     device: str = "cpu"
-    torch_threads: int = 0  # 0: leave torch's default
+    torch_threads: int = 1  # 0: torch's default; 1 was fastest on the shared 2-core machine
 
     def validate(self) -> None:
         if not self.name or "/" in self.name or self.name.startswith("."):
@@ -298,7 +298,7 @@ def default_dict() -> dict[str, Any]:
         if dataclasses.is_dataclass(tp):
             out[name] = dataclasses.asdict(tp())
     out["device"] = "cpu"
-    out["torch_threads"] = 0
+    out["torch_threads"] = 1
     return out
 
 
