@@ -109,11 +109,11 @@ def test_wrong_types_and_values_are_named() -> None:
 
 def test_overrides() -> None:
     data = default_dict()
-    out = apply_overrides(data, ["ppo.learning_rate=1e-3", "pool.bots=[random]", "game.move_limit=null", "seed=7"])
+    out = apply_overrides(data, ["ppo.learning_rate=3e-4", "pool.bots=[random]", "game.move_limit=null", "seed=7"])
     cfg = from_dict(out)
-    assert cfg.ppo.learning_rate == 1e-3 and cfg.pool.bots == ["random"] and cfg.game.move_limit is None
+    assert cfg.ppo.learning_rate == 3e-4 and cfg.pool.bots == ["random"] and cfg.game.move_limit is None
     assert cfg.seed == 7
-    assert data["ppo"]["learning_rate"] != 1e-3  # the input is not changed
+    assert data["ppo"]["learning_rate"] != 3e-4  # the input is not changed
     with pytest.raises(ValueError, match="unknown key 'ppo.learnin_rate'"):
         apply_overrides(data, ["ppo.learnin_rate=1"])
     with pytest.raises(ValueError, match="unknown key 'optim'"):
