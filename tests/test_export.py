@@ -44,7 +44,9 @@ def test_manifest_records_the_game_encoding_source_and_checksum(exported: tuple[
     assert (m["variant"], m["num_players"], m["level"], m["rating"]) == ("star", 2, "test", 12.5)
     assert m["encoding_version"] == ENCODING_VERSION
     assert m["source"]["checkpoint"] == str(ckpt)
-    assert m["source"]["network"]["channels"] == 32 and m["source"]["config"] == {"note": "test checkpoint"}
+    from agents.config import NetworkConfig
+
+    assert m["source"]["network"] == vars(NetworkConfig()) and m["source"]["config"] == {"note": "test checkpoint"}
     assert m["source"]["global_step"] == 1234
     assert m["exported_at"].endswith("+00:00") and len(m["onnx_sha256"]) == 64
     assert m["export_check"]["greedy_mismatches"] == 0 and m["export_check"]["max_logit_diff"] < 1e-3
