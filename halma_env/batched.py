@@ -150,8 +150,10 @@ class BatchedGame:
         self.t_arange = torch.arange(H, device=dev)
         self.t_arange_col = self.t_arange.view(H, 1)
         self._big = torch.tensor(H, device=dev)
-        self._big16 = torch.tensor(H, dtype=torch.int16, device=dev)
-        self.t_arange_col16 = self.t_arange_col.to(torch.int16)
+        self._lab_dtype = torch.uint8 if H < 128 else torch.int16
+        self._refused_bit = 0x80 if H < 128 else 0x4000
+        self._big_small = torch.tensor(H, dtype=self._lab_dtype, device=dev)
+        self.t_arange_col_small = self.t_arange_col.to(self._lab_dtype)
         self.t_midD = t(np.ascontiguousarray(mid.T))  # (D, H+1)
         self.t_landD = t(np.ascontiguousarray(land.T))
         self.t_nbD = t(np.ascontiguousarray(nb.T))
@@ -298,14 +300,16 @@ class BatchedGame:
         jumping (the label of the label) shortens long chains."""
         H, D, B = self.H, self.D, allowed.shape[1]
         allowed_x = torch.cat([allowed, self._false_row(B)], 0)
-        edge = jump_x.index_select(0, self.t_midT).view(D, H, B)
-        edge &= allowed_x.index_select(0, self.t_landT).view(D, H, B)
-        edge &= allowed.unsqueeze(0)
-        # int16 labels: the gathers and minima move a quarter of the bytes of int64
-        big = self._big16
-        lab = torch.maximum(self.t_arange_col16, (~allowed).to(torch.int16) * H)
-        # torch.where is ~100x slower than arithmetic on this CPU build: refused edges get a high bit
-        refused = (~edge).to(torch.int16) * 0x4000
+        # a hop from c in direction d: c+d holds a jumpable piece and c+2d is allowed
+        hop = jump_x.index_select(0, self.t_midT).view(D, H, B) & allowed_x.index_select(0, self.t_landT).view(D, H, B)
+        # small labels (uint8 on the star, int16 on the square board): the gathers and minima
+        # move an eighth (a quarter) of the bytes of int64
+        dt = self._lab_dtype
+        big = self._big_small
+        lab = torch.maximum(self.t_arange_col_small, (~allowed).to(dt) * H)
+        # torch.where is ~100x slower than arithmetic on this CPU build: refused hops get a high bit
+        refused_hop = (~hop).to(dt) * self._refused_bit
+        refused = refused_hop | ((~allowed).to(dt) * self._refused_bit).unsqueeze(0)  # edges need c allowed
         lab_x = torch.cat([lab, big.expand(1, B)], 0)
         landT = self.t_landT
         while True:
@@ -314,12 +318,13 @@ class BatchedGame:
             for d in range(2, D):
                 new = torch.minimum(new, cand[d])
             new = torch.minimum(new, lab_x[:H])
-            new_x = torch.cat([new, big.expand(1, B)], 0).long()
-            new_x = new_x.gather(0, new_x)
-            new_x = new_x.gather(0, new_x)
-            if torch.equal(new_x, lab_x):
-                return new_x
-            lab_x = new_x.to(torch.int16)
+            # no pointer jumping: a gather with per-column indices costs as much as ~5 rounds of
+            # these row-wise index_selects and minima on small labels, and components are small
+            if torch.equal(new, lab_x[:H]):
+                # the label of each hole's first hop in every direction (high bit: no hop)
+                first = lab_x.index_select(0, landT).view(D, H, B) | refused_hop
+                return lab_x.long(), first
+            lab_x = torch.cat([new, big.expand(1, B)], 0)
 
     def _false_row(self, B: int) -> torch.Tensor:
         return torch.zeros((1, B), dtype=torch.bool, device=self.device)
@@ -329,22 +334,20 @@ class BatchedGame:
         (H = no piece) in the hop graph over ``allowed`` (H, B), plus their steps."""
         H, D, W = self.H, self.D, self.W
         R, B = pcs.shape
-        lab_x = self._components(allowed, jump_x)
+        lab_x, first_all = self._components(allowed, jump_x)
         # one bit set per component label (row H collects holes that are not allowed, row H+1
         # stays empty for refused hops): distinct bits, so a sum is an or
         comp = torch.zeros((W, H + 2, B), dtype=torch.long, device=self.device)
         comp.scatter_add_(1, lab_x[:H].unsqueeze(0).expand(W, H, B), self.t_bits[:, :H, None].expand(W, H, B))
         allowed_x = torch.cat([allowed, self._false_row(B)], 0)
-        flat = pcs.view(1, R * B)
-        pmid = self.t_midD.gather(1, flat.expand(D, -1))  # (D, R*B)
-        pland = self.t_landD.gather(1, flat.expand(D, -1))
-        pnb = self.t_nbD.gather(1, flat.expand(D, -1))
-        ok = jump_x.view(-1).take(pmid.view(D, R, B) * B + self._col) & allowed_x.view(-1).take(
-            pland.view(D, R, B) * B + self._col)
-        first = torch.maximum(lab_x.view(-1).take(pland.view(D, R, B) * B + self._col), (~ok).long() * (H + 1))
+        # per piece: rows of the per-hole tables (a padding row for "no piece")
+        pidx = pcs.unsqueeze(0).expand(D, R, B)
+        first_x = torch.cat([first_all, first_all.new_full((D, 1, B), self._refused_bit)], 1)
+        first = first_x.gather(1, pidx).long().clamp(max=H + 1)  # (D, R, B), H+1 = no hop
         hop = comp.view(W, -1).gather(1, (first * B + self._col).view(1, D * R * B).expand(W, -1)).view(W, D, R, B)
-        step = allowed_x.view(-1).take(pnb.view(D, R, B) * B + self._col)  # (D, R, B)
-        sbits = self.t_bits.gather(1, torch.maximum(pnb.view(D, R, B), (~step).long() * H).view(1, -1).expand(W, -1))
+        pnb = self.t_nbD.gather(1, pcs.view(1, R * B).expand(D, -1)).view(D, R, B)
+        step = allowed_x.view(-1).take(pnb * B + self._col)  # (D, R, B)
+        sbits = self.t_bits.gather(1, torch.maximum(pnb, (~step).long() * H).view(1, -1).expand(W, -1))
         sbits = sbits.view(W, D, R, B)
         out = hop[:, 0] | sbits[:, 0]
         for d in range(1, D):
