@@ -95,12 +95,14 @@ def schedule(num_players: int, num_seats: int, games: int) -> list[Lineup]:
     k, n = num_players, num_seats
     m = min(k, n)
     groups = list(itertools.combinations(range(k), n)) if k > n else [tuple(range(k))]
-    orders = [_cyclic_orders(g) for g in groups]
+    orders: dict[int, list[tuple[int, ...]]] = {}  # built when first used: many players, many subsets
     out = []
     for g in range(games):
         block, s = divmod(g, m)
         gi, v = block % len(groups), block // len(groups)
         first_seat = v % n
+        if gi not in orders:
+            orders[gi] = _cyclic_orders(groups[gi])
         group = orders[gi][(v // n) % len(orders[gi])]
         out.append(Lineup(tuple(group[(j + s) % m] for j in range(n)), first_seat))
     return out
