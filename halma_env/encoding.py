@@ -71,6 +71,8 @@ class Encoding:
             if closed:
                 static[s, self.grid_index[canon[closed]], 10] = 1
         self.static_planes = static
+        # hole -> index of its plane-0 entry in the flat (cells * PLANES) observation, per seat
+        self._flat_cell = [(self.grid_index[self.to_canonical[s]] * PLANES).tolist() for s in range(n)]
 
     def encode_move(self, seat: int, src: int, dst: int) -> int:
         c = self.to_canonical[seat]
@@ -103,19 +105,21 @@ class Encoding:
         n = self.layout.num_players
         rows, cols, _ = self.observation_shape
         obs = self.static_planes[seat].copy()
-        cell = self.grid_index[self.to_canonical[seat]]  # hole -> cell in seat's frame
+        # one list of flat indices and a single numpy assignment: a numpy call per seat and plane
+        # costs more than the whole Python loop
+        flat = self._flat_cell[seat]
         status = game.status
+        ones = []
         for i in range(n):
             other = (seat + i) % n
-            holes = game.pieces(other)
-            if holes:
-                cells = cell[holes]
-                obs[cells, i] = 1
-                if status[other] != "active":
-                    obs[cells, 11] = 1
+            if status[other] == "active":
+                ones += [flat[h] + i for h in game.pieces(other)]
+            else:
+                for h in game.pieces(other):
+                    ones += (flat[h] + i, flat[h] + 11)
         if self.layout.has_kings:
-            kings = [h for s in range(n) for h in game.pieces(s) if game.piece_at(h)[1]]
-            obs[cell[kings], 6] = 1
+            ones += [flat[h] + 6 for s in range(n) for h in game.pieces(s) if game.piece_at(h)[1]]
+        obs.reshape(-1)[ones] = 1
         return obs.reshape(rows, cols, PLANES)
 
 

@@ -301,7 +301,8 @@ class Game:
 
     def pieces(self, seat: int) -> list[int]:
         """The holes of a seat's pieces, ascending."""
-        return self.geometry.holes(self._pieces[seat])
+        hob = self.geometry.hole_of_bit
+        return sorted([hob[b] for b in self._bits[seat]])
 
     def piece_at(self, hole: int) -> tuple[int, bool] | None:
         """``(seat, is_king)`` of the piece on ``hole``, or None if it is empty."""
@@ -661,6 +662,8 @@ class Game:
         if type(src) is not int or type(dst) is not int:  # numpy and other integer types
             src, dst = _as_int(src), _as_int(dst)
         n = self.geometry.num_holes
+        if type(src) is int and type(dst) is int and 0 <= src < n and 0 <= dst < n:
+            return src, dst  # the usual case, checked without the loop below
         for name, hole in (("source", src), ("destination", dst)):
             if isinstance(hole, bool) or not isinstance(hole, int) or not 0 <= hole < n:
                 raise IllegalMoveError(f"{name} hole must be a hole number 0..{n - 1}, got {hole!r}")
