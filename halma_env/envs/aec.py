@@ -105,6 +105,7 @@ class raw_env(AECEnv, EzPickle):
         }
         lay = layout(variant, n)
         self._canon = [c.tolist() for c in self.encoding.to_canonical]
+        self._from_canon = [c.tolist() for c in self.encoding.from_canonical]  # lists: faster than numpy scalars
         self._hole_of_bit = lay.geometry.hole_of_bit
         # shaping: phi at the start normalises a whole crossing to about ``progress_shaping``
         self._dist = [np.array(goal_distance(variant, n, s), dtype=np.int64) for s in range(n)]
@@ -243,7 +244,12 @@ class raw_env(AECEnv, EzPickle):
             raise ValueError(f"{agent} is alive and must act: None is only for terminated or truncated agents")
         mask = self._turn()[2]
         action = int(action)
-        src, dst = self.encoding.decode_action(seat, action)  # ValueError when out of range
+        if not 0 <= action < self.encoding.num_actions:
+            self.encoding.decode_action(seat, action)  # raises its ValueError
+        # Encoding.decode_action on Python lists
+        cs, cd = divmod(action, self.num_holes)
+        back = self._from_canon[seat]
+        src, dst = back[cs], back[cd]
         if not mask[action]:
             try:
                 self.game.copy().play((src, dst))
@@ -376,10 +382,11 @@ class raw_env(AECEnv, EzPickle):
         """Pay each decided place once and mark its agent terminated (truncated for the move limit)."""
         game = self.game
         values = None
+        places = game.places
         for seat, name in enumerate(self.possible_agents):
             if self._paid[seat] or name not in self.terminations:
                 continue
-            if game.places[seat] is None and not game.is_over:
+            if places[seat] is None and not game.is_over:
                 continue
             if values is None:
                 values = seat_rewards(game, self.reward_scheme)
