@@ -243,25 +243,30 @@ def _bench_positions(variant: str, seats: int, count: int, seed: int) -> list[Ga
 
 
 def time_per_move(opponent: OnnxOpponent, games: list[Game], seconds: float) -> dict[str, Any]:
-    """Median and p99 milliseconds of ``select_move`` (observation, mask, inference and choice)
-    and of the onnxruntime call alone, cycling through ``games`` for about ``seconds``."""
+    """Median and p99 milliseconds of ``select_move`` (observation, mask, inference and choice):
+    wall time and the thread's CPU time (which excludes waiting for a busy core), and of the
+    onnxruntime call alone, cycling through ``games`` for about ``seconds``."""
     policy = opponent.policy
     enc = policy.encoding
     inputs = [(enc.observation(g, g.to_move)[None], enc.action_mask(g)[None]) for g in games]
     for g in games[:5]:  # warm-up
         opponent.select_move(g)
     move_t: list[float] = []
+    cpu_t: list[float] = []
     infer_t: list[float] = []
     end = time.perf_counter() + seconds
     i = 0
     while time.perf_counter() < end or len(move_t) < 50:
         g = games[i % len(games)]
+        c0 = time.thread_time()  # CPU time of this thread: the move's cost without waits for the core
         t0 = time.perf_counter()
         opponent.select_move(g)
         t1 = time.perf_counter()
+        c1 = time.thread_time()
         policy.evaluate(*inputs[i % len(inputs)])
         t2 = time.perf_counter()
         move_t.append(1000 * (t1 - t0))
+        cpu_t.append(1000 * (c1 - c0))
         infer_t.append(1000 * (t2 - t1))
         i += 1
 
@@ -269,6 +274,7 @@ def time_per_move(opponent: OnnxOpponent, games: list[Game], seconds: float) -> 
         return float(np.percentile(xs, 99))
 
     return {"moves": len(move_t), "median_ms": statistics.median(move_t), "p99_ms": p99(move_t),
+            "cpu_median_ms": statistics.median(cpu_t), "cpu_p99_ms": p99(cpu_t),
             "inference_median_ms": statistics.median(infer_t), "inference_p99_ms": p99(infer_t)}
 
 
@@ -316,15 +322,17 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
             rows.append({"model": label, "variant": policy.variant, "seats": policy.num_players,
                          "actions": policy.encoding.num_actions, **figures})
     result = {"threads": 1, "seconds_per_model": seconds, "target_ms": 10.0, "models": rows,
-              "all_within_target": all(r["p99_ms"] <= 10.0 for r in rows)}
+              "all_within_target": all(r["p99_ms"] <= 10.0 for r in rows),
+              "cpu_within_target": all(r["cpu_p99_ms"] <= 10.0 for r in rows)}
     if not getattr(args, "json", False):
-        print("| model | game | actions | moves timed | median ms/move | p99 ms/move | inference median ms | "
-              "inference p99 ms |")
-        print("|---|---|---|---|---|---|---|---|")
+        print("| model | game | actions | moves timed | median ms/move | p99 ms/move | CPU median ms | CPU p99 ms "
+              "| inference median ms | inference p99 ms |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for r in rows:
             print(f"| {r['model']} | {r['variant']}-{r['seats']} | {r['actions']} | {r['moves']} | "
-                  f"{r['median_ms']:.2f} | {r['p99_ms']:.2f} | {r['inference_median_ms']:.2f} | "
-                  f"{r['inference_p99_ms']:.2f} |")
-        print(f"\none onnxruntime thread; target <= 10 ms per move: "
-              f"{'met' if result['all_within_target'] else 'NOT met'} (p99)")
+                  f"{r['median_ms']:.2f} | {r['p99_ms']:.2f} | {r['cpu_median_ms']:.2f} | {r['cpu_p99_ms']:.2f} | "
+                  f"{r['inference_median_ms']:.2f} | {r['inference_p99_ms']:.2f} |")
+        print(f"\none onnxruntime thread; target <= 10 ms per move (wall p99): "
+              f"{'met' if result['all_within_target'] else 'NOT met'}; "
+              f"CPU p99 within target: {'yes' if result['cpu_within_target'] else 'no'}")
     return result
