@@ -72,9 +72,9 @@ def make_env(cfg: TrainConfig, device: torch.device, seed: int):
 
     engine = cfg.env.engine
     if engine == "auto":
-        # on CPU the scalar engine was the faster one when measured (docs/training.md); heuristic
-        # bots play scalar games, so they also call for it
-        engine = "batched" if device.type == "cuda" and cfg.pool.bot_prob == 0 else "scalar"
+        # heuristic bots play scalar Game objects, which the scalar engine has at hand; without bots the
+        # torch engine was the faster one when measured (docs/training.md)
+        engine = "scalar" if cfg.pool.bot_prob > 0 else "batched"
     rules = cfg.game.rules()
     kwargs = dict(device=device, seed=seed, reward=cfg.game.reward, progress_shaping=cfg.game.progress_shaping)
     if engine == "batched":
@@ -186,13 +186,18 @@ def evaluate(net: HalmaNet, cfg: TrainConfig, opponent: str, games: int, seed: i
 
 
 def rng_state(np_rng: np.random.Generator) -> dict[str, Any]:
-    return {"python": random.getstate(), "numpy": np_rng.bit_generator.state, "torch": torch.get_rng_state()}
+    state = {"python": random.getstate(), "numpy": np_rng.bit_generator.state, "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
 
 
 def set_rng_state(state: dict[str, Any], np_rng: np.random.Generator) -> None:
     random.setstate(tuple(x if not isinstance(x, list) else tuple(x) for x in state["python"]))
     np_rng.bit_generator.state = state["numpy"]
     torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available() and len(state["cuda"]) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all(state["cuda"])
 
 
 class Trainer:
