@@ -162,6 +162,7 @@ class BatchedGame:
         for h in range(H):
             bits[h // 64, h] = np.uint64(1) << np.uint64(h % 64)
         self.t_bits = t(bits.view(np.int64))  # (W, H+1): the bit of each hole, none for H
+        self.t_popcount = t(np.array([bin(i).count("1") for i in range(256)], dtype=np.int64))
         self.t_byte_bits = t(((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(bool))  # (256, 8)
         to_can = np.concatenate([enc.to_canonical, np.full((n, 1), H)], axis=1)
         from_can = np.concatenate([enc.from_canonical, np.full((n, 1), H)], axis=1)
@@ -185,6 +186,8 @@ class BatchedGame:
             goal_abs[s, list(lay.goals[s])] = True
         self.t_goal = t(goal_abs)
         self.goal_size = t(np.array([len(x) for x in lay.goals]))
+        assert len({len(x) for x in lay.goals}) == 1
+        self.t_goal_holes = t(np.array([sorted(x) for x in lay.goals], dtype=np.int64))
         self.t_tip = t(np.array([H if x is None else x for x in lay.goal_tip]))
         # observation: hole of each cell in each seat's frame (H = no hole)
         cells = enc.observation_shape[0] * enc.observation_shape[1]
@@ -311,20 +314,23 @@ class BatchedGame:
         refused_hop = (~hop).to(dt) * self._refused_bit
         refused = refused_hop | ((~allowed).to(dt) * self._refused_bit).unsqueeze(0)  # edges need c allowed
         lab_x = torch.cat([lab, big.expand(1, B)], 0)
+        lab = lab_x[:H]
         landT = self.t_landT
+        land_d = landT.view(D, H)
+        # Gauss-Seidel: each direction updates the labels in place, so a label can travel along
+        # several directions in one round (about half the rounds of updating all at once).  No
+        # pointer jumping: a gather with per-column indices costs as much as ~5 rounds of these
+        # row-wise index_selects and minima on small labels, and components are small.
+        order = list(range(D))
         while True:
-            cand = lab_x.index_select(0, landT).view(D, H, B) | refused
-            new = torch.minimum(cand[0], cand[1])
-            for d in range(2, D):
-                new = torch.minimum(new, cand[d])
-            new = torch.minimum(new, lab_x[:H])
-            # no pointer jumping: a gather with per-column indices costs as much as ~5 rounds of
-            # these row-wise index_selects and minima on small labels, and components are small
-            if torch.equal(new, lab_x[:H]):
+            before = lab.clone()
+            for d in order:
+                torch.minimum(lab, lab_x.index_select(0, land_d[d]) | refused[d], out=lab)
+            if torch.equal(before, lab):
                 # the label of each hole's first hop in every direction (high bit: no hop)
                 first = lab_x.index_select(0, landT).view(D, H, B) | refused_hop
                 return lab_x.long(), first
-            lab_x = torch.cat([new, big.expand(1, B)], 0)
+            order.reverse()
 
     def _false_row(self, B: int) -> torch.Tensor:
         return torch.zeros((1, B), dtype=torch.bool, device=self.device)
@@ -476,7 +482,7 @@ class BatchedGame:
             # one table lookup per byte of the bit sets (little-endian: bit h is in byte h // 8)
             B, R, W = self._bits.shape
             by = self._bits.view(torch.uint8).view(B, R, W * 8).long()
-            self._dest = self.t_byte_bits[by].view(B, R, W * 64)[:, :, : self.H]
+            self._dest = self.t_byte_bits.index_select(0, by.view(-1)).view(B, R, W * 64)[:, :, : self.H]
         return self._rows, self._dest
 
     def legal_lists(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -496,15 +502,16 @@ class BatchedGame:
         """(B,) uniformly random legal actions (from the compact form, without the dense mask)."""
         B, H = self.batch_size, self.H
         gen = self.generator if generator is None else generator
-        dest = self.legal_moves()[1]
-        counts = dest.sum(2)  # (B, R)
+        R, W = self._bits.shape[1:]
+        by = self._bits.view(torch.uint8).view(B, R * W * 8).long()
+        counts = self.t_popcount.index_select(0, by.view(-1)).view(B, R, W * 8).sum(2)  # moves per piece
         cum = counts.cumsum(1)
         total = cum[:, -1]
         u = (torch.rand(B, generator=gen, device=self.device) * total).long().clamp(max=total - 1)
         r = (cum <= u[:, None]).sum(1)  # the piece holding the u-th move
-        before = torch.where(r > 0, cum.gather(1, (r - 1).clamp(min=0)[:, None]).squeeze(1), 0)
-        j = u - before
-        row = dest[torch.arange(B, device=self.device), r]  # (B, H)
+        j = u - (cum.gather(1, r[:, None]).squeeze(1) - counts.gather(1, r[:, None]).squeeze(1))
+        row_bytes = by.view(B, R, W * 8).gather(1, r.view(B, 1, 1).expand(B, 1, W * 8)).view(-1)
+        row = self.t_byte_bits.index_select(0, row_bytes).view(B, W * 64)  # that piece's destinations
         c = (row.cumsum(1) <= j[:, None]).sum(1)
         src = self._rows.gather(1, r[:, None]).squeeze(1)
         return src * H + c
@@ -575,14 +582,14 @@ class BatchedGame:
             rewards[ar, mover] = self.progress_shaping * gain
         end = torch.zeros(B, dtype=torch.long, device=dev)
         # did the mover finish?
-        own = self.owner.long() == mover[:, None]  # (B, H)
-        goal = self.t_goal[mover, :H]
-        in_goal = (own & goal).sum(1)
-        n_own = own.sum(1)
+        pcs = self.pieces[ar, mover]  # (B, P), H = no piece
+        in_goal = self.t_goal[mover].gather(1, pcs).sum(1)
+        n_own = (pcs < H).sum(1)
         gsize = self.goal_size[mover]
         finished = (in_goal > 0) & ((in_goal == n_own) | (in_goal == gsize))
         if self.rules.anti_blocking:
-            finished |= (in_goal > 0) & (((self.owner >= 0) & goal).sum(1) == gsize)
+            occupied = (self.owner.gather(1, self.t_goal_holes[mover]) >= 0).sum(1)
+            finished |= (in_goal > 0) & (occupied == gsize)
         if self.layout.has_kings:
             tip = self.t_tip[mover]
             finished &= self.king[ar, tip.clamp(max=H - 1)] & (self.owner[ar, tip.clamp(max=H - 1)].long() == mover)
