@@ -405,7 +405,8 @@ class Trainer:
                     logp = torch.log_softmax(logits, dim=-1).gather(1, slot[:, None]).squeeze(1)
                     actions[r] = legal[r, slot]
                     buf.add(rows, mover[rows], obs[r], legal[r], valid[r], slot, logp, value)
-                for path in {opponent[b] for b in np.flatnonzero(~is_learner) if kind[b] == SNAPSHOT}:
+                # sorted: a fixed order of draws from the torch RNG (set order varies between processes)
+                for path in sorted({opponent[b] for b in np.flatnonzero(~is_learner) if kind[b] == SNAPSHOT}):
                     r = torch.as_tensor([b for b in range(num_envs) if not is_learner[b] and opponent[b] == path],
                                         device=dev)
                     with torch.no_grad():
