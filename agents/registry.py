@@ -39,7 +39,7 @@ LEVELS: dict[str, str] = {
     "easy": "greedy:noise=0.25,temperature=1.0",
     "medium": "greedy",
     "hard": "search:time=0.2",
-    "expert": "search:time=0.6",
+    "expert": "search:time=0.6,width=6",
 }
 
 
