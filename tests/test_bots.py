@@ -199,6 +199,43 @@ def test_search_finishes_even_when_only_a_low_place_is_left() -> None:
         assert after.status[0] == "finished", spec
 
 
+@pytest.mark.parametrize("variant,n", [("diamond", 2), ("star", 3), ("halma16", 2)])
+def test_search_bookkeeping_matches_the_position(variant: str, n: int) -> None:
+    """Incremental hash, king holes and potentials agree with a recomputation after any mix of
+    plays and undos (kings included)."""
+    import random
+
+    from agents.bots.search import SearchBot, _Run
+
+    run = _Run(SearchBot(seed=0, depth=2, time=None), midgame(variant, n, 6), 0.0, None)
+    g = run.g
+
+    def full_hash() -> int:
+        h = 0
+        for s in range(n):
+            for x in g.pieces(s):
+                h ^= run.zob[s][x]
+                if g.piece_at(x)[1]:
+                    h ^= run.zob_king[x]
+        return h
+
+    rng = random.Random(0)
+    stack: list = []
+    for _ in range(200):
+        if stack and (rng.random() < 0.4 or g.is_over):
+            run.undo(*stack.pop())
+        else:
+            s = g.to_move
+            m = rng.choice(g.legal_moves())
+            item = (s, (m.src, m.dst), run.gain(s, m.src, m.dst))
+            run.play(*item)
+            stack.append(item)
+        assert run.hash == full_hash()
+        for s in range(n):
+            view = run.views[s]
+            assert run.pot[s] == pytest.approx(sum(view.value(x, x == run.king[s]) for x in g.pieces(s)))
+
+
 def test_registry_names_and_errors() -> None:
     for name in [*BOTS, *LEVELS]:
         player = make_player(name, seed=0)

@@ -123,10 +123,13 @@ class _Run:
         num_holes = game.geometry.num_holes
         self.zob = [[rng.getrandbits(64) for _ in range(num_holes)] for _ in range(self.n)]
         self.zob_min = rng.getrandbits(64)
+        self.zob_king = [rng.getrandbits(64) for _ in range(num_holes)]  # kings are told apart
         self.hash = 0
         for s in range(self.n):
             for h in self.views[s].pieces:
                 self.hash ^= self.zob[s][h]
+            if self.king[s] is not None:
+                self.hash ^= self.zob_king[self.king[s]]
         self.tt: dict[int, tuple] = {}
         self.nodes = 0
         self.opponents = [s for s in range(self.n) if s != self.root]
@@ -135,13 +138,17 @@ class _Run:
         self.solo = not self.opponents  # solitaire: every node is the seat's own move
 
     def play(self, s: int, m, gain: float) -> None:
-        self.tr.play(s, m, gain)
         src, dst = m
+        if src == self.king[s]:
+            self.hash ^= self.zob_king[src] ^ self.zob_king[dst]
+        self.tr.play(s, m, gain)
         self.hash ^= self.zob[s][src] ^ self.zob[s][dst]
 
     def undo(self, s: int, m, gain: float) -> None:
         self.tr.undo(s, m, gain)
         src, dst = m
+        if src == self.king[s]:  # the king is back on src
+            self.hash ^= self.zob_king[src] ^ self.zob_king[dst]
         self.hash ^= self.zob[s][src] ^ self.zob[s][dst]
 
     # --- evaluation ----------------------------------------------------------------------
