@@ -382,17 +382,18 @@ class Game:
         jumpable = occ & ~kings
         allowed = ~occ & t.layout.open_holes[seat]
         own = self._pieces[seat]
-        result: dict[int, int] = {}
         lock = t.lock_masks[seat]
         ordinary = own & ~kings
         bits = self._bits[seat]
         if ordinary != own:  # diamond: leave the king out
             bits = [b for b in bits if ordinary >> b & 1]
         if lock and ordinary & lock:
-            self._gen_ordinary(ordinary & ~lock, [b for b in bits if not lock >> b & 1], allowed, jumpable, result)
-            self._gen_ordinary(ordinary & lock, [b for b in bits if lock >> b & 1], allowed & lock, jumpable, result)
+            result = self._gen_ordinary(ordinary & ~lock, [b for b in bits if not lock >> b & 1], allowed, jumpable)
+            result |= self._gen_ordinary(ordinary & lock, [b for b in bits if lock >> b & 1], allowed & lock, jumpable)
         else:
-            self._gen_ordinary(ordinary, bits, allowed, jumpable, result)
+            result = self._gen_ordinary(ordinary, bits, allowed, jumpable)
+        if 0 in result.values():  # pieces that cannot move are left out (rare: test before copying)
+            result = {b: d for b, d in result.items() if d}
         king = own & kings
         if king:
             b = king.bit_length() - 1
@@ -402,9 +403,9 @@ class Game:
         self._gen[seat] = result
         return result
 
-    def _gen_ordinary(self, pieces: int, bits, allowed: int, jumpable: int, result: dict[int, int]) -> None:
-        """Destinations of ordinary ``pieces`` (whose bit indices are ``bits``) landing only on
-        ``allowed`` holes.
+    def _gen_ordinary(self, pieces: int, bits, allowed: int, jumpable: int) -> dict[int, int]:
+        """Bit index -> destinations of each of the ordinary ``pieces`` (whose bit indices are
+        ``bits``) landing only on ``allowed`` holes; 0 for a piece that cannot move.
 
         Hops are symmetric (a piece hops from a to b over m exactly when it could hop back), so
         the pieces that can enter a component are the ones a single hop away from it: the
@@ -425,6 +426,7 @@ class Game:
         # indexed by the pieces around c (`_hop_table`): ~5 operations on ints instead of one
         # shift-and-mask per direction.
         window, pattern, table = t.hop_window, t.hop_pattern, t.hop_table
+        window2 = 2 * window
         free = allowed  # allowed holes in no component yet (components are disjoint)
         while landings:
             comp = landings & -landings
@@ -432,7 +434,7 @@ class Game:
             touched = 0  # every hole one hop from the component, pieces included
             queue = [comp.bit_length() - 1]
             for c in queue:
-                grown = table[(jumpable >> (c - window)) & pattern] << (c - 2 * window)
+                grown = table[(jumpable >> (c - window)) & pattern] << (c - window2)
                 touched |= grown
                 new = grown & free
                 if new:
@@ -448,9 +450,7 @@ class Game:
                 p = entering & -entering
                 entering ^= p
                 dests[p.bit_length() - 1] |= comp
-        for b, d in dests.items():
-            if d:
-                result[b] = d
+        return dests
 
     # --- playing ----------------------------------------------------------------------
 
