@@ -167,6 +167,7 @@ class BatchedGame:
         to_can = np.concatenate([enc.to_canonical, np.full((n, 1), H)], axis=1)
         from_can = np.concatenate([enc.from_canonical, np.full((n, 1), H)], axis=1)
         self.t_to_can, self.t_from_can = t(to_can), t(from_can)
+        self.t_from_can_H = t(np.ascontiguousarray(from_can[:, :H]))
         # in the canonical frame the mover's open holes and goal are the same for every seat
         canon_open = [np.zeros(H, dtype=bool) for _ in range(n)]
         canon_goal = [np.zeros(H, dtype=bool) for _ in range(n)]
@@ -433,12 +434,13 @@ class BatchedGame:
     def _moves_of(self, owner, king, pieces, seat) -> tuple[torch.Tensor, torch.Tensor]:
         B, H, P = owner.shape[0], self.H, self.P
         self._col = torch.arange(B, device=self.device).view(1, 1, B)
-        fc = self.t_from_can[seat, :H]  # (B, H)
-        owner_c = owner.gather(1, fc).t()  # (H, B) hole-major
-        occ = owner_c >= 0
-        kings_c = king.gather(1, fc).t()
+        fc = self.t_from_can_H.index_select(0, seat)  # (B, H): row copies, not advanced indexing
+        # one gather for occupancy and kings: code 0 empty, 1 piece, 2 king
+        code = ((owner >= 0).to(torch.int8) + king.to(torch.int8)).gather(1, fc).t().contiguous()  # (H, B)
+        occ = code > 0
+        kings_c = code > 1
         pcs_abs = pieces.gather(1, seat.view(B, 1, 1).expand(B, 1, P)).squeeze(1)
-        pcs = self.t_to_can[seat].gather(1, pcs_abs).t().contiguous()  # (P, B) canonical, H = none
+        pcs = self.t_to_can.index_select(0, seat).gather(1, pcs_abs).t().contiguous()  # (P, B), H = none
         allowed = ~occ & self.t_open_col
         jump_x = torch.cat([occ & ~kings_c, self._false_row(B)], 0)
         if self.layout.has_kings:
