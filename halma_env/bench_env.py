@@ -26,14 +26,18 @@ from typing import Any
 BATCH_SIZES = (64, 256, 1024, 4096)
 
 
-def _timed(step, seconds: float) -> tuple[int, float]:
-    """Call ``step`` (returns units done) until ``seconds`` have passed: (units, elapsed)."""
+def _timed(step, seconds: float, cpu: list | None = None) -> tuple[int, float]:
+    """Call ``step`` (returns units done) until ``seconds`` have passed: (units, elapsed).
+    The process CPU time spent is appended to ``cpu`` when given."""
     done = 0
     start = time.perf_counter()
+    start_cpu = time.process_time()
     while True:
         done += step()
         elapsed = time.perf_counter() - start
         if elapsed >= seconds:
+            if cpu is not None:
+                cpu.append(time.process_time() - start_cpu)
             return done, elapsed
 
 
@@ -92,7 +96,9 @@ def bench_gymnasium(seconds: float, seed: int) -> dict[str, float]:
 
 
 def bench_batched(seconds: float, seed: int, device: str, sizes=BATCH_SIZES) -> dict[str, float]:
-    """Game steps/s (mask + observation + step of random legal actions) for each batch size."""
+    """Game steps/s (mask + observation + step of random legal actions) for each batch size; on
+    CPU also ``"<B>_per_cpu_s"``: steps per second of process CPU time, which a machine shared
+    with other jobs affects far less than the wall-clock figure."""
     import torch
 
     from halma_env.batched import BatchedGame
@@ -112,8 +118,11 @@ def bench_batched(seconds: float, seed: int, device: str, sizes=BATCH_SIZES) -> 
         for _ in range(3):  # warm up (allocator, first passes)
             step()
         sync()
-        steps, elapsed = _timed(lambda step=step: (step(), sync())[0], seconds)
+        cpu: list = []
+        steps, elapsed = _timed(lambda step=step: (step(), sync())[0], seconds, cpu)
         out[str(size)] = steps / elapsed
+        if not device.startswith("cuda") and cpu[0] > 0:
+            out[f"{size}_per_cpu_s"] = steps / cpu[0]
     return out
 
 
@@ -200,11 +209,15 @@ def format_table(figures: dict[str, Any]) -> str:
     threads = figures.get("torch", {}).get("threads")
     for dev, by_size in figures.get("batched", {}).items():
         for size, rate in by_size.items():
+            if size.endswith("_per_cpu_s"):
+                continue
+            per_cpu = by_size.get(f"{size}_per_cpu_s")
             if dev == "cpu_1_thread":
                 where = f"cpu, B={size}, 1 thread"
             else:
                 where = f"{dev}, B={size}" + (f", {threads} threads" if dev == "cpu" and threads else "")
-            rows.append(("batched torch engine", where, f"{rate:,.0f} game steps/s"))
+            rows.append(("batched torch engine", where, f"{rate:,.0f} game steps/s"
+                         + (f" ({per_cpu:,.0f} per CPU-second)" if per_cpu else "")))
     if "openspiel" in figures:
         rows.append(("OpenSpiel chinese_checkers", "random playout (single hops)",
                      f"{figures['openspiel']['turns_per_s']:,.0f} turns/s"))
