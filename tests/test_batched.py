@@ -353,3 +353,24 @@ def test_big_sweep(variant, n):
     lockstep(rules, batch=256, steps=4, seed=12, start=scalar_positions(rules, 256, seed=13, max_plies=300))
     lockstep(Rules(variant, n, move_limit=80), batch=64, steps=40, seed=14, policy="greedy",
              start=endgames(Rules(variant, n, move_limit=80), 64, seed=15, intruders=variant == "star"))
+
+
+def test_bench_env_table_and_skips(monkeypatch, capsys):
+    import types
+
+    from halma_env import bench_env
+
+    monkeypatch.setattr(bench_env, "BATCH_SIZES", (4,))
+    monkeypatch.setattr(bench_env.bench_batched, "__defaults__", ((4,),))
+    monkeypatch.setattr(bench_env, "bench_aec", lambda s, seed: {"turns_per_s": 10.0})
+    monkeypatch.setattr(bench_env, "bench_gymnasium", lambda s, seed: {"steps_per_s": 5.0})
+    monkeypatch.setitem(sys.modules, "pyspiel", None)  # importing it now fails: the section is skipped
+    args = types.SimpleNamespace(json=False, seconds=0.05, seed=0, device="cpu")
+    figures = bench_env.run_benchmark(args)
+    out = capsys.readouterr().out
+    assert "skipping openspiel: missing dependency" in out
+    assert "openspiel" in figures["skipped"] and "openspiel" not in figures
+    assert figures["batched"]["cpu"]["4"] > 0 and figures["aec"]["turns_per_s"] == 10.0
+    assert "batched torch engine" in out and "B=4" in out
+    with pytest.raises(ValueError, match="seconds"):
+        bench_env.run_benchmark(types.SimpleNamespace(json=True, seconds=0, seed=0, device=None))
