@@ -149,11 +149,11 @@ class raw_env(AECEnv, EzPickle):
             return int(who)
         raise ValueError(f"expected an agent name ({', '.join(self.possible_agents)}) or a seat number, got {who!r}")
 
-    # --- the turn cache: legal moves, their actions and the mask, computed once per turn ----
+    # --- the turn cache: legal moves and the action mask, computed once per turn ------------
 
-    def _turn(self) -> tuple[list[tuple[int, int]], list[int], np.ndarray]:
-        """(legal moves as (src, dst) sorted like ``game.legal_moves()``, their actions, the int8 mask)
-        of the seat to move, computed once per turn.  Reads the engine's per-turn move sets
+    def _turn(self) -> tuple[list[tuple[int, int]], np.ndarray]:
+        """(legal moves as (src, dst) sorted like ``game.legal_moves()``, the int8 action mask) of
+        the seat to move, computed once per turn.  Reads the engine's per-turn move sets
         (``Game._move_masks``, which ``play`` then reuses) instead of building ``Move`` objects:
         this is the hot path of every turn.  Actions follow ``Encoding.encode_move`` exactly
         (``canonical(src) * H + canonical(dst)``); tests compare with ``Encoding.action_mask``."""
@@ -162,8 +162,9 @@ class raw_env(AECEnv, EzPickle):
             return cached[1]
         game = self.game
         pairs: list[tuple[int, int]] = []
-        actions: list[int] = []
-        mask = np.zeros(self.encoding.num_actions, dtype=np.int8)
+        # the mask is written byte by byte in the loop and wrapped without a copy: cheaper than
+        # np.zeros plus a fancy assignment from a list of actions
+        buf = bytearray(self.encoding.num_actions)
         if not game.is_over:
             seat = game.to_move
             masks = game._move_masks(seat)
@@ -176,13 +177,11 @@ class raw_env(AECEnv, EzPickle):
                 d = masks[b]
                 while d:
                     low = d & -d
-                    dst = hob[low.bit_length() - 1]
-                    actions.append(base + canon[dst])
-                    pairs.append((src, dst))
                     d ^= low
-            if actions:
-                mask[actions] = 1
-        value = (pairs, actions, mask)
+                    dst = hob[low.bit_length() - 1]
+                    buf[base + canon[dst]] = 1
+                    pairs.append((src, dst))
+        value = (pairs, np.frombuffer(buf, dtype=np.int8))
         self._turn_cache = (self._turn_key, value)
         return value
 
@@ -198,7 +197,7 @@ class raw_env(AECEnv, EzPickle):
         """int8 mask over actions: the legal moves when ``agent`` is selected and alive, else zeros.
         The array is cached for the turn: do not modify it."""
         if agent == self.agent_selection and self._live(agent) and not self.game.is_over:
-            return self._turn()[2]
+            return self._turn()[1]
         return np.zeros(self.encoding.num_actions, dtype=np.int8)
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -242,7 +241,7 @@ class raw_env(AECEnv, EzPickle):
         seat = self.agent_name_mapping[agent]
         if action is None:
             raise ValueError(f"{agent} is alive and must act: None is only for terminated or truncated agents")
-        mask = self._turn()[2]
+        mask = self._turn()[1]
         action = int(action)
         if not 0 <= action < self.encoding.num_actions:
             self.encoding.decode_action(seat, action)  # raises its ValueError
