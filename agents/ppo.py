@@ -347,16 +347,20 @@ class Trainer:
         # who sits where, per environment (resampled when its game ends)
         kind = np.zeros(num_envs, dtype=np.int64)
         learner_seat = np.zeros(num_envs, dtype=np.int64)
-        opponent = [None] * num_envs  # snapshot path or bot object
+        opponent: list[Any] = [None] * num_envs  # (snapshot path, its network) or a bot
         bot_serial = [0]
 
         def assign(b: int) -> None:
             p = np.array([cfg.pool.self_prob, cfg.pool.snapshot_prob if self.pool.snapshot_paths else 0.0,
                           cfg.pool.bot_prob])
+            if p.sum() == 0:  # only snapshots asked for and none taken yet: self-play until the first
+                p = np.array([1.0, 0.0, 0.0])
             kind[b] = int(self.np_rng.choice(3, p=p / p.sum()))
             learner_seat[b] = int(self.np_rng.integers(n))
             if kind[b] == SNAPSHOT:
-                opponent[b] = self.pool.snapshot_paths[int(self.np_rng.integers(len(self.pool.snapshot_paths)))]
+                # hold the network itself: the pool may drop the snapshot while this game goes on
+                path = self.pool.snapshot_paths[int(self.np_rng.integers(len(self.pool.snapshot_paths)))]
+                opponent[b] = (path, self.pool.nets[path])
             elif kind[b] == BOT:
                 name = self.pool.bots[int(self.np_rng.integers(len(self.pool.bots)))]
                 bot_serial[0] += 1
@@ -406,11 +410,12 @@ class Trainer:
                     actions[r] = legal[r, slot]
                     buf.add(rows, mover[rows], obs[r], legal[r], valid[r], slot, logp, value)
                 # sorted: a fixed order of draws from the torch RNG (set order varies between processes)
-                for path in sorted({opponent[b] for b in np.flatnonzero(~is_learner) if kind[b] == SNAPSHOT}):
-                    r = torch.as_tensor([b for b in range(num_envs) if not is_learner[b] and opponent[b] == path],
-                                        device=dev)
+                snap_rows = [b for b in np.flatnonzero(~is_learner) if kind[b] == SNAPSHOT]
+                for path in sorted({opponent[b][0] for b in snap_rows}):
+                    group = [b for b in snap_rows if opponent[b][0] == path]
+                    r = torch.as_tensor(group, device=dev)
                     with torch.no_grad():
-                        logits, _ = self.pool.nets[path](obs[r], legal[r], valid[r])
+                        logits, _ = opponent[group[0]][1](obs[r], legal[r], valid[r])
                     actions[r] = legal[r, torch.distributions.Categorical(logits=logits).sample()]
                 bot_rows = [b for b in np.flatnonzero(~is_learner) if kind[b] == BOT]
                 if bot_rows:

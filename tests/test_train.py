@@ -293,6 +293,18 @@ def test_resume_continues_the_run(tmp_path: Path) -> None:
         Trainer(from_dict(data), tmp_path / "tiny", resume=True, log=quiet)
 
 
+def test_snapshot_leaving_the_pool_mid_game(tmp_path: Path) -> None:
+    """Games outlive rollouts; a snapshot dropped from the pool keeps playing the games it sits in."""
+    data = tiny_config()
+    data["pool"].update(self_prob=0.0, snapshot_prob=1.0, max_snapshots=1, snapshot_every=1)
+    data["game"]["move_limit"] = 60
+    data["ppo"]["total_steps"] = 4 * 16 * 5
+    trainer = Trainer(from_dict(data), tmp_path / "pool", log=quiet)
+    trainer.train()
+    trainer.close()
+    assert trainer.update == 5 and len(trainer.pool.snapshot_paths) == 1
+
+
 def test_policy_player_plays_legal_moves(tmp_path: Path) -> None:
     from agents.policy import load_policy_player
 
