@@ -73,6 +73,7 @@ class Encoding:
         self.static_planes = static
         # hole -> index of its plane-0 entry in the flat (cells * PLANES) observation, per seat
         self._flat_cell = [(self.grid_index[self.to_canonical[s]] * PLANES).tolist() for s in range(n)]
+        self._static_bytes = [static[s].tobytes() for s in range(n)]
 
     def encode_move(self, seat: int, src: int, dst: int) -> int:
         c = self.to_canonical[seat]
@@ -104,23 +105,24 @@ class Encoding:
         """The planes described in the module docstring, from ``seat``'s point of view."""
         n = self.layout.num_players
         rows, cols, _ = self.observation_shape
-        obs = self.static_planes[seat].copy()
-        # one list of flat indices and a single numpy assignment: a numpy call per seat and plane
-        # costs more than the whole Python loop
+        # a copy of the static planes as a bytearray, set entry by entry and wrapped by numpy
+        # without a copy: cheaper than numpy assignments for a few dozen pieces
+        obs = bytearray(self._static_bytes[seat])
         flat = self._flat_cell[seat]
         status = game.status
-        ones = []
         for i in range(n):
             other = (seat + i) % n
-            if status[other] == "active":
-                ones += [flat[h] + i for h in game.pieces(other)]
-            else:
-                for h in game.pieces(other):
-                    ones += (flat[h] + i, flat[h] + 11)
+            retired = status[other] != "active"
+            for h in game.pieces(other):
+                obs[flat[h] + i] = 1
+                if retired:
+                    obs[flat[h] + 11] = 1
         if self.layout.has_kings:
-            ones += [flat[h] + 6 for s in range(n) for h in game.pieces(s) if game.piece_at(h)[1]]
-        obs.reshape(-1)[ones] = 1
-        return obs.reshape(rows, cols, PLANES)
+            for s in range(n):
+                for h in game.pieces(s):
+                    if game.piece_at(h)[1]:
+                        obs[flat[h] + 6] = 1
+        return np.frombuffer(obs, dtype=np.int8).reshape(rows, cols, PLANES)
 
 
 @cache
