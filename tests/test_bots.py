@@ -21,6 +21,7 @@ GAMES = [("star", 1), ("star", 2), ("star", 3), ("star", 4), ("star", 5), ("star
 FAST = {
     "random": "random",
     "greedy": "greedy",
+    "greedy+": "greedy:lookahead=1",
     "easy": LEVELS["easy"],
     "search": "search:depth=2,time=none",
     "mcts": "mcts:iterations=24,time=none",
@@ -98,6 +99,13 @@ def test_solitaire_crossing_by_greedy_finishes() -> None:
     # the published optimum is 27 moves; a one-ply greedy needs more but must stay reasonable
     assert 27 <= game.ply <= 80, game.ply
     print(f"solitaire crossing by greedy: {game.ply} moves (optimum 27)")
+    # looking one own move ahead (jump chains being set up) crosses faster
+    ahead = Game(Rules("star", 1, move_limit=500))
+    bot = make_player("greedy:lookahead=1", seed=0)
+    while not ahead.is_over:
+        ahead.play(bot.select_move(ahead))
+    assert ahead.end_reason == "finished" and ahead.ply < game.ply
+    print(f"solitaire crossing by greedy:lookahead=1: {ahead.ply} moves")
 
 
 def blocked_goal_position(blockers: tuple[int, ...]) -> str:

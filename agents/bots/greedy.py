@@ -11,7 +11,8 @@ value[dst]``), so a move costs well under a millisecond.  What makes it finish e
 - ties are broken by the seeded generator.
 
 ``noise`` (probability of a uniformly random move) and ``temperature`` (softmax over gains)
-weaken it for the easy level.
+weaken it for the easy level; ``lookahead`` (weight, 0 = off) strengthens it: the 8 best moves
+also count the best gain left for the seat's next move (jump chains being set up).
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from __future__ import annotations
 import math
 import random
 
-from agents.bots.evaluation import STRAGGLE, SeatView
+from agents.bots.evaluation import STRAGGLE, SeatView, Tracker
 from halma_env import Game, Move
 
 REVISIT_PENALTY = 4.0
+LOOKAHEAD_TOP = 8  # moves whose follow-up is looked at when ``lookahead`` is on
 
 
 def recent_configurations(game: Game, seat: int, memory: int) -> dict[int, int]:
@@ -98,6 +100,7 @@ class GreedyBot:
         temperature: float = 0.0,
         memory: int = 12,
         straggle: float = STRAGGLE,
+        lookahead: float = 0.0,
         name: str = "greedy",
     ) -> None:
         if not 0.0 <= noise <= 1.0:
@@ -106,12 +109,15 @@ class GreedyBot:
             raise ValueError(f"greedy temperature must be >= 0, got {temperature!r}")
         if memory < 0:
             raise ValueError(f"greedy memory must be >= 0, got {memory!r}")
+        if lookahead < 0:
+            raise ValueError(f"greedy lookahead must be >= 0 (0 = off), got {lookahead!r}")
         self.name = name
         self.seed = seed
         self.noise = float(noise)
         self.temperature = float(temperature)
         self.memory = int(memory)
         self.straggle = float(straggle)
+        self.lookahead = float(lookahead)
         self._rng = random.Random(seed)
 
     def scores(self, game: Game, view: SeatView | None = None) -> list[tuple[float, Move]]:
@@ -131,6 +137,17 @@ class GreedyBot:
                 again = seen.get(cfg ^ (1 << m.src) ^ (1 << m.dst), 0)
                 score -= REVISIT_PENALTY * again
             out.append((score, m))
+        if self.lookahead and out:
+            # the LOOKAHEAD_TOP best moves also count the best gain they leave for the seat's next
+            # move (setting up jump chains), weighted by ``lookahead``; played on a private copy
+            out.sort(key=lambda x: -x[0])
+            tr = Tracker(game, self.straggle)
+            for i in range(min(LOOKAHEAD_TOP, len(out))):
+                score, m = out[i]
+                tr.play(seat, m, 0.0)
+                follow = None if tr.game.is_over else tr.best_gain(seat)
+                tr.undo(seat, m, 0.0)
+                out[i] = (score + self.lookahead * max(0.0, follow or 0.0), m)
         return out
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
