@@ -6,7 +6,9 @@ Accepted names (``make_player`` raises ``ValueError`` listing them for anything 
 - a bot: ``random``, ``greedy``, ``search``, ``mcts``, optionally with parameters after a colon,
   comma separated: ``search:depth=3``, ``search:time=0.5,width=10``, ``mcts:time=0.5``,
   ``greedy:noise=0.2``.  ``bot_parameters(bot)`` lists each bot's parameters and defaults;
-- a level: ``easy``, ``medium``, ``hard``, ``expert`` (``LEVELS`` says what each one is);
+- a level: ``easy``, ``medium``, ``hard``, ``expert``, resolved through the rated ladder
+  (``agents.ladder.LevelPlayer``) for the game being played; ``LEVELS`` is each level's bot spec
+  where the ladder has no entry;
 - a path ending in ``.pt`` (a training checkpoint): ``agents.policy.load_policy_player(path, seed)``;
 - a path ending in ``.onnx`` (optionally with options, ``model.onnx:temperature=0.5``) or a
   ladder name ``ladder:LEVEL`` (exported opponents, the rated ladder):
@@ -136,9 +138,8 @@ def make_player(name: str, seed: int | None = None) -> Player:
         return _load_external("agents.opponent", "load_opponent", name, seed)
     if name in LEVELS:  # levels come from the rated ladder (agents/ladder.py) for the game being played
         return _load_external("agents.ladder", "LevelPlayer", name, seed)
-    spec = LEVELS.get(name, name)
-    bot = spec.partition(":")[0].strip()
+    bot = name.partition(":")[0].strip()
     if bot not in BOTS:
         raise ValueError(f"unknown player {name!r}; valid: {', '.join(valid_names())}")
-    bot, params = parse_spec(spec)
+    bot, params = parse_spec(name)
     return _bot_class(bot)(seed=seed, name=name, **params)
