@@ -46,6 +46,7 @@ Factory = Callable[[str, "int | None"], Player]
 DECIDED = ("finished", "first_finish", "resign")
 ARENA_LIMIT = "max_plies"  # end reason of a game stopped by the arena's cap
 CAP_PER_SEAT = 300  # default --max-plies is this many plies per seat
+RATING_SHUFFLES = 20  # ratings are averaged over this many seeded orders of the games
 SOLO_OPTIMUM = 27  # Bell 2009: the proven shortest solitaire crossing of the star board
 
 
@@ -357,9 +358,14 @@ class TournamentResult:
         return self.rules["num_players"]
 
     def ratings(self) -> list[Rating]:
-        """openskill Plackett-Luce ratings, games applied in index order."""
-        games = [sorted(g.player_places.items()) for g in sorted(self.games, key=lambda g: g.index)]
-        return rate_games(len(self.players), games)
+        """openskill Plackett-Luce ratings, averaged over RATING_SHUFFLES seeded orders of the games
+        (a tournament's games have no order that should make the last ones count more)."""
+        key = (len(self.games), RATING_SHUFFLES)
+        if getattr(self, "_ratings_key", None) != key:
+            games = [sorted(g.player_places.items()) for g in sorted(self.games, key=lambda g: g.index)]
+            self._ratings = rate_games(len(self.players), games, shuffles=RATING_SHUFFLES, seed=self.seed)
+            self._ratings_key = key
+        return self._ratings
 
     def pairwise(self) -> list[list[dict[str, Any] | None]]:
         """``[i][j]``: how player i did against player j in the games both played: wins (i's
@@ -650,6 +656,24 @@ def _clean(o: Any) -> Any:
     if isinstance(o, (list, tuple)):
         return [_clean(v) for v in o]
     return o
+
+
+def load_results(path: str) -> TournamentResult:
+    """A tournament back from its ``results.json`` (to re-report or re-rate it without replaying)."""
+    with open(path) as f:
+        data = json.load(f)
+    try:
+        games = []
+        for g in data["games"]:
+            g = dict(g)
+            g["player_places"] = {int(k): v for k, v in g["player_places"].items()}
+            g["progress"] = [tuple(x) for x in g.get("progress", [])]
+            games.append(GameResult(**g))
+        return TournamentResult(data["players"], data["specs"], data["rules"], games, data["seed"],
+                                data["time_budget"], data["max_plies"], data.get("cap_outcome", "draw"),
+                                data["summary"].get("elapsed_s") or 0.0)
+    except (KeyError, TypeError) as e:
+        raise ValueError(f"{path}: not a halma eval results.json ({type(e).__name__}: {e})") from None
 
 
 def run_tournament(

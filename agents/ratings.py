@@ -2,8 +2,9 @@
 
 Plackett-Luce rates a whole finishing order at once, so 3-6 seat games with shared places
 (draws, equal progress) count as one observation each, not as a set of invented pairwise games.
-Ratings are updated game by game in game-index order, so a tournament with a seed always gives
-the same ratings whatever order the worker processes finished in.
+The arena averages the ratings over seeded random orders of its games (openskill's online
+updates would otherwise weigh the last games most), so a tournament with a seed always gives the
+same ratings whatever order the worker processes finished in.
 """
 
 from __future__ import annotations
@@ -37,13 +38,35 @@ def competition_ranks(scores: Sequence[float]) -> list[int]:
     return [1 + sum(1 for o in scores if o < s) for s in scores]
 
 
-def rate_games(num_players: int, games: Sequence[Sequence[tuple[int, float]]]) -> list[Rating]:
+def rate_games(
+    num_players: int, games: Sequence[Sequence[tuple[int, float]]], shuffles: int = 0, seed: int = 0
+) -> list[Rating]:
     """Plackett-Luce ratings of ``num_players`` players from games given in order.
 
     Each game is a list of ``(player index, place)`` for the players that took part (a smaller
     place is better, equal places are ties; a player holding several seats enters once with its
     mean place).  Players start at openskill's default (mu 25, sigma 25/3).
+
+    openskill updates online, so the last games weigh more than the first.  For a tournament,
+    where the games have no meaningful order, ``shuffles > 0`` rates that many seeded random
+    orders of the games and averages mu and sigma (deterministic for a given ``seed``).
     """
+    if shuffles > 0:
+        import random
+
+        rng = random.Random(seed)
+        canonical = sorted(tuple(g) for g in games)  # so the given order cannot matter at all
+        runs = []
+        for _ in range(shuffles):
+            order = list(canonical)
+            rng.shuffle(order)
+            runs.append(_rate_in_order(num_players, order))
+        return [Rating(sum(r[i].mu for r in runs) / shuffles, sum(r[i].sigma for r in runs) / shuffles)
+                for i in range(num_players)]
+    return _rate_in_order(num_players, games)
+
+
+def _rate_in_order(num_players: int, games: Sequence[Sequence[tuple[int, float]]]) -> list[Rating]:
     from openskill.models import PlackettLuce
 
     model = PlackettLuce()

@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 
+from agents import arena
 from agents.arena import cycle_length, play_game, run_solo, run_tournament, schedule
 from agents.cli import main as cli_main
 from agents.ratings import competition_ranks, rate_games, wilson_interval
@@ -88,6 +89,17 @@ def test_wilson_interval_known_values() -> None:
     assert wilson_interval(0, 0) == (0.0, 1.0)
     with pytest.raises(ValueError):
         wilson_interval(11, 10)
+
+
+def test_shuffled_ratings_do_not_depend_on_game_order() -> None:
+    # player 0 wins the first 6 games, player 1 the last 4: online updates favour the recent
+    # winner, the shuffle-averaged rating favours the player with more wins whatever the order
+    games = [[(0, 1), (1, 2)]] * 6 + [[(0, 2), (1, 1)]] * 4
+    online = rate_games(2, games)
+    assert online[1].mu > online[0].mu
+    a = rate_games(2, games, shuffles=20, seed=1)
+    b = rate_games(2, games[::-1], shuffles=20, seed=1)
+    assert a == b and a[0].mu > a[1].mu
 
 
 def test_ratings_respect_places_and_ties() -> None:
@@ -182,6 +194,8 @@ def test_cli_writes_results_and_replayable_records(tmp_path, capsys) -> None:
     assert data["summary"]["games"] == 4 and set(data["ratings"]) == {"greedy", "random"}
     assert (out / "results.md").read_text().startswith("### star, 2 seats")
     assert (out / "results.png").stat().st_size > 1000
+    again = arena.load_results(str(out / "results.json"))  # re-reporting a saved run gives the same tables
+    assert again.markdown() == (out / "results.md").read_text().rstrip("\n")
     records = sorted((out / "games").glob("game_*.json"))
     assert len(records) == 4
     for path, g in zip(records, data["games"]):
