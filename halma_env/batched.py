@@ -148,6 +148,7 @@ class BatchedGame:
         self.t_landT = t(np.ascontiguousarray(land[:H].T).reshape(-1))
         self.t_ray = t(ray)
         self.t_arange = torch.arange(H, device=dev)
+        self.t_seats = torch.arange(n, device=dev)
         self.t_arange_col = self.t_arange.view(H, 1)
         self._big = torch.tensor(H, device=dev)
         self._lab_dtype = torch.uint8 if H < 128 else torch.int16
@@ -525,18 +526,25 @@ class BatchedGame:
         mover, king, retired), and one table lookup expands the codes into the planes."""
         B, n = self.batch_size, self.n
         seat = self.to_move
-        oc = self.owner.long()  # (B, H)
-        occ = oc >= 0
-        code = 1 + ((oc - seat[:, None]) % n) * 4 + self.status.gather(1, oc.clamp(min=0)).long()
+        # per game, the code of each owner (index 0 = empty, s+1 = seat s): a (B, n+1) table
+        others = (self.t_seats - seat[:, None]) % n  # (B, n) seat relative to the mover
+        lut = torch.cat([self._zero_col(B), 1 + others * 4 + self.status.long()], 1)
+        owner = torch.cat([self.owner, self._minus_col(B)], 1).long() + 1  # (B, H+1), H = no hole
+        code = lut.gather(1, owner)
         if self.layout.has_kings:
-            code += self.king.long() * 2
-        code = torch.cat([code * occ, self._zero_col(B)], 1)
-        code = code.gather(1, self.t_inv_cell[seat]) + self.t_static_id[seat]  # (B, cells)
+            code += torch.cat([self.king, self._false_col(B)], 1).long() * 2
+        code = code.gather(1, self.t_inv_cell.index_select(0, seat)) + self.t_static_id.index_select(0, seat)
         rows, cols, _ = self.observation_shape
         return self.t_obs_table.index_select(0, code.view(-1)).view(B, rows, cols, PLANES)
 
     def _zero_col(self, B: int) -> torch.Tensor:
         return torch.zeros((B, 1), dtype=torch.long, device=self.device)
+
+    def _minus_col(self, B: int) -> torch.Tensor:
+        return torch.full((B, 1), -1, dtype=torch.int8, device=self.device)
+
+    def _false_col(self, B: int) -> torch.Tensor:
+        return torch.zeros((B, 1), dtype=torch.bool, device=self.device)
 
     # --- playing ----------------------------------------------------------------------
 
