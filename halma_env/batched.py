@@ -187,6 +187,11 @@ class BatchedGame:
         for s in range(n):
             goal_abs[s, list(lay.goals[s])] = True
         self.t_goal = t(goal_abs)
+        goal_owner = np.full(H + 1, -1, dtype=np.int64)
+        for s in range(n):
+            assert (goal_owner[list(lay.goals[s])] < 0).all(), "goals are disjoint"
+            goal_owner[list(lay.goals[s])] = s
+        self.t_goal_owner = t(goal_owner)
         self.goal_size = t(np.array([len(x) for x in lay.goals]))
         assert len({len(x) for x in lay.goals}) == 1
         self.t_goal_holes = t(np.array([sorted(x) for x in lay.goals], dtype=np.int64))
@@ -591,23 +596,22 @@ class BatchedGame:
             gain = (self.t_gd[mover, src] - self.t_gd[mover, dst]) / self.t_phi0[mover]
             rewards[ar, mover] = self.progress_shaping * gain
         end = torch.zeros(B, dtype=torch.long, device=dev)
-        # did the mover finish?
-        pcs = self.pieces[ar, mover]  # (B, P), H = no piece
-        in_goal = self.t_goal[mover].gather(1, pcs).sum(1)
-        n_own = (pcs < H).sum(1)
-        gsize = self.goal_size[mover]
-        finished = (in_goal > 0) & ((in_goal == n_own) | (in_goal == gsize))
-        if self.rules.anti_blocking:
-            occupied = (self.owner.gather(1, self.t_goal_holes[mover]) >= 0).sum(1)
-            finished |= (in_goal > 0) & (occupied == gsize)
-        if self.layout.has_kings:
-            tip = self.t_tip[mover]
-            finished &= self.king[ar, tip.clamp(max=H - 1)] & (self.owner[ar, tip.clamp(max=H - 1)].long() == mover)
-        if bool(finished.any()):
-            f = finished.nonzero().squeeze(1)
-            self.status[f, mover[f]] = 1
-            self.places[f, mover[f]] = self.top[f]
-            self.top[f] += 1
+        # did the mover finish?  With anti-blocking the piece may also complete the goal of the
+        # (one) other seat whose goal holds its landing hole: that seat finishes too, after it
+        finished = self._has_finished(mover)
+        if self.rules.anti_blocking and n > 1:
+            other = self.t_goal_owner[dst]  # (B,) seat whose goal holds dst, -1 none
+            oc = other.clamp(min=0)
+            other_done = (other >= 0) & (other != mover) & (self.status[ar, oc] == 0) & self._has_finished(oc)
+        else:
+            other_done = torch.zeros_like(finished)
+        if bool((finished | other_done).any()):
+            for who, seats in ((finished, mover), (other_done, other)):
+                w = who.nonzero().squeeze(1)
+                self.status[w, seats[w]] = 1
+                self.places[w, seats[w]] = self.top[w]
+                self.top[w] += 1
+            f = (finished | other_done).nonzero().squeeze(1)
             if not self.rules.play_to_end and n >= 3:
                 self._end_by_progress(f, "first_finish", end)
             else:
@@ -687,6 +691,26 @@ class BatchedGame:
             rewards += self._place_rewards(self.places) * done[:, None]
             self._reset_games(done, rotate=True)
         return rewards, done, info
+
+    def _has_finished(self, seat: torch.Tensor) -> torch.Tensor:
+        """(B,) whether ``seat`` (B,) meets its goal in each game (the scalar engine's test)."""
+        B, H = self.batch_size, self.H
+        ar = torch.arange(B, device=self.device)
+        pcs = self.pieces[ar, seat]  # (B, P), H = no piece
+        in_goal = self.t_goal[seat].gather(1, pcs).sum(1)
+        n_own = (pcs < H).sum(1)
+        gsize = self.goal_size[seat]
+        finished = (in_goal > 0) & ((in_goal == n_own) | (in_goal == gsize))
+        if self.rules.anti_blocking:
+            occupied = (self.owner.gather(1, self.t_goal_holes[seat]) >= 0).sum(1)
+            finished |= (in_goal > 0) & (occupied == gsize)
+        if self.layout.has_kings:
+            # the king must be on the goal tip (a puzzle seat without a king is spared)
+            tip = self.t_tip[seat].clamp(max=H - 1)
+            has_king = torch.cat([self.king, self._false_col(B)], 1).gather(1, pcs).any(1)
+            on_tip = self.king[ar, tip] & (self.owner[ar, tip].long() == seat)
+            finished &= ~has_king | on_tip
+        return finished
 
     def _next_active(self, idx: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:
         """The first active seat after ``seat`` in turn order (the seat itself after n)."""

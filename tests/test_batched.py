@@ -374,3 +374,35 @@ def test_bench_env_table_and_skips(monkeypatch, capsys):
     assert "batched torch engine" in out and "B=4" in out
     with pytest.raises(ValueError, match="seconds"):
         bench_env.run_benchmark(types.SimpleNamespace(json=True, seconds=0, seed=0, device=None))
+
+
+def test_a_move_that_completes_an_opponents_goal_finishes_that_seat():
+    # star, 2 seats: seat 1 has 9 pieces in its goal (the bottom point, 111-120) and seat 0 steps
+    # into the last hole; with anti-blocking seat 1 finishes first, so seat 0 is second
+    rules = Rules("star", 2)
+    owner = [-1] * 121
+    for h in range(112, 121):
+        owner[h] = 1
+    owner[60] = 1
+    for h in list(range(50, 59)) + [102]:
+        owner[h] = 0
+    game = Game.from_position(_position(rules, owner, [False] * 121, 0))
+    bg = BatchedGame(rules, 1)
+    bg.from_games([game.copy()])
+    reasons: dict[str, int] = {}
+    games = [game]
+    action = encoding("star", 2).encode_move(0, 102, 111)
+    _step_both(bg, games, [action], lambda b: Game(rules), 0.0, _phi_start(rules), "step", reasons)
+    assert reasons == {"finished": 1}
+
+
+def test_diamond_seats_without_a_king_finish_on_their_goal_alone():
+    rules = Rules("diamond", 2, move_limit=60)
+    start = []
+    for g in endgames(rules, 8, seed=21):
+        text = g.position().replace("A", "0")  # seat 0 loses its king (a puzzle position)
+        loaded = Game.from_position(text, move_limit=60)
+        if not loaded.is_over:
+            start.append(loaded)
+    reasons = lockstep(rules, batch=len(start), steps=16, seed=3, policy="greedy", start=start)
+    assert reasons.get("finished", 0) > 0, reasons
