@@ -604,6 +604,7 @@ class BatchedGame:
             oc = other.clamp(min=0)
             other_done = (other >= 0) & (other != mover) & (self.status[ar, oc] == 0) & self._has_finished(oc)
         else:
+            other = mover
             other_done = torch.zeros_like(finished)
         if bool((finished | other_done).any()):
             for who, seats in ((finished, mover), (other_done, other)):
