@@ -52,8 +52,8 @@ class BatchedGame:
 
     Seats are absolute (as in ``Game``); actions and observations are in the canonical frame of
     each game's mover.  Games that end inside ``step`` are reset at once (auto-reset); ``step``
-    reports how they ended.  With ``rotate_first_seat`` the seat that begins a game slot's next
-    game moves on by one each time it is reset (the rules' ``first_seat`` begins the first game).
+    reports how they ended.  With ``rotate_first_seat`` game k of slot b begins with seat
+    ``(rules.first_seat + b + k) % n``; without it every game begins with ``rules.first_seat``.
     """
 
     def __init__(
@@ -261,6 +261,9 @@ class BatchedGame:
     def reset(self) -> None:
         """Every game back to the start (seat ``rules.first_seat`` to move)."""
         self.first_seat.fill_(self.rules.first_seat)
+        if self.rotate_first_seat:  # slot b starts with seat first_seat + b (as agents/vecgame.py)
+            self.first_seat += torch.arange(self.batch_size, device=self.device)
+            self.first_seat %= self.n
         self._reset_games(torch.ones(self.batch_size, dtype=torch.bool, device=self.device), rotate=False)
 
     def _reset_games(self, which: torch.Tensor, rotate: bool) -> None:

@@ -120,14 +120,15 @@ def lockstep(rules: Rules, batch: int, steps: int, *, seed: int = 0, policy: str
 
     def new_game(b: int) -> Game:
         counts[b] += 1
-        first = (rules.first_seat + counts[b]) % n if rotate else rules.first_seat
+        first = (rules.first_seat + b + counts[b]) % n if rotate else rules.first_seat
         return Game(rules.replace(first_seat=first))
 
     if start is not None:
         games = [g.copy() for g in start]
         bg.from_games(games)
     else:
-        games = [Game(rules) for _ in range(batch)]
+        games = [Game(rules.replace(first_seat=(rules.first_seat + b) % n) if rotate else rules)
+                 for b in range(batch)]
     rng = random.Random(seed)
     phi0 = _phi_start(rules)
     reasons: dict[str, int] = {}
@@ -286,8 +287,9 @@ def test_first_seat_rotation_and_shaping_rewards():
     reasons = lockstep(Rules("star", 3, first_seat=2, move_limit=5), batch=4, steps=12, seed=8, rotate=True,
                        shaping=0.5, reward="win_loss")
     assert reasons.get("move_limit", 0) >= 8
-    bg = BatchedGame(Rules("star", 3, first_seat=1), 2, rotate_first_seat=True)
-    assert bg.to_move.tolist() == [1, 1]
+    bg = BatchedGame(Rules("star", 3, first_seat=1), 4, rotate_first_seat=True)
+    assert bg.to_move.tolist() == [1, 2, 0, 1]
+    assert BatchedGame(Rules("star", 3, first_seat=1), 2).to_move.tolist() == [1, 1]
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6])
