@@ -39,6 +39,7 @@ from agents.player import Player
 from agents.ratings import Rating, competition_ranks, mean_interval, rate_games, wilson_interval
 from halma_env import Game, IllegalMoveError, Rules
 from halma_env.rules import OPTION_NAMES, SEAT_COUNTS, VARIANTS
+from halma_env.rules import parse_rule_options as rules_parse_options
 
 Factory = Callable[[str, "int | None"], Player]
 
@@ -830,34 +831,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def parse_rule_options(items: Sequence[str]) -> dict[str, Any]:
-    """``["key=value", ...]`` -> options; values true/false/none/integers are converted."""
+    """``["key=value", ...]`` -> options (halma_env.rules.parse_rule_options), minus the ones the
+    arena sets itself."""
     settable = [n for n in OPTION_NAMES if n not in ("variant", "num_players", "first_seat")]
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, text = item.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep or not key:
-            raise ValueError(f"--rule expects KEY=VALUE, got {item!r}")
-        if key in ("first_seat",):
+    out = rules_parse_options(list(items))
+    for key in out:
+        if key == "first_seat":
             raise ValueError("first_seat is rotated by the arena (every seat starts equally often); it cannot be set")
         if key in ("variant", "num_players"):
             raise ValueError(f"{key} is set with --variant/--seats, not --rule")
         if key not in settable:
             raise ValueError(f"unknown rule option {key!r}; known: {', '.join(settable)}")
-        text = text.strip()
-        low = text.lower()
-        if low in ("true", "on", "yes"):
-            value: Any = True
-        elif low in ("false", "off", "no"):
-            value = False
-        elif low in ("none", "null", ""):
-            value = None
-        else:
-            try:
-                value = int(text)
-            except ValueError:
-                value = text
-        out[key] = value
     return out
 
 
