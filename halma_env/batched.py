@@ -47,6 +47,31 @@ def _progress_key(variant: str, n: int, seat: int, geometry, owner_row: np.ndarr
     return -p.in_goal * _KEY_SCALE + p.distance
 
 
+class _HoleSet:
+    """Tables of the hop graph over a set of holes, indexed locally (0..n-1, n = none): every
+    hole (the general case) or halma16's goal (pieces locked in it)."""
+
+    def __init__(self, holes: np.ndarray, mid: np.ndarray, land: np.ndarray, nb: np.ndarray,
+                 bits: torch.Tensor, device: torch.device) -> None:
+        H = mid.shape[0] - 1
+        n = len(holes)
+        local = np.full(H + 1, n, dtype=np.int64)
+        local[holes] = np.arange(n)
+        t = lambda a: torch.as_tensor(np.ascontiguousarray(a), device=device)  # noqa: E731
+        self.n = n
+        self.holes = t(holes.astype(np.int64))
+        self.local = t(local)  # global hole (H = none) -> local index (n = outside the set)
+        self.midT = t(mid[holes].T.reshape(-1))  # direction-major, global holes (rows of jump_x)
+        self.landT = t(local[land[holes]].T.reshape(-1))  # direction-major, local
+        self.nbD = t(np.concatenate([local[nb[holes]].T, np.full((nb.shape[1], 1), n)], 1))  # (D, n+1)
+        self.bits = torch.cat([bits[:, torch.as_tensor(holes, device=device)],
+                               torch.zeros((bits.shape[0], 1), dtype=bits.dtype, device=device)], 1)
+        self.dtype = torch.uint8 if n < 128 else torch.int16
+        self.refused_bit = 0x80 if n < 128 else 0x4000
+        self.big = torch.tensor(n, dtype=self.dtype, device=device)
+        self.arange_col = torch.arange(n, device=device).view(n, 1).to(self.dtype)
+
+
 class BatchedGame:
     """``batch_size`` games of ``rules`` played in lockstep (one move per game per ``step``).
 
@@ -163,6 +188,7 @@ class BatchedGame:
         for h in range(H):
             bits[h // 64, h] = np.uint64(1) << np.uint64(h % 64)
         self.t_bits = t(bits.view(np.int64))  # (W, H+1): the bit of each hole, none for H
+        self._all_holes = _HoleSet(np.arange(H), mid, land, nb, self.t_bits, dev)
         self.t_popcount = t(np.array([bin(i).count("1") for i in range(256)], dtype=np.int64))
         self.t_byte_bits = t(((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(bool))  # (256, 8)
         to_can = np.concatenate([enc.to_canonical, np.full((n, 1), H)], axis=1)
@@ -183,6 +209,7 @@ class BatchedGame:
         if self.t_lock is not None:
             self.t_lock_col = self.t_lock.view(H, 1)
             self.t_lock_x = torch.cat([self.t_lock, torch.zeros(1, dtype=torch.bool, device=dev)])
+            self._goal_holes = _HoleSet(np.flatnonzero(canon_goal[0]), mid, land, nb, self.t_bits, dev)
         goal_abs = np.zeros((n, H + 1), dtype=bool)
         for s in range(n):
             goal_abs[s, list(lay.goals[s])] = True
@@ -303,7 +330,7 @@ class BatchedGame:
 
     # --- move generation --------------------------------------------------------------
 
-    def _components(self, allowed: torch.Tensor, jump_x: torch.Tensor) -> torch.Tensor:
+    def _components(self, allowed: torch.Tensor, jump_x: torch.Tensor, sub: _HoleSet) -> torch.Tensor:
         """Min-label of each allowed hole's component in the hop graph, hole-major.
 
         ``allowed`` (H, B), ``jump_x`` (H+1, B) with a False sentinel row.  Returns (H+1, B) long
@@ -311,21 +338,21 @@ class BatchedGame:
         c+2d when both are allowed and c+d is jumpable; labels spread by pairwise minimum over the
         directions (direction-major, so every gather copies whole batch rows), then pointer
         jumping (the label of the label) shortens long chains."""
-        H, D, B = self.H, self.D, allowed.shape[1]
+        H, D, B = sub.n, self.D, allowed.shape[1]  # H: holes of the set (local indices)
         allowed_x = torch.cat([allowed, self._false_row(B)], 0)
         # a hop from c in direction d: c+d holds a jumpable piece and c+2d is allowed
-        hop = jump_x.index_select(0, self.t_midT).view(D, H, B) & allowed_x.index_select(0, self.t_landT).view(D, H, B)
+        hop = jump_x.index_select(0, sub.midT).view(D, H, B) & allowed_x.index_select(0, sub.landT).view(D, H, B)
         # small labels (uint8 on the star, int16 on the square board): the gathers and minima
         # move an eighth (a quarter) of the bytes of int64
-        dt = self._lab_dtype
-        big = self._big_small
-        lab = torch.maximum(self.t_arange_col_small, (~allowed).to(dt) * H)
+        dt = sub.dtype
+        big = sub.big
+        lab = torch.maximum(sub.arange_col, (~allowed).to(dt) * H)
         # torch.where is ~100x slower than arithmetic on this CPU build: refused hops get a high bit
-        refused_hop = (~hop).to(dt) * self._refused_bit
-        refused = refused_hop | ((~allowed).to(dt) * self._refused_bit).unsqueeze(0)  # edges need c allowed
+        refused_hop = (~hop).to(dt) * sub.refused_bit
+        refused = refused_hop | ((~allowed).to(dt) * sub.refused_bit).unsqueeze(0)  # edges need c allowed
         lab_x = torch.cat([lab, big.expand(1, B)], 0)
         lab = lab_x[:H]
-        landT = self.t_landT
+        landT = sub.landT
         land_d = landT.view(D, H)
         # Gauss-Seidel: each direction updates the labels in place, so a label can travel along
         # several directions in one round (about half the rounds of updating all at once).  No
@@ -345,25 +372,26 @@ class BatchedGame:
     def _false_row(self, B: int) -> torch.Tensor:
         return torch.zeros((1, B), dtype=torch.bool, device=self.device)
 
-    def _ordinary(self, pcs: torch.Tensor, allowed: torch.Tensor, jump_x: torch.Tensor) -> torch.Tensor:
-        """Destination bit sets (W, R, B) of the pieces on canonical holes ``pcs`` (R, B)
-        (H = no piece) in the hop graph over ``allowed`` (H, B), plus their steps."""
-        H, D, W = self.H, self.D, self.W
+    def _ordinary(self, pcs: torch.Tensor, allowed: torch.Tensor, jump_x: torch.Tensor, sub: _HoleSet) -> torch.Tensor:
+        """Destination bit sets (W, R, B) of the pieces on holes ``pcs`` (R, B) of the hole set
+        ``sub`` (local indices, ``sub.n`` = no piece) in the hop graph over ``allowed`` (n, B)
+        (the set's holes that may be landed on), plus their steps.  ``jump_x`` (H+1, B) is global."""
+        H, D, W = sub.n, self.D, self.W
         R, B = pcs.shape
-        lab_x, first_all = self._components(allowed, jump_x)
+        lab_x, first_all = self._components(allowed, jump_x, sub)
         # one bit set per component label (row H collects holes that are not allowed, row H+1
         # stays empty for refused hops): distinct bits, so a sum is an or
         comp = torch.zeros((W, H + 2, B), dtype=torch.long, device=self.device)
-        comp.scatter_add_(1, lab_x[:H].unsqueeze(0).expand(W, H, B), self.t_bits[:, :H, None].expand(W, H, B))
+        comp.scatter_add_(1, lab_x[:H].unsqueeze(0).expand(W, H, B), sub.bits[:, :H, None].expand(W, H, B))
         allowed_x = torch.cat([allowed, self._false_row(B)], 0)
         # per piece: rows of the per-hole tables (a padding row for "no piece")
         pidx = pcs.unsqueeze(0).expand(D, R, B)
-        first_x = torch.cat([first_all, first_all.new_full((D, 1, B), self._refused_bit)], 1)
+        first_x = torch.cat([first_all, first_all.new_full((D, 1, B), sub.refused_bit)], 1)
         first = first_x.gather(1, pidx).long().clamp(max=H + 1)  # (D, R, B), H+1 = no hop
         hop = comp.view(W, -1).gather(1, (first * B + self._col).view(1, D * R * B).expand(W, -1)).view(W, D, R, B)
-        pnb = self.t_nbD.gather(1, pcs.view(1, R * B).expand(D, -1)).view(D, R, B)
+        pnb = sub.nbD.gather(1, pcs.view(1, R * B).expand(D, -1)).view(D, R, B)
         step = allowed_x.view(-1).take(pnb * B + self._col)  # (D, R, B)
-        sbits = self.t_bits.gather(1, torch.maximum(pnb, (~step).long() * H).view(1, -1).expand(W, -1))
+        sbits = sub.bits.gather(1, torch.maximum(pnb, (~step).long() * H).view(1, -1).expand(W, -1))
         sbits = sbits.view(W, D, R, B)
         out = hop[:, 0] | sbits[:, 0]
         for d in range(1, D):
@@ -459,11 +487,15 @@ class BatchedGame:
         else:
             pcs_ord = pcs
         if self.t_lock is not None:
+            # halma16: a piece that begins in its goal stays there: a second, small pass over the
+            # graph of the goal holes alone
             locked = self.t_lock_x[pcs_ord]
-            bits = self._ordinary(torch.maximum(pcs_ord, locked.long() * H), allowed, jump_x)
-            bits |= self._ordinary(torch.maximum(pcs_ord, (~locked).long() * H), allowed & self.t_lock_col, jump_x)
+            bits = self._ordinary(torch.maximum(pcs_ord, locked.long() * H), allowed, jump_x, self._all_holes)
+            sub = self._goal_holes
+            local = sub.local[torch.maximum(pcs_ord, (~locked).long() * H)]
+            bits |= self._ordinary(local, allowed.index_select(0, sub.holes), jump_x, sub)
         else:
-            bits = self._ordinary(pcs_ord, allowed, jump_x)
+            bits = self._ordinary(pcs_ord, allowed, jump_x, self._all_holes)
         rows = pcs_ord
         if self.layout.has_kings:
             kbits = self._king(kpos, occ, kings_c, allowed)
