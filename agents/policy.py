@@ -29,7 +29,9 @@ class PolicyPlayer:
 
     def _check(self, game: Game) -> None:
         r = game.rules
-        if (r.variant, r.num_players) != (self.net.variant, self.net.num_players):
+        # the solitaire crossing (1 seat) is the same board and frame with nobody else on it, so a
+        # policy of that board may play it (the solo benchmark); other seat counts need their own network
+        if r.variant != self.net.variant or r.num_players not in (self.net.num_players, 1):
             raise ValueError(f"{self.name} plays {self.net.variant} with {self.net.num_players} seats, "
                              f"not {r.variant} with {r.num_players}")
 
@@ -45,8 +47,9 @@ class PolicyPlayer:
 
     def _logits(self, game: Game, moves: list[Move]) -> torch.Tensor:
         seat = game.to_move
-        obs = torch.from_numpy(self._enc.observation(game, seat)).unsqueeze(0).to(self.device)
-        legal = torch.tensor([[self._enc.encode_move(seat, m.src, m.dst) for m in moves]], device=self.device)
+        enc = encoding(game.rules.variant, game.rules.num_players)
+        obs = torch.from_numpy(enc.observation(game, seat)).unsqueeze(0).to(self.device)
+        legal = torch.tensor([[enc.encode_move(seat, m.src, m.dst) for m in moves]], device=self.device)
         valid = torch.ones_like(legal, dtype=torch.bool)
         with torch.no_grad():
             logits, _ = self.net(obs, legal, valid)
