@@ -509,12 +509,18 @@ class BatchedGame:
         """(B, H*H) bool: the legal moves of each game's mover, ``canon(src) * H + canon(dst)``.
 
         Built on first call after a step (later calls return the same tensor; do not modify it).
-        Rows are contiguous; the batch stride is (H+1)*H (a view into a padded buffer)."""
+        Every source hole's row is copied from the compact form (a piece's destinations or a zero
+        row), so the mask is written once, without clearing a buffer first."""
         if self._mask is None:
             B, H = self.batch_size, self.H
-            buf = torch.zeros((B, H + 1, H), dtype=torch.bool, device=self.device)
-            buf[torch.arange(B, device=self.device)[:, None], self._rows] = self.legal_moves()[1]
-            self._mask = buf.as_strided((B, H * H), ((H + 1) * H, 1))
+            rows, dest = self.legal_moves()
+            R = rows.shape[1]
+            dev = self.device
+            slot = torch.full((B, H + 1), R, dtype=torch.long, device=dev)  # hole -> its piece's row
+            slot.scatter_(1, rows, torch.arange(R, device=dev).expand(B, R))
+            flat = slot[:, :H] + torch.arange(B, device=dev)[:, None] * (R + 1)
+            src = torch.cat([dest, dest.new_zeros((B, 1, H))], 1)  # row R: no piece, no moves
+            self._mask = src.view(B * (R + 1), H).index_select(0, flat.view(-1)).view(B, H * H)
         return self._mask
 
     def legal_moves(self) -> tuple[torch.Tensor, torch.Tensor]:
