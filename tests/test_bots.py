@@ -308,3 +308,73 @@ def test_strength_order_on_star_two_seats() -> None:
 
     assert wins("greedy", "random", 6) == 6
     assert wins("search:depth=3,time=none", "greedy", 10) >= 7
+
+
+# --- endgame failure modes (issue 4): pieces parked in another seat's goal camp -------------------
+
+# star, 6 seats, greedy self-play (`halma eval greedy --seats 6 --games 120 --seed 0`, game 57) at
+# ply 162: seat 3's piece on 86 sits in seat 4's goal (2 holes left to fill) and seat 2's on 11 in
+# seat 5's.  The old greedy left them there; seat 4 then finished around 86 and seat 5 around 11
+# (finished seats never move again), the two pieces had no move left and the game shuffled to the
+# 1,800-ply cap.  From this position the old greedy reached the cap with every one of seeds 0-5.
+STAR6_PARKED = ("star 6 ./.0/000/101./52555.0..1..1/.5.05..0.1../55.4.....1./3...5151../..4....../"
+                "4.....2..2/....42...1./344..2.0132./4424234332.../3023/..3/../3 3 162")
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_greedy_leaves_a_filling_camp_and_the_game_is_decided(seed: int) -> None:
+    game = Game.from_position(STAR6_PARKED)
+    assert game.legal_destinations(86), "the parked piece can still get out here"
+    bots = [GreedyBot(seed=10 * seed + s) for s in range(6)]
+    while not game.is_over and game.ply < 900:
+        game.play(bots[game.to_move].select_move(game))
+    assert game.end_reason == "finished" and None not in game.places
+
+
+def _halma16(seat0: list[int], seat1: list[int], to_move: int = 0) -> str:
+    cells = ["."] * 256
+    for h in seat0:
+        cells[h] = "0"
+    for h in seat1:
+        cells[h] = "1"
+    return "halma16 2 " + "/".join("".join(cells[r * 16:(r + 1) * 16]) for r in range(16)) + f" {to_move}"
+
+
+# halma16: seat 0's last piece on 255 is still in its home camp (= seat 1's goal), which seat 1 is
+# filling (9 pieces in, 10 on the way); 238 is its last way out.  The old greedy advanced a
+# leading piece (117-83) and left the straggler to be walled in by seat 1's goal-locked pieces (the
+# repetition draw of `halma eval greedy search mcts --variant halma16 --seats 2 --games 12`, game
+# 9); the fixed one takes it out first.
+HALMA16_STRAGGLER = _halma16(
+    [0, 1, 2, 3, 4, 16, 17, 18, 19, 20, 32, 33, 100, 101, 117, 85, 70, 120, 255],
+    [254, 239, 223, 253, 237, 222, 207, 221, 206, 168, 169, 170, 172, 174, 152, 154, 156, 136, 140],
+)
+
+
+@pytest.mark.parametrize("spec", ["greedy", "search", "mcts"])
+def test_straggler_leaves_the_home_camp_before_it_is_walled_in(spec: str) -> None:
+    game = Game.from_position(HALMA16_STRAGGLER)
+    bot = make_player(FAST[spec], seed=0)
+    assert bot.select_move(game).src == 255
+
+
+# star, 6 seats, seat 3 to move: 102-100 hops into the last empty hole of seat 4's goal, which
+# finishes seat 4 (anti-blocking) and walls in seat 3's piece on 86 for good.
+STAR6_WALL_IN = ("star 6 0/00/000/001./52555..1.1.11/55..5.....11/55.5......./.....0.1../.....2.2./"
+                 "4......222/444......1./344....0132./44.4342332.../..2./.33/33/3 3 199")
+
+
+def test_no_bot_walls_its_own_piece_in() -> None:
+    from agents.bots.evaluation import dead_pieces, safe_moves
+
+    game = Game.from_position(STAR6_WALL_IN)
+    moves = game.legal_moves()
+    fatal = next(m for m in moves if (m.src, m.dst) == (102, 100))
+    safe = safe_moves(game, moves)
+    assert fatal not in safe and len(safe) == len(moves) - 1
+    assert game.position() == STAR6_WALL_IN  # the check plays and undoes on the game
+    game.play(fatal)
+    assert game.status[4] == "finished" and dead_pieces(game, 3) == [86]
+    game.undo()
+    for spec in ("greedy", "search", "mcts"):
+        assert make_player(FAST[spec], seed=1).select_move(game) != fatal

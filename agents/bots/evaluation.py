@@ -18,7 +18,15 @@ A seat's *potential* (smaller is better) is the sum over its pieces of
   a small pull that lines pieces up with the holes still to fill (a goal an opponent partly
   blocks, anti-blocking rule on);
 - diamond: the king counts ``KING`` times its distance to the goal tip, and an ordinary piece
-  on the tip counts as if it were just outside the camp (the tip is reserved for the king).
+  on the tip counts as if it were just outside the camp (the tip is reserved for the king);
+- ``camp penalty`` for a piece inside *another* seat's goal camp: ``CAMP x (steps to leave the
+  camp) x (CAMP_BASE + CAMP_FILL x fill)``, where ``fill`` (0..1) says how far the camp's owner
+  is in filling it (its pieces in the camp, half its pieces within 3 steps of it; 1 once the owner
+  has finished).  Two endgame failures came from parked pieces: a last piece left behind in the
+  home camp (= the opponent's goal) that the opponent then walls in (halma16: the opponent's
+  pieces are goal-locked, no one can finish), and a piece parked in a third seat's goal that
+  the owner finishes around (star, 6 seats: the owner never moves again).  The penalty gets
+  such pieces out early, the more urgently the fuller the camp.
 
 Everything is a table lookup per (seat, hole), so a move's gain is ``table[src] - table[dst]``
 and searches update potentials incrementally.
@@ -35,6 +43,9 @@ from halma_env.layout import layout
 STRAGGLE = 0.6  # weight of the square term (per 16 depth units)
 ENDGAME = 0.25  # pull toward the nearest empty usable goal hole
 KING = 2.0  # a king's step toward the tip counts this many ordinary steps
+CAMP = 1.0  # penalty per exit step for a piece parked in another seat's goal camp, times (CAMP_BASE + fill)
+CAMP_BASE = 0.25  # the camp penalty's share that applies even while the goal's owner is far away
+CAMP_FILL = 12.0  # how much the camp penalty grows as the goal's owner fills (or nears) its goal
 WIN = 1_000_000.0  # terminal scores dwarf any potential
 
 
@@ -106,12 +117,82 @@ def endgame_table(variant: str, num_players: int, seat: int, empty_goal: frozens
     return tuple(0.0 if h in goal else ENDGAME * nearest[h] for h in range(num_holes))
 
 
+@cache
+def _exit_steps(variant: str, num_players: int, seat: int) -> tuple[int, ...]:
+    """hole -> single steps needed to leave ``seat``'s goal camp (0 outside it)."""
+    lay = layout(variant, num_players)
+    g = lay.geometry
+    camp = set(lay.goals[seat])
+    steps = [0] * g.num_holes
+    frontier = [h for h in range(g.num_holes) if h not in camp]
+    seen = set(frontier)
+    d = 0
+    while frontier:
+        d += 1
+        nxt = []
+        for h in frontier:
+            for x in g.neighbours[h]:
+                if x not in seen:
+                    seen.add(x)
+                    steps[x] = d
+                    nxt.append(x)
+        frontier = nxt
+    return tuple(steps)
+
+
+@cache
+def camp_table(variant: str, num_players: int, seat: int, fills: tuple[int, ...]) -> tuple[float, ...]:
+    """The camp penalty of ``seat``'s ordinary pieces per hole; ``fills[t]`` is seat t's goal fill
+    in twentieths (quantised so the tables can be cached)."""
+    lay = layout(variant, num_players)
+    own = set(lay.goals[seat])
+    out = [0.0] * lay.geometry.num_holes
+    for t in range(num_players):
+        if t == seat or not lay.goals[t]:
+            continue
+        weight = CAMP * (CAMP_BASE + CAMP_FILL * fills[t] / 20)
+        steps = _exit_steps(variant, num_players, t)
+        for h in lay.goals[t]:
+            if h not in own:  # shared diamond corners count as the seat's own goal
+                out[h] += weight * steps[h]
+    return tuple(out)
+
+
+def goal_fills(game: Game) -> tuple[int, ...]:
+    """Per seat, how far it is in filling its goal, in twentieths: its pieces in the goal plus
+    half of those within 3 steps of it, over the goal's size; 20 once it is no longer active."""
+    rules = game.rules
+    lay = layout(rules.variant, rules.num_players)
+    status = game.status
+    out = []
+    for t in range(rules.num_players):
+        goal = lay.goals[t]
+        if not goal:
+            out.append(0)
+            continue
+        if status[t] != "active":
+            out.append(20)
+            continue
+        steps = _exit_steps(rules.variant, rules.num_players, t)
+        dist = _goal_distances(rules.variant, rules.num_players, t)
+        score = 0.0
+        for h in game.pieces(t):
+            if steps[h] > 0:
+                score += 1.0
+            elif any(dist[x][h] <= 3 for x in goal):
+                score += 0.5
+        out.append(min(20, round(20 * score / len(goal))))
+    return tuple(out)
+
+
 class SeatView:
     """One seat's tables resolved for a given position (which goal holes are still empty)."""
 
     __slots__ = ("tables", "piece", "king", "king_hole", "pieces", "endgame")
 
-    def __init__(self, game: Game, seat: int, straggle: float = STRAGGLE) -> None:
+    def __init__(
+        self, game: Game, seat: int, straggle: float = STRAGGLE, fills: tuple[int, ...] | None = None
+    ) -> None:
         rules = game.rules
         t = seat_tables(rules.variant, rules.num_players, seat, straggle)
         self.tables = t
@@ -125,7 +206,10 @@ class SeatView:
         empty = frozenset(h for h in t.goal if game.piece_at(h) is None)
         if t.king is not None and self.king_hole != t.tip:
             empty = empty - {t.tip}  # ordinary pieces do not belong on the tip
-        self.endgame = endgame_table(rules.variant, rules.num_players, seat, empty)
+        endgame = endgame_table(rules.variant, rules.num_players, seat, empty)
+        fills = goal_fills(game) if fills is None else fills
+        camp = camp_table(rules.variant, rules.num_players, seat, fills)
+        self.endgame = tuple(e + c for e, c in zip(endgame, camp))
         self.piece = t.piece
         self.king = t.king
 
@@ -179,7 +263,8 @@ class Tracker:
         self.game = game.copy()
         n = game.num_players
         self.n = n
-        self.views = [SeatView(game, s, straggle) for s in range(n)]
+        fills = goal_fills(game)
+        self.views = [SeatView(game, s, straggle, fills) for s in range(n)]
         self.goals = [v.tables.goal for v in self.views]
         self.pot = [v.potential() for v in self.views]
         self.king = [v.king_hole for v in self.views]
@@ -271,3 +356,144 @@ class Tracker:
         src, dst = move
         goal = self.goals[s]
         return dst in goal and (self.empty[s] <= 1 or src not in goal or src == self.king[s])
+
+
+def _permanent(game: Game) -> set[int]:
+    """Holes whose pieces will never move again: every piece of a seat that is no longer active,
+    and (halma16's goal lock) the pieces of a seat inside its own goal once that goal is full."""
+    rules = game.rules
+    lay = layout(rules.variant, rules.num_players)
+    status = game.status
+    out: set[int] = set()
+    for t in range(rules.num_players):
+        if status[t] != "active":
+            out.update(game.pieces(t))
+        elif rules.variant == "halma16":
+            goal = lay.goals[t]
+            if all(game.piece_at(h) is not None for h in goal):
+                out.update(h for h in game.pieces(t) if h in goal)
+    return out
+
+
+def _dead_at(game: Game, h: int, open_bits: int, perm: set[int], vacated: int = -1) -> bool:
+    """Whether an ordinary piece on ``h`` can never move again (``vacated``: a hole to treat as
+    empty, the source of a move being tried)."""
+    g = game.geometry
+    bit, hob = g.bit, g.hole_of_bit
+    b = bit[h]
+    for s in g.shifts:
+        nb = hob[b + s]
+        if nb < 0:
+            continue
+        near = None if nb == vacated else game.piece_at(nb)
+        if near is None:
+            if open_bits >> bit[nb] & 1:
+                return False  # a step
+            continue
+        if nb not in perm:
+            return False  # that piece may move away
+        if near[1]:
+            continue  # no piece hops over a king
+        land = hob[b + 2 * s]
+        if land < 0 or not open_bits >> bit[land] & 1:
+            continue
+        if land == vacated or land not in perm or game.piece_at(land) is None:
+            return False  # a hop now, or later once that piece has moved
+    return True
+
+
+def dead_pieces(game: Game, seat: int) -> list[int]:
+    """``seat``'s ordinary pieces outside its goal that can never move again: every step is
+    blocked (by a piece that never moves, or a closed hole) and so is every hop (over a piece that
+    never moves, onto a piece that never moves, a closed hole or off the board).  Such a piece
+    keeps the seat from ever finishing."""
+    rules = game.rules
+    lay = layout(rules.variant, rules.num_players)
+    goal = lay.goals[seat]
+    perm = _permanent(game)
+    out = []
+    for h in game.pieces(seat):
+        if h in goal:
+            continue
+        info = game.piece_at(h)
+        if info is not None and info[1]:  # a king's row jumps are not modelled: never called dead
+            continue
+        if _dead_at(game, h, lay.open_holes[seat], perm):
+            out.append(h)
+    return out
+
+
+def safe_moves(game: Game, moves: list) -> list:
+    """``moves`` (of the seat to move) less those after which one of its pieces can never move
+    again, unless every move does that.  Two ways to wall a piece in: moving it among pieces that
+    never move (checked in place), and filling the last hole of another seat's goal, which
+    finishes that seat (anti-blocking) or goal-locks it (halma16), so its pieces never move again
+    (checked by playing the move on ``game`` and undoing it)."""
+    seat = game.to_move
+    rules = game.rules
+    lay = layout(rules.variant, rules.num_players)
+    own_goal = lay.goals[seat]
+    open_bits = lay.open_holes[seat]
+    perm = _permanent(game)
+    # goal hole -> the seats (other than the mover) whose last empty goal hole it is
+    last_hole: dict[int, list[int]] = {}
+    for t in range(rules.num_players):
+        if t == seat or game.status[t] != "active":
+            continue
+        empty = [h for h in lay.goals[t] if game.piece_at(h) is None]
+        if len(empty) == 1 and empty[0] not in own_goal:
+            last_hole.setdefault(empty[0], []).append(t)
+    before = None
+    out = []
+    for m in moves:
+        src, dst = m
+        bad = False
+        if dst in last_hole and any(src not in lay.goals[t] for t in last_hole[dst]):
+            if before is None:
+                before = len(dead_pieces(game, seat))
+            game.play(m)
+            try:
+                bad = game.status[seat] == "active" and len(dead_pieces(game, seat)) > before
+            finally:
+                game.undo()
+        elif perm and dst not in own_goal:
+            info = game.piece_at(src)
+            bad = not (info is not None and info[1]) and _dead_at(game, dst, open_bits, perm, vacated=src)
+        if not bad:
+            out.append(m)
+    return out or moves
+
+
+ESCAPE_FILL = 8  # twentieths: from this goal fill on, a piece in that goal camp must get out first
+
+
+def escape_moves(game: Game, moves: list, fills: tuple[int, ...] | None = None) -> list:
+    """The moves among ``moves`` (of the seat to move) that bring one of its ordinary pieces
+    closer to the way out of another seat's goal camp that the owner has begun to fill (fill at
+    least ``ESCAPE_FILL`` twentieths, see ``goal_fills``); empty when no piece is in such a camp.
+
+    The evaluation's camp penalty says *that* a parked piece should leave, not *when*: a search
+    sees the same penalty paid a few plies later and defers the escape, while the owner's next
+    arrivals wall the piece in.  So searches play one of these moves while there are any."""
+    seat = game.to_move
+    rules = game.rules
+    lay = layout(rules.variant, rules.num_players)
+    fills = goal_fills(game) if fills is None else fills
+    own = lay.goals[seat]
+    urgent = [t for t in range(rules.num_players) if t != seat and lay.goals[t] and fills[t] >= ESCAPE_FILL]
+    if not urgent:
+        return []
+    steps = [_exit_steps(rules.variant, rules.num_players, t) for t in urgent]
+
+    def trapped(h: int) -> int:
+        return 0 if h in own else sum(st[h] for st in steps)
+
+    out = []
+    for m in moves:
+        src, dst = m
+        before = trapped(src)
+        if before and trapped(dst) < before:
+            info = game.piece_at(src)
+            if info is None or not info[1]:
+                out.append(m)
+    return out

@@ -8,7 +8,13 @@ value[dst]``), so a move costs well under a millisecond.  What makes it finish e
 - a move that brings the seat's pieces back to an arrangement they had in the last
   ``memory`` own moves is penalised, so plateaus (no improving move) are walked through instead
   of oscillated on, and halma16's threefold repetition is not run into;
-- ties are broken by the seeded generator.
+- ties are broken by the seeded generator;
+- a move after which one of its pieces can never move again (walled in by pieces that never move:
+  a finished seat's, or halma16's goal-locked ones) is never played while another move exists;
+- pieces parked in another seat's goal camp pay a penalty that grows as the owner fills it (see
+  ``evaluation``), and once the owner has filled (or nears) 40% of it such a piece moves out
+  before anything else (``escape_moves``), so no piece is left behind in the home camp or sits
+  where it gets walled in.
 
 ``noise`` (probability of a uniformly random move) and ``temperature`` (softmax over gains)
 weaken it for the easy level; ``lookahead`` (weight, 0 = off) strengthens it: the 8 best moves
@@ -20,7 +26,7 @@ from __future__ import annotations
 import math
 import random
 
-from agents.bots.evaluation import STRAGGLE, SeatView, Tracker
+from agents.bots.evaluation import STRAGGLE, SeatView, Tracker, escape_moves, safe_moves
 from halma_env import Game, Move
 
 REVISIT_PENALTY = 4.0
@@ -120,10 +126,14 @@ class GreedyBot:
         self.lookahead = float(lookahead)
         self._rng = random.Random(seed)
 
-    def scores(self, game: Game, view: SeatView | None = None) -> list[tuple[float, Move]]:
-        """Every legal move with its score (potential gain, less a penalty for revisiting)."""
+    def scores(
+        self, game: Game, view: SeatView | None = None, moves: list[Move] | None = None
+    ) -> list[tuple[float, Move]]:
+        """Every legal move (or those of ``moves``) with its score (potential gain, less a penalty
+        for revisiting)."""
         seat = game.to_move
-        moves = game.legal_moves()
+        if moves is None:
+            moves = game.legal_moves()
         if view is None:
             view = SeatView(game, seat, self.straggle)
         seen = recent_configurations(game, seat, self.memory) if self.memory else {}
@@ -162,7 +172,10 @@ class GreedyBot:
         done = finishing_moves(game, seat, view, moves)
         if done:
             return done[0]
-        scored = self.scores(game, view)
+        # never wall one of its own pieces in for good (e.g. by completing a third seat's goal)
+        # and a piece in a camp its owner is filling gets out before anything else
+        moves = safe_moves(game, moves)
+        scored = self.scores(game, view, escape_moves(game, moves) or moves)
         if self.temperature > 0:
             top = max(s for s, _ in scored)
             weights = [math.exp((s - top) / self.temperature) for s, _ in scored]

@@ -23,7 +23,7 @@ import math
 import random
 import time
 
-from agents.bots.evaluation import STRAGGLE, SeatView, Tracker
+from agents.bots.evaluation import STRAGGLE, SeatView, Tracker, escape_moves, safe_moves
 from agents.bots.greedy import finishing_moves, recent_configurations
 from agents.bots.search import TEMPO
 from halma_env import Game, Move
@@ -98,6 +98,11 @@ class MCTSBot:
         done = finishing_moves(game, seat, SeatView(game, seat, self.straggle), moves)
         if done:
             return done[0]
+        moves = safe_moves(game, moves)  # never wall one of its own pieces in for good
+        # a piece in a camp its owner is filling gets out first (rollouts would defer it)
+        moves = escape_moves(game, moves) or moves
+        if len(moves) == 1:
+            return moves[0]
         rng = self._rng
         tr = Tracker(game, self.straggle)
         self._root_pot = tr.pot[0]

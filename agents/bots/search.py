@@ -31,7 +31,7 @@ from __future__ import annotations
 import random
 import time
 
-from agents.bots.evaluation import STRAGGLE, WIN, Tracker
+from agents.bots.evaluation import STRAGGLE, WIN, Tracker, escape_moves, safe_moves
 from agents.bots.greedy import REVISIT_PENALTY, recent_configurations, stalled_moves
 from halma_env import Game, Move
 from halma_env.rewards import place_rewards
@@ -299,6 +299,14 @@ class _Run:
     def best_move(self, moves: list[Move]) -> Move:
         bot = self.bot
         root = self.root
+        # never wall one of its own pieces in for good (checked on the private copy)
+        moves = safe_moves(self.g, moves)
+        # a piece in a camp its owner is filling gets out first: the evaluation's camp penalty
+        # says that it should leave, but a deeper search would see it paid later and defer it
+        near = self.near_finish(root)
+        escape = escape_moves(self.g, moves)
+        if escape:
+            moves = escape + [m for m in moves if near and self.may_finish(root, m) and m not in escape]
         seen = recent_configurations(self.g, root, bot.memory) if bot.memory else {}
         cfg = 0
         for h in self.views[root].pieces:
