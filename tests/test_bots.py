@@ -351,9 +351,20 @@ HALMA16_STRAGGLER = _halma16(
 )
 
 
+# The same in a real game (`halma eval greedy search mcts --variant halma16 --seats 2 --games 12`
+# after the first fix, game 6, ply 69): greedy's last home piece on the corner 255 can only move
+# sideways (239, 254), which a step count to the camp exit does not call progress; it stayed, seat 1
+# walled it in and the game ran to the cap.  The old bots all played elsewhere here.
+HALMA16_CORNER = ("halma16 2 ................/.0.0............/....1.........../................/....0..1......../"
+                  ".1....0........./.....1.1......../...00.1.0......./.....1.111.0..../....0.........../"
+                  ".........000000./...........1.1../.........0.01.../...........1111./..........0...1./"
+                  "...........1...0 0 69")
+
+
+@pytest.mark.parametrize("position", [HALMA16_STRAGGLER, HALMA16_CORNER])
 @pytest.mark.parametrize("spec", ["greedy", "search", "mcts"])
-def test_straggler_leaves_the_home_camp_before_it_is_walled_in(spec: str) -> None:
-    game = Game.from_position(HALMA16_STRAGGLER)
+def test_straggler_leaves_the_home_camp_before_it_is_walled_in(spec: str, position: str) -> None:
+    game = Game.from_position(position)
     bot = make_player(FAST[spec], seed=0)
     assert bot.select_move(game).src == 255
 

@@ -118,26 +118,23 @@ def endgame_table(variant: str, num_players: int, seat: int, empty_goal: frozens
 
 
 @cache
-def _exit_steps(variant: str, num_players: int, seat: int) -> tuple[int, ...]:
-    """hole -> single steps needed to leave ``seat``'s goal camp (0 outside it)."""
+def _exit_steps(variant: str, num_players: int, seat: int) -> tuple[float, ...]:
+    """hole -> how deep inside ``seat``'s goal camp it lies (0 outside it), in single steps to
+    leave the camp: ``steps x (1 + D - depth) / (1 + D)`` where ``depth`` is the seat's depth
+    table (distance from its goal tip), ``D`` its largest value in the camp and ``steps`` the
+    single steps from the tip to the nearest hole outside.  Graded by the depth rather than by
+    the step count, so that on the square board a move away from the corner always counts as
+    getting out (the corner's neighbours are as many king steps from the exit as the corner)."""
     lay = layout(variant, num_players)
     g = lay.geometry
     camp = set(lay.goals[seat])
-    steps = [0] * g.num_holes
-    frontier = [h for h in range(g.num_holes) if h not in camp]
-    seen = set(frontier)
-    d = 0
-    while frontier:
-        d += 1
-        nxt = []
-        for h in frontier:
-            for x in g.neighbours[h]:
-                if x not in seen:
-                    seen.add(x)
-                    steps[x] = d
-                    nxt.append(x)
-        frontier = nxt
-    return tuple(steps)
+    t = seat_tables(variant, num_players, seat)
+    deepest = max(t.depth[h] for h in camp)
+    steps = min(g.distance(t.tip, h) for h in range(g.num_holes) if h not in camp)
+    out = [0.0] * g.num_holes
+    for h in camp:
+        out[h] = steps * (1 + deepest - t.depth[h]) / (1 + deepest)
+    return tuple(out)
 
 
 @cache
@@ -464,7 +461,7 @@ def safe_moves(game: Game, moves: list) -> list:
     return out or moves
 
 
-ESCAPE_FILL = 8  # twentieths: from this goal fill on, a piece in that goal camp must get out first
+ESCAPE_FILL = 6  # twentieths: from this goal fill on, a piece in that goal camp must get out first
 
 
 def escape_moves(game: Game, moves: list, fills: tuple[int, ...] | None = None) -> list:
@@ -485,7 +482,7 @@ def escape_moves(game: Game, moves: list, fills: tuple[int, ...] | None = None) 
         return []
     steps = [_exit_steps(rules.variant, rules.num_players, t) for t in urgent]
 
-    def trapped(h: int) -> int:
+    def trapped(h: int) -> float:
         return 0 if h in own else sum(st[h] for st in steps)
 
     out = []

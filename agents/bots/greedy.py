@@ -12,7 +12,7 @@ value[dst]``), so a move costs well under a millisecond.  What makes it finish e
 - a move after which one of its pieces can never move again (walled in by pieces that never move:
   a finished seat's, or halma16's goal-locked ones) is never played while another move exists;
 - pieces parked in another seat's goal camp pay a penalty that grows as the owner fills it (see
-  ``evaluation``), and once the owner has filled (or nears) 40% of it such a piece moves out
+  ``evaluation``), and once the owner has filled (or nears) 30% of it such a piece moves out
   before anything else (``escape_moves``), so no piece is left behind in the home camp or sits
   where it gets walled in.
 
