@@ -63,6 +63,7 @@ class _HoleSet:
         self.local = t(local)  # global hole (H = none) -> local index (n = outside the set)
         self.midT = t(mid[holes].T.reshape(-1))  # direction-major, global holes (rows of jump_x)
         self.landT = t(local[land[holes]].T.reshape(-1))  # direction-major, local
+        self.land_rows = self.landT.view(-1, n).unbind(0)  # per direction, for index_select
         self.nbD = t(np.concatenate([local[nb[holes]].T, np.full((nb.shape[1], 1), n)], 1))  # (D, n+1)
         self.bits = torch.cat([bits[:, torch.as_tensor(holes, device=device)],
                                torch.zeros((bits.shape[0], 1), dtype=bits.dtype, device=device)], 1)
@@ -353,21 +354,37 @@ class BatchedGame:
         lab_x = torch.cat([lab, big.expand(1, B)], 0)
         lab = lab_x[:H]
         landT = sub.landT
-        land_d = landT.view(D, H)
         # Gauss-Seidel: each direction updates the labels in place, so a label can travel along
         # several directions in one round (about half the rounds of updating all at once).  No
         # pointer jumping: a gather with per-column indices costs as much as ~5 rounds of these
         # row-wise index_selects and minima on small labels, and components are small.
+        # Labels only decrease and stay below the high bit, so a round changed nothing exactly when
+        # their sum did not change: a sum of the labels read as int32 words (4x fewer elements,
+        # no overflow in int64) replaces a clone and a comparison per round.
+        land_rows = sub.land_rows
+        refused_d = refused.unbind(0)
+        tmp = torch.empty((H, B), dtype=dt, device=lab.device)
         order = list(range(D))
+        total = self._label_sum(lab)
         while True:
-            before = lab.clone()
             for d in order:
-                torch.minimum(lab, lab_x.index_select(0, land_d[d]) | refused[d], out=lab)
-            if torch.equal(before, lab):
+                torch.index_select(lab_x, 0, land_rows[d], out=tmp)
+                tmp |= refused_d[d]
+                torch.minimum(lab, tmp, out=lab)
+            new_total = self._label_sum(lab)
+            if new_total == total:
                 # the label of each hole's first hop in every direction (high bit: no hop)
                 first = lab_x.index_select(0, landT).view(D, H, B) | refused_hop
                 return lab_x.long(), first
+            total = new_total
             order.reverse()
+
+    @staticmethod
+    def _label_sum(lab: torch.Tensor) -> int:
+        """Sum of non-negative labels (exact): as int32 words when the bytes allow it."""
+        if lab.is_contiguous() and (lab.numel() * lab.element_size()) % 4 == 0:
+            return int(lab.view(-1).view(torch.int32).sum())
+        return int(lab.sum(dtype=torch.int64))
 
     def _false_row(self, B: int) -> torch.Tensor:
         return torch.zeros((1, B), dtype=torch.bool, device=self.device)
