@@ -334,8 +334,8 @@ class BatchedGame:
     def _components(self, allowed: torch.Tensor, jump_x: torch.Tensor, sub: _HoleSet) -> torch.Tensor:
         """Min-label of each allowed hole's component in the hop graph, hole-major.
 
-        ``allowed`` (H, B), ``jump_x`` (H+1, B) with a False sentinel row.  Returns (H+1, B) long
-        labels, H for holes that are not allowed (and on the sentinel row).  An edge joins c and
+        ``allowed`` (H, B), ``jump_x`` (H+1, B) with a False sentinel row.  Returns (H+1, B) labels
+        (the set's small dtype), H for holes that are not allowed (and on the sentinel row).  An edge joins c and
         c+2d when both are allowed and c+d is jumpable; labels spread by pairwise minimum over the
         directions (direction-major, so every gather copies whole batch rows), then pointer
         jumping (the label of the label) shortens long chains."""
@@ -375,7 +375,7 @@ class BatchedGame:
             if new_total == total:
                 # the label of each hole's first hop in every direction (high bit: no hop)
                 first = lab_x.index_select(0, landT).view(D, H, B) | refused_hop
-                return lab_x.long(), first
+                return lab_x, first
             total = new_total
             order.reverse()
 
@@ -396,16 +396,19 @@ class BatchedGame:
         H, D, W = sub.n, self.D, self.W
         R, B = pcs.shape
         lab_x, first_all = self._components(allowed, jump_x, sub)
-        # one bit set per component label (row H collects holes that are not allowed, row H+1
-        # stays empty for refused hops): distinct bits, so a sum is an or
-        comp = torch.zeros((W, H + 2, B), dtype=torch.long, device=self.device)
-        comp.scatter_add_(1, lab_x[:H].unsqueeze(0).expand(W, H, B), sub.bits[:, :H, None].expand(W, H, B))
+        # one bit set per component label (column H collects holes that are not allowed, column
+        # H+1 stays empty for refused hops): distinct bits, so a sum is an or.  Batch-major
+        # (W, B, H+2): a scatter along the contiguous dim is ~4x faster than along the hole dim
+        lab_b = lab_x[:H].t().contiguous().long()  # (B, H)
+        comp = torch.zeros((W, B, H + 2), dtype=torch.long, device=self.device)
+        comp.scatter_add_(2, lab_b.unsqueeze(0).expand(W, B, H), sub.bits[:, None, :H].expand(W, B, H))
         allowed_x = torch.cat([allowed, self._false_row(B)], 0)
         # per piece: rows of the per-hole tables (a padding row for "no piece")
         pidx = pcs.unsqueeze(0).expand(D, R, B)
         first_x = torch.cat([first_all, first_all.new_full((D, 1, B), sub.refused_bit)], 1)
         first = first_x.gather(1, pidx).long().clamp(max=H + 1)  # (D, R, B), H+1 = no hop
-        hop = comp.view(W, -1).gather(1, (first * B + self._col).view(1, D * R * B).expand(W, -1)).view(W, D, R, B)
+        hop = comp.view(W, -1).gather(1, (first + self._col * (H + 2)).view(1, D * R * B).expand(W, -1))
+        hop = hop.view(W, D, R, B)
         pnb = sub.nbD.gather(1, pcs.view(1, R * B).expand(D, -1)).view(D, R, B)
         step = allowed_x.view(-1).take(pnb * B + self._col)  # (D, R, B)
         sbits = sub.bits.gather(1, torch.maximum(pnb, (~step).long() * H).view(1, -1).expand(W, -1))
