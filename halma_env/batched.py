@@ -244,6 +244,7 @@ class BatchedGame:
                     table[:, c, 11] = retired
         self.t_obs_table = t(table.reshape(-1, PLANES))
         self.t_static_id = t(static_id.reshape(n, cells).astype(np.int64) * NP)
+        self._static_same = bool((self.t_static_id == self.t_static_id[0]).all())
         # the start position
         owner0 = np.full(H, -1, dtype=np.int8)
         king0 = np.zeros(H, dtype=bool)
@@ -599,7 +600,11 @@ class BatchedGame:
         code = lut.gather(1, owner)
         if self.layout.has_kings:
             code += torch.cat([self.king, self._false_col(B)], 1).long() * 2
-        code = code.gather(1, self.t_inv_cell.index_select(0, seat)) + self.t_static_id.index_select(0, seat)
+        code = code.gather(1, self.t_inv_cell.index_select(0, seat))
+        if self._static_same:  # the static planes do not depend on the seat: broadcast one row
+            code += self.t_static_id[0]
+        else:
+            code += self.t_static_id.index_select(0, seat)
         rows, cols, _ = self.observation_shape
         return self.t_obs_table.index_select(0, code.view(-1)).view(B, rows, cols, PLANES)
 
