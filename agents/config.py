@@ -72,7 +72,7 @@ class EnvConfig:
 class PPOConfig:
     """CleanRL's ppo.py hyper-parameters, same names (defaults: the quickstart's values)."""
 
-    total_steps: int = 100_000  # environment steps (plies of all seats)
+    total_steps: int = 150_000  # environment steps (plies of all seats)
     num_steps: int = 64  # plies per environment per rollout
     learning_rate: float = 1e-3
     anneal_lr: bool = True
