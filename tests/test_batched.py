@@ -239,6 +239,16 @@ def test_random_playouts_in_lockstep(variant, n):
     assert reasons.get("move_limit", 0) >= 4
 
 
+@pytest.mark.parametrize("variant,n,batch", [("star", 2, 5), ("star", 2, 8), ("diamond", 2, 3)])
+def test_odd_and_even_batches_deep_positions(variant, n, batch):
+    # the component passes stop when the label sum stops falling; that sum reads the labels as
+    # int32 words when the byte count allows (star: B % 4 == 0) and sums them directly otherwise,
+    # so both paths are checked on mid-game positions (long hop chains, many rounds)
+    rules = Rules(variant, n, move_limit=150)
+    start = scalar_positions(rules, batch, seed=21 + batch, max_plies=50)
+    lockstep(rules, batch=batch, steps=6, seed=2, start=start)
+
+
 @pytest.mark.parametrize("variant,n", ALL)
 def test_scalar_positions_loaded_with_from_games(variant, n):
     rules = Rules(variant, n, move_limit=150)
