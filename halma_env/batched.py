@@ -5,10 +5,10 @@ arrays of ``halma_env.encoding`` (observations, action masks in the mover's cano
 rewards of ``halma_env.rewards``; tests step both side by side.  See docs/batched.md.
 
 Move generation (NOTES.md): the hop graph between empty holes is the same for every ordinary
-piece, so its connected components are found once per position by min-label propagation with
-pointer jumping; a piece reaches its empty neighbours and the components of its first-hop
-landings.  Everything is done in the mover's canonical frame, where its goal, home and closed
-camps are the same holes for every seat, so the mask comes out directly in the action encoding.
+piece, so its connected components are found once per position by min-label propagation; a
+piece reaches its empty neighbours and the components of its first-hop landings.  Everything is
+done in the mover's canonical frame, where its goal, home and closed camps are the same holes for
+every seat, so the mask comes out directly in the action encoding.
 Kings (diamond) jump rows: their graph is built from per-direction rays and gets its own
 component pass; the halma16 goal lock gets a second pass restricted to the goal.
 
@@ -335,14 +335,15 @@ class BatchedGame:
 
     # --- move generation --------------------------------------------------------------
 
-    def _components(self, allowed: torch.Tensor, jump_x: torch.Tensor, sub: _HoleSet) -> torch.Tensor:
+    def _components(self, allowed: torch.Tensor, jump_x: torch.Tensor,
+                    sub: _HoleSet) -> tuple[torch.Tensor, torch.Tensor]:
         """Min-label of each allowed hole's component in the hop graph, hole-major.
 
         ``allowed`` (H, B), ``jump_x`` (H+1, B) with a False sentinel row.  Returns (H+1, B) labels
         (the set's small dtype), H for holes that are not allowed (and on the sentinel row).  An edge joins c and
         c+2d when both are allowed and c+d is jumpable; labels spread by pairwise minimum over the
-        directions (direction-major, so every gather copies whole batch rows), then pointer
-        jumping (the label of the label) shortens long chains."""
+        directions (direction-major, so every gather copies whole batch rows) until a round
+        changes nothing.  Also returns the label of each hole's first hop per direction."""
         H, D, B = sub.n, self.D, allowed.shape[1]  # H: holes of the set (local indices)
         allowed_x = torch.cat([allowed, self._false_row(B)], 0)
         # a hop from c in direction d: c+d holds a jumpable piece and c+2d is allowed
