@@ -38,6 +38,7 @@ from typing import Any
 from agents.player import Player
 from agents.ratings import Rating, competition_ranks, mean_interval, rate_games, wilson_interval
 from halma_env import Game, IllegalMoveError, Rules
+from halma_env.records import game_events
 from halma_env.rules import OPTION_NAMES, SEAT_COUNTS, VARIANTS
 from halma_env.rules import parse_rule_options as rules_parse_options
 
@@ -168,16 +169,6 @@ def _record(game: Game, names: list[str], metadata: dict[str, Any]) -> dict[str,
     return GameRecord.from_game(game, players=names, metadata=metadata).to_dict()
 
 
-def _move_list(game: Game) -> list[str]:
-    out = []
-    for e in game.history:
-        if e.kind == "move":
-            out.append(str(e.move))
-        elif e.kind == "resign":
-            out.append(f"resign:{e.seat}")
-    return out
-
-
 def default_factory(name: str, seed: int | None = None) -> Player:
     """Players by name or path, through the project's registry."""
     from agents.registry import make_player
@@ -281,7 +272,7 @@ def play_game(
         player_places=player_places,
         end_reason=end_reason,
         plies=game.ply,
-        moves=_move_list(game),
+        moves=game_events(game),
         move_time=move_time,
         move_count=move_count,
         max_move_time=max_time,

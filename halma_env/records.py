@@ -62,12 +62,7 @@ class GameRecord:
         cls, game: Game, players: list[str] | None = None, metadata: dict[str, Any] | None = None
     ) -> GameRecord:
         """The record of ``game`` as played so far (finished or not)."""
-        events = []
-        for e in game.history:
-            if e.kind == "move":
-                events.append(str(e.move))
-            elif e.kind == "resign":
-                events.append(f"resign:{e.seat}")
+        events = game_events(game)
         # the start position: take back every move and resignation on a copy
         first = game.copy()
         for _ in range(len(events)):
@@ -299,6 +294,18 @@ def _apply(game: Game, index: int, event: str) -> None:
     except IllegalMoveError as e:
         kind = "resignation" if resign else "move"
         raise RecordError(f"game record: event {index} ({event!r}) is an illegal {kind}: {e}") from None
+
+
+def game_events(game: Game) -> list[str]:
+    """A game's moves (``"src-dst"``) and resignations (``"resign:<seat>"``) as record events;
+    automatic passes are left out (replay recreates them)."""
+    events = []
+    for e in game.history:
+        if e.kind == "move":
+            events.append(str(e.move))
+        elif e.kind == "resign":
+            events.append(f"resign:{e.seat}")
+    return events
 
 
 def load_record(path: str | os.PathLike) -> GameRecord:
