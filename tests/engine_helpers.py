@@ -171,3 +171,22 @@ def endgame_position(variant: str, seats: int, rng) -> str:
             pieces[h] = "ABCDEF"[seat] if h == king_at else str(seat)
             taken.add(h)
     return position(variant, seats, pieces, to_move=rng.randrange(seats))
+
+
+def one_move_from_finishing():
+    """Star, 2 seats: seat 0 has goal holes 0-8 filled and its last piece next to hole 9 (seat 1
+    in the middle of the board).  Returns the game and the moves that finish seat 0."""
+    from halma_env import Game, Rules
+
+    geometry = Game(Rules("star", 2)).geometry
+    pieces = {h: "0" for h in range(9)}
+    pieces[[h for h in geometry.neighbours[9] if h >= 10][0]] = "0"
+    pieces.update({h: "1" for h in range(56, 66)})
+    game = Game.from_position(position("star", 2, pieces, to_move=0))
+    finishing = []
+    for m in game.legal_moves():
+        g = game.copy()
+        g.play(m)
+        if g.places[0] == 1:
+            finishing.append(m)
+    return game, finishing

@@ -12,7 +12,7 @@ from agents.player import Player
 from agents.registry import BOTS, LEVELS, bot_parameters, make_player, parse_spec
 from halma_env import Game, Rules
 from halma_env.board import star_point
-from tests.engine_helpers import position
+from tests.engine_helpers import one_move_from_finishing, position
 
 GAMES = [("star", 1), ("star", 2), ("star", 3), ("star", 4), ("star", 5), ("star", 6),
          ("diamond", 2), ("diamond", 3), ("halma16", 2), ("halma16", 4)]
@@ -167,20 +167,8 @@ def test_potential_is_lowest_on_a_filled_goal() -> None:
 
 
 def test_bots_take_an_immediate_finish() -> None:
-    # seat 0: goal holes 0-8 filled, hole 9 empty, the last piece two holes away from it: the
-    # only finishing moves bring that piece (or a neighbour's jump) into hole 9
-    geometry = Game(Rules("star", 2)).geometry
-    outside = [h for h in geometry.neighbours[9] if h >= 10]
-    pieces = {h: "0" for h in range(9)}
-    pieces[outside[0]] = "0"
-    pieces.update({h: "1" for h in range(56, 66)})  # seat 1 in the middle of the board
-    game = Game.from_position(position("star", 2, pieces, to_move=0))
-    finishing = []
-    for m in game.legal_moves():
-        g = game.copy()
-        g.play(m)
-        if g.places[0] == 1:
-            finishing.append(m)
+    # seat 0: goal holes 0-8 filled, hole 9 empty, the last piece next to it
+    game, finishing = one_move_from_finishing()
     assert finishing
     for spec in ("search:depth=3,time=none", "mcts:iterations=50,time=none", *LEVELS.values()):
         if spec == LEVELS["easy"]:

@@ -138,21 +138,11 @@ def test_search_plays_legal_moves_within_the_budget(exported: tuple[Path, Path])
 
 
 def test_search_takes_a_finishing_move(exported: tuple[Path, Path]) -> None:
-    from tests.engine_helpers import position
+    from tests.engine_helpers import one_move_from_finishing
 
     _, path = exported
     # as in test_bots: seat 0 has goal holes 0-8 filled and its last piece next to hole 9
-    geometry = Game(Rules("star", 2)).geometry
-    pieces = {h: "0" for h in range(9)}
-    pieces[[h for h in geometry.neighbours[9] if h >= 10][0]] = "0"
-    pieces.update({h: "1" for h in range(56, 66)})
-    game = Game.from_position(position("star", 2, pieces, to_move=0))
-    finishing = []
-    for m in game.legal_moves():
-        g = game.copy()
-        g.play(m)
-        if g.places[0] == 1:
-            finishing.append(m)
+    game, finishing = one_move_from_finishing()
     assert finishing
     assert load_opponent(path, search=6).select_move(game) in finishing
 
