@@ -45,15 +45,19 @@ LEVELS: dict[str, str] = {
 }
 
 
-def _bot_class(bot: str) -> type:
-    module_name, class_name = BOTS[bot].split(":")
+def _import(module_name: str, what: str):
+    """Import a module on demand; a missing module is a ValueError naming what needed it."""
     try:
-        module = importlib.import_module(module_name)
+        return importlib.import_module(module_name)
     except ModuleNotFoundError as e:
         if e.name == module_name:
-            raise ValueError(f"bot {bot!r} is not available in this installation ({module_name} is missing)") from None
+            raise ValueError(f"{what} is not available in this installation ({module_name} is missing)") from None
         raise
-    return getattr(module, class_name)
+
+
+def _bot_class(bot: str) -> type:
+    module_name, class_name = BOTS[bot].split(":")
+    return getattr(_import(module_name, f"bot {bot!r}"), class_name)
 
 
 def bot_parameters(bot: str) -> dict[str, Any]:
@@ -108,13 +112,7 @@ def valid_names() -> list[str]:
 
 
 def _load_external(module_name: str, function: str, path: str, *args: Any) -> Player:
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as e:
-        if e.name == module_name:
-            raise ValueError(f"cannot load {path!r}: {module_name} is not available in this installation") from None
-        raise
-    return getattr(module, function)(path, *args)
+    return getattr(_import(module_name, f"loading {path!r}"), function)(path, *args)
 
 
 def make_player(name: str, seed: int | None = None) -> Player:
