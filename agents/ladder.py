@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import itertools
 import json
+import math
 import os
 import shlex
 import shutil
@@ -42,6 +44,9 @@ DEFAULT_LADDER = LADDER_DIR / "ladder.json"
 LEVELS = ("easy", "medium", "hard", "expert")
 ENTRY_FIELDS = ("variant", "seats", "levels")
 PLAYER_OPTIONS = ("temperature", "search", "time_budget")
+# "clearly stronger": adjacent levels' openskill mu differ by at least this many combined sigmas,
+# sqrt(sigma_lower^2 + sigma_upper^2) (about 95% one-sided when the ratings are roughly normal)
+SEPARATION = 2.0
 
 
 class LadderError(ValueError):
@@ -136,8 +141,12 @@ def level_entry(level: str, variant: str, seats: int, path: str | Path | None = 
     for lv in entry["levels"]:
         if lv["level"] == level:
             return lv
-    raise LadderError(f"level {level!r} is not in the {key} ladder; levels: "
-                      f"{', '.join(lv['level'] for lv in entry['levels'])}")
+    have = ", ".join(lv["level"] for lv in entry["levels"])
+    if level in entry.get("missing", ()):
+        raise LadderError(f"level {level!r} is missing from the {key} ladder: its tournament separated only "
+                          f"{len(entry['levels'])} levels clearly ({have}); rebuild it with a stronger candidate "
+                          f"or more games (halma ladder --variant {variant} --seats {seats} ...)")
+    raise LadderError(f"level {level!r} is not in the {key} ladder; levels: {have}")
 
 
 def entry_player(player: str, seed: int | None = None, base: Path | None = None, name: str | None = None,
@@ -253,25 +262,51 @@ def candidate_player(name: str, seed: int | None = None) -> Any:
     return entry_player(name, seed=seed)
 
 
-def assign_levels(ratings: list[float], count: int) -> list[int]:
-    """Indices (into ``ratings``) of ``count`` candidates for the levels, weakest first: the
-    weakest and the strongest, and in between those nearest to evenly spaced ratings."""
+def separation(lower: dict[str, float], upper: dict[str, float]) -> float:
+    """How many combined sigmas ``upper``'s mu lies above ``lower``'s: (mu_u - mu_l) / sqrt(s_l^2 + s_u^2).
+
+    Both are openskill ratings of the same tournament (dicts with ``mu`` and ``sigma``)."""
+    combined = math.hypot(lower["sigma"], upper["sigma"])
+    diff = upper["mu"] - lower["mu"]
+    return diff / combined if combined > 0 else (math.inf if diff > 0 else -math.inf)
+
+
+def separated(lower: dict[str, float], upper: dict[str, float], min_separation: float = SEPARATION) -> bool:
+    """Is ``upper`` clearly stronger than ``lower``: its mu at least ``min_separation`` combined sigmas
+    higher (``separation``), and its ordinal (mu - 3 sigma, what leaderboards sort by) higher too."""
+    ordinal = lower["mu"] - 3 * lower["sigma"] < upper["mu"] - 3 * upper["sigma"]
+    return ordinal and separation(lower, upper) >= min_separation
+
+
+def pick_levels(ratings: list[dict[str, float]], count: int, min_separation: float = SEPARATION) -> list[int]:
+    """Indices (into ``ratings``, dicts with ``mu`` and ``sigma``) of the candidates for up to ``count``
+    levels, weakest first, every one ``separated`` from the one below.
+
+    The most levels possible (at most ``count``; fewer when the tournament does not separate that
+    many candidates); among those, the choice whose closest adjacent pair is separated best, then
+    the widest span of mu, then the earliest candidates.  Never empty for a non-empty list."""
     k = len(ratings)
     if count < 1:
         raise ValueError("a ladder needs at least one level")
-    if k < count:
-        raise ValueError(f"{count} levels need at least {count} candidates, got {k}")
-    order = sorted(range(k), key=lambda i: (ratings[i], i))
-    if count == 1:
-        return [order[-1]]
-    lo, hi = ratings[order[0]], ratings[order[-1]]
-    picked = [0]
-    for j in range(1, count - 1):
-        target = lo + j * (hi - lo) / (count - 1)
-        first, last = picked[-1] + 1, k - (count - j)  # leave room for the levels still to place
-        picked.append(min(range(first, last + 1), key=lambda p: (abs(ratings[order[p]] - target), p)))
-    picked.append(k - 1)
-    return [order[p] for p in picked]
+    if k < 1:
+        raise ValueError("no candidates to pick levels from")
+    if min_separation < 0:
+        raise ValueError(f"min_separation must be >= 0, got {min_separation!r}")
+    order = sorted(range(k), key=lambda i: (ratings[i]["mu"], i))
+    for size in range(min(count, k), 0, -1):
+        best: tuple | None = None
+        for combo in itertools.combinations(order, size):
+            pairs = list(zip(combo, combo[1:]))
+            if not all(separated(ratings[a], ratings[b], min_separation) for a, b in pairs):
+                continue
+            closest = min((separation(ratings[a], ratings[b]) for a, b in pairs), default=math.inf)
+            span = ratings[combo[-1]]["mu"] - ratings[combo[0]]["mu"]
+            key = (closest, span)
+            if best is None or key > best[0]:
+                best = (key, list(combo))
+        if best is not None:
+            return best[1]
+    raise AssertionError("unreachable: one candidate is always a ladder")
 
 
 def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_dir: Path) -> list[str]:
@@ -325,8 +360,14 @@ def _ladder_name(candidate: str, base: Path, models_dir: Path) -> str:
 def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, seed: int = 0,
                 workers: int | None = 1, levels: tuple[str, ...] = LEVELS, path: str | Path | None = None,
                 models_dir: str | Path | None = None, time_budget: float | None = None,
-                progress: bool = False, command: str | None = None) -> dict[str, Any]:
-    """Play the tournament among ``candidates`` and return the ladder entry (not saved)."""
+                progress: bool = False, command: str | None = None,
+                min_separation: float = SEPARATION) -> dict[str, Any]:
+    """Play the tournament among ``candidates`` and return the ladder entry (not saved).
+
+    The levels go to candidates that are ``separated`` (``pick_levels``), weakest first.  When the
+    tournament separates fewer candidates than ``levels`` names, the entry has only the lowest
+    names (easy, medium, ...) and lists the rest under ``missing``: asking for a missing level
+    then fails with a LadderError that says so (rebuild with stronger candidates or more games)."""
     from agents.arena import CAP_PER_SEAT, run_tournament
 
     key = game_key(variant, seats)
@@ -348,28 +389,39 @@ def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, 
         rows.append({"player": spec, "rating": round(ratings[i].ordinal, 3), "mu": round(ratings[i].mu, 3),
                      "sigma": round(ratings[i].sigma, 3), "score": round(st["score"], 3),
                      "mean_place": round(st["mean_place"], 3), "ms_per_move": round(st["ms_per_move"], 2)})
-    chosen = assign_levels([r["rating"] for r in rows], len(levels))
+    # pick on the unrounded ratings; the file keeps 3 decimals
+    exact = [{"mu": r.mu, "sigma": r.sigma} for r in ratings]
+    chosen = pick_levels(exact, len(levels), min_separation)
     level_rows = []
-    for level, i in zip(levels, chosen):
+    for j, (level, i) in enumerate(zip(levels, chosen)):
         name = _ladder_name(rows[i]["player"], base, models)
         rows[i]["level"] = level
-        level_rows.append({"level": level, **{k: v for k, v in rows[i].items() if k != "level"}, "player": name})
+        row = {"level": level, **{k: v for k, v in rows[i].items() if k != "level"}, "player": name}
+        if j:
+            row["separation"] = round(separation(exact[chosen[j - 1]], exact[i]), 2)
+        level_rows.append(row)
         if ".onnx" in name.lower():
             _stamp_manifest(base, name, level, rows[i]["rating"], key)
     summary = result.summary()
-    return {
+    entry = {
         "variant": variant,
         "seats": seats,
         "levels": level_rows,
+        "missing": list(levels[len(chosen):]),
         "candidates": sorted(rows, key=lambda r: r["rating"]),
         "tournament": {"games": games, "seed": seed, "rules": rules.to_dict(), "max_plies": max_plies,
                        "cap_outcome": "progress", "time_per_move": time_budget,
                        "finish_rate": round(summary["finish_rate"], 3), "mean_plies": round(summary["mean_plies"], 1),
                        "elapsed_s": round(summary["elapsed_s"], 1), "rating": "openskill Plackett-Luce ordinal "
-                       "(mu - 3 sigma), as halma eval prints it"},
+                       "(mu - 3 sigma), as halma eval prints it",
+                       "separation": f"adjacent levels: mu at least {min_separation:g} x sqrt(sigma_lower^2 + "
+                       "sigma_upper^2) apart, ordinals increasing"},
         "command": command or "",
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
+    if not entry["missing"]:
+        del entry["missing"]
+    return entry
 
 
 def _stamp_manifest(base: Path, name: str, level: str, rating: float, key: str) -> None:
@@ -403,6 +455,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"ladder file (default $HALMA_LADDER or the shipped {DEFAULT_LADDER.name})")
     p.add_argument("--models-dir", default=None, metavar="DIR",
                    help="where .pt candidates are exported (default: next to the ladder file)")
+    p.add_argument("--separation", type=float, default=SEPARATION, metavar="Z",
+                   help=f"adjacent levels' mu must differ by Z combined sigmas (default {SEPARATION:g}); levels "
+                        "that no candidate fills clearly are left out and reported")
     p.add_argument("--dry-run", action="store_true", help="print the new entry, do not write the ladder")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -441,25 +496,36 @@ def run(args: argparse.Namespace) -> int:
             raise LadderError(f"--games must be >= 1, got {games}")
         if args.workers < 1:
             raise LadderError(f"--workers must be >= 1, got {args.workers}")
+        if not args.separation >= 0:
+            raise LadderError(f"--separation must be >= 0, got {args.separation}")
         command = "halma ladder " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["ladder"] \
             else f"halma ladder --variant {args.variant} --seats {args.seats} --games {games} --seed {args.seed} " \
                  + " ".join(shlex.quote(c) for c in args.candidates)
         entry = build_entry(args.candidates, args.variant, args.seats, games, seed=args.seed, workers=args.workers,
                             levels=levels, path=args.ladder, models_dir=args.models_dir,
-                            time_budget=args.time_per_move, progress=not args.quiet, command=command)
+                            time_budget=args.time_per_move, progress=not args.quiet, command=command,
+                            min_separation=args.separation)
     except ValueError as e:  # LadderError, OpponentError, CheckpointError
         print(f"halma ladder: error: {e}", file=sys.stderr)
         return 2
     key = game_key(args.variant, args.seats)
     print(f"### {key}: {games} games, seed {args.seed}\n")
-    print("| candidate | rating | mu ± sigma | score | mean place | ms/move | level |")
-    print("|---|---|---|---|---|---|---|")
+    print("| candidate | rating | mu ± sigma | score | mean place | ms/move | level | separation |")
+    print("|---|---|---|---|---|---|---|---|")
+    sep = {lv["level"]: lv.get("separation") for lv in entry["levels"]}
     for r in reversed(entry["candidates"]):
+        z = sep.get(r.get("level"))
         print(f"| {r['player']} | {r['rating']:.2f} | {r['mu']:.2f} ± {r['sigma']:.2f} | {r['score']:.2f} | "
-              f"{r['mean_place']:.2f} | {r['ms_per_move']:.1f} | {r.get('level') or ''} |")
+              f"{r['mean_place']:.2f} | {r['ms_per_move']:.1f} | {r.get('level') or ''} | "
+              f"{'' if z is None else f'{z:.2f}'} |")
+    if entry.get("missing"):
+        print(f"\nonly {len(entry['levels'])} of {len(levels)} levels are clearly separated (mu {args.separation:g} "
+              f"combined sigmas apart); missing: {', '.join(entry['missing'])}.  Add a stronger or weaker "
+              "candidate, or play more games.", file=sys.stderr)
     if args.dry_run:
         print("\n" + json.dumps(entry, indent=2))
         return 0
+    data = load_ladder(args.ladder)  # again: another rebuild may have written its entry meanwhile
     data = {**data, "games": {**data["games"], key: entry}}
     save_ladder(data, args.ladder)
     print(f"\nwrote the {key} entry to {ladder_path(args.ladder)}")

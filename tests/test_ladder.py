@@ -14,12 +14,15 @@ import pytest
 from agents.ladder import (
     DEFAULT_LADDER,
     LEVELS,
+    SEPARATION,
     LadderError,
     LevelPlayer,
-    assign_levels,
     ladder_player,
     level_player,
     load_ladder,
+    pick_levels,
+    separated,
+    separation,
     shipped_models,
 )
 from agents.registry import make_player
@@ -38,7 +41,10 @@ def test_shipped_ladder_covers_every_game_with_ordered_rated_levels() -> None:
         assert names[:4] == list(LEVELS), key
         ratings = [lv["rating"] for lv in entry["levels"]]
         assert ratings == sorted(ratings), f"{key}: levels must be ordered by rating"
-        assert ratings[-1] > ratings[0] + 5, f"{key}: expert should be clearly stronger than easy"
+        # each level clearly stronger than the one below (the rule pick_levels enforces)
+        for lower, upper in zip(entry["levels"], entry["levels"][1:]):
+            assert separated(lower, upper), f"{key}: {upper['level']} is not clearly above {lower['level']}"
+        assert not entry.get("missing"), key
         assert entry["command"].startswith("halma ladder") and entry["date"]
         assert entry["tournament"]["games"] >= 20
         players = {c["player"] for c in entry["candidates"]}
@@ -115,16 +121,54 @@ def test_bad_names_fail_clearly() -> None:
         ladder_player("ladder:a:b:c")
 
 
-def test_assign_levels_spreads_by_rating() -> None:
-    assert assign_levels([3.0, 1.0, 2.0, 4.0], 4) == [1, 2, 0, 3]
-    # six candidates, four levels: weakest, strongest, and those nearest to evenly spaced ratings
-    r = [0.0, 1.0, 2.0, 9.0, 10.0, 30.0]
-    picked = assign_levels(r, 4)
-    assert picked[0] == 0 and picked[-1] == 5 and len(set(picked)) == 4
-    assert [r[i] for i in picked] == sorted(r[i] for i in picked)
-    assert picked == [0, 3, 4, 5]  # targets 10 and 20: 9 and 10 (then the strongest)
-    with pytest.raises(ValueError, match="4 levels need at least 4 candidates"):
-        assign_levels([1.0, 2.0], 4)
+def _r(*pairs: tuple[float, float]) -> list[dict[str, float]]:
+    return [{"mu": mu, "sigma": sigma} for mu, sigma in pairs]
+
+
+def test_separation_is_in_combined_sigmas() -> None:
+    a, b = _r((10.0, 3.0), (20.0, 4.0))
+    assert separation(a, b) == pytest.approx(2.0)  # 10 / sqrt(9 + 16)
+    assert separated(a, b) and not separated(a, b, 2.01) and not separated(b, a)
+    # mu far enough apart but the ordinal (mu - 3 sigma) of the upper one is lower: not clearly stronger
+    assert separation(*_r((0.0, 0.5), (9.0, 4.0))) > SEPARATION
+    assert not separated(*_r((0.0, 0.5), (9.0, 4.0)))
+
+
+def test_pick_levels_takes_only_separated_candidates() -> None:
+    # weakest first, every pair >= 2 combined sigmas (sigma 2: >= 5.66 apart)
+    r = _r((30.0, 2.0), (0.0, 2.0), (10.0, 2.0), (20.0, 2.0))
+    assert pick_levels(r, 4) == [1, 2, 3, 0]
+    # greedy-like candidates bunched at 20-22: at most one of them; the best-separated choice wins
+    r = _r((0.0, 2.0), (20.0, 2.0), (21.0, 2.0), (22.0, 2.0), (40.0, 2.0), (10.0, 2.0))
+    picked = pick_levels(r, 4)
+    mus = [r[i]["mu"] for i in picked]
+    assert mus[:2] == [0.0, 10.0] and mus[2] in (20.0, 21.0, 22.0) and mus[3] == 40.0
+    # the closest pair decides: 0, 8, 15, 25 (closest 7 apart) beats 0, 5, 15, 25 (5 apart)
+    r = _r((0.0, 1.0), (5.0, 1.0), (8.0, 1.0), (15.0, 1.0), (25.0, 1.0))
+    assert pick_levels(r, 4) == [0, 2, 3, 4]
+    # fewer separated candidates than levels: fewer levels (the caller reports the missing ones)
+    r = _r((0.0, 4.0), (5.0, 4.0), (10.0, 4.0), (30.0, 4.0))
+    picked = pick_levels(r, 4)
+    assert len(picked) == 2 and picked[-1] == 3
+    assert pick_levels(r, 4, min_separation=0.0) == [0, 1, 2, 3]
+    assert pick_levels(_r((1.0, 1.0)), 4) == [0]
+    with pytest.raises(ValueError, match="at least one level"):
+        pick_levels(r, 0)
+    with pytest.raises(ValueError, match="min_separation"):
+        pick_levels(r, 4, -1.0)
+
+
+def test_a_missing_level_says_why(tmp_path: Path) -> None:
+    ladder = tmp_path / "ladder.json"
+    ladder.write_text(json.dumps({"format": "halma_env.ladder", "format_version": 1, "games": {
+        "star-3": {"variant": "star", "seats": 3, "missing": ["expert"], "levels": [
+            {"level": "easy", "player": "greedy:noise=0.5"}, {"level": "medium", "player": "greedy"},
+            {"level": "hard", "player": "search:depth=1,time=none"}]}}}))
+    assert level_player("hard", "star", 3, path=ladder).name == "hard"
+    with pytest.raises(LadderError, match="'expert' is missing from the star-3 ladder.*separated only 3 levels"):
+        level_player("expert", "star", 3, path=ladder)
+    with pytest.raises(LadderError, match="'expert' is missing"):
+        LevelPlayer("expert", path=ladder).select_move(Game(Rules("star", 3)))
 
 
 def test_halma_ladder_rebuilds_an_entry_exporting_a_checkpoint(tmp_path: Path, capsys) -> None:
@@ -133,8 +177,9 @@ def test_halma_ladder_rebuilds_an_entry_exporting_a_checkpoint(tmp_path: Path, c
 
     ladder = tmp_path / "ladder.json"
     ckpt = make_checkpoint(tmp_path / "run" / "checkpoints" / "last.pt")
+    # 10 games separate no four candidates by 2 sigmas: --separation 0 asks only for rising ratings
     args = ["ladder", "--variant", "star", "--seats", "2", "--games", "10", "--ladder", str(ladder), "--quiet",
-            "greedy:noise=0.9", "greedy:noise=0.5", "greedy:noise=0.2", str(ckpt), "greedy"]
+            "--separation", "0", "greedy:noise=0.9", "greedy:noise=0.5", "greedy:noise=0.2", str(ckpt), "greedy"]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "wrote the star-2 entry" in out
