@@ -67,6 +67,14 @@ class _HoleSet:
         self.nbD = t(np.concatenate([local[nb[holes]].T, np.full((nb.shape[1], 1), n)], 1))  # (D, n+1)
         self.bits = torch.cat([bits[:, torch.as_tensor(holes, device=device)],
                                torch.zeros((bits.shape[0], 1), dtype=bits.dtype, device=device)], 1)
+        # per hole (and a "none" column n): its hop midpoints (global) and landings (local) per
+        # direction, and the bit set of its neighbours in the set (its steps, before occupancy)
+        self.midD_x = t(np.concatenate([mid[holes].T, np.full((mid.shape[1], 1), H)], 1))  # (D, n+1)
+        self.landD_x = t(np.concatenate([local[land[holes]].T, np.full((land.shape[1], 1), n)], 1))
+        nbbits = torch.zeros_like(self.bits)
+        for d in range(nb.shape[1]):
+            nbbits |= self.bits[:, self.nbD[d]]
+        self.nbbits = nbbits  # (W, n+1)
         self.dtype = torch.uint8 if n < 128 else torch.int16
         self.refused_bit = 0x80 if n < 128 else 0x4000
         self.big = torch.tensor(n, dtype=self.dtype, device=device)
@@ -130,9 +138,11 @@ class BatchedGame:
         self.hist = torch.zeros((B, 64 if rules.repetition_limit else 1), dtype=torch.long, device=dev)
         self.hist_len = torch.zeros(B, dtype=torch.long, device=dev)
         self._mask: torch.Tensor | None = None  # dense mask, built when asked for
+        self._mask_rows: torch.Tensor | None = None  # rows of the mask buffer holding piece rows
         self._bits: torch.Tensor | None = None  # (B, R, W) destination bit sets of each piece
         self._rows: torch.Tensor | None = None  # (B, R) its canonical hole (H = no piece)
         self._dest: torch.Tensor | None = None  # (B, R, H) bool, unpacked when asked for
+        self._buffers: dict[str, torch.Tensor] = {}  # scratch and output buffers reused between steps
         self._start_moves = self._first_moves()
         self.reset()
 
@@ -248,6 +258,8 @@ class BatchedGame:
         self.t_obs_table = t(table.reshape(-1, PLANES))
         self.t_static_id = t(static_id.reshape(n, cells).astype(np.int64) * NP)
         self._static_same = bool((self.t_static_id == self.t_static_id[0]).all())
+        self._code_dtype = torch.uint8 if len(table.reshape(-1, PLANES)) <= 256 else torch.int32
+        self.t_static_code = self.t_static_id.to(self._code_dtype)
         # the start position
         owner0 = np.full(H, -1, dtype=np.int8)
         king0 = np.zeros(H, dtype=bool)
@@ -343,7 +355,8 @@ class BatchedGame:
         (the set's small dtype), H for holes that are not allowed (and on the sentinel row).  An edge joins c and
         c+2d when both are allowed and c+d is jumpable; labels spread by pairwise minimum over the
         directions (direction-major, so every gather copies whole batch rows) until a round
-        changes nothing.  Also returns the label of each hole's first hop per direction."""
+        changes nothing.  Also returns the label of each hole's first hop per direction, with
+        a "no piece" row n (D, n+1, B) (high bit: no hop)."""
         H, D, B = sub.n, self.D, allowed.shape[1]  # H: holes of the set (local indices)
         allowed_x = torch.cat([allowed, self._false_row(B)], 0)
         # a hop from c in direction d: c+d holds a jumpable piece and c+2d is allowed
@@ -358,7 +371,6 @@ class BatchedGame:
         refused = refused_hop | ((~allowed).to(dt) * sub.refused_bit).unsqueeze(0)  # edges need c allowed
         lab_x = torch.cat([lab, big.expand(1, B)], 0)
         lab = lab_x[:H]
-        landT = sub.landT
         # Gauss-Seidel: each direction updates the labels in place, so a label can travel along
         # several directions in one round (about half the rounds of updating all at once).  No
         # pointer jumping: a gather with per-column indices costs as much as ~5 rounds of these
@@ -378,8 +390,8 @@ class BatchedGame:
                 torch.minimum(lab, tmp, out=lab)
             new_total = self._label_sum(lab)
             if new_total == total:
-                # the label of each hole's first hop in every direction (high bit: no hop)
-                first = lab_x.index_select(0, landT).view(D, H, B) | refused_hop
+                first = torch.cat([lab_x.index_select(0, sub.landT).view(D, H, B) | refused_hop,
+                                   refused_hop.new_full((D, 1, B), sub.refused_bit)], 1)
                 return lab_x, first
             total = new_total
             order.reverse()
@@ -404,23 +416,20 @@ class BatchedGame:
         # one bit set per component label (column H collects holes that are not allowed, column
         # H+1 stays empty for refused hops): distinct bits, so a sum is an or.  Batch-major
         # (W, B, H+2): a scatter along the contiguous dim is ~4x faster than along the hole dim
-        lab_b = lab_x[:H].t().contiguous().long()  # (B, H)
-        comp = torch.zeros((W, B, H + 2), dtype=torch.long, device=self.device)
+        lab_b = lab_x.t()[:, :H].long()  # (B, H) (one strided copy: 4x faster than .contiguous() first)
+        comp = self._buffer(f"comp{H}", (W, B, H + 2), torch.long) if B == self.batch_size else \
+            torch.empty((W, B, H + 2), dtype=torch.long, device=self.device)
+        comp.zero_()
         comp.scatter_add_(2, lab_b.unsqueeze(0).expand(W, B, H), sub.bits[:, None, :H].expand(W, B, H))
-        allowed_x = torch.cat([allowed, self._false_row(B)], 0)
-        # per piece: rows of the per-hole tables (a padding row for "no piece")
-        pidx = pcs.unsqueeze(0).expand(D, R, B)
-        first_x = torch.cat([first_all, first_all.new_full((D, 1, B), sub.refused_bit)], 1)
-        first = first_x.gather(1, pidx).long().clamp(max=H + 1)  # (D, R, B), H+1 = no hop
+        allowed_bits = comp[:, :, :H].sum(2)  # (W, B): the bits of the allowed holes
+        # per piece and direction: its first hop's landing component (H+1, an empty bit set: none)
+        first = first_all.gather(1, pcs.unsqueeze(0).expand(D, R, B)).long().clamp_(max=H + 1)
         hop = comp.view(W, -1).gather(1, (first + self._col * (H + 2)).view(1, D * R * B).expand(W, -1))
         hop = hop.view(W, D, R, B)
-        pnb = sub.nbD.gather(1, pcs.view(1, R * B).expand(D, -1)).view(D, R, B)
-        step = allowed_x.view(-1).take(pnb * B + self._col)  # (D, R, B)
-        sbits = sub.bits.gather(1, torch.maximum(pnb, (~step).long() * H).view(1, -1).expand(W, -1))
-        sbits = sbits.view(W, D, R, B)
-        out = hop[:, 0] | sbits[:, 0]
-        for d in range(1, D):
-            out = out | hop[:, d] | sbits[:, d]
+        # steps: the piece's neighbours in the set that are allowed, as one and of bit sets
+        out = sub.nbbits.index_select(1, pcs.view(-1)).view(W, R, B) & allowed_bits.unsqueeze(1)
+        for d in range(D):
+            out |= hop[:, d]
         return out
 
     def _king(self, k: torch.Tensor, occ: torch.Tensor, kings: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
@@ -533,19 +542,28 @@ class BatchedGame:
     def action_mask(self) -> torch.Tensor:
         """(B, H*H) bool: the legal moves of each game's mover, ``canon(src) * H + canon(dst)``.
 
-        Built on first call after a step (later calls return the same tensor; do not modify it).
-        Every source hole's row is copied from the compact form (a piece's destinations or a zero
-        row), so the mask is written once, without clearing a buffer first."""
+        Built on first call after a step (later calls return the same tensor).  It is a view of
+        one buffer that the next ``action_mask()`` after a step rewrites: ``.clone()`` it to keep
+        it, and do not write into it.  Only the rows of pieces change: the rows written last time
+        are cleared and the mover's piece rows are written (2 R rows per game instead of H)."""
         if self._mask is None:
             B, H = self.batch_size, self.H
             rows, dest = self.legal_moves()
             R = rows.shape[1]
-            dev = self.device
-            slot = torch.full((B, H + 1), R, dtype=torch.long, device=dev)  # hole -> its piece's row
-            slot.scatter_(1, rows, torch.arange(R, device=dev).expand(B, R))
-            flat = slot[:, :H] + torch.arange(B, device=dev)[:, None] * (R + 1)
-            src = torch.cat([dest, dest.new_zeros((B, 1, H))], 1)  # row R: no piece, no moves
-            self._mask = src.view(B * (R + 1), H).index_select(0, flat.view(-1)).view(B, H * H)
+            buf = self._buffers.get("mask")
+            if buf is None:  # (B*H + 1, H): row B*H takes the writes of "no piece" slots
+                buf = self._buffers["mask"] = torch.zeros((B * H + 1, H), dtype=torch.bool, device=self.device)
+            if self._mask_rows is not None:  # (a zero tensor: index_put_ of a scalar is ~6x slower)
+                zeros = self._buffers.get("mask_zeros")
+                if zeros is None or zeros.shape[0] != self._mask_rows.numel():
+                    zeros = self._buffers["mask_zeros"] = buf.new_zeros((self._mask_rows.numel(), H))
+                buf.index_put_((self._mask_rows,), zeros)
+            flat = (rows + torch.arange(0, B * H, H, device=self.device)[:, None]).clamp_(max=B * H)
+            flat = flat + (rows == H).long() * (B * H)  # a missing piece's row goes to the spare row
+            flat = flat.clamp_(max=B * H).view(B * R)
+            buf.index_put_((flat,), dest.reshape(B * R, H))
+            self._mask_rows = flat
+            self._mask = buf[: B * H].view(B, H * H)
         return self._mask
 
     def legal_moves(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -599,20 +617,31 @@ class BatchedGame:
         mover, king, retired), and one table lookup expands the codes into the planes."""
         B, n = self.batch_size, self.n
         seat = self.to_move
+        cdt = self._code_dtype
         # per game, the code of each owner (index 0 = empty, s+1 = seat s): a (B, n+1) table
         others = (self.t_seats - seat[:, None]) % n  # (B, n) seat relative to the mover
-        lut = torch.cat([self._zero_col(B), 1 + others * 4 + self.status.long()], 1)
+        lut = torch.cat([self._zero_col(B), 1 + others * 4 + self.status.long()], 1).to(cdt)
         owner = torch.cat([self.owner, self._minus_col(B)], 1).long() + 1  # (B, H+1), H = no hole
-        code = lut.gather(1, owner)
+        code = lut.gather(1, owner)  # small codes: the gathers move 1 byte per cell, not 8
         if self.layout.has_kings:
-            code += torch.cat([self.king, self._false_col(B)], 1).long() * 2
+            code += torch.cat([self.king, self._false_col(B)], 1).to(cdt) * 2
         code = code.gather(1, self.t_inv_cell.index_select(0, seat))
         if self._static_same:  # the static planes do not depend on the seat: broadcast one row
-            code += self.t_static_id[0]
+            code += self.t_static_code[0]
         else:
-            code += self.t_static_id.index_select(0, seat)
+            code += self.t_static_code.index_select(0, seat)
         rows, cols, _ = self.observation_shape
-        return self.t_obs_table.index_select(0, code.view(-1)).view(B, rows, cols, PLANES)
+        out = self._buffer("obs", (B * rows * cols, PLANES), torch.int8)
+        torch.index_select(self.t_obs_table, 0, code.view(-1).int(), out=out)
+        return out.view(B, rows, cols, PLANES)
+
+    def _buffer(self, name: str, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+        """A scratch tensor kept between calls (contents undefined): big tensors allocated afresh
+        every step cost more in page faults than in the work that fills them."""
+        buf = self._buffers.get(name)
+        if buf is None or buf.shape != shape or buf.dtype != dtype:
+            buf = self._buffers[name] = torch.empty(shape, dtype=dtype, device=self.device)
+        return buf
 
     def _zero_col(self, B: int) -> torch.Tensor:
         return torch.zeros((B, 1), dtype=torch.long, device=self.device)
