@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from halma_env.encoding import PLANES, encoding
@@ -102,19 +103,26 @@ class HalmaNet(nn.Module):
             obs = torch.index_select(obs.reshape(b, -1, obs.shape[-1]), 1, self.grid_index)
         return obs.float()
 
-    def trunk(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Per-hole source and destination embeddings, destination bias and the value."""
+    def trunk(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-hole move-head features (B, H, 2 * pair_dim + 1) and the value (B,).
+
+        The features are ``[W_s e, W_d e / sqrt(pair_dim), b(e)]`` of each hole's embedding ``e``:
+        the three heads run as one linear layer (one matmul instead of three over B * H rows).
+        """
         x = self.embed(self.holes(obs))
         if self.position is not None:
             x = x + self.position
         x = torch.relu(x)
         for block in self.blocks:
             x = block(x, self.table)
-        src = self.src_head(x)
-        dst = self.dst_head(x) / math.sqrt(self.pair_dim)
-        bias = self.dst_bias(x).squeeze(-1)
-        value = self.value_head(torch.cat([x.mean(dim=1), x.amax(dim=1)], dim=-1)).squeeze(-1)
-        return src, dst, bias, value
+        scale = 1.0 / math.sqrt(self.pair_dim)
+        weight = torch.cat([self.src_head.weight, self.dst_head.weight * scale, self.dst_bias.weight])
+        bias = torch.cat([self.src_head.bias, self.dst_head.bias * scale, self.dst_bias.bias])
+        pair = F.linear(x, weight, bias)
+        # max(dim).values, not amax: the same values, and its backward (a scatter to the argmax) costs
+        # about half of amax's (which compares every element with the maximum)
+        value = self.value_head(torch.cat([x.mean(dim=1), x.max(dim=1).values], dim=-1)).squeeze(-1)
+        return pair, value
 
     # --- heads --------------------------------------------------------------------------
 
@@ -124,25 +132,31 @@ class HalmaNet(nn.Module):
         ``legal`` (B, M) int64 actions (src * H + dst), ``valid`` (B, M) bool marks the real
         entries of a padded list.  Padding gets ``MASKED_LOGIT`` (zero probability).
         """
-        src, dst, bias, value = self.trunk(obs)
-        h = self.num_holes
+        pair, value = self.trunk(obs)
+        b, h, k = pair.shape
+        p = self.pair_dim
+        # one row of ``pair`` per (position, hole): index_select of whole rows (its backward is a row-wise
+        # index_add) costs about half of gathering (B, M, pair_dim) elements from (B, H, pair_dim)
         a = legal.clamp(min=0)
-        s_idx, d_idx = a // h, a % h
-        es = torch.gather(src, 1, s_idx.unsqueeze(-1).expand(-1, -1, src.shape[-1]))
-        ed = torch.gather(dst, 1, d_idx.unsqueeze(-1).expand(-1, -1, dst.shape[-1]))
-        logits = (es * ed).sum(-1) + torch.gather(bias, 1, d_idx)
+        base = torch.arange(b, device=legal.device).unsqueeze(1) * h
+        rows = pair.reshape(b * h, k)
+        es = rows.index_select(0, (a // h + base).reshape(-1))
+        ed = rows.index_select(0, (a % h + base).reshape(-1))
+        logits = ((es[:, :p] * ed[:, p:2 * p]).sum(-1) + ed[:, 2 * p]).view(legal.shape)
         return logits.masked_fill(~valid, MASKED_LOGIT), value
 
     def dense_logits(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """(B, H*H) logits of every action (illegal ones ``MASKED_LOGIT`` when ``mask`` is given)."""
-        src, dst, bias, value = self.trunk(obs)
+        pair, value = self.trunk(obs)
+        p = self.pair_dim
+        src, dst, bias = pair[..., :p], pair[..., p:2 * p], pair[..., 2 * p]
         logits = (src @ dst.transpose(1, 2) + bias.unsqueeze(1)).reshape(obs.shape[0], -1)
         if mask is not None:
             logits = logits.masked_fill(~mask.bool(), MASKED_LOGIT)
         return logits, value
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.trunk(obs)[3]
+        return self.trunk(obs)[1]
 
 
 def build_network(variant: str, num_players: int, cfg) -> HalmaNet:

@@ -117,3 +117,69 @@ def test_value_and_logits_depend_on_the_position() -> None:
     obs2[0] = obs[1]
     _, value2 = net.dense_logits(obs2, mask)
     assert value2[0].item() == pytest.approx(value[1].item(), abs=1e-5)
+
+
+# Greedy actions and values of the shipped checkpoints on 40 positions (export.sample_positions("star", 2, 40,
+# seed=3)), recorded with the network code the checkpoints were trained with: a faster formulation of the
+# network must keep loading these state dicts and give the same moves.
+SHIPPED_GOLDEN = {
+    "quickstart_star2": (
+        [10115, 12431, 12299, 9018, 13764, 13029, 13646, 12309, 13886, 10724, 8530, 13766, 9722, 12309, 11303, 14346,
+         13996, 13886, 11081, 9749, 9505, 14599, 9577, 9964, 13764, 8522, 9964, 13863, 3526, 10724, 14599, 14261,
+         14097, 8164, 12543, 14236, 14236, 8034, 11101, 12909],
+        [0.535, 0.576, 0.562, 0.567, 0.618, 0.428, 0.624, 0.447, 0.681, 0.65, 0.396, 0.793, 0.429, 0.616, 0.461, 0.464,
+         0.31, 0.438, 0.448, 0.838, 0.574, 0.622, 0.414, 0.505, 0.729, 0.391, 0.412, 0.594, 0.483, 0.451, 0.615, 0.473,
+         0.549, 0.454, 0.644, 0.785, 0.55, 0.536, 0.708, 0.536]),
+    "star2": (
+        [13534, 12431, 9271, 13534, 13522, 13042, 13764, 13603, 13520, 10724, 13655, 14599, 14270, 13522, 3152, 14346,
+         13996, 14599, 13042, 14624, 13886, 14599, 9577, 9964, 13522, 8522, 9964, 13863, 12297, 10724, 14599, 13534,
+         14097, 14367, 14369, 13994, 14236, 12309, 13534, 12905],
+        [0.49, 0.887, 0.856, 0.807, 0.935, 0.496, 0.871, 0.337, 1.074, 0.466, 0.685, 1.01, 0.267, 0.636, 0.405, 0.679,
+         0.254, 1.032, 0.582, 1.019, 0.833, 0.922, 0.285, 0.951, 1.185, 0.925, 0.909, 0.875, 0.912, 0.767, 0.69, 0.316,
+         0.89, 0.356, 1.036, 1.001, 0.519, 0.866, 0.854, 1.083]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED_GOLDEN))
+def test_shipped_checkpoints_give_their_recorded_moves(name: str) -> None:
+    from pathlib import Path
+
+    from agents.checkpoint import load_checkpoint, model_from_checkpoint
+    from agents.export import sample_positions
+
+    path = Path(__file__).resolve().parents[1] / "agents" / "checkpoints" / f"{name}.pt"
+    net = model_from_checkpoint(load_checkpoint(path)).eval()
+    enc = encoding("star", 2)
+    games = sample_positions("star", 2, 40, seed=3)
+    obs = torch.from_numpy(np.stack([enc.observation(g, g.to_move) for g in games]))
+    mask = torch.from_numpy(np.stack([enc.action_mask(g) for g in games]).astype(bool))
+    best, values = SHIPPED_GOLDEN[name]
+    with torch.no_grad():
+        dense, value = net.dense_logits(obs, mask)
+        legal, valid = legal_lists(mask)
+        logits, value2 = net(obs, legal, valid)
+    assert dense.argmax(1).tolist() == best
+    assert value.tolist() == pytest.approx(values, abs=1e-3)
+    # the padded-list path (training, play) picks the same moves with the same values
+    assert legal.gather(1, logits.argmax(1, keepdim=True)).squeeze(1).tolist() == best
+    assert torch.allclose(value, value2)
+
+
+def test_list_and_dense_paths_have_the_same_gradients() -> None:
+    """Training uses the padded-list path: its gradients are those of the dense (all H*H actions) path."""
+    torch.manual_seed(3)
+    net = HalmaNet("star", 2, channels=8, blocks=2, pair_dim=8, value_hidden=8)
+    _, obs, mask = _batch("star", 2, 4)
+    legal, valid = legal_lists(mask)
+
+    def grads(loss: torch.Tensor) -> list[torch.Tensor]:
+        net.zero_grad()
+        loss.backward()
+        return [p.grad.clone() for p in net.parameters()]
+
+    logits, value = net(obs, legal, valid)
+    sparse = grads(torch.log_softmax(logits, -1)[valid].sum() + value.sum())
+    dense, value = net.dense_logits(obs, mask)
+    dense_grads = grads(torch.log_softmax(dense, -1).gather(1, legal)[valid].sum() + value.sum())
+    for a, b in zip(sparse, dense_grads):
+        assert torch.allclose(a, b, atol=1e-4, rtol=1e-3)
