@@ -58,7 +58,8 @@ class GameConfig:
 
 @dataclass
 class EnvConfig:
-    num_envs: int = 32  # games played side by side
+    num_envs: int = 128  # games played side by side (128 x 16 plies: the batched engine and the rollout's
+    # forward pass amortise their per-call cost; docs/training.md "Speed")
     engine: str = "auto"  # "batched" (torch, halma_env.batched), "scalar" (N Game objects) or "auto"
 
     def validate(self) -> None:
@@ -73,7 +74,7 @@ class PPOConfig:
     """CleanRL's ppo.py hyper-parameters, same names (defaults: the quickstart's values)."""
 
     total_steps: int = 150_000  # environment steps (plies of all seats)
-    num_steps: int = 64  # plies per environment per rollout
+    num_steps: int = 16  # plies per environment per rollout
     learning_rate: float = 1e-3
     anneal_lr: bool = True
     gamma: float = 0.99  # per own move of a seat

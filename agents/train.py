@@ -85,7 +85,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
-    """Environment steps per second of the whole loop (rollout + update), default network, self-play."""
+    """Environment steps per second of the whole loop (rollout + update), default config, self-play.
+
+    Measured for the scalar and the batched engine on one torch thread (the default config's), and for
+    the batched engine on two threads (only meaningful on a quiet machine: the load average is reported).
+    """
+    import os
     import tempfile
 
     import torch
@@ -95,44 +100,50 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
 
     devices = [args.device] if getattr(args, "device", None) else ["cpu"] + (["cuda"] if torch.cuda.is_available()
                                                                              else [])
-    figures: dict[str, Any] = {}
+    figures: dict[str, Any] = {"load_average_1min": round(os.getloadavg()[0], 2)}
     seconds = float(getattr(args, "seconds", 2.0))
-    for device in devices:
-        for engine in ("scalar", "batched"):
-            data = default_dict()
-            # one torch thread: faster than two on the shared 2-core machine (docs/training.md)
-            data.update(name="bench", seed=int(getattr(args, "seed", 0)), device=device, torch_threads=1)
-            data["env"]["engine"] = engine
-            data["pool"].update(self_prob=1.0, snapshot_prob=0.0, bot_prob=0.0)
-            data["eval"].update(every=0, final_games=0)
-            data["log"].update(progress_bar=False, tensorboard=False, status_every=1e9)
-            data["checkpoint"]["every"] = 10 ** 9
-            cfg = from_dict(data)
-            batch = cfg.env.num_envs * cfg.ppo.num_steps
-            with tempfile.TemporaryDirectory() as tmp:
-                # one warm-up iteration, then as many as fit in the time given
-                cfg.ppo.total_steps = batch
-                trainer = Trainer(cfg, Path(tmp) / "bench", log=lambda s: None)
+    runs = [(device, engine, 1) for device in devices for engine in ("scalar", "batched")]
+    runs += [("cpu", "batched", 2)] if "cpu" in devices else []
+    threads_before = torch.get_num_threads()  # the trainer sets torch's (process-wide) thread count
+    for device, engine, threads in runs:
+        data = default_dict()
+        data.update(name="bench", seed=int(getattr(args, "seed", 0)), device=device, torch_threads=threads)
+        data["env"]["engine"] = engine
+        data["pool"].update(self_prob=1.0, snapshot_prob=0.0, bot_prob=0.0)
+        data["eval"].update(every=0, final_games=0)
+        data["log"].update(progress_bar=False, tensorboard=False, status_every=1e9)
+        data["checkpoint"]["every"] = 10 ** 9
+        cfg = from_dict(data)
+        batch = cfg.env.num_envs * cfg.ppo.num_steps
+        with tempfile.TemporaryDirectory() as tmp:
+            # one warm-up iteration, then as many as fit in the time given (at least one)
+            cfg.ppo.total_steps = batch
+            trainer = Trainer(cfg, Path(tmp) / "bench", log=lambda s: None)
+            trainer.train()
+            iterations = 1
+            start, cpu0 = time.perf_counter(), time.process_time()
+            steps0 = trainer.global_step
+            while iterations == 1 or time.perf_counter() - start < seconds:
+                iterations += 1
+                cfg.ppo.total_steps = batch * iterations
                 trainer.train()
-                iterations = 1
-                start, cpu0 = time.perf_counter(), time.process_time()
-                steps0 = trainer.global_step
-                while time.perf_counter() - start < seconds:
-                    iterations += 1
-                    cfg.ppo.total_steps = batch * iterations
-                    trainer.train()
-                elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu0
-                steps = trainer.global_step - steps0
-                figures[f"train_{device}_{engine}_steps_per_s"] = round(steps / elapsed, 1)
-                # per second of this process's CPU time: what one free core would give on a shared machine
-                figures[f"train_{device}_{engine}_steps_per_cpu_s"] = round(steps / max(cpu, 1e-9), 1)
-                trainer.close()
+            elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu0
+            steps = trainer.global_step - steps0
+            name = f"train_{device}_{engine}" + (f"_{threads}threads" if threads != 1 else "")
+            figures[f"{name}_steps_per_s"] = round(steps / elapsed, 1)
+            # per second of this process's CPU time (all its threads): on a shared machine, what one
+            # free core would give with one thread
+            figures[f"{name}_steps_per_cpu_s"] = round(steps / max(cpu, 1e-9), 1)
+            trainer.close()
+    torch.set_num_threads(threads_before)
     figures["num_envs"] = cfg.env.num_envs
     figures["num_steps"] = cfg.ppo.num_steps
+    figures["num_minibatches"] = cfg.ppo.num_minibatches
     figures["update_epochs"] = cfg.ppo.update_epochs
-    figures["threads"] = torch.get_num_threads()
+    figures["threads"] = 1
     if not getattr(args, "json", False):
-        print("halma bench train (whole PPO loop, self-play, default network; steps = plies of all seats)")
+        print("halma bench train (whole PPO loop, self-play, default config; steps = plies of all seats; "
+              "1 torch thread unless the name says otherwise)")
         for key, value in figures.items():
             print(f"  {key:40s} {value}")
     return figures
