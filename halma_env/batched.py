@@ -34,6 +34,7 @@ END_REASONS = ("", "finished", "first_finish", "resign", "move_limit", "stall_li
 """End reason codes: ``END_REASONS[code]``; 0 = the game has not ended."""
 _CODE = {name: i for i, name in enumerate(END_REASONS)}
 _KEY_SCALE = 1_000_000  # progress key as one int: -in_goal * scale + distance (smaller is better)
+_PAD = 1_000_000  # cost of a padding cell of the square assignment that an optimum never uses
 
 
 def _progress_key(variant: str, n: int, seat: int, geometry, owner_row: np.ndarray, king_row: np.ndarray) -> int:
@@ -64,6 +65,8 @@ class _HoleSet:
         self.midT = t(mid[holes].T.reshape(-1))  # direction-major, global holes (rows of jump_x)
         self.landT = t(local[land[holes]].T.reshape(-1))  # direction-major, local
         self.land_rows = self.landT.view(-1, n).unbind(0)  # per direction, for index_select
+        # the same with a "no piece" row n per direction (the sentinel row of the labels)
+        self.landT_x = t(np.concatenate([local[land[holes]].T, np.full((land.shape[1], 1), n)], 1).reshape(-1))
         self.nbD = t(np.concatenate([local[nb[holes]].T, np.full((nb.shape[1], 1), n)], 1))  # (D, n+1)
         self.bits = torch.cat([bits[:, torch.as_tensor(holes, device=device)],
                                torch.zeros((bits.shape[0], 1), dtype=bits.dtype, device=device)], 1)
@@ -135,6 +138,8 @@ class BatchedGame:
         self.stall = torch.zeros(B, dtype=torch.long, device=dev)
         self.best = torch.zeros((B, n), dtype=torch.long, device=dev)
         self.hash = torch.zeros(B, dtype=torch.long, device=dev)
+        if rules.stall_limit is not None:  # per game and seat: the Hungarian state of its progress
+            self.asg_u, self.asg_v, self.asg_match = (x.expand(B, n, self.S + 1).clone() for x in self.t_asg0)
         self.hist = torch.zeros((B, 64 if rules.repetition_limit else 1), dtype=torch.long, device=dev)
         self.hist_len = torch.zeros(B, dtype=torch.long, device=dev)
         self._mask: torch.Tensor | None = None  # dense mask, built when asked for
@@ -288,10 +293,118 @@ class BatchedGame:
         self._np_zob, self._np_zking, self._np_zturn = zob, zking, zturn
         self.t_zob, self.t_zking, self.t_zturn = t(zob), t(zking), t(zturn)
         self._start_hash = self._np_hash(owner0, king0, 0)
-        start_key = _progress_key(rules.variant, n, 0, g, owner0, king0) if rules.stall_limit else 0
-        self.t_best0 = t(np.array(
-            [_progress_key(rules.variant, n, s, g, owner0, king0) for s in range(n)] if rules.stall_limit
-            else [start_key] * n, dtype=np.int64))
+        self.t_best0 = torch.zeros(n, dtype=torch.long, device=dev)
+        if rules.stall_limit is not None:
+            self._build_assignment_tables(lay, g)
+            seats = torch.arange(n, device=dev)
+            king_x = torch.cat([self.t_king0, torch.zeros(1, dtype=torch.bool, device=dev)])
+            u, v, match = self._assign_solve(seats, self.t_pieces0, king_x.expand(n, H + 1))
+            self.t_asg0 = (u, v, match)  # the start position's assignment of each seat
+            self.t_best0 = self._keys_of(seats, self.t_pieces0, u, v)
+
+    # --- progress (remaining distance by optimal assignment), batched ----------------------
+    #
+    # The scalar engine's progress key is (-pieces in goal, least total distance of an assignment
+    # of pieces to goal holes) (Hungarian algorithm, game._progress).  With ``stall_limit`` the
+    # batch keeps, per game and seat, the Hungarian state of that assignment (potentials u, v and
+    # the matching, 1-based as in halma_env.assignment) on a square cost matrix, and after each
+    # move re-solves only the moved piece's row: free its column, then one Hungarian phase
+    # (a shortest augmenting path) for the row with its new costs.  The matching is perfect and
+    # the duals stay feasible and tight on it, so it is optimal again, and the least distance is
+    # the dual sum(u) + sum(v).  Square: S = max(pieces, goal holes); padding rows (no piece) and
+    # columns cost 0 or _PAD so that the optimum is exactly the scalar one (every piece to its own
+    # goal hole; with more pieces than goal holes, puzzles only, every goal hole to its own piece).
+
+    def _build_assignment_tables(self, lay, g) -> None:
+        """Cost rows (n * (H+1) * 2 * 2, S): seat, hole (H = no piece), king, overfull."""
+        n, H = self.n, self.H
+        G = len(lay.goals[0])
+        S = self.S = max(self.P, G)
+        big = 10_000  # the scalar engine's cost of a king off its tip
+        cost = np.zeros((n, H + 1, 2, 2, S), dtype=np.int64)
+        for s in range(n):
+            goal = list(lay.goals[s])
+            tip = lay.goal_tip[s]
+            for h in range(H):
+                d = np.array([g.distance(h, x) for x in goal])
+                cost[s, h, 0, :, :G] = d
+                cost[s, h, 1, :, :G] = [g.distance(h, x) if x == tip else big for x in goal]
+            cost[s, :H, :, 0, G:] = _PAD  # a piece must go to a goal hole (not overfull)
+            cost[s, H, :, 1, :G] = _PAD  # every goal hole needs a piece (overfull)
+        self.t_asg_cost = torch.as_tensor(cost.reshape(-1, S), device=self.device)
+        self._G = G
+
+    def _assign_rows(self, seat: torch.Tensor, pieces: torch.Tensor, king_x: torch.Tensor) -> torch.Tensor:
+        """(K, S+1) row of t_asg_cost for each (1-based) assignment row of seat ``seat`` (K,) with
+        pieces ``pieces`` (K, P) (H = none) and kings ``king_x`` (K, H+1); column 0 unused."""
+        K, H, P, S = seat.shape[0], self.H, self.P, self.S
+        holes = torch.full((K, S + 1), H, dtype=torch.long, device=self.device)
+        holes[:, 1 : P + 1] = pieces
+        over = ((pieces < H).sum(1) > self._G).long()
+        king = king_x.gather(1, holes).long()
+        return ((seat[:, None] * (H + 1) + holes) * 2 + king) * 2 + over[:, None]
+
+    def _assign_phase(self, rows: torch.Tensor, u: torch.Tensor, v: torch.Tensor, match: torch.Tensor,
+                      i: torch.Tensor, active: torch.Tensor) -> None:
+        """One Hungarian phase (halma_env.assignment's inner loop) for row ``i`` (K,) of each
+        problem where ``active``, in place on ``u``, ``v``, ``match`` (K, S+1), with the
+        problems side by side: at most S+1 rounds of (K, S+1) tensor ops."""
+        K, S = u.shape[0], self.S
+        dev = u.device
+        inf = 1 << 40
+        cost = self.t_asg_cost
+        minv = torch.full((K, S + 1), inf, dtype=torch.long, device=dev)
+        used = torch.zeros((K, S + 1), dtype=torch.bool, device=dev)
+        way = torch.zeros((K, S + 1), dtype=torch.long, device=dev)
+        match[:, 0] = i
+        j0 = torch.zeros(K, dtype=torch.long, device=dev)
+        run = active.clone()
+        for _ in range(S + 1):
+            used.scatter_(1, j0[:, None], used.gather(1, j0[:, None]) | run[:, None])
+            i0 = match.gather(1, j0[:, None])  # (K, 1)
+            cur = cost.index_select(0, rows.gather(1, i0).view(-1)) - u.gather(1, i0) - v[:, 1:]
+            free = ~used[:, 1:]
+            upd = free & (cur < minv[:, 1:]) & run[:, None]
+            minv[:, 1:] = torch.where(upd, cur, minv[:, 1:])
+            way[:, 1:] = torch.where(upd, j0[:, None], way[:, 1:])
+            delta, j1 = torch.where(free, minv[:, 1:], inf).min(1)
+            delta = delta * run
+            step = used.long() * delta[:, None]
+            u.scatter_add_(1, match * used, step)  # rows of used columns (distinct); 0 elsewhere
+            v -= step
+            minv -= (~used).long() * delta[:, None]
+            j0 = torch.where(run, j1 + 1, j0)
+            run &= match.gather(1, j0[:, None]).squeeze(1) != 0
+            if not bool(run.any()):
+                break
+        go = j0 != 0
+        for _ in range(S + 1):  # augment along the path back to column 0
+            if not bool(go.any()):
+                break
+            j1 = way.gather(1, j0[:, None])
+            old = match.gather(1, j0[:, None])
+            match.scatter_(1, j0[:, None], torch.where(go[:, None], match.gather(1, j1), old))
+            j0 = torch.where(go, j1.squeeze(1), j0)
+            go = j0 != 0
+
+    def _assign_solve(self, seat: torch.Tensor, pieces: torch.Tensor,
+                      king_x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The optimal assignment of K problems from scratch (S phases): (u, v, match) (K, S+1)."""
+        K, S = seat.shape[0], self.S
+        dev = self.device
+        rows = self._assign_rows(seat, pieces, king_x)
+        u = torch.zeros((K, S + 1), dtype=torch.long, device=dev)
+        v = torch.zeros_like(u)
+        match = torch.zeros_like(u)
+        every = torch.ones(K, dtype=torch.bool, device=dev)
+        for r in range(1, S + 1):
+            self._assign_phase(rows, u, v, match, torch.full((K,), r, dtype=torch.long, device=dev), every)
+        return u, v, match
+
+    def _keys_of(self, seat: torch.Tensor, pieces: torch.Tensor, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """Progress keys (-in_goal * _KEY_SCALE + distance) from assignment duals; pieces (K, P)."""
+        in_goal = self.t_goal[seat].gather(1, pieces).sum(1)
+        return -in_goal * _KEY_SCALE + u[:, 1:].sum(1) + v[:, 1:].sum(1)
 
     def _np_hash(self, owner: np.ndarray, king: np.ndarray, to_move: int) -> int:
         n = self.n
@@ -330,6 +443,8 @@ class BatchedGame:
         self.top[idx] = 1
         self.stall[idx] = 0
         self.best[idx] = self.t_best0
+        if self.rules.stall_limit is not None:
+            self.asg_u[idx], self.asg_v[idx], self.asg_match[idx] = self.t_asg0
         self.hash[idx] = self._start_hash ^ self.t_zturn[0] ^ self.t_zturn[fs]
         self.hist_len[idx] = 0
         if self.rules.repetition_limit:
@@ -358,17 +473,31 @@ class BatchedGame:
         changes nothing.  Also returns the label of each hole's first hop per direction, with
         a "no piece" row n (D, n+1, B) (high bit: no hop)."""
         H, D, B = sub.n, self.D, allowed.shape[1]  # H: holes of the set (local indices)
+        full = B == self.batch_size  # keep the scratch buffers (not for a subset of the games)
         allowed_x = torch.cat([allowed, self._false_row(B)], 0)
         # a hop from c in direction d: c+d holds a jumpable piece and c+2d is allowed
-        hop = jump_x.index_select(0, sub.midT).view(D, H, B) & allowed_x.index_select(0, sub.landT).view(D, H, B)
+        # (the (D, H, B) tensors live in kept buffers: see _buffer)
+        hop = self._buffer(f"hop{H}", (D * H, B), torch.bool, full)
+        torch.index_select(jump_x, 0, sub.midT, out=hop)
+        land_ok = self._buffer(f"land_ok{H}", (D * H, B), torch.bool, full)
+        torch.index_select(allowed_x, 0, sub.landT, out=land_ok)
+        hop &= land_ok
+        hop = hop.view(D, H, B)
         # small labels (uint8 on the star, int16 on the square board): the gathers and minima
         # move an eighth (a quarter) of the bytes of int64
         dt = sub.dtype
         big = sub.big
         lab = torch.maximum(sub.arange_col, (~allowed).to(dt) * H)
         # torch.where is ~100x slower than arithmetic on this CPU build: refused hops get a high bit
-        refused_hop = (~hop).to(dt) * sub.refused_bit
-        refused = refused_hop | ((~allowed).to(dt) * sub.refused_bit).unsqueeze(0)  # edges need c allowed
+        # (row H of each direction: "no piece", never a hop)
+        refused_hop = self._buffer(f"refused_hop{H}", (D, H + 1, B), dt, full)
+        torch.bitwise_not(hop, out=land_ok.view(D, H, B))
+        # (the bools read as bytes: a bool * int product into a uint8 out is ~25x slower)
+        torch.mul(land_ok.view(D, H, B).view(dt) if dt == torch.uint8 else land_ok.view(D, H, B).to(dt),
+                  sub.refused_bit, out=refused_hop[:, :H])
+        refused_hop[:, H] = sub.refused_bit
+        refused = self._buffer(f"refused{H}", (D, H, B), dt, full)
+        torch.bitwise_or(refused_hop[:, :H], ((~allowed).to(dt) * sub.refused_bit).unsqueeze(0), out=refused)
         lab_x = torch.cat([lab, big.expand(1, B)], 0)
         lab = lab_x[:H]
         # Gauss-Seidel: each direction updates the labels in place, so a label can travel along
@@ -390,8 +519,10 @@ class BatchedGame:
                 torch.minimum(lab, tmp, out=lab)
             new_total = self._label_sum(lab)
             if new_total == total:
-                first = torch.cat([lab_x.index_select(0, sub.landT).view(D, H, B) | refused_hop,
-                                   refused_hop.new_full((D, 1, B), sub.refused_bit)], 1)
+                first = self._buffer(f"first{H}", (D * (H + 1), B), dt, full)
+                torch.index_select(lab_x, 0, sub.landT_x, out=first)
+                first = first.view(D, H + 1, B)
+                first |= refused_hop
                 return lab_x, first
             total = new_total
             order.reverse()
@@ -412,19 +543,21 @@ class BatchedGame:
         (the set's holes that may be landed on), plus their steps.  ``jump_x`` (H+1, B) is global."""
         H, D, W = sub.n, self.D, self.W
         R, B = pcs.shape
+        full = B == self.batch_size
         lab_x, first_all = self._components(allowed, jump_x, sub)
         # one bit set per component label (column H collects holes that are not allowed, column
         # H+1 stays empty for refused hops): distinct bits, so a sum is an or.  Batch-major
         # (W, B, H+2): a scatter along the contiguous dim is ~4x faster than along the hole dim
         lab_b = lab_x.t()[:, :H].long()  # (B, H) (one strided copy: 4x faster than .contiguous() first)
-        comp = self._buffer(f"comp{H}", (W, B, H + 2), torch.long) if B == self.batch_size else \
-            torch.empty((W, B, H + 2), dtype=torch.long, device=self.device)
+        comp = self._buffer(f"comp{H}", (W, B, H + 2), torch.long, full)
         comp.zero_()
         comp.scatter_add_(2, lab_b.unsqueeze(0).expand(W, B, H), sub.bits[:, None, :H].expand(W, B, H))
         allowed_bits = comp[:, :, :H].sum(2)  # (W, B): the bits of the allowed holes
         # per piece and direction: its first hop's landing component (H+1, an empty bit set: none)
         first = first_all.gather(1, pcs.unsqueeze(0).expand(D, R, B)).long().clamp_(max=H + 1)
-        hop = comp.view(W, -1).gather(1, (first + self._col * (H + 2)).view(1, D * R * B).expand(W, -1))
+        first += self._col * (H + 2)
+        hop = self._buffer(f"hop_bits{H}", (W, D * R * B), torch.long, full)
+        torch.gather(comp.view(W, -1), 1, first.view(1, D * R * B).expand(W, -1), out=hop)
         hop = hop.view(W, D, R, B)
         # steps: the piece's neighbours in the set that are allowed, as one and of bit sets
         out = sub.nbbits.index_select(1, pcs.view(-1)).view(W, R, B) & allowed_bits.unsqueeze(1)
@@ -504,14 +637,17 @@ class BatchedGame:
 
     def _moves_of(self, owner, king, pieces, seat) -> tuple[torch.Tensor, torch.Tensor]:
         B, H, P = owner.shape[0], self.H, self.P
+        full = B == self.batch_size
         self._col = torch.arange(B, device=self.device).view(1, 1, B)
-        fc = self.t_from_can_H.index_select(0, seat)  # (B, H): row copies, not advanced indexing
+        # row copies (not advanced indexing) into kept buffers
+        fc = torch.index_select(self.t_from_can_H, 0, seat, out=self._buffer("fc", (B, H), torch.long, full))
         # one gather for occupancy and kings: code 0 empty, 1 piece, 2 king
         code = ((owner >= 0).to(torch.int8) + king.to(torch.int8)).gather(1, fc).t().contiguous()  # (H, B)
         occ = code > 0
         kings_c = code > 1
         pcs_abs = pieces.gather(1, seat.view(B, 1, 1).expand(B, 1, P)).squeeze(1)
-        pcs = self.t_to_can.index_select(0, seat).gather(1, pcs_abs).t().contiguous()  # (P, B), H = none
+        to_can = torch.index_select(self.t_to_can, 0, seat, out=self._buffer("to_can", (B, H + 1), torch.long, full))
+        pcs = to_can.gather(1, pcs_abs).t().contiguous()  # (P, B), H = none
         allowed = ~occ & self.t_open_col
         jump_x = torch.cat([occ & ~kings_c, self._false_row(B)], 0)
         if self.layout.has_kings:
@@ -573,9 +709,11 @@ class BatchedGame:
         if self._dest is None:
             # one table lookup per byte of the bit sets (little-endian: bit h is in byte h // 8)
             B, R, W = self._bits.shape
-            by = self._bits.view(torch.uint8).view(B, R, W * 8).long()
-            dest = self.t_byte_bits64.index_select(0, by.view(-1)).view(torch.bool)
-            self._dest = dest.view(B, R, W * 64)[:, :, : self.H]
+            by = self._buffer("byte_idx", (B * R * W * 8,), torch.long)
+            by.copy_(self._bits.view(torch.uint8).view(-1))
+            dest = self._buffer("dest", (B * R * W * 8,), torch.long)  # valid until the next step
+            torch.index_select(self.t_byte_bits64, 0, by, out=dest)
+            self._dest = dest.view(torch.bool).view(B, R, W * 64)[:, :, : self.H]
         return self._rows, self._dest
 
     def legal_lists(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -596,8 +734,10 @@ class BatchedGame:
         B, H = self.batch_size, self.H
         gen = self.generator if generator is None else generator
         R, W = self._bits.shape[1:]
-        by = self._bits.view(torch.uint8).view(B, R * W * 8).long()
-        counts = self.t_popcount.index_select(0, by.view(-1)).view(B, R, W * 8).sum(2)  # moves per piece
+        by = self._buffer("byte_idx", (B * R * W * 8,), torch.long)
+        by.copy_(self._bits.view(torch.uint8).view(-1))
+        pop = torch.index_select(self.t_popcount, 0, by, out=self._buffer("popcount", by.shape, torch.long))
+        counts = pop.view(B, R, W * 8).sum(2)  # moves per piece
         cum = counts.cumsum(1)
         total = cum[:, -1]
         u = (torch.rand(B, generator=gen, device=self.device) * total).long().clamp(max=total - 1)
@@ -621,11 +761,15 @@ class BatchedGame:
         # per game, the code of each owner (index 0 = empty, s+1 = seat s): a (B, n+1) table
         others = (self.t_seats - seat[:, None]) % n  # (B, n) seat relative to the mover
         lut = torch.cat([self._zero_col(B), 1 + others * 4 + self.status.long()], 1).to(cdt)
-        owner = torch.cat([self.owner, self._minus_col(B)], 1).long() + 1  # (B, H+1), H = no hole
+        owner = self._buffer("obs_owner", (B, self.H + 1), torch.long)  # (B, H+1), column H = no hole
+        owner[:, : self.H] = self.owner
+        owner[:, self.H] = -1
+        owner += 1
         code = lut.gather(1, owner)  # small codes: the gathers move 1 byte per cell, not 8
         if self.layout.has_kings:
             code += torch.cat([self.king, self._false_col(B)], 1).to(cdt) * 2
-        code = code.gather(1, self.t_inv_cell.index_select(0, seat))
+        inv = self._buffer("obs_inv", (B, self.t_inv_cell.shape[1]), torch.long)
+        code = code.gather(1, torch.index_select(self.t_inv_cell, 0, seat, out=inv))
         if self._static_same:  # the static planes do not depend on the seat: broadcast one row
             code += self.t_static_code[0]
         else:
@@ -635,12 +779,16 @@ class BatchedGame:
         torch.index_select(self.t_obs_table, 0, code.view(-1).int(), out=out)
         return out.view(B, rows, cols, PLANES)
 
-    def _buffer(self, name: str, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+    def _buffer(self, name: str, shape: tuple[int, ...], dtype: torch.dtype, keep: bool = True) -> torch.Tensor:
         """A scratch tensor kept between calls (contents undefined): big tensors allocated afresh
-        every step cost more in page faults than in the work that fills them."""
+        every step cost more in page faults than in the work that fills them (glibc hands big
+        blocks back to the system when they are freed).  ``keep=False`` (a subset of the games,
+        rare): a fresh tensor, the kept one stays."""
         buf = self._buffers.get(name)
         if buf is None or buf.shape != shape or buf.dtype != dtype:
-            buf = self._buffers[name] = torch.empty(shape, dtype=dtype, device=self.device)
+            buf = torch.empty(shape, dtype=dtype, device=self.device)
+            if keep:
+                self._buffers[name] = buf
         return buf
 
     def _zero_col(self, B: int) -> torch.Tensor:
@@ -689,6 +837,8 @@ class BatchedGame:
         self.king[ar, dst] = is_king
         slot = (self.pieces[ar, mover] == src[:, None]).long().argmax(1)
         self.pieces[ar, mover, slot] = dst
+        if self.rules.stall_limit is not None:
+            self._reassign(mover, slot)
         self.hash ^= self.t_zob[mover, src] ^ self.t_zob[mover, dst]
         self.hash ^= torch.where(is_king, self.t_zking[src] ^ self.t_zking[dst], 0)
         self.ply += 1
@@ -770,13 +920,14 @@ class BatchedGame:
                 else:
                     self._end_by_progress(li, "move_limit", end)
                 live = end == 0
-        if rules.stall_limit is not None and bool(live.any()):
-            li = live.nonzero().squeeze(1)
-            keys = self._progress_keys(li, mover[li])
-            better = keys < self.best[li, mover[li]]
-            self.best[li[better], mover[li[better]]] = keys[better]
-            self.stall[li] = torch.where(better, 0, self.stall[li] + 1)
-            st = li[~better & (self.stall[li] >= rules.stall_limit)]
+        if rules.stall_limit is not None:
+            # the mover's progress key (from its assignment, updated after the move) against its best
+            keys = self._keys_of(mover, self.pieces[ar, mover], self.asg_u[ar, mover], self.asg_v[ar, mover])
+            best = self.best[ar, mover]
+            better = live & (keys < best)
+            self.best[ar, mover] = torch.minimum(best, torch.where(live, keys, best))
+            self.stall = torch.where(better, 0, self.stall + live.long())
+            st = (live & ~better & (self.stall >= rules.stall_limit)).nonzero().squeeze(1)
             if st.numel():
                 self._end_by_progress(st, "stall_limit", end)
         done = end > 0
@@ -842,11 +993,44 @@ class BatchedGame:
         keys = [_progress_key(v, n, s, g, owner[i], king[i]) for i, s in enumerate(seats.tolist())]
         return torch.tensor(keys, dtype=torch.long, device=self.device)
 
+    def _reassign(self, mover: torch.Tensor, slot: torch.Tensor) -> None:
+        """Update the mover's assignment after its piece in ``slot`` (B,) moved: free that row's
+        column and run one Hungarian phase for the row with its new costs."""
+        B = self.batch_size
+        ar = torch.arange(B, device=self.device)
+        u, v, match = self.asg_u[ar, mover], self.asg_v[ar, mover], self.asg_match[ar, mover]
+        r = slot + 1
+        col = (match[:, 1:] == r[:, None]).long().argmax(1) + 1
+        match.scatter_(1, col[:, None], 0)
+        king_x = torch.cat([self.king, self._false_col(B)], 1)
+        rows = self._assign_rows(mover, self.pieces[ar, mover], king_x)
+        self._assign_phase(rows, u, v, match, r, torch.ones(B, dtype=torch.bool, device=self.device))
+        self.asg_u[ar, mover], self.asg_v[ar, mover], self.asg_match[ar, mover] = u, v, match
+
+    def _assign_all(self) -> None:
+        """Solve every seat's assignment of every game from scratch (after from_games)."""
+        B, n = self.batch_size, self.n
+        seat = self.t_seats.repeat(B)
+        king_x = torch.cat([self.king, self._false_col(B)], 1).repeat_interleave(n, 0)
+        u, v, match = self._assign_solve(seat, self.pieces.reshape(B * n, -1), king_x)
+        self.asg_u, self.asg_v, self.asg_match = (x.view(B, n, -1) for x in (u, v, match))
+
+    def _state_keys(self, idx: torch.Tensor) -> torch.Tensor:
+        """(k, n) progress keys of every seat in games ``idx`` from the kept assignments."""
+        n, k = self.n, idx.numel()
+        seat = self.t_seats.repeat(k)
+        return self._keys_of(seat, self.pieces[idx].view(k * n, -1), self.asg_u[idx].view(k * n, -1),
+                             self.asg_v[idx].view(k * n, -1)).view(k, n)
+
     def _end_by_progress(self, idx: torch.Tensor, reason: str, end: torch.Tensor) -> None:
         """Rank the undecided seats of games ``idx`` by progress (ties share a place)."""
         n = self.n
         k = idx.numel()
-        keys = torch.stack([self._progress_keys(idx, torch.full((k,), s, device=self.device)) for s in range(n)], 1)
+        if self.rules.stall_limit is not None:  # the assignments are kept up to date
+            keys = self._state_keys(idx)
+        else:
+            keys = torch.stack([self._progress_keys(idx, torch.full((k,), s, device=self.device))
+                                for s in range(n)], 1)
         und = self.places[idx] == 0
         inf = torch.iinfo(torch.long).max
         keys = torch.where(und, keys, inf)
@@ -965,6 +1149,8 @@ class BatchedGame:
         self.hist = torch.as_tensor(hist, device=dev)
         self.hist_len = torch.tensor([len(r) if self.rules.repetition_limit else 0 for r in rep_lists],
                                      dtype=torch.long, device=dev)
+        if self.rules.stall_limit is not None:
+            self._assign_all()
         self._bits, self._rows = self._legal_moves(None, self.to_move)
         self._mask = self._dest = None
 

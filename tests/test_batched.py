@@ -112,15 +112,20 @@ def _greedy_actions(games: list[Game], rng: random.Random) -> list[int]:
 
 def lockstep(rules: Rules, batch: int, steps: int, *, seed: int = 0, policy: str = "random",
              shaping: float = 0.0, reward: str = "place", start: list[Game] | None = None,
-             rotate: bool = False) -> dict[str, int]:
+             rotate: bool = False, device: str = "cpu") -> dict[str, int]:
     """Step a batch and scalar games side by side; return how many games ended for each reason."""
-    bg = BatchedGame(rules, batch, seed=seed, reward=reward, progress_shaping=shaping, rotate_first_seat=rotate)
+    bg = BatchedGame(rules, batch, device=device, seed=seed, reward=reward, progress_shaping=shaping,
+                     rotate_first_seat=rotate)
     n = rules.num_players
     counts = [0] * batch
 
     def new_game(b: int) -> Game:
+        # a slot loaded by from_games restarts with its game's first seat (BatchedGame.first_seat)
         counts[b] += 1
-        first = (rules.first_seat + b + counts[b]) % n if rotate else rules.first_seat
+        if start is None:
+            first = (rules.first_seat + b + counts[b]) % n if rotate else rules.first_seat
+        else:
+            first = (start[b].rules.first_seat + counts[b]) % n if rotate else start[b].rules.first_seat
         return Game(rules.replace(first_seat=first))
 
     if start is not None:
@@ -284,6 +289,47 @@ def test_move_limit_by_progress_and_stall_limit():
     reasons = lockstep(Rules("diamond", 3, stall_limit=4, move_limit=20, limit_outcome="progress"),
                        batch=4, steps=20, seed=5)
     assert reasons.get("stall_limit", 0) > 0
+
+
+@pytest.mark.parametrize("variant,n", ALL)
+def test_stall_limit_progress_keys_match_the_scalar_engine(variant, n):
+    """The batch's kept assignments (updated by one Hungarian phase per move) give every seat's
+    exact scalar progress key, on loaded positions (fewer pieces than goal holes included) and
+    after every step of random play."""
+    rules = Rules(variant, n, stall_limit=1000)
+    start = scalar_positions(rules, 8, seed=11 + n, max_plies=80) + endgames(rules, 4, seed=n, intruders=True)
+    bg = BatchedGame(rules, len(start), seed=3)
+    bg.from_games([g.copy() for g in start])
+    everyone = torch.arange(bg.batch_size)
+    for t in range(4):
+        keys = bg._state_keys(everyone).tolist()
+        for b, g in enumerate(bg.to_games()):
+            expected = [g.progress(s).key() for s in range(n)]
+            assert [divmod(k, 1_000_000) for k in keys[b]] == expected, f"step {t} game {b}: {g.position()}"
+        bg.step(bg.random_actions())
+
+
+@pytest.mark.parametrize("variant,n", [
+    pytest.param(v, n, marks=[] if (v, n) in (("star", 2), ("star", 6), ("diamond", 3), ("halma16", 4))
+                 else pytest.mark.slow) for v, n in ALL])
+def test_stall_limit_in_lockstep(variant, n):
+    rules = Rules(variant, n, stall_limit=2, move_limit=60, limit_outcome="progress")
+    start = scalar_positions(rules, 6, seed=21 + n, max_plies=80)
+    reasons = lockstep(rules, batch=6, steps=8, seed=9, start=start)
+    assert reasons.get("stall_limit", 0) > 0, reasons
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device (torch.cuda.is_available() is false)")
+def test_the_same_code_on_cuda_agrees_with_the_scalar_engine():
+    """The batch on CUDA, stepped beside scalar games (every rule path: kings, goal lock,
+    repetition, stall limit with progress rankings, near-finished games)."""
+    lockstep(Rules("star", 2), batch=16, steps=12, seed=1, device="cuda")
+    lockstep(Rules("star", 3, play_to_end=False, move_limit=60), batch=8, steps=16, seed=2, policy="greedy",
+             start=endgames(Rules("star", 3, play_to_end=False, move_limit=60), 8, seed=3), device="cuda")
+    lockstep(Rules("diamond", 3, stall_limit=2, move_limit=30, limit_outcome="progress"), batch=8, steps=10,
+             seed=4, start=scalar_positions(Rules("diamond", 3, stall_limit=2, move_limit=30,
+                                                  limit_outcome="progress"), 8, seed=5), device="cuda")
+    lockstep(Rules("halma16", 2), batch=4, steps=10, seed=6, policy="undo", device="cuda")
 
 
 def test_repetition_draws():
