@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import operator
 import random
+from bisect import insort
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -81,8 +82,42 @@ class Move:
     def __str__(self) -> str:
         return f"{self.src}-{self.dst}"
 
+    def __reduce__(self):
+        # pickle/copy the path, not the position it came from (and always as a plain Move)
+        return (Move, (self.src, self.dst, self.path))
+
+
+class _StepMove(Move):
+    """A step to an adjacent hole: its path is ``(src, dst)`` in every position, so one shared
+    object per (src, dst) serves every ``legal_moves()`` list (see ``_step_moves``).  Shared, so
+    read-only."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value) -> None:
+        raise AttributeError("this Move is shared by every legal_moves() list and cannot be changed")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("this Move is shared by every legal_moves() list and cannot be changed")
+
+
+class _MadeMove(Move):
+    """A move made by ``legal_moves()``, which fills in its slots: with the C-level ``__init__``
+    ``_MadeMove()`` costs a quarter less than ``object.__new__(Move)``."""
+
+    __slots__ = ()
+    __init__ = object.__init__
+
+
+def _step_move(src: int, dst: int) -> _StepMove:
+    move = object.__new__(_StepMove)
+    for name, value in (("src", src), ("dst", dst), ("_path", (src, dst)), ("_ctx", None)):
+        object.__setattr__(move, name, value)
+    return move
+
 
 MoveLike = Move | tuple | str
+_DST = operator.attrgetter("dst")
 
 
 class Progress(NamedTuple):
@@ -121,6 +156,8 @@ class _Tables:
     hop_window: int  # see _hop_table
     hop_pattern: int
     hop_table: dict[int, int]
+    step_moves: tuple  # see _step_moves
+    step_span: tuple[int, int]  # the lowest and highest shift: a hole's neighbours lie within them
 
 
 def _hop_table(shifts: tuple[int, ...]) -> tuple[int, int, dict[int, int]]:
@@ -139,6 +176,28 @@ def _hop_table(shifts: tuple[int, ...]) -> tuple[int, int, dict[int, int]]:
         chosen = [s for i, s in enumerate(shifts) if subset >> i & 1]
         table[sum(1 << (s + window) for s in chosen)] = sum(1 << (2 * s + 2 * window) for s in chosen)
     return window, pattern, table
+
+
+@cache
+def _step_moves(g) -> tuple[dict[int, tuple[_StepMove, ...]] | None, ...]:
+    """Bit -> {key: the step Moves to the neighbours in key}, with one shared ``_StepMove`` per
+    (src, dst), ascending by dst.  As in ``_hop_table``, ``(dests >> (bit - window)) & pattern``
+    is the key of the neighbours in a destination set ``dests``; jump landings never sit on a
+    neighbour's bit (2s is no direction), so the key picks out exactly the steps."""
+    window = -min(g.shifts)
+    hob = g.hole_of_bit
+    keys: dict[int, int] = {}  # one int object per key for every table: fewer cache lines to read
+    tables: list = [None] * len(hob)
+    for b in g.bit:
+        near = sorted((b + s, 1 << (s + window)) for s in g.shifts if hob[b + s] >= 0)  # ascending dst
+        moves = [(key_bit, _step_move(hob[b], hob[x])) for x, key_bit in near]
+        table = {}
+        for subset in range(1 << len(moves)):
+            chosen = [m for i, m in enumerate(moves) if subset >> i & 1]
+            key = sum(key_bit for key_bit, _ in chosen)
+            table[keys.setdefault(key, key)] = tuple(move for _, move in chosen)
+        tables[b] = table
+    return tuple(tables)
 
 
 @cache
@@ -171,6 +230,8 @@ def _tables(variant: str, num_players: int) -> _Tables:
         hop_window=window,
         hop_pattern=pattern,
         hop_table=table,
+        step_moves=_step_moves(g),
+        step_span=(min(g.shifts), max(g.shifts)),
     )
 
 
@@ -199,8 +260,8 @@ class Game:
         self.geometry = self.layout.geometry
         n = rules.num_players
         self._pieces = pieces
-        # the bit indices of each seat's pieces, kept in step with ``_pieces`` by _move_piece:
-        # reading them off the bit set costs move generation ~15%
+        # the bit indices of each seat's pieces, ascending, kept in step with ``_pieces`` by
+        # _move_piece: reading them off the bit set costs move generation ~15%
         g = self.geometry
         self._bits = [[g.bit[h] for h in g.holes(p)] for p in pieces]
         self._kings = kings
@@ -335,25 +396,49 @@ class Game:
         if self.end_reason is not None:
             return []
         seat = self.to_move
-        masks = self._move_masks(seat)
+        t = self._t
+        masks = self._move_masks(seat)  # ascending by source
         hob = self.geometry.hole_of_bit
-        ctx = (self._t, self._pieces[seat], self._occ, self._kings, seat)
-        out = []
-        append = out.append
-        new = object.__new__
-        for b in sorted(masks):
+        ctx = (t, self._pieces[seat], self._occ, self._kings, seat)
+        step_moves, neighbours, window, pattern = t.step_moves, t.neighbours, t.hop_window, t.hop_pattern
+        low, high = t.step_span
+        made_move = _MadeMove
+        out: list[Move] = []
+        for b, d in masks.items():
+            # steps are shared objects looked up in a table (most moves are steps); the other
+            # destinations are made here, each remembering this position for its path
+            steps = step_moves[b][(d >> (b - window)) & pattern]
+            if d.bit_count() == len(steps):
+                out += steps
+                continue
             src = hob[b]
-            d = masks[b]
-            while d:
-                low = d & -d
-                d ^= low
+            made = []
+            rest = d & ~neighbours[b]
+            highest = rest.bit_length() - 1
+            while rest:  # highest bit first: one int operation fewer per bit than rest & -rest
+                top = rest.bit_length() - 1
+                rest ^= 1 << top
                 # filling the slots directly costs half of calling Move(...) (no __init__ frame)
-                move = new(Move)
+                move = made_move()
                 move.src = src
-                move.dst = hob[low.bit_length() - 1]
+                move.dst = hob[top]
                 move._path = None
                 move._ctx = ctx
-                append(move)
+                made.append(move)
+            # keep (src, dst) order; a sort only when jumps land among the steps (``top`` is now
+            # the lowest landing)
+            if highest < b + low:
+                made.reverse()
+                out += made
+                out += steps
+            elif top > b + high:
+                made.reverse()
+                out += steps
+                out += made
+            else:
+                made += steps
+                made.sort(key=_DST)
+                out += made
         return out
 
     def legal_destinations(self, src: int) -> list[int]:
@@ -372,24 +457,29 @@ class Game:
         return bool(self._move_masks(seat))
 
     def _move_masks(self, seat: int) -> dict[int, int]:
-        """Source bit -> bit set of destinations, for every piece of ``seat`` that can move."""
+        """Source bit -> bit set of destinations, for every piece of ``seat`` that can move,
+        ascending by source bit (``_bits`` is kept sorted), as ``legal_moves`` needs them."""
         cached = self._gen.get(seat)
         if cached is not None:
             return cached
         t = self._t
         occ = self._occ
         kings = self._kings
-        jumpable = occ & ~kings
         allowed = ~occ & t.layout.open_holes[seat]
         own = self._pieces[seat]
         lock = t.lock_masks[seat]
-        ordinary = own & ~kings
         bits = self._bits[seat]
-        if ordinary != own:  # diamond: leave the king out
-            bits = [b for b in bits if ordinary >> b & 1]
+        if kings:  # diamond: kings are not jumped, and the king is searched on its own
+            jumpable = occ & ~kings
+            ordinary = own & ~kings
+            if ordinary != own:
+                bits = [b for b in bits if ordinary >> b & 1]
+        else:
+            jumpable, ordinary = occ, own
         if lock and ordinary & lock:
             result = self._gen_ordinary(ordinary & ~lock, [b for b in bits if not lock >> b & 1], allowed, jumpable)
             result |= self._gen_ordinary(ordinary & lock, [b for b in bits if lock >> b & 1], allowed & lock, jumpable)
+            result = dict(sorted(result.items()))
         else:
             result = self._gen_ordinary(ordinary, bits, allowed, jumpable)
         if 0 in result.values():  # pieces that cannot move are left out (rare: test before copying)
@@ -400,6 +490,7 @@ class Game:
             dest = _king_destinations(t, b, occ & ~king, kings, allowed | king) & ~king
             if dest:
                 result[b] = dest
+                result = dict(sorted(result.items()))
         self._gen[seat] = result
         return result
 
@@ -428,28 +519,38 @@ class Game:
         window, pattern, table = t.hop_window, t.hop_pattern, t.hop_table
         window2 = 2 * window
         free = allowed  # allowed holes in no component yet (components are disjoint)
+        # bits are taken highest first (x.bit_length() - 1): one int operation fewer than x & -x
         while landings:
-            comp = landings & -landings
-            free ^= comp
-            touched = 0  # every hole one hop from the component, pieces included
-            queue = [comp.bit_length() - 1]
-            for c in queue:
-                grown = table[(jumpable >> (c - window)) & pattern] << (c - window2)
-                touched |= grown
-                new = grown & free
-                if new:
+            c = landings.bit_length() - 1
+            comp = 1 << c
+            # every hole one hop from the component, pieces included
+            touched = table[(jumpable >> (c - window)) & pattern] << (c - window2)
+            new = touched & free
+            if not new:
+                # a component of one hole (the most common case): no other search can reach it
+                # (hops are symmetric), so it need not leave ``free``
+                landings ^= comp
+            else:  # more holes: search them
+                free ^= comp
+                stack = []
+                while new:
                     free ^= new
                     comp |= new
                     while new:
-                        low = new & -new
-                        new ^= low
-                        queue.append(low.bit_length() - 1)
-            landings &= free
+                        x = new.bit_length() - 1
+                        new ^= 1 << x
+                        stack.append(x)
+                    while stack and not new:
+                        c = stack.pop()
+                        grown = table[(jumpable >> (c - window)) & pattern] << (c - window2)
+                        touched |= grown
+                        new = grown & free
+                landings &= free
             entering = touched & pieces
             while entering:
-                p = entering & -entering
-                entering ^= p
-                dests[p.bit_length() - 1] |= comp
+                p = entering.bit_length() - 1
+                entering ^= 1 << p
+                dests[p] |= comp
         return dests
 
     # --- playing ----------------------------------------------------------------------
@@ -467,7 +568,7 @@ class Game:
             raise IllegalMoveError(self._why_illegal(src, dst))
         ctx = (self._t, self._pieces[seat], self._occ, self._kings, seat)
         # keep a given Move's path only if it was generated in this very position
-        fresh = isinstance(move, Move) and move._ctx == ctx
+        fresh = type(move) is _StepMove or (isinstance(move, Move) and move._ctx == ctx)
         played = move if fresh else Move(src, dst, None, ctx)
         snapshot = self._snapshot()
         change = (seat, sb, db)
@@ -522,7 +623,8 @@ class Game:
         flip = (1 << sb) | (1 << db)
         self._pieces[seat] ^= flip
         bits = self._bits[seat]
-        bits[bits.index(sb)] = db
+        bits.remove(sb)
+        insort(bits, db)  # sorted, so move generation yields sources in order
         self._occ ^= flip
         if self._kings >> sb & 1:
             self._kings ^= flip
