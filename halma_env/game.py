@@ -46,9 +46,10 @@ class Move:
 
     @property
     def path(self) -> tuple[int, ...] | None:
-        if self._path is None and self._ctx is not None:
-            self._path = _find_path(self._ctx, self.src, self.dst)
-        return self._path
+        path = getattr(self, "_path", None)  # legal_moves() leaves it unset
+        if path is None and self._ctx is not None:
+            path = self._path = _find_path(self._ctx, self.src, self.dst)
+        return path
 
     @classmethod
     def parse(cls, text: str) -> Move:
@@ -408,12 +409,12 @@ class Game:
             # steps are shared objects looked up in a table (most moves are steps); the other
             # destinations are made here, each remembering this position for its path
             steps = step_moves[b][(d >> (b - window)) & pattern]
-            if d.bit_count() == len(steps):
+            rest = d & ~neighbours[b]
+            if not rest:
                 out += steps
                 continue
             src = hob[b]
             made = []
-            rest = d & ~neighbours[b]
             highest = rest.bit_length() - 1
             while rest:  # highest bit first: one int operation fewer per bit than rest & -rest
                 top = rest.bit_length() - 1
@@ -422,7 +423,6 @@ class Game:
                 move = made_move()
                 move.src = src
                 move.dst = hob[top]
-                move._path = None
                 move._ctx = ctx
                 made.append(move)
             # keep (src, dst) order; a sort only when jumps land among the steps (``top`` is now
