@@ -12,9 +12,15 @@ every seat, so the mask comes out directly in the action encoding.
 Kings (diamond) jump rows: their graph is built from per-direction rays and gets its own
 component pass; the halma16 goal lock gets a second pass restricted to the goal.
 
-Rare, expensive events (the progress ranking when a game ends by a limit or a first finish, and
-the per-ply progress check of ``stall_limit``) use the scalar engine's exact code on CPU for just
-the games concerned.  Importing this module imports torch; ``import halma_env`` does not.
+Progress (pieces in goal, then the least total distance by optimal assignment): with
+``stall_limit`` every game keeps each seat's Hungarian state and re-solves the moved piece's row
+after each move, in torch (see "progress" below).  Without it, the rare progress rankings (a game
+ending by a limit or a first finish) use the scalar engine's exact code on CPU for just the games
+concerned.  Importing this module imports torch; ``import halma_env`` does not.
+
+``action_mask()``, ``observation()`` and ``legal_moves()`` return views of buffers kept between
+steps (fresh big tensors every step cost more in page faults than the work): valid until the next
+``step``; ``.clone()`` what must be kept.
 """
 
 from __future__ import annotations
@@ -705,7 +711,8 @@ class BatchedGame:
     def legal_moves(self) -> tuple[torch.Tensor, torch.Tensor]:
         """The compact form of the mask: ``(rows, dest)`` with ``rows`` (B, R) the canonical
         source holes of the mover's pieces (H = no piece) and ``dest`` (B, R, H) bool their
-        canonical destinations.  Far smaller than the dense mask."""
+        canonical destinations.  Far smaller than the dense mask.  ``dest`` is a view of a buffer
+        that the next step's call rewrites."""
         if self._dest is None:
             # one table lookup per byte of the bit sets (little-endian: bit h is in byte h // 8)
             B, R, W = self._bits.shape
@@ -754,7 +761,8 @@ class BatchedGame:
         """(B, rows, cols, 12) int8: ``encoding.observation(game, to_move)`` of every game.
 
         Every cell gets one code (its static planes, and the piece on it: seat relative to the
-        mover, king, retired), and one table lookup expands the codes into the planes."""
+        mover, king, retired), and one table lookup expands the codes into the planes.  A view of
+        a buffer that the next call rewrites: ``.clone()`` it to keep it."""
         B, n = self.batch_size, self.n
         seat = self.to_move
         cdt = self._code_dtype
