@@ -189,9 +189,11 @@ def _step_moves(g) -> tuple[dict[int, tuple[_StepMove, ...]] | None, ...]:
     hob = g.hole_of_bit
     keys: dict[int, int] = {}  # one int object per key for every table: fewer cache lines to read
     tables: list = [None] * len(hob)
+    # every Move first, so that they lie together in memory (each list touches ~34 of them)
+    near = {b: sorted((b + s, 1 << (s + window)) for s in g.shifts if hob[b + s] >= 0) for b in g.bit}
+    steps = {b: [(key_bit, _step_move(hob[b], hob[x])) for x, key_bit in near[b]] for b in g.bit}
     for b in g.bit:
-        near = sorted((b + s, 1 << (s + window)) for s in g.shifts if hob[b + s] >= 0)  # ascending dst
-        moves = [(key_bit, _step_move(hob[b], hob[x])) for x, key_bit in near]
+        moves = steps[b]
         table = {}
         for subset in range(1 << len(moves)):
             chosen = [m for i, m in enumerate(moves) if subset >> i & 1]
