@@ -45,7 +45,7 @@ LEVELS = ("easy", "medium", "hard", "expert")
 ENTRY_FIELDS = ("variant", "seats", "levels")
 PLAYER_OPTIONS = ("temperature", "search", "time_budget")
 # "clearly stronger": adjacent levels' openskill mu differ by at least this many combined sigmas,
-# sqrt(sigma_lower^2 + sigma_upper^2) (about 95% one-sided when the ratings are roughly normal)
+# sqrt(sigma_lower^2 + sigma_upper^2) (about 98% one-sided if the ratings were normal and independent)
 SEPARATION = 2.0
 
 
