@@ -639,11 +639,15 @@ class RolloutBuffer:
 
 
 def status_line(update: int, total: int, step: int, stats: dict[str, float]) -> str:
-    return (f"update {update}/{total} step {step} SPS {stats.get('charts/SPS', 0):.0f} "
-            f"return {stats.get('charts/episodic_return', float('nan')):.3f} "
-            f"length {stats.get('charts/episodic_length', float('nan')):.0f} "
-            f"finish {stats.get('charts/finish_rate', float('nan')):.2f} "
-            f"entropy {stats.get('losses/entropy', float('nan')):.3f}")
+    """One progress line; game statistics read "-" when no game ended since the last line."""
+
+    def fmt(key: str, spec: str) -> str:
+        value = stats.get(key)
+        return "-" if value is None or math.isnan(value) else format(value, spec)
+
+    return (f"update {update}/{total} step {step} SPS {fmt('charts/SPS', '.0f')} "
+            f"return {fmt('charts/episodic_return', '.3f')} length {fmt('charts/episodic_length', '.0f')} "
+            f"finish {fmt('charts/finish_rate', '.2f')} entropy {fmt('losses/entropy', '.3f')}")
 
 
 def eval_line(res: dict[str, Any], opponents: list[str]) -> str:

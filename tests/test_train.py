@@ -360,3 +360,15 @@ def test_quickstart_beats_random(tmp_path: Path) -> None:
     rules = cfg.game.rules().replace(move_limit=None, limit_outcome="draw")
     res = run_tournament([str(tmp_path / cfg.name / "checkpoints" / "last.pt"), "random"], rules, 100, seed=1)
     assert res.player_stats()[0]["win_rate"] >= 0.95
+
+
+def test_status_line_shows_a_dash_when_no_game_ended() -> None:
+    from agents.ppo import status_line
+
+    quiet = status_line(3, 10, 6144, {"charts/SPS": 512.4, "losses/entropy": 1.5,
+                                      "charts/episodic_return": float("nan")})
+    assert quiet == "update 3/10 step 6144 SPS 512 return - length - finish - entropy 1.500"
+    busy = status_line(4, 10, 8192, {"charts/SPS": 500.0, "charts/episodic_return": 0.25,
+                                     "charts/episodic_length": 80.0, "charts/finish_rate": 1.0,
+                                     "losses/entropy": 1.25})
+    assert busy == "update 4/10 step 8192 SPS 500 return 0.250 length 80 finish 1.00 entropy 1.250"
