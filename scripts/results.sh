@@ -14,11 +14,11 @@ halma bench train --seconds 20 | tee "$out/bench_train.md"
 halma eval greedy random --games 200 --variant star --seats 2 --out "$out/greedy-random"
 halma eval search greedy --games 60 --variant star --seats 2 --out "$out/search-greedy"
 for seats in 3 4 6; do
-  halma eval greedy search mcts --seats "$seats" --games 36 --out "$out/star-$seats"
+  halma eval greedy search mcts --seats "$seats" --games 36 --workers 1 --out "$out/star-$seats"
 done
 for game in "diamond 2" "diamond 3" "halma16 2" "halma16 4"; do
   set -- $game
-  halma eval greedy search mcts --variant "$1" --seats "$2" --games 24 --out "$out/$1-$2"
+  halma eval greedy search mcts --variant "$1" --seats "$2" --games 24 --workers 1 --out "$out/$1-$2"
 done
 halma eval --solo greedy --games 10
 halma eval --solo search --games 3
@@ -26,3 +26,17 @@ halma eval --solo search --games 3
 # training (issue 5): the quickstart run and its agent against the bots
 halma train configs/quickstart.yaml --runs-dir "$out/runs"
 halma eval "$out/runs/quickstart/checkpoints/last.pt" random greedy --games 60 --out "$out/quickstart-eval"
+
+# the shipped checkpoints (issue 5), policy alone
+halma eval agents/checkpoints/star2.pt greedy --games 50 --out "$out/star2-greedy"
+halma eval agents/checkpoints/star2.pt search --games 20 --out "$out/star2-search"
+halma eval --solo agents/checkpoints/star2.pt
+halma eval agents/checkpoints/star3.pt greedy greedy --seats 3 --games 90 --workers 1 --out "$out/star3-greedy"
+halma eval agents/checkpoints/diamond2.pt greedy --variant diamond --seats 2 --games 100 --workers 1 \
+  --out "$out/diamond2-greedy"
+
+# the ladder (issue 4): rebuild one entry into a copy, not the shipped file
+cp agents/ladder/ladder.json "$out/ladder.json"
+halma ladder --ladder "$out/ladder.json" --quiet --workers 1 --variant star --seats 3 --games 180 \
+  greedy:noise=0.5 greedy:noise=0.25,temperature=1.0 greedy:noise=0.25 greedy greedy:lookahead=1.5 \
+  search:depth=3,time=none
