@@ -17,7 +17,7 @@ import torch
 
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
-from halma_env.rewards import goal_distance, place_rewards, shaping_potential
+from halma_env.rewards import piece_distance, place_rewards, seat_potential
 
 
 class ScalarBatchedGame:
@@ -39,9 +39,13 @@ class ScalarBatchedGame:
         self.num_holes = self.encoding.num_holes
         self.num_actions = self.encoding.num_actions
         self._rules_by_first = [rules.replace(first_seat=s) for s in range(n)]
-        self._distance = [np.array(goal_distance(rules.variant, n, s), dtype=np.int64) for s in range(n)]
+        # the shaping tables (a king's share of phi is its distance to the goal tip, where it must end)
         start = Game(rules)
-        self._phi_start = [max(shaping_potential(rules.variant, n, s, start.pieces(s)), 1) for s in range(n)]
+        self._has_kings = start.layout.has_kings
+        self._distance = [np.array(piece_distance(rules.variant, n, s), dtype=np.int64) for s in range(n)]
+        self._king_distance = [np.array(piece_distance(rules.variant, n, s, True), dtype=np.int64)
+                               if self._has_kings else None for s in range(n)]
+        self._phi_start = [max(seat_potential(start, s), 1) for s in range(n)]
         self._seed = seed
         self.games: list[Game] = []
         self._count = np.zeros(batch_size, dtype=np.int64)
@@ -113,7 +117,8 @@ class ScalarBatchedGame:
             src, dst = self.encoding.decode_action(seat, int(acts[b]))
             game.play((src, dst))  # IllegalMoveError (a ValueError) names an illegal action
             if self.progress_shaping:
-                gain = self._distance[seat][src] - self._distance[seat][dst]
+                table = self._king_distance[seat] if self._has_kings and game.piece_at(dst)[1] else self._distance[seat]
+                gain = table[src] - table[dst]
                 rewards[b, seat] += self.progress_shaping * gain / self._phi_start[seat]
             if game.is_over:
                 done[b] = True

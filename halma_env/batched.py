@@ -33,7 +33,7 @@ import torch
 from halma_env.encoding import PLANES, encoding
 from halma_env.game import ACTIVE, FINISHED, Game, _progress
 from halma_env.layout import layout
-from halma_env.rewards import REWARD_SCHEMES, goal_distance, place_rewards
+from halma_env.rewards import REWARD_SCHEMES, piece_distance, place_rewards, shaping_potential
 from halma_env.rules import Rules
 
 END_REASONS = ("", "finished", "first_finish", "resign", "move_limit", "stall_limit", "repetition", "no_moves")
@@ -282,12 +282,16 @@ class BatchedGame:
             if k is not None:
                 king0[k] = True
         self.t_owner0, self.t_king0, self.t_pieces0 = t(owner0), t(king0), t(pieces0)
-        # shaping: goal distance per seat and hole (0 on the sentinel) and phi at the start
+        # shaping: goal distance per seat and hole (0 on the sentinel), the king's distance to its
+        # goal tip (diamond: it must finish there) and phi at the start
         gd = np.zeros((n, H + 1), dtype=np.float32)
+        kd = np.zeros((n, H + 1), dtype=np.float32)
         for s in range(n):
-            gd[s, :H] = goal_distance(rules.variant, n, s)
-        self.t_gd = t(gd)
-        self.t_phi0 = t(np.array([max(gd[s, list(lay.start[s])].sum(), 1) for s in range(n)], dtype=np.float32))
+            gd[s, :H] = piece_distance(rules.variant, n, s)
+            kd[s, :H] = piece_distance(rules.variant, n, s, True) if lay.has_kings else gd[s, :H]
+        self.t_gd, self.t_kd = t(gd), t(kd)
+        phi0 = [max(shaping_potential(rules.variant, n, s, list(lay.start[s]), lay.king_start[s]), 1) for s in range(n)]
+        self.t_phi0 = t(np.array(phi0, dtype=np.float32))
         # repetition: Zobrist keys (xor) for (seat, hole), kings and the seat to move
         rng = np.random.default_rng(0x5EED)
         zob = rng.integers(-(2**63), 2**63 - 1, size=(n + 1, H + 1), dtype=np.int64)
@@ -554,7 +558,7 @@ class BatchedGame:
         # one bit set per component label (column H collects holes that are not allowed, column
         # H+1 stays empty for refused hops): distinct bits, so a sum is an or.  Batch-major
         # (W, B, H+2): a scatter along the contiguous dim is ~4x faster than along the hole dim
-        lab_b = lab_x.t()[:, :H].long()  # (B, H) (one strided copy: 4x faster than .contiguous() first)
+        lab_b = lab_x.t()[:, :H].contiguous().long()  # (B, H) batch-major: the scatter below reads its index in order
         comp = self._buffer(f"comp{H}", (W, B, H + 2), torch.long, full)
         comp.zero_()
         comp.scatter_add_(2, lab_b.unsqueeze(0).expand(W, B, H), sub.bits[:, None, :H].expand(W, B, H))
@@ -852,7 +856,9 @@ class BatchedGame:
         self.ply += 1
         rewards = torch.zeros((B, n), dtype=torch.float32, device=dev)
         if self.progress_shaping:
-            gain = (self.t_gd[mover, src] - self.t_gd[mover, dst]) / self.t_phi0[mover]
+            before = torch.where(is_king, self.t_kd[mover, src], self.t_gd[mover, src])
+            after = torch.where(is_king, self.t_kd[mover, dst], self.t_gd[mover, dst])
+            gain = (before - after) / self.t_phi0[mover]
             rewards[ar, mover] = self.progress_shaping * gain
         end = torch.zeros(B, dtype=torch.long, device=dev)
         # did the mover finish?  With anti-blocking the piece may also complete the goal of the

@@ -5,9 +5,12 @@
   one place (a draw) gives 0 to all.  Solitaire: +1 for finishing.
 - ``"win_loss"``: +1 for place 1, -1 otherwise; 0 for everyone when every seat shares place 1.
 - Progress shaping (optional, for training): on each of its moves a seat gets
-  ``coef * (phi_before - phi_after) / phi_start`` where ``phi`` is the sum over its pieces of the
-  single-step distance from the piece's hole to the nearest hole of its goal (``goal_distance``),
-  so a whole crossing earns about ``coef`` in total.
+  ``coef * (phi_before - phi_after) / phi_start`` where ``phi`` (``shaping_potential``) is the sum
+  over its ordinary pieces of the single-step distance from the piece's hole to the nearest hole of
+  its goal (``goal_distance``) plus, for a seat with a king (``diamond``), the king's single-step
+  distance to its goal tip (``king_distance``): the king must end on the tip, so a king elsewhere
+  in the camp still has ground to cover.  ``phi`` is 0 exactly when the seat's pieces fill the
+  goal as finishing needs, so a whole crossing earns about ``coef`` in total.
 """
 
 from __future__ import annotations
@@ -51,7 +54,40 @@ def goal_distance(variant: str, num_players: int, seat: int) -> tuple[int, ...]:
     return tuple(min(g.distance(h, x) for x in goal) for h in range(g.num_holes))
 
 
-def shaping_potential(variant: str, num_players: int, seat: int, holes: list[int]) -> int:
-    """``phi``: the sum of ``goal_distance`` over the given piece holes."""
+@cache
+def king_distance(variant: str, num_players: int, seat: int) -> tuple[int, ...]:
+    """hole -> single steps to ``seat``'s goal tip, where its king must end (variants with kings only)."""
+    lay = layout(variant, num_players)
+    tip = lay.goal_tip[seat]
+    if tip is None:
+        raise ValueError(f"{variant} has no kings, so seat {seat} has no goal tip")
+    g = lay.geometry
+    return tuple(g.distance(h, tip) for h in range(g.num_holes))
+
+
+def piece_distance(variant: str, num_players: int, seat: int, is_king: bool = False) -> tuple[int, ...]:
+    """hole -> the piece's share of ``phi``: ``king_distance`` for the king, else ``goal_distance``.
+
+    A move from ``src`` to ``dst`` changes ``phi`` by ``table[dst] - table[src]`` of its piece's table."""
+    if is_king:
+        return king_distance(variant, num_players, seat)
+    return goal_distance(variant, num_players, seat)
+
+
+def shaping_potential(variant: str, num_players: int, seat: int, holes: list[int], king: int | None = None) -> int:
+    """``phi``: ``goal_distance`` summed over ``holes`` (the seat's pieces, as ``Game.pieces`` gives
+    them), except that the king on hole ``king`` (one of ``holes``; None = no king among them)
+    counts its ``king_distance`` to the goal tip instead."""
     table = goal_distance(variant, num_players, seat)
-    return sum(table[h] for h in holes)
+    if king is None:
+        return sum(table[h] for h in holes)
+    if king not in holes:
+        raise ValueError(f"king hole {king} is not one of the seat's piece holes {sorted(holes)}")
+    return sum(table[h] for h in holes if h != king) + king_distance(variant, num_players, seat)[king]
+
+
+def seat_potential(game, seat: int) -> int:
+    """``shaping_potential`` of ``seat`` in a ``Game`` (its king, if it has one, found on the board)."""
+    holes = game.pieces(seat)
+    king = next((h for h in holes if game.piece_at(h)[1]), None)
+    return shaping_potential(game.rules.variant, game.rules.num_players, seat, holes, king)

@@ -24,7 +24,7 @@ from halma_env.batched import END_REASONS, BatchedGame  # noqa: E402
 from halma_env.encoding import encoding  # noqa: E402
 from halma_env.game import random_playout  # noqa: E402
 from halma_env.layout import layout  # noqa: E402
-from halma_env.rewards import goal_distance, place_rewards, shaping_potential  # noqa: E402
+from halma_env.rewards import place_rewards, seat_potential  # noqa: E402
 
 ALL = [("star", 1), ("star", 2), ("star", 3), ("star", 4), ("star", 5), ("star", 6),
        ("diamond", 2), ("diamond", 3), ("halma16", 2), ("halma16", 4)]
@@ -35,8 +35,7 @@ ALL = [("star", 1), ("star", 2), ("star", 3), ("star", 4), ("star", 5), ("star",
 
 def _phi_start(rules: Rules) -> list[float]:
     start = Game(rules)
-    n = rules.num_players
-    return [max(shaping_potential(rules.variant, n, s, start.pieces(s)), 1) for s in range(n)]
+    return [max(seat_potential(start, s), 1) for s in range(rules.num_players)]
 
 
 def _assert_same_state(bg: BatchedGame, games: list[Game], where: str) -> None:
@@ -65,13 +64,13 @@ def _step_both(bg, games, actions, new_game, shaping, phi0, where, reasons):
     for b, g in enumerate(games):
         seat = g.to_move
         src, dst = enc.decode_action(seat, int(actions[b]))
+        phi_before = seat_potential(g, seat) if shaping else 0
         g.play((src, dst))
         if g.status[seat] == "finished":
             reasons["seat_finished"] = reasons.get("seat_finished", 0) + 1
         expected = np.zeros(n)
-        if shaping:
-            dist = goal_distance(g.rules.variant, n, seat)
-            expected[seat] += shaping * (dist[src] - dist[dst]) / phi0[seat]
+        if shaping:  # the shared potential (a diamond king counts its distance to the goal tip)
+            expected[seat] += shaping * (phi_before - seat_potential(g, seat)) / phi0[seat]
         assert bool(done[b]) == g.is_over, f"{where} game {b}: done {done[b]} vs {g.end_reason}"
         if g.is_over:
             expected += place_rewards(g.places, bg.reward)
@@ -346,6 +345,71 @@ def test_first_seat_rotation_and_shaping_rewards():
     bg = BatchedGame(Rules("star", 3, first_seat=1), 4, rotate_first_seat=True)
     assert bg.to_move.tolist() == [1, 2, 0, 1]
     assert BatchedGame(Rules("star", 3, first_seat=1), 2).to_move.tolist() == [1, 1]
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_diamond_shaping_rewards_in_lockstep(n):
+    # random play from the start and greedy play from near-finished positions, where kings walk
+    # through their goal camps onto the tips: the king's share of phi is its distance to the tip
+    lockstep(Rules("diamond", n, move_limit=14), batch=4, steps=16, seed=n, shaping=1.0, rotate=True)
+    rules = Rules("diamond", n, move_limit=60)
+    reasons = lockstep(rules, batch=8, steps=16, seed=2, policy="greedy", shaping=0.5,
+                       start=endgames(rules, 8, seed=30 + n))
+    assert reasons, reasons  # some games ended (their place rewards were checked with the shaping)
+
+
+def test_king_onto_its_tip_gives_the_same_positive_shaping_in_aec_and_batched():
+    pytest.importorskip("pettingzoo")
+    from halma_env.envs.aec import raw_env
+
+    # diamond 3: seat 0's king on hole 1 beside its empty goal tip (hole 0), 13 ordinary pieces on
+    # the rest of its goal, one outside on hole 40; seats 1 and 2 only their kings
+    rules = Rules("diamond", 3)
+    lay = layout("diamond", 3)
+    owner, king = [-1] * 121, [False] * 121
+    for h in lay.goals[0]:
+        if h != 0:
+            owner[h] = 0
+    owner[40], king[1] = 0, True
+    for s in (1, 2):
+        owner[lay.king_start[s]], king[lay.king_start[s]] = s, True
+    text = _position(rules, owner, king, 0)
+    game = Game.from_position(text)
+    assert game.piece_at(1) == (0, True) and seat_potential(game, 0) > 0
+    e = raw_env(variant="diamond", num_players=3, progress_shaping=1.0)
+    e.reset(options={"position": text})
+    e.step(e.encode_move(0, (1, 0)))
+    aec_reward = e._cumulative_rewards["player_0"]
+    bg = BatchedGame(rules, 1, progress_shaping=1.0)
+    bg.from_games([game.copy()])
+    rewards, done, _ = bg.step(torch.tensor([encoding("diamond", 3).encode_move(0, 1, 0)]))
+    assert not bool(done[0])
+    phi0 = _phi_start(rules)[0]
+    assert aec_reward > 0 and aec_reward == pytest.approx(1.0 / phi0)
+    assert float(rewards[0, 0]) == pytest.approx(aec_reward, abs=1e-6)
+    assert rewards[0, 1:].tolist() == [0.0, 0.0]
+
+
+def test_scalar_vector_game_shapes_diamond_like_the_batched_engine():
+    # the trainer's scalar fallback (agents.vecgame) credits the same shaping, kings included
+    from agents.vecgame import ScalarBatchedGame
+
+    rules = Rules("diamond", 3, move_limit=24)
+    sg = ScalarBatchedGame(rules, 4, progress_shaping=1.0)
+    bg = BatchedGame(rules, 4, progress_shaping=1.0, rotate_first_seat=True)
+    rng = torch.Generator().manual_seed(5)
+    king_moves = 0
+    for t in range(40):
+        mask = sg.action_mask()
+        assert torch.equal(mask, bg.action_mask().cpu()), f"step {t}: masks"
+        actions = torch.multinomial(mask.float(), 1, generator=rng).squeeze(1)
+        for b, g in enumerate(sg.games):
+            src, _ = encoding("diamond", 3).decode_action(g.to_move, int(actions[b]))
+            king_moves += bool(g.piece_at(src)[1])
+        r1, d1, _ = sg.step(actions)
+        r2, d2, _ = bg.step(actions)
+        assert torch.equal(d1, d2.cpu()) and torch.allclose(r1, r2.cpu(), atol=1e-6), f"step {t}: {r1} vs {r2}"
+    assert king_moves > 0
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6])

@@ -17,7 +17,7 @@ from halma_env.encoding import encoding
 from halma_env.envs import env as make_env
 from halma_env.envs import raw_env, seat_rewards
 from halma_env.layout import layout
-from halma_env.rewards import goal_distance, place_rewards, shaping_potential
+from halma_env.rewards import goal_distance, king_distance, place_rewards, seat_potential, shaping_potential
 
 CONFIGS = [("star", n) for n in range(1, 7)] + [("diamond", 2), ("diamond", 3), ("halma16", 2), ("halma16", 4)]
 IDS = [f"{v}{n}" for v, n in CONFIGS]
@@ -182,8 +182,8 @@ def test_random_games_rewards_match_places(variant: str, n: int, options: dict, 
         if n > 1:
             assert expected == place_rewards(game.places, "place")
         for seat, agent in enumerate(e.possible_agents):
-            phi0 = shaping_potential(variant, n, seat, list(layout(variant, n).start[seat]))
-            phi1 = shaping_potential(variant, n, seat, game.pieces(seat))
+            phi0 = seat_potential(Game(game.rules), seat)  # the king (diamond) counts its distance to the tip
+            phi1 = seat_potential(game, seat)
             want = expected[seat] + shaping * (phi0 - phi1) / phi0
             assert totals[agent] == pytest.approx(want, abs=1e-9), (agent, game.places, game.end_reason)
         if n > 1 and shaping == 0.0:
@@ -468,3 +468,64 @@ def test_speed_helpers_measure_real_turns() -> None:
     assert aec["turns"] > 20 and aec["wall"] > 0 and aec["cpu"] > 0
     gym = gym_steps_per_second(seconds=0.3, move_limit=30)
     assert gym["steps"] > 10 and gym["wall"] > 0
+
+
+# a diamond 3-seat endgame from training: seat 0 has 14 pieces in its goal but its king A on hole 8,
+# off the goal tip (hole 0), so it has not finished
+KING_OFF_TIP = ("diamond 3 0/00/000/00A0/....2000022../....2.B02.../.....2.1.../1.11211.../.....1.21/"
+                ".1..12212./..2....1.../......2.2.../.C.......1..1/..../.../../. 0 900")
+
+
+def test_shaping_potential_counts_the_kings_distance_to_its_tip() -> None:
+    game = Game.from_position(KING_OFF_TIP)
+    holes, lay = game.pieces(0), game.layout
+    assert game.piece_at(8) == (0, True) and lay.goal_tip[0] == 0
+    # the old potential (goal distance only) sees just the straggler on hole 30; the king adds its 3 steps to the tip
+    assert shaping_potential("diamond", 3, 0, holes) == goal_distance("diamond", 3, 0)[30] == 1
+    assert shaping_potential("diamond", 3, 0, holes, king=8) == 1 + king_distance("diamond", 3, 0)[8] == 4
+    assert seat_potential(game, 0) == 4
+    start = Game(game.rules)
+    assert seat_potential(start, 0) == shaping_potential("diamond", 3, 0, list(lay.start[0]), lay.king_start[0])
+    assert seat_potential(start, 0) == sum(goal_distance("diamond", 3, 0)[h] for h in lay.start[0]) - 12 + 16
+    with pytest.raises(ValueError, match="king hole 50"):
+        shaping_potential("diamond", 3, 0, holes, king=50)
+    with pytest.raises(ValueError, match="no kings"):
+        king_distance("star", 2, 0)
+
+
+def test_phi_is_zero_only_with_the_goal_filled_and_the_king_on_its_tip() -> None:
+    lay = layout("diamond", 2)
+    goal, tip = sorted(lay.goals[0]), lay.goal_tip[0]
+    assert len(goal) == 15 and tip in goal
+    # every ordinary piece in the goal, the king on the tip: 0
+    assert shaping_potential("diamond", 2, 0, goal, king=tip) == 0
+    # the camp filled but the king on any other goal hole: positive (its distance to the tip)
+    for k in goal:
+        if k != tip:
+            assert shaping_potential("diamond", 2, 0, goal, king=k) == lay.geometry.distance(k, tip) > 0
+    # the king on the tip but an ordinary piece outside the goal: positive
+    outside = next(h for h in range(lay.geometry.num_holes) if h not in goal)
+    assert shaping_potential("diamond", 2, 0, [outside] + [h for h in goal if h != goal[-1]], king=tip) > 0
+
+
+def king_off_tip_position() -> str:
+    """diamond 3: seat 0 has its king on hole 1 beside its empty goal tip (hole 0), 13 ordinary
+    pieces on the rest of its goal and one on hole 40 outside; seats 1 and 2 only their kings, on
+    their start holes (their camps share corner holes with seat 0's goal)."""
+    lay = layout("diamond", 3)
+    pieces = {h: "0" for h in lay.goals[0] if h not in (0, 1)} | {40: "0", 1: "A"}
+    pieces |= {lay.king_start[1]: "B", lay.king_start[2]: "C"}
+    return position("diamond", 3, pieces)
+
+
+def test_moving_the_king_onto_its_tip_earns_shaping() -> None:
+    e = raw_env(variant="diamond", num_players=3, progress_shaping=1.0)
+    e.reset(options={"position": king_off_tip_position()})
+    game = e.game
+    assert game.piece_at(1) == (0, True) and game.to_move == 0
+    phi0 = seat_potential(Game(game.rules), 0)
+    assert seat_potential(game, 0) == goal_distance("diamond", 3, 0)[40] + 1
+    e.step(e.encode_move(0, (1, 0)))  # the king steps onto its tip: phi falls by 1
+    assert e.game.piece_at(0) == (0, True)
+    assert e._cumulative_rewards["player_0"] == pytest.approx(1.0 / phi0) and 1.0 / phi0 > 0
+    assert seat_potential(e.game, 0) == goal_distance("diamond", 3, 0)[40] > 0  # the straggler is still out

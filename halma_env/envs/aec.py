@@ -20,7 +20,7 @@ from halma_env.encoding import encoding
 from halma_env.game import Game, IllegalMoveError, Move
 from halma_env.layout import layout
 from halma_env.render import render_text
-from halma_env.rewards import REWARD_SCHEMES, goal_distance, place_rewards, shaping_potential
+from halma_env.rewards import REWARD_SCHEMES, piece_distance, place_rewards, shaping_potential
 from halma_env.rules import Rules
 
 from .players import make_player, reseed
@@ -107,9 +107,13 @@ class raw_env(AECEnv, EzPickle):
         self._canon = [c.tolist() for c in self.encoding.to_canonical]
         self._from_canon = [c.tolist() for c in self.encoding.from_canonical]  # lists: faster than numpy scalars
         self._hole_of_bit = lay.geometry.hole_of_bit
-        # shaping: phi at the start normalises a whole crossing to about ``progress_shaping``
-        self._dist = [np.array(goal_distance(variant, n, s), dtype=np.int64) for s in range(n)]
-        self._phi_start = [max(1, shaping_potential(variant, n, s, list(lay.start[s]))) for s in range(n)]
+        # shaping: phi at the start normalises a whole crossing to about ``progress_shaping``; a
+        # king's share of phi is its distance to the goal tip (it must finish there)
+        self._dist = [np.array(piece_distance(variant, n, s), dtype=np.int64) for s in range(n)]
+        self._king_dist = [np.array(piece_distance(variant, n, s, True), dtype=np.int64) if lay.has_kings else None
+                           for s in range(n)]
+        self._phi_start = [max(1, shaping_potential(variant, n, s, list(lay.start[s]), lay.king_start[s]))
+                           for s in range(n)]
         self._cpu_specs: dict[int, Any] = {}
         self._cpu: dict[int, Any] = {}
         self.game: Game | None = None
@@ -336,7 +340,8 @@ class raw_env(AECEnv, EzPickle):
         game.play((src, dst))
         self._turn_key += 1
         if self.progress_shaping:
-            dist = self._dist[seat]
+            king = self._king_dist[seat] is not None and game.piece_at(dst)[1]
+            dist = self._king_dist[seat] if king else self._dist[seat]
             gain = self.progress_shaping * float(dist[src] - dist[dst]) / self._phi_start[seat]
             self._give(self.possible_agents[seat], gain)
 
