@@ -57,7 +57,9 @@ def bench_aec(seconds: float, seed: int) -> dict[str, float]:
         if term or trunc:
             env.step(None)
         else:
-            env.step(rng.choice(np.flatnonzero(obs["action_mask"]).tolist()))
+            # a uniformly random agent; the int8 mask read as bool: numpy's nonzero is ~8x faster
+            # on bool (4 us against 30 us here), which would otherwise be a sixth of each turn
+            env.step(rng.choice(np.flatnonzero(obs["action_mask"].view(np.bool_)).tolist()))
         if not env.agents:
             env.reset(seed=rng.randrange(2**31))
         del agent
