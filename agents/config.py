@@ -61,10 +61,14 @@ class EnvConfig:
     num_envs: int = 128  # games played side by side (128 x 16 plies: the batched engine and the rollout's
     # forward pass amortise their per-call cost; docs/training.md "Speed")
     engine: str = "auto"  # "batched" (torch, halma_env.batched), "scalar" (N Game objects) or "auto"
+    solo_envs: int = 0  # star only: this many more games are the 1-seat solitaire crossing, played by the same
+    # network (it sees the board without opponents there; docs/training.md "Solitaire games")
 
     def validate(self) -> None:
         if self.num_envs < 1:
             raise ValueError("env.num_envs must be >= 1")
+        if self.solo_envs < 0:
+            raise ValueError(f"env.solo_envs must be >= 0, got {self.solo_envs}")
         if self.engine not in ("auto", "batched", "scalar"):
             raise ValueError(f"env.engine must be auto, batched or scalar, got {self.engine!r}")
 
@@ -203,6 +207,9 @@ class TrainConfig:
                 value.validate()
         if self.torch_threads < 0:
             raise ValueError("torch_threads must be >= 0")
+        if self.env.solo_envs and self.game.variant != "star":
+            raise ValueError(f"env.solo_envs: the solitaire crossing is a star game, not {self.game.variant}; "
+                             "set it to 0")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -47,7 +47,7 @@ from torch import nn
 from agents.checkpoint import load_checkpoint, model_from_checkpoint, save_checkpoint
 from agents.config import TrainConfig, dump_yaml
 from agents.network import HalmaNet, build_network, legal_lists
-from halma_env import Game
+from halma_env import Game, Rules
 from halma_env.encoding import encoding
 
 SELF, SNAPSHOT, BOT = 0, 1, 2
@@ -82,6 +82,15 @@ def make_env(cfg: TrainConfig, device: torch.device, seed: int):
 
         return BatchedGame(rules, cfg.env.num_envs, rotate_first_seat=True, **kwargs)
     return ScalarBatchedGame(rules, cfg.env.num_envs, **kwargs)
+
+
+def make_solo_env(cfg: TrainConfig, device: torch.device, seed: int):
+    """``env.solo_envs`` solitaire crossings (the game's rules with one seat) on the batched engine."""
+    from halma_env.batched import BatchedGame
+
+    rules = cfg.game.rules().replace(num_players=1)
+    return BatchedGame(rules, cfg.env.solo_envs, device=device, seed=seed, reward=cfg.game.reward,
+                       progress_shaping=cfg.game.progress_shaping)
 
 
 def env_legal(env) -> tuple[torch.Tensor, torch.Tensor]:
@@ -180,6 +189,22 @@ def evaluate(net: HalmaNet, cfg: TrainConfig, opponent: str, games: int, seed: i
     return {"win_rate": wins / k, "mean_place": places / k, "opponent_mean_place": others / k,
             "finish_rate": finished / k,
             "decided_rate": decided / k, "mean_length": length / k}
+
+
+@torch.no_grad()
+def evaluate_solo(net: HalmaNet, cfg: TrainConfig, device: torch.device) -> dict[str, float]:
+    """The greedy policy's solitaire crossing (one game: the policy and the start are deterministic):
+    its number of moves (the optimum is 27) and whether it finished within ``eval.move_limit``."""
+    enc = encoding(cfg.game.variant, 1)  # seat 0's planes and actions read as in the network's own encoding
+    game = Game(Rules(cfg.game.variant, 1, move_limit=cfg.eval.move_limit, limit_outcome="draw"))
+    net.eval()
+    while not game.is_over:
+        moves = game.legal_moves()
+        obs = torch.from_numpy(enc.observation(game, 0)[None]).to(device)
+        legal = torch.tensor([[enc.encode_move(0, m.src, m.dst) for m in moves]], device=device)
+        logits, _ = net(obs, legal, torch.ones_like(legal, dtype=torch.bool))
+        game.play(moves[int(logits.argmax())])
+    return {"moves": float(game.ply), "finished": float(game.status[0] == "finished")}
 
 
 # --- the trainer -------------------------------------------------------------------------
@@ -326,6 +351,10 @@ class Trainer:
                 for key, value in r.items():
                     self.writer.add_scalar(f"eval/{opp}/{key}", value, self.global_step)
             results[opp]["rating_agent"] = me.ordinal()
+        if self.cfg.env.solo_envs:
+            results["solo"] = evaluate_solo(self.net, self.cfg, self.device)
+            if self.writer:
+                self.writer.add_scalar("eval/solo_moves", results["solo"]["moves"], self.global_step)
         if self.writer and "agent" in self.ratings:
             a = self.ratings["agent"]
             self.writer.add_scalar("eval/rating_ordinal", a["mu"] - 3 * a["sigma"], self.global_step)
@@ -339,11 +368,16 @@ class Trainer:
 
     def train(self) -> dict[str, Any]:
         cfg, ppo, dev = self.cfg, self.cfg.ppo, self.device
-        n, num_envs = self.n, cfg.env.num_envs
-        batch_steps = num_envs * ppo.num_steps
+        n, num_envs, num_solo = self.n, cfg.env.num_envs, cfg.env.solo_envs
+        batch_steps = (num_envs + num_solo) * ppo.num_steps
         num_iterations = max(1, ppo.total_steps // batch_steps)
         env = make_env(cfg, dev, seed=cfg.seed + 1000 * self.update)
         env.reset()
+        # solitaire games: environments num_envs.. of the rollout buffer, always the learner's, seat 0
+        solo = make_solo_env(cfg, dev, seed=cfg.seed + 1000 * self.update + 500) if num_solo else None
+        solo_rows = np.arange(num_envs, num_envs + num_solo)
+        if solo is not None:
+            solo.reset()
         # who sits where, per environment (resampled when its game ends)
         kind = np.zeros(num_envs, dtype=np.int64)
         learner_seat = np.zeros(num_envs, dtype=np.int64)
@@ -371,7 +405,7 @@ class Trainer:
         for b in range(num_envs):
             assign(b)
         # per (env, seat) bookkeeping: the pending transition and the running episode return
-        ep_return = np.zeros((num_envs, n), dtype=np.float64)
+        ep_return = np.zeros((num_envs + num_solo, n), dtype=np.float64)
         carry: dict[str, Any] | None = None
         start_time, start_step = time.time(), self.global_step
         last_status = time.time()
@@ -383,6 +417,7 @@ class Trainer:
             bar = tqdm(total=num_iterations * batch_steps, initial=min(self.global_step, num_iterations * batch_steps),
                        unit="step", dynamic_ncols=True, mininterval=1.0)
         episode_stats: list[dict[str, float]] = []
+        solo_stats: list[dict[str, float]] = []
         stats: dict[str, float] = {}
         self.net.train()
         while self.update < num_iterations:
@@ -392,9 +427,9 @@ class Trainer:
                 self.optimizer.param_groups[0]["lr"] = frac * ppo.learning_rate
             # ---- rollout ----
             t_rollout = time.perf_counter()
-            buf = RolloutBuffer(carry, n, num_envs)
+            buf = RolloutBuffer(carry, n, num_envs + num_solo)
             for _ in range(ppo.num_steps):
-                self.global_step += num_envs
+                self.global_step += num_envs + num_solo
                 obs = env.observation()
                 legal, valid = env_legal(env)
                 mover = env.to_move.cpu().numpy()
@@ -424,11 +459,30 @@ class Trainer:
                     for b in bot_rows:
                         move = opponent[b].select_move(games[b])
                         actions[b] = enc.encode_move(games[b].to_move, move.src, move.dst)
+                if solo is not None:
+                    s_obs = solo.observation()
+                    s_legal, s_valid = solo.legal_lists()
+                    with torch.no_grad():
+                        logits, value = self.net(s_obs, s_legal, s_valid)
+                    slot = torch.distributions.Categorical(logits=logits).sample()
+                    logp = torch.log_softmax(logits, dim=-1).gather(1, slot[:, None]).squeeze(1)
+                    buf.add(solo_rows, np.zeros(num_solo, dtype=np.int64), s_obs, s_legal, s_valid, slot, logp,
+                            value)
+                    s_rewards, s_done, s_info = solo.step(s_legal.gather(1, slot[:, None]).squeeze(1))
                 rewards, done, info = env.step(actions)
-                rewards_np = rewards.cpu().numpy().astype(np.float64)
+                rewards_np = np.zeros((num_envs + num_solo, n), dtype=np.float64)
+                rewards_np[:num_envs] = rewards.cpu().numpy()
                 done_np = done.cpu().numpy()
+                if solo is not None:
+                    rewards_np[num_envs:, 0] = s_rewards[:, 0].cpu().numpy()
                 buf.reward_all(rewards_np)
                 ep_return += rewards_np
+                if solo is not None:
+                    for b in np.flatnonzero(s_done.cpu().numpy()):
+                        buf.end_game(num_envs + b)
+                        solo_stats.append({"moves": float(s_info["length"][b]), "finished": float(
+                            end_reason_name(s_info["end_reason"][b]) in FINISH_REASONS)})
+                        ep_return[num_envs + b] = 0
                 for b in np.flatnonzero(done_np):
                     buf.end_game(b)
                     places = np.asarray(info["places"][b].tolist() if hasattr(info["places"], "cpu")
@@ -462,6 +516,10 @@ class Trainer:
                     stats[name] = float(np.mean([e[key] for e in episode_stats]))
                 stats["charts/games"] = len(episode_stats)
                 episode_stats = []
+            if solo_stats:
+                stats["charts/solo_moves"] = float(np.mean([e["moves"] for e in solo_stats]))
+                stats["charts/solo_finish_rate"] = float(np.mean([e["finished"] for e in solo_stats]))
+                solo_stats = []
             if self.writer:
                 for key, value in stats.items():
                     self.writer.add_scalar(key, value, self.global_step)
@@ -647,12 +705,16 @@ def status_line(update: int, total: int, step: int, stats: dict[str, float]) -> 
 
     return (f"update {update}/{total} step {step} SPS {fmt('charts/SPS', '.0f')} "
             f"return {fmt('charts/episodic_return', '.3f')} length {fmt('charts/episodic_length', '.0f')} "
-            f"finish {fmt('charts/finish_rate', '.2f')} entropy {fmt('losses/entropy', '.3f')}")
+            f"finish {fmt('charts/finish_rate', '.2f')} entropy {fmt('losses/entropy', '.3f')}"
+            + (f" solo_moves {fmt('charts/solo_moves', '.1f')}" if "charts/solo_moves" in stats else ""))
 
 
 def eval_line(res: dict[str, Any], opponents: list[str]) -> str:
     parts = [f"{o}: win {res[o]['win_rate']:.0%} finish {res[o]['finish_rate']:.0%} "
              f"len {res[o]['mean_length']:.0f}" for o in opponents if o in res]
+    if "solo" in res:
+        parts.append(f"solitaire: {res['solo']['moves']:.0f} moves" + ("" if res["solo"]["finished"] else
+                                                                       " (unfinished)"))
     return f"eval @ step {res['global_step']}: " + "; ".join(parts)
 
 

@@ -38,6 +38,10 @@ def final_table(results: dict[str, Any], opponents: list[str], games: int) -> st
         places = f"{r['mean_place']:.2f} / {r['opponent_mean_place']:.2f}"
         lines.append(f"| {opp} | {games} | {r['win_rate']:.1%} | {places} | {r['finish_rate']:.1%} | "
                      f"{r['decided_rate']:.1%} | {r['mean_length']:.0f} |")
+    if "solo" in results:
+        solo = results["solo"]
+        lines.append(f"\nsolitaire crossing, policy alone: {solo['moves']:.0f} moves"
+                     + ("" if solo["finished"] else " (unfinished at eval.move_limit)") + "; the optimum is 27")
     return "\n".join(lines)
 
 

@@ -372,3 +372,25 @@ def test_status_line_shows_a_dash_when_no_game_ended() -> None:
                                      "charts/episodic_length": 80.0, "charts/finish_rate": 1.0,
                                      "losses/entropy": 1.25})
     assert busy == "update 4/10 step 8192 SPS 500 return 0.250 length 80 finish 1.00 entropy 1.250"
+
+
+def test_solitaire_games_train_the_same_network(tmp_path: Path) -> None:
+    """``env.solo_envs`` adds 1-seat crossings to the rollout: counted in the steps, logged, evaluated."""
+    from agents.ppo import evaluate_solo
+
+    data = tiny_config(env__solo_envs=2)
+    trainer = Trainer(from_dict(data), tmp_path / "solo", log=quiet)
+    stats = trainer.train()
+    trainer.close()
+    assert trainer.global_step == 3 * (4 + 2) * 16
+    # the solitaire games hit move_limit 40 during the third rollout (plies 33-48)
+    assert stats["charts/solo_moves"] == 40 and stats["charts/solo_finish_rate"] == 0
+    res = evaluate_solo(trainer.net, trainer.cfg, torch.device("cpu"))
+    assert res["finished"] in (0.0, 1.0) and 1 <= res["moves"] <= data["eval"]["move_limit"]
+
+
+def test_solo_envs_is_checked() -> None:
+    with pytest.raises(ValueError, match="env.solo_envs must be >= 0"):
+        from_dict(tiny_config(env__solo_envs=-1))
+    with pytest.raises(ValueError, match="solitaire crossing is a star game, not diamond"):
+        from_dict(tiny_config(env__solo_envs=2, game__variant="diamond"))
