@@ -63,12 +63,15 @@ class EnvConfig:
     engine: str = "auto"  # "batched" (torch, halma_env.batched), "scalar" (N Game objects) or "auto"
     solo_envs: int = 0  # star only: this many more games are the 1-seat solitaire crossing, played by the same
     # network (it sees the board without opponents there; docs/training.md "Solitaire games")
+    solo_move_cost: float = 0.0  # reward taken from each solitaire move: a shorter crossing earns more
 
     def validate(self) -> None:
         if self.num_envs < 1:
             raise ValueError("env.num_envs must be >= 1")
         if self.solo_envs < 0:
             raise ValueError(f"env.solo_envs must be >= 0, got {self.solo_envs}")
+        if not 0 <= self.solo_move_cost < 1:
+            raise ValueError(f"env.solo_move_cost must be in [0, 1), got {self.solo_move_cost}")
         if self.engine not in ("auto", "batched", "scalar"):
             raise ValueError(f"env.engine must be auto, batched or scalar, got {self.engine!r}")
 

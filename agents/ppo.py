@@ -474,14 +474,15 @@ class Trainer:
                 rewards_np[:num_envs] = rewards.cpu().numpy()
                 done_np = done.cpu().numpy()
                 if solo is not None:
-                    rewards_np[num_envs:, 0] = s_rewards[:, 0].cpu().numpy()
+                    rewards_np[num_envs:, 0] = s_rewards[:, 0].cpu().numpy() - cfg.env.solo_move_cost
                 buf.reward_all(rewards_np)
                 ep_return += rewards_np
                 if solo is not None:
                     for b in np.flatnonzero(s_done.cpu().numpy()):
                         buf.end_game(num_envs + b)
-                        solo_stats.append({"moves": float(s_info["length"][b]), "finished": float(
-                            end_reason_name(s_info["end_reason"][b]) in FINISH_REASONS)})
+                        solo_stats.append({"moves": float(s_info["length"][b]), "return": ep_return[num_envs + b, 0],
+                                           "finished": float(end_reason_name(s_info["end_reason"][b])
+                                                             in FINISH_REASONS)})
                         ep_return[num_envs + b] = 0
                 for b in np.flatnonzero(done_np):
                     buf.end_game(b)
@@ -519,6 +520,7 @@ class Trainer:
             if solo_stats:
                 stats["charts/solo_moves"] = float(np.mean([e["moves"] for e in solo_stats]))
                 stats["charts/solo_finish_rate"] = float(np.mean([e["finished"] for e in solo_stats]))
+                stats["charts/solo_return"] = float(np.mean([e["return"] for e in solo_stats]))
                 solo_stats = []
             if self.writer:
                 for key, value in stats.items():

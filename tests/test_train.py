@@ -378,7 +378,7 @@ def test_solitaire_games_train_the_same_network(tmp_path: Path) -> None:
     """``env.solo_envs`` adds 1-seat crossings to the rollout: counted in the steps, logged, evaluated."""
     from agents.ppo import evaluate_solo
 
-    data = tiny_config(env__solo_envs=2)
+    data = tiny_config(env__solo_envs=2, ppo__total_steps=3 * (4 + 2) * 16)
     trainer = Trainer(from_dict(data), tmp_path / "solo", log=quiet)
     stats = trainer.train()
     trainer.close()
@@ -389,7 +389,23 @@ def test_solitaire_games_train_the_same_network(tmp_path: Path) -> None:
     assert res["finished"] in (0.0, 1.0) and 1 <= res["moves"] <= data["eval"]["move_limit"]
 
 
+def test_solo_move_cost_is_taken_from_each_solitaire_move(tmp_path: Path) -> None:
+    returns = []
+    for cost in (0.0, 0.01):
+        data = tiny_config(env__solo_envs=2, env__solo_move_cost=cost, game__progress_shaping=0.0,
+                           ppo__total_steps=3 * (4 + 2) * 16)
+        trainer = Trainer(from_dict(data), tmp_path / f"cost{cost}", log=quiet)
+        stats = trainer.train()
+        trainer.close()
+        assert stats["charts/solo_moves"] == 40  # every solitaire game reaches move_limit 40
+        returns.append(stats["charts/solo_return"])
+    # without shaping a solitaire game returns its place reward, less the cost of its 40 moves
+    assert returns[0] == pytest.approx(1.0) and returns[1] == pytest.approx(1.0 - 40 * 0.01)
+
+
 def test_solo_envs_is_checked() -> None:
+    with pytest.raises(ValueError, match=r"env.solo_move_cost must be in \[0, 1\)"):
+        from_dict(tiny_config(env__solo_move_cost=-0.1))
     with pytest.raises(ValueError, match="env.solo_envs must be >= 0"):
         from_dict(tiny_config(env__solo_envs=-1))
     with pytest.raises(ValueError, match="solitaire crossing is a star game, not diamond"):
