@@ -17,6 +17,7 @@ import torch
 
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
+from halma_env.envs.aec import seat_rewards
 from halma_env.rewards import piece_distance, place_rewards, seat_potential
 
 
@@ -122,7 +123,7 @@ class ScalarBatchedGame:
                 rewards[b, seat] += self.progress_shaping * gain / self._phi_start[seat]
             if game.is_over:
                 done[b] = True
-                rewards[b] += np.asarray(place_rewards(game.places, self.reward), dtype=np.float32)
+                rewards[b] += np.asarray(seat_rewards(game, self.reward), dtype=np.float32)
                 places[b] = [p or 0 for p in game.places]
                 length[b] = game.ply
                 finished[b] = [s == "finished" for s in game.status]

@@ -955,7 +955,7 @@ class BatchedGame:
         }
         self._bits, self._rows, self._mask, self._dest = bits, rows, None, None
         if bool(done.any()):
-            rewards += self._place_rewards(self.places) * done[:, None]
+            rewards += self._place_rewards(self.places, self.status) * done[:, None]
             self._reset_games(done, rotate=True)
         return rewards, done, info
 
@@ -1052,12 +1052,14 @@ class BatchedGame:
         self.places[idx] = torch.where(und, self.top[idx, None] + better, self.places[idx])
         end[idx] = _CODE[reason]
 
-    def _place_rewards(self, places: torch.Tensor) -> torch.Tensor:
-        """``rewards.place_rewards`` of every row of decided places (B, n), float32."""
+    def _place_rewards(self, places: torch.Tensor, status: torch.Tensor) -> torch.Tensor:
+        """``rewards.place_rewards`` of every row of decided places (B, n), float32; a solitaire earns
+        its +1 only by finishing (a move-limit end gives its lone seat place 1 but 0 reward, as in the
+        AEC env's ``seat_rewards``)."""
         n = self.n
         p = places.float()
         if n == 1:
-            return (places == 1).float()
+            return (status != 0).float()
         same = (places[:, :, None] == places[:, None, :]).sum(2).float()  # seats sharing the place
         draw = (same == n).all(1, keepdim=True)
         if self.reward == "win_loss":

@@ -22,6 +22,7 @@ torch = pytest.importorskip("torch")
 from halma_env import Game, Rules  # noqa: E402
 from halma_env.batched import END_REASONS, BatchedGame  # noqa: E402
 from halma_env.encoding import encoding  # noqa: E402
+from halma_env.envs.aec import seat_rewards  # noqa: E402
 from halma_env.game import random_playout  # noqa: E402
 from halma_env.layout import layout  # noqa: E402
 from halma_env.rewards import place_rewards, seat_potential  # noqa: E402
@@ -73,7 +74,7 @@ def _step_both(bg, games, actions, new_game, shaping, phi0, where, reasons):
             expected[seat] += shaping * (phi_before - seat_potential(g, seat)) / phi0[seat]
         assert bool(done[b]) == g.is_over, f"{where} game {b}: done {done[b]} vs {g.end_reason}"
         if g.is_over:
-            expected += place_rewards(g.places, bg.reward)
+            expected += seat_rewards(g, bg.reward)  # the AEC env's definition (a solitaire: +1 only if finished)
             code = int(info["end_reason"][b])
             assert END_REASONS[code] == g.end_reason, f"{where} game {b}: end reason"
             assert info["places"][b].tolist() == g.places, f"{where} game {b}: places"
@@ -421,9 +422,32 @@ def test_place_rewards_match_the_shared_definition(n):
     places = torch.tensor(rows)
     for scheme in ("place", "win_loss"):
         bg.reward = scheme
-        got = bg._place_rewards(places).numpy()
+        got = bg._place_rewards(places, torch.ones_like(places)).numpy()  # every seat finished
         expected = np.array([place_rewards(list(r), scheme) for r in rows])
         assert np.allclose(got, expected, atol=1e-6)
+
+
+def test_unfinished_solitaire_earns_nothing_at_the_move_limit():
+    """The move limit gives the lone seat place 1, but its +1 is for finishing: 0 in every engine."""
+    import halma_env
+    from agents.ppo import env_legal
+    from agents.vecgame import ScalarBatchedGame
+
+    rules = Rules("star", 1, move_limit=3, limit_outcome="progress")
+    for engine in (BatchedGame(rules, 2, seed=0), ScalarBatchedGame(rules, 2, seed=0)):
+        engine.reset()
+        total = torch.zeros(2)
+        for _ in range(3):
+            legal, _ = env_legal(engine)
+            rewards, done, info = engine.step(legal[:, 0])
+            total += torch.as_tensor(rewards)[:, 0]
+        assert done.all() and torch.equal(total, torch.zeros(2)), type(engine).__name__
+        assert [int(p) for p in torch.as_tensor(info["places"])[:, 0]] == [1, 1]
+    env = halma_env.raw_env(variant="star", num_players=1, move_limit=3)
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step(int(np.flatnonzero(env.action_mask("player_0"))[0]))
+    assert env.truncations["player_0"] and env._cumulative_rewards["player_0"] == 0
 
 
 def test_to_games_round_trip():

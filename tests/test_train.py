@@ -399,8 +399,9 @@ def test_solo_move_cost_is_taken_from_each_solitaire_move(tmp_path: Path) -> Non
         trainer.close()
         assert stats["charts/solo_moves"] == 40  # every solitaire game reaches move_limit 40
         returns.append(stats["charts/solo_return"])
-    # without shaping a solitaire game returns its place reward, less the cost of its 40 moves
-    assert returns[0] == pytest.approx(1.0) and returns[1] == pytest.approx(1.0 - 40 * 0.01)
+    # without shaping an unfinished solitaire game returns nothing (its +1 is for finishing), less the
+    # cost of its 40 moves
+    assert returns[0] == 0 and returns[1] == pytest.approx(-40 * 0.01)
 
 
 def test_solo_envs_is_checked() -> None:
