@@ -150,6 +150,30 @@ class PoolConfig:
 
 
 @dataclass
+class ImitationConfig:
+    """Before PPO, a fresh network learns a bot's moves (``agents/imitation.py``); ``bot: null`` skips it."""
+
+    bot: str | None = None  # a bot spec of agents.registry (e.g. greedy) holding every seat of the recorded games
+    games: int = 0  # bot-only games recorded (the last tenth held out to report accuracy)
+    epochs: int = 0  # passes over the recorded decisions
+    learning_rate: float = 1e-3
+    minibatch_size: int = 256
+
+    def validate(self) -> None:
+        if self.bot is None:
+            if self.games or self.epochs:
+                raise ValueError("imitation.games and imitation.epochs need imitation.bot (null: no imitation)")
+            return
+        if self.games < 1 or self.epochs < 1:
+            raise ValueError(f"imitation.bot {self.bot!r} needs imitation.games >= 1 and imitation.epochs >= 1, got "
+                             f"{self.games} and {self.epochs}")
+        if not 0 < self.learning_rate < 1:
+            raise ValueError("imitation.learning_rate must be in (0, 1)")
+        if self.minibatch_size < 1:
+            raise ValueError("imitation.minibatch_size must be >= 1")
+
+
+@dataclass
 class EvalConfig:
     every: int = 50_000  # environment steps between evaluations (0 = only the final one)
     games: int = 10  # games per opponent during training
@@ -195,6 +219,7 @@ class TrainConfig:
     ppo: PPOConfig
     network: NetworkConfig
     pool: PoolConfig
+    imitation: ImitationConfig
     eval: EvalConfig
     checkpoint: CheckpointConfig
     log: LogConfig

@@ -248,6 +248,7 @@ class Trainer:
         self.pool = Pool(bots=list(cfg.pool.bots))
         self.global_step = 0
         self.update = 0
+        self.imitated = False  # imitation (cfg.imitation) runs once, before the first update of a fresh run
         self.ratings: dict[str, Any] = {}
         self.eval_history: list[dict[str, Any]] = []
         self.ckpt_dir = self.run_dir / "checkpoints"
@@ -364,10 +365,31 @@ class Trainer:
         self.net.train()
         return results
 
+    # --- imitation before PPO (agents/imitation.py) -----------------------------------
+
+    def _imitate(self) -> None:
+        from agents.imitation import imitate
+
+        im = self.cfg.imitation
+        self.log(f"imitation: {im.games} games of {im.bot} in every seat, then {im.epochs} epochs")
+        stats = imitate(self.net, self.cfg, make_bot, self.device, seed=self.cfg.seed)
+        self.imitated = True
+        (self.run_dir / "imitation.json").write_text(json.dumps(stats, indent=1) + "\n")
+        if self.writer:
+            for key, value in stats.items():
+                self.writer.add_scalar(key, value, 0)
+        held = (f", held-out accuracy {stats['imitation/held_out_accuracy']:.1%}"
+                if "imitation/held_out_accuracy" in stats else "")
+        self.log(f"imitation: {stats['imitation/positions']:.0f} positions in {stats['imitation/record_s']:.0f} s; "
+                 f"fit in {stats['imitation/fit_s']:.0f} s: accuracy {stats['imitation/accuracy']:.1%}{held}, "
+                 f"value loss {stats['imitation/value_loss']:.3f}")
+
     # --- the loop -----------------------------------------------------------------------
 
     def train(self) -> dict[str, Any]:
         cfg, ppo, dev = self.cfg, self.cfg.ppo, self.device
+        if self.update == 0 and cfg.imitation.bot is not None and not self.imitated:
+            self._imitate()
         n, num_envs, num_solo = self.n, cfg.env.num_envs, cfg.env.solo_envs
         batch_steps = (num_envs + num_solo) * ppo.num_steps
         num_iterations = max(1, ppo.total_steps // batch_steps)

@@ -411,3 +411,75 @@ def test_solo_envs_is_checked() -> None:
         from_dict(tiny_config(env__solo_envs=-1))
     with pytest.raises(ValueError, match="solitaire crossing is a star game, not diamond"):
         from_dict(tiny_config(env__solo_envs=2, game__variant="diamond"))
+
+
+# --- imitation before PPO ----------------------------------------------------------------
+
+
+def _imitation_config(**changes) -> dict:
+    data = tiny_config(**changes)
+    data["imitation"].update(bot="greedy", games=4, epochs=1)
+    return data
+
+
+def test_recorded_returns_follow_the_training_reward() -> None:
+    """Without shaping a decision's return is its seat's final place reward, discounted along the
+    seat's own later moves; the recorded choice indexes the legal list."""
+    from agents.imitation import record
+    from agents.registry import make_player
+
+    cfg = from_dict(_imitation_config(game__progress_shaping=0.0, ppo__gamma=0.9))
+    demos = record(cfg, lambda name, seed: make_player(name, seed=seed), seed=0)
+    assert len(demos) == 4 * 40  # every game runs to move_limit 40
+    assert bool((demos.valid.gather(1, demos.choice[:, None])).all())
+    for g in range(4):
+        rows = torch.nonzero(demos.game == g).squeeze(1)
+        for seat in range(2):  # seats alternate, the first seat rotating per game
+            mine = rows[(torch.arange(len(rows)) + g) % 2 == seat]
+            final = float(demos.ret[mine[-1]])
+            assert final in (-1.0, 1.0, 0.0)
+            expected = torch.tensor([final * 0.9 ** k for k in range(len(mine) - 1, -1, -1)])
+            assert torch.allclose(demos.ret[mine], expected)
+
+
+def test_imitation_learns_the_bots_moves() -> None:
+    from agents.imitation import fit, record
+    from agents.network import build_network
+    from agents.registry import make_player
+
+    data = _imitation_config()
+    data["imitation"].update(games=10, epochs=25, learning_rate=3e-3, minibatch_size=64)
+    cfg = from_dict(data)
+    demos = record(cfg, lambda name, seed: make_player(name, seed=seed), seed=0)
+    torch.manual_seed(0)
+    net = build_network("star", 2, cfg.network)
+    stats = fit(net, demos, cfg, torch.device("cpu"))
+    chance = float((1.0 / demos.valid.sum(1).float()).mean())
+    assert stats["imitation/accuracy"] > 0.3 > 5 * chance
+    assert 0 <= stats["imitation/held_out_accuracy"] <= 1 and stats["imitation/positions"] == len(demos)
+
+
+def test_a_fresh_run_imitates_once(tmp_path: Path) -> None:
+    lines: list[str] = []
+    data = _imitation_config()
+    short = copy.deepcopy(data)
+    short["ppo"]["total_steps"] = 4 * 16 * 2
+    trainer = Trainer(from_dict(short), tmp_path / "im", log=lines.append)
+    trainer.train()
+    trainer.close()
+    stats = json.loads((tmp_path / "im" / "imitation.json").read_text())
+    assert stats["imitation/positions"] == 4 * 40 and 0 <= stats["imitation/accuracy"] <= 1
+    assert sum("imitation:" in line for line in lines) == 2  # the announcement and the result
+    resumed = Trainer(from_dict(data), tmp_path / "im", resume=True, log=lines.append)
+    resumed.train()
+    resumed.close()
+    assert sum("imitation:" in line for line in lines) == 2  # the weights already hold it
+
+
+def test_imitation_config_is_checked() -> None:
+    with pytest.raises(ValueError, match="need imitation.bot"):
+        from_dict(tiny_config(imitation__games=3))
+    with pytest.raises(ValueError, match="needs imitation.games >= 1 and imitation.epochs >= 1"):
+        from_dict(tiny_config(imitation__bot="greedy"))
+    with pytest.raises(ValueError, match="imitation.learning_rate"):
+        from_dict(_imitation_config(imitation__learning_rate=0.0))

@@ -1,0 +1,170 @@
+"""Imitation before self-play ("kickstarting"): a fresh network first learns a heuristic bot's moves.
+
+PPO from random weights spends its first hundreds of thousands of steps finding out what the greedy
+bot already knows (random play never finishes a game), and on the large boards (6-seat star,
+16 x 16 Halma) that is most of a run.  With ``imitation.bot`` set, a fresh run first
+
+1. plays ``imitation.games`` games in which that bot holds every seat (the training rules, the first
+   seat rotating, each bot seeded per game so that its tie-breaks make the games differ);
+2. records every decision: the mover's observation and legal actions (canonical frame, as in
+   training), the bot's choice, and the return the training reward gives that decision (the
+   mover's progress shaping, plus its place reward on its last move, discounted by ``ppo.gamma``
+   along the seat's own moves: the value PPO's critic will learn);
+3. fits the policy (cross-entropy on the bot's choice) and the value head (squared error, weighted
+   by ``ppo.vf_coef``) for ``imitation.epochs`` passes of minibatches, with its own Adam optimiser
+   and ``ppo.max_grad_norm``; the last tenth of the games is held out to report accuracy honestly.
+
+PPO then starts from a player about as strong as the bot, with a critic that knows what positions
+are worth.  Nothing here runs on a resumed run: the weights it produced are in the checkpoint.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from agents.config import TrainConfig
+from halma_env import Game
+from halma_env.encoding import encoding
+from halma_env.envs.aec import seat_rewards
+from halma_env.rewards import seat_potential
+
+
+@dataclass
+class Demonstrations:
+    """Recorded decisions: observations (N, rows, cols, 12) int8, padded legal actions (N, M) with
+    validity, the index of the bot's move in each list, the discounted return, and each one's game."""
+
+    obs: torch.Tensor
+    legal: torch.Tensor
+    valid: torch.Tensor
+    choice: torch.Tensor
+    ret: torch.Tensor
+    game: torch.Tensor
+
+    def __len__(self) -> int:
+        return int(self.choice.shape[0])
+
+    def subset(self, index: torch.Tensor) -> Demonstrations:
+        return Demonstrations(*(getattr(self, k)[index] for k in ("obs", "legal", "valid", "choice", "ret", "game")))
+
+
+def record(cfg: TrainConfig, make_bot: Callable[[str, int], Any], seed: int) -> Demonstrations:
+    """Play ``cfg.imitation.games`` bot-only games under the training rules and record every decision."""
+    rules = cfg.game.rules()
+    n = rules.num_players
+    enc = encoding(rules.variant, n)
+    shaping, gamma = cfg.game.progress_shaping, cfg.ppo.gamma
+    obs: list[np.ndarray] = []
+    legal: list[list[int]] = []
+    choice: list[int] = []
+    ret: list[float] = []
+    game_of: list[int] = []
+    for g in range(cfg.imitation.games):
+        game = Game(rules.replace(first_seat=g % n))
+        bots = [make_bot(cfg.imitation.bot, seed * 1_000_003 + g * n + s) for s in range(n)]
+        phi_start = [max(seat_potential(game, s), 1) for s in range(n)]
+        decisions: list[list[list[float]]] = [[] for _ in range(n)]  # per seat: [index, reward]
+        while not game.is_over:
+            seat = game.to_move
+            moves = game.legal_moves()
+            move = bots[seat].select_move(game)
+            phi_before = seat_potential(game, seat)
+            obs.append(enc.observation(game, seat))
+            legal.append([enc.encode_move(seat, m.src, m.dst) for m in moves])
+            choice.append(moves.index(move))
+            game_of.append(g)
+            ret.append(0.0)  # set below, once the game's end is known
+            game.play(move)
+            gain = shaping * (phi_before - seat_potential(game, seat)) / phi_start[seat] if shaping else 0.0
+            decisions[seat].append([len(obs) - 1, gain])
+        final = seat_rewards(game, cfg.game.reward)
+        for seat, steps in enumerate(decisions):
+            if not steps:
+                continue
+            steps[-1][1] += final[seat] or 0.0
+            future = 0.0
+            for index, reward in reversed(steps):
+                future = reward + gamma * future
+                ret[int(index)] = future
+    width = max(len(x) for x in legal)
+    legal_t = torch.zeros(len(legal), width, dtype=torch.int64)
+    valid_t = torch.zeros(len(legal), width, dtype=torch.bool)
+    for i, actions in enumerate(legal):
+        legal_t[i, : len(actions)] = torch.as_tensor(actions)
+        valid_t[i, : len(actions)] = True
+    return Demonstrations(torch.from_numpy(np.stack(obs)), legal_t, valid_t, torch.as_tensor(choice),
+                          torch.as_tensor(ret, dtype=torch.float32), torch.as_tensor(game_of))
+
+
+def _batches(demos: Demonstrations, size: int, order: torch.Tensor):
+    for start in range(0, len(order), size):
+        part = demos.subset(order[start:start + size])
+        width = max(int(part.valid.sum(1).max()), 1)  # the longest legal list of this minibatch
+        yield part, part.legal[:, :width], part.valid[:, :width]
+
+
+def fit(net: nn.Module, demos: Demonstrations, cfg: TrainConfig, device: torch.device) -> dict[str, float]:
+    """Fit the policy and value heads to ``demos``; figures of the last epoch (held-out: the last tenth
+    of the games, or none when fewer than 10 games were played)."""
+    games = int(demos.game.max()) + 1
+    held_out = games // 10
+    train_rows = torch.nonzero(demos.game < games - held_out).squeeze(1)
+    test_rows = torch.nonzero(demos.game >= games - held_out).squeeze(1)
+    train, test = demos.subset(train_rows), demos.subset(test_rows)
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.imitation.learning_rate, eps=1e-5)
+    size = cfg.imitation.minibatch_size
+    stats: dict[str, float] = {}
+    net.train()
+    for _ in range(cfg.imitation.epochs):
+        totals = np.zeros(4)  # policy loss, value loss, correct, positions
+        for part, legal, valid in _batches(train, size, torch.randperm(len(train))):
+            logits, value = net(part.obs.to(device), legal.to(device), valid.to(device))
+            target = part.choice.to(device)
+            policy_loss = F.cross_entropy(logits, target)
+            value_loss = F.mse_loss(value, part.ret.to(device))
+            loss = policy_loss + cfg.ppo.vf_coef * value_loss
+            opt.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(net.parameters(), cfg.ppo.max_grad_norm)
+            opt.step()
+            k = len(target)
+            totals += [policy_loss.item() * k, value_loss.item() * k, (logits.argmax(1) == target).sum().item(), k]
+        stats = {"imitation/policy_loss": totals[0] / totals[3], "imitation/value_loss": totals[1] / totals[3],
+                 "imitation/accuracy": totals[2] / totals[3]}
+    if len(test):
+        stats.update(evaluate_fit(net, test, size, device))
+    stats["imitation/positions"] = float(len(demos))
+    return stats
+
+
+@torch.no_grad()
+def evaluate_fit(net: nn.Module, demos: Demonstrations, size: int, device: torch.device) -> dict[str, float]:
+    """Held-out figures: how often the network's greedy move is the bot's, and the value error."""
+    net.eval()
+    correct = squared = 0.0
+    for part, legal, valid in _batches(demos, size, torch.arange(len(demos))):
+        logits, value = net(part.obs.to(device), legal.to(device), valid.to(device))
+        correct += (logits.argmax(1).cpu() == part.choice).sum().item()
+        squared += ((value.cpu() - part.ret) ** 2).sum().item()
+    net.train()
+    return {"imitation/held_out_accuracy": correct / len(demos), "imitation/held_out_value_loss": squared / len(demos)}
+
+
+def imitate(net: nn.Module, cfg: TrainConfig, make_bot: Callable[[str, int], Any], device: torch.device,
+            seed: int) -> dict[str, float]:
+    """Record the bot's games and fit ``net`` to them; returns the figures (and the seconds taken)."""
+    start = time.perf_counter()
+    demos = record(cfg, make_bot, seed)
+    recorded = time.perf_counter()
+    stats = fit(net, demos, cfg, device)
+    stats["imitation/record_s"] = recorded - start
+    stats["imitation/fit_s"] = time.perf_counter() - recorded
+    return stats
