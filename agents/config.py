@@ -158,15 +158,20 @@ class ImitationConfig:
     epochs: int = 0  # passes over the recorded decisions
     learning_rate: float = 1e-3
     minibatch_size: int = 256
+    distill_coef: float = 0.0  # during PPO: weight of a cross-entropy toward the bot's move on the learner's
+    # own positions, annealed with the learning rate (0: off)
 
     def validate(self) -> None:
+        if self.distill_coef < 0:
+            raise ValueError(f"imitation.distill_coef must be >= 0, got {self.distill_coef}")
         if self.bot is None:
-            if self.games or self.epochs:
-                raise ValueError("imitation.games and imitation.epochs need imitation.bot (null: no imitation)")
+            if self.games or self.epochs or self.distill_coef:
+                raise ValueError("imitation.games, imitation.epochs and imitation.distill_coef need imitation.bot "
+                                 "(null: no imitation)")
             return
-        if self.games < 1 or self.epochs < 1:
-            raise ValueError(f"imitation.bot {self.bot!r} needs imitation.games >= 1 and imitation.epochs >= 1, got "
-                             f"{self.games} and {self.epochs}")
+        if (self.games < 1 or self.epochs < 1) and not (self.games == self.epochs == 0 and self.distill_coef > 0):
+            raise ValueError(f"imitation.bot {self.bot!r} needs imitation.games >= 1 and imitation.epochs >= 1 (or "
+                             f"both 0 with imitation.distill_coef > 0), got {self.games} and {self.epochs}")
         if not 0 < self.learning_rate < 1:
             raise ValueError("imitation.learning_rate must be in (0, 1)")
         if self.minibatch_size < 1:

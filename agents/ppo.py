@@ -384,11 +384,23 @@ class Trainer:
                  f"fit in {stats['imitation/fit_s']:.0f} s: accuracy {stats['imitation/accuracy']:.1%}{held}, "
                  f"value loss {stats['imitation/value_loss']:.3f}")
 
+    def _teacher_slots(self, env, rows: np.ndarray, legal: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+        """Where the imitation bot's move of each learner position sits in its legal list."""
+        games = env_games(env)
+        enc = encoding(self.cfg.game.variant, self.n)
+        wanted = []
+        for b in rows:
+            game = games[b]
+            move = self._teacher.select_move(game)
+            wanted.append(enc.encode_move(game.to_move, move.src, move.dst))
+        hit = (legal == torch.as_tensor(wanted, device=legal.device)[:, None]) & valid
+        return torch.where(hit.any(1), hit.float().argmax(1), -1)
+
     # --- the loop -----------------------------------------------------------------------
 
     def train(self) -> dict[str, Any]:
         cfg, ppo, dev = self.cfg, self.cfg.ppo, self.device
-        if self.update == 0 and cfg.imitation.bot is not None and not self.imitated:
+        if self.update == 0 and cfg.imitation.games and not self.imitated:
             self._imitate()
         n, num_envs, num_solo = self.n, cfg.env.num_envs, cfg.env.solo_envs
         batch_steps = (num_envs + num_solo) * ppo.num_steps
@@ -398,6 +410,9 @@ class Trainer:
         # solitaire games: environments num_envs.. of the rollout buffer, always the learner's, seat 0
         solo = make_solo_env(cfg, dev, seed=cfg.seed + 1000 * self.update + 500) if num_solo else None
         solo_rows = np.arange(num_envs, num_envs + num_solo)
+        # distillation toward the imitation bot's moves on the learner's own positions (kickstarting)
+        teacher_bot = make_bot(cfg.imitation.bot, seed=cfg.seed * 7 + 1) if cfg.imitation.distill_coef > 0 else None
+        self._teacher = teacher_bot
         if solo is not None:
             solo.reset()
         # who sits where, per environment (resampled when its game ends)
@@ -465,7 +480,8 @@ class Trainer:
                     slot = torch.distributions.Categorical(logits=logits).sample()
                     logp = torch.log_softmax(logits, dim=-1).gather(1, slot[:, None]).squeeze(1)
                     actions[r] = legal[r, slot]
-                    buf.add(rows, mover[rows], obs[r], legal[r], valid[r], slot, logp, value)
+                    teacher = self._teacher_slots(env, rows, legal[r], valid[r]) if teacher_bot is not None else None
+                    buf.add(rows, mover[rows], obs[r], legal[r], valid[r], slot, logp, value, teacher)
                 # sorted: a fixed order of draws from the torch RNG (set order varies between processes)
                 snap_rows = [b for b in np.flatnonzero(~is_learner) if kind[b] == SNAPSHOT]
                 for path in sorted({opponent[b][0] for b in snap_rows}):
@@ -575,6 +591,9 @@ class Trainer:
             return {}
         mb_size = max(1, math.ceil(size / ppo.num_minibatches))
         clipfracs, approx_kl = [], torch.tensor(0.0)
+        # the distillation weight anneals with the learning rate: the bot guides early, PPO decides late
+        distill_coef = self.cfg.imitation.distill_coef * self.optimizer.param_groups[0]["lr"] / ppo.learning_rate
+        distill_loss = torch.tensor(0.0)
         for _epoch in range(ppo.update_epochs):
             order = torch.as_tensor(self.np_rng.permutation(size), device=self.device)
             for start in range(0, size, mb_size):
@@ -603,6 +622,11 @@ class Trainer:
                     v_loss = 0.5 * ((newvalue - ret) ** 2).mean()
                 entropy_loss = entropy.mean()
                 loss = pg_loss - ppo.ent_coef * entropy_loss + v_loss * ppo.vf_coef
+                teacher = d["teacher"][mb]
+                if distill_coef > 0 and bool((teacher >= 0).any()):
+                    taught = teacher >= 0
+                    distill_loss = F.cross_entropy(logits[taught], teacher[taught])
+                    loss = loss + distill_coef * distill_loss
                 self.optimizer.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(self.net.parameters(), ppo.max_grad_norm)
@@ -617,6 +641,7 @@ class Trainer:
             "losses/entropy": entropy_loss.item(), "losses/old_approx_kl": float((-logratio).mean().item()),
             "losses/approx_kl": approx_kl.item(), "losses/clipfrac": float(np.mean(clipfracs)),
             "losses/explained_variance": float(explained_var), "charts/transitions": float(size),
+            "losses/distill": distill_loss.item(), "charts/distill_coef": distill_coef,
         }
 
     def close(self) -> None:
@@ -632,7 +657,8 @@ class RolloutBuffer:
     """
 
     def __init__(self, carry: dict[str, Any] | None, num_players: int, num_envs: int) -> None:
-        self.parts: dict[str, list[torch.Tensor]] = {k: [] for k in ("obs", "legal", "valid", "slot", "logp", "value")}
+        self.parts: dict[str, list[torch.Tensor]] = {
+            k: [] for k in ("obs", "legal", "valid", "slot", "logp", "value", "teacher")}
         self.reward: list[float] = []
         self.done: list[bool] = []
         self.next_index: list[int] = []
@@ -649,10 +675,15 @@ class RolloutBuffer:
     def __len__(self) -> int:
         return len(self.reward)
 
-    def add(self, envs: np.ndarray, seats: np.ndarray, obs, legal, valid, slot, logp, value) -> None:
+    def add(self, envs: np.ndarray, seats: np.ndarray, obs, legal, valid, slot, logp, value,
+            teacher: torch.Tensor | None = None) -> None:
+        """``teacher``: the slot of the imitation bot's move in each legal list (-1: none), for the
+        distillation term (``imitation.distill_coef``)."""
         base = len(self.reward)
+        if teacher is None:
+            teacher = torch.full_like(slot, -1)
         for k, v in (("obs", obs), ("legal", legal), ("valid", valid), ("slot", slot), ("logp", logp),
-                     ("value", value)):
+                     ("value", value), ("teacher", teacher)):
             self.parts[k].append(v)
         for j, (b, s) in enumerate(zip(envs.tolist(), seats.tolist())):
             i = base + j

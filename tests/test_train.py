@@ -483,3 +483,24 @@ def test_imitation_config_is_checked() -> None:
         from_dict(tiny_config(imitation__bot="greedy"))
     with pytest.raises(ValueError, match="imitation.learning_rate"):
         from_dict(_imitation_config(imitation__learning_rate=0.0))
+
+
+def test_distillation_toward_the_bot_during_ppo(tmp_path: Path) -> None:
+    """``imitation.distill_coef`` adds a cross-entropy toward the bot's move on the learner's positions,
+    annealed with the learning rate; without it the term is absent."""
+    data = tiny_config()
+    data["imitation"].update(bot="greedy", games=0, epochs=0, distill_coef=0.5)
+    data["ppo"]["anneal_lr"] = False
+    trainer = Trainer(from_dict(data), tmp_path / "distill", log=quiet)
+    stats = trainer.train()
+    trainer.close()
+    assert stats["charts/distill_coef"] == 0.5 and stats["losses/distill"] > 0
+    assert not (tmp_path / "distill" / "imitation.json").exists()  # no pretraining asked for
+    plain = Trainer(from_dict(tiny_config()), tmp_path / "plain", log=quiet)
+    stats = plain.train()
+    plain.close()
+    assert stats["charts/distill_coef"] == 0 and stats["losses/distill"] == 0
+    with pytest.raises(ValueError, match="distill_coef need imitation.bot"):
+        from_dict(tiny_config(imitation__distill_coef=0.5))
+    with pytest.raises(ValueError, match="distill_coef must be >= 0"):
+        from_dict(tiny_config(imitation__distill_coef=-1.0))
