@@ -34,6 +34,8 @@ halma eval --solo agents/checkpoints/star2.pt
 halma eval agents/checkpoints/star3.pt greedy greedy --seats 3 --games 90 --workers 1 --out "$out/star3-greedy"
 halma eval agents/checkpoints/diamond2.pt greedy --variant diamond --seats 2 --games 100 --workers 1 \
   --out "$out/diamond2-greedy"
+halma eval agents/checkpoints/halma16_2.pt greedy --variant halma16 --seats 2 --games 100 --workers 2 \
+  --out "$out/halma16_2-greedy"
 
 # the ladder (issue 4): rebuild one entry into a copy, not the shipped file
 cp agents/ladder/ladder.json "$out/ladder.json"
