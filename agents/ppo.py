@@ -384,6 +384,13 @@ class Trainer:
                  f"fit in {stats['imitation/fit_s']:.0f} s: accuracy {stats['imitation/accuracy']:.1%}{held}, "
                  f"value loss {stats['imitation/value_loss']:.3f}")
 
+    @torch.no_grad()
+    def _sample(self, obs: torch.Tensor, legal: torch.Tensor, valid: torch.Tensor):
+        """The learner's move of each position: (slot in its legal list, log-probability, value)."""
+        logits, value = self.net(obs, legal, valid)
+        slot = torch.distributions.Categorical(logits=logits).sample()
+        return slot, torch.log_softmax(logits, dim=-1).gather(1, slot[:, None]).squeeze(1), value
+
     def _teacher_slots(self, env, rows: np.ndarray, legal: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
         """Where the imitation bot's move of each learner position sits in its legal list."""
         games = env_games(env)
@@ -411,8 +418,7 @@ class Trainer:
         solo = make_solo_env(cfg, dev, seed=cfg.seed + 1000 * self.update + 500) if num_solo else None
         solo_rows = np.arange(num_envs, num_envs + num_solo)
         # distillation toward the imitation bot's moves on the learner's own positions (kickstarting)
-        teacher_bot = make_bot(cfg.imitation.bot, seed=cfg.seed * 7 + 1) if cfg.imitation.distill_coef > 0 else None
-        self._teacher = teacher_bot
+        self._teacher = make_bot(cfg.imitation.bot, seed=cfg.seed * 7 + 1) if cfg.imitation.distill_coef > 0 else None
         if solo is not None:
             solo.reset()
         # who sits where, per environment (resampled when its game ends)
@@ -475,12 +481,9 @@ class Trainer:
                 rows = np.flatnonzero(is_learner)
                 if rows.size:
                     r = torch.as_tensor(rows, device=dev)
-                    with torch.no_grad():
-                        logits, value = self.net(obs[r], legal[r], valid[r])
-                    slot = torch.distributions.Categorical(logits=logits).sample()
-                    logp = torch.log_softmax(logits, dim=-1).gather(1, slot[:, None]).squeeze(1)
+                    slot, logp, value = self._sample(obs[r], legal[r], valid[r])
                     actions[r] = legal[r, slot]
-                    teacher = self._teacher_slots(env, rows, legal[r], valid[r]) if teacher_bot is not None else None
+                    teacher = self._teacher_slots(env, rows, legal[r], valid[r]) if self._teacher is not None else None
                     buf.add(rows, mover[rows], obs[r], legal[r], valid[r], slot, logp, value, teacher)
                 # sorted: a fixed order of draws from the torch RNG (set order varies between processes)
                 snap_rows = [b for b in np.flatnonzero(~is_learner) if kind[b] == SNAPSHOT]
@@ -500,10 +503,7 @@ class Trainer:
                 if solo is not None:
                     s_obs = solo.observation()
                     s_legal, s_valid = solo.legal_lists()
-                    with torch.no_grad():
-                        logits, value = self.net(s_obs, s_legal, s_valid)
-                    slot = torch.distributions.Categorical(logits=logits).sample()
-                    logp = torch.log_softmax(logits, dim=-1).gather(1, slot[:, None]).squeeze(1)
+                    slot, logp, value = self._sample(s_obs, s_legal, s_valid)
                     buf.add(solo_rows, np.zeros(num_solo, dtype=np.int64), s_obs, s_legal, s_valid, slot, logp,
                             value)
                     s_rewards, s_done, s_info = solo.step(s_legal.gather(1, slot[:, None]).squeeze(1))
