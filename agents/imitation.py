@@ -33,8 +33,7 @@ from torch import nn
 from agents.config import TrainConfig
 from halma_env import Game
 from halma_env.encoding import encoding
-from halma_env.envs.aec import seat_rewards
-from halma_env.rewards import seat_potential
+from halma_env.rewards import seat_potential, seat_rewards
 
 
 @dataclass

@@ -17,8 +17,7 @@ import torch
 
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
-from halma_env.envs.aec import seat_rewards
-from halma_env.rewards import piece_distance, place_rewards, seat_potential
+from halma_env.rewards import piece_distance, place_rewards, seat_potential, seat_rewards
 
 
 class ScalarBatchedGame:

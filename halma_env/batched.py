@@ -1054,8 +1054,8 @@ class BatchedGame:
 
     def _place_rewards(self, places: torch.Tensor, status: torch.Tensor) -> torch.Tensor:
         """``rewards.place_rewards`` of every row of decided places (B, n), float32; a solitaire earns
-        its +1 only by finishing (a move-limit end gives its lone seat place 1 but 0 reward, as in the
-        AEC env's ``seat_rewards``)."""
+        its +1 only by finishing (a move-limit end gives its lone seat place 1 but 0 reward, as
+        ``rewards.seat_rewards`` says)."""
         n = self.n
         p = places.float()
         if n == 1:

@@ -91,3 +91,17 @@ def seat_potential(game, seat: int) -> int:
     holes = game.pieces(seat)
     king = next((h for h in holes if game.piece_at(h)[1]), None)
     return shaping_potential(game.rules.variant, game.rules.num_players, seat, holes, king)
+
+
+def seat_rewards(game, scheme: str = "place") -> list[float | None]:
+    """Final reward of every seat of a ``Game`` whose place is decided (None while undecided).
+
+    Solitaire: a move-limit end gives the lone seat place 1 without finishing it, so its +1 counts
+    only once it has finished (0 at the limit)."""
+    places = game.places
+    if game.num_players == 1:
+        if game.status[0] == "finished":
+            return place_rewards([1], scheme)
+        return place_rewards([None], scheme) if game.is_over else [None]
+    values = place_rewards(places, scheme)
+    return [v if p is not None else None for v, p in zip(values, places)]

@@ -22,10 +22,9 @@ torch = pytest.importorskip("torch")
 from halma_env import Game, Rules  # noqa: E402
 from halma_env.batched import END_REASONS, BatchedGame  # noqa: E402
 from halma_env.encoding import encoding  # noqa: E402
-from halma_env.envs.aec import seat_rewards  # noqa: E402
 from halma_env.game import random_playout  # noqa: E402
 from halma_env.layout import layout  # noqa: E402
-from halma_env.rewards import place_rewards, seat_potential  # noqa: E402
+from halma_env.rewards import place_rewards, seat_potential, seat_rewards  # noqa: E402
 
 ALL = [("star", 1), ("star", 2), ("star", 3), ("star", 4), ("star", 5), ("star", 6),
        ("diamond", 2), ("diamond", 3), ("halma16", 2), ("halma16", 4)]
@@ -74,7 +73,7 @@ def _step_both(bg, games, actions, new_game, shaping, phi0, where, reasons):
             expected[seat] += shaping * (phi_before - seat_potential(g, seat)) / phi0[seat]
         assert bool(done[b]) == g.is_over, f"{where} game {b}: done {done[b]} vs {g.end_reason}"
         if g.is_over:
-            expected += seat_rewards(g, bg.reward)  # the AEC env's definition (a solitaire: +1 only if finished)
+            expected += seat_rewards(g, bg.reward)  # the shared definition (a solitaire: +1 only if finished)
             code = int(info["end_reason"][b])
             assert END_REASONS[code] == g.end_reason, f"{where} game {b}: end reason"
             assert info["places"][b].tolist() == g.places, f"{where} game {b}: places"

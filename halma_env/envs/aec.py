@@ -20,7 +20,7 @@ from halma_env.encoding import encoding
 from halma_env.game import Game, IllegalMoveError, Move
 from halma_env.layout import layout
 from halma_env.render import render_text
-from halma_env.rewards import REWARD_SCHEMES, piece_distance, place_rewards, shaping_potential
+from halma_env.rewards import REWARD_SCHEMES, piece_distance, seat_rewards, shaping_potential
 from halma_env.rules import Rules
 
 from .players import make_player, reseed
@@ -36,20 +36,6 @@ def env(**kwargs: Any) -> AECEnv:
     e = wrappers.AssertOutOfBoundsWrapper(e)
     e = wrappers.OrderEnforcingWrapper(e)
     return e
-
-
-def seat_rewards(game: Game, scheme: str) -> list[float | None]:
-    """Final reward of every seat whose place is decided (None while undecided), from rewards.py.
-
-    Solitaire: a move-limit "draw" gives the lone seat place 1 without finishing it, so its place
-    counts only once it has finished."""
-    places = game.places
-    if game.num_players == 1:
-        if game.status[0] == "finished":
-            return place_rewards([1], scheme)
-        return place_rewards([None], scheme) if game.is_over else [None]
-    values = place_rewards(places, scheme)
-    return [v if p is not None else None for v, p in zip(values, places)]
 
 
 class raw_env(AECEnv, EzPickle):
