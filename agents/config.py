@@ -179,6 +179,27 @@ class ImitationConfig:
 
 
 @dataclass
+class CrossingConfig:
+    """Star only: the solitaire crossing learnt from the planner's lines (``agents/bots/crossing.py``)."""
+
+    planner_width: int = 0  # beam width of the main line, planned from the start (0: off)
+    detours: int = 0  # more lines, each planned from a position one wrong move off the main line
+    detour_width: int = 200  # beam width of the detours' plans
+    coef: float = 0.0  # weight of the cross-entropy toward the planned moves in every PPO minibatch
+
+    def validate(self) -> None:
+        if self.planner_width < 0 or self.detours < 0 or self.detour_width < 1:
+            raise ValueError("crossing.planner_width and crossing.detours must be >= 0, crossing.detour_width >= 1")
+        if self.coef < 0:
+            raise ValueError(f"crossing.coef must be >= 0, got {self.coef}")
+        if (self.planner_width > 0) != (self.coef > 0):
+            raise ValueError("crossing.planner_width and crossing.coef go together: both > 0 to learn the planner's "
+                             f"crossing, both 0 for none (got {self.planner_width} and {self.coef})")
+        if self.detours and not self.planner_width:
+            raise ValueError("crossing.detours need crossing.planner_width > 0")
+
+
+@dataclass
 class EvalConfig:
     every: int = 50_000  # environment steps between evaluations (0 = only the final one)
     games: int = 10  # games per opponent during training
@@ -225,6 +246,7 @@ class TrainConfig:
     network: NetworkConfig
     pool: PoolConfig
     imitation: ImitationConfig
+    crossing: CrossingConfig
     eval: EvalConfig
     checkpoint: CheckpointConfig
     log: LogConfig
@@ -243,6 +265,9 @@ class TrainConfig:
         if self.env.solo_envs and self.game.variant != "star":
             raise ValueError(f"env.solo_envs: the solitaire crossing is a star game, not {self.game.variant}; "
                              "set it to 0")
+        if self.crossing.planner_width and self.game.variant != "star":
+            raise ValueError(f"crossing.planner_width: the solitaire crossing is a star game, not {self.game.variant}; "
+                             "set crossing.planner_width and crossing.coef to 0")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

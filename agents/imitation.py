@@ -31,7 +31,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from agents.config import TrainConfig
-from halma_env import Game
+from halma_env import Game, Rules
 from halma_env.encoding import encoding
 from halma_env.rewards import seat_potential, seat_rewards
 
@@ -93,14 +93,68 @@ def record(cfg: TrainConfig, make_bot: Callable[[str, int], Any], seed: int) -> 
             for index, reward in reversed(steps):
                 future = reward + gamma * future
                 ret[int(index)] = future
+    legal_t, valid_t = _padded(legal)
+    return Demonstrations(torch.from_numpy(np.stack(obs)), legal_t, valid_t, torch.as_tensor(choice),
+                          torch.as_tensor(ret, dtype=torch.float32), torch.as_tensor(game_of))
+
+
+def record_crossings(cfg: TrainConfig, seed: int) -> tuple[Demonstrations, list[int]]:
+    """The planner's solitaire crossings (``crossing.*``) as demonstrations in the 1-seat encoding:
+    the main line from the start (``crossing.planner_width``), then ``crossing.detours`` lines, each
+    planned (``crossing.detour_width``) from the main line's position after ``i`` moves (``i`` cycling
+    along the line) plus one seeded random move that is not the planned one: the positions a policy
+    reaches when it strays, and the way back.  Also returns the length of each line (main line first).
+    ``ret`` is 0 (the policy term only); ``game`` numbers the lines."""
+    from agents.bots.crossing import plan_crossing
+
+    cx = cfg.crossing
+    rules = Rules(cfg.game.variant, 1)
+    enc = encoding(rules.variant, 1)
+    rng = np.random.default_rng(seed)
+    obs: list[np.ndarray] = []
+    legal: list[list[int]] = []
+    choice: list[int] = []
+    line_of: list[int] = []
+
+    def add_line(game: Game, line: list, index: int) -> None:
+        game = game.copy()
+        for move in line:
+            moves = game.legal_moves()
+            obs.append(enc.observation(game, 0))
+            legal.append([enc.encode_move(0, m.src, m.dst) for m in moves])
+            choice.append(moves.index(move))
+            line_of.append(index)
+            game.play(move)
+
+    start = Game(rules)
+    main = plan_crossing(start, cx.planner_width)
+    add_line(start, main, 0)
+    lengths = [len(main)]
+    for k in range(cx.detours):
+        game = start.copy()
+        for move in main[: k % len(main)]:
+            game.play(move)
+        planned = main[k % len(main)]
+        strays = [m for m in game.legal_moves() if m != planned]
+        game.play(strays[int(rng.integers(len(strays)))])
+        detour = plan_crossing(game, cx.detour_width)
+        add_line(game, detour, k + 1)
+        lengths.append(len(detour) + 1)
+    legal_t, valid_t = _padded(legal)
+    demos = Demonstrations(torch.from_numpy(np.stack(obs)), legal_t, valid_t, torch.as_tensor(choice),
+                           torch.zeros(len(choice)), torch.as_tensor(line_of))
+    return demos, lengths
+
+
+def _padded(legal: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Legal-action lists as one zero-padded (N, longest) tensor and its validity mask."""
     width = max(len(x) for x in legal)
     legal_t = torch.zeros(len(legal), width, dtype=torch.int64)
     valid_t = torch.zeros(len(legal), width, dtype=torch.bool)
     for i, actions in enumerate(legal):
         legal_t[i, : len(actions)] = torch.as_tensor(actions)
         valid_t[i, : len(actions)] = True
-    return Demonstrations(torch.from_numpy(np.stack(obs)), legal_t, valid_t, torch.as_tensor(choice),
-                          torch.as_tensor(ret, dtype=torch.float32), torch.as_tensor(game_of))
+    return legal_t, valid_t
 
 
 def _batches(demos: Demonstrations, size: int, order: torch.Tensor):

@@ -52,6 +52,7 @@ from halma_env.encoding import encoding
 
 SELF, SNAPSHOT, BOT = 0, 1, 2
 FINISH_REASONS = ("finished", "first_finish")  # a game decided by a seat completing its crossing
+CROSSING_SAMPLE = 64  # planner positions in the crossing term of each PPO minibatch
 
 
 def end_reason_name(code: Any) -> str | None:
@@ -249,6 +250,7 @@ class Trainer:
         self.global_step = 0
         self.update = 0
         self.imitated = False  # imitation (cfg.imitation) runs once, before the first update of a fresh run
+        self.crossing_demos = None  # the planner's solitaire positions (cfg.crossing), planned when training starts
         self.ratings: dict[str, Any] = {}
         self.eval_history: list[dict[str, Any]] = []
         self.ckpt_dir = self.run_dir / "checkpoints"
@@ -352,7 +354,7 @@ class Trainer:
                 for key, value in r.items():
                     self.writer.add_scalar(f"eval/{opp}/{key}", value, self.global_step)
             results[opp]["rating_agent"] = me.ordinal()
-        if self.cfg.env.solo_envs:
+        if self.cfg.env.solo_envs or self.cfg.crossing.coef:
             results["solo"] = evaluate_solo(self.net, self.cfg, self.device)
             if self.writer:
                 self.writer.add_scalar("eval/solo_moves", results["solo"]["moves"], self.global_step)
@@ -403,12 +405,31 @@ class Trainer:
         hit = (legal == torch.as_tensor(wanted, device=legal.device)[:, None]) & valid
         return torch.where(hit.any(1), hit.float().argmax(1), -1)
 
+    def _plan_crossings(self) -> None:
+        """The planner's solitaire lines the policy learns during PPO (``crossing.*``; on a resume they
+        are planned again: the planner is deterministic and the detours are seeded)."""
+        from agents.imitation import record_crossings
+
+        cx = self.cfg.crossing
+        start = time.perf_counter()
+        demos, lengths = record_crossings(self.cfg, seed=self.cfg.seed)
+        self.crossing_demos = demos.subset(torch.arange(len(demos)))
+        for k in ("obs", "legal", "valid", "choice"):
+            setattr(self.crossing_demos, k, getattr(demos, k).to(self.device))
+        info = {"main_line_moves": lengths[0], "detour_moves": lengths[1:], "positions": len(demos),
+                "seconds": time.perf_counter() - start}
+        (self.run_dir / "crossing.json").write_text(json.dumps(info, indent=1) + "\n")
+        self.log(f"crossing: the planner's main line (width {cx.planner_width}) takes {lengths[0]} moves; "
+                 f"{cx.detours} detours; {len(demos)} positions in {info['seconds']:.0f} s")
+
     # --- the loop -----------------------------------------------------------------------
 
     def train(self) -> dict[str, Any]:
         cfg, ppo, dev = self.cfg, self.cfg.ppo, self.device
         if self.update == 0 and cfg.imitation.games and not self.imitated:
             self._imitate()
+        if cfg.crossing.coef and self.crossing_demos is None:
+            self._plan_crossings()
         n, num_envs, num_solo = self.n, cfg.env.num_envs, cfg.env.solo_envs
         batch_steps = (num_envs + num_solo) * ppo.num_steps
         num_iterations = max(1, ppo.total_steps // batch_steps)
@@ -593,7 +614,7 @@ class Trainer:
         clipfracs, approx_kl = [], torch.tensor(0.0)
         # the distillation weight anneals with the learning rate: the bot guides early, PPO decides late
         distill_coef = self.cfg.imitation.distill_coef * self.optimizer.param_groups[0]["lr"] / ppo.learning_rate
-        distill_loss = torch.tensor(0.0)
+        distill_loss = crossing_loss = torch.tensor(0.0)
         for _epoch in range(ppo.update_epochs):
             order = torch.as_tensor(self.np_rng.permutation(size), device=self.device)
             for start in range(0, size, mb_size):
@@ -627,6 +648,9 @@ class Trainer:
                     taught = teacher >= 0
                     distill_loss = F.cross_entropy(logits[taught], teacher[taught])
                     loss = loss + distill_coef * distill_loss
+                if self.crossing_demos is not None:
+                    crossing_loss = self._crossing_loss()
+                    loss = loss + self.cfg.crossing.coef * crossing_loss
                 self.optimizer.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(self.net.parameters(), ppo.max_grad_norm)
@@ -642,7 +666,17 @@ class Trainer:
             "losses/approx_kl": approx_kl.item(), "losses/clipfrac": float(np.mean(clipfracs)),
             "losses/explained_variance": float(explained_var), "charts/transitions": float(size),
             "losses/distill": distill_loss.item(), "charts/distill_coef": distill_coef,
+            "losses/crossing": crossing_loss.item(),
         }
+
+    def _crossing_loss(self) -> torch.Tensor:
+        """Cross-entropy toward the planner's move on a sample of its solitaire positions."""
+        demos = self.crossing_demos
+        pick = torch.as_tensor(self.np_rng.permutation(len(demos))[:CROSSING_SAMPLE], device=self.device)
+        valid = demos.valid[pick]
+        width = int(valid.sum(1).max())
+        logits, _ = self.net(demos.obs[pick], demos.legal[pick, :width], valid[:, :width])
+        return F.cross_entropy(logits, demos.choice[pick])
 
     def close(self) -> None:
         if self.writer:

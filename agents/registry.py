@@ -33,6 +33,7 @@ BOTS: dict[str, str] = {
     "greedy": "agents.bots.greedy:GreedyBot",
     "search": "agents.bots.search:SearchBot",
     "mcts": "agents.bots.mcts:MCTSBot",
+    "crossing": "agents.bots.crossing:CrossingBot",
 }
 
 # level -> bot spec: the fallback for games the ladder (agents/ladder/ladder.json) has no entry

@@ -25,6 +25,7 @@ FAST = {
     "easy": LEVELS["easy"],
     "search": "search:depth=2,time=none",
     "mcts": "mcts:iterations=24,time=none",
+    "crossing": "crossing:width=3",
 }
 
 
@@ -69,7 +70,8 @@ def test_same_seed_same_moves(bot: str) -> None:
         assert any(moves(5) != moves(s) for s in range(6, 12)), "the seed should matter for a random bot"
 
 
-@pytest.mark.parametrize("spec", ["search:time=5", "mcts:time=5", LEVELS["hard"], LEVELS["expert"]])
+@pytest.mark.parametrize("spec", ["search:time=5", "mcts:time=5", LEVELS["hard"], LEVELS["expert"],
+                                  "crossing:width=3000,time=5"])
 def test_time_budget_is_respected(spec: str) -> None:
     game = midgame("star", 2, 30)
     player = make_player(spec, seed=0)

@@ -1,0 +1,184 @@
+"""The crossing planner (agents/bots/crossing.py) and the training term that learns its lines."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from agents.bots.crossing import CrossingBot, plan_crossing
+from agents.config import from_dict
+from agents.imitation import record_crossings
+from agents.ppo import Trainer
+from agents.registry import make_player
+from halma_env import Game, Rules
+from halma_env.encoding import encoding
+from tests.test_train import quiet, tiny_config
+
+SOLITAIRE = Rules("star", 1)
+
+
+def replay(game: Game, line: list) -> Game:
+    """``line`` played on a copy of ``game``; every move must be legal when it is played."""
+    game = game.copy()
+    for move in line:
+        assert move in game.legal_moves(), (move, game.position())
+        game.play(move)
+    return game
+
+
+def test_the_planner_crosses_the_solitaire_in_few_moves() -> None:
+    line = plan_crossing(Game(SOLITAIRE), width=200)
+    end = replay(Game(SOLITAIRE), line)
+    assert end.status[0] == "finished" and end.end_reason == "finished"
+    # measured: 32 moves at width 200 (greedy needs 69; the optimum is 27)
+    assert 27 <= len(line) <= 33
+
+
+@pytest.mark.slow
+def test_the_planner_finds_the_published_optimum() -> None:
+    """Bell (2009): 27 moves at best.  Width 3000 finds a 27-move line (about 40 s here)."""
+    line = plan_crossing(Game(SOLITAIRE), width=3000)
+    assert replay(Game(SOLITAIRE), line).status[0] == "finished"
+    assert len(line) == 27
+
+
+def test_with_more_seats_only_the_mover_moves() -> None:
+    game = Game(Rules("star", 2))
+    game.play(game.legal_moves()[0])  # seat 1 to move
+    others = game.pieces(0)
+    line = plan_crossing(game, width=5)
+    assert line and replay_own(game, line, 1) and game.pieces(0) == others
+
+
+def replay_own(game: Game, line: list, seat: int) -> bool:
+    """Plays ``line`` as ``seat``'s moves only (the turn handed back each time), checking legality."""
+    game = game.copy()
+    for move in line:
+        game.to_move = seat
+        assert move in game.legal_moves()
+        game.play(move)
+    return True
+
+
+def test_the_diamond_king_is_planned_with_its_own_table() -> None:
+    game = Game(Rules("diamond", 2))
+    line = plan_crossing(game, width=20)
+    end = game.copy()
+    for move in line:
+        end.to_move = 0
+        end.play(move)
+    assert end.status[0] == "finished"
+
+
+def test_the_bot_follows_its_plan_in_the_solitaire() -> None:
+    bot = CrossingBot(width=50)
+    game = Game(SOLITAIRE)
+    expected = plan_crossing(game, width=50)
+    played = []
+    start = time.perf_counter()
+    while not game.is_over:
+        played.append(bot.select_move(game))
+        game.play(played[-1])
+    assert played == expected and game.status[0] == "finished"
+    assert bot.select_move(Game(SOLITAIRE)) == expected[0]  # the plan is cached by position
+    assert time.perf_counter() - start < 30
+
+
+def test_a_deadline_cuts_the_beam_short() -> None:
+    start = time.perf_counter()
+    line = plan_crossing(Game(SOLITAIRE), width=3000, deadline=time.perf_counter() + 0.2)
+    assert time.perf_counter() - start < 2.0  # one beam depth at most past the deadline
+    assert line and line[0] in Game(SOLITAIRE).legal_moves()
+
+
+def test_bad_planner_parameters_are_named() -> None:
+    with pytest.raises(ValueError, match="crossing width must be >= 1"):
+        make_player("crossing:width=0")
+    with pytest.raises(ValueError, match="crossing time must be > 0"):
+        make_player("crossing:time=0")
+    with pytest.raises(ValueError, match="crossing width"):
+        plan_crossing(Game(SOLITAIRE), width=-1)
+
+
+# --- learning the planner's lines during PPO (``crossing.*``) --------------------------------
+
+
+def crossing_config(**changes) -> dict:
+    data = tiny_config(crossing__planner_width=30, crossing__detours=3, crossing__detour_width=10,
+                       crossing__coef=1.0)
+    for key, value in changes.items():
+        section, name = key.split("__")
+        data[section][name] = value
+    return data
+
+
+def test_recorded_crossings_are_the_planners_lines() -> None:
+    cfg = from_dict(crossing_config())
+    demos, lengths = record_crossings(cfg, seed=0)
+    main = plan_crossing(Game(SOLITAIRE), width=30)
+    assert lengths[0] == len(main) and len(lengths) == 4
+    enc = encoding("star", 1)
+    game = Game(SOLITAIRE)
+    for i, move in enumerate(main):  # the main line comes first, position by position
+        assert torch.equal(demos.obs[i], torch.from_numpy(enc.observation(game, 0)))
+        assert int(demos.legal[i, demos.choice[i]]) == enc.encode_move(0, move.src, move.dst)
+        game.play(move)
+    assert int((demos.game == 0).sum()) == len(main)
+    # each detour starts one move off the main line and is a legal crossing from there
+    for k in (1, 2, 3):
+        rows = torch.nonzero(demos.game == k).squeeze(1)
+        assert len(rows) == lengths[k] - 1 and demos.valid[rows].any(1).all()
+    again, _ = record_crossings(cfg, seed=0)
+    assert torch.equal(again.choice, demos.choice) and torch.equal(again.obs, demos.obs)
+
+
+def test_training_learns_the_planners_crossing(tmp_path: Path) -> None:
+    data = crossing_config()
+    data["ppo"]["total_steps"] = 4 * 16 * 2
+    trainer = Trainer(from_dict(data), tmp_path / "cross", log=quiet)
+    stats = trainer.train()
+    trainer.close()
+    info = json.loads((tmp_path / "cross" / "crossing.json").read_text())
+    assert info["main_line_moves"] == len(plan_crossing(Game(SOLITAIRE), width=30))
+    assert len(info["detour_moves"]) == 3 and info["positions"] > info["main_line_moves"]
+    assert stats["losses/crossing"] > 0
+    plain = Trainer(from_dict(tiny_config()), tmp_path / "plain", log=quiet)
+    stats = plain.train()
+    plain.close()
+    assert stats["losses/crossing"] == 0 and not (tmp_path / "plain" / "crossing.json").exists()
+
+
+def test_the_crossing_term_fits_the_main_line() -> None:
+    """The loss the trainer adds, minimised alone, makes the greedy policy play the planner's line."""
+    from agents.network import build_network
+    from agents.ppo import evaluate_solo
+
+    cfg = from_dict(crossing_config(crossing__detours=0))
+    demos, lengths = record_crossings(cfg, seed=0)
+    torch.manual_seed(0)
+    net = build_network("star", 2, cfg.network)
+    opt = torch.optim.Adam(net.parameters(), lr=3e-3)
+    for _ in range(300):
+        logits, _ = net(demos.obs, demos.legal, demos.valid)
+        loss = torch.nn.functional.cross_entropy(logits, demos.choice)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert evaluate_solo(net, cfg, torch.device("cpu")) == {"moves": float(lengths[0]), "finished": 1.0}
+
+
+def test_crossing_config_is_checked() -> None:
+    with pytest.raises(ValueError, match="planner_width and crossing.coef go together"):
+        from_dict(tiny_config(crossing__planner_width=30))
+    with pytest.raises(ValueError, match="crossing.coef must be >= 0"):
+        from_dict(tiny_config(crossing__coef=-1.0))
+    with pytest.raises(ValueError, match="detours need crossing.planner_width"):
+        from_dict(tiny_config(crossing__detours=2))
+    data = crossing_config()
+    data["game"].update(variant="diamond")
+    with pytest.raises(ValueError, match="the solitaire crossing is a star game"):
+        from_dict(data)
