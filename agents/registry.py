@@ -3,7 +3,7 @@ path or an exported opponent.
 
 Accepted names (``make_player`` raises ``ValueError`` listing them for anything else):
 
-- a bot: ``random``, ``greedy``, ``search``, ``mcts``, optionally with parameters after a colon,
+- a bot: ``random``, ``greedy``, ``search``, ``mcts``, ``crossing``, optionally with parameters after a colon,
   comma separated: ``search:depth=3``, ``search:time=0.5,width=10``, ``mcts:time=0.5``,
   ``greedy:noise=0.2``.  ``bot_parameters(bot)`` lists each bot's parameters and defaults;
 - a level: ``easy``, ``medium``, ``hard``, ``expert``, resolved through the rated ladder

@@ -95,9 +95,19 @@ def test_a_deadline_cuts_the_beam_short() -> None:
     assert line and line[0] in Game(SOLITAIRE).legal_moves()
 
 
+def test_a_horizon_bounds_the_line() -> None:
+    game = Game(Rules("halma16", 2))
+    line = plan_crossing(game, width=3, depth=3)
+    assert len(line) == 3 and replay_own(game, line, 0)
+    bot = make_player("crossing:width=3,depth=3")
+    assert bot.select_move(game) == line[0]
+
+
 def test_bad_planner_parameters_are_named() -> None:
     with pytest.raises(ValueError, match="crossing width must be >= 1"):
         make_player("crossing:width=0")
+    with pytest.raises(ValueError, match="crossing depth must be >= 0"):
+        make_player("crossing:depth=-1")
     with pytest.raises(ValueError, match="crossing time must be > 0"):
         make_player("crossing:time=0")
     with pytest.raises(ValueError, match="crossing width"):

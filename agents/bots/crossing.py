@@ -9,9 +9,9 @@ piece left behind costs more than one ahead), keeps the ``width`` best states no
 stops at the first state in which the seat has finished.  Every state of one depth is as many
 moves from the start, so the first finished state is the shortest line the beam kept.
 
-Measured (``scripts``-free: ``python -c`` on the 2-core machine): straggle 1.0 finds the optimal
-27-move crossing with width 3000 (40 s); width 500: 31 moves (7 s); 200: 32 (2 s); plain depth
-sums (straggle 0) need more: 31 at width 1000.
+Measured on the 2-core machine (``halma eval --solo crossing:width=W``): straggle 1.0 finds the
+optimal 27-move crossing with width 3000 (41 s); width 500: 31 moves (8 s); 200: 32 (3 s).  Plain
+depth sums (straggle 0) did worse in a prototype: 31 moves at width 1000.
 
 With more seats the other seats' pieces stay where they are (the planner hands the turn back to
 its own seat), so the bot plans a race, not a game: it replans every move, and in the solitaire it
@@ -30,13 +30,16 @@ MAX_MOVES = 400  # a plan longer than this is cut off (no crossing needs nearly 
 
 
 def plan_crossing(
-    game: Game, width: int = 500, straggle: float = 1.0, *, deadline: float | None = None
+    game: Game, width: int = 500, straggle: float = 1.0, *, depth: int = 0, deadline: float | None = None
 ) -> list[Move]:
     """The shortest line the beam finds that finishes the mover's crossing, the other seats' pieces
-    held still; ``[]`` if the game is over.  If no line finishes (blocked, or ``deadline``, a
-    ``time.perf_counter()`` value, passed), the line to the best state reached is returned."""
+    held still; ``[]`` if the game is over.  If no line finishes (blocked, the horizon ``depth`` moves
+    reached (0: none), or ``deadline``, a ``time.perf_counter()`` value, passed), the line to the best
+    state reached is returned."""
     if width < 1:
         raise ValueError(f"crossing width must be >= 1, got {width!r}")
+    if depth < 0:
+        raise ValueError(f"crossing depth must be >= 0 (0 = to the finish), got {depth!r}")
     if game.is_over:
         return []
     seat = game.to_move
@@ -64,7 +67,7 @@ def plan_crossing(
 
     # states already reached (at this depth or fewer moves): the seat's pieces and its king's hole
     seen = {(frozenset(start.pieces(seat)), king_hole(start))}
-    for _ in range(MAX_MOVES):
+    for _ in range(depth or MAX_MOVES):
         children: list[tuple[float, int, Move, Game, list[Move]]] = []
         for potential, g, line in beam:
             if best[2] and deadline is not None and _time.perf_counter() > deadline:
@@ -108,11 +111,14 @@ class CrossingBot:
         seed: int | None = None,
         width: int = 500,
         straggle: float = 1.0,
+        depth: int = 0,
         time: float | None = None,
         name: str = "crossing",
     ) -> None:
         if width < 1:
             raise ValueError(f"crossing width must be >= 1, got {width!r}")
+        if depth < 0:
+            raise ValueError(f"crossing depth must be >= 0 (0 = to the finish), got {depth!r}")
         if straggle < 0:
             raise ValueError(f"crossing straggle must be >= 0, got {straggle!r}")
         if time is not None and time <= 0:
@@ -121,6 +127,7 @@ class CrossingBot:
         self.seed = seed  # the planner is deterministic: the seed changes nothing
         self.width = int(width)
         self.straggle = float(straggle)
+        self.depth = int(depth)
         self.time = time
         self._plan: dict[str, Move] = {}  # position -> planned move, along the last plan
 
@@ -133,11 +140,11 @@ class CrossingBot:
             return planned
         limits = [t for t in (self.time, time_budget) if t is not None]
         deadline = _time.perf_counter() + 0.7 * min(limits) - 0.01 if limits else None
-        line = plan_crossing(game, self.width, self.straggle, deadline=deadline)
+        line = plan_crossing(game, self.width, self.straggle, depth=self.depth, deadline=deadline)
         if not line:  # nothing improves on the current state: any legal move keeps the game going
             return game.legal_moves()[0]
         self._plan = {}
-        if game.num_players == 1:  # nobody else moves: the rest of the line stays valid
+        if game.num_players == 1 and not self.depth:  # nobody else moves: the rest of the line stays valid
             g = game.copy()
             for m in line:
                 self._plan[g.position()] = m
@@ -145,4 +152,4 @@ class CrossingBot:
         return line[0]
 
     def __repr__(self) -> str:
-        return f"CrossingBot(width={self.width}, straggle={self.straggle}, time={self.time})"
+        return f"CrossingBot(width={self.width}, straggle={self.straggle}, depth={self.depth}, time={self.time})"
