@@ -71,7 +71,7 @@ def test_same_seed_same_moves(bot: str) -> None:
 
 
 @pytest.mark.parametrize("spec", ["search:time=5", "mcts:time=5", LEVELS["hard"], LEVELS["expert"],
-                                  "crossing:width=3000,time=5"])
+                                  "crossing:time=5"])
 def test_time_budget_is_respected(spec: str) -> None:
     game = midgame("star", 2, 30)
     player = make_player(spec, seed=0)

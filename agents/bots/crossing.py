@@ -88,6 +88,8 @@ def plan_crossing(
         children.sort(key=lambda c: (c[0], c[1]))
         beam = []
         for potential, _, m, g, line in children[:width]:
+            if beam and deadline is not None and _time.perf_counter() > deadline:
+                break  # out of time: a narrower beam at this depth
             child = g.copy()
             child.to_move = seat
             child.play(m)
