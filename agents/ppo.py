@@ -52,7 +52,7 @@ from halma_env.encoding import encoding
 
 SELF, SNAPSHOT, BOT = 0, 1, 2
 FINISH_REASONS = ("finished", "first_finish")  # a game decided by a seat completing its crossing
-CROSSING_SAMPLE = 64  # planner positions in the crossing term of each PPO minibatch
+CROSSING_SAMPLE = 64  # detour positions in the crossing term of each PPO minibatch (besides the main line)
 
 
 def end_reason_name(code: Any) -> str | None:
@@ -251,6 +251,7 @@ class Trainer:
         self.update = 0
         self.imitated = False  # imitation (cfg.imitation) runs once, before the first update of a fresh run
         self.crossing_demos = None  # the planner's solitaire positions (cfg.crossing), planned when training starts
+        self.crossing_main_rows = 0
         self.ratings: dict[str, Any] = {}
         self.eval_history: list[dict[str, Any]] = []
         self.ckpt_dir = self.run_dir / "checkpoints"
@@ -416,6 +417,7 @@ class Trainer:
         self.crossing_demos = demos.subset(torch.arange(len(demos)))
         for k in ("obs", "legal", "valid", "choice"):
             setattr(self.crossing_demos, k, getattr(demos, k).to(self.device))
+        self.crossing_main_rows = lengths[0]  # the main line's positions come first
         info = {"main_line_moves": lengths[0], "detour_moves": lengths[1:], "positions": len(demos),
                 "seconds": time.perf_counter() - start}
         (self.run_dir / "crossing.json").write_text(json.dumps(info, indent=1) + "\n")
@@ -670,9 +672,12 @@ class Trainer:
         }
 
     def _crossing_loss(self) -> torch.Tensor:
-        """Cross-entropy toward the planner's move on a sample of its solitaire positions."""
+        """Cross-entropy toward the planner's move on its main line (every position: the greedy policy
+        must follow all of it) and on a sample of the detours' positions."""
         demos = self.crossing_demos
-        pick = torch.as_tensor(self.np_rng.permutation(len(demos))[:CROSSING_SAMPLE], device=self.device)
+        main = self.crossing_main_rows
+        detours = main + self.np_rng.permutation(len(demos) - main)[:CROSSING_SAMPLE]
+        pick = torch.as_tensor(np.concatenate([np.arange(main), detours]), device=self.device)
         valid = demos.valid[pick]
         width = int(valid.sum(1).max())
         logits, _ = self.net(demos.obs[pick], demos.legal[pick, :width], valid[:, :width])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import time
 from pathlib import Path
 
@@ -75,9 +76,9 @@ def test_the_diamond_king_is_planned_with_its_own_table() -> None:
 
 
 def test_the_bot_follows_its_plan_in_the_solitaire() -> None:
-    bot = CrossingBot(width=50)
+    bot = CrossingBot(seed=5, width=50)
     game = Game(SOLITAIRE)
-    expected = plan_crossing(game, width=50)
+    expected = plan_crossing(game, width=50, rng=random.Random(5))
     played = []
     start = time.perf_counter()
     while not game.is_over:
@@ -97,10 +98,28 @@ def test_a_deadline_cuts_the_beam_short() -> None:
 
 def test_a_horizon_bounds_the_line() -> None:
     game = Game(Rules("halma16", 2))
-    line = plan_crossing(game, width=3, depth=3)
+    line = plan_crossing(game, width=3, depth=3, rng=random.Random(1))
     assert len(line) == 3 and replay_own(game, line, 0)
-    bot = make_player("crossing:width=3,depth=3")
+    bot = make_player("crossing:width=3,depth=3", seed=1)  # its seed draws the same tie-breaks
     assert bot.select_move(game) == line[0]
+
+
+def test_the_seed_breaks_ties_between_equal_lines() -> None:
+    game = Game(Rules("halma16", 2))
+
+    def first_moves(seed: int) -> list:
+        bot = make_player("crossing:width=2,depth=2", seed=seed)
+        g = game.copy()
+        out = []
+        for _ in range(6):
+            out.append(bot.select_move(g))
+            g.play(out[-1])
+        return out
+
+    assert first_moves(3) == first_moves(3)
+    assert any(first_moves(3) != first_moves(s) for s in range(4, 10))
+    unseeded = [plan_crossing(game, width=2, depth=2) for _ in range(2)]
+    assert unseeded[0] == unseeded[1]  # without rng: generation order, deterministic
 
 
 def test_bad_planner_parameters_are_named() -> None:

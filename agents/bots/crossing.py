@@ -21,6 +21,7 @@ stops the beam early; the bot then plays the first move of the best line found s
 
 from __future__ import annotations
 
+import random
 import time as _time
 
 from agents.bots.evaluation import seat_tables
@@ -30,12 +31,14 @@ MAX_MOVES = 400  # a plan longer than this is cut off (no crossing needs nearly 
 
 
 def plan_crossing(
-    game: Game, width: int = 500, straggle: float = 1.0, *, depth: int = 0, deadline: float | None = None
+    game: Game, width: int = 500, straggle: float = 1.0, *, depth: int = 0, deadline: float | None = None,
+    rng: random.Random | None = None,
 ) -> list[Move]:
     """The shortest line the beam finds that finishes the mover's crossing, the other seats' pieces
     held still; ``[]`` if the game is over.  If no line finishes (blocked, the horizon ``depth`` moves
     reached (0: none), or ``deadline``, a ``time.perf_counter()`` value, passed), the line to the best
-    state reached is returned."""
+    state reached is returned.  States of equal potential are kept in the order they were generated,
+    or in a random order drawn from ``rng``."""
     if width < 1:
         raise ValueError(f"crossing width must be >= 1, got {width!r}")
     if depth < 0:
@@ -80,9 +83,9 @@ def plan_crossing(
                 if key in seen:
                     continue
                 seen.add(key)
-                # ``len(children)`` breaks ties in generation order (the sort never compares moves)
+                # the second entry breaks ties (so the sort never compares moves)
                 gain = value(g, m.src, m.src) - value(g, m.src, m.dst)
-                children.append((potential - gain, len(children), m, g, line))
+                children.append((potential - gain, rng.random() if rng else len(children), m, g, line))
         if not children:
             break
         children.sort(key=lambda c: (c[0], c[1]))
@@ -126,7 +129,8 @@ class CrossingBot:
         if time is not None and time <= 0:
             raise ValueError(f"crossing time must be > 0 seconds (or none), got {time!r}")
         self.name = name
-        self.seed = seed  # the planner is deterministic: the seed changes nothing
+        self.seed = seed
+        self._rng = random.Random(seed)  # breaks ties between lines of equal potential
         self.width = int(width)
         self.straggle = float(straggle)
         self.depth = int(depth)
@@ -142,7 +146,7 @@ class CrossingBot:
             return planned
         limits = [t for t in (self.time, time_budget) if t is not None]
         deadline = _time.perf_counter() + 0.7 * min(limits) - 0.01 if limits else None
-        line = plan_crossing(game, self.width, self.straggle, depth=self.depth, deadline=deadline)
+        line = plan_crossing(game, self.width, self.straggle, depth=self.depth, deadline=deadline, rng=self._rng)
         if not line:  # nothing improves on the current state: any legal move keeps the game going
             return game.legal_moves()[0]
         self._plan = {}
