@@ -211,3 +211,12 @@ def test_crossing_config_is_checked() -> None:
     data["game"].update(variant="diamond")
     with pytest.raises(ValueError, match="the solitaire crossing is a star game"):
         from_dict(data)
+
+
+def test_the_shipped_star2_agent_crosses_the_solitaire_within_30_moves() -> None:
+    """Issue 5's target for the main config's checkpoint, policy alone (greedy, so one game tells)."""
+    from agents.arena import run_solo
+
+    result = run_solo("agents/checkpoints/star2.pt")
+    (game,) = result.games
+    assert game.end_reason == "finished" and game.plies <= 30, (game.end_reason, game.plies)
