@@ -22,19 +22,21 @@ for game in "diamond 2" "diamond 3" "halma16 2" "halma16 4"; do
 done
 halma eval --solo greedy --games 10
 halma eval --solo search --games 3
+halma eval --solo crossing:width=3000
+halma eval crossing:width=3,depth=3 greedy --variant halma16 --games 40 --workers 1 --out "$out/crossing-halma16"
 
 # training (issue 5): the quickstart run and its agent against the bots
 halma train configs/quickstart.yaml --runs-dir "$out/runs"
 halma eval "$out/runs/quickstart/checkpoints/last.pt" random greedy --games 60 --out "$out/quickstart-eval"
 
 # the shipped checkpoints (issue 5), policy alone
-halma eval agents/checkpoints/star2.pt greedy --games 50 --out "$out/star2-greedy"
-halma eval agents/checkpoints/star2.pt search --games 20 --out "$out/star2-search"
+halma eval agents/checkpoints/star2.pt greedy --games 100 --workers 1 --out "$out/star2-greedy"
+halma eval agents/checkpoints/star2.pt search --games 20 --workers 1 --out "$out/star2-search"
 halma eval --solo agents/checkpoints/star2.pt
 halma eval agents/checkpoints/star3.pt greedy greedy --seats 3 --games 90 --workers 1 --out "$out/star3-greedy"
 halma eval agents/checkpoints/diamond2.pt greedy --variant diamond --seats 2 --games 100 --workers 1 \
   --out "$out/diamond2-greedy"
-halma eval agents/checkpoints/halma16_2.pt greedy --variant halma16 --seats 2 --games 100 --workers 2 \
+halma eval agents/checkpoints/halma16_2.pt greedy --variant halma16 --seats 2 --games 100 --workers 1 \
   --out "$out/halma16_2-greedy"
 
 # the ladder (issue 4): rebuild one entry into a copy, not the shipped file
