@@ -265,9 +265,26 @@ class TrainConfig:
         if self.env.solo_envs and self.game.variant != "star":
             raise ValueError(f"env.solo_envs: the solitaire crossing is a star game, not {self.game.variant}; "
                              "set it to 0")
+        self._check_players()
         if self.crossing.planner_width and self.game.variant != "star":
             raise ValueError(f"crossing.planner_width: the solitaire crossing is a star game, not {self.game.variant}; "
                              "set crossing.planner_width and crossing.coef to 0")
+
+    def _check_players(self) -> None:
+        """Every bot or opponent named in the config exists and takes the parameters given (so a typo
+        fails here, before a run directory is made, not minutes into a run)."""
+        from agents.registry import make_player  # bots are imported on demand, only those named
+
+        named = [("pool.bots", self.pool.bots), ("eval.opponents", self.eval.opponents),
+                 ("eval.final_opponents", self.eval.final_opponents),
+                 ("imitation.bot", [self.imitation.bot] if self.imitation.bot else [])]
+        for where, specs in named:
+            for i, spec in enumerate(specs):
+                try:
+                    make_player(spec, seed=0)
+                except ValueError as exc:
+                    at = where if where == "imitation.bot" else f"{where}[{i}]"
+                    raise ValueError(f"{at}: {exc}") from None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -476,6 +476,16 @@ def test_a_fresh_run_imitates_once(tmp_path: Path) -> None:
     assert sum("imitation:" in line for line in lines) == 2  # the weights already hold it
 
 
+def test_bot_names_in_the_config_are_checked_when_it_loads() -> None:
+    with pytest.raises(ValueError, match=r"pool.bots\[1\]: unknown player 'grredy'"):
+        from_dict(tiny_config(pool__bots=["random", "grredy"], pool__bot_prob=0.5, pool__self_prob=0.5,
+                              pool__snapshot_prob=0.0))
+    with pytest.raises(ValueError, match="imitation.bot: crossing width must be >= 1"):
+        from_dict(tiny_config(imitation__bot="crossing:width=0", imitation__games=1, imitation__epochs=1))
+    with pytest.raises(ValueError, match=r"eval.final_opponents\[0\]: unknown player"):
+        from_dict(tiny_config(eval__final_opponents=["nobody"]))
+
+
 def test_imitation_config_is_checked() -> None:
     with pytest.raises(ValueError, match="need imitation.bot"):
         from_dict(tiny_config(imitation__games=3))
