@@ -52,7 +52,13 @@ class Demonstrations:
         return int(self.choice.shape[0])
 
     def subset(self, index: torch.Tensor) -> Demonstrations:
-        return Demonstrations(*(getattr(self, k)[index] for k in ("obs", "legal", "valid", "choice", "ret", "game")))
+        return Demonstrations(*(getattr(self, k)[index] for k in FIELDS))
+
+    def to(self, device: torch.device) -> Demonstrations:
+        return Demonstrations(*(getattr(self, k).to(device) for k in FIELDS))
+
+
+FIELDS = ("obs", "legal", "valid", "choice", "ret", "game")
 
 
 def record(cfg: TrainConfig, make_bot: Callable[[str, int], Any], seed: int) -> Demonstrations:

@@ -414,9 +414,7 @@ class Trainer:
         cx = self.cfg.crossing
         start = time.perf_counter()
         demos, lengths = record_crossings(self.cfg, seed=self.cfg.seed)
-        self.crossing_demos = demos.subset(torch.arange(len(demos)))
-        for k in ("obs", "legal", "valid", "choice"):
-            setattr(self.crossing_demos, k, getattr(demos, k).to(self.device))
+        self.crossing_demos = demos.to(self.device)
         self.crossing_main_rows = lengths[0]  # the main line's positions come first
         info = {"main_line_moves": lengths[0], "detour_moves": lengths[1:], "positions": len(demos),
                 "seconds": time.perf_counter() - start}
