@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from halma_env.layout import layout
 
 # star directions on the axial grid (row, col): E SE SW W NW NE
@@ -190,3 +192,16 @@ def one_move_from_finishing():
         if g.places[0] == 1:
             finishing.append(m)
     return game, finishing
+
+
+def assert_within_budget(select_move, budget: float, label: str):
+    """Call ``select_move()`` and check it kept to ``budget`` seconds: its own CPU time (which other
+    processes on a loaded machine cannot inflate) within 50 ms of the budget, and its wall time
+    within a second of it (the bot's deadline is wall-clock; scheduling on a busy CI box may add to
+    it, but ignoring the budget altogether costs several seconds).  Returns the move."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    move = select_move()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    assert cpu < budget + 0.05, f"{label} used {cpu:.3f}s of CPU for a {budget}s budget"
+    assert wall < budget + 1.0, f"{label} took {wall:.3f}s for a {budget}s budget"
+    return move
