@@ -252,6 +252,7 @@ class TrainConfig:
     log: LogConfig
     device: str = "cpu"
     torch_threads: int = 1  # 0: torch's default; 1 was fastest on the shared 2-core machine
+    init_from: str | None = None  # a checkpoint whose network weights start a fresh run (null: random init)
 
     def validate(self) -> None:
         if not self.name or "/" in self.name or self.name.startswith("."):
@@ -262,6 +263,12 @@ class TrainConfig:
                 value.validate()
         if self.torch_threads < 0:
             raise ValueError("torch_threads must be >= 0")
+        if self.init_from is not None:
+            if not Path(self.init_from).is_file():
+                raise ValueError(f"init_from: checkpoint {self.init_from!r} does not exist")
+            if self.imitation.games:
+                raise ValueError("init_from and imitation.games both set the starting weights; choose one (set "
+                                 "imitation.games and imitation.epochs to 0: imitation.distill_coef may stay)")
         if self.env.solo_envs and self.game.variant != "star":
             raise ValueError(f"env.solo_envs: the solitaire crossing is a star game, not {self.game.variant}; "
                              "set it to 0")
@@ -382,6 +389,7 @@ def default_dict() -> dict[str, Any]:
             out[name] = dataclasses.asdict(tp())
     out["device"] = "cpu"
     out["torch_threads"] = 1
+    out["init_from"] = None
     return out
 
 

@@ -257,11 +257,13 @@ class Trainer:
         self.ckpt_dir = self.run_dir / "checkpoints"
         self.snap_dir = self.run_dir / "snapshots"
         if resume:
-            self._resume()
+            self._resume()  # the run's own weights: init_from only starts a fresh run
         else:
             if (self.ckpt_dir / "last.pt").exists():
                 raise ValueError(f"run directory {str(self.run_dir)!r} already holds a run; use --resume to "
                                  "continue it or choose another name")
+            if cfg.init_from is not None:
+                self._init_from(cfg.init_from)
             self.run_dir.mkdir(parents=True, exist_ok=True)
         (self.run_dir / "config.yaml").write_text(dump_yaml(cfg))
         self.writer = None
@@ -317,6 +319,16 @@ class Trainer:
             if Path(snap).exists():
                 self.pool.add(snap, self._load_snapshot(snap), self.cfg.pool.max_snapshots)
         self.log(f"resumed {self.run_dir} at update {self.update}, step {self.global_step}")
+
+    def _init_from(self, path: str) -> None:
+        """Start from a checkpoint's weights (fine-tuning): a fresh optimiser, step 0, this config's schedule."""
+        try:
+            data = load_checkpoint(path, variant=self.cfg.game.variant, num_players=self.n,
+                                   network=self._network_dict(), map_location=self.device)
+            self.net.load_state_dict(data["model"])
+        except (ValueError, RuntimeError) as exc:  # CheckpointError is a ValueError; a bad state dict a RuntimeError
+            raise ValueError(f"init_from: {exc}") from None
+        self.log(f"initialised from {path} (its update {data.get('update', '?')}, step {data.get('global_step', '?')})")
 
     def _load_snapshot(self, path: str) -> HalmaNet:
         data = load_checkpoint(path, variant=self.cfg.game.variant, num_players=self.n,

@@ -293,6 +293,35 @@ def test_resume_continues_the_run(tmp_path: Path) -> None:
         Trainer(from_dict(data), tmp_path / "tiny", resume=True, log=quiet)
 
 
+def test_init_from_starts_a_fresh_run_from_a_checkpoints_weights(tmp_path: Path) -> None:
+    trainer = Trainer(from_dict(tiny_config()), tmp_path / "first", log=quiet)
+    trainer.train()
+    trainer.close()
+    trained = _weights(trainer)
+    source = str(tmp_path / "first" / "checkpoints" / "last.pt")
+    tuned = Trainer(from_dict(dict(tiny_config(), init_from=source)), tmp_path / "tuned", log=quiet)
+    assert all(torch.equal(trained[k], v) for k, v in _weights(tuned).items())
+    assert tuned.update == 0 and tuned.global_step == 0 and not tuned.optimizer.state_dict()["state"]
+    fresh = Trainer(from_dict(tiny_config()), tmp_path / "fresh", log=quiet)
+    assert not all(torch.equal(trained[k], v) for k, v in _weights(fresh).items())
+    tuned.train()
+    tuned.close()
+    assert load_config(tmp_path / "tuned" / "config.yaml").init_from == source  # the run dir says where it began
+
+    with pytest.raises(ValueError, match="init_from: checkpoint .*nowhere.pt.* does not exist"):
+        from_dict(dict(tiny_config(), init_from=str(tmp_path / "nowhere.pt")))
+    wider = tiny_config(network__channels=16)
+    with pytest.raises(ValueError, match="init_from: .*different network shape"):
+        Trainer(from_dict(dict(wider, init_from=source)), tmp_path / "wider", log=quiet)
+    assert not (tmp_path / "wider").exists()  # nothing written for a run that cannot start
+    diamond = tiny_config(game__variant="diamond")
+    with pytest.raises(ValueError, match="init_from: .*variant 'star', not 'diamond'"):
+        Trainer(from_dict(dict(diamond, init_from=source)), tmp_path / "diamond", log=quiet)
+    imitating = tiny_config(imitation__bot="greedy", imitation__games=2, imitation__epochs=1)
+    with pytest.raises(ValueError, match="init_from and imitation.games"):
+        from_dict(dict(imitating, init_from=source))
+
+
 def test_snapshot_leaving_the_pool_mid_game(tmp_path: Path) -> None:
     """Games outlive rollouts; a snapshot dropped from the pool keeps playing the games it sits in."""
     data = tiny_config()
