@@ -194,14 +194,21 @@ def one_move_from_finishing():
     return game, finishing
 
 
-def assert_within_budget(select_move, budget: float, label: str):
-    """Call ``select_move()`` and check it kept to ``budget`` seconds: its own CPU time (which other
-    processes on a loaded machine cannot inflate) within 50 ms of the budget, and its wall time
-    within a second of it (the bot's deadline is wall-clock; scheduling on a busy CI box may add to
-    it, but ignoring the budget altogether costs several seconds).  Returns the move."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    move = select_move()
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    assert cpu < budget + 0.05, f"{label} used {cpu:.3f}s of CPU for a {budget}s budget"
-    assert wall < budget + 1.0, f"{label} took {wall:.3f}s for a {budget}s budget"
-    return move
+def assert_within_budget(select_move, budget: float, label: str, tries: int = 3):
+    """Call ``select_move()`` and check it kept to ``budget`` seconds: the CPU time of this thread
+    (which neither other processes on a loaded machine nor other threads of this one, e.g. torch's
+    spinning OpenMP workers, can inflate) within 50 ms of the budget, and its wall time within a
+    second of it (the bot's deadline is wall-clock; scheduling on a busy CI box may add to it).
+
+    A garbage-collector pass of the whole test process can land inside one call and add 0.1-0.2 s
+    that the bot cannot cut short, so the best of ``tries`` calls counts; a bot that ignores its
+    budget overshoots every time (by seconds).  Returns the last move."""
+    worst = ""
+    for _ in range(tries):
+        wall, cpu = time.perf_counter(), time.thread_time()
+        move = select_move()
+        wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
+        if cpu < budget + 0.05 and wall < budget + 1.0:
+            return move
+        worst = f"{label} used {cpu:.3f}s of CPU ({wall:.3f}s of wall time) for a {budget}s budget"
+    raise AssertionError(f"{worst}, in each of {tries} calls")
