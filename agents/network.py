@@ -78,8 +78,9 @@ class _HoleConvFunction(torch.autograd.Function):
     Autograd's own backward writes the (B*H, taps*C) gradient of the gathered tensor and then
     scatter-adds it (``index_add_``) into x; here the input gradient is the transposed convolution,
     a gather of the output gradient over the reverse table and one matmul, which skips the scatter
-    and the tall (B*H, C) x (C, taps*C) product (about 25% less time for the trunk's forward and
-    backward, same values up to float rounding; tests/test_network.py compares the two).
+    and the tall (B*H, C) x (C, taps*C) product: about 15% less time for the network's forward and
+    backward (docs/training.md, "Speed"), the same values up to float rounding (tests/test_network.py
+    compares the two).
     """
 
     @staticmethod
