@@ -281,14 +281,15 @@ def test_player_errors_are_not_hidden() -> None:
 
 class _Slow(_Scripted):
     def select_move(self, game: Game, time_budget: float | None = None):
-        assert time_budget == 0.01  # the budget reaches the player
+        assert time_budget == 0.05  # the budget reaches the player
         import time
 
-        time.sleep(0.02)
+        time.sleep(0.1)
         return game.legal_moves()[0]
 
 
 def test_time_per_move_is_measured_against_the_budget() -> None:
-    res = play_game(Rules("star", 2), [_Slow(), _Scripted()], time_budget=0.01, max_plies=4)
+    # budget 50 ms: the instant scripted player stays under it even when a loaded CI box stalls it briefly
+    res = play_game(Rules("star", 2), [_Slow(), _Scripted()], time_budget=0.05, max_plies=4)
     assert res.move_count == [2, 2] and res.over_budget == [2, 0]
-    assert res.move_time[0] >= 0.04 and res.max_move_time[0] >= 0.02
+    assert res.move_time[0] >= 0.2 and res.max_move_time[0] >= 0.1
