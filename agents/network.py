@@ -65,42 +65,82 @@ def reverse_table(table: np.ndarray) -> np.ndarray:
     return reverse
 
 
-def _gather_taps(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    """(B, H, C) -> (B * H, taps * C): each hole's features and its neighbours' (index H reads zeros)."""
-    b, h, c = x.shape
-    padded = torch.cat([x, x.new_zeros(b, 1, c)], dim=1)
-    return torch.index_select(padded, 1, index).reshape(b * h, -1)
+# positions per chunk of the hole convolution: the chunk's gathered (16 * H, taps * C) block (about 0.9 MB for
+# the default star network) stays in the core's L2 cache between the gather and the matmul that reads it
+CHUNK_POSITIONS = 16
+
+
+def gather_rows(index: torch.Tensor, batch: int, num_holes: int) -> torch.Tensor:
+    """(B * H * taps,) rows of the zero-padded (B * (H + 1), C) features that ``index`` reads.
+
+    ``index`` is a flattened (H, taps) neighbour table (value H = no neighbour); position b's rows
+    start at ``b * (H + 1)`` and its row H is zeros, so a missing neighbour reads zeros."""
+    offsets = torch.arange(0, batch * (num_holes + 1), num_holes + 1, device=index.device)
+    return (index + offsets.unsqueeze(1)).reshape(-1)
+
+
+def _pad(x: torch.Tensor) -> torch.Tensor:
+    """(B, H, C) -> (B * (H + 1), C): each position's holes, then a zero row."""
+    b, _, c = x.shape
+    return torch.cat([x, x.new_zeros(b, 1, c)], dim=1).view(-1, c)
+
+
+def _gather_taps(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """(B, H, C) -> (B * H, taps * C): each hole's features and its neighbours' (``gather_rows``)."""
+    b, h, _ = x.shape
+    return torch.index_select(_pad(x), 0, rows).view(b * h, -1)
 
 
 class _HoleConvFunction(torch.autograd.Function):
-    """``gather(x) @ W.T + b`` with a hand-written backward.
+    """``gather(x) @ W.T + b``, computed chunk by chunk, with a hand-written backward.
 
-    Autograd's own backward writes the (B*H, taps*C) gradient of the gathered tensor and then
-    scatter-adds it (``index_add_``) into x; here the input gradient is the transposed convolution,
-    a gather of the output gradient over the reverse table and one matmul, which skips the scatter
-    and the tall (B*H, C) x (C, taps*C) product: about 15% less time for the network's forward and
-    backward (docs/training.md, "Speed"), the same values up to float rounding (tests/test_network.py
-    compares the two).
+    A whole-batch gather writes a (B * H, taps * C) tensor (27 MB for 512 default-network positions)
+    that the matmul then reads back from memory; chunks of ``CHUNK_POSITIONS`` positions keep it in
+    cache, and the backward gathers again instead of keeping it.  The input gradient is the transposed
+    convolution: a gather of the output gradient over the reverse table and one matmul (no scatter).
+    The same values up to float rounding (tests/test_network.py compares with autograd); about
+    1.5x faster than the plain ops for the default network (docs/training.md, "Speed").
     """
 
     @staticmethod
-    def forward(ctx, x, weight, bias, table, reverse):
-        gathered = _gather_taps(x, table)
-        ctx.save_for_backward(gathered, weight, reverse)
-        return torch.addmm(bias, gathered, weight.t()).view(x.shape[0], x.shape[1], -1)
+    def forward(ctx, x, weight, bias, rows, reverse_rows):
+        b, h, c = x.shape
+        padded = _pad(x)
+        taps = rows.numel() // (b * h)
+        out = x.new_empty(b * h, weight.shape[0])
+        buffer = x.new_empty(min(b, CHUNK_POSITIONS) * h * taps, c)
+        for start in range(0, b, CHUNK_POSITIONS):
+            stop = min(start + CHUNK_POSITIONS, b)
+            gathered = buffer[:(stop - start) * h * taps]
+            torch.index_select(padded, 0, rows[start * h * taps:stop * h * taps], out=gathered)
+            torch.addmm(bias, gathered.view(-1, taps * c), weight.t(), out=out[start * h:stop * h])
+        ctx.save_for_backward(padded, weight, rows, reverse_rows)
+        ctx.shape = (b, h, c, taps)
+        return out.view(b, h, -1)
 
     @staticmethod
     def backward(ctx, grad):
-        gathered, weight, reverse = ctx.saved_tensors
-        b, h, out = grad.shape
-        taps = reverse.numel() // h
-        flat = grad.reshape(b * h, out)
-        grad_weight = flat.t() @ gathered
-        grad_bias = flat.sum(0)
+        padded, weight, rows, reverse_rows = ctx.saved_tensors
+        b, h, c, taps = ctx.shape
+        out_channels = grad.shape[-1]
+        flat = grad.reshape(b * h, out_channels)
+        padded_grad = _pad(grad.reshape(b, h, out_channels))
         # tap d of the weight, (out, C), stacked by tap: (taps * out, C)
-        stacked = weight.view(out, taps, -1).transpose(0, 1).reshape(taps * out, -1)
-        grad_x = (_gather_taps(grad, reverse) @ stacked).view(b, h, -1)
-        return grad_x, grad_weight, grad_bias, None, None
+        stacked = weight.view(out_channels, taps, c).transpose(0, 1).reshape(taps * out_channels, c)
+        grad_x = grad.new_empty(b * h, c)
+        grad_weight = grad.new_zeros(out_channels, taps * c)
+        chunk = min(b, CHUNK_POSITIONS) * h * taps
+        buffer, grad_buffer = grad.new_empty(chunk, c), grad.new_empty(chunk, out_channels)
+        for start in range(0, b, CHUNK_POSITIONS):
+            stop = min(start + CHUNK_POSITIONS, b)
+            n, lo, hi = (stop - start) * h, start * h * taps, stop * h * taps
+            gathered = buffer[:n * taps]
+            torch.index_select(padded, 0, rows[lo:hi], out=gathered)
+            grad_weight.addmm_(flat[start * h:stop * h].t(), gathered.view(n, taps * c))
+            gathered_grad = grad_buffer[:n * taps]
+            torch.index_select(padded_grad, 0, reverse_rows[lo:hi], out=gathered_grad)
+            torch.mm(gathered_grad.view(n, taps * out_channels), stacked, out=grad_x[start * h:stop * h])
+        return grad_x.view(b, h, c), grad_weight, flat.sum(0), None, None
 
 
 class HoleConv(nn.Module):
@@ -111,13 +151,13 @@ class HoleConv(nn.Module):
         self.linear = layer_init(nn.Linear(channels * taps, channels))
         self.norm = nn.LayerNorm(channels)
 
-    def forward(self, x: torch.Tensor, table: torch.Tensor, reverse: torch.Tensor) -> torch.Tensor:
-        """``table`` (H, taps) neighbour indices, ``reverse`` their ``reverse_table`` (both flattened)."""
-        if torch.is_grad_enabled() and not torch.onnx.is_in_onnx_export():
-            conv = _HoleConvFunction.apply(x, self.linear.weight, self.linear.bias, table, reverse)
-        else:  # inference and export: the same values with autograd's plain ops
+    def forward(self, x: torch.Tensor, rows: torch.Tensor, reverse_rows: torch.Tensor) -> torch.Tensor:
+        """``rows`` and ``reverse_rows``: ``gather_rows`` of the neighbour table and of its ``reverse_table``."""
+        if torch.onnx.is_in_onnx_export():  # the same values with plain ops an exporter knows
             b, h, _ = x.shape
-            conv = self.linear(_gather_taps(x, table)).view(b, h, -1)
+            conv = self.linear(_gather_taps(x, rows)).view(b, h, -1)
+        else:
+            conv = _HoleConvFunction.apply(x, self.linear.weight, self.linear.bias, rows, reverse_rows)
         return self.norm(x + torch.relu(conv))
 
 
@@ -167,8 +207,10 @@ class HalmaNet(nn.Module):
         if self.position is not None:
             x = x + self.position
         x = torch.relu(x)
+        b, h, _ = x.shape
+        rows, reverse_rows = gather_rows(self.table, b, h), gather_rows(self.reverse, b, h)
         for block in self.blocks:
-            x = block(x, self.table, self.reverse)
+            x = block(x, rows, reverse_rows)
         scale = 1.0 / math.sqrt(self.pair_dim)
         weight = torch.cat([self.src_head.weight, self.dst_head.weight * scale, self.dst_bias.weight])
         bias = torch.cat([self.src_head.bias, self.dst_head.bias * scale, self.dst_bias.bias])
