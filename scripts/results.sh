@@ -37,6 +37,8 @@ halma eval agents/checkpoints/star3.pt greedy greedy --seats 3 --games 90 --work
 halma eval agents/checkpoints/star6.pt greedy greedy greedy greedy greedy --seats 6 --games 216 --seed 1 --workers 2 --out "$out/star6-greedy"
 halma eval agents/checkpoints/diamond2.pt greedy --variant diamond --seats 2 --games 100 --workers 1 \
   --out "$out/diamond2-greedy"
+halma eval agents/checkpoints/diamond3.pt greedy greedy --variant diamond --seats 3 --games 90 --workers 1 \
+  --out "$out/diamond3-greedy"
 halma eval agents/checkpoints/halma16_2.pt greedy --variant halma16 --seats 2 --games 100 --workers 1 \
   --out "$out/halma16_2-greedy"
 
