@@ -98,8 +98,9 @@ class _HoleConvFunction(torch.autograd.Function):
     that the matmul then reads back from memory; chunks of ``CHUNK_POSITIONS`` positions keep it in
     cache, and the backward gathers again instead of keeping it.  The input gradient is the transposed
     convolution: a gather of the output gradient over the reverse table and one matmul (no scatter).
-    The same values up to float rounding (tests/test_network.py compares with autograd); about
-    1.5x faster than the plain ops for the default network (docs/training.md, "Speed").
+    The same values up to float rounding (tests/test_network.py compares with autograd); forward,
+    backward and Adam of the default network went from 146-169 to 114-118 us per position with the
+    chunks (docs/training.md, "Speed").
     """
 
     @staticmethod
