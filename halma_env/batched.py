@@ -732,13 +732,19 @@ class BatchedGame:
         M the largest number of legal moves in the batch."""
         rows, dest = self.legal_moves()
         B, R, H = dest.shape
-        actions = (rows.unsqueeze(-1) * H + torch.arange(H, device=self.device)).view(B, R * H)
-        key = torch.maximum(actions, (~dest).view(B, R * H).long() * self.num_actions)  # illegal last
-        key = key.sort(1).values
-        m = max(1, int(dest.sum((1, 2)).max()))
-        key = key[:, :m]
-        valid = key < self.num_actions
-        return key * valid, valid
+        # pieces by source hole, then the row-major nonzero of their destinations is ascending by action
+        # (sorting the B x R sources instead of the B x R*H actions: 3.1 -> 0.65 ms at B=128 on the star)
+        rows, order = rows.sort(1)
+        dest = dest.gather(1, order.unsqueeze(-1).expand(B, R, H)).view(B, R * H)
+        counts = dest.sum(1)
+        m = max(1, int(counts.max()))
+        game, col = dest.nonzero(as_tuple=True)
+        slot = torch.arange(game.shape[0], device=self.device) - (torch.cumsum(counts, 0) - counts)[game]
+        legal = torch.zeros((B, m), dtype=torch.int64, device=self.device)
+        valid = torch.zeros((B, m), dtype=torch.bool, device=self.device)
+        legal[game, slot] = rows[game, col // H] * H + col % H
+        valid[game, slot] = True
+        return legal, valid
 
     def random_actions(self, generator: torch.Generator | None = None) -> torch.Tensor:
         """(B,) uniformly random legal actions (from the compact form, without the dense mask)."""
