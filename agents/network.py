@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from halma_env.batched import padded_lists
 from halma_env.encoding import PLANES, encoding
 
 MASKED_LOGIT = -1e8  # CleanRL's CategoricalMasked value: exp() underflows to exactly 0
@@ -301,14 +302,4 @@ def legal_lists(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
     Rows with no legal action get one invalid entry; M is the largest legal count (at least 1).
     """
-    mask = mask.bool()
-    counts = mask.sum(dim=1)
-    m = max(int(counts.max().item()) if mask.shape[0] else 0, 1)
-    rows, cols = mask.nonzero(as_tuple=True)  # row-major: ascending actions within a row
-    starts = torch.cumsum(counts, 0) - counts
-    slot = torch.arange(rows.shape[0], device=mask.device) - starts[rows]
-    legal = torch.zeros(mask.shape[0], m, dtype=torch.int64, device=mask.device)
-    valid = torch.zeros(mask.shape[0], m, dtype=torch.bool, device=mask.device)
-    legal[rows, slot] = cols
-    valid[rows, slot] = True
-    return legal, valid
+    return padded_lists(mask.bool())

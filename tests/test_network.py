@@ -172,7 +172,8 @@ def test_value_and_logits_depend_on_the_position() -> None:
 # Greedy actions and values of the shipped checkpoints on 40 positions (export.sample_positions("star", 2, 40,
 # seed=3)): a faster formulation of the network must keep loading these state dicts and give the same moves.
 # The quickstart's were recorded with the network code it was trained with (before the hand-written backward
-# and the chunked convolution); star2's with the chunked code it was trained with (the 32 x 4 network).
+# and the chunked convolution); star2's with the code of its last training stage (the chunks and the move
+# head's hand-written backward; the 32 x 4 network).
 SHIPPED_GOLDEN = {
     "quickstart_star2": (
         [10115, 12431, 12299, 9018, 13764, 13029, 13646, 12309, 13886, 10724, 8530, 13766, 9722, 12309, 11303, 14346,
