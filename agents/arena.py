@@ -798,8 +798,8 @@ def run_solo(
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("players", nargs="*", metavar="PLAYER",
-                   help="bots (random, greedy, search, mcts), levels (easy, medium, hard), checkpoint or "
-                        "exported-model paths; 1 player plays itself")
+                   help="bots (random, greedy, search, mcts, crossing), levels (easy, medium, hard, expert), "
+                        "checkpoint or exported-model paths; 1 player plays itself")
     p.add_argument("--solo", metavar="AGENT", help="the solitaire crossing benchmark for AGENT (optimum 27 moves)")
     p.add_argument("--games", type=int, default=None, help="games to play (default 100; --solo: 1)")
     p.add_argument("--variant", default="star", choices=VARIANTS)
@@ -874,7 +874,7 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
             if args.variant != "star" or args.seats not in (None, 1) or args.rule or args.preset:
                 raise ValueError("--solo is the star solitaire (1 seat, default rules); "
                                  "drop --variant/--seats/--rule/--preset")
-            _check_players([args.solo], factory)
+            _check_players([args.solo], factory, Rules("star", 1))
         else:
             if not args.players:
                 raise ValueError("name at least one player (e.g. 'halma eval greedy random') or use --solo AGENT")
@@ -882,7 +882,9 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
             rules = build_rules(args.variant, seats, args.rule, args.preset)
             if rules.num_players < 2:
                 raise ValueError("matches need 2+ seats; the 1-seat star is the solitaire: use --solo AGENT")
-            _check_players(args.players, factory)
+            _check_players(args.players, factory, rules)
+        if args.out:
+            _check_out_dir(args.out)
     except ValueError as e:
         print(f"halma eval: error: {e}", file=sys.stderr)
         return 2
@@ -912,10 +914,25 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
     return 0
 
 
-def _check_players(specs: Sequence[str], factory: Factory) -> None:
-    """Make each player once so an unknown name or a bad file fails before any game starts."""
+def _check_players(specs: Sequence[str], factory: Factory, rules: Rules) -> None:
+    """Make each player and let it choose a move in the starting position (a short time budget),
+    so that an unknown name, a bad file or a player of another game (a 2-seat checkpoint asked to
+    play 3 seats) fails with its reason before any game starts."""
     for spec in specs:
         try:
-            factory(spec, 0)
+            player = factory(spec, 0)
         except (ValueError, FileNotFoundError, KeyError, ImportError) as e:
             raise ValueError(f"cannot make player {spec!r}: {e}") from None
+        try:
+            player.select_move(Game(rules), time_budget=0.05)
+        except ValueError as e:
+            raise ValueError(f"player {spec!r} cannot play this game (choose it with --variant, --seats): {e}") \
+                from None
+
+
+def _check_out_dir(out: str) -> None:
+    """Create ``--out`` now: an unwritable place fails before the games, not after them."""
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"cannot write --out {out!r}: {e.strerror or e}") from None

@@ -144,7 +144,10 @@ def export_checkpoint(checkpoint: str | Path, level: str, out_dir: str | Path = 
     net = model_from_checkpoint(data, checkpoint)
     variant, seats = data["variant"], int(data["num_players"])
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"cannot write to the output directory {str(out)!r}: {e.strerror or e}") from None
     path = out / f"{name or f'{variant}-{seats}-{level}'}.onnx"
     blob = onnx_bytes(net, opset)
     tmp = path.with_name(path.name + ".tmp")

@@ -30,6 +30,7 @@ import os
 import shlex
 import shutil
 import sys
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -339,9 +340,10 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
     return out
 
 
-def _ladder_name(candidate: str, base: Path, models_dir: Path) -> str:
+def _ladder_name(candidate: str, base: Path, copy: bool = True) -> str:
     """How the ladder file refers to a candidate: a model is copied next to the ladder (with its
-    manifest) unless it is there already, and named relative to it."""
+    manifest) unless it is there already, and named relative to it (``copy=False``: the name it
+    would get, nothing copied)."""
     from agents.opponent import manifest_path, parse_opponent_spec
 
     if ".onnx" not in candidate.lower():
@@ -349,9 +351,10 @@ def _ladder_name(candidate: str, base: Path, models_dir: Path) -> str:
     spec = parse_opponent_spec(candidate)
     src = Path(spec.path).resolve()
     if src.parent != base:
-        base.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, base / src.name)
-        shutil.copy2(manifest_path(src), manifest_path(base / src.name))
+        if copy:
+            base.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, base / src.name)
+            shutil.copy2(manifest_path(src), manifest_path(base / src.name))
         src = base / src.name
     rest = candidate[len(spec.path):]
     return os.path.relpath(src, base) + rest
@@ -361,20 +364,37 @@ def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, 
                 workers: int | None = 1, levels: tuple[str, ...] = LEVELS, path: str | Path | None = None,
                 models_dir: str | Path | None = None, time_budget: float | None = None,
                 progress: bool = False, command: str | None = None,
-                min_separation: float = SEPARATION) -> dict[str, Any]:
+                min_separation: float = SEPARATION, write_models: bool = True) -> dict[str, Any]:
     """Play the tournament among ``candidates`` and return the ladder entry (not saved).
+
+    With ``write_models`` the chosen models are copied next to the ladder file and their manifests
+    stamped with level and rating; without it (``--dry-run``) nothing outside a temporary
+    directory is written: ``.pt`` candidates are exported there, the entry names models as they
+    would be named.
 
     The levels go to candidates that are ``separated`` (``pick_levels``), weakest first.  When the
     tournament separates fewer candidates than ``levels`` names, the entry has only the lowest
     names (easy, medium, ...) and lists the rest under ``missing``: asking for a missing level
     then fails with a LadderError that says so (rebuild with stronger candidates or more games)."""
-    from agents.arena import CAP_PER_SEAT, run_tournament
-
     key = game_key(variant, seats)
     base = ladder_path(path).resolve().parent
-    models = Path(models_dir) if models_dir is not None else base
     if len(candidates) < len(levels):
-        raise LadderError(f"{len(levels)} levels need at least {len(levels)} candidates, got {len(candidates)}")
+        raise LadderError(f"{len(levels)} levels need at least {len(levels)} candidates, got {len(candidates)} "
+                          f"(or name fewer with --levels, e.g. --levels {','.join(levels[:len(candidates)])})")
+    if not write_models:
+        with tempfile.TemporaryDirectory() as scratch:
+            return _build_entry(candidates, variant, seats, games, seed, workers, levels, base, Path(scratch),
+                                time_budget, progress, command, min_separation, key, write_models)
+    models = Path(models_dir) if models_dir is not None else base
+    return _build_entry(candidates, variant, seats, games, seed, workers, levels, base, models, time_budget,
+                        progress, command, min_separation, key, write_models)
+
+
+def _build_entry(candidates: list[str], variant: str, seats: int, games: int, seed: int, workers: int | None,
+                 levels: tuple[str, ...], base: Path, models: Path, time_budget: float | None, progress: bool,
+                 command: str | None, min_separation: float, key: str, write_models: bool) -> dict[str, Any]:
+    from agents.arena import CAP_PER_SEAT, run_tournament
+
     specs = _prepare_candidates(candidates, variant, seats, models)
     rules = Rules(variant, seats)
     max_plies = CAP_PER_SEAT * seats
@@ -394,13 +414,13 @@ def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, 
     chosen = pick_levels(exact, len(levels), min_separation)
     level_rows = []
     for j, (level, i) in enumerate(zip(levels, chosen)):
-        name = _ladder_name(rows[i]["player"], base, models)
+        name = _ladder_name(rows[i]["player"], base, copy=write_models)
         rows[i]["level"] = level
         row = {"level": level, **{k: v for k, v in rows[i].items() if k != "level"}, "player": name}
         if j:
             row["separation"] = round(separation(exact[chosen[j - 1]], exact[i]), 2)
         level_rows.append(row)
-        if ".onnx" in name.lower():
+        if write_models and ".onnx" in name.lower():
             _stamp_manifest(base, name, level, rows[i]["rating"], key)
     summary = result.summary()
     entry = {
@@ -458,7 +478,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--separation", type=float, default=SEPARATION, metavar="Z",
                    help=f"adjacent levels' mu must differ by Z combined sigmas (default {SEPARATION:g}); levels "
                         "that no candidate fills clearly are left out and reported")
-    p.add_argument("--dry-run", action="store_true", help="print the new entry, do not write the ladder")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the new entry; write nothing (neither the ladder nor models next to it)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -504,7 +525,7 @@ def run(args: argparse.Namespace) -> int:
         entry = build_entry(args.candidates, args.variant, args.seats, games, seed=args.seed, workers=args.workers,
                             levels=levels, path=args.ladder, models_dir=args.models_dir,
                             time_budget=args.time_per_move, progress=not args.quiet, command=command,
-                            min_separation=args.separation)
+                            min_separation=args.separation, write_models=not args.dry_run)
     except ValueError as e:  # LadderError, OpponentError, CheckpointError
         print(f"halma ladder: error: {e}", file=sys.stderr)
         return 2

@@ -331,6 +331,9 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
+        except OSError as e:  # a missing or unreadable file
+            print(f"error: cannot read {args.replay!r}: {e.strerror or e}", file=sys.stderr)
+            return 2
         return 0
     session.run(terminal_read)
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,8 @@ from agents.cli import main as cli_main
 from agents.ratings import competition_ranks, rate_games, wilson_interval
 from halma_env import Game, Rules
 from halma_env.records import GameRecord, load_record
+
+STAR2 = str(Path(__file__).resolve().parents[1] / "agents" / "checkpoints" / "star2.pt")
 
 # --- the seat schedule ---------------------------------------------------------------------------
 
@@ -223,6 +226,9 @@ def test_cli_writes_results_and_replayable_records(tmp_path, capsys) -> None:
         (["greedy", "--solo", "greedy"], "--solo takes one agent"),
         (["--solo", "nosuchbot"], "nosuchbot"),
         (["greedy", "random", "--seats", "1"], "--solo"),
+        ([STAR2, "random", "greedy"], "plays star with 2 seats, not star with 3"),  # the default: 3 players, 3 seats
+        ([STAR2, "random", "--variant", "diamond"], "plays star with 2 seats, not diamond with 2"),
+        (["greedy", "random", "--out", "/dev/null/results"], "cannot write --out"),
     ],
 )
 def test_cli_bad_input_exits_2(argv, message, capsys) -> None:

@@ -244,9 +244,14 @@ def test_bad_options_and_names() -> None:
         load_opponent("model.pt")
 
 
-def test_export_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_export_command_errors(exported: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     from agents.cli import main
     from agents.export import export_checkpoint
+
+    checkpoint, _ = exported
+    (tmp_path / "a_file").write_text("")
+    assert main(["export", str(checkpoint), "--level", "x", "--out", str(tmp_path / "a_file" / "exports")]) == 2
+    assert "cannot write to the output directory" in capsys.readouterr().err
 
     assert main(["export", str(tmp_path / "missing.pt"), "--level", "x", "--out", str(tmp_path)]) == 2
     assert "does not exist" in capsys.readouterr().err

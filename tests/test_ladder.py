@@ -204,6 +204,27 @@ def test_halma_ladder_rebuilds_an_entry_exporting_a_checkpoint(tmp_path: Path, c
     assert "star-2" in capsys.readouterr().out
 
 
+def test_halma_ladder_dry_run_writes_nothing(tmp_path: Path, capsys) -> None:
+    from agents.cli import main
+    from agents.export import export_checkpoint
+    from agents.opponent import read_manifest
+
+    home = tmp_path / "ladder_home"
+    home.mkdir()
+    ladder = home / "ladder.json"
+    model = export_checkpoint(make_checkpoint(tmp_path / "m.pt"), "m", tmp_path / "models", check_positions=2)
+    manifest = read_manifest(model)
+    ckpt = make_checkpoint(tmp_path / "run" / "checkpoints" / "last.pt")
+    args = ["ladder", "--ladder", str(ladder), "--games", "4", "--quiet", "--separation", "0", "--dry-run",
+            "--levels", "easy,medium,hard", "greedy:noise=0.9", str(model), str(ckpt)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    entry = json.loads(out[out.index("\n{"):])  # the table, then the entry as JSON
+    assert len(entry["candidates"]) == 3
+    assert list(home.iterdir()) == []  # no ladder file, no copied or exported model
+    assert read_manifest(model) == manifest  # the candidate's manifest is not stamped
+
+
 def test_halma_ladder_refuses_bad_candidates(tmp_path: Path, capsys) -> None:
     from agents.cli import main
     from agents.export import export_checkpoint

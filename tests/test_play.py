@@ -119,6 +119,8 @@ def test_rule_options_and_cli_errors(capsys):
     assert "diamond is played by 2, 3 seats" in capsys.readouterr().err
     assert main(["play", "--rule", "bogus=1"]) == 2
     assert "unknown rule option" in capsys.readouterr().err
+    assert main(["play", "--replay", "/nonexistent/game.json"]) == 2
+    assert "cannot read '/nonexistent/game.json': No such file" in capsys.readouterr().err
 
 
 def test_whole_game_between_cpus_ends():
