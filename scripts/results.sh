@@ -27,13 +27,16 @@ halma eval crossing:width=3,depth=3 greedy --variant halma16 --games 40 --worker
 
 # training (issue 5): the quickstart run and its agent against the bots
 halma train configs/quickstart.yaml --runs-dir "$out/runs"
-halma eval "$out/runs/quickstart/checkpoints/last.pt" random greedy --games 60 --out "$out/quickstart-eval"
+halma eval "$out/runs/quickstart/checkpoints/last.pt" random greedy --seats 2 --games 60 --out "$out/quickstart-eval"
 
 # the shipped checkpoints (issue 5), policy alone
 halma eval agents/checkpoints/star2.pt greedy --games 100 --workers 1 --out "$out/star2-greedy"
-halma eval agents/checkpoints/star2.pt search --games 20 --workers 1 --out "$out/star2-search"
+# the time-limited search is weaker on a busy machine: give each worker a core of its own
+halma eval agents/checkpoints/star2.pt search --games 20 --workers 2 --out "$out/star2-search"
+halma eval agents/checkpoints/star2.pt search --games 20 --workers 2 --seed 1 --out "$out/star2-search-seed1"
 halma eval --solo agents/checkpoints/star2.pt
 halma eval agents/checkpoints/star3.pt greedy greedy --seats 3 --games 90 --workers 1 --out "$out/star3-greedy"
+halma eval agents/checkpoints/star4.pt greedy greedy greedy --seats 4 --games 144 --workers 1 --out "$out/star4-greedy"
 halma eval agents/checkpoints/star6.pt greedy greedy greedy greedy greedy --seats 6 --games 216 --seed 1 --workers 2 --out "$out/star6-greedy"
 halma eval agents/checkpoints/diamond2.pt greedy --variant diamond --seats 2 --games 100 --workers 1 \
   --out "$out/diamond2-greedy"
