@@ -74,8 +74,10 @@ def load_checkpoint(path: str | Path, *, variant: str | None = None, num_players
     try:
         data = torch.load(path, map_location=map_location, weights_only=True)
     except (RuntimeError, EOFError, pickle.UnpicklingError, zipfile.BadZipFile, OSError, ValueError) as exc:
+        # torch's first sentence says what failed; the rest of its message is advice about saving
+        first = str(exc).splitlines()[0].split(". ")[0].rstrip(".") if str(exc) else ""
         raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a checkpoint file "
-                              f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
+                              f"({type(exc).__name__}: {first})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{str(path)!r} is not a halma_env checkpoint (no format header {FORMAT!r})")
     missing = [k for k in REQUIRED if k not in data]
