@@ -31,9 +31,11 @@ halma eval "$out/runs/quickstart/checkpoints/last.pt" random greedy --seats 2 --
 
 # the shipped checkpoints (issue 5), policy alone
 halma eval agents/checkpoints/star2.pt greedy --games 100 --workers 1 --out "$out/star2-greedy"
-# the time-limited search is weaker on a busy machine: give each worker a core of its own
+# the search bot is time-limited (0.2 s per move): run it on an otherwise idle machine, a core per worker
 halma eval agents/checkpoints/star2.pt search --games 20 --workers 2 --out "$out/star2-search"
-halma eval agents/checkpoints/star2.pt search --games 20 --workers 2 --seed 1 --out "$out/star2-search-seed1"
+for seed in 1 2 3; do
+  halma eval agents/checkpoints/star2.pt search --games 20 --workers 2 --seed "$seed" --out "$out/star2-search-seed$seed"
+done
 halma eval --solo agents/checkpoints/star2.pt
 halma eval agents/checkpoints/star3.pt greedy greedy --seats 3 --games 90 --workers 1 --out "$out/star3-greedy"
 halma eval agents/checkpoints/star4.pt greedy greedy greedy --seats 4 --games 144 --workers 1 --out "$out/star4-greedy"
