@@ -22,6 +22,7 @@ one name works for every variant and seat count.  Nothing here imports torch, ex
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import itertools
 import json
@@ -376,31 +377,23 @@ def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, 
     tournament separates fewer candidates than ``levels`` names, the entry has only the lowest
     names (easy, medium, ...) and lists the rest under ``missing``: asking for a missing level
     then fails with a LadderError that says so (rebuild with stronger candidates or more games)."""
+    from agents.arena import CAP_PER_SEAT, run_tournament
+
     key = game_key(variant, seats)
     base = ladder_path(path).resolve().parent
     if len(candidates) < len(levels):
         raise LadderError(f"{len(levels)} levels need at least {len(levels)} candidates, got {len(candidates)} "
                           f"(or name fewer with --levels, e.g. --levels {','.join(levels[:len(candidates)])})")
-    if not write_models:
-        with tempfile.TemporaryDirectory() as scratch:
-            return _build_entry(candidates, variant, seats, games, seed, workers, levels, base, Path(scratch),
-                                time_budget, progress, command, min_separation, key, write_models)
-    models = Path(models_dir) if models_dir is not None else base
-    return _build_entry(candidates, variant, seats, games, seed, workers, levels, base, models, time_budget,
-                        progress, command, min_separation, key, write_models)
-
-
-def _build_entry(candidates: list[str], variant: str, seats: int, games: int, seed: int, workers: int | None,
-                 levels: tuple[str, ...], base: Path, models: Path, time_budget: float | None, progress: bool,
-                 command: str | None, min_separation: float, key: str, write_models: bool) -> dict[str, Any]:
-    from agents.arena import CAP_PER_SEAT, run_tournament
-
-    specs = _prepare_candidates(candidates, variant, seats, models)
-    rules = Rules(variant, seats)
-    max_plies = CAP_PER_SEAT * seats
-    result = run_tournament(specs, rules, games, seed=seed, workers=workers, time_budget=time_budget,
-                            max_plies=max_plies, cap_outcome="progress", progress=progress,
-                            factory=candidate_player)
+    # --dry-run: .pt candidates are exported to a scratch directory that goes away with the entry
+    scratch = contextlib.nullcontext(None) if write_models else tempfile.TemporaryDirectory()
+    with scratch as scratch_dir:
+        models = Path(scratch_dir or (models_dir if models_dir is not None else base))
+        specs = _prepare_candidates(candidates, variant, seats, models)
+        rules = Rules(variant, seats)
+        max_plies = CAP_PER_SEAT * seats
+        result = run_tournament(specs, rules, games, seed=seed, workers=workers, time_budget=time_budget,
+                                max_plies=max_plies, cap_outcome="progress", progress=progress,
+                                factory=candidate_player)
     ratings = result.ratings()
     stats = result.player_stats()
     rows = []
