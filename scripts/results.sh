@@ -33,7 +33,7 @@ halma eval "$out/runs/quickstart/checkpoints/last.pt" random greedy --seats 2 --
 halma eval agents/checkpoints/star2.pt greedy --games 100 --workers 1 --out "$out/star2-greedy"
 # the search bot is time-limited (0.2 s per move): run it on an otherwise idle machine, a core per worker
 halma eval agents/checkpoints/star2.pt search --games 20 --workers 2 --out "$out/star2-search"
-for seed in 1 2 3; do
+for seed in 1 2 3 4 5 6 7; do
   halma eval agents/checkpoints/star2.pt search --games 20 --workers 2 --seed "$seed" --out "$out/star2-search-seed$seed"
 done
 halma eval --solo agents/checkpoints/star2.pt
