@@ -543,3 +543,29 @@ def test_distillation_toward_the_bot_during_ppo(tmp_path: Path) -> None:
         from_dict(tiny_config(imitation__distill_coef=0.5))
     with pytest.raises(ValueError, match="distill_coef must be >= 0"):
         from_dict(tiny_config(imitation__distill_coef=-1.0))
+
+
+# What each shipped checkpoint's stored config must say, from its README row and docs/training.md: a guard
+# against shipping another run's file (session 7 shipped a self-play checkpoint in place of its search stage).
+SHIPPED_RUNS = {
+    "quickstart_star2": ("star", 2, 149_504, (16, 2), ["random", "greedy"]),
+    "star2": ("star", 2, 598_016, (32, 4), ["search:depth=3,time=none", "search:depth=4,time=none"]),
+    "star3": ("star", 3, 1_499_136, (16, 2), ["random", "greedy"]),
+    "star4": ("star", 4, 2_398_208, (16, 2), ["random", "greedy"]),
+    "star6": ("star", 6, 598_016, (16, 2), ["greedy"]),
+    "diamond2": ("diamond", 2, 1_198_080, (16, 2), ["random", "greedy"]),
+    "diamond3": ("diamond", 3, 1_998_848, (32, 4), ["random", "greedy"]),
+    "halma16_2": ("halma16", 2, 299_008, (16, 2), ["greedy"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED_RUNS))
+def test_shipped_checkpoints_come_from_their_documented_runs(name: str) -> None:
+    from agents.checkpoint import load_checkpoint
+
+    path = Path(__file__).resolve().parents[1] / "agents" / "checkpoints" / f"{name}.pt"
+    data = load_checkpoint(path)
+    variant, seats, steps, (channels, blocks), bots = SHIPPED_RUNS[name]
+    assert (data["variant"], data["num_players"], data["global_step"]) == (variant, seats, steps)
+    assert (data["network"]["channels"], data["network"]["blocks"]) == (channels, blocks)
+    assert data["config"]["pool"]["bots"] == bots
