@@ -252,6 +252,7 @@ class TrainConfig:
     log: LogConfig
     device: str = "cpu"
     torch_threads: int = 1  # 0: torch's default; 1 was fastest on the shared 2-core machine
+    processes: int = 1  # data-parallel training processes (agents/parallel.py), each with torch_threads threads
     init_from: str | None = None  # a checkpoint whose network weights start a fresh run (null: random init)
 
     def validate(self) -> None:
@@ -263,6 +264,15 @@ class TrainConfig:
                 value.validate()
         if self.torch_threads < 0:
             raise ValueError("torch_threads must be >= 0")
+        if self.processes < 1:
+            raise ValueError(f"processes must be >= 1, got {self.processes}")
+        for key in ("num_envs", "solo_envs"):
+            if getattr(self.env, key) % self.processes:
+                raise ValueError(f"env.{key} ({getattr(self.env, key)}) must be a multiple of processes "
+                                 f"({self.processes}): each process plays an equal share of the games")
+        if self.processes > 1 and self.device != "cpu":
+            raise ValueError(f"processes: {self.processes} data-parallel processes run on the CPU; with device "
+                             f"{self.device!r} use processes: 1")
         if self.init_from is not None:
             if not Path(self.init_from).is_file():
                 raise ValueError(f"init_from: checkpoint {self.init_from!r} does not exist")
@@ -389,6 +399,7 @@ def default_dict() -> dict[str, Any]:
             out[name] = dataclasses.asdict(tp())
     out["device"] = "cpu"
     out["torch_threads"] = 1
+    out["processes"] = 1
     out["init_from"] = None
     return out
 

@@ -30,6 +30,7 @@ The seat that starts rotates from game to game in each environment.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
@@ -44,6 +45,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from agents import parallel
 from agents.checkpoint import load_checkpoint, model_from_checkpoint, save_checkpoint
 from agents.config import TrainConfig, dump_yaml
 from agents.network import HalmaNet, build_network, legal_lists
@@ -67,8 +69,9 @@ def end_reason_name(code: Any) -> str | None:
 # --- environments ------------------------------------------------------------------------
 
 
-def make_env(cfg: TrainConfig, device: torch.device, seed: int):
-    """The training environments: the batched torch engine or N scalar games (``env.engine``)."""
+def make_env(cfg: TrainConfig, device: torch.device, seed: int, num_envs: int | None = None):
+    """The training environments: the batched torch engine or N scalar games (``env.engine``);
+    ``num_envs`` games (default ``env.num_envs``)."""
     from agents.vecgame import ScalarBatchedGame
 
     engine = cfg.env.engine
@@ -81,16 +84,17 @@ def make_env(cfg: TrainConfig, device: torch.device, seed: int):
     if engine == "batched":
         from halma_env.batched import BatchedGame
 
-        return BatchedGame(rules, cfg.env.num_envs, rotate_first_seat=True, **kwargs)
-    return ScalarBatchedGame(rules, cfg.env.num_envs, **kwargs)
+        return BatchedGame(rules, num_envs or cfg.env.num_envs, rotate_first_seat=True, **kwargs)
+    return ScalarBatchedGame(rules, num_envs or cfg.env.num_envs, **kwargs)
 
 
-def make_solo_env(cfg: TrainConfig, device: torch.device, seed: int):
-    """``env.solo_envs`` solitaire crossings (the game's rules with one seat) on the batched engine."""
+def make_solo_env(cfg: TrainConfig, device: torch.device, seed: int, num_envs: int | None = None):
+    """``env.solo_envs`` (or ``num_envs``) solitaire crossings (the game's rules with one seat) on the
+    batched engine."""
     from halma_env.batched import BatchedGame
 
     rules = cfg.game.rules().replace(num_players=1)
-    return BatchedGame(rules, cfg.env.solo_envs, device=device, seed=seed, reward=cfg.game.reward,
+    return BatchedGame(rules, num_envs or cfg.env.solo_envs, device=device, seed=seed, reward=cfg.game.reward,
                        progress_shaping=cfg.game.progress_shaping)
 
 
@@ -211,6 +215,21 @@ def evaluate_solo(net: HalmaNet, cfg: TrainConfig, device: torch.device) -> dict
 # --- the trainer -------------------------------------------------------------------------
 
 
+def weights_digest(net: nn.Module) -> str:
+    """A hash of the network's weights (to check that data-parallel processes hold the same ones)."""
+    digest = hashlib.sha256()
+    for tensor in net.state_dict().values():
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()
+
+
+def check_same_weights(digests: list[str], update: int) -> None:
+    """Raise if the processes' weight digests differ (their optimiser steps went apart: a bug)."""
+    if len(set(digests)) > 1:
+        raise RuntimeError(f"data-parallel processes hold different weights at update {update} "
+                           f"(digests {', '.join(d[:12] for d in digests)})")
+
+
 def rng_state(np_rng: np.random.Generator) -> dict[str, Any]:
     state = {"python": random.getstate(), "numpy": np_rng.bit_generator.state, "torch": torch.get_rng_state()}
     if torch.cuda.is_available():
@@ -227,24 +246,39 @@ def set_rng_state(state: dict[str, Any], np_rng: np.random.Generator) -> None:
 
 
 class Trainer:
-    """Holds the network, optimiser, environments, pool and logs of one run directory."""
+    """Holds the network, optimiser, environments, pool and logs of one run directory.
+
+    With ``processes`` > 1 (``agents.parallel``) one Trainer runs in each process (``rank``): each plays
+    its share of the games; process 0 alone logs, evaluates and writes files.
+    """
 
     def __init__(self, cfg: TrainConfig, run_dir: str | Path, device: str | None = None, resume: bool = False,
-                 log: Callable[[str], None] | None = None) -> None:
+                 log: Callable[[str], None] | None = None, rank: int = 0, world_size: int = 1) -> None:
         self.cfg = cfg
         self.run_dir = Path(run_dir)
+        self.rank, self.world_size = rank, world_size
+        self.main = rank == 0  # the process that logs, evaluates and writes the run directory
+        if not self.main:
+            log = lambda line: None  # noqa: E731
         self.log = log or (lambda line: print(line, flush=True))  # flushed: runs are often redirected to a file
         self.device = torch.device(device or cfg.device)
         if self.device.type == "cuda" and not torch.cuda.is_available():
             raise ValueError("device cuda was asked for but torch sees no CUDA device")
+        if world_size > 1 and self.device.type != "cpu":
+            raise ValueError(f"processes: {world_size} data-parallel processes run on the CPU; on {self.device.type} "
+                             "use processes: 1")
         if cfg.torch_threads:
             torch.set_num_threads(cfg.torch_threads)
-        # seeding (CleanRL): python, numpy, torch; deterministic kernels on CPU
+        # seeding (CleanRL): python, numpy, torch; deterministic kernels on CPU.  Every process builds the
+        # same initial network, then draws its own games and samples (process 0 as a single process would)
         random.seed(cfg.seed)
         torch.manual_seed(cfg.seed)
-        self.np_rng = np.random.default_rng(cfg.seed)
+        self.np_rng = np.random.default_rng(cfg.seed if rank == 0 else [cfg.seed, rank])
         self.n = cfg.game.num_players
         self.net = build_network(cfg.game.variant, self.n, cfg.network).to(self.device)
+        if rank:
+            random.seed(cfg.seed * 1_000_003 + rank)
+            torch.manual_seed(cfg.seed * 1_000_003 + rank)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
         self.pool = Pool(bots=list(cfg.pool.bots))
         self.global_step = 0
@@ -265,8 +299,10 @@ class Trainer:
             if cfg.init_from is not None:
                 self._init_from(cfg.init_from)
             self.run_dir.mkdir(parents=True, exist_ok=True)
-        (self.run_dir / "config.yaml").write_text(dump_yaml(cfg))
         self.writer = None
+        if not self.main:
+            return
+        (self.run_dir / "config.yaml").write_text(dump_yaml(cfg))
         if cfg.log.tensorboard:
             from torch.utils.tensorboard import SummaryWriter
 
@@ -280,7 +316,7 @@ class Trainer:
     def _network_dict(self) -> dict[str, Any]:
         return dict(vars(self.cfg.network))
 
-    def _payload(self, full: bool) -> dict[str, Any]:
+    def _payload(self, full: bool, rng_states: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         data: dict[str, Any] = {
             "variant": self.cfg.game.variant, "num_players": self.n, "network": self._network_dict(),
             "model": {k: v.detach().cpu() for k, v in self.net.state_dict().items()},
@@ -288,17 +324,26 @@ class Trainer:
         }
         if full:
             data["optimizer"] = self.optimizer.state_dict()
-            data["rng"] = rng_state(self.np_rng)
+            data["rng"] = rng_states[0]
+            if len(rng_states) > 1:
+                data["rng_ranks"] = rng_states
             data["extra"] = {"snapshots": list(self.pool.snapshot_paths), "ratings": self.ratings}
         return data
 
     def save(self) -> Path:
-        path = save_checkpoint(self.ckpt_dir / "last.pt", self._payload(full=True))
-        numbered = save_checkpoint(self.ckpt_dir / f"update_{self.update:06d}.pt", self._payload(full=False))
+        """Write ``last.pt`` (with every process's RNG state) and a numbered weights-only checkpoint.
+
+        Every process calls it at the same update; it checks that they all hold the same weights."""
+        rng_states = parallel.gather(rng_state(self.np_rng))
+        check_same_weights(parallel.gather(weights_digest(self.net)), self.update)
+        path = self.ckpt_dir / "last.pt"
+        if not self.main:
+            return path
+        save_checkpoint(path, self._payload(full=True, rng_states=rng_states))
+        save_checkpoint(self.ckpt_dir / f"update_{self.update:06d}.pt", self._payload(full=False))
         kept = sorted(self.ckpt_dir.glob("update_*.pt"))
         for old in kept[: -self.cfg.checkpoint.keep]:
             old.unlink()
-        _ = numbered
         return path
 
     def _resume(self) -> None:
@@ -312,7 +357,14 @@ class Trainer:
                 raise ValueError(f"--resume: {str(path)!r} is not a training checkpoint (no {key})")
         self.net.load_state_dict(data["model"])
         self.optimizer.load_state_dict(data["optimizer"])
-        set_rng_state(data["rng"], self.np_rng)
+        # each process continues its own random streams; a process the run did not have before (more
+        # processes than it was written with) starts new ones
+        states = data.get("rng_ranks", [data["rng"]])
+        if self.rank < len(states):
+            set_rng_state(states[self.rank], self.np_rng)
+        else:
+            self.np_rng = np.random.default_rng([self.cfg.seed, self.rank, int(data["update"])])
+            torch.manual_seed(self.cfg.seed * 1_000_003 + self.rank + 7919 * int(data["update"]))
         self.global_step, self.update = int(data["global_step"]), int(data["update"])
         self.ratings = data["extra"].get("ratings", {})
         for snap in data["extra"].get("snapshots", []):
@@ -337,7 +389,8 @@ class Trainer:
 
     def _snapshot(self) -> None:
         path = str(self.snap_dir / f"snap_{self.update:06d}.pt")
-        save_checkpoint(path, self._payload(full=False))
+        if self.main:  # every process keeps the same snapshot in memory; one writes it
+            save_checkpoint(path, self._payload(full=False))
         frozen = build_network(self.cfg.game.variant, self.n, self.cfg.network).to(self.device)
         frozen.load_state_dict(self.net.state_dict())
         frozen.eval()
@@ -439,16 +492,22 @@ class Trainer:
     def train(self) -> dict[str, Any]:
         cfg, ppo, dev = self.cfg, self.cfg.ppo, self.device
         if self.update == 0 and cfg.imitation.games and not self.imitated:
-            self._imitate()
+            if self.main:  # the others receive its weights just below
+                self._imitate()
+            self.imitated = True
+        parallel.broadcast_parameters(self.net)
         if cfg.crossing.coef and self.crossing_demos is None:
             self._plan_crossings()
-        n, num_envs, num_solo = self.n, cfg.env.num_envs, cfg.env.solo_envs
-        batch_steps = (num_envs + num_solo) * ppo.num_steps
+        # this process's games (all of them with one process); a ply is a step of every process's games
+        n, num_envs, num_solo = self.n, cfg.env.num_envs // self.world_size, cfg.env.solo_envs // self.world_size
+        plies_steps = cfg.env.num_envs + cfg.env.solo_envs
+        batch_steps = plies_steps * ppo.num_steps
         num_iterations = max(1, ppo.total_steps // batch_steps)
-        env = make_env(cfg, dev, seed=cfg.seed + 1000 * self.update)
+        seed = cfg.seed + 1000 * self.update + 1_000_000_007 * self.rank
+        env = make_env(cfg, dev, seed=seed, num_envs=num_envs)
         env.reset()
         # solitaire games: environments num_envs.. of the rollout buffer, always the learner's, seat 0
-        solo = make_solo_env(cfg, dev, seed=cfg.seed + 1000 * self.update + 500) if num_solo else None
+        solo = make_solo_env(cfg, dev, seed=seed + 500, num_envs=num_solo) if num_solo else None
         solo_rows = np.arange(num_envs, num_envs + num_solo)
         # distillation toward the imitation bot's moves on the learner's own positions (kickstarting)
         self._teacher = make_bot(cfg.imitation.bot, seed=cfg.seed * 7 + 1) if cfg.imitation.distill_coef > 0 else None
@@ -474,7 +533,7 @@ class Trainer:
             elif kind[b] == BOT:
                 name = self.pool.bots[int(self.np_rng.integers(len(self.pool.bots)))]
                 bot_serial[0] += 1
-                opponent[b] = make_bot(name, seed=cfg.seed * 100_003 + bot_serial[0])
+                opponent[b] = make_bot(name, seed=cfg.seed * 100_003 + bot_serial[0] + 1_000_000_007 * self.rank)
             else:
                 opponent[b] = None
 
@@ -487,7 +546,7 @@ class Trainer:
         last_status = time.time()
         next_eval = (self.global_step // cfg.eval.every + 1) * cfg.eval.every if cfg.eval.every else None
         bar = None
-        if cfg.log.progress_bar:
+        if cfg.log.progress_bar and self.main:
             from tqdm import tqdm
 
             bar = tqdm(total=num_iterations * batch_steps, initial=min(self.global_step, num_iterations * batch_steps),
@@ -505,7 +564,7 @@ class Trainer:
             t_rollout = time.perf_counter()
             buf = RolloutBuffer(carry, n, num_envs + num_solo)
             for _ in range(ppo.num_steps):
-                self.global_step += num_envs + num_solo
+                self.global_step += plies_steps
                 obs = env.observation()
                 legal, valid = env_legal(env)
                 mover = env.to_move.cpu().numpy()
@@ -581,6 +640,10 @@ class Trainer:
             # ---- logging ----
             sps = int((self.global_step - start_step) / max(time.time() - start_time, 1e-9))
             stats["charts/SPS"] = sps
+            # the games that ended in every process
+            gathered = parallel.gather((episode_stats, solo_stats))
+            episode_stats = [e for part, _ in gathered for e in part]
+            solo_stats = [e for _, part in gathered for e in part]
             stats["charts/learning_rate"] = self.optimizer.param_groups[0]["lr"]
             if episode_stats:
                 for key, name in (("return", "charts/episodic_return"), ("length", "charts/episodic_length"),
@@ -607,8 +670,9 @@ class Trainer:
                 self._snapshot()
             if next_eval is not None and self.global_step >= next_eval and cfg.eval.games:
                 next_eval += cfg.eval.every
-                res = self.run_evaluation(cfg.eval.opponents, cfg.eval.games)
-                self.log(eval_line(res, cfg.eval.opponents))
+                if self.main:
+                    res = self.run_evaluation(cfg.eval.opponents, cfg.eval.games)
+                    self.log(eval_line(res, cfg.eval.opponents))
             if self.update % cfg.checkpoint.every == 0 or self.update == num_iterations:
                 self.save()
         if bar is not None:
@@ -620,62 +684,74 @@ class Trainer:
     def _ppo_update(self, d: dict[str, torch.Tensor]) -> dict[str, float]:
         ppo = self.cfg.ppo
         size = d["adv"].shape[0]
-        if size == 0:
+        if size == 0 and self.world_size == 1:
             return {}
         mb_size = max(1, math.ceil(size / ppo.num_minibatches))
+        params = list(self.net.parameters())
         clipfracs, approx_kl = [], torch.tensor(0.0)
         # the distillation weight anneals with the learning rate: the bot guides early, PPO decides late
         distill_coef = self.cfg.imitation.distill_coef * self.optimizer.param_groups[0]["lr"] / ppo.learning_rate
-        distill_loss = crossing_loss = torch.tensor(0.0)
+        pg_loss = v_loss = entropy_loss = logratio = distill_loss = crossing_loss = torch.tensor(0.0)
         for _epoch in range(ppo.update_epochs):
             order = torch.as_tensor(self.np_rng.permutation(size), device=self.device)
-            for start in range(0, size, mb_size):
-                mb = order[start:start + mb_size]
-                valid = d["valid"][mb]
-                width = int(valid.sum(1).max())  # trim the padding to this minibatch's longest list
-                valid = valid[:, :width]
-                logits, newvalue = self.net(d["obs"][mb], d["legal"][mb, :width], valid)
-                logprobs = torch.log_softmax(logits, dim=-1)
-                newlogp = logprobs.gather(1, d["slot"][mb, None]).squeeze(1)
-                entropy = -(logprobs.exp() * logprobs).sum(-1)  # masked entries: 0 * finite = 0
-                logratio = newlogp - d["logp"][mb]
-                ratio = logratio.exp()
-                with torch.no_grad():
-                    approx_kl = ((ratio - 1) - logratio).mean()  # http://joschu.net/blog/kl-approx.html
-                    clipfracs.append(((ratio - 1.0).abs() > ppo.clip_coef).float().mean().item())
-                mb_adv = d["adv"][mb]
-                if ppo.norm_adv and mb_adv.numel() > 1:
-                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                pg_loss = torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - ppo.clip_coef, 1 + ppo.clip_coef)).mean()
-                ret, old_v = d["ret"][mb], d["value"][mb]
-                if ppo.clip_vloss:
-                    v_clipped = old_v + (newvalue - old_v).clamp(-ppo.clip_coef, ppo.clip_coef)
-                    v_loss = 0.5 * torch.max((newvalue - ret) ** 2, (v_clipped - ret) ** 2).mean()
-                else:
-                    v_loss = 0.5 * ((newvalue - ret) ** 2).mean()
-                entropy_loss = entropy.mean()
-                loss = pg_loss - ppo.ent_coef * entropy_loss + v_loss * ppo.vf_coef
-                teacher = d["teacher"][mb]
-                if distill_coef > 0 and bool((teacher >= 0).any()):
-                    taught = teacher >= 0
-                    distill_loss = F.cross_entropy(logits[taught], teacher[taught])
-                    loss = loss + distill_coef * distill_loss
-                if self.crossing_demos is not None:
-                    crossing_loss = self._crossing_loss()
-                    loss = loss + self.cfg.crossing.coef * crossing_loss
+            # num_minibatches optimiser steps per epoch in every process (with processes > 1 one process's
+            # share of a minibatch may be empty: it then adds no gradient to the others')
+            for k in range(ppo.num_minibatches):
+                mb = order[k * mb_size:(k + 1) * mb_size]
+                if len(mb) == 0 and self.world_size == 1:
+                    break
                 self.optimizer.zero_grad()
-                loss.backward()
+                if len(mb):
+                    valid = d["valid"][mb]
+                    width = int(valid.sum(1).max())  # trim the padding to this minibatch's longest list
+                    valid = valid[:, :width]
+                    logits, newvalue = self.net(d["obs"][mb], d["legal"][mb, :width], valid)
+                    logprobs = torch.log_softmax(logits, dim=-1)
+                    newlogp = logprobs.gather(1, d["slot"][mb, None]).squeeze(1)
+                    entropy = -(logprobs.exp() * logprobs).sum(-1)  # masked entries: 0 * finite = 0
+                    logratio = newlogp - d["logp"][mb]
+                    ratio = logratio.exp()
+                    with torch.no_grad():
+                        approx_kl = ((ratio - 1) - logratio).mean()  # http://joschu.net/blog/kl-approx.html
+                        clipfracs.append(((ratio - 1.0).abs() > ppo.clip_coef).float().mean().item())
+                    mb_adv = d["adv"][mb]
+                    if ppo.norm_adv and mb_adv.numel() > 1:
+                        mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                    pg_loss = torch.max(-mb_adv * ratio,
+                                        -mb_adv * ratio.clamp(1 - ppo.clip_coef, 1 + ppo.clip_coef)).mean()
+                    ret, old_v = d["ret"][mb], d["value"][mb]
+                    if ppo.clip_vloss:
+                        v_clipped = old_v + (newvalue - old_v).clamp(-ppo.clip_coef, ppo.clip_coef)
+                        v_loss = 0.5 * torch.max((newvalue - ret) ** 2, (v_clipped - ret) ** 2).mean()
+                    else:
+                        v_loss = 0.5 * ((newvalue - ret) ** 2).mean()
+                    entropy_loss = entropy.mean()
+                    loss = pg_loss - ppo.ent_coef * entropy_loss + v_loss * ppo.vf_coef
+                    teacher = d["teacher"][mb]
+                    if distill_coef > 0 and bool((teacher >= 0).any()):
+                        taught = teacher >= 0
+                        distill_loss = F.cross_entropy(logits[taught], teacher[taught])
+                        loss = loss + distill_coef * distill_loss
+                    if self.crossing_demos is not None:
+                        crossing_loss = self._crossing_loss()
+                        loss = loss + self.cfg.crossing.coef * crossing_loss
+                    loss.backward()
+                # processes > 1: the mean gradient over all processes' samples of this minibatch
+                if parallel.average_gradients(params, len(mb)) == 0:
+                    continue  # no process had a sample
                 nn.utils.clip_grad_norm_(self.net.parameters(), ppo.max_grad_norm)
                 self.optimizer.step()
-            if ppo.target_kl is not None and approx_kl > ppo.target_kl:
+            if ppo.target_kl is not None and parallel.mean(float(approx_kl)) > ppo.target_kl:
                 break
-        y_pred, y_true = d["value"].cpu().numpy(), d["ret"].cpu().numpy()
-        var_y = np.var(y_true)
-        explained_var = np.nan if var_y == 0 else 1 - np.var(y_true - y_pred) / var_y
+        explained_var = np.nan
+        if size:
+            y_pred, y_true = d["value"].cpu().numpy(), d["ret"].cpu().numpy()
+            var_y = np.var(y_true)
+            explained_var = np.nan if var_y == 0 else 1 - np.var(y_true - y_pred) / var_y
         return {
             "losses/value_loss": v_loss.item(), "losses/policy_loss": pg_loss.item(),
             "losses/entropy": entropy_loss.item(), "losses/old_approx_kl": float((-logratio).mean().item()),
-            "losses/approx_kl": approx_kl.item(), "losses/clipfrac": float(np.mean(clipfracs)),
+            "losses/approx_kl": approx_kl.item(), "losses/clipfrac": float(np.mean(clipfracs)) if clipfracs else 0.0,
             "losses/explained_variance": float(explained_var), "charts/transitions": float(size),
             "losses/distill": distill_loss.item(), "charts/distill_coef": distill_coef,
             "losses/crossing": crossing_loss.item(),

@@ -46,25 +46,45 @@ def final_table(results: dict[str, Any], opponents: list[str], games: int) -> st
 
 
 def run(args: argparse.Namespace) -> int:
-    from agents.ppo import Trainer
-
     try:
         cfg = load_config(args.config, args.overrides)
     except ValueError as exc:
         print(f"halma train: {exc}", file=sys.stderr)
         return 2
-    run_dir = Path(args.runs_dir) / cfg.name
     if args.quiet:
         cfg.log.progress_bar = False
+    if cfg.processes > 1:
+        from agents.parallel import spawn
+
+        return spawn(train_and_evaluate, cfg.processes, cfg, args)
+    return train_and_evaluate(0, 1, cfg, args)
+
+
+def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Namespace) -> int:
+    """Train (in process ``rank`` of ``world_size``), then, in process 0, the closing evaluation."""
+    from agents import parallel
+    from agents.ppo import Trainer
+
+    run_dir = Path(args.runs_dir) / cfg.name
     t0 = time.time()
+    error = None
     try:
-        trainer = Trainer(cfg, run_dir, device=args.device, resume=args.resume)
+        trainer = Trainer(cfg, run_dir, device=args.device, resume=args.resume, rank=rank, world_size=world_size)
     except ValueError as exc:
-        print(f"halma train: {exc}", file=sys.stderr)
+        error = str(exc)
+    errors = [e for e in parallel.gather(error) if e is not None]  # all processes stop if one cannot start
+    if errors:
+        if rank == 0:
+            print(f"halma train: {errors[0]}", file=sys.stderr)
         return 2
-    print(f"training {cfg.game.variant} {cfg.game.num_players} seats -> {run_dir} on {trainer.device}", flush=True)
+    main = rank == 0
+    if main:
+        on = f"{trainer.device}" + (f", {world_size} processes" if world_size > 1 else "")
+        print(f"training {cfg.game.variant} {cfg.game.num_players} seats -> {run_dir} on {on}", flush=True)
     trainer.train()
     trainer.close()
+    if not main:
+        return 0
     train_time = time.time() - t0
     ckpt = run_dir / "checkpoints" / "last.pt"
     print(f"trained {trainer.global_step} steps in {train_time:.0f} s; checkpoint {ckpt}")
@@ -88,57 +108,77 @@ def run(args: argparse.Namespace) -> int:
 # --- halma bench train ------------------------------------------------------------------
 
 
+def _bench_loop(rank: int, world_size: int, cfg: Any, seconds: float) -> tuple[int, float, float]:
+    """One warm-up iteration of the training loop, then as many as fit in ``seconds`` (at least one):
+    (steps, wall seconds, CPU seconds of all processes)."""
+    import tempfile
+
+    from agents import parallel
+    from agents.ppo import Trainer
+
+    batch = cfg.env.num_envs * cfg.ppo.num_steps
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg.ppo.total_steps = batch
+        trainer = Trainer(cfg, Path(tmp) / "bench", log=lambda s: None, rank=rank, world_size=world_size)
+        trainer.train()
+        iterations = 1
+        parallel.any_true(False)  # every process has warmed up
+        start, cpu0 = time.perf_counter(), time.process_time()
+        steps0 = trainer.global_step
+        # process 0's clock decides when all of them stop
+        while not parallel.any_true(iterations > 1 and rank == 0 and time.perf_counter() - start >= seconds):
+            iterations += 1
+            cfg.ppo.total_steps = batch * iterations
+            trainer.train()
+        elapsed = time.perf_counter() - start
+        cpu = sum(parallel.gather(time.process_time() - cpu0))
+        trainer.close()
+    return trainer.global_step - steps0, elapsed, cpu
+
+
+
+
 def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     """Environment steps per second of the whole loop (rollout + update), default config, self-play.
 
     Measured for the scalar and the batched engine on one torch thread (the default config's), and for
-    the batched engine on two threads (only meaningful on a quiet machine: the load average is reported).
+    the batched engine on two threads of one process and in two data-parallel processes of one thread
+    (``processes: 2``); both only meaningful on a quiet machine: the load average is reported.
     """
     import os
-    import tempfile
 
     import torch
 
     from agents.config import default_dict, from_dict
-    from agents.ppo import Trainer
+    from agents.parallel import spawn
 
     devices = [args.device] if getattr(args, "device", None) else ["cpu"] + (["cuda"] if torch.cuda.is_available()
                                                                              else [])
     figures: dict[str, Any] = {"load_average_1min": round(os.getloadavg()[0], 2)}
     seconds = float(getattr(args, "seconds", 2.0))
     runs = [(device, engine, 1) for device in devices for engine in ("scalar", "batched")]
-    runs += [("cpu", "batched", 2)] if "cpu" in devices else []
+    runs += [("cpu", "batched", 2, 1), ("cpu", "batched", 1, 2)] if "cpu" in devices else []
     threads_before = torch.get_num_threads()  # the trainer sets torch's (process-wide) thread count
-    for device, engine, threads in runs:
+    for device, engine, threads, processes in [run if len(run) == 4 else (*run, 1) for run in runs]:
         data = default_dict()
-        data.update(name="bench", seed=int(getattr(args, "seed", 0)), device=device, torch_threads=threads)
+        data.update(name="bench", seed=int(getattr(args, "seed", 0)), device=device, torch_threads=threads,
+                    processes=processes)
         data["env"]["engine"] = engine
         data["pool"].update(self_prob=1.0, snapshot_prob=0.0, bot_prob=0.0)
         data["eval"].update(every=0, final_games=0)
         data["log"].update(progress_bar=False, tensorboard=False, status_every=1e9)
         data["checkpoint"]["every"] = 10 ** 9
         cfg = from_dict(data)
-        batch = cfg.env.num_envs * cfg.ppo.num_steps
-        with tempfile.TemporaryDirectory() as tmp:
-            # one warm-up iteration, then as many as fit in the time given (at least one)
-            cfg.ppo.total_steps = batch
-            trainer = Trainer(cfg, Path(tmp) / "bench", log=lambda s: None)
-            trainer.train()
-            iterations = 1
-            start, cpu0 = time.perf_counter(), time.process_time()
-            steps0 = trainer.global_step
-            while iterations == 1 or time.perf_counter() - start < seconds:
-                iterations += 1
-                cfg.ppo.total_steps = batch * iterations
-                trainer.train()
-            elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu0
-            steps = trainer.global_step - steps0
-            name = f"train_{device}_{engine}" + (f"_{threads}threads" if threads != 1 else "")
-            figures[f"{name}_steps_per_s"] = round(steps / elapsed, 1)
-            # per second of this process's CPU time (all its threads): on a shared machine, what one
-            # free core would give with one thread
-            figures[f"{name}_steps_per_cpu_s"] = round(steps / max(cpu, 1e-9), 1)
-            trainer.close()
+        if processes > 1:
+            steps, elapsed, cpu = spawn(_bench_loop, processes, cfg, seconds)
+        else:
+            steps, elapsed, cpu = _bench_loop(0, 1, cfg, seconds)
+        name = f"train_{device}_{engine}" + (f"_{threads}threads" if threads != 1 else "")
+        name += f"_{processes}processes" if processes != 1 else ""
+        figures[f"{name}_steps_per_s"] = round(steps / elapsed, 1)
+        # per second of CPU time (all threads and processes): on a shared machine, what one free core
+        # would give with one thread
+        figures[f"{name}_steps_per_cpu_s"] = round(steps / max(cpu, 1e-9), 1)
     torch.set_num_threads(threads_before)
     figures["num_envs"] = cfg.env.num_envs
     figures["num_steps"] = cfg.ppo.num_steps

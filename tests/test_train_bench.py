@@ -11,7 +11,7 @@ import agents.config
 from agents.train import run_benchmark
 
 
-def test_bench_train_reports_every_engine_and_thread_count(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+def test_bench_train_reports_every_engine_thread_and_process_count(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     real = agents.config.default_dict
 
     def tiny() -> dict:
@@ -24,7 +24,8 @@ def test_bench_train_reports_every_engine_and_thread_count(monkeypatch: pytest.M
     monkeypatch.setattr(agents.config, "default_dict", tiny)
     threads = torch.get_num_threads()
     figures = run_benchmark(types.SimpleNamespace(json=False, seconds=0.0, seed=0, device="cpu"))
-    for name in ("train_cpu_scalar", "train_cpu_batched", "train_cpu_batched_2threads"):
+    for name in ("train_cpu_scalar", "train_cpu_batched", "train_cpu_batched_2threads",
+                 "train_cpu_batched_2processes"):
         assert figures[f"{name}_steps_per_s"] > 0 and figures[f"{name}_steps_per_cpu_s"] > 0
     assert figures["num_envs"] == 4 and figures["num_steps"] == 8 and figures["threads"] == 1
     assert figures["load_average_1min"] >= 0

@@ -1,0 +1,109 @@
+"""Data-parallel training processes (the config's ``processes``), as in CleanRL's ``ppo_atari_multigpu.py``.
+
+Each process runs its share of the games and of every minibatch with one torch thread; after each
+backward pass the processes average their gradients (weighted by their minibatch sizes), so every
+process takes the same optimiser step and holds the same weights.  On CPU this uses the cores better
+than torch's own threads, which split every (small) op of one process between them
+(docs/training.md, "Speed").
+
+With one process (``world_size == 1``, no process group) the collectives below return at once:
+the trainer calls them unconditionally.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import pickle
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+# a process waits this long for the others at a collective: long enough for an evaluation or the
+# imitation stage that only the first process runs; a crashed process ends the others sooner (spawn)
+TIMEOUT = datetime.timedelta(hours=12)
+
+
+def spawn(fn: Callable[..., Any], world_size: int, *args: Any) -> Any:
+    """Run ``fn(rank, world_size, *args)`` in ``world_size`` processes joined in a gloo process group.
+
+    Returns what process 0's ``fn`` returned.  If a process fails, the others are stopped and the
+    error is raised here (``torch.multiprocessing.ProcessRaisedException``)."""
+    with tempfile.TemporaryDirectory(prefix="halma-ddp-") as tmp:
+        mp.spawn(_entry, args=(fn, world_size, tmp, args), nprocs=world_size, join=True)
+        with open(Path(tmp) / "result.pkl", "rb") as f:
+            return pickle.load(f)
+
+
+def _entry(rank: int, fn: Callable[..., Any], world_size: int, tmp: str, args: tuple) -> None:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    dist.init_process_group("gloo", init_method=f"file://{Path(tmp) / 'rendezvous'}", rank=rank,
+                            world_size=world_size, timeout=TIMEOUT)
+    try:
+        result = fn(rank, world_size, *args)
+        if rank == 0:
+            with open(Path(tmp) / "result.pkl", "wb") as f:
+                pickle.dump(result, f)
+    finally:
+        dist.destroy_process_group()
+
+
+def active() -> bool:
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+
+
+def gather(obj: Any) -> list[Any]:
+    """Every process's ``obj``, in rank order (``[obj]`` with one process)."""
+    if not active():
+        return [obj]
+    out: list[Any] = [None] * dist.get_world_size()
+    dist.all_gather_object(out, obj)
+    return out
+
+
+def broadcast_parameters(module: torch.nn.Module) -> None:
+    """Process 0's parameters and buffers in every process."""
+    if active():
+        for tensor in list(module.parameters()) + list(module.buffers()):
+            dist.broadcast(tensor.data, src=0)
+
+
+def average_gradients(params: list[torch.nn.Parameter], weight: int) -> float:
+    """Replace each gradient by the ``weight``-weighted mean over the processes (``weight``: this
+    process's minibatch size; a missing gradient counts as zero).  Returns the total weight (0: no
+    process had a sample, and the gradients are all zero)."""
+    if not active():
+        return float(weight)
+    grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
+    flat = torch.cat([g.reshape(-1) for g in grads] + [grads[0].new_ones(1)]) * weight
+    dist.all_reduce(flat)
+    total = float(flat[-1])
+    flat = flat[:-1] / max(total, 1.0)
+    offset = 0
+    for p, g in zip(params, grads, strict=True):
+        p.grad = flat[offset:offset + g.numel()].view_as(p).clone()
+        offset += g.numel()
+    return total
+
+
+def mean(value: float) -> float:
+    """The mean of ``value`` over the processes."""
+    if not active():
+        return value
+    t = torch.tensor([value], dtype=torch.float64)
+    dist.all_reduce(t)
+    return float(t) / dist.get_world_size()
+
+
+def any_true(flag: bool) -> bool:
+    """True in every process if ``flag`` is true in any (for decisions all processes must share)."""
+    if not active():
+        return flag
+    t = torch.tensor([int(flag)])
+    dist.all_reduce(t)
+    return bool(t.item())

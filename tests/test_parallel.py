@@ -1,0 +1,106 @@
+"""Data-parallel training (``processes`` > 1, agents/parallel.py): the gradient average, and whole runs in two
+processes (deterministic, resumable, checked to hold the same weights)."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+from pathlib import Path
+
+import pytest
+import torch
+from test_train import tiny_config
+
+from agents import parallel
+from agents.checkpoint import load_checkpoint
+from agents.config import from_dict
+from agents.ppo import check_same_weights
+from agents.train import train_and_evaluate
+
+
+def _average(rank: int, world_size: int) -> list[torch.Tensor]:
+    """Each process's gradients and sample count; the weighted mean is the same in both."""
+    a, b = torch.nn.Parameter(torch.zeros(2, 2)), torch.nn.Parameter(torch.zeros(3))
+    if rank == 0:  # 3 samples, mean gradients 1 and 10
+        a.grad, b.grad, weight = torch.full((2, 2), 1.0), torch.full((3,), 10.0), 3
+    else:  # 1 sample, mean gradient 5 for a; b unused in this process (no gradient: counts as zero)
+        a.grad, b.grad, weight = torch.full((2, 2), 5.0), None, 1
+    total = parallel.average_gradients([a, b], weight)
+    empty_a, empty_b = torch.nn.Parameter(torch.zeros(2, 2)), torch.nn.Parameter(torch.zeros(3))
+    empty_total = parallel.average_gradients([empty_a, empty_b], 0)  # no process had a sample
+    return [torch.tensor(total), a.grad, b.grad, torch.tensor(empty_total), empty_a.grad,
+            torch.tensor(parallel.any_true(rank == 1)), torch.tensor(parallel.mean(float(rank)))]
+
+
+def test_gradients_are_averaged_by_sample_count() -> None:
+    total, a, b, empty_total, empty_a, any_flag, mean = parallel.spawn(_average, 2)
+    assert total.item() == 4
+    assert torch.equal(a, torch.full((2, 2), (3 * 1.0 + 1 * 5.0) / 4))
+    assert torch.equal(b, torch.full((3,), 3 * 10.0 / 4))
+    assert empty_total.item() == 0 and torch.equal(empty_a, torch.zeros(2, 2))
+    assert any_flag.item() and mean.item() == 0.5
+
+
+def test_one_process_needs_no_group() -> None:
+    p = torch.nn.Parameter(torch.zeros(2))
+    p.grad = torch.ones(2)
+    assert parallel.average_gradients([p], 7) == 7 and torch.equal(p.grad, torch.ones(2))
+    assert parallel.gather("x") == ["x"] and parallel.any_true(False) is False
+
+
+def test_differing_weights_are_an_error() -> None:
+    check_same_weights(["abc", "abc"], 3)
+    with pytest.raises(RuntimeError, match="different weights at update 3"):
+        check_same_weights(["abc", "abd"], 3)
+
+
+def _args(runs_dir: Path, resume: bool = False) -> argparse.Namespace:
+    return argparse.Namespace(runs_dir=str(runs_dir), device=None, resume=resume, no_final_eval=True, quiet=True)
+
+
+def _train(data: dict, runs_dir: Path, resume: bool = False) -> dict:
+    cfg = from_dict(data)
+    code = (parallel.spawn(train_and_evaluate, cfg.processes, cfg, _args(runs_dir, resume)) if cfg.processes > 1
+            else train_and_evaluate(0, 1, cfg, _args(runs_dir, resume)))
+    assert code == 0
+    return load_checkpoint(runs_dir / data["name"] / "checkpoints" / "last.pt", variant="star", num_players=2)
+
+
+def test_two_processes_train_deterministically_and_resume(tmp_path: Path) -> None:
+    data = dict(tiny_config(), processes=2)
+    data["log"]["tensorboard"] = False
+    runs = [_train(data, tmp_path / f"r{i}") for i in range(2)]
+    for key, value in runs[0]["model"].items():
+        assert torch.equal(value, runs[1]["model"][key]), key
+    assert runs[0]["global_step"] == 3 * 4 * 16  # the config's num_envs (4) in all, 2 per process
+    assert len(runs[0]["rng_ranks"]) == 2 and runs[0]["rng"]["numpy"] == runs[0]["rng_ranks"][0]["numpy"]
+    assert runs[0]["rng_ranks"][0]["numpy"] != runs[0]["rng_ranks"][1]["numpy"]  # each process its own games
+
+    # a run of 2 updates resumed to 3 continues from its weights, optimiser and each process's random streams
+    short = copy.deepcopy(data)
+    short["ppo"]["total_steps"] = 4 * 16 * 2
+    first = _train(short, tmp_path / "split")
+    resumed = _train(data, tmp_path / "split", resume=True)
+    assert resumed["global_step"] == 3 * 4 * 16 and resumed["update"] == 3
+    assert any(not torch.equal(value, first["model"][key]) for key, value in resumed["model"].items())
+
+    # and a run written by two processes continues in one
+    longer = dict(copy.deepcopy(data), processes=1)
+    longer["ppo"]["total_steps"] = 4 * 16 * 4
+    assert _train(longer, tmp_path / "split", resume=True)["global_step"] == 4 * 4 * 16
+
+
+def test_processes_are_checked() -> None:
+    with pytest.raises(ValueError, match="processes must be >= 1"):
+        from_dict(dict(tiny_config(), processes=0))
+    with pytest.raises(ValueError, match=r"env\.num_envs \(4\) must be a multiple of processes \(3\)"):
+        from_dict(dict(tiny_config(), processes=3))
+    with pytest.raises(ValueError, match="run on the CPU"):
+        from_dict(dict(tiny_config(), processes=2, device="cuda"))
+
+
+def test_a_process_that_cannot_start_stops_them_all(tmp_path: Path, capfd) -> None:
+    cfg = from_dict(dict(tiny_config(), processes=2))
+    assert parallel.spawn(train_and_evaluate, 2, cfg, _args(tmp_path, resume=True)) == 2  # nothing to resume
+    err = capfd.readouterr().err
+    assert "halma train: --resume: no checkpoint" in err and err.count("halma train:") == 1  # said once
