@@ -68,13 +68,13 @@ def _train(data: dict, runs_dir: Path, resume: bool = False) -> dict:
 
 def test_two_processes_train_deterministically_and_resume(tmp_path: Path) -> None:
     data = dict(tiny_config(), processes=2)
-    data["log"]["tensorboard"] = False
     runs = [_train(data, tmp_path / f"r{i}") for i in range(2)]
     for key, value in runs[0]["model"].items():
         assert torch.equal(value, runs[1]["model"][key]), key
     assert runs[0]["global_step"] == 3 * 4 * 16  # the config's num_envs (4) in all, 2 per process
     assert len(runs[0]["rng_ranks"]) == 2 and runs[0]["rng"]["numpy"] == runs[0]["rng_ranks"][0]["numpy"]
     assert runs[0]["rng_ranks"][0]["numpy"] != runs[0]["rng_ranks"][1]["numpy"]  # each process its own games
+    assert len(list((tmp_path / "r0" / "tiny" / "tb").glob("events.out.tfevents.*"))) == 1  # process 0 logs
 
     # a run of 2 updates resumed to 3 continues from its weights, optimiser and each process's random streams
     short = copy.deepcopy(data)
