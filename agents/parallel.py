@@ -44,13 +44,14 @@ def _entry(rank: int, fn: Callable[..., Any], world_size: int, tmp: str, args: t
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     dist.init_process_group("gloo", init_method=f"file://{Path(tmp) / 'rendezvous'}", rank=rank,
                             world_size=world_size, timeout=TIMEOUT)
-    try:
-        result = fn(rank, world_size, *args)
-        if rank == 0:
-            with open(Path(tmp) / "result.pkl", "wb") as f:
-                pickle.dump(result, f)
-    finally:
-        dist.destroy_process_group()
+    result = fn(rank, world_size, *args)  # an exception ends this process; spawn then stops the others
+    if rank == 0:
+        with open(Path(tmp) / "result.pkl", "wb") as f:
+            pickle.dump(result, f)
+    # every process reaches the end before any tears the group down: gloo aborts a process whose peer
+    # has closed the connections under it ("terminate called without an active exception")
+    dist.barrier()
+    dist.destroy_process_group()
 
 
 def active() -> bool:

@@ -258,9 +258,8 @@ class Trainer:
         self.run_dir = Path(run_dir)
         self.rank, self.world_size = rank, world_size
         self.main = rank == 0  # the process that logs, evaluates and writes the run directory
-        if not self.main:
-            log = lambda line: None  # noqa: E731
-        self.log = log or (lambda line: print(line, flush=True))  # flushed: runs are often redirected to a file
+        # flushed: runs are often redirected to a file
+        self.log = (log or (lambda line: print(line, flush=True))) if self.main else (lambda line: None)
         self.device = torch.device(device or cfg.device)
         if self.device.type == "cuda" and not torch.cuda.is_available():
             raise ValueError("device cuda was asked for but torch sees no CUDA device")
@@ -317,6 +316,7 @@ class Trainer:
         return dict(vars(self.cfg.network))
 
     def _payload(self, full: bool, rng_states: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The checkpoint's contents; ``full`` adds the optimiser, the processes' ``rng_states`` and the pool."""
         data: dict[str, Any] = {
             "variant": self.cfg.game.variant, "num_players": self.n, "network": self._network_dict(),
             "model": {k: v.detach().cpu() for k, v in self.net.state_dict().items()},
@@ -500,8 +500,8 @@ class Trainer:
             self._plan_crossings()
         # this process's games (all of them with one process); a ply is a step of every process's games
         n, num_envs, num_solo = self.n, cfg.env.num_envs // self.world_size, cfg.env.solo_envs // self.world_size
-        plies_steps = cfg.env.num_envs + cfg.env.solo_envs
-        batch_steps = plies_steps * ppo.num_steps
+        steps_per_ply = cfg.env.num_envs + cfg.env.solo_envs
+        batch_steps = steps_per_ply * ppo.num_steps
         num_iterations = max(1, ppo.total_steps // batch_steps)
         seed = cfg.seed + 1000 * self.update + 1_000_000_007 * self.rank
         env = make_env(cfg, dev, seed=seed, num_envs=num_envs)
@@ -564,7 +564,7 @@ class Trainer:
             t_rollout = time.perf_counter()
             buf = RolloutBuffer(carry, n, num_envs + num_solo)
             for _ in range(ppo.num_steps):
-                self.global_step += plies_steps
+                self.global_step += steps_per_ply
                 obs = env.observation()
                 legal, valid = env_legal(env)
                 mover = env.to_move.cpu().numpy()

@@ -104,3 +104,14 @@ def test_a_process_that_cannot_start_stops_them_all(tmp_path: Path, capfd) -> No
     assert parallel.spawn(train_and_evaluate, 2, cfg, _args(tmp_path, resume=True)) == 2  # nothing to resume
     err = capfd.readouterr().err
     assert "halma train: --resume: no checkpoint" in err and err.count("halma train:") == 1  # said once
+
+
+def _fail_in_one(rank: int, world_size: int) -> None:
+    if rank == 1:
+        raise ValueError("process 1 failed")
+    parallel.gather("waiting for process 1")  # would wait for the group's timeout if spawn did not stop it
+
+
+def test_a_process_that_fails_stops_the_others() -> None:
+    with pytest.raises(torch.multiprocessing.ProcessRaisedException, match="process 1 failed"):
+        parallel.spawn(_fail_in_one, 2)
