@@ -136,8 +136,6 @@ def _bench_loop(rank: int, world_size: int, cfg: Any, seconds: float) -> tuple[i
     return trainer.global_step - steps0, elapsed, cpu
 
 
-
-
 def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     """Environment steps per second of the whole loop (rollout + update), default config, self-play.
 
@@ -156,10 +154,11 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
                                                                              else [])
     figures: dict[str, Any] = {"load_average_1min": round(os.getloadavg()[0], 2)}
     seconds = float(getattr(args, "seconds", 2.0))
-    runs = [(device, engine, 1) for device in devices for engine in ("scalar", "batched")]
+    # (device, engine, torch threads, processes)
+    runs = [(device, engine, 1, 1) for device in devices for engine in ("scalar", "batched")]
     runs += [("cpu", "batched", 2, 1), ("cpu", "batched", 1, 2)] if "cpu" in devices else []
     threads_before = torch.get_num_threads()  # the trainer sets torch's (process-wide) thread count
-    for device, engine, threads, processes in [run if len(run) == 4 else (*run, 1) for run in runs]:
+    for device, engine, threads, processes in runs:
         data = default_dict()
         data.update(name="bench", seed=int(getattr(args, "seed", 0)), device=device, torch_threads=threads,
                     processes=processes)
