@@ -549,7 +549,7 @@ def test_distillation_toward_the_bot_during_ppo(tmp_path: Path) -> None:
 # against shipping another run's file (session 7 shipped a self-play checkpoint in place of its search stage).
 SHIPPED_RUNS = {
     "quickstart_star2": ("star", 2, 149_504, (16, 2), ["random", "greedy"]),
-    "star2": ("star", 2, 598_016, (32, 4), ["search:depth=3,time=none", "search:depth=4,time=none"]),
+    "star2": ("star", 2, 204_800, (32, 4), ["search:depth=4,time=none", "search:depth=5,time=none"]),
     "star3": ("star", 3, 1_499_136, (16, 2), ["random", "greedy"]),
     "star4": ("star", 4, 2_398_208, (16, 2), ["random", "greedy"]),
     "star6": ("star", 6, 598_016, (16, 2), ["greedy"]),
