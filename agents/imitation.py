@@ -20,9 +20,13 @@ are worth.  Nothing here runs on a resumed run: the weights it produced are in t
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,6 +37,7 @@ from torch import nn
 from agents.config import TrainConfig
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
+from halma_env.game import Move
 from halma_env.rewards import seat_potential, seat_rewards
 
 
@@ -104,28 +109,58 @@ def record(cfg: TrainConfig, make_bot: Callable[[str, int], Any], seed: int) -> 
                           torch.as_tensor(ret, dtype=torch.float32), torch.as_tensor(game_of))
 
 
-def record_crossings(cfg: TrainConfig, seed: int) -> tuple[Demonstrations, list[int]]:
-    """The planner's solitaire crossings (``crossing.*``) as demonstrations in the 1-seat encoding:
-    the main line from the start (``crossing.planner_width``), then ``crossing.detours`` lines, each
-    planned (``crossing.detour_width``) from the main line's position after ``i`` moves (``i`` cycling
-    along the line) plus one seeded random move that is not the planned one: the positions a policy
-    reaches when it strays, and the way back.  Also returns the length of each line (main line first).
-    ``ret`` is 0 (the policy term only); ``game`` numbers the lines."""
+CROSSING_PLAN_VERSION = 1  # bump when plan_crossing or the detour scheme below changes: cached plans are redone
+
+
+@dataclass
+class CrossingLines:
+    """The planner's solitaire lines of ``crossing.*``: the main line from the start, and for each detour the
+    stray move (off the main line after ``k % len(main)`` of its moves) and the line planned from there."""
+
+    main: list[Move]
+    detours: list[tuple[Move, list[Move]]]
+
+
+def plan_crossing_lines(cfg: TrainConfig, seed: int) -> CrossingLines:
+    """Plan the main line (``crossing.planner_width``) and ``crossing.detours`` detours, each planned
+    (``crossing.detour_width``) from the main line's position after ``k`` moves (``k`` cycling along the
+    line) plus one seeded random move that is not the planned one: the positions a policy reaches when it
+    strays, and the way back.  Deterministic in ``cfg`` and ``seed``."""
     from agents.bots.crossing import plan_crossing
 
     cx = cfg.crossing
+    rng = np.random.default_rng(seed)
+    start = Game(Rules(cfg.game.variant, 1))
+    main = plan_crossing(start, cx.planner_width)
+    detours = []
+    for k in range(cx.detours):
+        game = start.copy()
+        for move in main[: k % len(main)]:
+            game.play(move)
+        planned = main[k % len(main)]
+        strays = [m for m in game.legal_moves() if m != planned]
+        stray = strays[int(rng.integers(len(strays)))]
+        game.play(stray)
+        detours.append((stray, plan_crossing(game, cx.detour_width)))
+    return CrossingLines(main, detours)
+
+
+def crossing_demonstrations(cfg: TrainConfig, lines: CrossingLines) -> tuple[Demonstrations, list[int]]:
+    """The lines as demonstrations in the 1-seat encoding (main line first), and the length of each line
+    in moves (a detour's counts its stray move).  ``ret`` is 0 (the policy term only); ``game`` numbers
+    the lines.  A move that is not legal where it is played raises ``ValueError``."""
     rules = Rules(cfg.game.variant, 1)
     enc = encoding(rules.variant, 1)
-    rng = np.random.default_rng(seed)
     obs: list[np.ndarray] = []
     legal: list[list[int]] = []
     choice: list[int] = []
     line_of: list[int] = []
 
-    def add_line(game: Game, line: list, index: int) -> None:
-        game = game.copy()
+    def add_line(game: Game, line: list[Move], index: int) -> None:
         for move in line:
             moves = game.legal_moves()
+            if move not in moves:
+                raise ValueError(f"crossing line {index}: {move} is not legal in its position")
             obs.append(enc.observation(game, 0))
             legal.append([enc.encode_move(0, m.src, m.dst) for m in moves])
             choice.append(moves.index(move))
@@ -133,23 +168,71 @@ def record_crossings(cfg: TrainConfig, seed: int) -> tuple[Demonstrations, list[
             game.play(move)
 
     start = Game(rules)
-    main = plan_crossing(start, cx.planner_width)
-    add_line(start, main, 0)
-    lengths = [len(main)]
-    for k in range(cx.detours):
+    add_line(start.copy(), lines.main, 0)
+    lengths = [len(lines.main)]
+    for k, (stray, detour) in enumerate(lines.detours):
         game = start.copy()
-        for move in main[: k % len(main)]:
+        for move in lines.main[: k % max(len(lines.main), 1)]:
             game.play(move)
-        planned = main[k % len(main)]
-        strays = [m for m in game.legal_moves() if m != planned]
-        game.play(strays[int(rng.integers(len(strays)))])
-        detour = plan_crossing(game, cx.detour_width)
+        if stray not in game.legal_moves():
+            raise ValueError(f"crossing line {k + 1}: its stray move {stray} is not legal")
+        game.play(stray)
         add_line(game, detour, k + 1)
         lengths.append(len(detour) + 1)
     legal_t, valid_t = _padded(legal)
     demos = Demonstrations(torch.from_numpy(np.stack(obs)), legal_t, valid_t, torch.as_tensor(choice),
                            torch.zeros(len(choice)), torch.as_tensor(line_of))
     return demos, lengths
+
+
+def record_crossings(cfg: TrainConfig, seed: int) -> tuple[Demonstrations, list[int]]:
+    """The planner's solitaire crossings (``crossing.*``) as demonstrations: ``plan_crossing_lines``, then
+    ``crossing_demonstrations``."""
+    return crossing_demonstrations(cfg, plan_crossing_lines(cfg, seed))
+
+
+def crossing_plan_key(cfg: TrainConfig, seed: int) -> dict[str, Any]:
+    """What a plan depends on: the planner's version, the variant, the ``crossing.*`` widths and the seed."""
+    cx = cfg.crossing
+    return {"version": CROSSING_PLAN_VERSION, "variant": cfg.game.variant, "planner_width": cx.planner_width,
+            "detours": cx.detours, "detour_width": cx.detour_width, "seed": seed}
+
+
+def crossing_cache_path(cache_dir: str | Path, cfg: TrainConfig, seed: int) -> Path:
+    """The file in ``cache_dir`` that holds the plan of ``cfg`` and ``seed`` (named by a hash of its key)."""
+    digest = hashlib.sha256(json.dumps(crossing_plan_key(cfg, seed), sort_keys=True).encode()).hexdigest()
+    return Path(cache_dir) / f"crossing-{digest[:16]}.json"
+
+
+def save_crossing_lines(path: str | Path, cfg: TrainConfig, seed: int, lines: CrossingLines) -> None:
+    """Write the plan as JSON (its key beside the moves, ``"src-dst"``), atomically."""
+    path = Path(path)
+    data = {"key": crossing_plan_key(cfg, seed), "main": [str(m) for m in lines.main],
+            "detours": [{"stray": str(stray), "line": [str(m) for m in line]} for stray, line in lines.detours]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    os.replace(tmp, path)
+
+
+def load_crossing_lines(path: str | Path, cfg: TrainConfig, seed: int) -> CrossingLines:
+    """Read a plan that ``save_crossing_lines`` wrote for this ``cfg`` and ``seed``; ``ValueError`` naming
+    what is wrong when the file is unreadable, malformed or holds another key's plan.  (The moves' legality
+    is checked when ``crossing_demonstrations`` replays them.)"""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"crossing plan {path}: cannot read it ({exc})") from None
+    if not isinstance(data, dict) or data.get("key") != crossing_plan_key(cfg, seed):
+        raise ValueError(f"crossing plan {path}: its key is not {crossing_plan_key(cfg, seed)}")
+    try:
+        main = [Move.parse(m) for m in data["main"]]
+        detours = [(Move.parse(d["stray"]), [Move.parse(m) for m in d["line"]]) for d in data["detours"]]
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise ValueError(f"crossing plan {path}: malformed ({exc!r})") from None
+    if len(detours) != cfg.crossing.detours:
+        raise ValueError(f"crossing plan {path}: {len(detours)} detours, the config asks for {cfg.crossing.detours}")
+    return CrossingLines(main, detours)
 
 
 def _padded(legal: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:

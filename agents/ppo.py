@@ -253,9 +253,12 @@ class Trainer:
     """
 
     def __init__(self, cfg: TrainConfig, run_dir: str | Path, device: str | None = None, resume: bool = False,
-                 log: Callable[[str], None] | None = None, rank: int = 0, world_size: int = 1) -> None:
+                 log: Callable[[str], None] | None = None, rank: int = 0, world_size: int = 1,
+                 crossing_cache: str | Path | None = None) -> None:
         self.cfg = cfg
         self.run_dir = Path(run_dir)
+        # where the planner's crossing lines are kept between runs (None: planned at every start)
+        self.crossing_cache = None if crossing_cache is None else Path(crossing_cache)
         self.rank, self.world_size = rank, world_size
         self.main = rank == 0  # the process that logs, evaluates and writes the run directory
         # flushed: runs are often redirected to a file
@@ -472,20 +475,43 @@ class Trainer:
         return torch.where(hit.any(1), hit.float().argmax(1), -1)
 
     def _plan_crossings(self) -> None:
-        """The planner's solitaire lines the policy learns during PPO (``crossing.*``; on a resume they
-        are planned again: the planner is deterministic and the detours are seeded)."""
-        from agents.imitation import record_crossings
+        """The planner's solitaire lines the policy learns during PPO (``crossing.*``).  The planner is
+        deterministic and the detours are seeded, so a plan is kept in ``crossing_cache`` (the CLI's
+        ``<runs-dir>/.crossing_cache/``) and read back by the runs that follow (a resume, a stage started
+        with ``init_from``); a cached plan that is unreadable, another config's or illegal is planned again."""
+        from agents.imitation import (
+            crossing_cache_path,
+            crossing_demonstrations,
+            load_crossing_lines,
+            plan_crossing_lines,
+            save_crossing_lines,
+        )
 
-        cx = self.cfg.crossing
+        cx, seed = self.cfg.crossing, self.cfg.seed
         start = time.perf_counter()
-        demos, lengths = record_crossings(self.cfg, seed=self.cfg.seed)
+        cached = None if self.crossing_cache is None else crossing_cache_path(self.crossing_cache, self.cfg, seed)
+        demos = None
+        if cached is not None and cached.exists():
+            try:
+                demos, lengths = crossing_demonstrations(self.cfg, load_crossing_lines(cached, self.cfg, seed))
+            except ValueError as exc:
+                self.log(f"crossing: planning again: {exc}")
+        source = f"read from {cached}"
+        if demos is None:
+            lines = plan_crossing_lines(self.cfg, seed)
+            demos, lengths = crossing_demonstrations(self.cfg, lines)
+            source = "planned"
+            if cached is not None and self.main:
+                save_crossing_lines(cached, self.cfg, seed, lines)
+                source = f"planned, kept in {cached}"
         self.crossing_demos = demos.to(self.device)
         self.crossing_main_rows = lengths[0]  # the main line's positions come first
         info = {"main_line_moves": lengths[0], "detour_moves": lengths[1:], "positions": len(demos),
-                "seconds": time.perf_counter() - start}
-        (self.run_dir / "crossing.json").write_text(json.dumps(info, indent=1) + "\n")
+                "seconds": time.perf_counter() - start, "source": source}
+        if self.main:
+            (self.run_dir / "crossing.json").write_text(json.dumps(info, indent=1) + "\n")
         self.log(f"crossing: the planner's main line (width {cx.planner_width}) takes {lengths[0]} moves; "
-                 f"{cx.detours} detours; {len(demos)} positions in {info['seconds']:.0f} s")
+                 f"{cx.detours} detours; {len(demos)} positions in {info['seconds']:.0f} s ({source})")
 
     # --- the loop -----------------------------------------------------------------------
 

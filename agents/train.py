@@ -3,7 +3,9 @@
 The run directory ``<runs-dir>/<name>/`` receives ``config.yaml`` (the resolved config),
 ``tb/`` (TensorBoard), ``checkpoints/`` (``last.pt`` with optimizer and RNG state, numbered
 model checkpoints), ``snapshots/`` (the opponent pool), ``eval.jsonl`` (evaluations during
-training) and ``final_eval.json``/``final_eval.md`` (the closing evaluation table).
+training) and ``final_eval.json``/``final_eval.md`` (the closing evaluation table).  The runs
+directory itself keeps the planner's crossing lines in ``.crossing_cache/``, read back by the runs
+that follow (docs/training.md, "The planner's crossing").
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.config import load_config
+
+CROSSING_CACHE = ".crossing_cache"  # in the runs directory: the planner's crossing lines, shared by its runs
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -69,7 +73,8 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
     t0 = time.time()
     error = None
     try:
-        trainer = Trainer(cfg, run_dir, device=args.device, resume=args.resume, rank=rank, world_size=world_size)
+        trainer = Trainer(cfg, run_dir, device=args.device, resume=args.resume, rank=rank, world_size=world_size,
+                          crossing_cache=Path(args.runs_dir) / CROSSING_CACHE)
     except ValueError as exc:
         error = str(exc)
     errors = [e for e in parallel.gather(error) if e is not None]  # all processes stop if one cannot start

@@ -12,7 +12,13 @@ import torch
 
 from agents.bots.crossing import CrossingBot, plan_crossing
 from agents.config import from_dict
-from agents.imitation import record_crossings
+from agents.imitation import (
+    crossing_cache_path,
+    load_crossing_lines,
+    plan_crossing_lines,
+    record_crossings,
+    save_crossing_lines,
+)
 from agents.ppo import Trainer
 from agents.registry import make_player
 from halma_env import Game, Rules
@@ -179,6 +185,67 @@ def test_training_learns_the_planners_crossing(tmp_path: Path) -> None:
     stats = plain.train()
     plain.close()
     assert stats["losses/crossing"] == 0 and not (tmp_path / "plain" / "crossing.json").exists()
+
+
+def crossing_run(tmp_path: Path, name: str, lines: list[str]) -> Trainer:
+    data = crossing_config()
+    data["ppo"]["total_steps"] = 4 * 16 * 2
+    trainer = Trainer(from_dict(data), tmp_path / name, log=lines.append, crossing_cache=tmp_path / "cache")
+    trainer.train()
+    trainer.close()
+    return trainer
+
+
+def test_a_crossing_plan_is_kept_and_read_back_by_the_next_run(tmp_path: Path, monkeypatch) -> None:
+    lines: list[str] = []
+    first = crossing_run(tmp_path, "first", lines)
+    cached = crossing_cache_path(tmp_path / "cache", first.cfg, first.cfg.seed)
+    assert cached.is_file() and json.loads((tmp_path / "first" / "crossing.json").read_text())["source"] == (
+        f"planned, kept in {cached}")
+
+    def no_planning(*args, **kwargs):
+        raise AssertionError("the cached plan should have been read")
+
+    monkeypatch.setattr("agents.bots.crossing.plan_crossing", no_planning)
+    second = crossing_run(tmp_path, "second", lines)
+    assert json.loads((tmp_path / "second" / "crossing.json").read_text())["source"] == f"read from {cached}"
+    for field in ("obs", "legal", "valid", "choice", "game"):
+        assert torch.equal(getattr(second.crossing_demos, field), getattr(first.crossing_demos, field)), field
+
+
+@pytest.mark.parametrize("damage, why", [
+    (lambda data: "not json {", "cannot read it"),
+    (lambda data: json.dumps({**data, "main": ["0-0"] + data["main"][1:]}), "0-0 is not legal"),
+    (lambda data: json.dumps({**data, "detours": data["detours"][:1]}), "1 detours, the config asks for 3"),
+    (lambda data: json.dumps({**data, "main": [7]}), "malformed"),
+    (lambda data: json.dumps({**data, "key": {**data["key"], "seed": 99}}), "its key is not"),
+])
+def test_a_damaged_crossing_plan_is_planned_again(tmp_path: Path, damage, why: str) -> None:
+    lines: list[str] = []
+    first = crossing_run(tmp_path, "first", lines)
+    cached = crossing_cache_path(tmp_path / "cache", first.cfg, first.cfg.seed)
+    good = cached.read_text()
+    cached.write_text(damage(json.loads(good)))
+    again = crossing_run(tmp_path, "again", lines)
+    assert any("crossing: planning again" in line and why in line for line in lines), lines
+    assert cached.read_text() == good  # planned again and kept
+    assert torch.equal(again.crossing_demos.choice, first.crossing_demos.choice)
+
+
+def test_crossing_plans_round_trip_and_name_their_config(tmp_path: Path) -> None:
+    cfg = from_dict(crossing_config())
+    lines = plan_crossing_lines(cfg, seed=0)
+    path = crossing_cache_path(tmp_path, cfg, 0)
+    save_crossing_lines(path, cfg, 0, lines)
+    back = load_crossing_lines(path, cfg, 0)
+    assert back.main == lines.main and back.detours == lines.detours
+    assert crossing_cache_path(tmp_path, cfg, 1) != path  # another seed, another plan
+    wider = from_dict(crossing_config(crossing__detour_width=11))
+    assert crossing_cache_path(tmp_path, wider, 0) != path
+    with pytest.raises(ValueError, match="its key is not"):
+        load_crossing_lines(path, wider, 0)
+    with pytest.raises(ValueError, match="cannot read it"):
+        load_crossing_lines(tmp_path / "missing.json", cfg, 0)
 
 
 def test_the_crossing_term_fits_the_main_line() -> None:
