@@ -17,6 +17,8 @@ import os
 import pickle
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ import torch.multiprocessing as mp
 # a process waits this long for the others at a collective: long enough for an evaluation or the
 # imitation stage that only the first process runs; a crashed process ends the others sooner (spawn)
 TIMEOUT = datetime.timedelta(hours=12)
+PARENT_POLL_S = 1.0  # how often a process checks that the one that spawned it is still there
 
 
 def spawn(fn: Callable[..., Any], world_size: int, *args: Any) -> Any:
@@ -36,13 +39,14 @@ def spawn(fn: Callable[..., Any], world_size: int, *args: Any) -> Any:
     Returns what process 0's ``fn`` returned.  If a process fails, the others are stopped and the
     error is raised here (``torch.multiprocessing.ProcessRaisedException``)."""
     with tempfile.TemporaryDirectory(prefix="halma-ddp-") as tmp:
-        mp.spawn(_entry, args=(fn, world_size, tmp, args), nprocs=world_size, join=True)
+        mp.spawn(_entry, args=(fn, world_size, tmp, args, os.getpid()), nprocs=world_size, join=True)
         with open(Path(tmp) / "result.pkl", "rb") as f:
             return pickle.load(f)
 
 
-def _entry(rank: int, fn: Callable[..., Any], world_size: int, tmp: str, args: tuple) -> None:
+def _entry(rank: int, fn: Callable[..., Any], world_size: int, tmp: str, args: tuple, parent: int) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
     dist.init_process_group("gloo", init_method=f"file://{Path(tmp) / 'rendezvous'}", rank=rank,
                             world_size=world_size, timeout=TIMEOUT)
     result = fn(rank, world_size, *args)  # an exception ends this process; spawn then stops the others
@@ -56,6 +60,14 @@ def _entry(rank: int, fn: Callable[..., Any], world_size: int, tmp: str, args: t
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Stop this process once the one that spawned it is gone: a ``halma train`` killed by a signal it
+    cannot handle (``kill``, SIGKILL) would otherwise leave its processes training on, unseen."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_S)
+    os._exit(1)
 
 
 def active() -> bool:

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -115,3 +120,43 @@ def _fail_in_one(rank: int, world_size: int) -> None:
 def test_a_process_that_fails_stops_the_others() -> None:
     with pytest.raises(torch.multiprocessing.ProcessRaisedException, match="process 1 failed"):
         parallel.spawn(_fail_in_one, 2)
+
+
+def _write_pid_and_wait(rank: int, world_size: int, folder: str) -> None:
+    Path(folder, f"{rank}.pid").write_text(str(os.getpid()))
+    time.sleep(600)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z")  # a zombie has ended
+
+
+def test_processes_stop_when_their_parent_is_killed(tmp_path: Path) -> None:
+    """``kill -9`` of ``halma train`` must not leave its processes training on."""
+    code = ("from agents import parallel; import test_parallel as t; "
+            f"parallel.spawn(t._write_pid_and_wait, 2, {str(tmp_path)!r})")
+    path = os.pathsep.join(filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")]))
+    parent = subprocess.Popen([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=path))
+    pids: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while len(pids) < 2:
+            assert parent.poll() is None and time.monotonic() < deadline, "the processes did not start"
+            time.sleep(0.2)
+            pids = [int(f.read_text()) for f in tmp_path.glob("*.pid") if f.read_text()]
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 30
+        while any(_alive(pid) for pid in pids):
+            assert time.monotonic() < deadline, "the processes outlived their parent"
+            time.sleep(0.2)
+    finally:
+        parent.kill()
+        for pid in pids:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
