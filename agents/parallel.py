@@ -39,7 +39,15 @@ def spawn(fn: Callable[..., Any], world_size: int, *args: Any) -> Any:
     Returns what process 0's ``fn`` returned.  If a process fails, the others are stopped and the
     error is raised here (``torch.multiprocessing.ProcessRaisedException``)."""
     with tempfile.TemporaryDirectory(prefix="halma-ddp-") as tmp:
-        mp.spawn(_entry, args=(fn, world_size, tmp, args, os.getpid()), nprocs=world_size, join=True)
+        context = mp.start_processes(_entry, args=(fn, world_size, tmp, args, os.getpid()), nprocs=world_size,
+                                     join=False, start_method="spawn")
+        try:
+            while not context.join():
+                pass
+        except KeyboardInterrupt:  # `kill -INT` of this process alone: without this it waited for them forever
+            for process in context.processes:
+                process.terminate()
+            raise
         with open(Path(tmp) / "result.pkl", "rb") as f:
             return pickle.load(f)
 

@@ -494,9 +494,9 @@ class Trainer:
         if cached is not None and cached.exists():
             try:
                 demos, lengths = crossing_demonstrations(self.cfg, load_crossing_lines(cached, self.cfg, seed))
+                source = f"read from {cached}"
             except ValueError as exc:
                 self.log(f"crossing: planning again: {exc}")
-        source = f"read from {cached}"
         if demos is None:
             lines = plan_crossing_lines(self.cfg, seed)
             demos, lengths = crossing_demonstrations(self.cfg, lines)

@@ -136,8 +136,9 @@ def _alive(pid: int) -> bool:
     return not (stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z")  # a zombie has ended
 
 
-def test_processes_stop_when_their_parent_is_killed(tmp_path: Path) -> None:
-    """``kill -9`` of ``halma train`` must not leave its processes training on."""
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT])
+def test_processes_stop_when_their_parent_is_killed(tmp_path: Path, how: int) -> None:
+    """``kill -9`` or ``kill -INT`` of ``halma train`` alone must not leave its processes training on."""
     code = ("from agents import parallel; import test_parallel as t; "
             f"parallel.spawn(t._write_pid_and_wait, 2, {str(tmp_path)!r})")
     path = os.pathsep.join(filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")]))
@@ -149,8 +150,8 @@ def test_processes_stop_when_their_parent_is_killed(tmp_path: Path) -> None:
             assert parent.poll() is None and time.monotonic() < deadline, "the processes did not start"
             time.sleep(0.2)
             pids = [int(f.read_text()) for f in tmp_path.glob("*.pid") if f.read_text()]
-        parent.kill()
-        parent.wait()
+        parent.send_signal(how)
+        parent.wait(timeout=30)
         deadline = time.monotonic() + 30
         while any(_alive(pid) for pid in pids):
             assert time.monotonic() < deadline, "the processes outlived their parent"
