@@ -2,13 +2,13 @@
 
     python scripts/race_margins.py agents/checkpoints/star2.pt --games 40 --workers 2
 
-The agent (the policy alone, greedy moves) plays the time-limited `search` on the 2-seat star, seats
-and first move alternating as in `halma eval`.  A 2-seat crossing is a race, so each side is measured
-by its *race count*: the moves it has made plus the moves the crossing planner (`plan_crossing`, the
-other side's pieces held still) still needs from the position, taken every 5 of its own moves.  A move
-that keeps the count level was as good as the planner's line; one that raises it lost tempo.  While
-the other side's pieces still sit in a seat's goal the planner cannot finish and the count is a lower
-bound, so read it from the middle game on.  The script prints
+The agent (the policy alone, greedy moves) plays the time-limited `search` on the 2-seat star, the
+four combinations of the agent's seat and the first mover in turn.  A 2-seat crossing is a race, so
+each side is measured by its *race count*: the moves it has made plus the moves the crossing planner
+(`plan_crossing`, the other side's pieces held still) still needs from the position, taken every 5
+of its own moves.  A move that keeps the count level was as good as the planner's line; one that
+raises it lost tempo.  While the other side's pieces still sit in a seat's goal the planner cannot
+finish and the count is a lower bound, so read it from the middle game on.  The script prints
 
 - the margin of every game: the moves the loser still needed when the winner made its last move;
 - the mean race count of each side every 5 moves;

@@ -18,22 +18,10 @@ from halma_env.envs import env as make_env
 from halma_env.envs import raw_env, seat_rewards
 from halma_env.layout import layout
 from halma_env.rewards import goal_distance, king_distance, place_rewards, seat_potential, shaping_potential
+from tests.engine_helpers import position
 
 CONFIGS = [("star", n) for n in range(1, 7)] + [("diamond", 2), ("diamond", 3), ("halma16", 2), ("halma16", 4)]
 IDS = [f"{v}{n}" for v, n in CONFIGS]
-
-
-def position(variant: str, seats: int, pieces: dict[int, str], to_move: int = 0) -> str:
-    """SPEC §3 text with ``pieces`` (hole -> '0'-'5') and every other hole empty."""
-    g = layout(variant, seats).geometry
-    chars = ["."] * g.num_holes
-    for hole, ch in pieces.items():
-        chars[hole] = ch
-    rows, i = [], 0
-    for w in g.row_widths:
-        rows.append("".join(chars[i : i + w]))
-        i += w
-    return f"{variant} {seats} {'/'.join(rows)} {to_move}"
 
 
 def random_action(env, agent: str, rng: random.Random) -> int | None:

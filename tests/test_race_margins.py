@@ -9,6 +9,7 @@ import pytest
 
 from halma_env import Game, Rules
 from halma_env.layout import layout
+from tests.engine_helpers import position
 
 SCRIPT = Path(__file__).parents[1] / "scripts" / "race_margins.py"
 _SPEC = importlib.util.spec_from_file_location("race_margins", SCRIPT)
@@ -16,25 +17,12 @@ race_margins = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(race_margins)
 
 
-def star2_position(seat0: list[int], seat1: list[int], to_move: int) -> Game:
-    """A 2-seat star position from the two seats' holes (SPEC §3 notation)."""
-    g = layout("star", 2).geometry
-    chars = ["."] * g.num_holes
-    for seat, holes in enumerate((seat0, seat1)):
-        for h in holes:
-            chars[h] = str(seat)
-    rows, i = [], 0
-    for width in g.row_widths:
-        rows.append("".join(chars[i:i + width]))
-        i += width
-    return Game.from_position(f"star 2 {'/'.join(rows)} {to_move} 40")
-
-
 def last_step_position(to_move: int) -> Game:
     """Seat 0 (goal: holes 0-9) one step from finishing, seat 1 in the middle of the board."""
     g = layout("star", 2).geometry
     outside = next(h for h in g.neighbours[9] if h > 9)
-    return star2_position([*range(9), outside], list(range(56, 66)), to_move)
+    pieces = {h: "0" for h in [*range(9), outside]} | {h: "1" for h in range(56, 66)}
+    return Game.from_position(position("star", 2, pieces, to_move, ply=40))
 
 
 @pytest.mark.parametrize("to_move", [0, 1])
