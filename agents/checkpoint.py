@@ -32,6 +32,7 @@ from halma_env.encoding import ENCODING_VERSION
 
 FORMAT = "halma_env.checkpoint"
 FORMAT_VERSION = 1
+NETWORK_KEYS_ADDED_LATER = {"attention_layers": 0}
 REQUIRED = ("format", "format_version", "encoding_version", "variant", "num_players", "network", "model")
 
 
@@ -93,6 +94,11 @@ def load_checkpoint(path: str | Path, *, variant: str | None = None, num_players
         raise CheckpointError(f"checkpoint {str(path)!r} is for variant {data['variant']!r}, not {variant!r}")
     if num_players is not None and data["num_players"] != num_players:
         raise CheckpointError(f"checkpoint {str(path)!r} is for {data['num_players']} seats, not {num_players}")
+    if not isinstance(data["network"], dict):
+        raise CheckpointError(f"checkpoint {str(path)!r} has a network entry of type "
+                              f"{type(data['network']).__name__}, not a mapping")
+    # keys added to the network config after a checkpoint was written, with the value it was trained with
+    data["network"] = {**NETWORK_KEYS_ADDED_LATER, **data["network"]}
     if network is not None and dict(data["network"]) != dict(network):
         diff = sorted(k for k in set(network) | set(data["network"]) if network.get(k) != data["network"].get(k))
         details = ", ".join(f"{k}: checkpoint {data['network'].get(k)!r} vs config {network.get(k)!r}" for k in diff)

@@ -119,6 +119,7 @@ class NetworkConfig:
     pair_dim: int = 16  # size of the source/destination embeddings of the bilinear move head
     value_hidden: int = 32
     position_embedding: bool = True  # a learned vector per canonical hole
+    attention_layers: int = 0  # global self-attention layers over the holes after the convolutions
 
     def validate(self) -> None:
         for name in ("channels", "pair_dim", "value_hidden"):
@@ -126,6 +127,14 @@ class NetworkConfig:
                 raise ValueError(f"network.{name} must be >= 1")
         if self.blocks < 0:
             raise ValueError("network.blocks must be >= 0")
+        if self.attention_layers < 0:
+            raise ValueError("network.attention_layers must be >= 0")
+        if self.attention_layers:
+            from agents.network import ATTENTION_HEADS  # here: torch only when a config asks for attention
+
+            if self.channels % ATTENTION_HEADS:
+                raise ValueError(f"network.channels must be divisible by {ATTENTION_HEADS} (the attention heads) "
+                                 f"when network.attention_layers > 0; got {self.channels}")
 
 
 @dataclass

@@ -8,6 +8,10 @@
   directions on the star, the 8 king directions on the square board; missing neighbours read
   zeros).  On the star this is a hexagonal 7-tap convolution: exactly the 3 x 3 convolution on
   the 17 x 17 axial grid with its two non-hex corners masked, computed on the holes only.
+- Optional global attention (``attention_layers``): after the convolutions, pre-norm residual
+  self-attention over the holes, ``x + W_o attn(LN(x))``, so every hole reads the whole board in
+  one layer (jump chains cross it; the convolutions see ``blocks`` holes away).  ``W_o`` starts at
+  zero: a new layer is the identity, so it can be added to trained weights (``widen_with_attention``).
 - Move head: ``logit(src, dst) = <W_s e_src, W_d e_dst> / sqrt(k) + b(e_dst)`` from the trunk's
   per-hole embeddings: no dense H*H-way layer.  Action ``a = src * H + dst`` in canonical holes.
 - Value head: mean and max over the holes, then an MLP to one number.
@@ -195,11 +199,37 @@ class HoleConv(nn.Module):
         return self.norm(x + torch.relu(conv))
 
 
+class HoleAttention(nn.Module):
+    """Pre-norm residual multi-head self-attention over the holes: ``x + W_o attn(LN(x))``."""
+
+    def __init__(self, channels: int, heads: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.norm = nn.LayerNorm(channels)
+        self.qkv = layer_init(nn.Linear(channels, 3 * channels), std=1.0)
+        self.out = nn.Linear(channels, channels)
+        nn.init.zeros_(self.out.weight)  # the identity until trained (see the module docstring)
+        nn.init.zeros_(self.out.bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, h, c = x.shape
+        q, k, v = self.qkv(self.norm(x)).view(b, h, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+        if torch.onnx.is_in_onnx_export():  # the same values with plain ops an exporter knows
+            weights = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(c // self.heads), dim=-1)
+            mixed = weights @ v
+        else:
+            mixed = F.scaled_dot_product_attention(q, k, v)
+        return x + self.out(mixed.transpose(1, 2).reshape(b, h, c))
+
+
+ATTENTION_HEADS = 4
+
+
 class HalmaNet(nn.Module):
     """Shared policy/value network for every seat of one (variant, seat count)."""
 
     def __init__(self, variant: str, num_players: int, channels: int = 32, blocks: int = 3, pair_dim: int = 32,
-                 value_hidden: int = 64, position_embedding: bool = True) -> None:
+                 value_hidden: int = 64, position_embedding: bool = True, attention_layers: int = 0) -> None:
         super().__init__()
         enc = encoding(variant, num_players)
         self.variant, self.num_players = variant, num_players
@@ -213,6 +243,7 @@ class HalmaNet(nn.Module):
         self.embed = layer_init(nn.Linear(PLANES, channels))
         self.position = nn.Parameter(torch.zeros(self.num_holes, channels)) if position_embedding else None
         self.blocks = nn.ModuleList(HoleConv(channels, table.shape[1]) for _ in range(blocks))
+        self.attention = nn.ModuleList(HoleAttention(channels, ATTENTION_HEADS) for _ in range(attention_layers))
         # small initial policy logits (CleanRL: std 0.01 on the actor's last layer)
         self.src_head = layer_init(nn.Linear(channels, pair_dim), std=0.1)
         self.dst_head = layer_init(nn.Linear(channels, pair_dim), std=0.1)
@@ -245,6 +276,8 @@ class HalmaNet(nn.Module):
         rows, reverse_rows = gather_rows(self.table, b, h), gather_rows(self.reverse, b, h)
         for block in self.blocks:
             x = block(x, rows, reverse_rows)
+        for layer in self.attention:
+            x = layer(x)
         scale = 1.0 / math.sqrt(self.pair_dim)
         weight = torch.cat([self.src_head.weight, self.dst_head.weight * scale, self.dst_bias.weight])
         bias = torch.cat([self.src_head.bias, self.dst_head.bias * scale, self.dst_bias.bias])
@@ -294,7 +327,27 @@ class HalmaNet(nn.Module):
 def build_network(variant: str, num_players: int, cfg) -> HalmaNet:
     """A HalmaNet from a ``NetworkConfig`` (or any object with the same attributes)."""
     return HalmaNet(variant, num_players, channels=cfg.channels, blocks=cfg.blocks, pair_dim=cfg.pair_dim,
-                    value_hidden=cfg.value_hidden, position_embedding=cfg.position_embedding)
+                    value_hidden=cfg.value_hidden, position_embedding=cfg.position_embedding,
+                    attention_layers=cfg.attention_layers)
+
+
+def widen_with_attention(net: HalmaNet, attention_layers: int) -> HalmaNet:
+    """A copy of ``net`` with ``attention_layers`` new global attention layers after its own.
+
+    The new layers start as the identity (zero output projection), so the copy plays exactly as
+    ``net`` until trained: a way to give a trained agent a global view and fine-tune it.
+    """
+    if attention_layers < 1:
+        raise ValueError(f"attention_layers must be >= 1, not {attention_layers}")
+    channels = net.embed.out_features
+    if channels % ATTENTION_HEADS:
+        raise ValueError(f"attention needs channels divisible by {ATTENTION_HEADS}; the network has {channels}")
+    wide = HalmaNet(net.variant, net.num_players, channels=channels, blocks=len(net.blocks), pair_dim=net.pair_dim,
+                    value_hidden=net.value_head[0].out_features, position_embedding=net.position is not None,
+                    attention_layers=len(net.attention) + attention_layers)
+    missing, unexpected = wide.load_state_dict(net.state_dict(), strict=False)
+    assert not unexpected and all(k.startswith("attention.") for k in missing), (missing, unexpected)
+    return wide
 
 
 def legal_lists(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -89,6 +89,16 @@ def test_multiseat_diamond_export_matches(tmp_path: Path) -> None:
     assert check["greedy_mismatches"] == 0 and check["max_logit_diff"] < 1e-3, check
 
 
+def test_export_of_a_network_with_attention_matches(tmp_path: Path) -> None:
+    from agents.export import compare, export_checkpoint
+    from agents.policy import load_policy_player
+
+    ckpt = make_checkpoint(tmp_path / "att.pt", attention_layers=1, seed=5)
+    path = export_checkpoint(ckpt, "hard", tmp_path, check_positions=8)
+    check = compare(load_policy_player(ckpt).net, OnnxPolicy(path), random_positions("star", 2, 40, seed=3))
+    assert check["greedy_mismatches"] == 0 and check["max_logit_diff"] < 1e-3, check
+
+
 def test_importing_and_playing_does_not_load_torch(exported: tuple[Path, Path]) -> None:
     _, path = exported
     code = (

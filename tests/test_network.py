@@ -17,6 +17,7 @@ from agents.network import (
     legal_lists,
     neighbour_table,
     reverse_table,
+    widen_with_attention,
 )
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
@@ -254,3 +255,46 @@ def test_pair_logits_backward_matches_autograd() -> None:
     assert torch.allclose(fused, rows.grad, atol=1e-5), (fused - rows.grad).abs().max()
     with torch.no_grad():
         assert torch.equal(_PairLogitsFunction.apply(rows, src_rows, dst_rows, pair_dim), plain)
+
+
+def test_attention_layers_read_the_whole_board_and_train() -> None:
+    """A global attention layer lets a hole's features depend on holes beyond the convolutions' reach,
+    and its gradients (list path) match the dense path's like the convolutions' do."""
+    torch.manual_seed(7)
+    _, obs, mask = _batch("star", 2, 4)
+    row, col = divmod(int(encoding("star", 2).grid_index[0]), 17)
+    far = obs.clone()
+    far[:, row, col, 9] = 0  # hole 0 (a camp's tip) drops off the "board" plane
+
+    def holes_reached(net: HalmaNet) -> torch.Tensor:
+        (pair, _), (pair_far, _) = net.trunk(obs), net.trunk(far)
+        return ((pair - pair_far).abs().amax(dim=-1) > 0).sum(dim=1)  # per position: holes whose features moved
+
+    assert (holes_reached(HalmaNet("star", 2, channels=8, blocks=1, pair_dim=8, value_hidden=8)) == 3).all()
+    net = HalmaNet("star", 2, channels=8, blocks=1, pair_dim=8, value_hidden=8, attention_layers=1)
+    with torch.no_grad():  # a trained layer, not the identity it starts as
+        net.attention[0].out.weight.normal_(0, 0.5)
+    assert (holes_reached(net) == 121).all()
+    legal, valid = legal_lists(mask)
+    logits, value = net(obs, legal, valid)
+    (torch.log_softmax(logits, -1)[valid].sum() + value.sum()).backward()
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in net.attention.parameters())
+
+
+def test_widening_with_attention_keeps_the_play_and_checks_its_input() -> None:
+    """``widen_with_attention`` adds identity layers: the same logits and values until trained."""
+    torch.manual_seed(8)
+    net = HalmaNet("star", 2, channels=8, blocks=2, pair_dim=8, value_hidden=8)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.add_(torch.randn_like(p) * 0.3)
+    wide = widen_with_attention(net, 2)
+    assert len(wide.attention) == 2 and len(wide.blocks) == 2
+    _, obs, mask = _batch("star", 2, 6)
+    (logits, value), (wide_logits, wide_value) = net.dense_logits(obs, mask), wide.dense_logits(obs, mask)
+    assert torch.equal(logits, wide_logits) and torch.equal(value, wide_value)
+    with pytest.raises(ValueError, match="attention_layers must be >= 1, not 0"):
+        widen_with_attention(net, 0)
+    odd = HalmaNet("star", 2, channels=6, blocks=1, pair_dim=4, value_hidden=4)
+    with pytest.raises(ValueError, match="channels divisible by 4; the network has 6"):
+        widen_with_attention(odd, 1)

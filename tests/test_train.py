@@ -18,6 +18,7 @@ from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from agents.config import apply_overrides, default_dict, from_dict, load_config
 from agents.ppo import RolloutBuffer, Trainer
 from halma_env import Game, Rules
+from halma_env.encoding import ENCODING_VERSION, encoding
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted(glob.glob(str(ROOT / "configs" / "*.yaml")))
@@ -128,7 +129,8 @@ def test_overrides() -> None:
 
 
 def _payload(**changes) -> dict:
-    data = {"variant": "star", "num_players": 2, "network": {"channels": 4}, "model": {"w": torch.ones(2)}}
+    data = {"variant": "star", "num_players": 2, "network": {"channels": 4, "attention_layers": 0},
+            "model": {"w": torch.ones(2)}}
     data.update(changes)
     return data
 
@@ -138,7 +140,7 @@ def test_checkpoint_round_trip_and_atomic(tmp_path: Path) -> None:
     save_checkpoint(path, _payload(global_step=5))
     save_checkpoint(path, _payload(global_step=6))  # replaces in place
     assert sorted(os.listdir(path.parent)) == ["a.pt"]  # no temporary file left behind
-    data = load_checkpoint(path, variant="star", num_players=2, network={"channels": 4})
+    data = load_checkpoint(path, variant="star", num_players=2, network={"channels": 4, "attention_layers": 0})
     assert data["global_step"] == 6 and torch.equal(data["model"]["w"], torch.ones(2))
 
 
@@ -172,13 +174,29 @@ def test_corrupt_and_incompatible_checkpoints(tmp_path: Path) -> None:
     with pytest.raises(CheckpointError, match="2 seats, not 3"):
         load_checkpoint(good, num_players=3)
     with pytest.raises(CheckpointError, match="network shape.*channels: checkpoint 4 vs config 8"):
-        load_checkpoint(good, network={"channels": 8})
+        load_checkpoint(good, network={"channels": 8, "attention_layers": 0})
     old = tmp_path / "old.pt"
     data = torch.load(good, weights_only=True)
     data["encoding_version"] = 0
     torch.save(data, old)
     with pytest.raises(CheckpointError, match="encoding version 0"):
         load_checkpoint(old)
+    data["encoding_version"] = ENCODING_VERSION
+    data["network"] = [4]
+    torch.save(data, old)
+    with pytest.raises(CheckpointError, match="network entry of type list, not a mapping"):
+        load_checkpoint(old)
+
+
+def test_checkpoints_from_before_attention_load_without_it() -> None:
+    """Files written before ``network.attention_layers`` existed (the shipped ones) read as 0 layers."""
+    raw = torch.load(ROOT / "agents" / "checkpoints" / "star2.pt", weights_only=True)
+    assert "attention_layers" not in raw["network"]
+    data = load_checkpoint(ROOT / "agents" / "checkpoints" / "star2.pt",
+                           network={**raw["network"], "attention_layers": 0})
+    assert data["network"]["attention_layers"] == 0
+    with pytest.raises(CheckpointError, match="attention_layers: checkpoint 0 vs config 1"):
+        load_checkpoint(ROOT / "agents" / "checkpoints" / "star2.pt", network={**raw["network"], "attention_layers": 1})
 
 
 # --- per-seat trajectories ---------------------------------------------------------------
@@ -320,6 +338,33 @@ def test_init_from_starts_a_fresh_run_from_a_checkpoints_weights(tmp_path: Path)
     imitating = tiny_config(imitation__bot="greedy", imitation__games=2, imitation__epochs=1)
     with pytest.raises(ValueError, match="init_from and imitation.games"):
         from_dict(dict(imitating, init_from=source))
+
+
+def test_init_from_adds_attention_layers_as_the_identity(tmp_path: Path) -> None:
+    """A config with more attention layers than the checkpoint starts from its exact play."""
+    trainer = Trainer(from_dict(tiny_config()), tmp_path / "first", log=quiet)
+    trainer.train()
+    trainer.close()
+    source = str(tmp_path / "first" / "checkpoints" / "last.pt")
+    widened = Trainer(from_dict(dict(tiny_config(network__attention_layers=1), init_from=source)),
+                      tmp_path / "widened", log=quiet)
+    assert len(widened.net.attention) == 1
+    games = [Game(Rules("star", 2)) for _ in range(3)]
+    enc = encoding("star", 2)
+    obs = torch.from_numpy(np.stack([enc.observation(g, g.to_move) for g in games]))
+    mask = torch.from_numpy(np.stack([enc.action_mask(g) for g in games]).astype(bool))
+    with torch.no_grad():
+        assert torch.equal(trainer.net.dense_logits(obs, mask)[0], widened.net.dense_logits(obs, mask)[0])
+    widened.train()  # and it trains: the new layer moves
+    widened.close()
+    assert widened.net.attention[0].out.weight.abs().sum() > 0
+    both = tiny_config(network__attention_layers=1, network__channels=16)
+    with pytest.raises(ValueError, match="init_from: .*different network shape.*channels: checkpoint 8 vs config 16"):
+        Trainer(from_dict(dict(both, init_from=source)), tmp_path / "both", log=quiet)
+    with pytest.raises(ValueError, match="network.attention_layers must be >= 0"):
+        from_dict(tiny_config(network__attention_layers=-1))
+    with pytest.raises(ValueError, match="network.channels must be divisible by 4 .* got 6"):
+        from_dict(tiny_config(network__attention_layers=1, network__channels=6))
 
 
 def test_snapshot_leaving_the_pool_mid_game(tmp_path: Path) -> None:
