@@ -99,11 +99,17 @@ def load_checkpoint(path: str | Path, *, variant: str | None = None, num_players
                               f"{type(data['network']).__name__}, not a mapping")
     # keys added to the network config after a checkpoint was written, with the value it was trained with
     data["network"] = {**NETWORK_KEYS_ADDED_LATER, **data["network"]}
-    if network is not None and dict(data["network"]) != dict(network):
+    if network is not None:
+        check_network(data, network, path)
+    return data
+
+
+def check_network(data: dict[str, Any], network: dict[str, Any], path: str | Path = "checkpoint") -> None:
+    """Raise ``CheckpointError`` naming every key where a loaded checkpoint's network differs from ``network``."""
+    if dict(data["network"]) != dict(network):
         diff = sorted(k for k in set(network) | set(data["network"]) if network.get(k) != data["network"].get(k))
         details = ", ".join(f"{k}: checkpoint {data['network'].get(k)!r} vs config {network.get(k)!r}" for k in diff)
         raise CheckpointError(f"checkpoint {str(path)!r} has a different network shape ({details})")
-    return data
 
 
 def model_from_checkpoint(data: dict[str, Any], path: str | Path = "checkpoint") -> torch.nn.Module:

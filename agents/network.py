@@ -11,7 +11,7 @@
 - Optional global attention (``attention_layers``): after the convolutions, pre-norm residual
   self-attention over the holes, ``x + W_o attn(LN(x))``, so every hole reads the whole board in
   one layer (jump chains cross it; the convolutions see ``blocks`` holes away).  ``W_o`` starts at
-  zero: a new layer is the identity, so it can be added to trained weights (``widen_with_attention``).
+  zero: a new layer is the identity, so it can be added to trained weights (``load_adding_attention``).
 - Move head: ``logit(src, dst) = <W_s e_src, W_d e_dst> / sqrt(k) + b(e_dst)`` from the trunk's
   per-hole embeddings: no dense H*H-way layer.  Action ``a = src * H + dst`` in canonical holes.
 - Value head: mean and max over the holes, then an MLP to one number.
@@ -331,23 +331,17 @@ def build_network(variant: str, num_players: int, cfg) -> HalmaNet:
                     attention_layers=cfg.attention_layers)
 
 
-def widen_with_attention(net: HalmaNet, attention_layers: int) -> HalmaNet:
-    """A copy of ``net`` with ``attention_layers`` new global attention layers after its own.
+def load_adding_attention(net: HalmaNet, state: dict[str, torch.Tensor]) -> int:
+    """Load into a freshly built ``net`` the weights of the same network with fewer attention layers.
 
-    The new layers start as the identity (zero output projection), so the copy plays exactly as
-    ``net`` until trained: a way to give a trained agent a global view and fine-tune it.
+    The layers ``state`` lacks keep their initial identity (zero output projection), so ``net``
+    plays exactly as those weights until trained.  Returns how many layers were added.
     """
-    if attention_layers < 1:
-        raise ValueError(f"attention_layers must be >= 1, not {attention_layers}")
-    channels = net.embed.out_features
-    if channels % ATTENTION_HEADS:
-        raise ValueError(f"attention needs channels divisible by {ATTENTION_HEADS}; the network has {channels}")
-    wide = HalmaNet(net.variant, net.num_players, channels=channels, blocks=len(net.blocks), pair_dim=net.pair_dim,
-                    value_hidden=net.value_head[0].out_features, position_embedding=net.position is not None,
-                    attention_layers=len(net.attention) + attention_layers)
-    missing, unexpected = wide.load_state_dict(net.state_dict(), strict=False)
-    assert not unexpected and all(k.startswith("attention.") for k in missing), (missing, unexpected)
-    return wide
+    missing, unexpected = net.load_state_dict(state, strict=False)
+    stray = [k for k in missing if not k.startswith("attention.")] + list(unexpected)
+    if stray:
+        raise ValueError(f"the weights are not those of this network less some attention layers: {', '.join(stray)}")
+    return len({k.split(".")[1] for k in missing})
 
 
 def legal_lists(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

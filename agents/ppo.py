@@ -46,9 +46,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from agents import parallel
-from agents.checkpoint import load_checkpoint, model_from_checkpoint, save_checkpoint
+from agents.checkpoint import check_network, load_checkpoint, model_from_checkpoint, save_checkpoint
 from agents.config import TrainConfig, dump_yaml
-from agents.network import HalmaNet, build_network, legal_lists, widen_with_attention
+from agents.network import HalmaNet, build_network, legal_lists, load_adding_attention
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
 
@@ -379,21 +379,19 @@ class Trainer:
         """Start from a checkpoint's weights (fine-tuning): a fresh optimiser, step 0, this config's schedule.
 
         A checkpoint with fewer ``attention_layers`` than the config but otherwise the same network
-        is widened: the missing layers start as the identity (``widen_with_attention``), so the run
-        starts from exactly the checkpoint's play.
+        gets the missing layers as the identity (``load_adding_attention``), so the run starts from
+        exactly the checkpoint's play.
         """
         wanted = self._network_dict()
         try:
             data = load_checkpoint(path, variant=self.cfg.game.variant, num_players=self.n, map_location=self.device)
-            have = data["network"]
-            extra = wanted["attention_layers"] - have["attention_layers"]
-            if extra > 0 and {**have, "attention_layers": wanted["attention_layers"]} == wanted:
-                model = widen_with_attention(model_from_checkpoint(data, path), extra)
-                self.net.load_state_dict(model.state_dict())
-                self.log(f"init_from: added {extra} attention layer(s), starting as the identity")
+            have_layers = data["network"]["attention_layers"]
+            if have_layers < wanted["attention_layers"]:
+                check_network(data, {**wanted, "attention_layers": have_layers}, path)
+                added = load_adding_attention(self.net, data["model"])
+                self.log(f"init_from: added {added} attention layer(s), starting as the identity")
             else:
-                load_checkpoint(path, variant=self.cfg.game.variant, num_players=self.n, network=wanted,
-                                map_location=self.device)  # names any other difference of shape
+                check_network(data, wanted, path)
                 self.net.load_state_dict(data["model"])
         except (ValueError, RuntimeError) as exc:  # CheckpointError is a ValueError; a bad state dict a RuntimeError
             raise ValueError(f"init_from: {exc}") from None

@@ -15,9 +15,9 @@ from agents.network import (
     _PairLogitsFunction,
     gather_rows,
     legal_lists,
+    load_adding_attention,
     neighbour_table,
     reverse_table,
-    widen_with_attention,
 )
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
@@ -281,20 +281,20 @@ def test_attention_layers_read_the_whole_board_and_train() -> None:
     assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in net.attention.parameters())
 
 
-def test_widening_with_attention_keeps_the_play_and_checks_its_input() -> None:
-    """``widen_with_attention`` adds identity layers: the same logits and values until trained."""
+def test_adding_attention_keeps_the_play_and_checks_the_weights() -> None:
+    """``load_adding_attention`` adds identity layers: the same logits and values until trained."""
     torch.manual_seed(8)
     net = HalmaNet("star", 2, channels=8, blocks=2, pair_dim=8, value_hidden=8)
     with torch.no_grad():
         for p in net.parameters():
             p.add_(torch.randn_like(p) * 0.3)
-    wide = widen_with_attention(net, 2)
-    assert len(wide.attention) == 2 and len(wide.blocks) == 2
+    wide = HalmaNet("star", 2, channels=8, blocks=2, pair_dim=8, value_hidden=8, attention_layers=2)
+    assert load_adding_attention(wide, net.state_dict()) == 2
     _, obs, mask = _batch("star", 2, 6)
     (logits, value), (wide_logits, wide_value) = net.dense_logits(obs, mask), wide.dense_logits(obs, mask)
     assert torch.equal(logits, wide_logits) and torch.equal(value, wide_value)
-    with pytest.raises(ValueError, match="attention_layers must be >= 1, not 0"):
-        widen_with_attention(net, 0)
-    odd = HalmaNet("star", 2, channels=6, blocks=1, pair_dim=4, value_hidden=4)
-    with pytest.raises(ValueError, match="channels divisible by 4; the network has 6"):
-        widen_with_attention(odd, 1)
+    state = net.state_dict()
+    del state["embed.weight"]
+    fresh = HalmaNet("star", 2, channels=8, blocks=2, pair_dim=8, value_hidden=8, attention_layers=1)
+    with pytest.raises(ValueError, match="less some attention layers: embed.weight"):
+        load_adding_attention(fresh, state)
