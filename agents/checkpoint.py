@@ -32,7 +32,7 @@ from halma_env.encoding import ENCODING_VERSION
 
 FORMAT = "halma_env.checkpoint"
 FORMAT_VERSION = 1
-NETWORK_KEYS_ADDED_LATER = {"attention_layers": 0}
+NETWORK_KEYS_ADDED_LATER = {"attention_layers": 0, "reach_features": False}
 REQUIRED = ("format", "format_version", "encoding_version", "variant", "num_players", "network", "model")
 
 

@@ -120,6 +120,7 @@ class NetworkConfig:
     value_hidden: int = 32
     position_embedding: bool = True  # a learned vector per canonical hole
     attention_layers: int = 0  # global self-attention layers over the holes after the convolutions
+    reach_features: bool = False  # jump-chain planes of both sides added to the input (2 seats; agents/network.py)
 
     def validate(self) -> None:
         for name in ("channels", "pair_dim", "value_hidden"):
@@ -291,6 +292,10 @@ class TrainConfig:
         if self.env.solo_envs and self.game.variant != "star":
             raise ValueError(f"env.solo_envs: the solitaire crossing is a star game, not {self.game.variant}; "
                              "set it to 0")
+        if self.network.reach_features:
+            from agents.network import reach_tables  # here: torch only when a config asks for the planes
+
+            reach_tables(self.game.variant, self.game.num_players)  # a ValueError naming network.reach_features
         self._check_players()
         if self.crossing.planner_width and self.game.variant != "star":
             raise ValueError(f"crossing.planner_width: the solitaire crossing is a star game, not {self.game.variant}; "

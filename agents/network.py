@@ -11,7 +11,9 @@
 - Optional global attention (``attention_layers``): after the convolutions, pre-norm residual
   self-attention over the holes, ``x + W_o attn(LN(x))``, so every hole reads the whole board in
   one layer (jump chains cross it; the convolutions see ``blocks`` holes away).  ``W_o`` starts at
-  zero: a new layer is the identity, so it can be added to trained weights (``load_adding_attention``).
+  zero: a new layer is the identity, so it can be added to trained weights (``load_extending``).
+- Optional jump-reach planes (``reach_features``, 2 seats): six per-hole features of the jump chains
+  both sides have in the position (``JumpReach``), computed from the planes and added to the input.
 - Move head: ``logit(src, dst) = <W_s e_src, W_d e_dst> / sqrt(k) + b(e_dst)`` from the trunk's
   per-hole embeddings: no dense H*H-way layer.  Action ``a = src * H + dst`` in canonical holes.
 - Value head: mean and max over the holes, then an MLP to one number.
@@ -224,12 +226,137 @@ class HoleAttention(nn.Module):
 
 ATTENTION_HEADS = 4
 
+# reach_features: the propagation rounds (a component of the jump graph wider than this many jumps is
+# read only this far: the features are defined by the fixed count, the same in training and export) and the
+# planes added to the input, with the scale of the gains (single steps toward the goal, 16 across the star)
+REACH_ROUNDS = 12
+REACH_PLANES = 6
+REACH_GAIN_SCALE = 1.0 / 8.0
+_NO_CHAIN = -100  # int8 "no such chain" in the max-propagation (every real value is >= -16)
+
+
+def reach_tables(variant: str, num_players: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Tables of the canonical frame for ``JumpReach``: (over, land, own_distance, other_distance).
+
+    ``over[h, d]`` / ``land[h, d]``: the hole one / two steps from ``h`` in direction ``d`` (H = off the
+    board); ``own_distance[h]`` / ``other_distance[h]``: single steps from ``h`` to the nearest hole of the
+    actor's / the opponent's goal.  Only for 2-seat games whose two seats see the same frame (star and
+    halma16: the opponent's goal is the actor's home), so the tables do not depend on the actor's seat.
+    """
+    from halma_env.rewards import goal_distance
+
+    if num_players != 2:
+        raise ValueError(f"network.reach_features is for 2-seat games (one opponent whose progress the features "
+                         f"measure), not {num_players} seats")
+    enc = encoding(variant, num_players)
+    frames = [(np.array(goal_distance(variant, 2, s))[enc.from_canonical[s]],
+               np.array(goal_distance(variant, 2, 1 - s))[enc.from_canonical[s]]) for s in (0, 1)]
+    if not all(np.array_equal(a, b) for a, b in zip(frames[0], frames[1])):
+        raise ValueError(f"network.reach_features needs a 2-seat game whose seats mirror each other (star, "
+                         f"halma16); in {variant} the opponent's goal is not the same for both seats' frames")
+    over = neighbour_table(variant, num_players)[:, 1:]
+    h = enc.num_holes
+    land = np.full_like(over, h)
+    for d in range(over.shape[1]):
+        on = over[:, d] < h
+        land[on, d] = over[over[on, d], d]
+    return over, land, frames[0][0].astype(np.float32), frames[0][1].astype(np.float32)
+
+
+class JumpReach(nn.Module):
+    """Per-hole jump-chain features computed from the observation planes (no parameters, no gradient).
+
+    A move is a step or a chain of jumps; with every other piece standing still, the holes a chain can
+    pass through are the components of the *jump graph*: empty holes linked when one jump (over an
+    occupied hole) joins them.  The convolutions see ``blocks`` holes away and chains cross the board,
+    so the trunk gets, per hole (gains in single steps toward the side's goal, times ``REACH_GAIN_SCALE``):
+
+    0. a piece of the actor: the best gain of a jump chain from it;
+    1. a piece of the opponent: the same toward its goal;
+    2. an empty hole: the largest gain with which a chain of an actor's piece can end there;
+    3. an empty hole: the same for the opponent;
+    4. / 5. an empty hole that a chain of an actor's / an opponent's piece reaches (1 or 0).
+
+    Static approximations, the same for training, play and export: the moving piece's own hole counts as
+    occupied, diamond's closed camps are ignored, and components are followed ``REACH_ROUNDS`` jumps wide.
+    Computed in int8, direction-major, each round one gather of 4-byte rows (the four int8 values of a hole
+    read as one int32): about 8x faster than float32 with masked reductions (``tests/test_network.py``
+    checks the features against the engine's moves; ONNX export takes the same values through plain ops).
+    """
+
+    def __init__(self, variant: str, num_players: int) -> None:
+        super().__init__()
+        over, land, own, other = reach_tables(variant, num_players)
+        self.num_holes, self.directions = over.shape
+        # direction-major (D, H) tables; the distances at each jump's landing hole (0 off the board: masked)
+        self.register_buffer("over", torch.as_tensor(over.T.copy()), persistent=False)
+        self.register_buffer("land", torch.as_tensor(land.T.copy()), persistent=False)
+        dist = np.stack([own, other]).astype(np.int8)  # (2, H)
+        padded = np.concatenate([dist, np.zeros((2, 1), np.int8)], axis=1)
+        self.register_buffer("distance", torch.as_tensor(dist), persistent=False)
+        self.register_buffer("land_distance", torch.as_tensor(padded[:, land.T]), persistent=False)  # (2, D, H)
+
+    def _rows(self, table: torch.Tensor, batch: int) -> torch.Tensor:
+        """(D, H) hole table -> (D, B, H) rows of the flat padded (B * (H + 1)) arrays."""
+        h = self.num_holes
+        offsets = torch.arange(0, batch * (h + 1), h + 1, device=table.device).view(1, -1, 1)
+        return table.unsqueeze(1) + offsets
+
+    @torch.no_grad()
+    def forward(self, holes: torch.Tensor) -> torch.Tensor:
+        """(B, H, 12) float observation planes per hole -> (B, H, ``REACH_PLANES``) float features."""
+        b, h = holes.shape[0], self.num_holes
+        none = torch.tensor(_NO_CHAIN, dtype=torch.int8, device=holes.device)
+        sides = holes[..., :2] > 0  # (B, H, 2): actor, opponent
+        occupied = sides.any(-1)
+        empty = ~occupied
+
+        over_rows, land_rows = self._rows(self.over, b), self._rows(self.land, b)  # (D, B, H)
+
+        def at(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:  # (B, H) values read at (D, B, H) rows
+            flat = torch.cat([x, x.new_zeros(b, 1)], dim=1).reshape(-1)  # False / 0 off the board
+            return torch.index_select(flat, 0, rows.reshape(-1)).view(rows.shape)
+
+        over_occupied = at(occupied, over_rows)
+        jump = over_occupied & at(empty, land_rows)  # from the hole, over a piece, onto an empty hole
+        link = jump & empty  # an edge of the jump graph between two empty holes
+        # per empty hole: the goal distances of the side pieces one jump away ("starts", max over them)
+        starting = over_occupied & empty
+        starts = [torch.where(starting & at(sides[..., k], land_rows), self.land_distance[k].unsqueeze(1),
+                              none).amax(dim=0) for k in (0, 1)]
+        # values maxed over each component: -distance (its nearest hole to each goal) and the starts
+        values = torch.stack([-self.distance[0].expand(b, h), -self.distance[1].expand(b, h), *starts], dim=-1)
+        values = torch.where(empty.unsqueeze(-1), values, none)
+        flat = torch.cat([values, none.expand(b, 1, 4)], dim=1).reshape(-1, 4)
+        inner = values.reshape(-1, 4)
+        pad_rows = self._rows(torch.full_like(self.land[:, :1], h), b)  # (D, B, 1): each position's pad row
+        rows = torch.where(link, land_rows, pad_rows).reshape(-1)  # not a link: the pad row
+        exporting = torch.onnx.is_in_onnx_export()
+        for _ in range(REACH_ROUNDS):
+            if exporting:  # plain ops: gather the int8 rows (ONNX has no bitcast)
+                reached = torch.index_select(flat, 0, rows)
+            else:  # a hole's four int8 values as one int32: one gather of 4-byte rows per round
+                reached = torch.index_select(flat.view(torch.int32).view(-1), 0, rows).view(torch.int8)
+            inner = torch.maximum(inner, reached.view(self.directions, -1, 4).amax(dim=0))
+            flat = torch.cat([inner.view(b, h, 4), none.expand(b, 1, 4)], dim=1).reshape(-1, 4)
+        values = flat.view(b, h + 1, 4)[:, :h].float()
+        dist = self.distance.t().float()  # (H, 2)
+        reached = values[..., 2:] > _NO_CHAIN
+        arrive = torch.where(reached, torch.relu(values[..., 2:] - dist), torch.zeros_like(dist))
+        # from a piece: its first jump lands on an empty hole, then that component's nearest hole to its goal
+        landing = torch.index_select(flat[:, :2], 0, torch.where(jump, land_rows, pad_rows).reshape(-1))
+        first = landing.view(self.directions, b * h, 2).amax(dim=0).view(b, h, 2).float()
+        depart = torch.where(first > _NO_CHAIN, torch.relu(dist + first), torch.zeros_like(dist)) * sides
+        keep = empty.unsqueeze(-1)
+        return torch.cat([depart * REACH_GAIN_SCALE, arrive * REACH_GAIN_SCALE * keep, reached.float() * keep], -1)
+
 
 class HalmaNet(nn.Module):
     """Shared policy/value network for every seat of one (variant, seat count)."""
 
     def __init__(self, variant: str, num_players: int, channels: int = 32, blocks: int = 3, pair_dim: int = 32,
-                 value_hidden: int = 64, position_embedding: bool = True, attention_layers: int = 0) -> None:
+                 value_hidden: int = 64, position_embedding: bool = True, attention_layers: int = 0,
+                 reach_features: bool = False) -> None:
         super().__init__()
         enc = encoding(variant, num_players)
         self.variant, self.num_players = variant, num_players
@@ -240,7 +367,8 @@ class HalmaNet(nn.Module):
         self.register_buffer("table", torch.as_tensor(table).reshape(-1), persistent=False)
         self.register_buffer("reverse", torch.as_tensor(reverse_table(table)).reshape(-1), persistent=False)
         self.register_buffer("grid_index", torch.as_tensor(enc.grid_index), persistent=False)
-        self.embed = layer_init(nn.Linear(PLANES, channels))
+        self.reach = JumpReach(variant, num_players) if reach_features else None
+        self.embed = layer_init(nn.Linear(PLANES + (REACH_PLANES if reach_features else 0), channels))
         self.position = nn.Parameter(torch.zeros(self.num_holes, channels)) if position_embedding else None
         self.blocks = nn.ModuleList(HoleConv(channels, table.shape[1]) for _ in range(blocks))
         self.attention = nn.ModuleList(HoleAttention(channels, ATTENTION_HEADS) for _ in range(attention_layers))
@@ -268,7 +396,10 @@ class HalmaNet(nn.Module):
         The features are ``[W_s e, W_d e / sqrt(pair_dim), b(e)]`` of each hole's embedding ``e``:
         the three heads run as one linear layer (one matmul instead of three over B * H rows).
         """
-        x = self.embed(self.holes(obs))
+        features = self.holes(obs)
+        if self.reach is not None:
+            features = torch.cat([features, self.reach(features)], dim=-1)
+        x = self.embed(features)
         if self.position is not None:
             x = x + self.position
         x = torch.relu(x)
@@ -328,20 +459,37 @@ def build_network(variant: str, num_players: int, cfg) -> HalmaNet:
     """A HalmaNet from a ``NetworkConfig`` (or any object with the same attributes)."""
     return HalmaNet(variant, num_players, channels=cfg.channels, blocks=cfg.blocks, pair_dim=cfg.pair_dim,
                     value_hidden=cfg.value_hidden, position_embedding=cfg.position_embedding,
-                    attention_layers=cfg.attention_layers)
+                    attention_layers=cfg.attention_layers, reach_features=cfg.reach_features)
 
 
-def load_adding_attention(net: HalmaNet, state: dict[str, torch.Tensor]) -> int:
-    """Load into a freshly built ``net`` the weights of the same network with fewer attention layers.
+def load_extending(net: HalmaNet, state: dict[str, torch.Tensor]) -> list[str]:
+    """Load into a freshly built ``net`` the weights of the same network with fewer attention layers
+    and/or without ``reach_features``.
 
-    The layers ``state`` lacks keep their initial identity (zero output projection), so ``net``
-    plays exactly as those weights until trained.  Returns how many layers were added.
+    The attention layers ``state`` lacks keep their initial identity (zero output projection) and the
+    input weights of the reach planes start at zero, so ``net`` plays exactly as those weights until
+    trained (to float rounding: the input layer's matmul over more inputs may round differently).
+    Returns what was added (for the log), e.g. ``["1 attention layer(s)", "reach features"]``.
     """
+    state = dict(state)
+    added = []
+    narrow = state.get("embed.weight")
+    wide = net.embed.weight
+    if narrow is not None and narrow.shape != wide.shape:
+        if net.reach is None or narrow.shape != (wide.shape[0], PLANES):
+            raise ValueError(f"the weights are not those of this network less some attention layers or the reach "
+                             f"features: embed.weight {tuple(narrow.shape)} vs {tuple(wide.shape)}")
+        state["embed.weight"] = torch.cat([narrow, narrow.new_zeros(wide.shape[0], REACH_PLANES)], dim=1)
+        added.append("reach features")
     missing, unexpected = net.load_state_dict(state, strict=False)
     stray = [k for k in missing if not k.startswith("attention.")] + list(unexpected)
     if stray:
-        raise ValueError(f"the weights are not those of this network less some attention layers: {', '.join(stray)}")
-    return len({k.split(".")[1] for k in missing})
+        raise ValueError(f"the weights are not those of this network less some attention layers or the reach "
+                         f"features: {', '.join(stray)}")
+    layers = len({k.split(".")[1] for k in missing})
+    if layers:
+        added.insert(0, f"{layers} attention layer(s)")
+    return added
 
 
 def legal_lists(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

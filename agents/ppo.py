@@ -48,7 +48,7 @@ from torch import nn
 from agents import parallel
 from agents.checkpoint import check_network, load_checkpoint, model_from_checkpoint, save_checkpoint
 from agents.config import TrainConfig, dump_yaml
-from agents.network import HalmaNet, build_network, legal_lists, load_adding_attention
+from agents.network import HalmaNet, build_network, legal_lists, load_extending
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
 
@@ -378,18 +378,21 @@ class Trainer:
     def _init_from(self, path: str) -> None:
         """Start from a checkpoint's weights (fine-tuning): a fresh optimiser, step 0, this config's schedule.
 
-        A checkpoint with fewer ``attention_layers`` than the config but otherwise the same network
-        gets the missing layers as the identity (``load_adding_attention``), so the run starts from
-        exactly the checkpoint's play.
+        A checkpoint with fewer ``attention_layers`` than the config, or without the ``reach_features``
+        the config asks for, but otherwise the same network, gets the missing layers as the identity and
+        the reach planes' input weights at zero (``load_extending``), so the run starts from exactly the
+        checkpoint's play.
         """
         wanted = self._network_dict()
         try:
             data = load_checkpoint(path, variant=self.cfg.game.variant, num_players=self.n, map_location=self.device)
-            have_layers = data["network"]["attention_layers"]
-            if have_layers < wanted["attention_layers"]:
-                check_network(data, {**wanted, "attention_layers": have_layers}, path)
-                added = load_adding_attention(self.net, data["model"])
-                self.log(f"init_from: added {added} attention layer(s), starting as the identity")
+            have = data["network"]
+            lesser = {**wanted, "attention_layers": have["attention_layers"], "reach_features": have["reach_features"]}
+            if lesser != wanted and have["attention_layers"] <= wanted["attention_layers"] and (
+                    wanted["reach_features"] or not have["reach_features"]):
+                check_network(data, lesser, path)  # the same network but for what the config adds
+                added = load_extending(self.net, data["model"])
+                self.log(f"init_from: added {' and '.join(added)}, starting as the checkpoint plays")
             else:
                 check_network(data, wanted, path)
                 self.net.load_state_dict(data["model"])

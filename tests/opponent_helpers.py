@@ -6,7 +6,7 @@ from pathlib import Path
 
 
 def make_checkpoint(path: Path, variant: str = "star", seats: int = 2, seed: int = 1, scale: float = 0.3,
-                    attention_layers: int = 0) -> Path:
+                    attention_layers: int = 0, reach_features: bool = False) -> Path:
     """A HalmaNet checkpoint whose weights are perturbed by ``scale`` so its logits are spread out
     (a freshly initialised head gives near-equal logits, which would make move equality a tie test)."""
     import torch
@@ -16,7 +16,7 @@ def make_checkpoint(path: Path, variant: str = "star", seats: int = 2, seed: int
     from agents.network import build_network
 
     torch.manual_seed(seed)
-    cfg = NetworkConfig(attention_layers=attention_layers)
+    cfg = NetworkConfig(attention_layers=attention_layers, reach_features=reach_features)
     net = build_network(variant, seats, cfg)
     with torch.no_grad():
         for p in net.parameters():

@@ -99,6 +99,18 @@ def test_export_of_a_network_with_attention_matches(tmp_path: Path) -> None:
     assert check["greedy_mismatches"] == 0 and check["max_logit_diff"] < 1e-3, check
 
 
+def test_export_of_a_network_with_reach_features_matches(tmp_path: Path) -> None:
+    """The reach planes' int8 propagation exports through plain ops (no bitcast) with the same values."""
+    from agents.export import compare, export_checkpoint
+    from agents.policy import load_policy_player
+
+    for variant in ("star", "halma16"):
+        ckpt = make_checkpoint(tmp_path / f"reach-{variant}.pt", variant, reach_features=True, seed=6)
+        path = export_checkpoint(ckpt, "hard", tmp_path, check_positions=8)
+        check = compare(load_policy_player(ckpt).net, OnnxPolicy(path), random_positions(variant, 2, 40, seed=4))
+        assert check["greedy_mismatches"] == 0 and check["max_logit_diff"] < 1e-3, (variant, check)
+
+
 def test_importing_and_playing_does_not_load_torch(exported: tuple[Path, Path]) -> None:
     _, path = exported
     code = (

@@ -9,14 +9,18 @@ import torch
 from agents.network import (
     CHUNK_POSITIONS,
     MASKED_LOGIT,
+    REACH_GAIN_SCALE,
+    REACH_PLANES,
     HalmaNet,
     HoleConv,
+    JumpReach,
     _pair_logits,
     _PairLogitsFunction,
     gather_rows,
     legal_lists,
-    load_adding_attention,
+    load_extending,
     neighbour_table,
+    reach_tables,
     reverse_table,
 )
 from halma_env import Game, Rules
@@ -282,19 +286,102 @@ def test_attention_layers_read_the_whole_board_and_train() -> None:
 
 
 def test_adding_attention_keeps_the_play_and_checks_the_weights() -> None:
-    """``load_adding_attention`` adds identity layers: the same logits and values until trained."""
+    """``load_extending`` adds identity layers: the same logits and values until trained."""
     torch.manual_seed(8)
     net = HalmaNet("star", 2, channels=8, blocks=2, pair_dim=8, value_hidden=8)
     with torch.no_grad():
         for p in net.parameters():
             p.add_(torch.randn_like(p) * 0.3)
     wide = HalmaNet("star", 2, channels=8, blocks=2, pair_dim=8, value_hidden=8, attention_layers=2)
-    assert load_adding_attention(wide, net.state_dict()) == 2
+    assert load_extending(wide, net.state_dict()) == ["2 attention layer(s)"]
     _, obs, mask = _batch("star", 2, 6)
     (logits, value), (wide_logits, wide_value) = net.dense_logits(obs, mask), wide.dense_logits(obs, mask)
     assert torch.equal(logits, wide_logits) and torch.equal(value, wide_value)
     state = net.state_dict()
     del state["embed.weight"]
     fresh = HalmaNet("star", 2, channels=8, blocks=2, pair_dim=8, value_hidden=8, attention_layers=1)
-    with pytest.raises(ValueError, match="less some attention layers: embed.weight"):
-        load_adding_attention(fresh, state)
+    with pytest.raises(ValueError, match="less some attention layers or the reach features: embed.weight"):
+        load_extending(fresh, state)
+
+
+def _reach_reference(obs: np.ndarray, variant: str) -> np.ndarray:
+    """``JumpReach``'s features by a breadth-first search of each piece's jump chains, in plain Python."""
+    over, land, own, other = reach_tables(variant, 2)
+    enc = encoding(variant, 2)
+    h = enc.num_holes
+    planes = obs.reshape(-1, obs.shape[-1])[enc.grid_index]  # (H, 12) in canonical holes
+    occupied = {x for x in range(h) if planes[x, 0] or planes[x, 1]}
+    out = np.zeros((h, REACH_PLANES))
+    for side, dist in ((0, own), (1, other)):
+        for x in (x for x in range(h) if planes[x, side]):
+            seen, frontier = set(), [x]
+            while frontier:
+                y = frontier.pop()
+                for d in range(over.shape[1]):
+                    to = land[y, d]
+                    if over[y, d] < h and over[y, d] in occupied and to < h and to not in occupied and to not in seen:
+                        seen.add(to)
+                        frontier.append(to)
+            if seen:
+                out[x, side] = max(0.0, dist[x] - min(dist[y] for y in seen)) * REACH_GAIN_SCALE
+            for y in seen:
+                out[y, 2 + side] = max(out[y, 2 + side], max(0.0, dist[x] - dist[y]) * REACH_GAIN_SCALE)
+                out[y, 4 + side] = 1.0
+    return out
+
+
+@pytest.mark.parametrize("variant", ["star", "halma16"])
+def test_reach_features_are_the_jump_chains_of_both_sides(variant: str) -> None:
+    """The six planes equal a per-piece search of jump chains, and the actor's chains are its legal jumps."""
+    enc = encoding(variant, 2)
+    geometry = enc.layout.geometry
+    games, obs, _ = _batch(variant, 2, 24)
+    games += [Game(Rules(variant, 2))]
+    obs = torch.cat([obs, torch.from_numpy(enc.observation(games[-1], 0)).unsqueeze(0)])
+    reach = JumpReach(variant, 2)
+    features = reach(HalmaNet(variant, 2, channels=4, blocks=0, pair_dim=4, value_hidden=4).holes(obs)).numpy()
+    own = reach_tables(variant, 2)[2]
+    assert features[:, :, 0].max() > 0 and features[:, :, 1].max() > 0  # the positions have chains of both sides
+    for i, game in enumerate(games):
+        np.testing.assert_allclose(features[i], _reach_reference(obs[i].numpy(), variant), atol=1e-6)
+        seat, canon = game.to_move, enc.to_canonical[game.to_move]
+        jumps = [m for m in game.legal_moves() if geometry.distance(m.src, m.dst) > 1]  # steps move 1 hole
+        reached = {int(canon[m.dst]) for m in jumps}
+        assert reached == {y for y in np.flatnonzero(features[i, :, 4]) if y in reached or all(
+            geometry.distance(int(enc.from_canonical[seat][y]), src) > 1 for src in game.pieces(seat))}
+        for src in game.pieces(seat):
+            gains = [own[canon[src]] - own[canon[m.dst]] for m in jumps if m.src == src]
+            assert features[i, canon[src], 0] >= max(gains + [0]) * REACH_GAIN_SCALE - 1e-6
+
+
+def test_reach_features_need_a_mirrored_two_seat_game() -> None:
+    with pytest.raises(ValueError, match="network.reach_features is for 2-seat games .* not 3 seats"):
+        JumpReach("star", 3)
+    with pytest.raises(ValueError, match="network.reach_features needs a 2-seat game whose seats mirror"):
+        JumpReach("diamond", 2)
+
+
+def test_adding_reach_features_keeps_the_play_and_then_trains() -> None:
+    """``load_extending`` gives the reach planes zero input weights: the same play (to float rounding)
+    until trained, and
+    the planes' weights get gradients."""
+    torch.manual_seed(9)
+    net = HalmaNet("star", 2, channels=8, blocks=2, pair_dim=8, value_hidden=8)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.add_(torch.randn_like(p) * 0.3)
+    wide = HalmaNet("star", 2, channels=8, blocks=2, pair_dim=8, value_hidden=8, reach_features=True,
+                    attention_layers=1)
+    assert load_extending(wide, net.state_dict()) == ["1 attention layer(s)", "reach features"]
+    _, obs, mask = _batch("star", 2, 6)
+    (logits, value), (wide_logits, wide_value) = net.dense_logits(obs, mask), wide.dense_logits(obs, mask)
+    # the embedding's matmul over 18 inputs (6 of them times zero) may round differently from 12
+    assert torch.allclose(logits, wide_logits, atol=1e-5) and torch.allclose(value, wide_value, atol=1e-5)
+    assert torch.equal(logits.argmax(-1), wide_logits.argmax(-1))
+    legal, valid = legal_lists(mask)
+    logits, value = wide(obs, legal, valid)
+    (torch.log_softmax(logits, -1)[valid].sum() + value.sum()).backward()
+    assert wide.embed.weight.grad[:, -REACH_PLANES:].abs().sum() > 0
+    narrow = HalmaNet("star", 2, channels=8, blocks=2, pair_dim=8, value_hidden=8)
+    with pytest.raises(ValueError, match=r"embed.weight \(8, 18\) vs \(8, 12\)"):
+        load_extending(narrow, wide.state_dict())

@@ -129,8 +129,8 @@ def test_overrides() -> None:
 
 
 def _payload(**changes) -> dict:
-    data = {"variant": "star", "num_players": 2, "network": {"channels": 4, "attention_layers": 0},
-            "model": {"w": torch.ones(2)}}
+    network = {"channels": 4, "attention_layers": 0, "reach_features": False}
+    data = {"variant": "star", "num_players": 2, "network": network, "model": {"w": torch.ones(2)}}
     data.update(changes)
     return data
 
@@ -140,7 +140,8 @@ def test_checkpoint_round_trip_and_atomic(tmp_path: Path) -> None:
     save_checkpoint(path, _payload(global_step=5))
     save_checkpoint(path, _payload(global_step=6))  # replaces in place
     assert sorted(os.listdir(path.parent)) == ["a.pt"]  # no temporary file left behind
-    data = load_checkpoint(path, variant="star", num_players=2, network={"channels": 4, "attention_layers": 0})
+    data = load_checkpoint(path, variant="star", num_players=2, network={"channels": 4, "attention_layers": 0,
+                                                                              "reach_features": False})
     assert data["global_step"] == 6 and torch.equal(data["model"]["w"], torch.ones(2))
 
 
@@ -174,7 +175,7 @@ def test_corrupt_and_incompatible_checkpoints(tmp_path: Path) -> None:
     with pytest.raises(CheckpointError, match="2 seats, not 3"):
         load_checkpoint(good, num_players=3)
     with pytest.raises(CheckpointError, match="network shape.*channels: checkpoint 4 vs config 8"):
-        load_checkpoint(good, network={"channels": 8, "attention_layers": 0})
+        load_checkpoint(good, network={"channels": 8, "attention_layers": 0, "reach_features": False})
     old = tmp_path / "old.pt"
     data = torch.load(good, weights_only=True)
     data["encoding_version"] = 0
@@ -189,14 +190,16 @@ def test_corrupt_and_incompatible_checkpoints(tmp_path: Path) -> None:
 
 
 def test_checkpoints_from_before_attention_load_without_it() -> None:
-    """Files written before ``network.attention_layers`` existed (the shipped ones) read as 0 layers."""
+    """Files written before ``network.attention_layers`` and ``network.reach_features`` existed (the
+    shipped ones) read as 0 layers and no reach planes."""
     raw = torch.load(ROOT / "agents" / "checkpoints" / "star2.pt", weights_only=True)
-    assert "attention_layers" not in raw["network"]
+    assert "attention_layers" not in raw["network"] and "reach_features" not in raw["network"]
     data = load_checkpoint(ROOT / "agents" / "checkpoints" / "star2.pt",
-                           network={**raw["network"], "attention_layers": 0})
-    assert data["network"]["attention_layers"] == 0
+                           network={**raw["network"], "attention_layers": 0, "reach_features": False})
+    assert data["network"]["attention_layers"] == 0 and data["network"]["reach_features"] is False
     with pytest.raises(CheckpointError, match="attention_layers: checkpoint 0 vs config 1"):
-        load_checkpoint(ROOT / "agents" / "checkpoints" / "star2.pt", network={**raw["network"], "attention_layers": 1})
+        load_checkpoint(ROOT / "agents" / "checkpoints" / "star2.pt",
+                        network={**raw["network"], "attention_layers": 1, "reach_features": False})
 
 
 # --- per-seat trajectories ---------------------------------------------------------------
@@ -365,6 +368,39 @@ def test_init_from_adds_attention_layers_as_the_identity(tmp_path: Path) -> None
         from_dict(tiny_config(network__attention_layers=-1))
     with pytest.raises(ValueError, match="network.channels must be divisible by 4 .* got 6"):
         from_dict(tiny_config(network__attention_layers=1, network__channels=6))
+
+
+def test_init_from_adds_reach_features_at_zero_weight(tmp_path: Path) -> None:
+    """A config asking for ``network.reach_features`` starts from a checkpoint without them, playing as it
+    does (zero input weights on the new planes), and trains them; the other way round is refused."""
+    trainer = Trainer(from_dict(tiny_config()), tmp_path / "first", log=quiet)
+    trainer.train()
+    trainer.close()
+    source = str(tmp_path / "first" / "checkpoints" / "last.pt")
+    lines: list[str] = []
+    widened = Trainer(from_dict(dict(tiny_config(network__reach_features=True), init_from=source)),
+                      tmp_path / "widened", log=lines.append)
+    assert "init_from: added reach features, starting as the checkpoint plays" in lines
+    assert widened.net.reach is not None and torch.equal(widened.net.embed.weight[:, 12:], torch.zeros(8, 6))
+    games = [Game(Rules("star", 2)) for _ in range(3)]
+    for game in games[1:]:
+        game.play(game.legal_moves()[5])
+    enc = encoding("star", 2)
+    obs = torch.from_numpy(np.stack([enc.observation(g, g.to_move) for g in games]))
+    mask = torch.from_numpy(np.stack([enc.action_mask(g) for g in games]).astype(bool))
+    with torch.no_grad():
+        before, after = trainer.net.dense_logits(obs, mask)[0], widened.net.dense_logits(obs, mask)[0]
+    assert torch.allclose(before, after, atol=1e-5) and torch.equal(before.argmax(-1), after.argmax(-1))
+    widened.train()
+    widened.close()
+    assert widened.net.embed.weight[:, 12:].abs().sum() > 0  # the planes' weights moved
+    reached = str(tmp_path / "widened" / "checkpoints" / "last.pt")
+    with pytest.raises(ValueError, match="init_from: .*reach_features: checkpoint True vs config False"):
+        Trainer(from_dict(dict(tiny_config(), init_from=reached)), tmp_path / "narrowed", log=quiet)
+    with pytest.raises(ValueError, match="network.reach_features is for 2-seat games .* not 3 seats"):
+        from_dict(tiny_config(network__reach_features=True, game__num_players=3))
+    with pytest.raises(ValueError, match="network.reach_features needs a 2-seat game whose seats mirror"):
+        from_dict(tiny_config(network__reach_features=True, game__variant="diamond"))
 
 
 def test_snapshot_leaving_the_pool_mid_game(tmp_path: Path) -> None:
