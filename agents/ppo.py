@@ -380,7 +380,7 @@ class Trainer:
 
         A checkpoint with fewer ``attention_layers`` than the config, or without the ``reach_features``
         the config asks for, but otherwise the same network, gets the missing layers as the identity and
-        the reach planes' input weights at zero (``load_extending``), so the run starts from exactly the
+        the reach planes' input weights at zero (``load_extending``), so the run starts from the
         checkpoint's play.
         """
         wanted = self._network_dict()
@@ -388,8 +388,9 @@ class Trainer:
             data = load_checkpoint(path, variant=self.cfg.game.variant, num_players=self.n, map_location=self.device)
             have = data["network"]
             lesser = {**wanted, "attention_layers": have["attention_layers"], "reach_features": have["reach_features"]}
-            if lesser != wanted and have["attention_layers"] <= wanted["attention_layers"] and (
-                    wanted["reach_features"] or not have["reach_features"]):
+            adds_only = (have["attention_layers"] <= wanted["attention_layers"]
+                         and have["reach_features"] <= wanted["reach_features"])  # False <= True: planes added
+            if lesser != wanted and adds_only:
                 check_network(data, lesser, path)  # the same network but for what the config adds
                 added = load_extending(self.net, data["model"])
                 self.log(f"init_from: added {' and '.join(added)}, starting as the checkpoint plays")
