@@ -260,7 +260,7 @@ def reach_tables(variant: str, num_players: int) -> tuple[np.ndarray, np.ndarray
     for d in range(over.shape[1]):
         on = over[:, d] < h
         land[on, d] = over[over[on, d], d]
-    return over, land, frames[0][0].astype(np.float32), frames[0][1].astype(np.float32)
+    return over, land, frames[0][0], frames[0][1]
 
 
 class JumpReach(nn.Module):
@@ -280,8 +280,8 @@ class JumpReach(nn.Module):
     Static approximations, the same for training, play and export: the moving piece's own hole counts as
     occupied, diamond's closed camps are ignored, and components are followed ``REACH_ROUNDS`` jumps wide.
     Computed in int8, direction-major, each round one gather of 4-byte rows (the four int8 values of a hole
-    read as one int32): about 8x faster than float32 with masked reductions (``tests/test_network.py``
-    checks the features against the engine's moves; ONNX export takes the same values through plain ops).
+    read as one int32) (``tests/test_network.py`` checks the features against a per-piece search and the
+    engine's moves; ONNX export takes the same values through plain ops).
     """
 
     def __init__(self, variant: str, num_players: int) -> None:
@@ -314,7 +314,7 @@ class JumpReach(nn.Module):
         over_rows, land_rows = self._rows(self.over, b), self._rows(self.land, b)  # (D, B, H)
 
         def at(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:  # (B, H) values read at (D, B, H) rows
-            flat = torch.cat([x, x.new_zeros(b, 1)], dim=1).reshape(-1)  # False / 0 off the board
+            flat = _pad(x.unsqueeze(-1)).view(-1)  # False / 0 off the board
             return torch.index_select(flat, 0, rows.reshape(-1)).view(rows.shape)
 
         over_occupied = at(occupied, over_rows)
@@ -334,10 +334,10 @@ class JumpReach(nn.Module):
         exporting = torch.onnx.is_in_onnx_export()
         for _ in range(REACH_ROUNDS):
             if exporting:  # plain ops: gather the int8 rows (ONNX has no bitcast)
-                reached = torch.index_select(flat, 0, rows)
+                linked = torch.index_select(flat, 0, rows)
             else:  # a hole's four int8 values as one int32: one gather of 4-byte rows per round
-                reached = torch.index_select(flat.view(torch.int32).view(-1), 0, rows).view(torch.int8)
-            inner = torch.maximum(inner, reached.view(self.directions, -1, 4).amax(dim=0))
+                linked = torch.index_select(flat.view(torch.int32).view(-1), 0, rows).view(torch.int8)
+            inner = torch.maximum(inner, linked.view(self.directions, -1, 4).amax(dim=0))
             flat = torch.cat([inner.view(b, h, 4), none.expand(b, 1, 4)], dim=1).reshape(-1, 4)
         values = flat.view(b, h + 1, 4)[:, :h].float()
         dist = self.distance.t().float()  # (H, 2)

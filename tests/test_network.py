@@ -347,8 +347,11 @@ def test_reach_features_are_the_jump_chains_of_both_sides(variant: str) -> None:
         seat, canon = game.to_move, enc.to_canonical[game.to_move]
         jumps = [m for m in game.legal_moves() if geometry.distance(m.src, m.dst) > 1]  # steps move 1 hole
         reached = {int(canon[m.dst]) for m in jumps}
-        assert reached == {y for y in np.flatnonzero(features[i, :, 4]) if y in reached or all(
-            geometry.distance(int(enc.from_canonical[seat][y]), src) > 1 for src in game.pieces(seat))}
+        marked = {int(y) for y in np.flatnonzero(features[i, :, 4])}
+        assert reached <= marked  # every legal jump ends on a marked hole
+        # a marked hole that no step of the actor reaches is the end of a legal jump
+        assert {y for y in marked if all(geometry.distance(int(enc.from_canonical[seat][y]), src) > 1
+                                         for src in game.pieces(seat))} <= reached
         for src in game.pieces(seat):
             gains = [own[canon[src]] - own[canon[m.dst]] for m in jumps if m.src == src]
             assert features[i, canon[src], 0] >= max(gains + [0]) * REACH_GAIN_SCALE - 1e-6
