@@ -531,7 +531,10 @@ class Trainer:
 
     # --- the loop -----------------------------------------------------------------------
 
-    def train(self) -> dict[str, Any]:
+    def train(self, stop: Callable[[], bool] | None = None) -> dict[str, Any]:
+        """Train up to ``ppo.total_steps``; ``stop`` (if given) is asked after every update and ends the
+        run early when it returns True (with several processes it must answer the same in all of them,
+        e.g. through ``parallel.any_true``)."""
         cfg, ppo, dev = self.cfg, self.cfg.ppo, self.device
         if self.update == 0 and cfg.imitation.games and not self.imitated:
             if self.main:  # the others receive its weights just below
@@ -717,6 +720,8 @@ class Trainer:
                     self.log(eval_line(res, cfg.eval.opponents))
             if self.update % cfg.checkpoint.every == 0 or self.update == num_iterations:
                 self.save()
+            if stop is not None and stop():
+                break
         if bar is not None:
             bar.close()
         if self.writer:
