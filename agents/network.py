@@ -99,15 +99,15 @@ def _gather_taps(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
 
 
 class _HoleConvFunction(torch.autograd.Function):
-    """``gather(x) @ W.T + b``, computed chunk by chunk, with a hand-written backward.
+    """``relu(gather(x) @ W.T + b)``, computed chunk by chunk, with a hand-written backward.
 
     A whole-batch gather writes a (B * H, taps * C) tensor (27 MB for 512 default-network positions)
     that the matmul then reads back from memory; chunks of ``CHUNK_POSITIONS`` positions keep it in
-    cache, and the backward gathers again instead of keeping it.  The input gradient is the transposed
-    convolution: a gather of the output gradient over the reverse table and one matmul (no scatter).
-    The same values up to float rounding (tests/test_network.py compares with autograd); forward,
-    backward and Adam of the default network went from 146-169 to 114-118 us per position with the
-    chunks (docs/training.md, "Speed").
+    cache.  The ReLU runs on each chunk's rows while they are in cache.  The backward is the
+    transposed convolution: one gather of the (masked) output gradient over the reverse table per
+    chunk gives both the input gradient (one matmul, no scatter) and the weight gradient (against the
+    input rows as they are, so the input is not gathered again).  The same values up to float
+    rounding (tests/test_network.py compares with autograd); docs/training.md, "Speed", has the timings.
     """
 
     @staticmethod
@@ -121,34 +121,43 @@ class _HoleConvFunction(torch.autograd.Function):
             stop = min(start + CHUNK_POSITIONS, b)
             gathered = buffer[:(stop - start) * h * taps]
             torch.index_select(padded, 0, rows[start * h * taps:stop * h * taps], out=gathered)
-            torch.addmm(bias, gathered.view(-1, taps * c), weight.t(), out=out[start * h:stop * h])
-        ctx.save_for_backward(padded, weight, rows, reverse_rows)
-        ctx.shape = (b, h, c, taps)
+            chunk = out[start * h:stop * h]
+            torch.addmm(bias, gathered.view(-1, taps * c), weight.t(), out=chunk)
+            chunk.relu_()
+        ctx.save_for_backward(x, weight, reverse_rows, out)
+        ctx.taps = taps
         return out.view(b, h, -1)
 
     @staticmethod
     def backward(ctx, grad):
-        padded, weight, rows, reverse_rows = ctx.saved_tensors
-        b, h, c, taps = ctx.shape
-        out_channels = grad.shape[-1]
-        flat = grad.reshape(b * h, out_channels)
-        padded_grad = _pad(grad.reshape(b, h, out_channels))
+        x, weight, reverse_rows, out = ctx.saved_tensors
+        b, h, c = x.shape
+        taps, out_channels = ctx.taps, grad.shape[-1]
+        # the gradient before the ReLU, written straight into the padded (B, H + 1, out) layout
+        # (threshold_backward's out= form: a multiply by the mask into the strided view is 8x slower)
+        by_position = grad.new_empty(b, h + 1, out_channels)
+        by_position[:, h] = 0
+        torch.ops.aten.threshold_backward.grad_input(grad, out.view(b, h, out_channels), 0,
+                                                     grad_input=by_position[:, :h])
+        padded_grad = by_position.view(-1, out_channels)
         # tap d of the weight, (out, C), stacked by tap: (taps * out, C)
         stacked = weight.view(out_channels, taps, c).transpose(0, 1).reshape(taps * out_channels, c)
         grad_x = grad.new_empty(b * h, c)
-        grad_weight = grad.new_zeros(out_channels, taps * c)
-        chunk = min(b, CHUNK_POSITIONS) * h * taps
-        buffer, grad_buffer = grad.new_empty(chunk, c), grad.new_empty(chunk, out_channels)
+        # hole j's row of the reverse gather holds, for each tap d, the gradient of the hole that reads j
+        # through d: so it gives both the input gradient (times the stacked taps) and, against x_j, tap
+        # d's weight gradient, without gathering the input again
+        grad_stacked = grad.new_zeros(taps * out_channels, c)
+        x_rows = x.reshape(b * h, c)
+        grad_buffer = grad.new_empty(min(b, CHUNK_POSITIONS) * h * taps, out_channels)
         for start in range(0, b, CHUNK_POSITIONS):
             stop = min(start + CHUNK_POSITIONS, b)
             n, lo, hi = (stop - start) * h, start * h * taps, stop * h * taps
-            gathered = buffer[:n * taps]
-            torch.index_select(padded, 0, rows[lo:hi], out=gathered)
-            grad_weight.addmm_(flat[start * h:stop * h].t(), gathered.view(n, taps * c))
-            gathered_grad = grad_buffer[:n * taps]
-            torch.index_select(padded_grad, 0, reverse_rows[lo:hi], out=gathered_grad)
-            torch.mm(gathered_grad.view(n, taps * out_channels), stacked, out=grad_x[start * h:stop * h])
-        return grad_x.view(b, h, c), grad_weight, flat.sum(0), None, None
+            gathered_grad = grad_buffer[:n * taps].view(n, taps * out_channels)
+            torch.index_select(padded_grad, 0, reverse_rows[lo:hi], out=grad_buffer[:n * taps])
+            torch.mm(gathered_grad, stacked, out=grad_x[start * h:stop * h])
+            grad_stacked.addmm_(gathered_grad.t(), x_rows[start * h:stop * h])
+        grad_weight = grad_stacked.view(taps, out_channels, c).transpose(0, 1).reshape(out_channels, taps * c)
+        return grad_x.view(b, h, c), grad_weight, padded_grad.sum(0), None, None
 
 
 def _pair_logits(src_features: torch.Tensor, dst_features: torch.Tensor, pair_dim: int) -> torch.Tensor:
@@ -184,7 +193,7 @@ class _PairLogitsFunction(torch.autograd.Function):
 
 
 class HoleConv(nn.Module):
-    """One residual convolution over the holes: x + relu(W [x_self, x_dir1, ..., x_dirD])."""
+    """One residual convolution over the holes: LayerNorm(x + relu(W [x_self, x_dir1, ..., x_dirD]))."""
 
     def __init__(self, channels: int, taps: int) -> None:
         super().__init__()
@@ -195,10 +204,10 @@ class HoleConv(nn.Module):
         """``rows`` and ``reverse_rows``: ``gather_rows`` of the neighbour table and of its ``reverse_table``."""
         if torch.onnx.is_in_onnx_export():  # the same values with plain ops an exporter knows
             b, h, _ = x.shape
-            conv = self.linear(_gather_taps(x, rows)).view(b, h, -1)
+            conv = torch.relu(self.linear(_gather_taps(x, rows))).view(b, h, -1)
         else:
             conv = _HoleConvFunction.apply(x, self.linear.weight, self.linear.bias, rows, reverse_rows)
-        return self.norm(x + torch.relu(conv))
+        return self.norm(x + conv)
 
 
 class HoleAttention(nn.Module):
@@ -431,15 +440,19 @@ class HalmaNet(nn.Module):
         p = self.pair_dim
         # one row of ``pair`` per (position, hole): index_select of whole rows (its backward is a row-wise
         # index_add) costs about half of gathering (B, M, pair_dim) elements from (B, H, pair_dim)
-        a = legal.clamp(min=0)
-        base = torch.arange(b, device=legal.device).unsqueeze(1) * h
         rows = pair.reshape(b * h, k)
-        src_rows, dst_rows = (a // h + base).reshape(-1), (a % h + base).reshape(-1)
         if torch.onnx.is_in_onnx_export():  # the same values with plain ops an exporter knows
+            a = legal.clamp(min=0)
+            base = torch.arange(b, device=legal.device).unsqueeze(1) * h
+            src_rows, dst_rows = (a // h + base).reshape(-1), (a % h + base).reshape(-1)
             logits = _pair_logits(rows.index_select(0, src_rows), rows.index_select(0, dst_rows), p)
-        else:
-            logits = _PairLogitsFunction.apply(rows, src_rows, dst_rows, p)
-        return logits.view(legal.shape).masked_fill(~valid, MASKED_LOGIT), value
+            return logits.view(legal.shape).masked_fill(~valid, MASKED_LOGIT), value
+        # only the real entries are scored: a padded list is about 40% padding in training minibatches
+        entry = valid.reshape(-1).nonzero().squeeze(1)
+        a = legal.reshape(-1).index_select(0, entry)
+        base = torch.div(entry, legal.shape[1], rounding_mode="floor") * h
+        logits = _PairLogitsFunction.apply(rows, a // h + base, a % h + base, p)
+        return pair.new_full(legal.shape, MASKED_LOGIT).masked_scatter(valid, logits), value
 
     def dense_logits(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """(B, H*H) logits of every action (illegal ones ``MASKED_LOGIT`` when ``mask`` is given)."""
