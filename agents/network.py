@@ -75,6 +75,7 @@ def reverse_table(table: np.ndarray) -> np.ndarray:
 # positions per chunk of the hole convolution: the chunk's gathered (16 * H, taps * C) block (about 0.9 MB for
 # the default star network) stays in the core's L2 cache between the gather and the matmul that reads it
 CHUNK_POSITIONS = 16
+ROWS_CACHE_SIZE = 8  # batch sizes whose gather rows a network keeps (HalmaNet._gather_rows)
 
 
 def gather_rows(index: torch.Tensor, batch: int, num_holes: int) -> torch.Tensor:
@@ -376,6 +377,7 @@ class HalmaNet(nn.Module):
         self.register_buffer("table", torch.as_tensor(table).reshape(-1), persistent=False)
         self.register_buffer("reverse", torch.as_tensor(reverse_table(table)).reshape(-1), persistent=False)
         self.register_buffer("grid_index", torch.as_tensor(enc.grid_index), persistent=False)
+        self._rows_cache: dict[tuple[int, torch.device], tuple[torch.Tensor, torch.Tensor]] = {}
         self.reach = JumpReach(variant, num_players) if reach_features else None
         self.embed = layer_init(nn.Linear(PLANES + (REACH_PLANES if reach_features else 0), channels))
         self.position = nn.Parameter(torch.zeros(self.num_holes, channels)) if position_embedding else None
@@ -399,6 +401,20 @@ class HalmaNet(nn.Module):
             obs = torch.index_select(obs.reshape(b, -1, obs.shape[-1]), 1, self.grid_index)
         return obs.float()
 
+    def _gather_rows(self, batch: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """``gather_rows`` of the neighbour and reverse tables for ``batch`` positions, kept for the few
+        batch sizes a run uses (rollout, minibatch, last minibatch): building them cost about 2% of
+        the training loop.  Not kept while exporting, where the batch is a traced dimension."""
+        if torch.onnx.is_in_onnx_export():
+            return gather_rows(self.table, batch, self.num_holes), gather_rows(self.reverse, batch, self.num_holes)
+        key = (batch, self.table.device)
+        if key not in self._rows_cache:
+            if len(self._rows_cache) >= ROWS_CACHE_SIZE:
+                self._rows_cache.clear()
+            self._rows_cache[key] = (gather_rows(self.table, batch, self.num_holes),
+                                     gather_rows(self.reverse, batch, self.num_holes))
+        return self._rows_cache[key]
+
     def trunk(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Per-hole move-head features (B, H, 2 * pair_dim + 1) and the value (B,).
 
@@ -413,7 +429,7 @@ class HalmaNet(nn.Module):
             x = x + self.position
         x = torch.relu(x)
         b, h, _ = x.shape
-        rows, reverse_rows = gather_rows(self.table, b, h), gather_rows(self.reverse, b, h)
+        rows, reverse_rows = self._gather_rows(b)
         for block in self.blocks:
             x = block(x, rows, reverse_rows)
         for layer in self.attention:
