@@ -271,6 +271,20 @@ def test_tiny_run_writes_the_run_directory(tmp_path: Path) -> None:
     assert {"optimizer", "rng", "config", "global_step"} <= set(data)
 
 
+def test_stop_ends_the_run_after_the_update_it_answers_true(tmp_path: Path) -> None:
+    """``train(stop=...)`` is asked after every update (``halma bench train`` times one run this way)."""
+    asked: list[int] = []
+    trainer = Trainer(from_dict(tiny_config(ppo__total_steps=4 * 16 * 10)), tmp_path / "tiny", log=quiet)
+
+    def stop() -> bool:
+        asked.append(trainer.update)
+        return trainer.update == 2
+
+    trainer.train(stop=stop)
+    trainer.close()
+    assert asked == [1, 2] and trainer.update == 2 and trainer.global_step == 2 * 4 * 16
+
+
 def test_same_seed_same_weights(tmp_path: Path) -> None:
     weights = []
     for i in range(2):
