@@ -155,8 +155,10 @@ def test_hole_conv_backward_matches_autograd(variant: str, n: int) -> None:
     gathered = torch.index_select(padded, 1, flat).reshape(batch, h, -1)
     (block.norm(x + torch.relu(block.linear(gathered))) * weights).sum().backward()
     plain = [x.grad] + [p.grad for p in block.parameters()]
+    # float rounding only: the weight gradient sums its ~2,000 terms per entry in another order than
+    # autograd (errors near 1e-7 of the largest entry); a wrong term would be of the entries' own size
     for a, b in zip(fused, plain, strict=True):
-        assert torch.allclose(a, b, atol=1e-5), (a - b).abs().max()
+        assert (a - b).abs().max() <= 2e-6 * b.abs().max(), (a - b).abs().max()
     with torch.no_grad():
         assert torch.allclose(block(x, rows, reverse_rows), block.norm(x + torch.relu(block.linear(gathered))),
                               atol=1e-6)
