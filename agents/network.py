@@ -161,36 +161,37 @@ class _HoleConvFunction(torch.autograd.Function):
         return grad_x.view(b, h, c), grad_weight, padded_grad.sum(0), None, None
 
 
-def _pair_logits(src_features: torch.Tensor, dst_features: torch.Tensor, pair_dim: int) -> torch.Tensor:
-    """(N,) move logits ``<W_s e_src, W_d e_dst> / sqrt(k) + b(e_dst)`` from the two holes' head rows."""
-    p = pair_dim
-    return (src_features[:, :p] * dst_features[:, p:2 * p]).sum(-1) + dst_features[:, 2 * p]
+def _pair_logits(src_features: torch.Tensor, dst_features: torch.Tensor) -> torch.Tensor:
+    """(N,) move logits ``<W_s e_src, W_d e_dst> / sqrt(k) + b(e_dst)`` from the source hole's (N, k)
+    and the destination hole's (N, k + 1) head rows."""
+    return (src_features * dst_features[:, :-1]).sum(-1) + dst_features[:, -1]
 
 
 class _PairLogitsFunction(torch.autograd.Function):
-    """``_pair_logits`` of rows gathered from the (B * H, 2 * pair_dim + 1) head features, hand-differentiated.
+    """``_pair_logits`` of rows gathered from the (B * H, k) source and (B * H, k + 1) destination
+    tables, hand-differentiated.
 
-    Autograd's backward of the two row gathers and their column slices builds several zeroed
-    (B * H, k) tensors and adds them; this one zeroes one and ``index_add_``s both holes' gradients
-    into it: the head's forward and backward went from 11.0 to 6.7 ms for 512 positions with 73 moves
-    each (docs/training.md, "Speed")."""
+    Autograd's backward of the two row gathers builds a zeroed table per gather and adds them; this
+    one ``index_add_``s each side's gradients into one zeroed table of its own (the head's forward and
+    backward went from 11.0 to 6.7 ms for 512 positions with 73 moves each with one shared table; two
+    contiguous tables then halved the bytes each gather moves: docs/training.md, "Speed")."""
 
     @staticmethod
-    def forward(ctx, rows, src_rows, dst_rows, pair_dim):
-        src_features, dst_features = rows.index_select(0, src_rows), rows.index_select(0, dst_rows)
+    def forward(ctx, src_table, dst_table, src_rows, dst_rows):
+        src_features, dst_features = src_table.index_select(0, src_rows), dst_table.index_select(0, dst_rows)
         ctx.save_for_backward(src_features, dst_features, src_rows, dst_rows)
-        ctx.pair_dim, ctx.num_rows = pair_dim, rows.shape[0]
-        return _pair_logits(src_features, dst_features, pair_dim)
+        ctx.num_rows = src_table.shape[0]
+        return _pair_logits(src_features, dst_features)
 
     @staticmethod
     def backward(ctx, grad):
         src_features, dst_features, src_rows, dst_rows = ctx.saved_tensors
-        p = ctx.pair_dim
         g = grad.unsqueeze(1)
-        grad_rows = grad.new_zeros(ctx.num_rows, src_features.shape[1])
-        grad_rows[:, :p].index_add_(0, src_rows, dst_features[:, p:2 * p] * g)
-        grad_rows[:, p:].index_add_(0, dst_rows, torch.cat([src_features[:, :p] * g, g], dim=1))
-        return grad_rows, None, None, None
+        grad_src = grad.new_zeros(ctx.num_rows, src_features.shape[1])
+        grad_src.index_add_(0, src_rows, dst_features[:, :-1] * g)
+        grad_dst = grad.new_zeros(ctx.num_rows, dst_features.shape[1])
+        grad_dst.index_add_(0, dst_rows, torch.cat([src_features * g, g], dim=1))
+        return grad_src, grad_dst, None, None
 
 
 class HoleConv(nn.Module):
@@ -415,11 +416,13 @@ class HalmaNet(nn.Module):
                                      gather_rows(self.reverse, batch, self.num_holes))
         return self._rows_cache[key]
 
-    def trunk(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per-hole move-head features (B, H, 2 * pair_dim + 1) and the value (B,).
+    def trunk(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Per-hole move-head features and the value (B,).
 
-        The features are ``[W_s e, W_d e / sqrt(pair_dim), b(e)]`` of each hole's embedding ``e``:
-        the three heads run as one linear layer (one matmul instead of three over B * H rows).
+        The source features ``W_s e`` (B, H, pair_dim) and the destination features
+        ``[W_d e / sqrt(pair_dim), b(e)]`` (B, H, pair_dim + 1) of each hole's embedding ``e``: two
+        contiguous tables, so that the move head gathers whole rows of each (one table of both read
+        each move's rows at twice the bytes, and its backward scattered into column slices).
         """
         features = self.holes(obs)
         if self.reach is not None:
@@ -434,14 +437,14 @@ class HalmaNet(nn.Module):
             x = block(x, rows, reverse_rows)
         for layer in self.attention:
             x = layer(x)
+        src = self.src_head(x)
         scale = 1.0 / math.sqrt(self.pair_dim)
-        weight = torch.cat([self.src_head.weight, self.dst_head.weight * scale, self.dst_bias.weight])
-        bias = torch.cat([self.src_head.bias, self.dst_head.bias * scale, self.dst_bias.bias])
-        pair = F.linear(x, weight, bias)
+        dst = F.linear(x, torch.cat([self.dst_head.weight * scale, self.dst_bias.weight]),
+                       torch.cat([self.dst_head.bias * scale, self.dst_bias.bias]))
         # max(dim).values, not amax: the same values, and its backward (a scatter to the argmax) costs
         # about half of amax's (which compares every element with the maximum)
         value = self.value_head(torch.cat([x.mean(dim=1), x.max(dim=1).values], dim=-1)).squeeze(-1)
-        return pair, value
+        return src, dst, value
 
     # --- heads --------------------------------------------------------------------------
 
@@ -451,37 +454,34 @@ class HalmaNet(nn.Module):
         ``legal`` (B, M) int64 actions (src * H + dst), ``valid`` (B, M) bool marks the real
         entries of a padded list.  Padding gets ``MASKED_LOGIT`` (zero probability).
         """
-        pair, value = self.trunk(obs)
-        b, h, k = pair.shape
-        p = self.pair_dim
-        # one row of ``pair`` per (position, hole): index_select of whole rows (its backward is a row-wise
-        # index_add) costs about half of gathering (B, M, pair_dim) elements from (B, H, pair_dim)
-        rows = pair.reshape(b * h, k)
+        src, dst, value = self.trunk(obs)
+        b, h, _ = src.shape
+        # one row of each table per (position, hole): index_select of whole rows (its backward is a
+        # row-wise index_add) costs about half of gathering (B, M, pair_dim) elements from (B, H, pair_dim)
+        src_table, dst_table = src.reshape(b * h, -1), dst.reshape(b * h, -1)
         if torch.onnx.is_in_onnx_export():  # the same values with plain ops an exporter knows
             a = legal.clamp(min=0)
             base = torch.arange(b, device=legal.device).unsqueeze(1) * h
             src_rows, dst_rows = (a // h + base).reshape(-1), (a % h + base).reshape(-1)
-            logits = _pair_logits(rows.index_select(0, src_rows), rows.index_select(0, dst_rows), p)
+            logits = _pair_logits(src_table.index_select(0, src_rows), dst_table.index_select(0, dst_rows))
             return logits.view(legal.shape).masked_fill(~valid, MASKED_LOGIT), value
         # only the real entries are scored: a padded list is about 40% padding in training minibatches
         entry = valid.reshape(-1).nonzero().squeeze(1)
         a = legal.reshape(-1).index_select(0, entry)
         base = torch.div(entry, legal.shape[1], rounding_mode="floor") * h
-        logits = _PairLogitsFunction.apply(rows, a // h + base, a % h + base, p)
-        return pair.new_full(legal.shape, MASKED_LOGIT).masked_scatter(valid, logits), value
+        logits = _PairLogitsFunction.apply(src_table, dst_table, a // h + base, a % h + base)
+        return src.new_full(legal.shape, MASKED_LOGIT).masked_scatter(valid, logits), value
 
     def dense_logits(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """(B, H*H) logits of every action (illegal ones ``MASKED_LOGIT`` when ``mask`` is given)."""
-        pair, value = self.trunk(obs)
-        p = self.pair_dim
-        src, dst, bias = pair[..., :p], pair[..., p:2 * p], pair[..., 2 * p]
-        logits = (src @ dst.transpose(1, 2) + bias.unsqueeze(1)).reshape(obs.shape[0], -1)
+        src, dst, value = self.trunk(obs)
+        logits = (src @ dst[..., :-1].transpose(1, 2) + dst[..., -1].unsqueeze(1)).reshape(obs.shape[0], -1)
         if mask is not None:
             logits = logits.masked_fill(~mask.bool(), MASKED_LOGIT)
         return logits, value
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.trunk(obs)[1]
+        return self.trunk(obs)[2]
 
 
 def build_network(variant: str, num_players: int, cfg) -> HalmaNet:

@@ -249,18 +249,20 @@ def test_pair_logits_backward_matches_autograd() -> None:
     (every row is read many times, as the padding of short move lists reads hole 0)."""
     torch.manual_seed(5)
     pair_dim = 4
-    rows = torch.randn(30, 2 * pair_dim + 1, requires_grad=True)
+    src_table = torch.randn(30, pair_dim, requires_grad=True)
+    dst_table = torch.randn(30, pair_dim + 1, requires_grad=True)
     src_rows, dst_rows = torch.randint(0, 30, (200,)), torch.randint(0, 30, (200,))
     src_rows[:50] = 0
     weights = torch.randn(200)
-    (_PairLogitsFunction.apply(rows, src_rows, dst_rows, pair_dim) * weights).sum().backward()
-    fused = rows.grad.clone()
-    rows.grad = None
-    plain = _pair_logits(rows.index_select(0, src_rows), rows.index_select(0, dst_rows), pair_dim)
+    (_PairLogitsFunction.apply(src_table, dst_table, src_rows, dst_rows) * weights).sum().backward()
+    fused = [src_table.grad.clone(), dst_table.grad.clone()]
+    src_table.grad = dst_table.grad = None
+    plain = _pair_logits(src_table.index_select(0, src_rows), dst_table.index_select(0, dst_rows))
     (plain * weights).sum().backward()
-    assert torch.allclose(fused, rows.grad, atol=1e-5), (fused - rows.grad).abs().max()
+    for a, b in zip(fused, [src_table.grad, dst_table.grad], strict=True):
+        assert torch.allclose(a, b, atol=1e-5), (a - b).abs().max()
     with torch.no_grad():
-        assert torch.equal(_PairLogitsFunction.apply(rows, src_rows, dst_rows, pair_dim), plain)
+        assert torch.equal(_PairLogitsFunction.apply(src_table, dst_table, src_rows, dst_rows), plain)
 
 
 def test_attention_layers_read_the_whole_board_and_train() -> None:
@@ -273,8 +275,8 @@ def test_attention_layers_read_the_whole_board_and_train() -> None:
     far[:, row, col, 9] = 0  # hole 0 (a camp's tip) drops off the "board" plane
 
     def holes_reached(net: HalmaNet) -> torch.Tensor:
-        (pair, _), (pair_far, _) = net.trunk(obs), net.trunk(far)
-        return ((pair - pair_far).abs().amax(dim=-1) > 0).sum(dim=1)  # per position: holes whose features moved
+        heads, heads_far = torch.cat(net.trunk(obs)[:2], -1), torch.cat(net.trunk(far)[:2], -1)
+        return ((heads - heads_far).abs().amax(dim=-1) > 0).sum(dim=1)  # per position: holes whose features moved
 
     assert (holes_reached(HalmaNet("star", 2, channels=8, blocks=1, pair_dim=8, value_hidden=8)) == 3).all()
     net = HalmaNet("star", 2, channels=8, blocks=1, pair_dim=8, value_hidden=8, attention_layers=1)
