@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -163,11 +164,13 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
                                                                              else [])
     figures: dict[str, Any] = {"load_average_1min": round(os.getloadavg()[0], 2)}
     seconds = float(getattr(args, "seconds", 2.0))
+    repeat = int(getattr(args, "repeat", 1))
     # (device, engine, torch threads, processes)
     runs = [(device, engine, 1, 1) for device in devices for engine in ("scalar", "batched")]
     runs += [("cpu", "batched", 2, 1), ("cpu", "batched", 1, 2)] if "cpu" in devices else []
+    readings: dict[str, list[float]] = {}
     threads_before = torch.get_num_threads()  # the trainer sets torch's (process-wide) thread count
-    for device, engine, threads, processes in runs:
+    for device, engine, threads, processes in [run for _ in range(repeat) for run in runs]:  # interleaved
         data = default_dict()
         data.update(name="bench", seed=int(getattr(args, "seed", 0)), device=device, torch_threads=threads,
                     processes=processes)
@@ -183,19 +186,25 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
             steps, elapsed, cpu = _bench_loop(0, 1, cfg, seconds)
         name = f"train_{device}_{engine}" + (f"_{threads}threads" if threads != 1 else "")
         name += f"_{processes}processes" if processes != 1 else ""
-        figures[f"{name}_steps_per_s"] = round(steps / elapsed, 1)
+        readings.setdefault(f"{name}_steps_per_s", []).append(round(steps / elapsed, 1))
         # per second of CPU time (all threads and processes): on a shared machine, what one free core
         # would give with one thread
-        figures[f"{name}_steps_per_cpu_s"] = round(steps / max(cpu, 1e-9), 1)
+        readings.setdefault(f"{name}_steps_per_cpu_s", []).append(round(steps / max(cpu, 1e-9), 1))
     torch.set_num_threads(threads_before)
+    for key, values in readings.items():
+        figures[key] = round(statistics.median(values), 1)
+    if repeat > 1:  # every reading, in the order taken
+        figures.update({f"{key}_readings": values for key, values in readings.items() if key.endswith("_steps_per_s")})
     figures["num_envs"] = cfg.env.num_envs
     figures["num_steps"] = cfg.ppo.num_steps
     figures["num_minibatches"] = cfg.ppo.num_minibatches
     figures["update_epochs"] = cfg.ppo.update_epochs
     figures["threads"] = 1
+    figures["repeat"] = repeat
     if not getattr(args, "json", False):
         print("halma bench train (whole PPO loop, self-play, default config; steps = plies of all seats; "
-              "1 torch thread unless the name says otherwise)")
+              "1 torch thread unless the name says otherwise" + (f"; medians of {repeat} interleaved readings"
+                                                                 if repeat > 1 else "") + ")")
         for key, value in figures.items():
             print(f"  {key:40s} {value}")
     return figures

@@ -32,3 +32,34 @@ def test_bench_train_reports_every_engine_thread_and_process_count(monkeypatch: 
     assert torch.get_num_threads() == threads  # the bench leaves torch's thread count as it found it
     out = capsys.readouterr().out
     assert "train_cpu_batched_2threads_steps_per_s" in out and "1 torch thread" in out
+
+
+def test_bench_train_repeat_reports_the_median_of_interleaved_readings(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agents.parallel
+    import agents.train
+
+    # the four CPU configurations (scalar, batched, 2 threads, 2 processes), three rounds, interleaved
+    readings = iter([1.0, 30.0, 300.0, 3000.0, 2.0, 10.0, 100.0, 1000.0, 3.0, 20.0, 200.0, 2000.0])
+
+    def fake_loop(rank: int, world_size: int, cfg, seconds: float) -> tuple[int, float, float]:
+        return int(next(readings)), 1.0, 2.0
+
+    monkeypatch.setattr(agents.train, "_bench_loop", fake_loop)
+    monkeypatch.setattr(agents.parallel, "spawn", lambda fn, world_size, *args: fn(0, world_size, *args))
+    figures = run_benchmark(types.SimpleNamespace(json=True, seconds=0.0, seed=0, device="cpu", repeat=3))
+    assert figures["repeat"] == 3
+    assert figures["train_cpu_scalar_steps_per_s"] == 2.0 and figures["train_cpu_batched_steps_per_s"] == 20.0
+    assert figures["train_cpu_batched_2processes_steps_per_s"] == 2000.0
+    assert figures["train_cpu_batched_steps_per_cpu_s"] == 10.0
+    assert figures["train_cpu_scalar_steps_per_s_readings"] == [1.0, 2.0, 3.0]
+    assert figures["train_cpu_batched_2threads_steps_per_s_readings"] == [300.0, 100.0, 200.0]
+    assert not [key for key in figures if key.endswith("cpu_s_readings")]  # wall readings only
+
+
+def test_bench_repeat_is_checked(capsys) -> None:
+    from agents.cli import main
+
+    with pytest.raises(SystemExit, match="--repeat must be >= 1"):
+        main(["bench", "train", "--repeat", "0"])
+    with pytest.raises(SystemExit, match="--repeat is for the train benchmark"):
+        main(["bench", "engine", "--repeat", "2"])
