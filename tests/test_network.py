@@ -11,6 +11,7 @@ from agents.network import (
     MASKED_LOGIT,
     REACH_GAIN_SCALE,
     REACH_PLANES,
+    ROWS_CACHE_SIZE,
     HalmaNet,
     HoleConv,
     JumpReach,
@@ -47,6 +48,23 @@ def _batch(variant: str, n: int, count: int):
     obs = torch.from_numpy(np.stack([enc.observation(g, g.to_move) for g in games]))
     mask = torch.from_numpy(np.stack([enc.action_mask(g) for g in games]).astype(bool))
     return games, obs, mask
+
+
+def test_every_batch_size_reads_its_own_neighbours() -> None:
+    """The gather rows kept per batch size give each position the result it has alone, for more batch
+    sizes than are kept (the cache starts over), and the cache stays bounded."""
+    torch.manual_seed(1)
+    net = HalmaNet("star", 2, channels=8, blocks=2, pair_dim=8, value_hidden=8)
+    _, obs, mask = _batch("star", 2, CHUNK_POSITIONS + 3)
+    legal, valid = legal_lists(mask)
+    with torch.no_grad():
+        alone = [net(obs[i:i + 1], legal[i:i + 1], valid[i:i + 1]) for i in range(len(obs))]
+        for size in [5, CHUNK_POSITIONS + 3, 2, 5, *range(6, 6 + ROWS_CACHE_SIZE), 3]:
+            logits, value = net(obs[:size], legal[:size], valid[:size])
+            for i in range(size):
+                assert torch.allclose(logits[i], alone[i][0][0], atol=1e-5)
+                assert torch.allclose(value[i], alone[i][1][0], atol=1e-5)
+            assert len(net._rows_cache) <= ROWS_CACHE_SIZE
 
 
 @pytest.mark.parametrize("variant,n", [("star", 2), ("star", 6), ("diamond", 3), ("halma16", 2)])
