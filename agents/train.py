@@ -152,6 +152,8 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     Measured for the scalar and the batched engine on one torch thread (the default config's), and for
     the batched engine on two threads of one process and in two data-parallel processes of one thread
     (``processes: 2``); both only meaningful on a quiet machine: the load average is reported.
+    With ``repeat`` > 1 every configuration is measured that many times, interleaved, and the figures
+    are the medians, with every wall-clock reading listed (``..._readings``).
     """
     import os
 
