@@ -171,10 +171,11 @@ class _PairLogitsFunction(torch.autograd.Function):
     """``_pair_logits`` of rows gathered from the (B * H, k) source and (B * H, k + 1) destination
     tables, hand-differentiated.
 
-    Autograd's backward of the two row gathers builds a zeroed table per gather and adds them; this
-    one ``index_add_``s each side's gradients into one zeroed table of its own (the head's forward and
-    backward went from 11.0 to 6.7 ms for 512 positions with 73 moves each with one shared table; two
-    contiguous tables then halved the bytes each gather moves: docs/training.md, "Speed")."""
+    Autograd's backward of the product and of the destination rows' two column slices builds
+    zero-padded copies of the (N, k + 1) rows and adds them; this one computes each side's row
+    gradients at once (one ``cat``) and ``index_add_``s them into its table (the whole loop, one
+    thread, alternating in session 15: 2,895-3,079 steps/s with it, 2,811-2,919 with autograd's;
+    docs/training.md, "Speed")."""
 
     @staticmethod
     def forward(ctx, src_table, dst_table, src_rows, dst_rows):
