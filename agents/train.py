@@ -114,6 +114,22 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
 # --- halma bench train ------------------------------------------------------------------
 
 
+def bench_config(device: str = "cpu", engine: str = "batched", threads: int = 1, processes: int = 1,
+                 seed: int = 0) -> Any:
+    """The config ``halma bench train`` times: the default config in pure self-play, nothing evaluated,
+    logged or checkpointed on the way."""
+    from agents.config import default_dict, from_dict
+
+    data = default_dict()
+    data.update(name="bench", seed=seed, device=device, torch_threads=threads, processes=processes)
+    data["env"]["engine"] = engine
+    data["pool"].update(self_prob=1.0, snapshot_prob=0.0, bot_prob=0.0)
+    data["eval"].update(every=0, final_games=0)
+    data["log"].update(progress_bar=False, tensorboard=False, status_every=1e9)
+    data["checkpoint"]["every"] = 10 ** 9
+    return from_dict(data)
+
+
 def _bench_loop(rank: int, world_size: int, cfg: Any, seconds: float) -> tuple[int, float, float]:
     """One training run that goes on for ``seconds`` after its first update (the warm-up), and at
     least one update more: (steps, wall seconds, CPU seconds of all processes) after the warm-up.
@@ -159,7 +175,6 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
 
     import torch
 
-    from agents.config import default_dict, from_dict
     from agents.parallel import spawn
 
     devices = [args.device] if getattr(args, "device", None) else ["cpu"] + (["cuda"] if torch.cuda.is_available()
@@ -173,15 +188,7 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     readings: dict[str, list[float]] = {}
     threads_before = torch.get_num_threads()  # the trainer sets torch's (process-wide) thread count
     for device, engine, threads, processes in [run for _ in range(repeat) for run in runs]:  # interleaved
-        data = default_dict()
-        data.update(name="bench", seed=int(getattr(args, "seed", 0)), device=device, torch_threads=threads,
-                    processes=processes)
-        data["env"]["engine"] = engine
-        data["pool"].update(self_prob=1.0, snapshot_prob=0.0, bot_prob=0.0)
-        data["eval"].update(every=0, final_games=0)
-        data["log"].update(progress_bar=False, tensorboard=False, status_every=1e9)
-        data["checkpoint"]["every"] = 10 ** 9
-        cfg = from_dict(data)
+        cfg = bench_config(device, engine, threads, processes, seed=int(getattr(args, "seed", 0)))
         if processes > 1:
             steps, elapsed, cpu = spawn(_bench_loop, processes, cfg, seconds)
         else:
