@@ -30,6 +30,7 @@ The seat that starts rotates from game to game in each environment.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import math
@@ -55,6 +56,27 @@ from halma_env.encoding import encoding
 SELF, SNAPSHOT, BOT = 0, 1, 2
 FINISH_REASONS = ("finished", "first_finish")  # a game decided by a seat completing its crossing
 CROSSING_SAMPLE = 64  # detour positions in the crossing term of each PPO minibatch (besides the main line)
+
+
+def keep_freed_memory() -> bool:
+    """Ask the C library's ``malloc`` to keep freed memory for reuse instead of returning it to the OS.
+
+    A PPO update allocates and frees the same 1-30 MB tensors again and again; by default glibc gives
+    many of them back on ``free`` (unmapped, or trimmed off the top of the heap), so the next update
+    takes them again as fresh pages, zero-filled by the kernel one page fault at a time.  Kept, they
+    are reused, and the loop runs faster (docs/training.md, "Speed", has the measurement).
+    The cost is that a training process does not shrink after its peak.  Returns whether glibc took
+    both settings; on another C library nothing changes.
+    """
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError, TypeError):  # no such C library or function (macOS, Windows)
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    # blocks below the mmap threshold (32 MiB: the most glibc's own adaptive threshold reaches) come
+    # from the heap, whose top is then never trimmed: every block a step frees is there for the next
+    m_trim_threshold, m_mmap_threshold = -1, -3
+    return bool(mallopt(m_mmap_threshold, 32 * 2**20)) and bool(mallopt(m_trim_threshold, 2**31 - 1))
 
 
 def end_reason_name(code: Any) -> str | None:
@@ -271,6 +293,7 @@ class Trainer:
                              "use processes: 1")
         if cfg.torch_threads:
             torch.set_num_threads(cfg.torch_threads)
+        keep_freed_memory()
         # seeding (CleanRL): python, numpy, torch; deterministic kernels on CPU.  Every process builds the
         # same initial network, then draws its own games and samples (process 0 as a single process would)
         random.seed(cfg.seed)

@@ -7,6 +7,7 @@ import glob
 import json
 import os
 import pickle
+import platform
 from pathlib import Path
 
 import numpy as np
@@ -14,9 +15,10 @@ import pytest
 import torch
 import yaml
 
+import agents.ppo
 from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from agents.config import apply_overrides, default_dict, from_dict, load_config
-from agents.ppo import RolloutBuffer, Trainer
+from agents.ppo import RolloutBuffer, Trainer, keep_freed_memory
 from halma_env import Game, Rules
 from halma_env.encoding import ENCODING_VERSION, encoding
 
@@ -283,6 +285,15 @@ def test_stop_ends_the_run_after_the_update_it_answers_true(tmp_path: Path) -> N
     trainer.train(stop=stop)
     trainer.close()
     assert asked == [1, 2] and trainer.update == 2 and trainer.global_step == 2 * 4 * 16
+
+
+def test_keep_freed_memory_is_taken_by_glibc_and_applied_by_the_trainer(tmp_path: Path, monkeypatch) -> None:
+    # glibc's mallopt answers 1 for each setting it takes; another C library is left alone
+    assert keep_freed_memory() is (platform.libc_ver()[0] == "glibc")
+    calls: list[bool] = []
+    monkeypatch.setattr(agents.ppo, "keep_freed_memory", lambda: calls.append(True) or True)
+    Trainer(from_dict(tiny_config()), tmp_path / "tiny", log=quiet).close()
+    assert calls == [True]
 
 
 def test_same_seed_same_weights(tmp_path: Path) -> None:
