@@ -1,0 +1,76 @@
+"""scripts/distill_network.py: the teacher's positions, the distillation losses and the student checkpoint."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from agents.checkpoint import load_checkpoint, model_from_checkpoint
+from agents.config import GameConfig
+
+ROOT = Path(__file__).parents[1]
+SCRIPT = ROOT / "scripts" / "distill_network.py"
+_SPEC = importlib.util.spec_from_file_location("distill_network", SCRIPT)
+distill = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(distill)
+TEACHER = ROOT / "agents" / "checkpoints" / "quickstart_star2.pt"
+
+
+def teacher_and_game():
+    data = load_checkpoint(TEACHER)
+    return model_from_checkpoint(data, TEACHER), GameConfig(**data["config"]["game"])
+
+
+def test_positions_carry_the_teachers_probabilities_over_legal_moves_only() -> None:
+    teacher, game = teacher_and_game()
+    data = distill.generate(teacher, game, positions=300, games=16, temperature=1.0, explore=0.1, seed=0)
+    assert data["obs"].shape[0] == data["legal"].shape[0] == data["value"].shape[0] == 300
+    assert torch.allclose(data["probs"].sum(1), torch.ones(300), atol=1e-5)
+    assert not data["probs"][~data["valid"]].any()  # padding has no probability
+    with torch.no_grad():
+        logits, value = teacher(data["obs"][:16], data["legal"][:16], data["valid"][:16])
+    assert torch.allclose(torch.softmax(logits, 1), data["probs"][:16], atol=1e-5)
+    assert torch.allclose(value, data["value"][:16], atol=1e-5)
+
+
+def test_a_copy_of_the_teacher_has_zero_kl_and_full_agreement() -> None:
+    teacher, game = teacher_and_game()
+    data = distill.generate(teacher, game, positions=200, games=20, temperature=1.0, explore=0.0, seed=1)
+    figures = distill.evaluate(teacher, data, batch_size=64)
+    assert figures["kl"] == pytest.approx(0.0, abs=1e-5)
+    assert figures["value_mse"] == pytest.approx(0.0, abs=1e-8)
+    assert figures["agreement"] == 1.0
+
+
+def test_the_script_fits_a_larger_student_and_writes_a_checkpoint_init_from_accepts(tmp_path: Path) -> None:
+    out = tmp_path / "student.pt"
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), str(TEACHER), str(out), "--channels", "24", "--pair-dim", "20",
+         "--positions", "2048", "--games", "32", "--epochs", "6", "--batch-size", "64", "--learning-rate", "0.003",
+         "--threads", "1"],
+        capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    before = next(line for line in lines if line.startswith("before:"))
+    last = [line for line in lines if line.startswith("epoch 6/6")][0]
+    kl_before = float(before.split("'kl': ")[1].split(",")[0])
+    kl_after = float(last.split("'kl': ")[1].split(",")[0])
+    assert kl_after < 0.2 * kl_before  # the student learnt the teacher's moves (1.96 -> 0.05 when written)
+    data = load_checkpoint(out)
+    assert data["network"]["channels"] == 24 and data["network"]["pair_dim"] == 20
+    assert data["network"]["blocks"] == load_checkpoint(TEACHER)["network"]["blocks"]
+    assert data["config"]["network"] == data["network"]
+    model_from_checkpoint(data, out)  # the weights fit the network it names
+
+
+def test_bad_arguments_are_refused_before_any_work(tmp_path: Path) -> None:
+    out = tmp_path / "never.pt"
+    result = subprocess.run([sys.executable, str(SCRIPT), str(TEACHER), str(out), "--holdout", "1.5"],
+                            capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode != 0 and "--holdout" in result.stderr
+    assert not out.exists()
