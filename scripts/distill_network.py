@@ -32,7 +32,7 @@ import numpy as np
 import torch
 
 from agents.checkpoint import load_checkpoint, model_from_checkpoint, save_checkpoint
-from agents.config import GameConfig
+from agents.config import GameConfig, NetworkConfig
 from agents.network import MASKED_LOGIT, build_network
 from halma_env.batched import BatchedGame
 
@@ -64,14 +64,13 @@ def generate(teacher: torch.nn.Module, game: GameConfig, positions: int, games: 
     def padded(x: torch.Tensor, fill: float | int | bool) -> torch.Tensor:
         return torch.nn.functional.pad(x, (0, width - x.shape[1]), value=fill)
 
-    data = {
+    return {
         "obs": torch.cat([p[0] for p in plies])[:positions],
         "legal": torch.cat([padded(p[1], 0) for p in plies])[:positions],
         "valid": torch.cat([padded(p[2], False) for p in plies])[:positions],
         "probs": torch.cat([padded(p[3], 0.0) for p in plies])[:positions],
         "value": torch.cat([p[4] for p in plies])[:positions],
     }
-    return data
 
 
 def losses(student: torch.nn.Module, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -123,8 +122,11 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
 
-    data = load_checkpoint(args.teacher)
-    teacher = model_from_checkpoint(data, args.teacher)
+    try:
+        data = load_checkpoint(args.teacher)  # fills network keys added after the file was written
+        teacher = model_from_checkpoint(data, args.teacher)
+    except ValueError as exc:  # CheckpointError names the file and what is wrong with it
+        raise SystemExit(f"distill_network: {exc}") from None
     config = data.get("config")
     if not isinstance(config, dict) or not isinstance(config.get("game"), dict):
         raise SystemExit(f"{args.teacher}: the checkpoint has no training config to take the game from")
@@ -133,8 +135,10 @@ def main() -> None:
     for name in ("channels", "blocks", "pair_dim", "value_hidden", "attention_layers"):
         if getattr(args, name) is not None:
             network[name] = getattr(args, name)
-    network.setdefault("attention_layers", 0)
-    network.setdefault("reach_features", False)
+    try:
+        NetworkConfig(**network).validate()
+    except ValueError as exc:
+        raise SystemExit(f"distill_network: the student's {exc}") from None
     student = build_network(data["variant"], data["num_players"], SimpleNamespace(**network))
     print(f"teacher {network_size(teacher)} parameters, student {network_size(student)} ({network})")
 

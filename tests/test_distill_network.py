@@ -68,9 +68,20 @@ def test_the_script_fits_a_larger_student_and_writes_a_checkpoint_init_from_acce
     model_from_checkpoint(data, out)  # the weights fit the network it names
 
 
-def test_bad_arguments_are_refused_before_any_work(tmp_path: Path) -> None:
+@pytest.mark.parametrize("args, named", [(["--holdout", "1.5"], "--holdout"),
+                                         (["--channels", "0"], "network.channels")])
+def test_bad_arguments_are_refused_before_any_work(tmp_path: Path, args: list[str], named: str) -> None:
     out = tmp_path / "never.pt"
-    result = subprocess.run([sys.executable, str(SCRIPT), str(TEACHER), str(out), "--holdout", "1.5"],
+    result = subprocess.run([sys.executable, str(SCRIPT), str(TEACHER), str(out), *args],
                             capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert result.returncode != 0 and "--holdout" in result.stderr
+    assert result.returncode != 0 and named in result.stderr
+    assert "positions in" not in result.stdout  # refused before generating any
     assert not out.exists()
+
+
+def test_a_file_that_is_not_a_checkpoint_is_named(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint")
+    result = subprocess.run([sys.executable, str(SCRIPT), str(bad), str(tmp_path / "out.pt")],
+                            capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode != 0 and "bad.pt" in result.stderr and "Traceback" not in result.stderr
