@@ -1,0 +1,70 @@
+"""scripts/value_lookahead.py: the policy's moves re-ranked by the value head one ply ahead."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agents.checkpoint import load_checkpoint, model_from_checkpoint
+from agents.policy import PolicyPlayer
+from halma_env import Game, Rules
+
+ROOT = Path(__file__).parents[1]
+SCRIPT = ROOT / "scripts" / "value_lookahead.py"
+_SPEC = importlib.util.spec_from_file_location("value_lookahead", SCRIPT)
+lookahead = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(lookahead)
+STAR2 = ROOT / "agents" / "checkpoints" / "quickstart_star2.pt"
+
+
+def net(path: Path = STAR2):
+    return model_from_checkpoint(load_checkpoint(path), path)
+
+
+def positions(count: int = 6) -> list[Game]:
+    game, out = Game(Rules("star", 2)), []
+    policy = PolicyPlayer(net())
+    while len(out) < count:
+        game.play(policy.select_move(game))
+        out.append(game.copy())
+    return out
+
+
+def test_beta_zero_plays_the_policys_own_move() -> None:
+    player, policy = lookahead.ValueLookaheadPlayer(net(), beta=0.0, top_k=3), PolicyPlayer(net())
+    for game in positions():
+        assert player.select_move(game) == policy.select_move(game)
+
+
+def test_the_value_alone_picks_the_move_that_leaves_the_opponent_the_lowest_value() -> None:
+    player = lookahead.ValueLookaheadPlayer(net(), beta=1e6, top_k=0)
+    for game in positions(3):
+        moves = game.legal_moves()
+        children = []
+        for m in moves:
+            child = game.copy()
+            child.play(m)
+            children.append(child)
+        _, values = player._evaluate(children)
+        assert player.select_move(game) == moves[int(values.argmin())]
+
+
+def test_bad_settings_and_seat_counts_are_refused() -> None:
+    with pytest.raises(ValueError, match="beta must be >= 0"):
+        lookahead.ValueLookaheadPlayer(net(), beta=-1.0)
+    with pytest.raises(ValueError, match="top_k must be >= 0"):
+        lookahead.ValueLookaheadPlayer(net(), beta=1.0, top_k=-2)
+    with pytest.raises(ValueError, match="2-seat network, got one for 6 seats"):
+        lookahead.ValueLookaheadPlayer(net(ROOT / "agents" / "checkpoints" / "star6.pt"), beta=1.0)
+    with pytest.raises(ValueError, match="plays star with 2 seats, not star with 3"):
+        lookahead.ValueLookaheadPlayer(net(), beta=1.0).select_move(Game(Rules("star", 3)))
+
+
+def test_the_command_names_a_missing_checkpoint_without_a_traceback(tmp_path: Path) -> None:
+    run = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path / "none.pt")], capture_output=True, text=True)
+    assert run.returncode == 2
+    assert "none.pt" in run.stderr and "does not exist" in run.stderr and "Traceback" not in run.stderr
