@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
 import torch
 
 from agents.arena import ARENA_LIMIT, build_rules, run_tournament
 from agents.checkpoint import load_checkpoint, model_from_checkpoint
+from agents.imitation import _padded
 from agents.network import HalmaNet
 from agents.registry import make_player
 from halma_env import Game, Move
@@ -53,13 +53,8 @@ class ValueLookaheadPlayer:
 
     def _evaluate(self, games: list[Game]) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits over each game's legal moves (padded) and each game's value, from the mover's seat."""
-        legal = [[self._enc.encode_move(g.to_move, m.src, m.dst) for m in g.legal_moves()] for g in games]
-        width = max(len(row) for row in legal)
-        actions = torch.zeros(len(games), width, dtype=torch.long)
-        valid = torch.zeros(len(games), width, dtype=torch.bool)
-        for i, row in enumerate(legal):
-            actions[i, : len(row)] = torch.tensor(row)
-            valid[i, : len(row)] = True
+        actions, valid = _padded([[self._enc.encode_move(g.to_move, m.src, m.dst) for m in g.legal_moves()]
+                                  for g in games])
         obs = torch.from_numpy(np.stack([self._enc.observation(g, g.to_move) for g in games]))
         with torch.no_grad():
             logits, value = self.net(obs, actions, valid)
@@ -122,13 +117,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
+    spec = lookahead_spec(args.checkpoint, args.beta, args.top_k)
     try:
-        player = factory(lookahead_spec(args.checkpoint, args.beta, args.top_k))
+        player = factory(spec)  # loaded here once so that a bad file or setting stops before any game
         rules = build_rules(player.net.variant, 2)
     except (ValueError, FileNotFoundError) as e:  # CheckpointError is a ValueError naming the file
         print(f"error: {e}", file=sys.stderr)
         return 2
-    spec = lookahead_spec(str(Path(args.checkpoint)), args.beta, args.top_k)
     result = run_tournament([spec, args.opponent], rules, args.games, seed=args.seed, workers=args.workers,
                             max_plies=600, factory=factory)
     wins = sum(1 for g in result.games if g.player_places.get(0) == 1)

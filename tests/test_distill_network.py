@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -12,12 +11,11 @@ import torch
 
 from agents.checkpoint import load_checkpoint, model_from_checkpoint
 from agents.config import GameConfig
+from tests.script_helpers import load_script
 
 ROOT = Path(__file__).parents[1]
 SCRIPT = ROOT / "scripts" / "distill_network.py"
-_SPEC = importlib.util.spec_from_file_location("distill_network", SCRIPT)
-distill = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(distill)
+distill = load_script("distill_network")
 TEACHER = ROOT / "agents" / "checkpoints" / "quickstart_star2.pt"
 
 

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from halma_env import Game, Rules
 from halma_env.layout import layout
 from tests.engine_helpers import position
+from tests.script_helpers import load_script
 
-SCRIPT = Path(__file__).parents[1] / "scripts" / "race_margins.py"
-_SPEC = importlib.util.spec_from_file_location("race_margins", SCRIPT)
-race_margins = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(race_margins)
+race_margins = load_script("race_margins")
 
 
 def last_step_position(to_move: int) -> Game:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -12,12 +11,11 @@ import pytest
 from agents.checkpoint import load_checkpoint, model_from_checkpoint
 from agents.policy import PolicyPlayer
 from halma_env import Game, Rules
+from tests.script_helpers import load_script
 
 ROOT = Path(__file__).parents[1]
 SCRIPT = ROOT / "scripts" / "value_lookahead.py"
-_SPEC = importlib.util.spec_from_file_location("value_lookahead", SCRIPT)
-lookahead = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(lookahead)
+lookahead = load_script("value_lookahead")
 STAR2 = ROOT / "agents" / "checkpoints" / "quickstart_star2.pt"
 
 
