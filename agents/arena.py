@@ -510,7 +510,7 @@ class TournamentResult:
             st, rt = stats[i], ratings[i]
             lines.append(
                 f"| {st['player']} | {rt.ordinal:.2f} | {rt.mu:.2f} ± {rt.sigma:.2f} | "
-                f"{_pct(st['score'])} [{_pct(st['score_low'])}, {_pct(st['score_high'])}] | "
+                f"{_interval(st['score'], st['score_low'], st['score_high'])} | "
                 f"{st['mean_place']:.2f} [{st['mean_place_low']:.2f}, {st['mean_place_high']:.2f}] | "
                 f"{st['ms_per_move']:.1f} | {st['max_ms_per_move']:.0f} |"
             )
@@ -528,8 +528,10 @@ class TournamentResult:
                 lines.append(f"| {self.players[i]} | " + " | ".join(cells) + " |")
         place_keys = sorted({k for st in stats for k in st["place_share"]}, key=float)
         if place_keys:
+            seat_names = "/".join(str(seat) for seat in range(len(stats[0]["seat_counts"])))
             lines += ["", "Share of each player's seats in each place:", "",
-                      "| player | " + " | ".join(f"place {k}" for k in place_keys) + " | seats 0.. | starts |",
+                      "| player | " + " | ".join(f"place {k}" for k in place_keys)
+                      + f" | games in seat {seat_names} | starts |",
                       "|---" * (len(place_keys) + 3) + "|"]
             for i in order:
                 st = stats[i]
@@ -620,6 +622,13 @@ class TournamentResult:
                 _save_record(p, g.record)
                 paths.append(p)
         return paths
+
+
+def _interval(x: float | None, low: float | None, high: float | None) -> str:
+    """``x [low, high]`` in percent, or ``n/a`` alone when there is no estimate (a player only meeting itself)."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    return f"{_pct(x)} [{_pct(low)}, {_pct(high)}]"
 
 
 def _pct(x: float) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # name -> (module, help); the module provides add_arguments(parser) and run(args)
@@ -48,7 +49,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     module = importlib.import_module(COMMANDS[name][0])
     run = getattr(module, f"run_{name}", getattr(module, "run", None))
-    return int(run(args) or 0)
+    try:
+        status = int(run(args) or 0)
+        sys.stdout.flush()  # a closed pipe raises here, not in the interpreter's exit
+        return status
+    except BrokenPipeError:
+        # The reader went away (``halma perft 3 --divide | head``): stop quietly, as Unix tools do.
+        # stdout goes to /dev/null so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from halma_env.render import SEAT_COLOUR_NAMES, render_text
 from halma_env.rules import parse_rule_options
 
 HUMAN = "human"
+MOVES_PER_LINE = 6  # the 'moves' list, in columns that fit an 80-column terminal
 HELP = __doc__.split("Commands at a human's turn:", 1)[1].split("Bad input", 1)[0]
 
 
@@ -107,14 +108,13 @@ class PlaySession:
     # --- playing -----------------------------------------------------------------------
 
     def play_cpu_turns(self) -> None:
-        """Let the CPU seats move until a human is to move or the game ends."""
+        """Let the CPU seats move until a human is to move or the game ends, then draw the board once."""
         while not self.game.is_over and not self.is_human(self.game.to_move):
             seat = self.game.to_move
             move = self.cpu[seat].select_move(self.game, self.cpu_budget)
             self.game.play(move)
             self.out(f"seat {seat} ({self.seats[seat]}) plays {move}")
-        if self.game.is_over:
-            self.draw()
+        self.draw()
 
     def move_for_human(self) -> None:
         """The human ran out of time: a CPU (``medium``) moves for them this once."""
@@ -149,7 +149,11 @@ class PlaySession:
             self.draw()
         elif cmd == "moves":
             self.listed = game.legal_moves()
-            self.out("  ".join(f"#{i} {m}" for i, m in enumerate(self.listed, 1)) or "no legal moves")
+            cells = [f"#{i} {m}" for i, m in enumerate(self.listed, 1)]
+            width = max(map(len, cells), default=0) + 2
+            cells = [c.ljust(width) for c in cells]
+            rows = ["".join(cells[k:k + MOVES_PER_LINE]).rstrip() for k in range(0, len(cells), MOVES_PER_LINE)]
+            self.out("\n".join(rows) or "no legal moves")
         elif cmd.startswith("#"):
             index = cmd[1:]
             if not index.isdigit() or not 1 <= int(index) <= len(self.listed):
@@ -176,9 +180,10 @@ class PlaySession:
         elif cmd == "resign":
             if game.is_over:
                 raise ValueError("the game is over")
-            game.resign(game.to_move)
+            seat = game.to_move
+            game.resign(seat)
+            self.out(f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}) resigns")
             self.play_cpu_turns()
-            self.draw()
         elif cmd == "cpu" and len(args) == 2:
             self.set_seat(_seat(args[0]), args[1])
             self.out(f"seat {args[0]} is now played by {args[1]}")
@@ -197,7 +202,6 @@ class PlaySession:
                     f"{args[0]} is a {loaded.num_players}-seat game; this session has {len(self.seats)} seats"
                 )
             self.game, self.rules = loaded, loaded.rules
-            self.draw()
             self.play_cpu_turns()
         elif cmd == "replay" and len(args) == 1:
             self.replay(load_record(args[0]))
@@ -206,7 +210,6 @@ class PlaySession:
             self.game = Game(self.rules)
             self.out(f"new game; seat {self.rules.first_seat} starts")
             self.play_cpu_turns()
-            self.draw()
         else:
             raise ValueError(f"unknown command {line!r}; type 'help'")
         return True
@@ -216,16 +219,16 @@ class PlaySession:
             raise IllegalMoveError(f"the game is over ({self.game.end_reason}); type 'new' for another")
         self.game.play(move)
         self.play_cpu_turns()
-        if not self.game.is_over:
-            self.draw()
 
     def _undo(self) -> None:
-        """Take back moves until it is again a human's turn before their last move."""
+        """Take back the last move (or resignation) of a human seat and every CPU move after it."""
         game = self.game
-        if not game.history or not any(e.kind in ("move", "resign") for e in game.history):
-            raise ValueError("there is nothing to undo")
-        game.undo()
-        while game.moves and not self.is_human(game.to_move):
+        # One Game.undo takes back one move or resignation with the automatic passes after it.
+        played = [e for e in game.history if e.kind != "pass"]
+        humans = [i for i, e in enumerate(played) if self.is_human(e.seat)]
+        if not humans:
+            raise ValueError("there is nothing to undo: no human seat has moved yet")
+        for _ in range(len(played) - humans[-1]):
             game.undo()
         self.draw()
 
@@ -245,7 +248,6 @@ class PlaySession:
         """Read commands until quit; ``read(prompt, timeout)`` raises TimeUp or EOFError."""
         self.out("type 'help' for commands")
         self.play_cpu_turns()
-        self.draw()
         while True:
             if self.game.is_over or not self.is_human(self.game.to_move):
                 timeout = None
@@ -256,7 +258,6 @@ class PlaySession:
             except TimeUp:
                 self.move_for_human()
                 self.play_cpu_turns()
-                self.draw()
                 continue
             except (EOFError, KeyboardInterrupt):
                 self.out("")

@@ -554,6 +554,13 @@ class Trainer:
 
     # --- the loop -----------------------------------------------------------------------
 
+    @property
+    def num_iterations(self) -> int:
+        """The run's updates: ``ppo.total_steps`` in whole rollouts of (num_envs + solo_envs) x num_steps
+        steps, rounded down as in CleanRL, and at least one."""
+        ppo, env = self.cfg.ppo, self.cfg.env
+        return max(1, ppo.total_steps // ((env.num_envs + env.solo_envs) * ppo.num_steps))
+
     def train(self, stop: Callable[[], bool] | None = None) -> dict[str, Any]:
         """Train up to ``ppo.total_steps``; ``stop`` (if given) is asked after every update and ends the
         run early when it returns True (with several processes it must answer the same in all of them,
@@ -570,7 +577,7 @@ class Trainer:
         n, num_envs, num_solo = self.n, cfg.env.num_envs // self.world_size, cfg.env.solo_envs // self.world_size
         steps_per_ply = cfg.env.num_envs + cfg.env.solo_envs
         batch_steps = steps_per_ply * ppo.num_steps
-        num_iterations = max(1, ppo.total_steps // batch_steps)
+        num_iterations = self.num_iterations
         seed = cfg.seed + 1000 * self.update + 1_000_000_007 * self.rank
         env = make_env(cfg, dev, seed=seed, num_envs=num_envs)
         env.reset()

@@ -84,6 +84,15 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
             print(f"halma train: {errors[0]}", file=sys.stderr)
         return 2
     main = rank == 0
+    ckpt = run_dir / "checkpoints" / "last.pt"
+    if trainer.update >= trainer.num_iterations:  # only a resumed run can be there already
+        trainer.close()
+        if main:
+            print(f"halma train: nothing to do: {ckpt} is at update {trainer.update} ({trainer.global_step} steps), "
+                  f"the end of ppo.total_steps={cfg.ppo.total_steps}; raise it with --set ppo.total_steps=N "
+                  "to train on", file=sys.stderr)
+        return 0
+    start_step = trainer.global_step
     if main:
         on = f"{trainer.device}" + (f", {world_size} processes" if world_size > 1 else "")
         print(f"training {cfg.game.variant} {cfg.game.num_players} seats -> {run_dir} on {on}", flush=True)
@@ -92,8 +101,8 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
     if not main:
         return 0
     train_time = time.time() - t0
-    ckpt = run_dir / "checkpoints" / "last.pt"
-    print(f"trained {trainer.global_step} steps in {train_time:.0f} s; checkpoint {ckpt}")
+    session = f" ({trainer.global_step - start_step} of them now)" if start_step else ""
+    print(f"trained {trainer.global_step} steps{session} in {train_time:.0f} s; checkpoint {ckpt}")
     if not args.no_final_eval and cfg.eval.final_games and cfg.eval.final_opponents:
         # the greedy policy alone, all games side by side (one batched forward per ply), rules without a
         # move limit and a cap of eval.move_limit plies counted as a draw, like `halma eval`'s default

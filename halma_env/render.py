@@ -23,10 +23,10 @@ def render_text(
 ) -> str:
     """The board as lines of text.
 
-    ``numbers`` writes every hole's number (pieces then show as ``0:17`` style cells are too
-    wide, so each cell is the hole number coloured by its occupant); ``marks`` are holes to
-    highlight (e.g. the legal destinations of a picked piece, shown as ``*``); the last move's
-    holes are underlined.
+    ``numbers`` writes every hole's number, coloured by its occupant; without ``color`` an
+    occupied hole is written ``0:17`` (the piece's character, then the hole), so the pieces stay
+    visible.  ``marks`` are holes to highlight (e.g. the legal destinations of a picked piece,
+    shown as ``*``); the last move's holes are underlined.
     """
     g = game.geometry
     marked = set(marks)
@@ -35,7 +35,8 @@ def render_text(
         m = game.moves[-1]
         recent = {m.src, m.dst}
     cells = game.board()
-    width = 4 if numbers else 2
+    tagged = numbers and not color  # occupied holes as "0:17": wider cells
+    width = (6 if tagged else 4) if numbers else 2
     lines = []
     hole = 0
     for w in g.row_widths:
@@ -52,7 +53,8 @@ def render_text(
                 code = "1" if hole in marked else ("2" if numbers else "")
             else:
                 seat, king = cell
-                text = (KING_CHARS if king else PIECE_CHARS)[seat] if not numbers else str(hole)
+                char = (KING_CHARS if king else PIECE_CHARS)[seat]
+                text = f"{char}:{hole}" if tagged else (str(hole) if numbers else char)
                 code = SEAT_COLOURS[seat] + (";1" if king else "")
             if hole in recent:
                 code = (code + ";4") if code else "4"

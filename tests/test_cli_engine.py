@@ -33,8 +33,12 @@ def test_show_start(capsys) -> None:
 def test_show_position_numbers_and_marks(capsys) -> None:
     code, out, _ = run(capsys, "show", "--numbers", "--no-color", START)
     assert code == 0
-    numbers = [int(tok) for ln in out.splitlines()[:17] for tok in ln.split()]
-    assert numbers == list(range(121))
+    cells = [tok.split(":") for ln in out.splitlines()[:17] for tok in ln.split()]
+    assert [int(c[-1]) for c in cells] == list(range(121))
+    # without colour the pieces stay visible: seat 0 fills 111-120, seat 1 holes 0-9
+    owners = {int(c[1]): c[0] for c in cells if len(c) == 2}
+    assert owners == {**{h: "1" for h in range(10)}, **{h: "0" for h in range(111, 121)}}
+    assert max(len(ln) for ln in out.splitlines()) <= 80
     code, out, _ = run(capsys, "show", "--no-color", "--moves-from", "113", START)
     assert code == 0 and out.count("*") == 2  # 113 steps to 104 and 105
     rows = out.splitlines()[:17]
@@ -121,3 +125,14 @@ def test_console_script_runs() -> None:
     assert done.returncode == 0 and "depth 1: 40" in done.stdout
     bad = subprocess.run([sys.executable, "-m", "agents.cli", "show", "nonsense"], capture_output=True, text=True)
     assert bad.returncode == 2 and "error:" in bad.stderr
+
+
+def test_a_closed_pipe_ends_quietly() -> None:
+    """``halma perft 2 --divide | head -1``: the reader leaves early; no traceback, exit code 1."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agents.cli", "perft", "2", "--divide"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()  # before the command writes anything
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1 and b"Traceback" not in err and b"BrokenPipe" not in err, err.decode()

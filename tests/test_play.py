@@ -60,6 +60,34 @@ def test_cpu_answers_and_undo_returns_to_the_humans_turn():
     assert s.game.ply == 0 and s.game.to_move == 0
 
 
+def test_undo_when_the_cpu_moved_first_keeps_its_opening():
+    s, out = session(["first", HUMAN])
+    s.play_cpu_turns()
+    assert s.game.ply == 1 and s.game.to_move == 1
+    before = s.game.position()
+    s.handle("undo")  # the human has not moved: nothing of theirs to take back
+    assert out[-1].startswith("error:") and "no human seat has moved" in out[-1]
+    assert s.game.position() == before and s.game.ply == 1
+    s.handle("moves")
+    s.handle("#1")
+    assert s.game.ply == 3 and s.game.to_move == 1  # the CPU answered
+    s.handle("undo")  # the human's move and the CPU's answer, not the CPU's opening
+    assert s.game.ply == 1 and s.game.to_move == 1 and s.game.position() == before
+
+
+def test_game_over_is_drawn_once():
+    s, out = session([HUMAN, "first"])
+    s.handle("resign")
+    assert s.game.is_over
+    assert sum("game over" in line for line in out) == 1
+    assert any(line.startswith("seat 0 (") and line.endswith("resigns") for line in out)
+    s3, out3 = session([HUMAN, "first", "first"])
+    s3.rules = Rules("star", 3, move_limit=30)
+    s3.game = Game(s3.rules)
+    s3.handle("resign")  # the CPUs play the game to its end
+    assert s3.game.is_over and sum("game over" in line for line in out3) == 1
+
+
 def test_seat_substitution_and_resign():
     s, out = session([HUMAN, HUMAN, HUMAN])
     s.handle("cpu 1 first")

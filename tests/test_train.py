@@ -482,6 +482,24 @@ def test_cli_names_the_bad_key(tmp_path: Path, capsys) -> None:
     assert "ppo.gama" in capsys.readouterr().err
 
 
+def test_cli_resume_reports_the_session_and_refuses_a_finished_run(tmp_path: Path, capsys) -> None:
+    from agents.cli import main
+
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(tiny_config(ppo__total_steps=4 * 16 * 2 + 10)))  # rounded down: 2 updates
+    runs = ["--runs-dir", str(tmp_path), "--quiet"]
+    assert main(["train", str(path), *runs]) == 0
+    assert "trained 128 steps in" in capsys.readouterr().out
+    assert main(["train", str(path), "--resume", "--set", "ppo.total_steps=192", *runs]) == 0
+    assert "trained 192 steps (64 of them now) in" in capsys.readouterr().out
+    last = tmp_path / "tiny" / "checkpoints" / "last.pt"
+    before = last.read_bytes()
+    assert main(["train", str(path), "--resume", "--set", "ppo.total_steps=192", *runs]) == 0
+    out, err = capsys.readouterr()
+    assert "nothing to do" in err and "update 3 (192 steps)" in err and "trained" not in out
+    assert last.read_bytes() == before
+
+
 @pytest.mark.slow
 def test_quickstart_beats_random(tmp_path: Path) -> None:
     """The real quickstart run (about 5-10 minutes on 2 cores) and its evaluation against random."""
