@@ -940,7 +940,12 @@ def _check_players(specs: Sequence[str], factory: Factory, rules: Rules) -> None
 
 
 def _check_out_dir(out: str) -> None:
-    """Create ``--out`` now: an unwritable place fails before the games, not after them."""
+    """Create ``--out`` now: an unwritable place fails before the games, not after them.  A directory that
+    already holds results is refused: writing over them would mix old game records with the new ones."""
+    previous = [name for name in ("results.json", "solo.json", "games") if os.path.exists(os.path.join(out, name))]
+    if previous:
+        raise ValueError(f"--out {out!r} already holds results ({', '.join(previous)}); choose another directory "
+                         "or remove them")
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as e:

@@ -9,6 +9,7 @@ every key.
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -108,6 +109,8 @@ class PPOConfig:
         for name in ("clip_coef", "ent_coef", "vf_coef", "max_grad_norm"):
             if getattr(self, name) < 0:
                 raise ValueError(f"ppo.{name} must be >= 0")
+        if self.target_kl is not None and self.target_kl <= 0:
+            raise ValueError(f"ppo.target_kl must be > 0 (null: no early stop), got {self.target_kl}")
 
 
 @dataclass
@@ -223,6 +226,12 @@ class EvalConfig:
             raise ValueError("eval.every, eval.games and eval.final_games must be >= 0")
         if self.move_limit < 1:
             raise ValueError("eval.move_limit must be >= 1")
+        if self.every and self.games and not self.opponents:
+            raise ValueError("eval.opponents is empty but eval.every and eval.games ask for evaluations during "
+                             "training; name opponents or set eval.every to 0")
+        if self.final_games and not self.final_opponents:
+            raise ValueError("eval.final_opponents is empty but eval.final_games > 0; name opponents or set "
+                             "eval.final_games to 0")
 
 
 @dataclass
@@ -276,6 +285,13 @@ class TrainConfig:
             raise ValueError("torch_threads must be >= 0")
         if self.processes < 1:
             raise ValueError(f"processes must be >= 1, got {self.processes}")
+        update_steps = (self.env.num_envs + self.env.solo_envs) * self.ppo.num_steps
+        if self.ppo.total_steps < update_steps:
+            raise ValueError(f"ppo.total_steps ({self.ppo.total_steps}) is less than one update: (env.num_envs + "
+                             f"env.solo_envs) x ppo.num_steps = {update_steps} steps")
+        if self.ppo.num_minibatches > update_steps:
+            raise ValueError(f"ppo.num_minibatches ({self.ppo.num_minibatches}) is more than the {update_steps} "
+                             "steps of an update")
         for key in ("num_envs", "solo_envs"):
             if getattr(self.env, key) % self.processes:
                 raise ValueError(f"env.{key} ({getattr(self.env, key)}) must be a multiple of processes "
@@ -284,6 +300,8 @@ class TrainConfig:
             raise ValueError(f"processes: {self.processes} data-parallel processes run on the CPU; with device "
                              f"{self.device!r} use processes: 1")
         if self.init_from is not None:
+            if Path(self.init_from).is_dir():
+                raise ValueError(f"init_from: {self.init_from!r} is a directory, not a checkpoint file")
             if not Path(self.init_from).is_file():
                 raise ValueError(f"init_from: checkpoint {self.init_from!r} does not exist")
             if self.imitation.games:
@@ -367,6 +385,8 @@ def _coerce(value: Any, tp: Any, path: str) -> Any:
                 pass
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"{path}: expected a number, got {value!r}")
+        if not math.isfinite(value):  # no setting means anything at nan or inf
+            raise ValueError(f"{path}: expected a finite number, got {value!r}")
         return float(value)
     if tp is str:
         if not isinstance(value, str):
@@ -381,9 +401,9 @@ def _build(cls: type, data: Any, path: str) -> Any:
         raise ValueError(f"{where}: expected a mapping, got {data!r}")
     hints = typing.get_type_hints(cls)
     known = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - set(known))
+    unknown = sorted((k for k in data if k not in known), key=str)  # YAML keys may be numbers
     if unknown:
-        raise ValueError(f"{where}: unknown key(s) {', '.join(_join(path, k) for k in unknown)}; "
+        raise ValueError(f"{where}: unknown key(s) {', '.join(_join(path, str(k)) for k in unknown)}; "
                          f"known: {', '.join(known)}")
     missing = [k for k in known if k not in data]
     if missing:
@@ -440,18 +460,36 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
         if not isinstance(node, dict) or parts[-1] not in node:
             raise ValueError(f"--set {key}: unknown key {key!r}")
         try:
-            node[parts[-1]] = yaml.safe_load(raw) if raw.strip() else None
+            node[parts[-1]] = yaml.load(raw, Loader=_StrictLoader) if raw.strip() else None
         except yaml.YAMLError as exc:
             raise ValueError(f"--set {key}: value {raw!r} is not valid YAML: {exc}") from None
     return out
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (plain YAML keeps the last silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} is given twice", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_dict(path: str | Path) -> dict[str, Any]:
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"config file {str(path)!r} is a directory")
     if not path.is_file():
         raise ValueError(f"config file {str(path)!r} does not exist")
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_StrictLoader)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"config file {str(path)!r} is not UTF-8 text: {exc}") from None
     except yaml.YAMLError as exc:
         raise ValueError(f"config file {str(path)!r} is not valid YAML: {exc}") from None
     if not isinstance(data, dict):

@@ -20,6 +20,7 @@ Bad input never changes the game: the session says what was wrong and asks again
 from __future__ import annotations
 
 import argparse
+import math
 import select
 import sys
 from collections.abc import Callable
@@ -59,6 +60,8 @@ class PlaySession:
         out: Callable[[str], None] = print,
         make_player: Callable = _default_make_player,
     ) -> None:
+        if cpu_budget is not None and not (math.isfinite(cpu_budget) and cpu_budget > 0):
+            raise ValueError(f"the CPU's time per move (--cpu-time) must be a number of seconds > 0, got {cpu_budget}")
         if len(seats) != rules.num_players:
             raise ValueError(f"{rules.num_players} seats need {rules.num_players} players, got {len(seats)}: {seats}")
         self.rules = rules
@@ -111,7 +114,14 @@ class PlaySession:
         """Let the CPU seats move until a human is to move or the game ends, then draw the board once."""
         while not self.game.is_over and not self.is_human(self.game.to_move):
             seat = self.game.to_move
-            move = self.cpu[seat].select_move(self.game, self.cpu_budget)
+            try:
+                move = self.cpu[seat].select_move(self.game, self.cpu_budget)
+            except ValueError as e:  # e.g. a checkpoint of another variant: the seat goes back to a human
+                name = self.seats[seat]
+                self.set_seat(seat, HUMAN)
+                self.out(f"error: seat {seat}'s player {name} cannot play this game ({e}); a human plays seat "
+                         f"{seat} again")
+                break
             self.game.play(move)
             self.out(f"seat {seat} ({self.seats[seat]}) plays {move}")
         self.draw()

@@ -262,6 +262,11 @@ def test_solo(tmp_path, capsys) -> None:
     rec = load_record(tmp_path / "games" / "game_00000.json")
     assert rec.rules.num_players == 1 and len(rec.replay().moves) == 20
     assert json.loads((tmp_path / "solo.json").read_text())["finished"] == 0
+    before = (tmp_path / "solo.json").read_bytes()
+    # the same --out again: refused before any game, the old results untouched
+    assert cli_main(["eval", "--solo", "greedy", "--max-plies", "20", "--out", str(tmp_path)]) == 2
+    assert "already holds results (solo.json, games)" in capsys.readouterr().err
+    assert (tmp_path / "solo.json").read_bytes() == before
 
 
 def test_json_is_strict_without_nan(tmp_path) -> None:

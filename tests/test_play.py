@@ -88,6 +88,32 @@ def test_game_over_is_drawn_once():
     assert s3.game.is_over and sum("game over" in line for line in out3) == 1
 
 
+class WrongGame:
+    """A CPU that cannot play this game (as a checkpoint of another variant)."""
+
+    name = "wrong"
+
+    def select_move(self, game, time_budget=None):
+        raise ValueError("plays diamond with 2 seats, not star with 2")
+
+
+def test_a_cpu_that_cannot_play_hands_the_seat_back():
+    out: list[str] = []
+    make = lambda name, seed=None: WrongGame() if name == "wrong" else make_first(name, seed)  # noqa: E731
+    s = PlaySession(Rules("star", 2), [HUMAN, "wrong"], color=False, out=out.append, make_player=make)
+    s.handle("113-104")  # the human's legal move stands; the CPU's failure does not leave the session stuck
+    assert s.game.moves == [(113, 104)] and s.is_human(1)
+    assert any("seat 1's player wrong cannot play this game (plays diamond" in line for line in out)
+    s.handle("7-16")
+    assert s.game.ply == 2
+
+
+def test_cpu_time_must_be_positive():
+    for bad in (-1.0, 0.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="--cpu-time"):
+            session([HUMAN, "first"], cpu_budget=bad)
+
+
 def test_seat_substitution_and_resign():
     s, out = session([HUMAN, HUMAN, HUMAN])
     s.handle("cpu 1 first")

@@ -110,6 +110,41 @@ def test_wrong_types_and_values_are_named() -> None:
             from_dict(data)
 
 
+def test_values_that_mean_nothing_are_refused() -> None:
+    for override, pattern in [
+        ("pool.self_prob=.nan", r"pool\.self_prob: expected a finite number, got nan"),
+        ("ppo.ent_coef=.inf", r"ppo\.ent_coef: expected a finite number"),
+        ("game.progress_shaping=.nan", r"game\.progress_shaping: expected a finite"),
+        ("ppo.target_kl=0", r"ppo\.target_kl must be > 0"),
+        ("ppo.total_steps=1", r"ppo\.total_steps \(1\) is less than one update.*2048 steps"),
+        ("ppo.num_minibatches=100000", r"ppo\.num_minibatches \(100000\) is more than the 2048 steps"),
+        ("eval.opponents=[]", r"eval\.opponents is empty"),
+        ("eval.final_opponents=[]", r"eval\.final_opponents is empty"),
+        ("init_from=/tmp", r"init_from: '/tmp' is a directory"),
+    ]:
+        with pytest.raises(ValueError, match=pattern):
+            from_dict(apply_overrides(default_dict(), [override]))
+
+
+def test_config_files_that_are_not_configs_are_named(tmp_path: Path) -> None:
+    twice = tmp_path / "twice.yaml"
+    twice.write_text(yaml.safe_dump(default_dict()) + "seed: 7\n")
+    with pytest.raises(ValueError, match=r"twice\.yaml.*key 'seed' is given twice"):
+        load_config(twice)
+    numbered = tmp_path / "numbered.yaml"
+    numbered.write_text(yaml.safe_dump(default_dict()) + "1: x\n")
+    with pytest.raises(ValueError, match=r"unknown key\(s\) 1;"):
+        load_config(numbered)
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(bytes(range(128, 256)))
+    with pytest.raises(ValueError, match=r"binary\.yaml' is not UTF-8 text"):
+        load_config(binary)
+    with pytest.raises(ValueError, match="is a directory"):
+        load_config(tmp_path)
+    with pytest.raises(ValueError, match="given twice"):
+        apply_overrides(default_dict(), ["pool.bots={a: 1, a: 2}"])
+
+
 def test_overrides() -> None:
     data = default_dict()
     out = apply_overrides(data, ["ppo.learning_rate=3e-4", "pool.bots=[random]", "game.move_limit=null", "seed=7"])
