@@ -25,6 +25,7 @@ steps (fresh big tensors every step cost more in page faults than the work): val
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -116,9 +117,12 @@ class BatchedGame:
         if reward not in REWARD_SCHEMES:
             raise ValueError(f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {reward!r}")
         try:
-            progress_shaping = float(progress_shaping)
+            shaping = float(progress_shaping)
         except (TypeError, ValueError):
-            raise ValueError(f"progress_shaping must be a number, got {progress_shaping!r}") from None
+            shaping = math.nan
+        if isinstance(progress_shaping, bool) or not math.isfinite(shaping):
+            raise ValueError(f"progress_shaping must be a finite number, got {progress_shaping!r}")
+        progress_shaping = shaping
         self.rules = rules
         self.batch_size = B = batch_size
         self.device = torch.device(device)
@@ -825,6 +829,8 @@ class BatchedGame:
         actions = torch.as_tensor(actions, device=dev)
         if actions.shape != (B,):
             raise ValueError(f"actions must have shape ({B},), got {tuple(actions.shape)}")
+        if actions.dtype.is_floating_point or actions.dtype.is_complex or actions.dtype == torch.bool:
+            raise TypeError(f"actions must be an integer tensor, got dtype {actions.dtype}")  # .long() would truncate
         actions = actions.long()
         if bool(((actions < 0) | (actions >= self.num_actions)).any()):
             raise ValueError(f"actions must be 0..{self.num_actions - 1}")
@@ -1081,7 +1087,8 @@ class BatchedGame:
         best = self.best.cpu().numpy()
         g = self.geometry
         out = []
-        options = {k: v for k, v in self.rules.to_dict().items() if k not in ("variant", "num_players")}
+        # the text gives variant, seats and the seat to move (which becomes the game's first_seat)
+        options = {k: v for k, v in self.rules.to_dict().items() if k not in ("variant", "num_players", "first_seat")}
         for b in range(self.batch_size):
             chars = ["."] * self.H
             for h in np.flatnonzero(owner[b] >= 0):

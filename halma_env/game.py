@@ -248,7 +248,10 @@ class Game:
     """
 
     def __init__(self, rules: Rules | None = None) -> None:
-        rules = rules if rules is not None else Rules()
+        if rules is None:
+            rules = Rules()
+        elif not isinstance(rules, Rules):
+            raise TypeError(f"Game takes a Rules, e.g. Game(Rules('star', 2)), got {rules!r}")
         lay = layout(rules.variant, rules.num_players)
         pieces = [lay.geometry.mask(holes) for holes in lay.start]
         kings = lay.geometry.mask(k for k in lay.king_start if k is not None)
@@ -302,11 +305,27 @@ class Game:
 
     @classmethod
     def from_position(cls, text: str, **options) -> Game:
-        """A game from SPEC §3 notation; ``options`` override the rule defaults."""
+        """A game from SPEC §3 notation; ``options`` override the rule defaults.
+
+        The text gives the variant, the seat count and the seat to move, which is this game's
+        first seat: ``rules.first_seat`` is set from it, and an explicit ``first_seat`` that
+        disagrees is an error (as are ``variant`` and ``num_players`` options).
+        """
         from halma_env.notation import parse_position
 
+        fixed = [k for k in ("variant", "num_players") if k in options]
+        if fixed:
+            given = ", ".join(f"{k}={options[k]!r}" for k in fixed)
+            raise ValueError(f"variant and num_players come from the position text, not from options (got {given})")
         variant, n, pieces, kings, to_move, ply = parse_position(text)
-        rules = Rules(variant, n, **options)
+        explicit = "first_seat" in options
+        options.setdefault("first_seat", to_move)
+        rules = Rules(variant, n, **options)  # validates first_seat's range
+        if explicit and rules.first_seat != to_move:
+            raise ValueError(
+                f"first_seat is {rules.first_seat}, but the position has seat {to_move} to move "
+                "(the position says who moves; leave first_seat out)"
+            )
         game = cls.__new__(cls)
         game._setup(rules, pieces, kings, to_move, ply)
         return game
@@ -365,11 +384,15 @@ class Game:
 
     def pieces(self, seat: int) -> list[int]:
         """The holes of a seat's pieces, ascending."""
+        if type(seat) is not int or not 0 <= seat < self.rules.num_players:
+            seat = self._check_seat(seat)
         hob = self.geometry.hole_of_bit
         return sorted([hob[b] for b in self._bits[seat]])
 
     def piece_at(self, hole: int) -> tuple[int, bool] | None:
         """``(seat, is_king)`` of the piece on ``hole``, or None if it is empty."""
+        if type(hole) is not int or not 0 <= hole < self.geometry.num_holes:
+            hole = self._check_hole(hole)
         m = 1 << self.geometry.bit[hole]
         for seat, p in enumerate(self._pieces):
             if p & m:
@@ -386,6 +409,8 @@ class Game:
 
     def progress(self, seat: int) -> Progress:
         """Pieces of ``seat`` in its goal and its remaining distance (SPEC §4)."""
+        if type(seat) is not int or not 0 <= seat < self.rules.num_players:
+            seat = self._check_seat(seat)
         t = self._t
         own = self._pieces[seat]
         king = own & self._kings
@@ -445,7 +470,9 @@ class Game:
 
     def legal_destinations(self, src: int) -> list[int]:
         """Where the piece on ``src`` can go this turn (empty if it is not the mover's)."""
-        if self.end_reason is not None or not 0 <= src < self.geometry.num_holes:
+        if type(src) is not int or not 0 <= src < self.geometry.num_holes:
+            src = self._check_hole(src)
+        if self.end_reason is not None:
             return []
         return self.geometry.holes(self._move_masks(self.to_move).get(self.geometry.bit[src], 0))
 
@@ -751,6 +778,27 @@ class Game:
         return passes
 
     # --- errors -----------------------------------------------------------------------
+
+    def _check_hole(self, hole) -> int:
+        """``hole`` as a Python int (numpy integers too); TypeError or ValueError naming the range
+        otherwise (a negative hole must not wrap around to the last one)."""
+        last = self.geometry.num_holes - 1
+        value = _as_int(hole)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"hole must be an integer 0..{last}, got {hole!r}")
+        if not 0 <= value <= last:
+            raise ValueError(f"hole must be 0..{last}, got {value}")
+        return value
+
+    def _check_seat(self, seat) -> int:
+        """``seat`` as a Python int, like ``_check_hole``."""
+        last = self.rules.num_players - 1
+        value = _as_int(seat)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"seat must be an integer 0..{last}, got {seat!r}")
+        if not 0 <= value <= last:
+            raise ValueError(f"seat must be 0..{last}, got {value}")
+        return value
 
     def _parse(self, move: MoveLike) -> tuple[int, int]:
         if self.end_reason is not None:

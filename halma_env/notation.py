@@ -35,6 +35,12 @@ def parse_position(text: str) -> tuple[str, int, list[int], int, int, int]:
             f"(<variant> <seats> <board> <to_move> [<ply>]), got {len(fields)}"
         )
     variant, seats_text, board_text, to_move_text = fields[:4]
+    # one text per position (records compare position texts): numbers have no leading zeros,
+    # as write_position writes them
+    ply_text = fields[4] if len(fields) == 5 else ""
+    for name, number in (("seats", seats_text), ("to_move", to_move_text), ("ply", ply_text)):
+        if _is_number(number) and len(number) > 1 and number[0] == "0":
+            raise ValueError(f"{name} field: numbers are written without leading zeros, got {number!r}")
     if variant not in VARIANTS:
         raise ValueError(f"variant field: expected one of {', '.join(VARIANTS)}, got {variant!r}")
     if not _is_number(seats_text) or int(seats_text) not in SEAT_COUNTS[variant]:

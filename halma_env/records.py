@@ -27,15 +27,18 @@ from pathlib import Path
 from typing import Any
 
 from halma_env.game import Game, IllegalMoveError
-from halma_env.rules import Rules
+from halma_env.rules import OPTION_NAMES, Rules
 
 FORMAT = "halma_env.record"
 VERSION = 1
 END_REASONS = ("finished", "first_finish", "resign", "move_limit", "stall_limit", "repetition", "no_moves")
 REQUIRED_KEYS = ("format", "version", "rules", "num_players", "events", "places", "end_reason")
 OPTIONAL_KEYS = ("start", "final_position", "players", "metadata")
-_MOVE_RE = re.compile(r"^(\d+)-(\d+)$")
-_RESIGN_RE = re.compile(r"^resign:(\d+)$")
+# events as the recorder writes them: ASCII digits without leading zeros (``\d`` would also take
+# other scripts' digits), matched whole (``$`` alone lets a trailing newline through)
+_NUMBER = r"(0|[1-9][0-9]*)"
+_MOVE_RE = re.compile(rf"{_NUMBER}-{_NUMBER}")
+_RESIGN_RE = re.compile(rf"resign:{_NUMBER}")
 
 
 class RecordError(ValueError):
@@ -67,14 +70,12 @@ class GameRecord:
         first = game.copy()
         for _ in range(len(events)):
             first.undo()
-        start_text = first.position()
-        # a loaded position whose seat to move could not move began with automatic passes: store
-        # the seat that was to move, so that replay recreates those passes too
-        history = game.history
-        if history and history[0].kind == "pass":
-            fields = start_text.split(" ")
-            fields[3] = str(history[0].seat)
-            start_text = " ".join(fields)
+        # a game starts with rules.first_seat to move (Game.from_position sets it from the text);
+        # when that seat could not move (finished, or no moves: automatic passes), the position
+        # now shows a later seat: store the first seat, so that replay takes the same steps
+        fields = first.position().split(" ")
+        fields[3] = str(game.rules.first_seat)
+        start_text = " ".join(fields)
         standard = Game(game.rules).position()
         record = cls(
             rules=game.rules,
@@ -129,12 +130,17 @@ class GameRecord:
             raise RecordError(f"game record: version must be a positive integer, got {version!r}")
         if version > VERSION:
             raise RecordError(f"game record: version {version} is newer than this halma_env reads ({VERSION})")
+        rules_data = data["rules"]
+        # a record holds every option (docs/rules.md): a missing one must not fall back to a default
+        missing = [k for k in OPTION_NAMES if isinstance(rules_data, dict) and k not in rules_data]
+        if missing:
+            raise RecordError(f"game record: rules: missing option(s) {', '.join(missing)}")
         try:
-            rules = Rules.from_dict(data["rules"])
+            rules = Rules.from_dict(rules_data)
         except (TypeError, ValueError) as e:
             raise RecordError(f"game record: rules: {e}") from None
         n = data["num_players"]
-        if n != rules.num_players or isinstance(n, bool):
+        if type(n) is not int or n != rules.num_players:
             raise RecordError(f"game record: num_players is {n!r} but the rules say {rules.num_players}")
         events = data["events"]
         if not isinstance(events, list):
@@ -163,7 +169,7 @@ class GameRecord:
     def from_json(cls, text: str | bytes) -> GameRecord:
         """A record from JSON text; raises RecordError naming what is wrong."""
         try:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
         except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as e:
             raise RecordError(f"game record: not valid JSON: {e}") from None
         return cls.from_dict(data)
@@ -193,7 +199,9 @@ class GameRecord:
         """The game before the first event."""
         if self.start is None:
             return Game(self.rules)
-        options = {k: v for k, v in self.rules.to_dict().items() if k not in ("variant", "num_players")}
+        # the start's seat to move is its first seat (Game.from_position): compared below
+        skip = ("variant", "num_players", "first_seat")
+        options = {k: v for k, v in self.rules.to_dict().items() if k not in skip}
         try:
             game = Game.from_position(self.start, **options)
         except ValueError as e:
@@ -202,6 +210,11 @@ class GameRecord:
             raise RecordError(
                 f"game record: start position is {game.rules.variant} with {game.num_players} seats, "
                 f"but the rules say {self.rules.variant} with {self.rules.num_players}"
+            )
+        if game.rules.first_seat != self.rules.first_seat:
+            raise RecordError(
+                f"game record: start position has seat {game.rules.first_seat} to move, "
+                f"but rules.first_seat is {self.rules.first_seat}"
             )
         return game
 
@@ -255,9 +268,10 @@ class GameRecord:
     def _check_shape(self) -> None:
         n = self.rules.num_players
         for i, event in enumerate(self.events):
-            if not isinstance(event, str) or not (_MOVE_RE.match(event) or _RESIGN_RE.match(event)):
+            if not isinstance(event, str) or not (_MOVE_RE.fullmatch(event) or _RESIGN_RE.fullmatch(event)):
                 raise RecordError(
-                    f"game record: event {i} is {event!r}; expected a move 'src-dst' or 'resign:<seat>'"
+                    f"game record: event {i} is {event!r}; expected a move 'src-dst' or 'resign:<seat>' "
+                    "(plain numbers: no spaces or leading zeros)"
                 )
         if len(self.places) != n:
             raise RecordError(f"game record: places must have {n} entries (one per seat), got {len(self.places)}")
@@ -285,7 +299,7 @@ class GameRecord:
 
 def _apply(game: Game, index: int, event: str) -> None:
     """Apply one event; an illegal one raises RecordError naming it and its index."""
-    resign = _RESIGN_RE.match(event)
+    resign = _RESIGN_RE.fullmatch(event)
     try:
         if resign:
             game.resign(int(resign.group(1)))
@@ -294,6 +308,16 @@ def _apply(game: Game, index: int, event: str) -> None:
     except IllegalMoveError as e:
         kind = "resignation" if resign else "move"
         raise RecordError(f"game record: event {index} ({event!r}) is an illegal {kind}: {e}") from None
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json ``object_pairs_hook``: a key given twice is an error, not "the last one wins"."""
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise RecordError(f"game record: key {key!r} appears twice in one object")
+        data[key] = value
+    return data
 
 
 def game_events(game: Game) -> list[str]:
@@ -314,6 +338,8 @@ def load_record(path: str | os.PathLike) -> GameRecord:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
         raise RecordError(f"game record {str(path)!r}: not UTF-8 text: {e}") from None
+    except OSError as e:  # missing, a directory, no permission: a RecordError like the others
+        raise RecordError(f"game record: cannot read {str(path)!r}: {e.strerror or e}") from None
     try:
         return GameRecord.from_json(text)
     except RecordError as e:

@@ -144,7 +144,7 @@ def parse_option_value(text: str) -> Any:
         return True
     if low in ("false", "off", "no"):
         return False
-    if low in ("none", "null", ""):
+    if low in ("none", "null"):
         return None
     try:
         return int(low)
@@ -155,7 +155,9 @@ def parse_option_value(text: str) -> Any:
 def parse_rule_options(items: list[str]) -> dict[str, Any]:
     """``["move_limit=300", "anti_blocking=off"]`` -> ``{"move_limit": 300, "anti_blocking": False}``.
 
-    Unknown names are left for ``Rules`` to reject (it names them); a malformed item raises here.
+    Unknown names are left for ``Rules`` to reject (it names them); a malformed item, an empty
+    value (``none`` means no limit), a repeated option, or ``variant``/``num_players`` (which
+    come from the position or --variant/--seats) raises here.
     """
     options: dict[str, Any] = {}
     for item in items:
@@ -163,5 +165,14 @@ def parse_rule_options(items: list[str]) -> dict[str, Any]:
         key = key.strip().replace("-", "_")
         if not sep or not key:
             raise ValueError(f"a rule option is written KEY=VALUE, got {item!r}")
+        if key in ("variant", "num_players"):
+            raise ValueError(
+                f"rule option {key!r}: variant and num_players come from the position / --variant/--seats, "
+                "not from rule options"
+            )
+        if not value.strip():
+            raise ValueError(f"rule option {key!r} has an empty value in {item!r} (write {key}=none for no limit)")
+        if key in options:
+            raise ValueError(f"rule option {key!r} is given twice (last: {item!r})")
         options[key] = parse_option_value(value)
     return options

@@ -174,7 +174,8 @@ def endgames(rules: Rules, count: int, seed: int, intruders: bool = False) -> li
     lay = layout(rules.variant, rules.num_players)
     geo = lay.geometry
     n = rules.num_players
-    options = {k: v for k, v in rules.to_dict().items() if k not in ("variant", "num_players")}
+    # the position gives variant, seats and the seat to move (the loaded game's first_seat)
+    options = {k: v for k, v in rules.to_dict().items() if k not in ("variant", "num_players", "first_seat")}
     out: list[Game] = []
     while len(out) < count:
         owner = [-1] * geo.num_holes
@@ -482,7 +483,15 @@ def test_bad_input_is_refused_and_changes_nothing():
         bg.step(legal[:2])
     with pytest.raises(ValueError, match="actions must be"):
         bg.step(torch.full((3,), bg.num_actions))
+    for wrong in (legal.float() + 0.7, legal.double(), legal.bool(), (legal.float() + 0.7).tolist()):
+        with pytest.raises(TypeError, match="actions must be an integer tensor, got dtype torch"):
+            bg.step(wrong)  # .long() would truncate them to other, possibly legal, actions
     assert torch.equal(bg.owner, before) and bg.ply.tolist() == [0, 0, 0]
+    bg.step(legal.int())  # any integer dtype is fine
+    assert bg.ply.tolist() == [1, 1, 1]
+    for shaping in (float("nan"), float("inf"), "x", True):
+        with pytest.raises(ValueError, match="progress_shaping must be a finite number"):
+            BatchedGame(Rules(), 2, progress_shaping=shaping)
     with pytest.raises(ValueError, match="needs 3 games"):
         bg.from_games([Game()])
     with pytest.raises(ValueError, match="rules"):

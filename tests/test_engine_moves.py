@@ -154,3 +154,33 @@ def test_move_objects_made_by_legal_moves_are_independent_per_call() -> None:
     assert jumps_a
     assert jumps_a == jumps_b
     assert all(x is not y for x, y in zip(jumps_a, jumps_b))
+
+
+def test_hole_and_seat_arguments_are_checked_not_wrapped() -> None:
+    """Out of range and negative holes/seats are refused (no wrap-around to the last one)."""
+    with pytest.raises(TypeError, match=r"Game takes a Rules, e\.g\. Game\(Rules\('star', 2\)\), got 'star'"):
+        Game("star")  # type: ignore[arg-type]
+    game = Game(Rules("star", 2))
+    before = game.position()
+    for hole in (121, -1):
+        with pytest.raises(ValueError, match=f"hole must be 0..120, got {hole}"):
+            game.piece_at(hole)
+        with pytest.raises(ValueError, match=f"hole must be 0..120, got {hole}"):
+            game.legal_destinations(hole)
+    for seat in (2, -1):
+        with pytest.raises(ValueError, match=f"seat must be 0..1, got {seat}"):
+            game.pieces(seat)
+        with pytest.raises(ValueError, match=f"seat must be 0..1, got {seat}"):
+            game.progress(seat)
+    for bad in ("a", 1.0, True, None):
+        with pytest.raises(TypeError, match="hole must be an integer 0..120"):
+            game.legal_destinations(bad)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="hole must be an integer 0..120"):
+            game.piece_at(bad)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="seat must be an integer 0..1"):
+            game.pieces(bad)  # type: ignore[arg-type]
+    assert game.position() == before
+    np = pytest.importorskip("numpy")
+    assert game.piece_at(np.int64(113)) == (0, False) and game.pieces(np.int8(1)) == list(range(10))
+    assert game.legal_destinations(np.int32(113)) == game.legal_destinations(113) != []
+    assert game.progress(np.int64(0)) == game.progress(0)

@@ -276,6 +276,49 @@ def test_illegal_action_wrapped_and_raw() -> None:
     assert raw.game.ply == 0
 
 
+def test_non_integer_actions_are_refused_not_truncated() -> None:
+    raw = raw_env()
+    raw.reset()
+    legal = raw.encode_move(0, (113, 104))
+    for bad in (legal + 0.7, float(legal), str(legal), np.float64(legal), True, np.array([legal]), [legal]):
+        with pytest.raises(TypeError, match="action must be an integer"):
+            raw.step(bad)
+    with pytest.raises(TypeError, match="action must be an integer, got 'x'"):
+        raw.step("x")
+    assert raw.game.ply == 0
+    raw.step(np.int64(legal))  # numpy integers and 0-d integer arrays are integers
+    raw.step(np.array(raw.encode_move(1, (7, 16))))
+    assert raw.game.ply == 2
+
+
+def test_calls_before_reset_and_unknown_agents_name_the_problem() -> None:
+    with pytest.raises(RuntimeError, match="call reset\\(\\) before step\\(\\)"):
+        raw_env().step(0)
+    with pytest.raises(RuntimeError, match="call reset\\(\\) before observe\\(\\)"):
+        raw_env().observe("player_0")
+    raw = raw_env()
+    raw.reset()
+    for call in (raw.observe, raw.action_mask):
+        with pytest.raises(ValueError, match="unknown agent 'player_9'; the agents are player_0, player_1"):
+            call("player_9")
+
+
+def test_reset_seed_must_be_an_integer() -> None:
+    raw = raw_env(opponents={1: "random"})
+    for bad in (1.5, "x", True):
+        with pytest.raises(TypeError, match="seed must be an integer or None"):
+            raw.reset(seed=bad)
+    raw.reset(seed=np.int64(3))
+    raw.reset(seed=None)
+
+
+def test_reset_position_sets_the_seat_to_move_whatever_first_seat_is() -> None:
+    seat1 = Game(Rules("star", 2)).position().replace(" 0 0", " 1 0")
+    raw = raw_env(first_seat=0)
+    raw.reset(options={"position": seat1})
+    assert raw.agent_selection == "player_1" and raw.game.rules.first_seat == 1
+
+
 def test_bad_constructor_arguments_name_the_problem() -> None:
     with pytest.raises(ValueError, match="unknown rule option.*colour"):
         raw_env(colour="red")
@@ -295,6 +338,9 @@ def test_bad_constructor_arguments_name_the_problem() -> None:
         raw_env(opponents=["random"])
     with pytest.raises(ValueError, match="a player is a name, a callable"):
         raw_env(opponents={1: 42})
+    for bad in (float("nan"), float("inf"), "1", True):
+        with pytest.raises(ValueError, match="progress_shaping must be a finite number"):
+            raw_env(progress_shaping=bad)
 
 
 def test_every_rule_option_reaches_the_game() -> None:

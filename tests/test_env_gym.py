@@ -114,6 +114,40 @@ def test_opponent_specs() -> None:
         HalmaEnv(colour="blue")
 
 
+def test_bad_arguments_are_refused_in_the_constructor() -> None:
+    with pytest.raises(ValueError, match="opponents has an entry for seat 0, which is the learner's seat"):
+        HalmaEnv(seat=0, opponents={0: "random"})
+    HalmaEnv(seat=None, opponents={0: "random", 1: "random"})  # a drawn seat: every seat may be a CPU
+    for bad in (5, None, [3]):
+        with pytest.raises(ValueError, match="opponents: a player is a name"):
+            HalmaEnv(opponents=bad if bad is not None else {1: None})
+    for bad in (float("nan"), float("inf"), "x", True):
+        with pytest.raises(ValueError, match="illegal_reward must be a finite number"):
+            HalmaEnv(illegal_reward=bad)
+    with pytest.raises(ValueError, match="progress_shaping must be a finite number"):
+        HalmaEnv(progress_shaping=float("nan"))
+    e = HalmaEnv(opponents="bogus")  # names are resolved at reset (through the entry point)
+    with pytest.raises(ValueError, match="opponents: seat 1: unknown player 'bogus'"):
+        e.reset(seed=0)
+
+
+def test_step_input_is_checked() -> None:
+    e = HalmaEnv()
+    with pytest.raises(RuntimeError, match="call reset\\(\\) before step\\(\\)"):
+        e.step(0)
+    for bad in (1.5, "x"):
+        with pytest.raises(TypeError, match="seed must be an integer or None"):
+            e.reset(seed=bad)
+    e.reset(seed=0)
+    legal = int(np.flatnonzero(e.action_masks())[0])
+    for bad in (legal + 0.7, str(legal), np.float64(legal), True):
+        with pytest.raises(TypeError, match="action must be an integer"):
+            e.step(bad)
+    assert e.game.ply == 0
+    _, _, terminated, _, info = e.step(np.int64(legal))
+    assert e.game.ply == 2 and not terminated and "illegal_action" not in info
+
+
 def test_seeded_resets_are_reproducible() -> None:
     def run(seed: int) -> list:
         e = HalmaEnv(num_players=3, seat=None, move_limit=24)

@@ -124,6 +124,9 @@ MALFORMED = {
     "ply not ascii": (" ".join(_start()[:4] + ["\u00b2"]), ["ply field", "'\u00b2'"]),
     "to_move not ascii": (" ".join(_start()[:3] + ["\u00b9", "0"]), ["to_move field", "'\u00b9'"]),
     "seats not ascii": ("star \u00b2 " + " ".join(_start()[2:]), ["seats field", "'\u00b2'"]),
+    "seats leading zero": ("star 02 " + " ".join(_start()[2:]), ["seats field", "leading zeros", "'02'"]),
+    "to_move leading zero": (" ".join(_start()[:3] + ["00", "0"]), ["to_move field", "leading zeros", "'00'"]),
+    "ply leading zero": (" ".join(_start()[:4] + ["007"]), ["ply field", "leading zeros", "'007'"]),
 }
 
 
@@ -155,6 +158,20 @@ def test_not_a_string_and_options_validation() -> None:
         Game.from_position(SPEC_EXAMPLE, first_seat=5)
     game = Game.from_position(SPEC_EXAMPLE, anti_blocking=False, move_limit=9)
     assert game.rules == Rules("star", 2, anti_blocking=False, move_limit=9)
+
+
+def test_position_gives_variant_seats_and_first_seat() -> None:
+    """The text says the variant, the seat count and who moves; options cannot contradict it."""
+    for bad in ({"variant": "diamond"}, {"num_players": 3}):
+        with pytest.raises(ValueError, match="come from the position text"):
+            Game.from_position(SPEC_EXAMPLE, **bad)
+    with pytest.raises(ValueError, match="first_seat is 1, but the position has seat 0 to move"):
+        Game.from_position(SPEC_EXAMPLE, first_seat=1)
+    assert Game.from_position(SPEC_EXAMPLE, first_seat=0).to_move == 0
+    seat1 = " ".join(_start()[:3] + ["1", "0"])
+    game = Game.from_position(seat1)
+    assert game.to_move == 1 and game.rules.first_seat == 1, "the seat to move is the game's first seat"
+    assert Game.from_position("star 2 " + " ".join(_start()[2:4]) + " 10").ply == 10
 
 
 def test_unreachable_but_well_formed_positions_are_accepted() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from engine_helpers import reference_hops, reference_moves, scattered_position
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -277,3 +278,35 @@ def test_endgame_invariants(vs, seed, opts) -> None:
             game.play(event.move)
         assert _state(game) == after
         done_before = {s for s, x in enumerate(game.status) if x != "active"}
+
+
+@FAST
+@given(variants, seeds, st.integers(-(2**70), 2**70))
+def test_hole_and_seat_arguments_out_of_range_are_refused(vs, seed, k) -> None:
+    """Every integer is either a hole/seat of the game or refused with the range named (no
+    wrap-around of negative values, no raw IndexError); nothing changes either way."""
+    game, _ = _random_game(*vs, seed, {}, 20)
+    before = _state(game)
+    holes, seats = game.geometry.num_holes, game.num_players
+    for call, size, name in ((game.piece_at, holes, "hole"), (game.legal_destinations, holes, "hole"),
+                             (game.pieces, seats, "seat"), (game.progress, seats, "seat")):
+        if 0 <= k < size:
+            call(k)
+        else:
+            with pytest.raises(ValueError, match=f"{name} must be 0..{size - 1}, got {k}"):
+                call(k)
+    assert _state(game) == before
+
+
+@FAST
+@given(variants, seeds, st.integers(0, 60))
+def test_loaded_positions_move_first_with_their_seat_to_move(vs, seed, plies) -> None:
+    game, _ = _random_game(*vs, seed, {}, plies)
+    text = game.position()
+    loaded = Game.from_position(text)
+    assert loaded.rules.first_seat == int(text.split(" ")[3])
+    assert Game.from_position(text, first_seat=loaded.rules.first_seat).position() == text
+    other = (loaded.rules.first_seat + 1) % game.num_players
+    if other != loaded.rules.first_seat:
+        with pytest.raises(ValueError, match="the position has seat"):
+            Game.from_position(text, first_seat=other)

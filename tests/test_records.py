@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import pytest
 from engine_helpers import position
@@ -146,6 +147,13 @@ CORRUPT = {
     "rules option": (lambda d: d["rules"].update(speed=2), "rules: unknown rule option\\(s\\): speed"),
     "rules value": (lambda d: d["rules"].update(move_limit=-2), "rules: move_limit"),
     "num_players": (lambda d: d.update(num_players=3), "num_players is 3 but the rules say 2"),
+    "num_players float": (lambda d: d.update(num_players=2.0), "num_players is 2.0 but the rules say 2"),
+    "rules empty": (lambda d: d.update(rules={}), "rules: missing option\\(s\\) variant, num_players, anti_blocking"),
+    "rules option missing": (lambda d: d["rules"].pop("move_limit"), "rules: missing option\\(s\\) move_limit$"),
+    "event newline": (lambda d: d["events"].__setitem__(0, "113-104\n"), "event 0 is '113-104\\\\n'"),
+    "event spaces": (lambda d: d["events"].__setitem__(0, " 113-104"), "event 0 is ' 113-104'"),
+    "event zero padded": (lambda d: d["events"].__setitem__(0, "0113-0104"), "event 0 is '0113-0104'"),
+    "resign not ascii": (lambda d: d["events"].append("resign:\u0661"), "event 6 is 'resign:\u0661'"),
     "events type": (lambda d: d.update(events="113-104"), "events must be a list"),
     "event type": (lambda d: d["events"].__setitem__(1, 7), "event 1 is 7"),
     "event text": (lambda d: d["events"].__setitem__(2, "pass"), "event 2 is 'pass'"),
@@ -179,6 +187,37 @@ def test_not_json_and_not_an_object() -> None:
         GameRecord.from_game(Game(), metadata={"f": object()})
     with pytest.raises(ValueError, match="players must be 2 names"):
         GameRecord.from_game(Game(), players=["only one"])
+
+
+def test_duplicate_keys_are_refused() -> None:
+    text = json.dumps(_doc())
+    with pytest.raises(RecordError, match="key 'events' appears twice"):
+        GameRecord.from_json(text[:-1] + ', "events": []}')
+    with pytest.raises(RecordError, match="key 'move_limit' appears twice"):
+        GameRecord.from_json(text.replace('"move_limit": null', '"move_limit": null, "move_limit": 5'))
+
+
+def test_start_must_agree_with_first_seat() -> None:
+    seat1 = Game(Rules("star", 2)).position().split(" ")
+    seat1[3] = "1"
+    doc = GameRecord.from_game(Game(Rules("star", 2))).to_dict()
+    doc["start"] = " ".join(seat1)
+    doc["final_position"] = None
+    with pytest.raises(RecordError, match="start position has seat 1 to move, but rules.first_seat is 0"):
+        GameRecord.from_dict(doc).replay()
+    # a game loaded with seat 1 to move has first_seat 1: its record replays
+    game = Game.from_position(" ".join(seat1[:3] + ["1", "5"]))
+    game.play("7-16")
+    record = GameRecord.from_json(GameRecord.from_game(game).to_json())
+    assert record.rules.first_seat == 1 and record.replay().position() == game.position()
+
+
+def test_load_record_file_errors_are_record_errors(tmp_path) -> None:
+    missing = tmp_path / "missing.json"
+    with pytest.raises(RecordError, match=re.escape(f"cannot read '{missing}': No such file")):
+        load_record(missing)
+    with pytest.raises(RecordError, match=re.escape(f"cannot read '{tmp_path}'")):
+        load_record(tmp_path)
 
 
 def test_save_is_atomic_and_load_reads_it_back(tmp_path) -> None:

@@ -13,6 +13,7 @@ from halma_env import Game, IllegalMoveError, Progress, Rules
 from halma_env.board import star_point, star_tip
 from halma_env.game import random_playout
 from halma_env.layout import layout
+from halma_env.rules import parse_rule_options
 
 SQ = 16  # halma16: hole = row * 16 + col
 
@@ -57,6 +58,30 @@ def test_rules_validation_names_the_problem(args, kwargs, words) -> None:
         Rules(*args, **kwargs)
     for word in words:
         assert word in str(info.value), (word, str(info.value))
+
+
+@pytest.mark.parametrize(
+    ("items", "words"),
+    [
+        (["variant=diamond"], ["'variant'", "--variant/--seats", "not from rule options"]),
+        (["num-players=3"], ["'num_players'", "--variant/--seats"]),
+        (["move_limit="], ["'move_limit'", "empty value", "move_limit=none"]),
+        (["move_limit= "], ["'move_limit'", "empty value"]),
+        (["move_limit=3", "move_limit=5"], ["'move_limit'", "twice", "'move_limit=5'"]),
+        (["move_limit=3", "move-limit=none"], ["'move_limit'", "twice"]),
+    ],
+)
+def test_rule_option_text_is_refused_when_ambiguous(items: list[str], words: list[str]) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_rule_options(items)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+
+
+def test_rule_option_text_converts_values() -> None:
+    assert parse_rule_options(["move_limit=none", "stall_limit=40", "anti_blocking=off"]) == {
+        "move_limit": None, "stall_limit": 40, "anti_blocking": False,
+    }
 
 
 def test_rules_defaults_and_round_trip() -> None:

@@ -7,6 +7,7 @@ of actions, observation planes, rewards, terminations, info, rendering and seat 
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
@@ -38,6 +39,24 @@ def env(**kwargs: Any) -> AECEnv:
     return e
 
 
+def action_int(action: Any) -> int:
+    """An action as a Python int: ints and numpy integers (0-d integer arrays too) are accepted;
+    floats, text, bools and arrays are refused rather than truncated."""
+    value = action[()] if isinstance(action, np.ndarray) and action.ndim == 0 else action
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    raise TypeError(f"action must be an integer, got {action!r} ({type(action).__name__})")
+
+
+def check_seed(seed: Any) -> int | None:
+    """``reset``'s seed as a Python int or None; anything else (floats, text, bools) is refused."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an integer or None, got {seed!r}")
+    return int(seed)
+
+
 class raw_env(AECEnv, EzPickle):
     """One game of Halma, Sternhalma or the Diamond game for ``num_players`` agents."""
 
@@ -65,8 +84,9 @@ class raw_env(AECEnv, EzPickle):
         self.rules = Rules(variant, num_players, **rule_options)  # ValueError names bad options
         if reward not in REWARD_SCHEMES:
             raise ValueError(f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {reward!r}")
-        if isinstance(progress_shaping, bool) or not isinstance(progress_shaping, (int, float)):
-            raise ValueError(f"progress_shaping must be a number, got {progress_shaping!r}")
+        bad_shaping = isinstance(progress_shaping, bool) or not isinstance(progress_shaping, (int, float))
+        if bad_shaping or not math.isfinite(progress_shaping):
+            raise ValueError(f"progress_shaping must be a finite number, got {progress_shaping!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be one of {', '.join(self.metadata['render_modes'])} or None, got {render_mode!r}"
@@ -178,7 +198,7 @@ class raw_env(AECEnv, EzPickle):
     # --- PettingZoo API ----------------------------------------------------------------------
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self.agent_name_mapping[agent]
+        seat = self._agent(agent, "observe")
         # a fresh mask array each call (users keep observations); action_mask() gives the cached one
         mask = self.action_mask(agent)
         return {"observation": self.encoding.observation(self.game, seat), "action_mask": mask.copy()}
@@ -186,13 +206,16 @@ class raw_env(AECEnv, EzPickle):
     def action_mask(self, agent: str) -> np.ndarray:
         """int8 mask over actions: the legal moves when ``agent`` is selected and alive, else zeros.
         The array is cached for the turn: do not modify it."""
+        self._agent(agent, "action_mask")
         if agent == self.agent_selection and self._live(agent) and not self.game.is_over:
             return self._turn()[1]
         return np.zeros(self.encoding.num_actions, dtype=np.int8)
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new game.  ``options={"position": text}`` starts from a SPEC §3 position of the
-        same variant and seat count (the env's rule options apply); other keys are ignored."""
+        same variant and seat count (the env's rule options apply, and its seat to move moves
+        first); other keys are ignored.  ``seed``: an integer or None."""
+        seed = check_seed(seed)
         position = (options or {}).get("position")
         if position is not None:
             game = Game.from_position(position, **self._options())
@@ -223,6 +246,8 @@ class raw_env(AECEnv, EzPickle):
             self.render()
 
     def step(self, action: Any) -> None:
+        if self.game is None:
+            raise RuntimeError("call reset() before step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -232,7 +257,8 @@ class raw_env(AECEnv, EzPickle):
         if action is None:
             raise ValueError(f"{agent} is alive and must act: None is only for terminated or truncated agents")
         mask = self._turn()[1]
-        action = int(action)
+        if type(action) is not int:  # numpy integers are converted; floats, text, bools refused
+            action = action_int(action)
         if not 0 <= action < self.encoding.num_actions:
             self.encoding.decode_action(seat, action)  # raises its ValueError
         # Encoding.decode_action on Python lists
@@ -307,9 +333,19 @@ class raw_env(AECEnv, EzPickle):
     # --- internals ------------------------------------------------------------------------------
 
     def _options(self) -> dict[str, Any]:
+        """The rule options for a loaded position: it gives the variant, seats and first seat."""
         d = self.rules.to_dict()
-        del d["variant"], d["num_players"]
+        del d["variant"], d["num_players"], d["first_seat"]
         return d
+
+    def _agent(self, agent: Any, caller: str) -> int:
+        """The seat of a known agent name; an error naming the agent otherwise (or before reset)."""
+        seat = self.agent_name_mapping.get(agent) if isinstance(agent, str) else None
+        if seat is None:
+            raise ValueError(f"unknown agent {agent!r}; the agents are {', '.join(self.possible_agents)}")
+        if self.game is None:
+            raise RuntimeError(f"call reset() before {caller}()")
+        return seat
 
     def _live(self, agent: str) -> bool:
         return agent in self.terminations and not (self.terminations[agent] or self.truncations[agent])

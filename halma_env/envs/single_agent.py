@@ -8,6 +8,7 @@ See docs/environment.md.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,7 +16,7 @@ import gymnasium
 import numpy as np
 
 from halma_env import GYM_ID
-from halma_env.envs.aec import raw_env
+from halma_env.envs.aec import action_int, check_seed, raw_env
 
 
 def register() -> None:
@@ -61,7 +62,10 @@ class HalmaEnv(gymnasium.Env):
         if seat is not None and bad_seat:
             raise ValueError(f"seat must be a seat 0..{n - 1} or None (drawn at every reset), got {seat!r}")
         self.fixed_seat = None if seat is None else int(seat)
-        self.opponents = self._opponent_specs(opponents, n)
+        self.opponents = self._opponent_specs(opponents, n, self.fixed_seat)
+        number = isinstance(illegal_reward, (int, float, np.integer, np.floating))
+        if not number or isinstance(illegal_reward, bool) or not math.isfinite(illegal_reward):
+            raise ValueError(f"illegal_reward must be a finite number, got {illegal_reward!r}")
         self.illegal_reward = float(illegal_reward)
         self.render_mode = render_mode
         self.observation_space = self.aec.observation_space("player_0")
@@ -71,20 +75,32 @@ class HalmaEnv(gymnasium.Env):
         self._illegal = False
 
     @staticmethod
-    def _opponent_specs(opponents: Any, n: int) -> dict[int, Any] | list[Any]:
-        """Normalise ``opponents``: a mapping is kept by seat, anything else is checked later."""
+    def _opponent_specs(opponents: Any, n: int, seat: int | None) -> dict[int, Any] | list[Any]:
+        """Normalise ``opponents``: a mapping is kept by seat, a sequence or one spec as a list.
+        Each spec's type is checked here; names are resolved at reset (through the entry point:
+        the env does not import ``agents``)."""
         if opponents is None:
             return ["random"] * (n - 1)
         if isinstance(opponents, Mapping):
             bad = [k for k in opponents if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < n]
             if bad:
                 raise ValueError(f"opponents keys must be seats 0..{n - 1}, got {bad}")
-            return dict(opponents)
-        if isinstance(opponents, Sequence) and not isinstance(opponents, str):
+            if seat is not None and seat in opponents:
+                raise ValueError(f"opponents has an entry for seat {seat}, which is the learner's seat")
+            specs: dict[int, Any] | list[Any] = dict(opponents)
+        elif isinstance(opponents, Sequence) and not isinstance(opponents, str):
             if len(opponents) != n - 1:
                 raise ValueError(f"opponents must list {n - 1} players (one per other seat), got {len(opponents)}")
-            return list(opponents)
-        return [opponents] * (n - 1)
+            specs = list(opponents)
+        else:
+            specs = [opponents] * (n - 1)
+        for spec in specs.values() if isinstance(specs, dict) else specs:
+            if not (isinstance(spec, str) or callable(spec) or hasattr(spec, "select_move")):
+                raise ValueError(  # as raw_env's make_player says it
+                    "opponents: a player is a name, a callable (game) -> move or an object with "
+                    f"select_move(game), got {spec!r}"
+                )
+        return specs
 
     @property
     def agent(self) -> str:
@@ -108,7 +124,10 @@ class HalmaEnv(gymnasium.Env):
         self.aec._watch = seat  # CPU seats stop once the learner's place is decided
         self.aec.set_cpu(seat, None)
         for s, spec in specs.items():
-            self.aec.set_cpu(s, spec)
+            try:
+                self.aec.set_cpu(s, spec)
+            except ValueError as e:  # an unknown player name
+                raise ValueError(f"opponents: seat {s}: {e}") from None
         self._assigned = seat
 
     def _advance(self) -> None:
@@ -118,6 +137,7 @@ class HalmaEnv(gymnasium.Env):
             aec.step(None)  # only dead agents can be selected here: every other live seat is a CPU
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        seed = check_seed(seed)
         super().reset(seed=seed)
         n = len(self.aec.possible_agents)
         self.seat = self.fixed_seat if self.fixed_seat is not None else int(self.np_random.integers(n))
@@ -133,11 +153,13 @@ class HalmaEnv(gymnasium.Env):
 
     def step(self, action: Any):
         aec = self.aec
+        if aec.game is None:
+            raise RuntimeError("call reset() before step()")
         agent = self.agent
         if self._illegal or agent not in aec.agents or not aec._live(agent):
             raise RuntimeError("the episode is over: call reset()")
         mask = aec.action_mask(agent)
-        a = int(action)
+        a = action if type(action) is int else action_int(action)
         if not 0 <= a < mask.shape[0] or not mask[a]:
             self._illegal = True
             obs = aec.observe(agent)
