@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import sys
+
+from agents.devices import check_device
+from agents.player import check_number
 
 # target -> (module, function); each function takes the parsed args and returns a dict of figures
 TARGETS = {
@@ -24,18 +28,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "the median (default 1; the machine's speed drifts)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
-        "--device", default=None, help="torch device for env/train benchmarks (default: cpu, plus cuda if present)"
+        "--device", default=None,
+        help="torch device for the env and train benchmarks (default: cpu, plus cuda if present)",
     )
 
 
+DEVICE_TARGETS = ("env", "train")  # the benchmarks that run torch code; engine and opponent are CPU-only
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.repeat < 1:
-        raise SystemExit(f"halma bench: --repeat must be >= 1, got {args.repeat}")
-    if args.repeat != 1 and args.target != "train":
-        raise SystemExit(f"halma bench: --repeat is for the train benchmark (the {args.target} benchmark "
-                         "reports the best and median of its own rounds)")
-    module_name, function = TARGETS[args.target]
-    figures = getattr(importlib.import_module(module_name), function)(args)
+    try:
+        check_number("--seconds", args.seconds, strict=True)
+        if args.repeat < 1:
+            raise ValueError(f"--repeat must be >= 1, got {args.repeat}")
+        if args.repeat != 1 and args.target != "train":
+            raise ValueError(f"--repeat is for the train benchmark (the {args.target} benchmark "
+                             "reports the best and median of its own rounds)")
+        if args.device is not None:
+            if args.target not in DEVICE_TARGETS:
+                raise ValueError(f"--device is for the {' and '.join(DEVICE_TARGETS)} benchmarks; the "
+                                 f"{args.target} benchmark runs on the CPU only")
+            check_device(args.device)
+        module_name, function = TARGETS[args.target]
+        figures = getattr(importlib.import_module(module_name), function)(args)
+    except ValueError as e:  # a bad option, found here or by the benchmark itself
+        print(f"halma bench: error: {e}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(figures, indent=2, sort_keys=True))
     return 0

@@ -18,17 +18,17 @@ seat count or network shape.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
-import pickle
 import tempfile
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from halma_env.encoding import ENCODING_VERSION
+from halma_env.rules import SEAT_COUNTS, VARIANTS
 
 FORMAT = "halma_env.checkpoint"
 FORMAT_VERSION = 1
@@ -70,11 +70,13 @@ def load_checkpoint(path: str | Path, *, variant: str | None = None, num_players
                     network: dict[str, Any] | None = None, map_location: str | torch.device = "cpu") -> dict[str, Any]:
     """Read and check a checkpoint; the keyword arguments are what the caller expects of it."""
     path = Path(path)
+    if path.is_dir():
+        raise CheckpointError(f"checkpoint {str(path)!r} is a directory, not a checkpoint file")
     if not path.is_file():
         raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
     try:
         data = torch.load(path, map_location=map_location, weights_only=True)
-    except (RuntimeError, EOFError, pickle.UnpicklingError, zipfile.BadZipFile, OSError, ValueError) as exc:
+    except Exception as exc:  # unpickling garbage raises anything: KeyError, struct.error, RuntimeError, ...
         # torch's first sentence says what failed; the rest of its message is advice about saving
         first = str(exc).splitlines()[0].split(". ")[0].rstrip(".") if str(exc) else ""
         raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a checkpoint file "
@@ -84,12 +86,14 @@ def load_checkpoint(path: str | Path, *, variant: str | None = None, num_players
     missing = [k for k in REQUIRED if k not in data]
     if missing:
         raise CheckpointError(f"checkpoint {str(path)!r} lacks {', '.join(missing)}")
-    if data["format_version"] != FORMAT_VERSION:
-        raise CheckpointError(f"checkpoint {str(path)!r} has format version {data['format_version']}, "
-                              f"this code reads version {FORMAT_VERSION}")
-    if data["encoding_version"] != ENCODING_VERSION:
+    # repr() and an exact int test: a hand-edited "1" (or True) must not pass for version 1, nor read like it
+    if not _is_int(data["format_version"]) or data["format_version"] != FORMAT_VERSION:
+        raise CheckpointError(f"checkpoint {str(path)!r} has format version {data['format_version']!r}, "
+                              f"this code reads version {FORMAT_VERSION!r}")
+    if not _is_int(data["encoding_version"]) or data["encoding_version"] != ENCODING_VERSION:
         raise CheckpointError(f"checkpoint {str(path)!r} was trained with encoding version "
-                              f"{data['encoding_version']}, the environment now uses {ENCODING_VERSION}")
+                              f"{data['encoding_version']!r}, the environment now uses {ENCODING_VERSION!r}")
+    _check_game(data, path)
     if variant is not None and data["variant"] != variant:
         raise CheckpointError(f"checkpoint {str(path)!r} is for variant {data['variant']!r}, not {variant!r}")
     if num_players is not None and data["num_players"] != num_players:
@@ -99,9 +103,42 @@ def load_checkpoint(path: str | Path, *, variant: str | None = None, num_players
                               f"{type(data['network']).__name__}, not a mapping")
     # keys added to the network config after a checkpoint was written, with the value it was trained with
     data["network"] = {**NETWORK_KEYS_ADDED_LATER, **data["network"]}
+    _check_network_types(data["network"], path)
+    model = data["model"]
+    if not isinstance(model, dict) or not all(isinstance(v, torch.Tensor) for v in model.values()):
+        raise CheckpointError(f"checkpoint {str(path)!r} has a model entry of type {type(model).__name__}, "
+                              "not a state dict (a mapping of names to tensors)")
     if network is not None:
         check_network(data, network, path)
     return data
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_game(data: dict[str, Any], path: Path) -> None:
+    """The header's variant and seat count are ones the engine plays (a hand-edited 9 or "2" would fail
+    later as a bare KeyError)."""
+    variant, seats = data["variant"], data["num_players"]
+    if not isinstance(variant, str) or variant not in VARIANTS:
+        raise CheckpointError(f"checkpoint {str(path)!r} has variant {variant!r}, not one of {', '.join(VARIANTS)}")
+    if not _is_int(seats) or seats not in SEAT_COUNTS[variant]:
+        raise CheckpointError(f"checkpoint {str(path)!r} has num_players {seats!r}; {variant} is played by "
+                              f"{', '.join(map(str, SEAT_COUNTS[variant]))} seats")
+
+
+def _check_network_types(network: dict[str, Any], path: Path) -> None:
+    """Each known network key holds a value of its NetworkConfig default's type (bool is not an int here)."""
+    from agents.config import NetworkConfig  # no torch, no cycle
+
+    for f in dataclasses.fields(NetworkConfig):
+        if f.name not in network:
+            continue  # a partial entry is checked against the config (check_network) or when the model is built
+        value, kind = network[f.name], type(f.default)
+        if type(value) is not kind:
+            raise CheckpointError(f"checkpoint {str(path)!r} has network.{f.name} = {value!r} "
+                                  f"({type(value).__name__}), expected {kind.__name__}")
 
 
 def check_network(data: dict[str, Any], network: dict[str, Any], path: str | Path = "checkpoint") -> None:
@@ -116,9 +153,18 @@ def model_from_checkpoint(data: dict[str, Any], path: str | Path = "checkpoint")
     """The HalmaNet stored in a loaded checkpoint (in eval mode)."""
     from types import SimpleNamespace
 
+    from agents.config import NetworkConfig
     from agents.network import build_network
 
-    net = build_network(data["variant"], data["num_players"], SimpleNamespace(**data["network"]))
+    names = [f.name for f in dataclasses.fields(NetworkConfig)]
+    missing = [k for k in names if k not in data["network"]]
+    if missing:
+        raise CheckpointError(f"checkpoint {str(path)!r} has no network {', '.join(missing)}")
+    try:
+        NetworkConfig(**{k: data["network"][k] for k in names}).validate()
+        net = build_network(data["variant"], data["num_players"], SimpleNamespace(**data["network"]))
+    except ValueError as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r}: {exc}") from None
     try:
         net.load_state_dict(data["model"])
     except RuntimeError as exc:

@@ -40,6 +40,7 @@ from agents.opponent import (
     manifest_path,
     write_manifest,
 )
+from agents.player import check_number
 from halma_env import Game, Rules
 from halma_env.encoding import ENCODING_VERSION, encoding
 
@@ -52,6 +53,24 @@ def _torch():
     import torch
 
     return torch
+
+
+def opset_range() -> tuple[int, int]:
+    """The opsets torch's TorchScript ONNX exporter (``dynamo=False``, used here) supports with constant
+    folding (on here); outside it torch only warns (above) or fails deep in the export (below)."""
+    from torch.onnx import _constants  # private, but where torch states the range it checks
+
+    return _constants.ONNX_CONSTANT_FOLDING_MIN_OPSET, _constants.ONNX_TORCHSCRIPT_EXPORTER_MAX_OPSET
+
+
+def check_level_name(value: Any, what: str = "level") -> str:
+    """A level or file-name stem: one plain word, as it goes into ``VARIANT-SEATS-LEVEL.onnx``, opponent
+    names (``model.onnx:option=...``) and the ladder, so no path parts or spec separators."""
+    plain = isinstance(value, str) and value not in ("", ".", "..")
+    if not plain or any(c.isspace() or c in "/\\:,=" for c in value):
+        raise ValueError(f"{what} must be a plain name (not empty, '.' or '..'; no spaces, '/', '\\', ':', ',' "
+                         f"or '='), got {value!r}")
+    return value
 
 
 def export_wrapper(net: Any) -> Any:
@@ -95,11 +114,14 @@ def onnx_bytes(net: Any, opset: int = OPSET) -> bytes:
     batch = {0: "batch"}
     with warnings.catch_warnings():  # the TorchScript exporter is deprecated but needs no onnxscript
         warnings.simplefilter("ignore")
-        torch.onnx.export(
-            export_wrapper(net), (obs, mask), buf, input_names=list(INPUT_NAMES), output_names=list(OUTPUT_NAMES),
-            dynamic_axes={name: batch for name in (*INPUT_NAMES, *OUTPUT_NAMES)}, opset_version=opset,
-            do_constant_folding=True, dynamo=False,
-        )
+        try:
+            torch.onnx.export(
+                export_wrapper(net), (obs, mask), buf, input_names=list(INPUT_NAMES),
+                output_names=list(OUTPUT_NAMES), dynamic_axes={name: batch for name in (*INPUT_NAMES, *OUTPUT_NAMES)},
+                opset_version=opset, do_constant_folding=True, dynamo=False,
+            )
+        except torch.onnx.OnnxExporterError as e:  # e.g. an operator the network uses is newer than the opset
+            raise ValueError(f"cannot export with opset {opset}: {str(e).splitlines()[0]}") from None
     return buf.getvalue()
 
 
@@ -132,24 +154,26 @@ def export_checkpoint(checkpoint: str | Path, level: str, out_dir: str | Path = 
     ``check_positions`` random positions; a mismatch raises ``ValueError`` and leaves no files."""
     from agents.checkpoint import load_checkpoint, model_from_checkpoint
 
-    if not isinstance(level, str) or not level.strip() or any(c in level for c in "/\\:,= "):
-        raise ValueError(f"level must be a plain name (no spaces, '/', ':', ',' or '='), got {level!r}")
-    try:
-        data = load_checkpoint(checkpoint)
-    except ValueError:
-        raise
-    except Exception as e:  # torch.load raises struct.error and others on some garbage files
-        raise ValueError(f"checkpoint {str(checkpoint)!r} is corrupt or not a checkpoint file "
-                         f"({type(e).__name__}: {e})") from None
+    # every argument is checked before anything is written (no empty --out left behind)
+    check_level_name(level)
+    if name is not None:
+        check_level_name(name, "name")  # a stem inside out_dir: no '../evil', no silent default for ''
+    if rating is not None:
+        check_number("rating", rating, None)  # NaN / inf would make the manifest invalid JSON
+    low, high = opset_range()
+    if isinstance(opset, bool) or not isinstance(opset, int) or not low <= opset <= high:
+        raise ValueError(f"opset must be an integer from {low} to {high} (what torch's ONNX exporter supports), "
+                         f"got {opset!r}")
+    data = load_checkpoint(checkpoint)  # CheckpointError (a ValueError) for anything unreadable
     net = model_from_checkpoint(data, checkpoint)
     variant, seats = data["variant"], int(data["num_players"])
+    blob = onnx_bytes(net, opset)
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ValueError(f"cannot write to the output directory {str(out)!r}: {e.strerror or e}") from None
     path = out / f"{name or f'{variant}-{seats}-{level}'}.onnx"
-    blob = onnx_bytes(net, opset)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(blob)
     os.replace(tmp, path)

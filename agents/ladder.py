@@ -104,11 +104,16 @@ def _load(path: str, mtime: float) -> dict[str, Any]:
     return _check(data, p)
 
 
-def load_ladder(path: str | Path | None = None) -> dict[str, Any]:
-    """The checked ladder (cached until the file changes); an empty one if the file is missing."""
+def load_ladder(path: str | Path | None = None, *, missing_ok: bool = False) -> dict[str, Any]:
+    """The checked ladder (cached until the file changes).  A missing file is a ``LadderError`` (a
+    mistyped ``--ladder`` or ``$HALMA_LADDER`` must not read as an empty ladder), or with
+    ``missing_ok`` (a rebuild that writes a new file) an empty ladder."""
     p = ladder_path(path)
     if not p.exists():
-        return {"format": LADDER_FORMAT, "format_version": LADDER_VERSION, "games": {}}
+        if missing_ok:
+            return {"format": LADDER_FORMAT, "format_version": LADDER_VERSION, "games": {}}
+        source = " (from $HALMA_LADDER)" if path is None and os.environ.get("HALMA_LADDER") else ""
+        raise LadderError(f"ladder file {str(p)!r}{source} does not exist")
     return _load(str(p.resolve()), p.stat().st_mtime)
 
 
@@ -319,8 +324,13 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
     for c in candidates:
         c = c.strip()
         if c.lower().endswith(".pt"):
+            from agents.checkpoint import load_checkpoint
             from agents.export import export_checkpoint
 
+            data = load_checkpoint(c)  # the game is checked before anything is exported
+            if (data["variant"], data["num_players"]) != (variant, seats):
+                raise LadderError(f"candidate {c!r} plays {data['variant']} with {data['num_players']} seats, "
+                                  f"not {variant} with {seats}")
             src = Path(c)
             stem = src.stem
             run_dir = next((q.name for q in src.resolve().parents if q.name not in ("checkpoints", "snapshots")), "")
@@ -496,15 +506,22 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         path = ladder_path(args.ladder)
-        data = load_ladder(args.ladder)
+        data = load_ladder(args.ladder, missing_ok=bool(args.candidates))  # a rebuild may start a new file
         if not args.candidates:
             print(f"ladder {path}: ratings are openskill ordinals within each game\n")
             print(format_ladder(data))
             return 0
+        from agents.export import check_level_name
+        from agents.player import check_time
+
         game_key(args.variant, args.seats)
-        levels = tuple(x.strip() for x in args.levels.split(",") if x.strip())
-        if len(set(levels)) != len(levels) or not levels:
+        levels = tuple(x.strip() for x in args.levels.split(","))
+        for level in levels:
+            check_level_name(level, f"--levels {args.levels!r}: a level")  # it names files and opponents
+        if len(set(levels)) != len(levels):
             raise LadderError(f"--levels must name distinct levels, got {args.levels!r}")
+        if args.time_per_move is not None:
+            check_time("--time-per-move", args.time_per_move)
         games = args.games if args.games is not None else 2 * cycle_length(len(args.candidates), args.seats)
         if games < 1:
             raise LadderError(f"--games must be >= 1, got {games}")
@@ -539,7 +556,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print("\n" + json.dumps(entry, indent=2))
         return 0
-    data = load_ladder(args.ladder)  # again: another rebuild may have written its entry meanwhile
+    data = load_ladder(args.ladder, missing_ok=True)  # again: another rebuild may have written meanwhile
     data = {**data, "games": {**data["games"], key: entry}}
     save_ladder(data, args.ladder)
     print(f"\nwrote the {key} entry to {ladder_path(args.ladder)}")

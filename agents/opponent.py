@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.player import check_number, check_time, split_options
 from halma_env import Game, Move
 from halma_env.encoding import ENCODING_VERSION, encoding
 from halma_env.rules import SEAT_COUNTS, VARIANTS
@@ -221,7 +222,6 @@ def parse_search(search: str | dict[str, Any] | int | None) -> dict[str, Any] | 
     elif isinstance(search, dict):
         items = dict(search)
     elif isinstance(search, str):
-        items = {}
         text = search.strip()
         if text.lower() in ("", "none", "off", "false", "0"):
             return None
@@ -229,11 +229,7 @@ def parse_search(search: str | dict[str, Any] | int | None) -> dict[str, Any] | 
             return dict(SEARCH_DEFAULTS)
         if text.isdigit():
             text = f"top={text}"
-        for part in filter(None, (p.strip() for p in text.split(","))):
-            key, eq, value = part.partition("=")
-            if not eq:
-                raise ValueError(f"search setting {part!r} must be written key=value (keys: top, eval)")
-            items[key.strip()] = value.strip()
+        items = dict(split_options(search, text, "search setting"))
     else:
         raise ValueError(f"search must be None, an int, a dict or 'top=K,eval=heuristic|value', got {search!r}")
     unknown = set(items) - set(SEARCH_DEFAULTS)
@@ -257,16 +253,12 @@ class OnnxOpponent:
     def __init__(self, policy: OnnxPolicy, name: str | None = None, seed: int | None = None,
                  temperature: float = 0.0, search: str | dict[str, Any] | int | None = None,
                  time_budget: float | None = None) -> None:
-        if not isinstance(temperature, (int, float)) or isinstance(temperature, bool) or not temperature >= 0:
-            raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
-        if time_budget is not None and not time_budget > 0:
-            raise ValueError(f"time_budget must be > 0 seconds or None, got {time_budget!r}")
+        self.temperature = check_number("temperature", temperature)
+        self.time_budget = check_time("time_budget", time_budget)
         self.policy = policy
         self.name = name or policy.manifest.get("level") or policy.path.stem
         self.seed = seed
-        self.temperature = float(temperature)
         self.search = parse_search(search)
-        self.time_budget = time_budget
         self._rng = np.random.default_rng(seed)
         if self.search is not None and self.search["eval"] == "heuristic":
             from agents.bots.evaluation import seat_tables  # pure python, no torch
@@ -280,6 +272,7 @@ class OnnxOpponent:
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
         start = time.perf_counter()
+        check_time("time_budget", time_budget)
         self.policy.check_game(game, f"opponent {self.name!r} ({self.policy.path.name})")
         moves, logits, _ = self.policy.scores(game)
         if self.search is not None and len(moves) > 1:
@@ -359,19 +352,17 @@ def parse_opponent_spec(name: str) -> OpponentSpec:
         return OpponentSpec(name, {})
     path, rest = name[: cut + len(".onnx")], name[cut + len(".onnx:"):]
     options: dict[str, Any] = {}
-    parts = [p.strip() for p in rest.split(",")]
-    while parts:
-        part = parts.pop(0)
-        if not part:
-            continue
-        key, eq, value = part.partition("=")
-        key = key.strip()
-        if not eq or key not in OPTION_KEYS:
-            raise OpponentError(f"opponent option {part!r} in {name!r}: expected key=value with key one of "
+    try:  # the search settings run to the end: search=top=6,eval=value
+        items = split_options(name, rest, "opponent option", tail="search")
+    except ValueError as e:
+        raise OpponentError(str(e)) from None
+    for key, value in items:
+        if key not in OPTION_KEYS:
+            raise OpponentError(f"opponent option {key!r} in {name!r}: expected key=value with key one of "
                                 f"{', '.join(OPTION_KEYS)}")
-        if key == "search":  # the search settings run to the end: search=top=6,eval=value
-            options[key] = ",".join([value, *parts])
-            break
+        if key == "search":
+            options[key] = value
+            continue
         try:
             options[key] = None if value.strip().lower() == "none" else float(value)
         except ValueError:

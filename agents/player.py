@@ -9,7 +9,9 @@ fixed-depth or fixed-iteration settings).
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+import math
+import numbers
+from typing import Any, Protocol, runtime_checkable
 
 from halma_env import Game, Move
 
@@ -23,3 +25,66 @@ class Player(Protocol):
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
         """A legal move for ``game.to_move``; must answer within ``time_budget`` seconds."""
         ...
+
+
+# --- checks shared by the players' constructors and select_move ---------------------------------
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_number(what: str, value: Any, low: float | None = 0.0, *, strict: bool = False,
+                 high: float | None = None) -> float:
+    """``value`` as a float if it is a finite real number >= ``low`` (> with ``strict``; ``None``: no
+    lower bound) and <= ``high``; else a ``ValueError`` naming ``what`` and the value (NaN and inf
+    would pass a bare ``< low`` test)."""
+    ok = _finite(value) and (low is None or (value > low if strict else value >= low))
+    if not (ok and (high is None or value <= high)):
+        bounds = [f"{'>' if strict else '>='} {low:g}"] if low is not None else []
+        bounds += [f"<= {high:g}"] if high is not None else []
+        rule = f"{' and '.join(bounds)} (a finite number)" if bounds else "a finite number"
+        raise ValueError(f"{what} must be {rule}, got {value!r}")
+    return float(value)
+
+
+def check_int(what: str, value: Any, low: int = 0) -> int:
+    """``value`` if it is an integer >= ``low`` (a float such as 2.5 is refused, not truncated)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{what} must be >= {low} (an integer), got {value!r}")
+    return int(value)
+
+
+def check_time(what: str, value: Any) -> float | None:
+    """A time limit in seconds: ``None`` (no limit) or a finite number > 0."""
+    if value is None:
+        return None
+    if not (_finite(value) and value > 0):
+        raise ValueError(f"{what} must be > 0 seconds (a finite number) or none, got {value!r}")
+    return float(value)
+
+
+def split_options(spec: str, rest: str, what: str = "option", tail: str | None = None) -> list[tuple[str, str]]:
+    """``"a=1,b=2"`` (the part of ``spec`` after its colon) -> ``[("a", "1"), ("b", "2")]``; ``tail`` is a
+    key whose value runs to the end, commas included (``search=top=6,eval=value``).
+
+    An empty item (``a=1,,b=2``) or a repeated key is an error, not skipped or overridden: either
+    is a typo the caller should see.  Nothing after the colon (``search:``) means no options."""
+    if not rest.strip():
+        return []
+    items = [p.strip() for p in rest.split(",")]
+    out: list[tuple[str, str]] = []
+    for i, item in enumerate(items):
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not item:
+            raise ValueError(f"empty {what} in {spec!r} (two commas, or a comma at an end)")
+        if not eq or not key:
+            raise ValueError(f"{what} {item!r} in {spec!r} must be written key=value")
+        if any(k == key for k, _ in out):
+            raise ValueError(f"{what} {key!r} is given twice in {spec!r}")
+        if key == tail:
+            out.append((key, ",".join([value.strip(), *items[i + 1:]])))
+            break
+        out.append((key, value.strip()))
+    return out

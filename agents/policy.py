@@ -9,6 +9,7 @@ import torch
 
 from agents.checkpoint import load_checkpoint, model_from_checkpoint
 from agents.network import HalmaNet
+from agents.player import check_number, check_time
 from halma_env import Game, Move
 from halma_env.encoding import encoding
 
@@ -18,11 +19,9 @@ class PolicyPlayer:
 
     def __init__(self, net: HalmaNet, name: str = "policy", seed: int | None = None, temperature: float = 0.0,
                  device: str | torch.device = "cpu") -> None:
-        if temperature < 0:
-            raise ValueError(f"temperature must be >= 0, got {temperature}")
+        self.temperature = check_number("temperature", temperature)
         self.net = net.to(device).eval()
         self.name = name
-        self.temperature = float(temperature)
         self.device = torch.device(device)
         self._rng = np.random.default_rng(seed)
         self._enc = encoding(net.variant, net.num_players)
@@ -56,6 +55,7 @@ class PolicyPlayer:
         return logits[0].float().cpu()
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        check_time("time_budget", time_budget)
         self._check(game)
         moves = game.legal_moves()
         if not moves:

@@ -49,6 +49,7 @@ from torch import nn
 from agents import parallel
 from agents.checkpoint import check_network, load_checkpoint, model_from_checkpoint, save_checkpoint
 from agents.config import TrainConfig, dump_yaml
+from agents.devices import check_device
 from agents.network import HalmaNet, build_network, legal_lists, load_extending
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
@@ -285,9 +286,8 @@ class Trainer:
         self.main = rank == 0  # the process that logs, evaluates and writes the run directory
         # flushed: runs are often redirected to a file
         self.log = (log or (lambda line: print(line, flush=True))) if self.main else (lambda line: None)
-        self.device = torch.device(device or cfg.device)
-        if self.device.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError("device cuda was asked for but torch sees no CUDA device")
+        # an unknown device, or cuda on a machine without one: a ValueError before anything is written
+        self.device = check_device(device or cfg.device, "--device" if device else "device")
         if world_size > 1 and self.device.type != "cpu":
             raise ValueError(f"processes: {world_size} data-parallel processes run on the CPU; on {self.device.type} "
                              "use processes: 1")

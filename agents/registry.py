@@ -25,7 +25,7 @@ import inspect
 import os
 from typing import Any
 
-from agents.player import Player
+from agents.player import Player, split_options
 
 # bot name -> "module:class"; imported only when asked for
 BOTS: dict[str, str] = {
@@ -85,7 +85,9 @@ def _convert(bot: str, key: str, text: str, default: Any) -> Any:
             return None if text.lower() == "none" else float(text)
         return text
     except ValueError:
-        raise ValueError(f"{bot} parameter {key}={text!r}: expected a {type(default).__name__}") from None
+        kind = {"int": "an integer", "float": "a number", "NoneType": "a number or none", "bool": "true or false"}
+        expected = kind.get(type(default).__name__, f"a {type(default).__name__}")
+        raise ValueError(f"{bot} parameter {key}={text!r}: expected {expected}") from None
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
@@ -96,14 +98,10 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
         raise ValueError(f"unknown bot {bot!r}; bots: {', '.join(BOTS)}")
     known = bot_parameters(bot)
     params: dict[str, Any] = {}
-    for item in filter(None, (p.strip() for p in rest.split(","))):
-        key, eq, value = item.partition("=")
-        key = key.strip()
-        if not eq or not key:
-            raise ValueError(f"bot parameter {item!r} in {spec!r} must be written key=value")
+    for key, value in split_options(spec, rest, "bot parameter"):
         if key not in known:
             raise ValueError(f"{bot} has no parameter {key!r}; parameters: {', '.join(known) or 'none'}")
-        params[key] = _convert(bot, key, value.strip(), known[key])
+        params[key] = _convert(bot, key, value, known[key])
     return bot, params
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from agents.bots.evaluation import potential, seat_tables
@@ -241,7 +243,7 @@ def test_registry_names_and_errors() -> None:
         make_player("grandmaster")
     with pytest.raises(ValueError, match="no parameter 'depht'"):
         make_player("search:depht=2")
-    with pytest.raises(ValueError, match="expected a int"):
+    with pytest.raises(ValueError, match="search parameter depth='two': expected an integer"):
         make_player("search:depth=two")
     with pytest.raises(ValueError, match="key=value"):
         make_player("search:depth")
@@ -255,6 +257,42 @@ def test_registry_names_and_errors() -> None:
         make_player("missing.onnx")
     with pytest.raises(ValueError, match="seed"):
         make_player("greedy", seed="1")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        # NaN and inf pass a bare "< 0" test: a nan time limit used to search forever
+        ("search:time=nan", "search time must be > 0 seconds (a finite number) or none, got nan"),
+        ("mcts:time=inf", "mcts time must be > 0 seconds (a finite number) or none, got inf"),
+        ("crossing:time=-1", "crossing time must be > 0 seconds"),
+        ("greedy:noise=nan", "greedy noise must be >= 0 and <= 1 (a finite number), got nan"),
+        ("greedy:temperature=-0.5", "greedy temperature must be >= 0"),
+        ("mcts:iterations=10,time=none,widen=0", "mcts widen must be > 0 (a finite number), got 0.0"),
+        ("mcts:epsilon=1.5", "mcts epsilon must be >= 0 and <= 1"),
+        ("search:width=0", "search width must be >= 1 (an integer), got 0"),
+        ("search:width=2.5", "search parameter width='2.5': expected an integer"),
+        ("crossing:depth=-3", "crossing depth must be >= 0 (an integer), got -3"),
+        ("search:depth=2,,width=3", "empty bot parameter in 'search:depth=2,,width=3'"),
+        ("search:depth=2,", "empty bot parameter"),
+        ("search:depth=2,depth=3", "bot parameter 'depth' is given twice in 'search:depth=2,depth=3'"),
+        ("search:=2", "bot parameter '=2' in 'search:=2' must be written key=value"),
+    ],
+)
+def test_bad_bot_parameters_are_named(spec: str, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        make_player(spec, seed=0)
+
+
+@pytest.mark.parametrize("bot", ["random", "greedy", "search:depth=1,time=none", "mcts:iterations=5,time=none",
+                                 "crossing"])
+def test_a_time_budget_must_be_positive_and_finite(bot: str) -> None:
+    player, game = make_player(bot, seed=0), Game()
+    for budget in (0, -1.0, float("nan"), float("inf"), "1"):
+        with pytest.raises(ValueError, match="time_budget must be > 0 seconds"):
+            player.select_move(game, budget)
+    assert game.ply == 0 and player.select_move(game, 0.5) in game.legal_moves()
+    assert parse_spec("search:") == ("search", {})  # nothing after the colon: the defaults
 
 
 def play_out(specs: list[str], variant: str, n: int, seed: int, move_limit: int = 1500) -> Game:

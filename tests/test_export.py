@@ -264,6 +264,14 @@ def test_bad_options_and_names() -> None:
         parse_opponent_spec("b.onnx:depth=3")
     with pytest.raises(OpponentError, match="a .onnx file or a ladder:LEVEL"):
         load_opponent("model.pt")
+    with pytest.raises(OpponentError, match="empty opponent option in 'b.onnx:temperature=0.5,,time_budget=1'"):
+        parse_opponent_spec("b.onnx:temperature=0.5,,time_budget=1")
+    with pytest.raises(OpponentError, match="opponent option 'temperature' is given twice"):
+        parse_opponent_spec("b.onnx:temperature=0.5,temperature=1")
+    with pytest.raises(ValueError, match="empty search setting"):
+        parse_search("top=2,,eval=value")
+    with pytest.raises(ValueError, match="search setting 'top' is given twice"):
+        parse_search("top=2,top=3")
 
 
 def test_export_command_errors(exported: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -283,6 +291,34 @@ def test_export_command_errors(exported: tuple[Path, Path], tmp_path: Path, caps
     with pytest.raises(ValueError, match="level must be a plain name"):
         export_checkpoint(tmp_path / "junk.pt", "a b", tmp_path)
     assert not list(tmp_path.glob("*.onnx"))
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--opset", "3"], "opset must be an integer from 9 to 20"),
+        (["--opset", "99"], "opset must be an integer from 9 to 20"),
+        (["--rating", "nan"], "rating must be a finite number, got nan"),
+        (["--rating", "inf"], "rating must be a finite number, got inf"),
+        (["--name", "../evil"], "name must be a plain name"),
+        (["--name", ""], "name must be a plain name"),
+        (["--level", ""], "level must be a plain name"),
+        (["--level", ".."], "level must be a plain name"),
+    ],
+)
+def test_export_flags_are_checked_before_anything_is_written(
+    exported: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture, flags: list[str], message: str
+) -> None:
+    from agents.cli import main
+
+    checkpoint, _ = exported
+    out = tmp_path / "exports"
+    argv = ["export", str(checkpoint), "--level", "x", "--out", str(out), *flags]
+    if "--level" in flags:
+        argv[2:4] = []  # the flag's own --level replaces the default one
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()  # no empty output directory left behind
 
 
 def test_time_per_move_is_small(exported: tuple[Path, Path]) -> None:

@@ -239,7 +239,35 @@ def test_halma_ladder_refuses_bad_candidates(tmp_path: Path, capsys) -> None:
     assert main([*base, "random", "greedy", "greedy:noise=0.5", str(model)]) == 2
     assert "plays diamond with 2 seats, not star with 2" in capsys.readouterr().err
     assert main([*base, "--seats", "7", "random", "greedy", "greedy:noise=0.5", "greedy:noise=0.2"]) == 2
+    capsys.readouterr()
+    # a checkpoint of another game is refused before it is exported
+    models = tmp_path / "models"
+    checkpoint = make_checkpoint(tmp_path / "d2b.pt", "diamond", 2)
+    assert main([*base, "--models-dir", str(models), "--levels", "easy,hard", "random", str(checkpoint)]) == 2
+    assert "d2b.pt' plays diamond with 2 seats, not star with 2" in capsys.readouterr().err
+    assert not models.exists()
+    for flags, message in [
+        (["--levels", "easy,,hard"], "a level must be a plain name (not empty"),
+        (["--levels", "easy,a/b"], "got 'a/b'"),
+        (["--levels", "easy,easy"], "--levels must name distinct levels"),
+        (["--levels", "easy,hard", "--time-per-move", "nan"], "--time-per-move must be > 0 seconds"),
+        (["--levels", "easy,hard", "--time-per-move", "0"], "--time-per-move must be > 0 seconds"),
+    ]:
+        assert main([*base, *flags, "random", "greedy"]) == 2
+        assert message in capsys.readouterr().err, flags
     assert not ladder.exists()
+
+
+def test_a_ladder_file_that_does_not_exist_is_named(tmp_path: Path, capsys, monkeypatch) -> None:
+    from agents.cli import main
+
+    missing = tmp_path / "typo.json"
+    assert main(["ladder", "--ladder", str(missing)]) == 2
+    assert f"ladder file '{missing}' does not exist" in capsys.readouterr().err
+    monkeypatch.setenv("HALMA_LADDER", str(missing))
+    with pytest.raises(LadderError, match=r"typo\.json' \(from \$HALMA_LADDER\) does not exist"):
+        level_player("easy", "star", 2)
+    assert load_ladder(missing, missing_ok=True)["games"] == {}  # a rebuild starts a new file
 
 
 def test_bad_ladder_files(tmp_path: Path) -> None:

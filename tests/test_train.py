@@ -8,6 +8,7 @@ import json
 import os
 import pickle
 import platform
+import re
 from pathlib import Path
 
 import numpy as np
@@ -224,6 +225,39 @@ def test_corrupt_and_incompatible_checkpoints(tmp_path: Path) -> None:
     torch.save(data, old)
     with pytest.raises(CheckpointError, match="network entry of type list, not a mapping"):
         load_checkpoint(old)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d.update(format_version="1"), "has format version '1', this code reads version 1"),
+        (lambda d: d.update(format_version=True), "has format version True"),
+        (lambda d: d.update(encoding_version=str(ENCODING_VERSION)), "encoding version '"),
+        (lambda d: d.update(variant="chess"), "has variant 'chess', not one of star, diamond, halma16"),
+        (lambda d: d.update(num_players=9), "has num_players 9; star is played by 1, 2, 3, 4, 5, 6 seats"),
+        (lambda d: d.update(num_players="2"), "has num_players '2'"),
+        (lambda d: d["network"].update(channels="4"), "has network.channels = '4' (str), expected int"),
+        (lambda d: d["network"].update(reach_features=1), "network.reach_features = 1 (int), expected bool"),
+        (lambda d: d.update(model=[1, 2]), "has a model entry of type list, not a state dict"),
+    ],
+)
+def test_hand_edited_checkpoint_headers_are_named(tmp_path: Path, edit, message: str) -> None:
+    path = tmp_path / "edited.pt"
+    save_checkpoint(path, _payload())
+    data = torch.load(path, weights_only=True)
+    edit(data)
+    torch.save(data, path)
+    with pytest.raises(CheckpointError, match=re.escape(message)):
+        load_checkpoint(path)
+
+
+def test_files_that_are_not_checkpoints_are_named(tmp_path: Path) -> None:
+    with pytest.raises(CheckpointError, match="is a directory, not a checkpoint file"):
+        load_checkpoint(tmp_path)
+    text = tmp_path / "notes.pt"
+    text.write_text("e" * 300)  # torch.load raised a bare KeyError on some text files
+    with pytest.raises(CheckpointError, match="corrupt or not a checkpoint file"):
+        load_checkpoint(text)
 
 
 def test_checkpoints_from_before_attention_load_without_it() -> None:
@@ -515,6 +549,25 @@ def test_cli_names_the_bad_key(tmp_path: Path, capsys) -> None:
     path.write_text(yaml.safe_dump(tiny_config()))
     assert main(["train", str(path), "--set", "ppo.gama=0.5", "--runs-dir", str(tmp_path)]) == 2
     assert "ppo.gama" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--device", "bogus"], "halma train: --device 'bogus' is not a torch device"),
+        (["--device", "meta"], "halma train: --device 'meta' is not a device to compute on"),
+        (["--set", "device=gpu"], "halma train: device 'gpu' is not a torch device"),
+    ],
+)
+def test_cli_refuses_a_bad_device_before_writing(tmp_path: Path, capsys, flags: list[str], message: str) -> None:
+    from agents.cli import main
+
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(tiny_config()))
+    runs = tmp_path / "runs"
+    assert main(["train", str(path), "--runs-dir", str(runs), "--quiet", *flags]) == 2
+    assert message in capsys.readouterr().err
+    assert not runs.exists()
 
 
 def test_cli_resume_reports_the_session_and_refuses_a_finished_run(tmp_path: Path, capsys) -> None:

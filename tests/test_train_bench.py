@@ -56,10 +56,21 @@ def test_bench_train_repeat_reports_the_median_of_interleaved_readings(monkeypat
     assert not [key for key in figures if key.endswith("cpu_s_readings")]  # wall readings only
 
 
-def test_bench_repeat_is_checked(capsys) -> None:
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["train", "--repeat", "0"], "--repeat must be >= 1, got 0"),
+        (["engine", "--repeat", "2"], "--repeat is for the train benchmark"),
+        (["engine", "--seconds", "0"], "--seconds must be > 0 (a finite number), got 0.0"),
+        (["engine", "--seconds", "nan"], "--seconds must be > 0 (a finite number), got nan"),
+        (["engine", "--device", "cpu"], "--device is for the env and train benchmarks"),
+        (["train", "--device", "bogus"], "--device 'bogus' is not a torch device"),
+        (["train", "--device", "meta"], "--device 'meta' is not a device to compute on"),
+    ],
+)
+def test_bench_options_are_checked_before_anything_runs(capsys, argv, message) -> None:
     from agents.cli import main
 
-    with pytest.raises(SystemExit, match="--repeat must be >= 1"):
-        main(["bench", "train", "--repeat", "0"])
-    with pytest.raises(SystemExit, match="--repeat is for the train benchmark"):
-        main(["bench", "engine", "--repeat", "2"])
+    assert main(["bench", *argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and f"halma bench: error: {message}" in captured.err

@@ -26,6 +26,7 @@ import random
 import time as _time
 
 from agents.bots.evaluation import seat_tables
+from agents.player import check_int, check_number, check_time
 from halma_env import Game, Move
 
 MAX_MOVES = 400  # a plan longer than this is cut off (no crossing needs nearly as many)
@@ -40,10 +41,9 @@ def plan_crossing(
     reached (0: none), or ``deadline``, a ``time.perf_counter()`` value, passed), the line to the best
     state reached is returned.  States of equal potential are kept in the order they were generated,
     or in a random order drawn from ``rng``."""
-    if width < 1:
-        raise ValueError(f"crossing width must be >= 1, got {width!r}")
-    if depth < 0:
-        raise ValueError(f"crossing depth must be >= 0 (0 = to the finish), got {depth!r}")
+    check_int("crossing width", width, 1)
+    check_number("crossing straggle", straggle)
+    check_int("crossing depth", depth)
     if game.is_over:
         return []
     seat = game.to_move
@@ -117,24 +117,17 @@ class CrossingBot:
         time: float | None = None,
         name: str = "crossing",
     ) -> None:
-        if width < 1:
-            raise ValueError(f"crossing width must be >= 1, got {width!r}")
-        if depth < 0:
-            raise ValueError(f"crossing depth must be >= 0 (0 = to the finish), got {depth!r}")
-        if straggle < 0:
-            raise ValueError(f"crossing straggle must be >= 0, got {straggle!r}")
-        if time is not None and time <= 0:
-            raise ValueError(f"crossing time must be > 0 seconds (or none), got {time!r}")
+        self.width = check_int("crossing width", width, 1)
+        self.straggle = check_number("crossing straggle", straggle)
+        self.depth = check_int("crossing depth", depth)
+        self.time = check_time("crossing time", time)
         self.name = name
         self.seed = seed
         self._rng = random.Random(seed)  # breaks ties between lines of equal potential
-        self.width = int(width)
-        self.straggle = float(straggle)
-        self.depth = int(depth)
-        self.time = time
         self._plan: dict[str, Move] = {}  # position -> planned move, along the last plan
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        check_time("time_budget", time_budget)
         if game.is_over:
             raise ValueError("no legal move: the game is over")
         position = game.position()

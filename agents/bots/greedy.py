@@ -27,6 +27,7 @@ import math
 import random
 
 from agents.bots.evaluation import STRAGGLE, SeatView, Tracker, escape_moves, safe_moves
+from agents.player import check_int, check_number, check_time
 from halma_env import Game, Move
 
 REVISIT_PENALTY = 4.0
@@ -109,21 +110,13 @@ class GreedyBot:
         lookahead: float = 0.0,
         name: str = "greedy",
     ) -> None:
-        if not 0.0 <= noise <= 1.0:
-            raise ValueError(f"greedy noise must be a probability in [0, 1], got {noise!r}")
-        if temperature < 0:
-            raise ValueError(f"greedy temperature must be >= 0, got {temperature!r}")
-        if memory < 0:
-            raise ValueError(f"greedy memory must be >= 0, got {memory!r}")
-        if lookahead < 0:
-            raise ValueError(f"greedy lookahead must be >= 0 (0 = off), got {lookahead!r}")
         self.name = name
         self.seed = seed
-        self.noise = float(noise)
-        self.temperature = float(temperature)
-        self.memory = int(memory)
-        self.straggle = float(straggle)
-        self.lookahead = float(lookahead)
+        self.noise = check_number("greedy noise", noise, high=1.0)
+        self.temperature = check_number("greedy temperature", temperature)
+        self.memory = check_int("greedy memory", memory)
+        self.straggle = check_number("greedy straggle", straggle)
+        self.lookahead = check_number("greedy lookahead", lookahead)
         self._rng = random.Random(seed)
 
     def scores(
@@ -161,6 +154,7 @@ class GreedyBot:
         return out
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        check_time("time_budget", time_budget)
         moves = game.legal_moves()
         if not moves:
             raise ValueError("no legal move: the game is over")

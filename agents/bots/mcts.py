@@ -26,6 +26,7 @@ import time
 from agents.bots.evaluation import STRAGGLE, SeatView, Tracker, escape_moves, safe_moves
 from agents.bots.greedy import finishing_moves, recent_configurations
 from agents.bots.search import TEMPO
+from agents.player import check_int, check_number, check_time
 from halma_env import Game, Move
 
 
@@ -57,32 +58,24 @@ class MCTSBot:
         straggle: float = STRAGGLE,
         name: str = "mcts",
     ) -> None:
-        if time is not None and time <= 0:
-            raise ValueError(f"mcts time must be > 0 seconds (or none), got {time!r}")
-        if iterations < 0:
-            raise ValueError(f"mcts iterations must be >= 0 (0 = until the time runs out), got {iterations!r}")
+        self.time = check_time("mcts time", time)
+        self.iterations = check_int("mcts iterations", iterations)
         if time is None and iterations == 0:
             raise ValueError("mcts needs a time limit or a number of iterations (e.g. mcts:iterations=200,time=none)")
-        if rollout < 0 or not 0.0 <= epsilon <= 1.0 or c < 0 or widen <= 0 or scale <= 0:
-            raise ValueError(
-                f"mcts needs rollout >= 0, 0 <= epsilon <= 1, c >= 0, widen > 0, scale > 0; got rollout={rollout}, "
-                f"epsilon={epsilon}, c={c}, widen={widen}, scale={scale}"
-            )
+        self.rollout = check_int("mcts rollout", rollout)
+        self.epsilon = check_number("mcts epsilon", epsilon, high=1.0)
+        self.c = check_number("mcts c", c)
+        self.widen = check_number("mcts widen", widen, strict=True)
+        self.scale = check_number("mcts scale", scale, strict=True)
+        self.memory = check_int("mcts memory", memory)
+        self.straggle = check_number("mcts straggle", straggle)
         self.name = name
         self.seed = seed
-        self.time = time
-        self.iterations = int(iterations)
-        self.rollout = int(rollout)
-        self.epsilon = float(epsilon)
-        self.c = float(c)
-        self.widen = float(widen)
-        self.scale = float(scale)
-        self.memory = int(memory)
-        self.straggle = float(straggle)
         self._rng = random.Random(seed)
         self.last_info: dict = {}
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        check_time("time_budget", time_budget)
         moves = game.legal_moves()
         if not moves:
             raise ValueError("no legal move: the game is over")

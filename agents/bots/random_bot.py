@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+from agents.player import check_time
 from halma_env import Game, Move
 
 
@@ -16,6 +17,7 @@ class RandomBot:
         self._rng = random.Random(seed)
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        check_time("time_budget", time_budget)
         moves = game.legal_moves()
         if not moves:
             raise ValueError("no legal move: the game is over")

@@ -33,6 +33,7 @@ import time
 
 from agents.bots.evaluation import STRAGGLE, WIN, Tracker, escape_moves, safe_moves
 from agents.bots.greedy import REVISIT_PENALTY, recent_configurations, stalled_moves
+from agents.player import check_int, check_number, check_time
 from halma_env import Game, Move
 from halma_env.rewards import place_rewards
 
@@ -64,28 +65,23 @@ class SearchBot:
         straggle: float = STRAGGLE,
         name: str = "search",
     ) -> None:
-        if time is not None and time <= 0:
-            raise ValueError(f"search time must be > 0 seconds (or none), got {time!r}")
-        if depth < 0:
-            raise ValueError(f"search depth must be >= 0 (0 = until the time runs out), got {depth!r}")
+        self.time = check_time("search time", time)
+        self.depth = check_int("search depth", depth)
         if time is None and depth == 0:
             raise ValueError("search needs a time limit or a depth (e.g. search:depth=2,time=none)")
-        if width < 1 or root_width < 1:
-            raise ValueError(f"search widths must be >= 1, got width={width!r}, root_width={root_width!r}")
+        self.width = check_int("search width", width, 1)
+        self.root_width = check_int("search root_width", root_width, 1)
+        self.memory = check_int("search memory", memory)
+        self.straggle = check_number("search straggle", straggle)
         self.name = name
         self.seed = seed
-        self.time = time
-        self.depth = int(depth)
-        self.width = int(width)
-        self.root_width = int(root_width)
-        self.memory = int(memory)
-        self.straggle = float(straggle)
         self._rng = random.Random(seed)
         self.last_info: dict = {}
 
     # --- public ------------------------------------------------------------------------
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        check_time("time_budget", time_budget)
         moves = game.legal_moves()
         if not moves:
             raise ValueError("no legal move: the game is over")
