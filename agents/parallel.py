@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,8 @@ def spawn(fn: Callable[..., Any], world_size: int, *args: Any) -> Any:
             for process in context.processes:
                 process.terminate()
             raise
+        except mp.ProcessRaisedException as exc:
+            raise _first_failure(Path(tmp), [q.pid for q in context.processes]) or exc from None
         with open(Path(tmp) / "result.pkl", "rb") as f:
             return pickle.load(f)
 
@@ -57,7 +60,13 @@ def _entry(rank: int, fn: Callable[..., Any], world_size: int, tmp: str, args: t
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
     dist.init_process_group("gloo", init_method=f"file://{Path(tmp) / 'rendezvous'}", rank=rank,
                             world_size=world_size, timeout=TIMEOUT)
-    result = fn(rank, world_size, *args)  # an exception ends this process; spawn then stops the others
+    try:
+        result = fn(rank, world_size, *args)  # an exception ends this process; spawn then stops the others
+    except BaseException:
+        # which process failed first: the others then fail too ("Connection closed by peer"), and
+        # torch reports whichever it notices first
+        Path(tmp, f"error-{rank}.txt").write_text(f"{time.time()!r}\n{traceback.format_exc()}")
+        raise
     if rank == 0:
         with open(Path(tmp) / "result.pkl", "wb") as f:
             pickle.dump(result, f)
@@ -68,6 +77,19 @@ def _entry(rank: int, fn: Callable[..., Any], world_size: int, tmp: str, args: t
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def _first_failure(tmp: Path, pids: list[int]) -> mp.ProcessRaisedException | None:
+    """The error of the process that failed first (as torch words it), from the files ``_entry`` writes."""
+    failures = []
+    for path in tmp.glob("error-*.txt"):
+        when, _, trace = path.read_text().partition("\n")
+        failures.append((float(when), int(path.stem.split("-")[1]), trace))
+    if not failures:
+        return None
+    _, rank, trace = min(failures)
+    return mp.ProcessRaisedException(f"\n\n-- Process {rank} terminated with the following error:\n{trace}", rank,
+                                     pids[rank])
 
 
 def _exit_with_parent(parent: int) -> None:
