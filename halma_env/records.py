@@ -17,6 +17,7 @@ outcome is what the replay gives.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -178,7 +179,15 @@ class GameRecord:
         """Write the record to ``path`` atomically (a temporary file renamed over it)."""
         path = Path(path)
         text = self.to_json()
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+        # errors name the path asked for, not the temporary file beside it
+        if path.is_dir():
+            raise IsADirectoryError(errno.EISDIR, "game record: cannot save over a directory", str(path))
+        if not path.parent.is_dir():
+            raise FileNotFoundError(errno.ENOENT, "game record: no directory to save in", str(path.parent))
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        except OSError as e:
+            raise type(e)(e.errno, f"game record: cannot write in the directory ({e.strerror})", str(path)) from None
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text)

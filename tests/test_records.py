@@ -220,6 +220,15 @@ def test_load_record_file_errors_are_record_errors(tmp_path) -> None:
         load_record(tmp_path)
 
 
+def test_save_errors_name_the_path_asked_for(tmp_path) -> None:
+    record = GameRecord.from_game(Game())
+    with pytest.raises(FileNotFoundError, match=re.escape(f"no directory to save in: '{tmp_path / 'nope'}'")):
+        record.save(tmp_path / "nope" / "g.json")
+    with pytest.raises(IsADirectoryError, match=re.escape(f"cannot save over a directory: '{tmp_path}'")):
+        record.save(tmp_path)
+    assert list(tmp_path.iterdir()) == []  # no temporary file left behind
+
+
 def test_save_is_atomic_and_load_reads_it_back(tmp_path) -> None:
     record = GameRecord.from_game(_played("halma16", 2, 30, seed=3), players=["x", "y"], metadata={"k": [1, 2]})
     path = tmp_path / "game.json"
