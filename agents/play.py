@@ -334,16 +334,16 @@ def run(args: argparse.Namespace) -> int:
             numbers=args.numbers, cpu_budget=args.cpu_time,
         )
     except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"halma play: error: {e}", file=sys.stderr)
         return 2
     if args.replay:
         try:
             session.replay(load_record(args.replay))
         except ValueError as e:
-            print(f"error: {e}", file=sys.stderr)
+            print(f"halma play: error: {e}", file=sys.stderr)
             return 2
         except OSError as e:  # a missing or unreadable file
-            print(f"error: cannot read {args.replay!r}: {e.strerror or e}", file=sys.stderr)
+            print(f"halma play: error: cannot read {args.replay!r}: {e.strerror or e}", file=sys.stderr)
             return 2
         return 0
     session.run(terminal_read)

@@ -13,23 +13,37 @@ from halma_env.rules import Rules
 
 def add_show_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("position", nargs="?", help="SPEC §3 position text (default: the start of --variant/--seats)")
-    p.add_argument("--variant", default="star", help="variant for the start position (default: star)")
-    p.add_argument("--seats", type=int, default=2, help="seats for the start position (default: 2)")
+    p.add_argument("--variant", help="variant for the start position (default: star)")
+    p.add_argument("--seats", type=int, help="seats for the start position (default: 2)")
     p.add_argument("--numbers", action="store_true", help="write every hole's number")
     p.add_argument("--no-color", action="store_true", help="plain text, no ANSI colours")
     p.add_argument("--moves-from", type=int, metavar="HOLE", help="mark where the piece on HOLE can go")
 
 
+def _game(args: argparse.Namespace) -> Game:
+    """The position given, or the start of --variant/--seats; a ValueError for both at once (the text
+    names its variant and seats) or for an empty position."""
+    if args.position is None:
+        return Game(Rules(args.variant or "star", 2 if args.seats is None else args.seats))
+    if args.variant is not None or args.seats is not None:
+        raise ValueError("a position names its own variant and seats: drop --variant/--seats")
+    if not args.position.strip():
+        raise ValueError("the position is empty (give SPEC §3 text, or leave it out for the start position)")
+    return Game.from_position(args.position)
+
+
+def _error(command: str, message: str) -> int:
+    print(f"halma {command}: error: {message}", file=sys.stderr)
+    return 2
+
+
 def run_show(args: argparse.Namespace) -> int:
     try:
-        game = Game.from_position(args.position) if args.position else Game(Rules(args.variant, args.seats))
+        game = _game(args)
     except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return _error("show", str(e))
     if args.moves_from is not None and not 0 <= args.moves_from < game.geometry.num_holes:
-        last = game.geometry.num_holes - 1
-        print(f"error: --moves-from must be a hole 0..{last}, got {args.moves_from}", file=sys.stderr)
-        return 2
+        return _error("show", f"--moves-from must be a hole 0..{game.geometry.num_holes - 1}, got {args.moves_from}")
     marks = game.legal_destinations(args.moves_from) if args.moves_from is not None else ()
     color = not args.no_color and sys.stdout.isatty()
     print(render_text(game, numbers=args.numbers, color=color, marks=marks))
@@ -39,20 +53,18 @@ def run_show(args: argparse.Namespace) -> int:
 def add_perft_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("depth", type=int, help="number of plies")
     p.add_argument("--position", help="SPEC §3 position text (default: the start of --variant/--seats)")
-    p.add_argument("--variant", default="star")
-    p.add_argument("--seats", type=int, default=2)
+    p.add_argument("--variant", help="variant for the start position (default: star)")
+    p.add_argument("--seats", type=int, help="seats for the start position (default: 2)")
     p.add_argument("--divide", action="store_true", help="also print the count below each first move")
 
 
 def run_perft(args: argparse.Namespace) -> int:
     try:
-        game = Game.from_position(args.position) if args.position else Game(Rules(args.variant, args.seats))
+        game = _game(args)
     except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return _error("perft", str(e))
     if args.depth < 0:
-        print(f"error: depth must be >= 0, got {args.depth}", file=sys.stderr)
-        return 2
+        return _error("perft", f"depth must be >= 0, got {args.depth}")
     start = time.perf_counter()
     if args.divide and args.depth >= 1:
         total = 0

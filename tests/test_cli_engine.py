@@ -69,6 +69,10 @@ def test_show_game_over_status(capsys) -> None:
         (["perft", "-1"], ["error:", "depth must be >= 0"]),
         (["perft", "2", "--position", "star 2 .. 0"], ["error:", "board field"]),
         (["perft", "2", "--variant", "halma16", "--seats", "3"], ["error:", "halma16", "not 3"]),
+        (["perft", "1", "--position", ""], ["halma perft: error:", "the position is empty"]),
+        (["perft", "1", "--position", START, "--variant", "diamond"], ["drop --variant/--seats"]),
+        (["show", START, "--seats", "3"], ["halma show: error:", "drop --variant/--seats"]),
+        (["show", " "], ["halma show: error:", "the position is empty"]),
     ],
 )
 def test_bad_input_exits_2_with_a_message(capsys, argv: list[str], words: list[str]) -> None:
