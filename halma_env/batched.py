@@ -125,7 +125,12 @@ class BatchedGame:
         progress_shaping = shaping
         self.rules = rules
         self.batch_size = B = batch_size
-        self.device = torch.device(device)
+        try:
+            self.device = torch.device(device)
+        except (RuntimeError, TypeError):  # torch's message lists every device type it knows
+            raise ValueError(f"device must be a torch device such as cpu, cuda or cuda:1, got {device!r}") from None
+        if self.device.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device {device!r}: torch sees no CUDA device on this machine")
         self.reward = reward
         self.progress_shaping = progress_shaping
         self.rotate_first_seat = bool(rotate_first_seat)

@@ -489,6 +489,12 @@ def test_bad_input_is_refused_and_changes_nothing():
     assert torch.equal(bg.owner, before) and bg.ply.tolist() == [0, 0, 0]
     bg.step(legal.int())  # any integer dtype is fine
     assert bg.ply.tolist() == [1, 1, 1]
+    for device, message in (("bogus", "device must be a torch device"), (3.5, "device must be a torch device")):
+        with pytest.raises(ValueError, match=message):
+            BatchedGame(Rules(), 2, device=device)
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="torch sees no CUDA device"):
+            BatchedGame(Rules(), 2, device="cuda")
     for shaping in (float("nan"), float("inf"), "x", True):
         with pytest.raises(ValueError, match="progress_shaping must be a finite number"):
             BatchedGame(Rules(), 2, progress_shaping=shaping)
