@@ -26,6 +26,8 @@ def parse_position(text: str) -> tuple[str, int, list[int], int, int, int]:
     """
     if not isinstance(text, str):
         raise ValueError(f"a position is a line of text, got {type(text).__name__}")
+    if not text.strip():
+        raise ValueError("a position is empty: expected <variant> <seats> <board> <to_move> [<ply>]")
     fields = text.strip().split(" ")
     if "" in fields:
         raise ValueError("a position's fields are separated by single spaces; found an empty field (two spaces)")

@@ -303,6 +303,16 @@ def test_calls_before_reset_and_unknown_agents_name_the_problem() -> None:
             call("player_9")
 
 
+def test_reset_options_must_be_a_dict_and_a_position_text() -> None:
+    raw = raw_env()
+    with pytest.raises(TypeError, match="options must be a dict or None, got str"):
+        raw.reset(options="position")
+    with pytest.raises(ValueError, match="a position is empty"):
+        raw.reset(options={"position": " "})
+    with pytest.raises(ValueError, match="a position is a line of text, got int"):
+        raw.reset(options={"position": 5})
+
+
 def test_reset_seed_must_be_an_integer() -> None:
     raw = raw_env(opponents={1: "random"})
     for bad in (1.5, "x", True):

@@ -91,6 +91,7 @@ def _edit_row(rows: list[str], r: int, i: int, ch: str) -> list[str]:
 
 
 MALFORMED = {
+    "empty": ("", ["a position is empty"]),
     "too few fields": ("star 2 " + _start()[2], ["4 or 5 fields", "got 3"]),
     "too many fields": (" ".join(_start()) + " 7", ["4 or 5 fields", "got 6"]),
     "double space": (" ".join(_start()).replace(" 0 0", "  0 0"), ["single spaces", "empty field"]),

@@ -216,6 +216,8 @@ class raw_env(AECEnv, EzPickle):
         same variant and seat count (the env's rule options apply, and its seat to move moves
         first); other keys are ignored.  ``seed``: an integer or None."""
         seed = check_seed(seed)
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
         position = (options or {}).get("position")
         if position is not None:
             game = Game.from_position(position, **self._options())
