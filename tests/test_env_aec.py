@@ -296,6 +296,9 @@ def test_calls_before_reset_and_unknown_agents_name_the_problem() -> None:
         raw_env().step(0)
     with pytest.raises(RuntimeError, match="call reset\\(\\) before observe\\(\\)"):
         raw_env().observe("player_0")
+    for mode in ("ansi", "rgb_array", "human"):
+        with pytest.raises(RuntimeError, match="call reset\\(\\) before render\\(\\)"):
+            raw_env(render_mode=mode).render()
     raw = raw_env()
     raw.reset()
     for call in (raw.observe, raw.action_mask):

@@ -135,6 +135,10 @@ def test_step_input_is_checked() -> None:
     e = HalmaEnv()
     with pytest.raises(RuntimeError, match="call reset\\(\\) before step\\(\\)"):
         e.step(0)
+    with pytest.raises(RuntimeError, match="call reset\\(\\) before action_masks\\(\\)"):
+        e.action_masks()
+    with pytest.raises(RuntimeError, match="call reset\\(\\) before render\\(\\)"):
+        HalmaEnv(render_mode="ansi").render()
     for bad in (1.5, "x"):
         with pytest.raises(TypeError, match="seed must be an integer or None"):
             e.reset(seed=bad)

@@ -287,6 +287,8 @@ class raw_env(AECEnv, EzPickle):
 
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
+        if self.game is None:
+            raise RuntimeError("call reset() before render()")
         if self.render_mode == "ansi":
             return render_text(self.game, color=False)
         if self.render_mode == "rgb_array":

@@ -180,6 +180,8 @@ class HalmaEnv(gymnasium.Env):
 
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the legal actions (all False once the episode is over)."""
+        if self.aec.game is None:
+            raise RuntimeError("call reset() before action_masks()")
         if self._illegal or self.agent not in self.aec.agents:
             return np.zeros(self.action_space.n, dtype=bool)
         return self.aec.action_mask(self.agent).astype(bool)
