@@ -28,7 +28,7 @@ from collections.abc import Callable
 from halma_env import Game, IllegalMoveError, Move, Rules
 from halma_env.records import GameRecord, load_record
 from halma_env.render import SEAT_COLOUR_NAMES, render_text
-from halma_env.rules import parse_rule_options
+from halma_env.rules import VARIANTS, parse_rule_options
 
 HUMAN = "human"
 MOVES_PER_LINE = 6  # the 'moves' list, in columns that fit an 80-column terminal
@@ -142,8 +142,11 @@ class PlaySession:
         cmd, args = words[0].lower(), words[1:]
         try:
             return self._dispatch(cmd, args, line.strip())
-        except (ValueError, OSError) as e:  # IllegalMoveError and RecordError are ValueErrors
+        except ValueError as e:  # IllegalMoveError and RecordError are ValueErrors
             self.out(f"error: {e}")
+            return True
+        except OSError as e:  # a file that cannot be read or written: its reason and name, no errno
+            self.out(f"error: {e.strerror or e}" + (f": {e.filename!r}" if e.filename else ""))
             return True
 
     def _dispatch(self, cmd: str, args: list[str], line: str) -> bool:
@@ -166,6 +169,8 @@ class PlaySession:
             self.out("\n".join(rows) or "no legal moves")
         elif cmd.startswith("#"):
             index = cmd[1:]
+            if not self.listed:
+                raise ValueError(f"there is no numbered list to pick {cmd} from: type 'moves' first")
             if not index.isdigit() or not 1 <= int(index) <= len(self.listed):
                 raise ValueError(f"pick a move #1..#{len(self.listed)} from the last 'moves' list, got {cmd}")
             self._human_move(self.listed[int(index) - 1])
@@ -212,12 +217,15 @@ class PlaySession:
                     f"{args[0]} is a {loaded.num_players}-seat game; this session has {len(self.seats)} seats"
                 )
             self.game, self.rules = loaded, loaded.rules
+            self.listed = []
+            self.out(f"loaded {args[0]}: ply {loaded.ply}")
             self.play_cpu_turns()
         elif cmd == "replay" and len(args) == 1:
             self.replay(load_record(args[0]))
         elif cmd == "new":
             self.rules = self.rules.replace(first_seat=(self.rules.first_seat + 1) % self.rules.num_players)
             self.game = Game(self.rules)
+            self.listed = []
             self.out(f"new game; seat {self.rules.first_seat} starts")
             self.play_cpu_turns()
         else:
@@ -227,7 +235,10 @@ class PlaySession:
     def _human_move(self, move: Move) -> None:
         if self.game.is_over:
             raise IllegalMoveError(f"the game is over ({self.game.end_reason}); type 'new' for another")
+        seat = self.game.to_move
         self.game.play(move)
+        self.listed = []  # the numbers were for the position before this move
+        self.out(f"seat {seat} ({self.seats[seat]}) plays {move}")
         self.play_cpu_turns()
 
     def _undo(self) -> None:
@@ -299,8 +310,14 @@ def terminal_read(prompt: str, timeout: float | None) -> str:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--variant", default="star", choices=["star", "diamond", "halma16"])
-    p.add_argument("--seats", type=int, default=2, help="number of seats (default 2)")
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = (
+        "players: human; a level easy, medium, hard or expert (or ladder:LEVEL, ladder:GAME:LEVEL) from the\n"
+        "rated ladder ($HALMA_LADDER names another ladder file); a bot such as greedy or search:depth=3;\n"
+        "a checkpoint .pt or an exported .onnx.\n\ncommands at a human's turn:" + HELP.rstrip()
+    )
+    p.add_argument("--variant", default="star", choices=VARIANTS, help="the game (default star)")
+    p.add_argument("--seats", type=int, help="number of seats (default: one per --players entry, else 2)")
     p.add_argument(
         "--players",
         help="comma-separated, one per seat: 'human' or a CPU level/bot (default: human, then --level for the rest)",
@@ -308,10 +325,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--level", default="medium", help="CPU level for the seats not given by --players (default medium)")
     p.add_argument("--preset", choices=["qdan", "kawu"], help="a public rule set")
     p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE", help="a rule option (repeatable)")
-    p.add_argument("--time-limit", type=float, choices=[30.0, 60.0], help="seconds per human move; then the CPU moves")
+    p.add_argument(
+        "--time-limit", type=int, choices=[30, 60],
+        help="seconds per human move, 30 or 60 as the public sites offer (default: none); then a CPU moves for them",
+    )
     p.add_argument("--cpu-time", type=float, default=None, help="CPU thinking budget per move in seconds")
     p.add_argument("--numbers", action="store_true", help="show hole numbers")
-    p.add_argument("--no-color", action="store_true")
+    p.add_argument("--no-color", action="store_true", help="no colours (off anyway when output is not a terminal)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--replay", metavar="FILE", help="step through a saved game record and exit")
 
@@ -319,18 +339,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         options = parse_rule_options(args.rule)
+        players = [s.strip() for s in args.players.split(",")] if args.players else None
+        seat_count = args.seats if args.seats is not None else len(players) if players else 2
         if args.preset:
-            rules = Rules.preset(args.preset, args.seats, **options)
+            rules = Rules.preset(args.preset, seat_count, **options)
             if args.variant != "star":
                 raise ValueError(f"the {args.preset} preset is for the star variant")
         else:
-            rules = Rules(args.variant, args.seats, **options)
-        if args.players:
-            seats = [s.strip() for s in args.players.split(",")]
-        else:
-            seats = [HUMAN] + [args.level] * (rules.num_players - 1)
+            rules = Rules(args.variant, seat_count, **options)
+        seats = players or [HUMAN] + [args.level] * (rules.num_players - 1)
         session = PlaySession(
-            rules, seats, time_limit=args.time_limit, seed=args.seed, color=not args.no_color,
+            rules, seats, time_limit=args.time_limit, seed=args.seed, color=not args.no_color and sys.stdout.isatty(),
             numbers=args.numbers, cpu_budget=args.cpu_time,
         )
     except ValueError as e:

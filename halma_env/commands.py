@@ -8,12 +8,12 @@ import time
 
 from halma_env.game import Game, perft
 from halma_env.render import render_text
-from halma_env.rules import Rules
+from halma_env.rules import VARIANTS, Rules
 
 
 def add_show_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("position", nargs="?", help="SPEC §3 position text (default: the start of --variant/--seats)")
-    p.add_argument("--variant", help="variant for the start position (default: star)")
+    p.add_argument("--variant", choices=VARIANTS, help="variant for the start position (default: star)")
     p.add_argument("--seats", type=int, help="seats for the start position (default: 2)")
     p.add_argument("--numbers", action="store_true", help="write every hole's number")
     p.add_argument("--no-color", action="store_true", help="plain text, no ANSI colours")
@@ -53,7 +53,7 @@ def run_show(args: argparse.Namespace) -> int:
 def add_perft_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("depth", type=int, help="number of plies")
     p.add_argument("--position", help="SPEC §3 position text (default: the start of --variant/--seats)")
-    p.add_argument("--variant", help="variant for the start position (default: star)")
+    p.add_argument("--variant", choices=VARIANTS, help="variant for the start position (default: star)")
     p.add_argument("--seats", type=int, help="seats for the start position (default: 2)")
     p.add_argument("--divide", action="store_true", help="also print the count below each first move")
 

@@ -72,4 +72,5 @@ def _status_line(game: Game) -> str:
     if game.is_over:
         places = ", ".join(f"seat {s}: {p}" for s, p in enumerate(game.places))
         return f"game over ({game.end_reason}); places: {places}"
-    return f"{game.rules.variant}, {game.num_players} seats, ply {game.ply}, seat {game.to_move} to move"
+    seats = f"{game.num_players} seat" + ("s" if game.num_players > 1 else "")
+    return f"{game.rules.variant}, {seats}, ply {game.ply}, seat {game.to_move} to move"

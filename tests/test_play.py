@@ -136,8 +136,24 @@ def test_save_load_replay(tmp_path):
     answers = iter(["", "", ""])
     s2.replay(__import__("halma_env.records", fromlist=["load_record"]).load_record(path), step=lambda: next(answers))
     assert out2[-1] == "[2/2] 7-16"
+    assert f"loaded {path}: ply 2" in out2
     s2.handle(f"load {tmp_path / 'missing.json'}")
     assert out2[-1].startswith("error:")
+    # a file error names the reason and the path, not the errno
+    s2.handle(f"save {tmp_path / 'no' / 'g.json'}")
+    assert out2[-1] == f"error: game record: no directory to save in: {str(tmp_path / 'no')!r}"
+
+
+def test_numbered_moves_belong_to_the_position_they_were_listed_in():
+    s, out = session([HUMAN, HUMAN])
+    s.handle("#1")
+    assert out[-1] == "error: there is no numbered list to pick #1 from: type 'moves' first"
+    s.handle("moves")
+    s.handle("#1")
+    assert s.game.ply == 1
+    assert "seat 0 (human) plays 111-102" in out  # a human's move is echoed like a CPU's
+    s.handle("#1")  # the list was for the position before that move
+    assert s.game.ply == 1 and out[-1].startswith("error: there is no numbered list")
 
 
 def test_new_game_rotates_the_start():
@@ -175,6 +191,23 @@ def test_rule_options_and_cli_errors(capsys):
     assert "unknown rule option" in capsys.readouterr().err
     assert main(["play", "--replay", "/nonexistent/game.json"]) == 2
     assert "cannot read '/nonexistent/game.json': No such file" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["play", "--time-limit", "45"])
+    assert "invalid choice: 45 (choose from 30, 60)" in capsys.readouterr().err
+
+
+def test_cli_session_takes_its_seat_count_from_the_players(monkeypatch, capsys):
+    import io
+
+    from agents.cli import main
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("quit\n"))
+    assert main(["play", "--players", "human,human,human"]) == 0
+    out = capsys.readouterr().out
+    assert "star, 3 seats, ply 0" in out
+    assert "\x1b[" not in out  # no colour codes when stdout is not a terminal
+    assert main(["play", "--seats", "2", "--players", "human,human,human"]) == 2
+    assert "2 seats need 2 players, got 3" in capsys.readouterr().err
 
 
 def test_whole_game_between_cpus_ends():
