@@ -208,6 +208,15 @@ class LevelPlayer:
         self.path = path
         self._players: dict[tuple[str, int], Any] = {}
 
+    def describe(self, rules: Rules) -> str:
+        """What the level plays as in ``rules``' game: the ladder entry's player (or the fallback bot)."""
+        entry = load_ladder(self.path)["games"].get(f"{rules.variant}-{rules.num_players}")
+        if entry is None:
+            from agents.registry import LEVELS as FALLBACK
+
+            return FALLBACK.get(self.level, "no player for this game")
+        return level_entry(self.level, rules.variant, rules.num_players, self.path)["player"]
+
     def player_for(self, rules: Rules) -> Any:
         """The concrete player for ``rules`` (made once per variant and seat count)."""
         key = (rules.variant, rules.num_players)

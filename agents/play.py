@@ -96,6 +96,17 @@ class PlaySession:
         else:
             self.cpu[seat] = player
 
+    def player_label(self, seat: int) -> str:
+        """The seat's player as named, with what a ladder level resolves to in this game."""
+        name = self.seats[seat]
+        describe = getattr(self.cpu.get(seat), "describe", None)
+        if describe is None:
+            return name
+        try:
+            return f"{name} = {describe(self.rules)}"
+        except ValueError:  # the level is missing from this game's ladder entry: playing it will say so
+            return name
+
     def is_human(self, seat: int) -> bool:
         return seat not in self.cpu
 
@@ -201,7 +212,7 @@ class PlaySession:
             self.play_cpu_turns()
         elif cmd == "cpu" and len(args) == 2:
             self.set_seat(_seat(args[0]), args[1])
-            self.out(f"seat {args[0]} is now played by {args[1]}")
+            self.out(f"seat {args[0]} is now played by {self.player_label(_seat(args[0]))}")
             self.play_cpu_turns()
         elif cmd == "human" and len(args) == 1:
             self.set_seat(_seat(args[0]), HUMAN)
@@ -268,6 +279,8 @@ class PlaySession:
     def run(self, read: Callable[[str, float | None], str]) -> None:
         """Read commands until quit; ``read(prompt, timeout)`` raises TimeUp or EOFError."""
         self.out("type 'help' for commands")
+        for seat in sorted(self.cpu):
+            self.out(f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}): {self.player_label(seat)}")
         self.play_cpu_turns()
         while True:
             if self.game.is_over or not self.is_human(self.game.to_move):

@@ -216,3 +216,27 @@ def test_whole_game_between_cpus_ends():
     s.game = Game(s.rules)
     s.play_cpu_turns()
     assert s.game.is_over and "game over" in out[-1]
+
+
+def test_a_level_seat_says_what_it_plays_as():
+    class Level(FirstMove):
+        name = "medium"
+
+        def describe(self, rules):
+            return f"model-for-{rules.variant}-{rules.num_players}.onnx"
+
+    out: list[str] = []
+    s = PlaySession(Rules("star", 2), [HUMAN, "medium"], color=False, out=out.append,
+                    make_player=lambda name, seed=None: Level())
+    s.run(lambda prompt, timeout: "quit")
+    assert "seat 1 (blue): medium = model-for-star-2.onnx" in out
+
+
+def test_the_shipped_ladder_describes_its_levels():
+    from agents.ladder import LevelPlayer
+
+    assert LevelPlayer("expert").describe(Rules("star", 2)) == "star-2-star2.onnx"
+    assert LevelPlayer("hard").describe(Rules("star", 3)) == "greedy"
+    from agents.registry import LEVELS
+
+    assert LevelPlayer("easy").describe(Rules("star", 1)) == LEVELS["easy"]  # no solitaire entry: the fallback bot
