@@ -78,6 +78,7 @@ class PlaySession:
             self.set_seat(seat, name)
         self.game = Game(rules)
         self.listed: list[Move] = []
+        self.listed_position = ""
         self.marks: list[int] = []
 
     # --- seats -------------------------------------------------------------------------
@@ -173,6 +174,7 @@ class PlaySession:
             self.draw()
         elif cmd == "moves":
             self.listed = game.legal_moves()
+            self.listed_position = game.position()  # the numbers hold for this position only
             cells = [f"#{i} {m}" for i, m in enumerate(self.listed, 1)]
             width = max(map(len, cells), default=0) + 2
             cells = [c.ljust(width) for c in cells]
@@ -180,8 +182,8 @@ class PlaySession:
             self.out("\n".join(rows) or "no legal moves")
         elif cmd.startswith("#"):
             index = cmd[1:]
-            if not self.listed:
-                raise ValueError(f"there is no numbered list to pick {cmd} from: type 'moves' first")
+            if not self.listed or self.listed_position != game.position():
+                raise ValueError(f"there is no numbered list of this position to pick {cmd} from: type 'moves' first")
             if not index.isdigit() or not 1 <= int(index) <= len(self.listed):
                 raise ValueError(f"pick a move #1..#{len(self.listed)} from the last 'moves' list, got {cmd}")
             self._human_move(self.listed[int(index) - 1])
@@ -211,8 +213,9 @@ class PlaySession:
             self.out(f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}) resigns")
             self.play_cpu_turns()
         elif cmd == "cpu" and len(args) == 2:
-            self.set_seat(_seat(args[0]), args[1])
-            self.out(f"seat {args[0]} is now played by {self.player_label(_seat(args[0]))}")
+            seat = _seat(args[0])
+            self.set_seat(seat, args[1])
+            self.out(f"seat {seat} is now played by {self.player_label(seat)}")
             self.play_cpu_turns()
         elif cmd == "human" and len(args) == 1:
             self.set_seat(_seat(args[0]), HUMAN)
@@ -228,7 +231,6 @@ class PlaySession:
                     f"{args[0]} is a {loaded.num_players}-seat game; this session has {len(self.seats)} seats"
                 )
             self.game, self.rules = loaded, loaded.rules
-            self.listed = []
             self.out(f"loaded {args[0]}: ply {loaded.ply}")
             self.play_cpu_turns()
         elif cmd == "replay" and len(args) == 1:
@@ -236,7 +238,6 @@ class PlaySession:
         elif cmd == "new":
             self.rules = self.rules.replace(first_seat=(self.rules.first_seat + 1) % self.rules.num_players)
             self.game = Game(self.rules)
-            self.listed = []
             self.out(f"new game; seat {self.rules.first_seat} starts")
             self.play_cpu_turns()
         else:
@@ -248,7 +249,6 @@ class PlaySession:
             raise IllegalMoveError(f"the game is over ({self.game.end_reason}); type 'new' for another")
         seat = self.game.to_move
         self.game.play(move)
-        self.listed = []  # the numbers were for the position before this move
         self.out(f"seat {seat} ({self.seats[seat]}) plays {move}")
         self.play_cpu_turns()
 

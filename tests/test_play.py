@@ -147,13 +147,17 @@ def test_save_load_replay(tmp_path):
 def test_numbered_moves_belong_to_the_position_they_were_listed_in():
     s, out = session([HUMAN, HUMAN])
     s.handle("#1")
-    assert out[-1] == "error: there is no numbered list to pick #1 from: type 'moves' first"
+    assert out[-1] == "error: there is no numbered list of this position to pick #1 from: type 'moves' first"
     s.handle("moves")
     s.handle("#1")
     assert s.game.ply == 1
     assert "seat 0 (human) plays 111-102" in out  # a human's move is echoed like a CPU's
     s.handle("#1")  # the list was for the position before that move
     assert s.game.ply == 1 and out[-1].startswith("error: there is no numbered list")
+    s.handle("moves")
+    s.handle("undo")  # back to the start: a list of ply 1 does not hold there
+    s.handle("#1")
+    assert s.game.ply == 0 and out[-1].startswith("error: there is no numbered list")
 
 
 def test_new_game_rotates_the_start():
