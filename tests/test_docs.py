@@ -1,0 +1,159 @@
+"""The README's and the docs' examples as a reader would use them.
+
+- every ``>>>`` example (a ``pycon`` block, python-chess's README style) prints what is shown;
+- every ``python`` block runs as written, in a fresh namespace and an empty working directory, after
+  the few lines of set-up a fragment needs (``SETUP``), unless ``NOT_RUN`` says why it cannot;
+- every ``halma ...`` command line, in shell blocks and inline code, parses with today's CLI, so a
+  renamed flag or a dropped choice cannot linger in the documentation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import doctest
+import io
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from agents.cli import COMMANDS, build_parser
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
+
+# Fragments that continue from text around them: (file, first line of the block without its comment)
+# -> lines run before it.
+SETUP = {
+    ("docs/environment.md", "raw = env.unwrapped"): (
+        "import halma_env\nenv = halma_env.env(variant='star', num_players=2)\nenv.reset(seed=0)\n"
+    ),
+    ("docs/export.md", "from agents.opponent import load_opponent"): (
+        "from agents.export import export_checkpoint\n"
+        "from halma_env import Game, Rules\n"
+        f"export_checkpoint({str(ROOT / 'agents/checkpoints/quickstart_star2.pt')!r}, 'hard', 'exports')\n"
+        "game = Game(Rules('star', 2))\n"
+    ),
+    ("docs/rules.md", "from halma_env import Game, GameRecord, load_record"): (
+        "from halma_env import Game, Rules\n"
+        "game = Game(Rules('star', 2))\n"
+        "for _ in range(24):\n"
+        "    game.play(game.legal_moves()[0])\n"
+    ),
+}
+
+# Blocks that are not run, each with its reason; keyed as SETUP (a line that is all comment stays whole).
+NOT_RUN = {
+    ("docs/batched.md", "# A/B recipe: python ab.py REV  (run in the repository root)"):
+        "a benchmark recipe that takes a git revision on its command line and runs for about a minute",
+    ("docs/environment.md", "import torch"):
+        "needs sb3-contrib, which is not a dependency, and trains for 100,000 steps",
+}
+
+# Placeholders the docs use in command lines, and a value of the right kind for each.
+PLACEHOLDERS = {"S": "0", "N": "2", "G": "10", "V": "star", "A": "greedy", "B": "random"}
+
+
+def _relative(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def _blocks(language: str) -> list[tuple[str, int, str]]:
+    """(file, line number of the body's first line, body) of every fenced block in ``language``."""
+    found = []
+    for path in DOC_FILES:
+        text = path.read_text(encoding="utf-8")
+        for match in FENCE.finditer(text):
+            if match.group(1) == language:
+                found.append((_relative(path), text.count("\n", 0, match.start(2)) + 1, match.group(2)))
+    return found
+
+
+def _key(file: str, body: str) -> tuple[str, str]:
+    first = body.splitlines()[0]
+    return file, first.split("#")[0].rstrip() or first
+
+
+PYTHON_BLOCKS = _blocks("python")
+RUN_BLOCKS = [block for block in PYTHON_BLOCKS if _key(block[0], block[2]) not in NOT_RUN]
+PYCON_BLOCKS = _blocks("pycon")
+
+
+@pytest.mark.parametrize(("file", "line", "body"), RUN_BLOCKS, ids=[f"{f}:{n}" for f, n, _ in RUN_BLOCKS])
+def test_python_block_runs(file: str, line: int, body: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    source = SETUP.get(_key(file, body), "") + body
+    namespace: dict = {"__name__": "__docs__"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(source, f"{file}:{line}", "exec"), namespace)
+
+
+def test_not_run_and_setup_name_real_blocks() -> None:
+    keys = {_key(file, body) for file, _, body in PYTHON_BLOCKS}
+    assert set(NOT_RUN) <= keys, f"NOT_RUN names blocks the docs no longer have: {set(NOT_RUN) - keys}"
+    assert set(SETUP) <= keys, f"SETUP names blocks the docs no longer have: {set(SETUP) - keys}"
+    assert len(RUN_BLOCKS) >= 8  # the examples are found, so they are really run
+
+
+@pytest.mark.parametrize(("file", "line", "body"), PYCON_BLOCKS, ids=[f"{f}:{n}" for f, n, _ in PYCON_BLOCKS])
+def test_interactive_examples_print_what_is_shown(file: str, line: int, body: str) -> None:
+    test = doctest.DocTestParser().get_doctest(body, {}, f"{file}:{line}", file, line)
+    report = io.StringIO()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test, out=report.write)
+    assert runner.failures == 0, report.getvalue()
+    assert runner.tries >= 3
+
+
+def test_readme_has_interactive_examples() -> None:
+    assert any(file == "README.md" for file, _, _ in PYCON_BLOCKS)
+
+
+def _command_lines(text: str) -> list[str]:
+    """The arguments after ``halma`` of every command line in shell blocks and inline code."""
+    lines = []
+    for match in FENCE.finditer(text):
+        if match.group(1) not in ("", "bash", "sh", "console"):
+            continue
+        block = re.sub(r"\\\n\s*", " ", match.group(2))
+        variables = dict(re.findall(r'^(\w+)="([^"]*)"$', block, re.M))
+        for name, value in variables.items():
+            block = block.replace(f"${name}", value)
+        lines += block.splitlines()
+    prose = FENCE.sub("", text)
+    lines += [re.sub(r"\s*\n\s*", " ", code) for code in re.findall(r"`([^`]+)`", prose)]
+    commands = []
+    for line in lines:
+        for part in re.split(r"&&|;|\|", line):
+            found = re.match(r"^(?:\w+=\S+\s+)*halma\s+(.*)$", part.strip())
+            if found:
+                commands.append(re.sub(r"\s#\s.*$", "", found.group(1)).strip())
+    return commands
+
+
+def _is_reference(argv: list[str]) -> bool:
+    """``halma train``, ``halma ladder --separation`` or ``halma bench ... --json`` in prose name a
+    command or one of its options rather than run it."""
+    return len(argv) == 1 or (len(argv) == 2 and argv[1].startswith("--")) or "..." in argv
+
+
+@pytest.mark.parametrize("path", DOC_FILES, ids=[_relative(p) for p in DOC_FILES])
+def test_command_lines_parse(path: Path) -> None:
+    failures, parsed = [], 0
+    for command in _command_lines(path.read_text(encoding="utf-8")):
+        argv = [PLACEHOLDERS.get(arg, arg) for arg in shlex.split(command)]
+        if argv[0] not in COMMANDS or _is_reference(argv):
+            continue
+        errors = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(errors), contextlib.redirect_stdout(io.StringIO()):
+                build_parser(load=argv[0]).parse_args(argv)
+        except SystemExit as exit_:
+            if exit_.code:
+                failures.append(f"halma {command}\n    {errors.getvalue().strip().splitlines()[-1]}")
+        parsed += 1
+    assert not failures, f"{_relative(path)}: command lines today's CLI refuses:\n" + "\n".join(failures)
+    if path.name in ("README.md", "training.md", "evaluation.md", "export.md"):
+        assert parsed >= 5, f"only {parsed} command lines found in {_relative(path)}"
