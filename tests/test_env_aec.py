@@ -579,3 +579,98 @@ def test_moving_the_king_onto_its_tip_earns_shaping() -> None:
     assert e.game.piece_at(0) == (0, True)
     assert e._cumulative_rewards["player_0"] == pytest.approx(1.0 / phi0) and 1.0 / phi0 > 0
     assert seat_potential(e.game, 0) == goal_distance("diamond", 3, 0)[40] > 0  # the straggler is still out
+
+
+# --- copies, the end of the game and the encoding helpers (audit) ------------------------------
+
+
+def env_state(e) -> tuple:
+    """Everything an agent loop sees, for comparing an env with its copy."""
+    raw = e.unwrapped
+    return (raw.game.position(), raw.game.ply, list(raw.agents), raw.agent_selection, dict(raw.rewards),
+            dict(raw._cumulative_rewards), dict(raw.terminations), dict(raw.truncations),
+            {a: raw.observe(a)["observation"].tobytes() for a in raw.agents})
+
+
+@pytest.mark.parametrize("wrapped", [False, True], ids=["raw", "wrapped"])
+def test_deepcopy_mid_game_is_an_independent_copy(wrapped: bool) -> None:
+    # copy.deepcopy must copy the game in progress (for tree search or branching), not rebuild a
+    # fresh env from the constructor arguments as EzPickle's pickling does (PettingZoo issue #1307)
+    import copy
+
+    make = make_env if wrapped else raw_env
+    e = make(variant="star", num_players=3, opponents={2: "random"}, progress_shaping=0.5, move_limit=60)
+    e.reset(seed=5)
+    rng = random.Random(1)
+    for _ in range(4):
+        e.step(random_action(e, e.agent_selection, rng))
+    clone = copy.deepcopy(e)
+    assert env_state(clone) == env_state(e)
+    assert clone.unwrapped.game is not e.unwrapped.game
+    # the same actions give the same game in both (the CPU seat's random generator was copied too)
+    for _ in range(6):
+        action = random_action(e, e.agent_selection, rng)
+        e.step(action)
+        clone.step(action)
+        assert env_state(clone) == env_state(e)
+    # and playing on in the copy leaves the original alone
+    before = env_state(e)
+    clone.step(random_action(clone, clone.agent_selection, rng))
+    assert env_state(e) == before and clone.unwrapped.game.ply > e.unwrapped.game.ply
+
+
+def test_step_after_every_agent_has_left_says_the_game_is_over() -> None:
+    e = raw_env(num_players=2, move_limit=2)
+    e.reset()
+    for agent in e.agent_iter():
+        e.step(None if e.terminations[agent] or e.truncations[agent] else
+               int(np.flatnonzero(e.observe(agent)["action_mask"])[0]))
+    assert e.agents == []
+    for action in (None, 0):
+        with pytest.raises(RuntimeError, match="the game is over.*call reset\\(\\)"):
+            e.step(action)
+    e.reset()
+    assert e.agents == e.possible_agents and e.game.ply == 0
+
+
+def test_resign_before_reset_names_the_problem() -> None:
+    with pytest.raises(RuntimeError, match="call reset\\(\\) before resign\\(\\)"):
+        raw_env().resign("player_0")
+
+
+def test_encode_move_and_decode_action_refuse_bad_input() -> None:
+    e = raw_env()
+    assert e.decode_action(0, np.int64(13533)) == (111, 102)
+    for bad in (13533.0, 3.7, "13533", True):
+        with pytest.raises(TypeError, match="action must be an integer"):
+            e.decode_action(0, bad)
+    with pytest.raises(ValueError, match="action must be 0..14640, got -1"):
+        e.decode_action(0, -1)
+    assert e.encode_move(0, (np.int64(111), 102)) == 13533
+    for bad in ((-1, 5), (5, 121), (500, 5)):
+        with pytest.raises(ValueError, match="holes are 0..120"):
+            e.encode_move(0, bad)
+    for bad in ((1.5, 2), (True, 2)):
+        with pytest.raises(TypeError, match="hole must be an integer"):
+            e.encode_move(0, bad)
+
+
+def test_deepcopy_shares_a_cpu_player_that_cannot_be_copied() -> None:
+    import copy
+
+    class Uncopyable:  # like an ONNX runtime session: deepcopy and pickle refuse it
+        name = "uncopyable"
+
+        def __deepcopy__(self, memo):
+            raise TypeError("cannot pickle 'InferenceSession' object")
+
+        def select_move(self, game, time_budget=None):
+            return game.legal_moves()[0]
+
+    player = Uncopyable()
+    e = raw_env(num_players=2, opponents={1: player})
+    e.reset(seed=0)
+    clone = copy.deepcopy(e)
+    assert clone.cpu_seats()["player_1"] is player and clone.game is not e.game
+    clone.step(clone.encode_move(0, (111, 102)))
+    assert clone.game.ply == 2 and e.game.ply == 0

@@ -201,3 +201,71 @@ def _train_maskable_ppo(sb3_contrib, make_vec_env) -> None:
     masks = np.array(vec.env_method("action_masks"))
     actions, _ = model.predict(obs, action_masks=masks, deterministic=True)
     assert all(masks[i, a] for i, a in enumerate(actions))
+
+
+# --- copies, bad actions and opponents given with numpy seats (audit) --------------------------
+
+
+def first_legal(e: HalmaEnv) -> int:
+    return int(np.flatnonzero(e.action_masks())[0])
+
+
+def test_pickle_mid_episode_gives_a_fresh_env_that_works() -> None:
+    # as the AEC env (EzPickle): the constructor arguments travel, the episode does not; before the
+    # fix, the copy kept its seat assignment but lost its CPU opponents and then crashed in step()
+    import pickle
+
+    e = HalmaEnv(variant="star", num_players=3, seat=1, opponents=["random", "random"], move_limit=40)
+    e.reset(seed=3)
+    e.step(first_legal(e))
+    clone = pickle.loads(pickle.dumps(e))
+    with pytest.raises(RuntimeError, match="call reset\\(\\) before step\\(\\)"):
+        clone.step(0)
+    fresh = HalmaEnv(variant="star", num_players=3, seat=1, opponents=["random", "random"], move_limit=40)
+    for env in (clone, fresh):
+        env.reset(seed=7)
+        for _ in range(4):
+            env.step(first_legal(env))
+    assert clone.game.moves == fresh.game.moves and clone.game.ply == fresh.game.ply
+
+
+def test_deepcopy_mid_episode_continues_the_same_episode() -> None:
+    import copy
+
+    e = gymnasium.make(GYM_ID, num_players=3, seat=None, move_limit=60, progress_shaping=1.0)
+    e.reset(seed=2)
+    e.step(first_legal(e.unwrapped))
+    clone = copy.deepcopy(e)
+    assert clone.unwrapped.game.moves == e.unwrapped.game.moves and clone.unwrapped.seat == e.unwrapped.seat
+    for _ in range(5):
+        action = first_legal(e.unwrapped)
+        a, b = e.step(action), clone.step(action)
+        assert np.array_equal(a[0]["observation"], b[0]["observation"]) and a[1:4] == b[1:4]
+    ply = e.unwrapped.game.ply
+    clone.step(first_legal(clone.unwrapped))
+    assert e.unwrapped.game.ply == ply < clone.unwrapped.game.ply
+
+
+def test_out_of_range_action_is_a_value_error_and_changes_nothing() -> None:
+    e = HalmaEnv()
+    e.reset(seed=0)
+    for bad in (-1, 121 * 121, 10**9, np.int64(-3)):
+        with pytest.raises(ValueError, match="action must be 0..14640"):
+            e.step(bad)
+    assert e.game.ply == 0 and e.action_masks().any()
+    _, _, terminated, _, _ = e.step(first_legal(e))  # the episode goes on
+    assert not terminated and e.game.ply == 2
+
+
+def test_illegal_action_final_observation_has_an_empty_mask() -> None:
+    e = HalmaEnv()
+    e.reset(seed=0)
+    obs, _, terminated, _, _ = e.step(0)  # masked: ends the episode
+    assert terminated and not obs["action_mask"].any() and e.observation_space.contains(obs)
+    assert e.game.ply == 0  # the game itself was not played on
+
+
+def test_opponents_keyed_by_numpy_integers() -> None:
+    e = HalmaEnv(num_players=3, seat=0, opponents={np.int64(1): "random", np.int32(2): "random"})
+    e.reset(seed=0)
+    assert sorted(e.aec.cpu_seats()) == ["player_1", "player_2"]

@@ -7,6 +7,7 @@ of actions, observation planes, rewards, terminations, info, rendering and seat 
 
 from __future__ import annotations
 
+import copy
 import math
 import sys
 from typing import Any
@@ -46,6 +47,44 @@ def action_int(action: Any) -> int:
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return int(value)
     raise TypeError(f"action must be an integer, got {action!r} ({type(action).__name__})")
+
+
+def hole_int(hole: Any, num_holes: int) -> int:
+    """A hole number as a Python int in ``0 .. num_holes - 1``; anything else is refused (a
+    negative number would otherwise index from the end of the tables)."""
+    if isinstance(hole, bool) or not isinstance(hole, (int, np.integer)):
+        raise TypeError(f"a hole must be an integer, got {hole!r} ({type(hole).__name__})")
+    if not 0 <= hole < num_holes:
+        raise ValueError(f"holes are 0..{num_holes - 1}, got {hole}")
+    return int(hole)
+
+
+def _copy_player(player: Any) -> Any:
+    """A deep copy of a CPU player (or its spec), or the player itself when it cannot be copied.
+    Its own memo: a player refers to nothing else of the env's, and a failed copy leaves no trace."""
+    try:
+        return copy.deepcopy(player)
+    except (TypeError, copy.Error):  # e.g. "cannot pickle 'InferenceSession' object"
+        return player
+
+
+def copy_state(env: Any, memo: dict[int, Any], shared: set[str], players: set[str]) -> Any:
+    """``copy.deepcopy`` of an env object attribute by attribute, bypassing ``EzPickle`` (whose
+    pickling rebuilds a fresh env): ``shared`` attributes are not copied, ``players`` hold CPU
+    players or their specs (a dict or list, each copied on its own; see ``_copy_player``), the rest is
+    deep-copied."""
+    clone = type(env).__new__(type(env))
+    memo[id(env)] = clone
+    for key, value in env.__dict__.items():
+        if key in shared:
+            clone.__dict__[key] = value
+        elif key in players and isinstance(value, dict):
+            clone.__dict__[key] = {k: _copy_player(v) for k, v in value.items()}
+        elif key in players and isinstance(value, list):
+            clone.__dict__[key] = [_copy_player(v) for v in value]
+        else:
+            clone.__dict__[key] = copy.deepcopy(value, memo)
+    return clone
 
 
 def check_seed(seed: Any) -> int | None:
@@ -143,13 +182,27 @@ class raw_env(AECEnv, EzPickle):
         """The action of ``move`` (a Move, (src, dst) or "src-dst") in ``seat``'s canonical frame."""
         if isinstance(move, str):
             move = Move.parse(move)
-        src, dst = move
+        src, dst = (hole_int(h, self.num_holes) for h in move)
         return self.encoding.encode_move(self._seat(seat), src, dst)
 
     def decode_action(self, seat: int, action: int) -> Move:
         """The move (in board holes) that ``action`` means for ``seat``."""
-        src, dst = self.encoding.decode_action(self._seat(seat), int(action))
+        src, dst = self.encoding.decode_action(self._seat(seat), action_int(action))
         return Move(src, dst)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> raw_env:
+        """A copy of the env as it is, game in progress included (for tree search or branching).
+
+        ``EzPickle`` alone would make ``copy.deepcopy`` build a fresh env from the constructor
+        arguments, as ``pickle`` does.  The lookup tables are shared, the game is copied with
+        ``Game.copy`` and everything else (agents, rewards, CPU players and their generators, the
+        turn cache) is deep-copied; a CPU player that cannot be copied (an ONNX runtime session)
+        is shared by the two envs."""
+        if self.game is not None:
+            memo[id(self.game)] = self.game.copy()
+        shared = {"encoding", "_canon", "_from_canon", "_hole_of_bit", "_dist", "_king_dist", "_phi_start", "rules",
+                  "_ezpickle_args", "_ezpickle_kwargs"}
+        return copy_state(self, memo, shared, players={"_cpu", "_cpu_specs"})
 
     def _seat(self, who: Any) -> int:
         """A seat from a seat number or an agent name (ValueError otherwise)."""
@@ -250,6 +303,8 @@ class raw_env(AECEnv, EzPickle):
     def step(self, action: Any) -> None:
         if self.game is None:
             raise RuntimeError("call reset() before step()")
+        if not self.agents:
+            raise RuntimeError("the game is over and every agent has left: call reset() to play again")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -326,6 +381,8 @@ class raw_env(AECEnv, EzPickle):
         """``agent`` resigns (SPEC §4): with 2 seats the other wins; with more it takes the last free
         place and the others play on.  Its termination and reward follow as for a finished seat."""
         seat = self._seat(agent)
+        if self.game is None:
+            raise RuntimeError("call reset() before resign()")
         name = self.possible_agents[seat]
         if name not in self.agents or self.terminations[name] or self.truncations[name]:
             raise ValueError(f"{name} is no longer playing and cannot resign")

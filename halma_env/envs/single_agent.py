@@ -14,9 +14,10 @@ from typing import Any
 
 import gymnasium
 import numpy as np
+from gymnasium.utils import EzPickle
 
 from halma_env import GYM_ID
-from halma_env.envs.aec import action_int, check_seed, raw_env
+from halma_env.envs.aec import action_int, check_seed, copy_state, raw_env
 
 
 def register() -> None:
@@ -25,7 +26,7 @@ def register() -> None:
         gymnasium.register(id=GYM_ID, entry_point="halma_env.envs.single_agent:HalmaEnv")
 
 
-class HalmaEnv(gymnasium.Env):
+class HalmaEnv(gymnasium.Env, EzPickle):
     """One seat of a Halma-family game against CPU opponents.
 
     - ``seat``: the learner's seat, or ``None`` for a uniformly drawn seat at every reset.
@@ -37,6 +38,8 @@ class HalmaEnv(gymnasium.Env):
       TerminateIllegalWrapper does); ``info["illegal_action"]`` is then True.
     - The observation is the AEC dict ``{"observation", "action_mask"}``; ``action_masks()`` gives the
       mask as sb3-contrib's MaskablePPO expects.
+    - ``pickle`` stores the constructor arguments (``EzPickle``, as the AEC env: call ``reset()`` on
+      the copy); ``copy.deepcopy`` copies the episode in progress.
     """
 
     metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 2}
@@ -53,6 +56,10 @@ class HalmaEnv(gymnasium.Env):
         render_mode: str | None = None,
         **rule_options: Any,
     ) -> None:
+        EzPickle.__init__(
+            self, variant, num_players, seat, opponents, reward, progress_shaping, illegal_reward, render_mode,
+            **rule_options,
+        )
         self.aec = raw_env(
             variant=variant, num_players=num_players, render_mode=render_mode, reward=reward,
             progress_shaping=progress_shaping, **rule_options,
@@ -82,12 +89,13 @@ class HalmaEnv(gymnasium.Env):
         if opponents is None:
             return ["random"] * (n - 1)
         if isinstance(opponents, Mapping):
-            bad = [k for k in opponents if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < n]
+            seats = (int, np.integer)
+            bad = [k for k in opponents if isinstance(k, bool) or not isinstance(k, seats) or not 0 <= k < n]
             if bad:
                 raise ValueError(f"opponents keys must be seats 0..{n - 1}, got {bad}")
             if seat is not None and seat in opponents:
                 raise ValueError(f"opponents has an entry for seat {seat}, which is the learner's seat")
-            specs: dict[int, Any] | list[Any] = dict(opponents)
+            specs: dict[int, Any] | list[Any] = {int(k): v for k, v in opponents.items()}
         elif isinstance(opponents, Sequence) and not isinstance(opponents, str):
             if len(opponents) != n - 1:
                 raise ValueError(f"opponents must list {n - 1} players (one per other seat), got {len(opponents)}")
@@ -101,6 +109,11 @@ class HalmaEnv(gymnasium.Env):
                     f"select_move(game), got {spec!r}"
                 )
         return specs
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> HalmaEnv:
+        """A copy of the episode in progress (``EzPickle`` alone would give a fresh env); see
+        ``raw_env.__deepcopy__``."""
+        return copy_state(self, memo, {"_ezpickle_args", "_ezpickle_kwargs"}, players={"opponents"})
 
     @property
     def agent(self) -> str:
@@ -160,9 +173,12 @@ class HalmaEnv(gymnasium.Env):
             raise RuntimeError("the episode is over: call reset()")
         mask = aec.action_mask(agent)
         a = action if type(action) is int else action_int(action)
-        if not 0 <= a < mask.shape[0] or not mask[a]:
+        if not 0 <= a < mask.shape[0]:  # not an action of the space: a bug in the caller, not a move
+            raise ValueError(f"action must be 0..{mask.shape[0] - 1}, got {a}")
+        if not mask[a]:
             self._illegal = True
             obs = aec.observe(agent)
+            obs["action_mask"][:] = 0  # the episode is over: nothing is legal any more
             info = self._info()
             info["illegal_action"] = True
             return obs, self.illegal_reward, True, False, info
