@@ -54,11 +54,16 @@ class Move:
     @classmethod
     def parse(cls, text: str) -> Move:
         """``"src-dst"`` -> Move."""
+        if not isinstance(text, str):
+            raise IllegalMoveError(f"a move is written 'src-dst' with two hole numbers, got {type(text).__name__}")
         parts = text.strip().split("-")
         # isascii: str.isdigit also accepts digits such as '²' that int() refuses
         if len(parts) != 2 or not all(p.strip().isascii() and p.strip().isdigit() for p in parts):
             raise IllegalMoveError(f"a move is written 'src-dst' with two hole numbers, got {text!r}")
-        return cls(int(parts[0]), int(parts[1]))
+        try:
+            return cls(int(parts[0]), int(parts[1]))
+        except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
+            raise IllegalMoveError(f"a move's hole number is far too long ({len(text)} characters)") from None
 
     def __iter__(self):
         yield self.src
@@ -72,6 +77,8 @@ class Move:
         return NotImplemented
 
     def __lt__(self, other: Move) -> bool:
+        if not isinstance(other, Move):
+            return NotImplemented
         return (self.src, self.dst) < (other.src, other.dst)
 
     def __hash__(self) -> int:
@@ -292,6 +299,9 @@ class Game:
             self._status[s] = FINISHED
             self._places[s] = self._top
         self._top += len(done)
+        if done and not rules.play_to_end and n >= 3:
+            self._end_by_progress("first_finish")  # the first finish has happened: as in _after_move
+            return
         if self._check_decided("finished"):
             return
         passes: list[int] = []
@@ -349,6 +359,21 @@ class Game:
         other._best = list(self._best)
         other._gen = dict(self._gen)
         return other
+
+    def __getstate__(self) -> dict:
+        """Pickle the position, outcome and history, not the lookup tables: they are shared by
+        every game of a variant and seat count (``_tables`` caches them) and weigh ~200 kB."""
+        state = dict(self.__dict__)
+        for name in ("_t", "layout", "geometry"):
+            del state[name]
+        state["_gen"] = {}
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._t = _tables(self.rules.variant, self.rules.num_players)
+        self.layout = self._t.layout
+        self.geometry = self.layout.geometry
 
     # --- reading the position ---------------------------------------------------------
 
@@ -963,9 +988,18 @@ def _overfull(cost, g, holes, goal) -> int:
 
 
 def perft(game: Game, depth: int) -> int:
-    """Number of distinct (src, dst) move sequences of length ``depth`` (SPEC §6)."""
-    if depth < 0:
-        raise ValueError(f"depth must be >= 0, got {depth}")
+    """Number of distinct (src, dst) move sequences of length ``depth`` (SPEC §6).
+
+    The game is searched in place and left as it was, also when the search is interrupted."""
+    value = _as_int(depth)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"depth must be an integer >= 0, got {depth!r}")
+    if value < 0:
+        raise ValueError(f"depth must be >= 0, got {value}")
+    return _perft(game, value)
+
+
+def _perft(game: Game, depth: int) -> int:
     if depth == 0:
         return 1
     if depth == 1:
@@ -973,8 +1007,10 @@ def perft(game: Game, depth: int) -> int:
     total = 0
     for move in game.legal_moves():
         game.play(move)
-        total += perft(game, depth - 1)
-        game.undo()
+        try:
+            total += _perft(game, depth - 1)
+        finally:
+            game.undo()
     return total
 
 

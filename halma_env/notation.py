@@ -19,6 +19,11 @@ def _is_number(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
+def _shown(text: str) -> str:
+    """``repr(text)``, cut short for messages when the text is long."""
+    return repr(text) if len(text) <= 40 else f"{text[:30]!r}... ({len(text)} characters)"
+
+
 def parse_position(text: str) -> tuple[str, int, list[int], int, int, int]:
     """-> (variant, seats, piece bit sets per seat, king bit set, seat to move, ply).
 
@@ -42,12 +47,13 @@ def parse_position(text: str) -> tuple[str, int, list[int], int, int, int]:
     ply_text = fields[4] if len(fields) == 5 else ""
     for name, number in (("seats", seats_text), ("to_move", to_move_text), ("ply", ply_text)):
         if _is_number(number) and len(number) > 1 and number[0] == "0":
-            raise ValueError(f"{name} field: numbers are written without leading zeros, got {number!r}")
+            raise ValueError(f"{name} field: numbers are written without leading zeros, got {_shown(number)}")
     if variant not in VARIANTS:
-        raise ValueError(f"variant field: expected one of {', '.join(VARIANTS)}, got {variant!r}")
-    if not _is_number(seats_text) or int(seats_text) not in SEAT_COUNTS[variant]:
+        raise ValueError(f"variant field: expected one of {', '.join(VARIANTS)}, got {_shown(variant)}")
+    # compared as text: int() refuses numbers of more than a few thousand digits
+    if seats_text not in [str(k) for k in SEAT_COUNTS[variant]]:
         allowed = ", ".join(map(str, SEAT_COUNTS[variant]))
-        raise ValueError(f"seats field: {variant} takes {allowed} seats, got {seats_text!r}")
+        raise ValueError(f"seats field: {variant} takes {allowed} seats, got {_shown(seats_text)}")
     n = int(seats_text)
     lay = layout(variant, n)
     g = lay.geometry
@@ -61,7 +67,7 @@ def parse_position(text: str) -> tuple[str, int, list[int], int, int, int]:
     hole = 0
     for r, (row, width) in enumerate(zip(rows, g.row_widths)):
         if len(row) != width:
-            raise ValueError(f"board field: row {r} must have {width} holes, got {len(row)} ({row!r})")
+            raise ValueError(f"board field: row {r} must have {width} holes, got {len(row)} ({_shown(row)})")
         for ch in row:
             if ch != ".":
                 if ch in PIECE_CHARS:
@@ -88,13 +94,16 @@ def parse_position(text: str) -> tuple[str, int, list[int], int, int, int]:
     for seat, count in enumerate(counts):
         if count > lay.max_pieces:
             raise ValueError(f"board field: seat {seat} has {count} pieces; {variant} gives at most {lay.max_pieces}")
-    if not _is_number(to_move_text) or not 0 <= int(to_move_text) < n:
-        raise ValueError(f"to_move field: expected a seat 0..{n - 1}, got {to_move_text!r}")
+    if to_move_text not in [str(s) for s in range(n)]:
+        raise ValueError(f"to_move field: expected a seat 0..{n - 1}, got {_shown(to_move_text)}")
     ply = 0
     if len(fields) == 5:
-        if not _is_number(fields[4]):
-            raise ValueError(f"ply field: expected a non-negative integer, got {fields[4]!r}")
-        ply = int(fields[4])
+        if not _is_number(ply_text):
+            raise ValueError(f"ply field: expected a non-negative integer, got {_shown(ply_text)}")
+        try:
+            ply = int(ply_text)
+        except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
+            raise ValueError(f"ply field: a ply count of {len(ply_text)} digits is far too long") from None
     return variant, n, pieces, kings, int(to_move_text), ply
 
 

@@ -111,7 +111,7 @@ class GameRecord:
 
     def to_json(self, indent: int | None = 1) -> str:
         """The record as JSON text."""
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
 
     @classmethod
     def from_dict(cls, data: Any) -> GameRecord:
@@ -173,6 +173,8 @@ class GameRecord:
             data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
         except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as e:
             raise RecordError(f"game record: not valid JSON: {e}") from None
+        except RecursionError:  # the decoder recurses into nested arrays and objects
+            raise RecordError("game record: not valid JSON: nested too deeply") from None
         return cls.from_dict(data)
 
     def save(self, path: str | os.PathLike) -> None:
@@ -301,8 +303,8 @@ class GameRecord:
         if not isinstance(self.metadata, dict) or not all(isinstance(k, str) for k in self.metadata):
             raise RecordError("game record: metadata must be an object with string keys")
         try:
-            json.dumps(self.metadata)
-        except (TypeError, ValueError) as e:
+            json.dumps(self.metadata, allow_nan=False)  # NaN and infinities are not JSON
+        except (TypeError, ValueError, RecursionError) as e:
             raise RecordError(f"game record: metadata is not JSON-serialisable: {e}") from None
 
 
@@ -311,7 +313,10 @@ def _apply(game: Game, index: int, event: str) -> None:
     resign = _RESIGN_RE.fullmatch(event)
     try:
         if resign:
-            game.resign(int(resign.group(1)))
+            digits = resign.group(1)
+            if len(digits) > 9:  # int() refuses numbers of more than a few thousand digits
+                raise IllegalMoveError(f"seat must be 0..{game.num_players - 1}, got a {len(digits)}-digit number")
+            game.resign(int(digits))
         else:
             game.play(event)
     except IllegalMoveError as e:

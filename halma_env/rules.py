@@ -108,6 +108,10 @@ class Rules:
         ``kawu``: 2, 3, 4 or 6 seats, the first to finish wins, and a game still running after
         300 plies is won by progress (most pieces in the goal).
         """
+        if name not in PRESETS:
+            raise ValueError(f"unknown preset {name!r}; expected one of {', '.join(PRESETS)}")
+        if "variant" in overrides:
+            raise ValueError(f"the {name} preset is a star rule set: it takes no variant option")
         if name == "qdan":
             return cls("star", num_players, **overrides)
         if name == "kawu":

@@ -184,3 +184,83 @@ def test_hole_and_seat_arguments_are_checked_not_wrapped() -> None:
     assert game.piece_at(np.int64(113)) == (0, False) and game.pieces(np.int8(1)) == list(range(10))
     assert game.legal_destinations(np.int32(113)) == game.legal_destinations(113) != []
     assert game.progress(np.int64(0)) == game.progress(0)
+
+
+def test_moves_order_only_against_moves() -> None:
+    """``<`` between a Move and anything else is a TypeError (as for tuples and ints), not an
+    AttributeError from inside the comparison."""
+    assert Move(1, 2) < Move(1, 3) and not Move(1, 3) < Move(1, 2)
+    for other in (5, (1, 3), "1-3", None):
+        with pytest.raises(TypeError):
+            Move(1, 2) < other  # type: ignore[operator]  # noqa: B015
+    with pytest.raises(TypeError):
+        sorted([Move(1, 2), (0, 1)])
+
+
+def test_move_parse_refuses_non_text_and_overlong_numbers() -> None:
+    from halma_env import IllegalMoveError
+
+    for bad in (5, None, b"1-2", (1, 2)):
+        with pytest.raises(IllegalMoveError, match="a move is written 'src-dst'"):
+            Move.parse(bad)  # type: ignore[arg-type]
+    huge = "9" * 5000
+    with pytest.raises(IllegalMoveError, match="hole number"):
+        Move.parse(f"{huge}-1")
+    game = Game(Rules("star", 2))
+    before = game.position()
+    with pytest.raises(IllegalMoveError, match="hole number"):
+        game.play(f"1-{huge}")
+    assert game.position() == before and game.history == []
+
+
+@pytest.mark.parametrize("depth", [1.5, "2", None, True, -1])
+def test_perft_refuses_a_bad_depth_and_leaves_the_game_alone(depth) -> None:
+    from halma_env import perft
+
+    game = Game(Rules("star", 3))
+    random_playout(game, random.Random(4), 7)
+    before = (game.position(), game.history, game.ply)
+    with pytest.raises((TypeError, ValueError), match="depth"):
+        perft(game, depth)
+    assert (game.position(), game.history, game.ply) == before
+    assert perft(game, 2) == perft(game.copy(), 2)
+
+
+def test_perft_leaves_the_game_as_it_was_when_interrupted() -> None:
+    """An exception inside the search (here: a KeyboardInterrupt from a patched play) must not
+    leave moves played on the caller's game."""
+    from halma_env import perft
+
+    game = Game(Rules("star", 2))
+    before = game.position()
+    calls = 0
+    real_play = game.play
+
+    def play(move) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            raise KeyboardInterrupt
+        real_play(move)
+
+    game.play = play  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        perft(game, 3)
+    assert game.position() == before and game.history == []
+
+
+def test_a_pickled_game_is_small_and_plays_on() -> None:
+    """A Game pickles without its per-variant lookup tables (rebuilt from the cache on load)."""
+    for variant, seats in CASES:
+        game = _positions(variant, seats, 1, seed=2)[0]
+        data = pickle.dumps(game)
+        assert b"_Tables" not in data and len(data) < 60_000, (variant, seats, len(data))
+        again = pickle.loads(data)
+        assert again.position() == game.position() and again.legal_moves() == game.legal_moves()
+        assert again.history == game.history and again.rules == game.rules
+        move = again.legal_moves()[-1]
+        again.play(move)
+        again.undo()
+        again.undo()
+        game.undo()
+        assert again.position() == game.position()

@@ -128,6 +128,10 @@ MALFORMED = {
     "seats leading zero": ("star 02 " + " ".join(_start()[2:]), ["seats field", "leading zeros", "'02'"]),
     "to_move leading zero": (" ".join(_start()[:3] + ["00", "0"]), ["to_move field", "leading zeros", "'00'"]),
     "ply leading zero": (" ".join(_start()[:4] + ["007"]), ["ply field", "leading zeros", "'007'"]),
+    # more digits than int() converts (sys.get_int_max_str_digits): still the field's own error
+    "ply far too long": (" ".join(_start()[:4] + ["9" * 5000]), ["ply field", "5000 digits"]),
+    "to_move far too long": (" ".join(_start()[:3] + ["9" * 5000, "0"]), ["to_move field", "0..1"]),
+    "seats far too long": ("star " + "9" * 5000 + " " + " ".join(_start()[2:]), ["seats field", "1, 2, 3"]),
 }
 
 

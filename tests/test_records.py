@@ -258,3 +258,32 @@ def test_start_with_automatic_passes_replays_them() -> None:
     assert record.start == text + " 0"
     replayed = record.replay()
     assert replayed.history == game.history and replayed.position() == game.position()
+
+
+def test_pathological_json_and_overlong_numbers_are_record_errors() -> None:
+    """Deeply nested JSON (Python's decoder recurses) and a resigning seat of more digits than
+    int() converts are RecordErrors like any other corrupt record."""
+    with pytest.raises(RecordError, match="not valid JSON"):
+        GameRecord.from_json("[" * 100_000 + "]" * 100_000)
+    doc = _doc()
+    doc["events"].append("resign:" + "9" * 5000)
+    with pytest.raises(RecordError, match="event 6 .* is an illegal resignation: seat"):
+        GameRecord.from_dict(doc).replay()
+    doc = _doc()
+    doc["events"].append("9" * 5000 + "-1")
+    with pytest.raises(RecordError, match="event 6 .* is an illegal move: a move's hole number is far too long"):
+        GameRecord.from_dict(doc).replay()
+
+
+def test_records_are_strict_json() -> None:
+    """NaN and infinities are not JSON (other readers refuse them): metadata holding them is refused
+    when the record is made, so that to_json() always writes standard JSON."""
+    for bad in (float("nan"), float("inf"), [1.0, float("-inf")]):
+        with pytest.raises(RecordError, match="metadata is not JSON-serialisable"):
+            GameRecord.from_game(Game(), metadata={"score": bad})
+    text = json.dumps(_doc() | {"metadata": {"score": float("nan")}})
+    assert "NaN" in text
+    with pytest.raises(RecordError, match="metadata is not JSON-serialisable"):
+        GameRecord.from_json(text)
+    record = GameRecord.from_game(Game(), metadata={"score": 0.5})
+    assert json.loads(record.to_json(), parse_constant=lambda c: pytest.fail(c)) == record.to_dict()

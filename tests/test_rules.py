@@ -114,6 +114,15 @@ def test_presets() -> None:
         Rules.preset("fast", 2)
 
 
+def test_preset_overrides_cannot_change_what_the_preset_fixes() -> None:
+    """Presets are star games: a variant override is a ValueError naming it, not a TypeError
+    about duplicate arguments."""
+    assert Rules.preset("kawu", 3, move_limit=200).move_limit == 200
+    for name in ("qdan", "kawu"):
+        with pytest.raises(ValueError, match=f"the {name} preset is a star rule set.*variant"):
+            Rules.preset(name, 2, variant="diamond")
+
+
 def test_kawu_game_is_decided_by_progress_after_300_plies() -> None:
     game = Game(Rules.preset("kawu", 3))
     random_playout(game, random.Random(3))
@@ -294,6 +303,20 @@ def test_play_to_end_off_equal_progress_shares_a_place() -> None:
     assert game.progress(1) == game.progress(2)
     game.play("18-9")
     assert game.is_over and game.end_reason == "first_finish" and game.places == [1, 2, 2]
+
+
+def test_play_to_end_off_loaded_position_with_a_finished_seat_is_over() -> None:
+    """SPEC §4: without play_to_end the game ends at the first finish.  A loaded position in which
+    a seat already meets its goal has had that finish: it is over at once, the others ranked by
+    progress, as after a finishing move."""
+    text = position("star", 3, {**{h: "0" for h in range(10)}, 60: "1", 110: "1", 61: "2"}, to_move=1)
+    game = Game.from_position(text, play_to_end=False)
+    assert game.is_over and game.end_reason == "first_finish"
+    assert game.progress(1).in_goal == 1 and game.progress(2).in_goal == 0
+    assert game.places == [1, 2, 3] and game.status == ["finished", "active", "active"]
+    assert game.legal_moves() == [] and game.history == []
+    on = Game.from_position(text)  # play_to_end on (the default): the others play on
+    assert not on.is_over and on.places == [1, None, None] and on.to_move == 1
 
 
 def test_play_to_end_off_with_two_seats_is_an_ordinary_win() -> None:
