@@ -325,7 +325,7 @@ class Trainer:
                 self._init_from(cfg.init_from)
             self.run_dir.mkdir(parents=True, exist_ok=True)
         self.writer = None
-        if not self.main:
+        if not self.main or self.update >= self.num_iterations:  # a resume with nothing to do changes nothing
             return
         (self.run_dir / "config.yaml").write_text(dump_yaml(cfg))
         if cfg.log.tensorboard:
@@ -968,7 +968,7 @@ def status_line(update: int, total: int, step: int, stats: dict[str, float]) -> 
 
 def eval_line(res: dict[str, Any], opponents: list[str]) -> str:
     parts = [f"{o}: win {res[o]['win_rate']:.0%} finish {res[o]['finish_rate']:.0%} "
-             f"len {res[o]['mean_length']:.0f}" for o in opponents if o in res]
+             f"len {res[o]['mean_length']:.0f} plies" for o in opponents if o in res]
     if "solo" in res:
         parts.append(f"solitaire: {res['solo']['moves']:.0f} moves" + ("" if res["solo"]["finished"] else
                                                                        " (unfinished)"))

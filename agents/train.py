@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
+import signal
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -58,11 +61,63 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.quiet:
         cfg.log.progress_bar = False
-    if cfg.processes > 1:
-        from agents.parallel import spawn
+    try:
+        if cfg.processes > 1:
+            from agents.parallel import spawn
 
-        return spawn(train_and_evaluate, cfg.processes, cfg, args)
-    return train_and_evaluate(0, 1, cfg, args)
+            return spawn(train_and_evaluate, cfg.processes, cfg, args)
+        return train_and_evaluate(0, 1, cfg, args)
+    except KeyboardInterrupt:  # outside the updates (start, final evaluation), a second Ctrl-C, or processes > 1
+        print(f"\nhalma train: interrupted; {resume_hint(cfg, args)}", file=sys.stderr)
+        return 130
+
+
+def resume_command(args: argparse.Namespace) -> str:
+    """The command line that continues the run ``args`` started (its config, overrides and runs directory)."""
+    words = ["halma", "train", args.config, "--resume"]
+    for item in args.overrides:
+        words += ["--set", item]
+    if args.runs_dir != "runs":
+        words += ["--runs-dir", args.runs_dir]
+    if args.device:
+        words += ["--device", args.device]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def resume_hint(cfg: Any, args: argparse.Namespace) -> str:
+    """Where an interrupted run stands on disk and how to continue it."""
+    ckpt = Path(args.runs_dir) / cfg.name / "checkpoints" / "last.pt"
+    if not ckpt.exists():
+        return (f"no checkpoint was written yet (the first comes after checkpoint.every={cfg.checkpoint.every} "
+                "updates), so there is nothing to resume: run the same command again to start over")
+    return (f"the last checkpoint is {ckpt} (written every checkpoint.every={cfg.checkpoint.every} updates); "
+            f"continue with: {resume_command(args)}")
+
+
+class _GracefulInterrupt:
+    """The first SIGINT (Ctrl-C) asks the run to stop after the update in progress; a second one
+    interrupts at once (``KeyboardInterrupt``).  Installed only in the main thread of a single process."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: Any = None
+
+    def __enter__(self) -> _GracefulInterrupt:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        print("\nhalma train: interrupted: stopping after this update and saving a checkpoint "
+              "(Ctrl-C again to stop at once, losing the updates since the last checkpoint)", file=sys.stderr,
+              flush=True)
 
 
 def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Namespace) -> int:
@@ -78,6 +133,8 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
                           crossing_cache=Path(args.runs_dir) / CROSSING_CACHE)
     except ValueError as exc:
         error = str(exc)
+    except OSError as exc:  # an unwritable --runs-dir, or a file in its place
+        error = f"cannot write the run directory {str(run_dir)!r}: {exc.strerror or exc}"
     errors = [e for e in parallel.gather(error) if e is not None]  # all processes stop if one cannot start
     if errors:
         if rank == 0:
@@ -96,8 +153,20 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
     if main:
         on = f"{trainer.device}" + (f", {world_size} processes" if world_size > 1 else "")
         print(f"training {cfg.game.variant} {cfg.game.num_players} seats -> {run_dir} on {on}", flush=True)
-    trainer.train()
-    trainer.close()
+    if world_size == 1:
+        with _GracefulInterrupt() as interrupt:
+            try:
+                trainer.train(stop=lambda: interrupt.requested)
+            finally:
+                trainer.close()
+        if interrupt.requested:
+            trainer.save()  # the update that finished last (a second time if its checkpoint was just written)
+            print(f"halma train: stopped at update {trainer.update} ({trainer.global_step} steps); checkpoint "
+                  f"{ckpt}; continue with: {resume_command(args)}", file=sys.stderr)
+            return 130
+    else:
+        trainer.train()
+        trainer.close()
     if not main:
         return 0
     train_time = time.time() - t0
@@ -111,7 +180,8 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
         table = final_table(res, cfg.eval.final_opponents, cfg.eval.final_games)
         (run_dir / "final_eval.json").write_text(json.dumps(res, indent=2))
         (run_dir / "final_eval.md").write_text(table + "\n")
-        print(f"final evaluation ({time.time() - t1:.0f} s), policy alone:")
+        print(f"final evaluation ({time.time() - t1:.0f} s), policy alone; written to {run_dir / 'final_eval.md'} "
+              "and final_eval.json:")
         print(table)
         players = " ".join(cfg.eval.final_opponents[:1])
         print(f"cross-check with the arena: halma eval {ckpt} {players} --variant {cfg.game.variant} "

@@ -586,6 +586,77 @@ def test_cli_resume_reports_the_session_and_refuses_a_finished_run(tmp_path: Pat
     out, err = capsys.readouterr()
     assert "nothing to do" in err and "update 3 (192 steps)" in err and "trained" not in out
     assert last.read_bytes() == before
+    # a lower total is nothing to do either, and leaves the run directory as it was (config, logs)
+    config, logs = (tmp_path / "tiny" / "config.yaml").read_text(), sorted((tmp_path / "tiny" / "tb").iterdir())
+    assert main(["train", str(path), "--resume", "--set", "ppo.total_steps=128", *runs]) == 0
+    assert "nothing to do" in capsys.readouterr().err
+    assert (tmp_path / "tiny" / "config.yaml").read_text() == config
+    assert sorted((tmp_path / "tiny" / "tb").iterdir()) == logs
+
+
+def _interrupt_during_update(monkeypatch, times: int) -> None:
+    """Send this process SIGINT ``times`` times during the first PPO update (as Ctrl-C would)."""
+    import signal
+
+    real = agents.ppo.Trainer._ppo_update
+    sent = [0]
+
+    def update(self, data):
+        while sent[0] < times:
+            sent[0] += 1
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(self, data)
+
+    monkeypatch.setattr(agents.ppo.Trainer, "_ppo_update", update)
+
+
+def test_cli_ctrl_c_saves_a_resumable_checkpoint(tmp_path: Path, capsys, monkeypatch) -> None:
+    """The first Ctrl-C stops the run after the update in progress and saves it, with the command to go on."""
+    import signal
+
+    from agents.cli import main
+
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(tiny_config(ppo__total_steps=4 * 16 * 5, checkpoint__every=100)))
+    runs = ["--runs-dir", str(tmp_path), "--quiet"]
+    _interrupt_during_update(monkeypatch, 1)
+    handler = signal.getsignal(signal.SIGINT)
+    assert main(["train", str(path), *runs]) == 130
+    assert signal.getsignal(signal.SIGINT) is handler  # put back
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and "trained" not in out
+    assert "stopped at update 1 (64 steps)" in err
+    assert f"continue with: halma train {path} --resume --runs-dir {tmp_path}" in err
+    last = tmp_path / "tiny" / "checkpoints" / "last.pt"
+    assert load_checkpoint(last)["update"] == 1
+    monkeypatch.undo()
+    assert main(["train", str(path), "--resume", *runs]) == 0
+    assert "trained 320 steps (256 of them now)" in capsys.readouterr().out
+
+
+def test_cli_second_ctrl_c_stops_at_once_without_a_traceback(tmp_path: Path, capsys, monkeypatch) -> None:
+    from agents.cli import main
+
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(tiny_config(ppo__total_steps=4 * 16 * 5, checkpoint__every=100)))
+    _interrupt_during_update(monkeypatch, 2)
+    assert main(["train", str(path), "--runs-dir", str(tmp_path), "--quiet"]) == 130
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "nothing to resume" in err
+    assert not (tmp_path / "tiny" / "checkpoints" / "last.pt").exists()
+
+
+@pytest.mark.parametrize("runs_dir", ["a_file/runs", "/proc/halma_audit"])
+def test_cli_unwritable_runs_dir_is_named(tmp_path: Path, capsys, runs_dir: str) -> None:
+    from agents.cli import main
+
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(tiny_config()))
+    (tmp_path / "a_file").write_text("not a directory")
+    runs = runs_dir if runs_dir.startswith("/") else str(tmp_path / runs_dir)
+    assert main(["train", str(path), "--runs-dir", runs, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "halma train: cannot write the run directory" in err and "Traceback" not in err
 
 
 @pytest.mark.slow
