@@ -935,8 +935,10 @@ def _check_players(specs: Sequence[str], factory: Factory, rules: Rules) -> None
         try:
             player.select_move(Game(rules), time_budget=0.05)
         except ValueError as e:
-            raise ValueError(f"player {spec!r} cannot play this game (choose it with --variant, --seats): {e}") \
-                from None
+            # the reason names the game a player of another one plays (a checkpoint for 3 seats), or a
+            # file it needs that is gone (a ladder level's model): no generic hint, it would mislead for the latter
+            game = f"{rules.variant} with {rules.num_players} seat{'s' if rules.num_players > 1 else ''}"
+            raise ValueError(f"player {spec!r} cannot play {game}: {e}") from None
 
 
 def _check_out_dir(out: str) -> None:

@@ -20,6 +20,7 @@ import datetime as dt
 import io
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -169,54 +170,75 @@ def export_checkpoint(checkpoint: str | Path, level: str, out_dir: str | Path = 
     variant, seats = data["variant"], int(data["num_players"])
     blob = onnx_bytes(net, opset)
     out = Path(out_dir)
+    path = out / f"{name or f'{variant}-{seats}-{level}'}.onnx"
+    for target in (path, manifest_path(path)):
+        if target.is_dir():
+            raise ValueError(f"cannot write {str(target)!r}: a directory of that name is in the way")
+    # the model and its manifest are written and checked in a scratch directory inside out_dir, then
+    # moved into place: a failed or interrupted export leaves no partial files, and an earlier export
+    # of the same name stays as it was until the new one has passed its check
+    made = [d for d in (out, *out.parents) if not d.exists()]  # removed again if the export fails
     try:
         out.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=".export-", dir=out))
     except OSError as e:
+        _remove_empty(made)
         raise ValueError(f"cannot write to the output directory {str(out)!r}: {e.strerror or e}") from None
-    path = out / f"{name or f'{variant}-{seats}-{level}'}.onnx"
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(blob)
-    os.replace(tmp, path)
-    manifest = {
-        "format": MANIFEST_FORMAT,
-        "format_version": MANIFEST_VERSION,
-        "level": level,
-        "variant": variant,
-        "num_players": seats,
-        "encoding_version": ENCODING_VERSION,
-        "observation_shape": list(encoding(variant, seats).observation_shape),
-        "num_actions": encoding(variant, seats).num_actions,
-        "inputs": {"observation": "int8 (batch, rows, cols, 12)", "action_mask": "int8 (batch, H*H)"},
-        "outputs": {"logits": "float32 (batch, H*H), illegal = -1e8", "value": "float32 (batch,)"},
-        "opset": opset,
-        "rating": rating,
-        "rating_source": "halma export --rating" if rating is not None else None,
-        "source": {
-            "checkpoint": str(checkpoint),
-            "checkpoint_sha256": file_sha256(checkpoint),
-            "network": dict(data["network"]),
-            "config": data.get("config"),
-            "global_step": data.get("global_step"),
-            "update": data.get("update"),
-        },
-        "exported_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "torch_version": _torch().__version__,
-        "onnx_file": path.name,
-        "onnx_sha256": file_sha256(path),
-    }
-    mpath = write_manifest(path, manifest)
     try:
-        check = compare(net, OnnxPolicy(path), sample_positions(variant, seats, check_positions))
+        staged = scratch / path.name
+        staged.write_bytes(blob)
+        manifest = {
+            "format": MANIFEST_FORMAT,
+            "format_version": MANIFEST_VERSION,
+            "level": level,
+            "variant": variant,
+            "num_players": seats,
+            "encoding_version": ENCODING_VERSION,
+            "observation_shape": list(encoding(variant, seats).observation_shape),
+            "num_actions": encoding(variant, seats).num_actions,
+            "inputs": {"observation": "int8 (batch, rows, cols, 12)", "action_mask": "int8 (batch, H*H)"},
+            "outputs": {"logits": "float32 (batch, H*H), illegal = -1e8", "value": "float32 (batch,)"},
+            "opset": opset,
+            "rating": rating,
+            "rating_source": "halma export --rating" if rating is not None else None,
+            "source": {
+                "checkpoint": str(checkpoint),
+                "checkpoint_sha256": file_sha256(checkpoint),
+                "network": dict(data["network"]),
+                "config": data.get("config"),
+                "global_step": data.get("global_step"),
+                "update": data.get("update"),
+            },
+            "exported_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "torch_version": _torch().__version__,
+            "onnx_file": path.name,
+            "onnx_sha256": file_sha256(staged),
+        }
+        write_manifest(staged, manifest)
+        check = compare(net, OnnxPolicy(staged), sample_positions(variant, seats, check_positions))
         if check["greedy_mismatches"] or check["max_logit_diff"] > LOGIT_ATOL:
             raise ValueError(f"the exported model does not reproduce {str(checkpoint)!r}: {check}")
-    except BaseException:
-        for p in (path, mpath):
-            if p.exists():
-                p.unlink()
-        raise
-    manifest["export_check"] = check
-    write_manifest(path, manifest)
+        manifest["export_check"] = check
+        write_manifest(staged, manifest)
+        os.replace(staged, path)
+        os.replace(manifest_path(staged), manifest_path(path))
+    except OSError as e:
+        raise ValueError(f"cannot write the export to {str(out)!r}: {e.strerror or e}"
+                         + (f" ({e.filename})" if e.filename else "")) from None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        if not path.exists():
+            _remove_empty(made)
     return path
+
+
+def _remove_empty(dirs: list[Path]) -> None:
+    """Remove the directories an export made (deepest first) where they are still empty."""
+    for d in dirs:
+        try:
+            d.rmdir()
+        except OSError:
+            break
 
 
 # --- the command -----------------------------------------------------------------------------

@@ -86,6 +86,13 @@ def _check(data: Any, path: Path) -> dict[str, Any]:
             raise LadderError(f"ladder {str(path)!r}: entry {key!r} lacks {', '.join(ENTRY_FIELDS)}")
         if game_key(entry["variant"], entry["seats"]) != key:
             raise LadderError(f"ladder {str(path)!r}: entry {key!r} is for {entry['variant']}-{entry['seats']}")
+        if not isinstance(entry["levels"], list):
+            raise LadderError(f"ladder {str(path)!r}: entry {key!r} has 'levels' {entry['levels']!r}, not a list")
+        for lv in entry["levels"]:
+            rating = lv.get("rating") if isinstance(lv, dict) else None
+            if rating is not None and (isinstance(rating, bool) or not isinstance(rating, (int, float))):
+                raise LadderError(f"ladder {str(path)!r}: entry {key!r} has a level with rating {rating!r}, "
+                                  "not a number")
         names = [lv.get("level") if isinstance(lv, dict) else None for lv in entry["levels"]]
         if not names or None in names or any(not isinstance(lv.get("player"), str) for lv in entry["levels"]):
             raise LadderError(f"ladder {str(path)!r}: entry {key!r} has a level without 'level' and 'player'")
@@ -399,6 +406,9 @@ def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, 
     from agents.arena import CAP_PER_SEAT, run_tournament
 
     key = game_key(variant, seats)
+    if seats < 2:  # one seat has no opponent: every candidate would rate the same
+        raise LadderError(f"a ladder ranks players in matches of 2+ seats, not {seats}; the 1-seat star is the "
+                          "solitaire: measure it with halma eval --solo AGENT")
     base = ladder_path(path).resolve().parent
     if len(candidates) < len(levels):
         raise LadderError(f"{len(levels)} levels need at least {len(levels)} candidates, got {len(candidates)} "
@@ -495,6 +505,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+def check_writable(path: Path) -> None:
+    """Raise ``LadderError`` unless the ladder file ``path`` can be written (its directory, or the
+    nearest existing one above it, takes a new file); tried with a temporary file, removed at once."""
+    if path.is_dir():
+        raise LadderError(f"ladder file {str(path)!r} is a directory")
+    folder = next(d for d in (path.absolute().parent, *path.absolute().parents) if d.exists())
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        raise LadderError(f"cannot write the ladder file {str(path)!r}: {str(folder)!r} is not a writable "
+                          f"directory ({e.strerror or e})") from None
+
+
 def format_ladder(data: dict[str, Any]) -> str:
     """The ladder as a markdown table (what ``halma ladder`` prints without candidates)."""
     lines = ["| game | " + " | ".join(LEVELS) + " | built |", "|---" * (len(LEVELS) + 2) + "|"]
@@ -538,6 +562,8 @@ def run(args: argparse.Namespace) -> int:
             raise LadderError(f"--workers must be >= 1, got {args.workers}")
         if not args.separation >= 0:
             raise LadderError(f"--separation must be >= 0, got {args.separation}")
+        if not args.dry_run:
+            check_writable(path)  # before the tournament, not after it
         command = "halma ladder " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["ladder"] \
             else f"halma ladder --variant {args.variant} --seats {args.seats} --games {games} --seed {args.seed} " \
                  + " ".join(shlex.quote(c) for c in args.candidates)
@@ -567,6 +593,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     data = load_ladder(args.ladder, missing_ok=True)  # again: another rebuild may have written meanwhile
     data = {**data, "games": {**data["games"], key: entry}}
-    save_ladder(data, args.ladder)
+    try:
+        save_ladder(data, args.ladder)
+    except OSError as e:
+        print(f"halma ladder: error: cannot write the ladder file {str(path)!r}: {e.strerror or e}", file=sys.stderr)
+        return 2
     print(f"\nwrote the {key} entry to {ladder_path(args.ladder)}")
     return 0

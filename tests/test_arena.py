@@ -237,6 +237,21 @@ def test_cli_bad_input_exits_2(argv, message, capsys) -> None:
     assert message in err and "error" in err
 
 
+def test_cli_a_missing_model_is_not_blamed_on_the_game(tmp_path, monkeypatch, capsys) -> None:
+    """A ladder level whose model file is gone: the error names the file and does not send the user to
+    --variant/--seats (which would not help)."""
+    import json
+
+    ladder = tmp_path / "ladder.json"
+    ladder.write_text(json.dumps({"format": "halma_env.ladder", "format_version": 1, "games": {"star-2": {
+        "variant": "star", "seats": 2, "levels": [{"level": "easy", "player": "gone.onnx", "rating": 1.0}]}}}))
+    monkeypatch.setenv("HALMA_LADDER", str(ladder))
+    assert cli_main(["eval", "ladder:easy", "greedy", "--games", "2", "--workers", "1", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "player 'ladder:easy' cannot play star with 2 seats" in err and "gone.onnx' does not exist" in err
+    assert "--variant" not in err
+
+
 def test_cli_rule_options_and_preset_reach_the_games(capsys) -> None:
     rc = cli_main(["eval", "random", "random", "--games", "2", "--workers", "1", "--quiet", "--rule", "move_limit=10",
                    "--rule", "limit_outcome=progress"])

@@ -329,3 +329,52 @@ def test_time_per_move_is_small(exported: tuple[Path, Path]) -> None:
     assert figures["moves"] >= 50
     # target 10 ms on an idle core; generous here because the test machine is shared
     assert figures["median_ms"] < 50, figures
+
+
+def test_a_failed_write_leaves_nothing_and_names_the_problem(
+    exported: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that fails midway (disk full, no permission) is an error naming it, not a traceback, and
+    leaves neither a model without a manifest nor the output directory it made."""
+    import agents.export
+    from agents.cli import main
+
+    checkpoint, _ = exported
+
+    def no_room(path: Path, data: dict) -> Path:
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(agents.export, "write_manifest", no_room)
+    out = tmp_path / "new" / "exports"
+    assert main(["export", str(checkpoint), "--level", "x", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "halma export: error: cannot write the export" in err and "No space left on device" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_failed_export_keeps_the_earlier_one_of_that_name(
+    exported: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agents.export
+    from agents.export import export_checkpoint
+
+    checkpoint, _ = exported
+    path = export_checkpoint(checkpoint, "x", tmp_path)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    real = agents.export.compare
+    monkeypatch.setattr(agents.export, "compare", lambda *a: {**real(*a), "greedy_mismatches": 1})
+    with pytest.raises(ValueError, match="does not reproduce"):
+        export_checkpoint(checkpoint, "x", tmp_path)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # no scratch files either
+    read_manifest(path)  # still a matching pair
+
+
+def test_a_directory_in_the_way_is_named(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    from agents.export import export_checkpoint
+
+    checkpoint, _ = exported
+    (tmp_path / "star-2-x.manifest.json").mkdir()
+    with pytest.raises(ValueError, match="a directory of that name is in the way"):
+        export_checkpoint(checkpoint, "x", tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == ["star-2-x.manifest.json"]

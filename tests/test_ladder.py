@@ -321,3 +321,52 @@ def test_play_with_a_level_works_without_torch() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok 4"
+
+
+def test_halma_ladder_refuses_one_seat(tmp_path: Path, capsys) -> None:
+    """One seat has no opponent: every candidate rates the same, and the score is NaN (invalid JSON)."""
+    from agents.cli import main
+
+    ladder = tmp_path / "ladder.json"
+    argv = ["ladder", "--ladder", str(ladder), "--games", "2", "--quiet", "--seats", "1", "--levels", "a,b",
+            "random", "greedy"]
+    assert main(argv) == 2
+    assert "halma ladder: error: a ladder ranks players in matches of 2+ seats, not 1" in capsys.readouterr().err
+    assert main([*argv, "--dry-run"]) == 2
+    assert not ladder.exists()
+
+
+@pytest.mark.parametrize("where", ["a_file/ladder.json", "/proc/halma_audit_ladder.json"])
+def test_an_unwritable_ladder_file_is_refused_before_the_tournament(tmp_path: Path, capsys, monkeypatch,
+                                                                     where: str) -> None:
+    import agents.arena
+    from agents.cli import main
+
+    (tmp_path / "a_file").write_text("not a directory")
+    ladder = where if where.startswith("/") else str(tmp_path / where)
+
+    def no_games(*args, **kwargs):
+        raise AssertionError("the tournament ran")
+
+    monkeypatch.setattr(agents.arena, "run_tournament", no_games)
+    assert main(["ladder", "--ladder", ladder, "--games", "2", "--quiet", "--levels", "a,b", "random", "greedy"]) == 2
+    err = capsys.readouterr().err
+    assert f"halma ladder: error: cannot write the ladder file '{ladder}'" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("levels", "message"),
+    [
+        (5, "has 'levels' 5, not a list"),
+        ([{"level": "easy", "player": "random", "rating": "x"}], "has a level with rating 'x', not a number"),
+    ],
+)
+def test_malformed_entries_are_named(tmp_path: Path, capsys, levels: object, message: str) -> None:
+    from agents.cli import main
+
+    bad = tmp_path / "ladder.json"
+    bad.write_text(json.dumps({"format": "halma_env.ladder", "format_version": 1, "games": {
+        "star-2": {"variant": "star", "seats": 2, "levels": levels}}}))
+    assert main(["ladder", "--ladder", str(bad)]) == 2  # printing it
+    err = capsys.readouterr().err
+    assert f"halma ladder: error: ladder '{bad}': entry 'star-2' {message}" in err and "Traceback" not in err
