@@ -79,7 +79,8 @@ class EnvConfig:
 
 @dataclass
 class PPOConfig:
-    """CleanRL's ppo.py hyper-parameters, same names (defaults: the quickstart's values)."""
+    """CleanRL's ppo.py hyper-parameters, same names but ``total_steps`` for its ``total_timesteps``
+    (defaults: the quickstart's values)."""
 
     total_steps: int = 150_000  # environment steps (plies of all seats)
     num_steps: int = 16  # plies per environment per rollout
@@ -353,14 +354,13 @@ def _coerce(value: Any, tp: Any, path: str) -> Any:
         args = typing.get_args(tp)
         if value is None and type(None) in args:
             return None
-        errors = []
         for arg in args:
             if arg is type(None):
                 continue
             try:
                 return _coerce(value, arg, path)
-            except ValueError as exc:
-                errors.append(str(exc))
+            except ValueError:
+                pass  # the error below names every type the key takes
         raise ValueError(f"{path}: expected {' or '.join(_type_name(a) for a in args)}, got {value!r}")
     if origin is list:
         (item,) = typing.get_args(tp)
@@ -507,6 +507,7 @@ def dump_yaml(cfg: TrainConfig) -> str:
 
 
 __all__ = [
-    "CheckpointConfig", "EnvConfig", "EvalConfig", "GameConfig", "LogConfig", "NetworkConfig", "PPOConfig",
-    "PoolConfig", "TrainConfig", "apply_overrides", "default_dict", "dump_yaml", "from_dict", "load_config",
+    "CheckpointConfig", "CrossingConfig", "EnvConfig", "EvalConfig", "GameConfig", "ImitationConfig", "LogConfig",
+    "NetworkConfig", "PPOConfig", "PoolConfig", "TrainConfig", "apply_overrides", "default_dict", "dump_yaml",
+    "from_dict", "load_config",
 ]

@@ -15,7 +15,9 @@ decisions; its reward is everything the seat receives from that decision until i
 own progress shaping now, and its place reward if the game ends before it moves again, whoever
 made the last move); its successor is the seat's next decision, where the value is bootstrapped.
 A transition whose successor has not happened by the end of a rollout is carried over and trained
-with the next rollout (so every transition is trained exactly once, with a complete reward).
+with the next rollout (so every transition is trained exactly once, with a complete reward); it keeps
+the log-probability and value of the weights that sampled it, one update or more before the weights
+it is trained from, so its ratio starts away from 1 (the importance ratio to the policy that acted).
 The GAE recursion follows these per-seat links (``next_index``) instead of "t + 1".
 
 Opponent pool (per environment, sampled when a game starts)
@@ -169,8 +171,8 @@ def evaluate(net: HalmaNet, cfg: TrainConfig, opponent: str, games: int, seed: i
     The learner takes seat ``i % n`` of game ``i`` and the start rotates; the other seats are the
     opponent.  Games stop after ``eval.move_limit`` plies as a draw (limit_outcome "draw"), so a win
     means the agent really finished first.  Returns win rate, mean place (and the opponents' mean
-    place), finish rate (the agent
-    completed its crossing), decided rate (every place decided) and mean length in plies.
+    place), finish rate (the agent completed its crossing), decided rate (every place decided) and
+    mean length in plies.
     """
     n = cfg.game.num_players
     enc = encoding(cfg.game.variant, n)
@@ -592,14 +594,17 @@ class Trainer:
         kind = np.zeros(num_envs, dtype=np.int64)
         learner_seat = np.zeros(num_envs, dtype=np.int64)
         opponent: list[Any] = [None] * num_envs  # (snapshot path, its network) or a bot
-        bot_serial = [0]
+        bot_serial = 0  # bots made so far in this process: each gets its own seed
 
         def assign(b: int) -> None:
+            """Draw environment b's table for the game starting there."""
+            nonlocal bot_serial
             p = np.array([cfg.pool.self_prob, cfg.pool.snapshot_prob if self.pool.snapshot_paths else 0.0,
                           cfg.pool.bot_prob])
             if p.sum() == 0:  # only snapshots asked for and none taken yet: self-play until the first
                 p = np.array([1.0, 0.0, 0.0])
             kind[b] = int(self.np_rng.choice(3, p=p / p.sum()))
+            # drawn for every table, unused in self-play: the random stream is the same whichever kind is drawn
             learner_seat[b] = int(self.np_rng.integers(n))
             if kind[b] == SNAPSHOT:
                 # hold the network itself: the pool may drop the snapshot while this game goes on
@@ -607,14 +612,14 @@ class Trainer:
                 opponent[b] = (path, self.pool.nets[path])
             elif kind[b] == BOT:
                 name = self.pool.bots[int(self.np_rng.integers(len(self.pool.bots)))]
-                bot_serial[0] += 1
-                opponent[b] = make_bot(name, seed=cfg.seed * 100_003 + bot_serial[0] + 1_000_000_007 * self.rank)
+                bot_serial += 1
+                opponent[b] = make_bot(name, seed=cfg.seed * 100_003 + bot_serial + 1_000_000_007 * self.rank)
             else:
                 opponent[b] = None
 
         for b in range(num_envs):
             assign(b)
-        # per (env, seat) bookkeeping: the pending transition and the running episode return
+        # the running episode return of each (environment, seat); the pending transitions are the buffer's
         ep_return = np.zeros((num_envs + num_solo, n), dtype=np.float64)
         carry: dict[str, Any] | None = None
         start_time, start_step = time.time(), self.global_step
@@ -647,19 +652,20 @@ class Trainer:
                 actions = torch.zeros(num_envs, dtype=torch.int64, device=dev)
                 rows = np.flatnonzero(is_learner)
                 if rows.size:
-                    r = torch.as_tensor(rows, device=dev)
-                    slot, logp, value = self._sample(obs[r], legal[r], valid[r])
-                    actions[r] = legal[r, slot]
-                    teacher = self._teacher_slots(env, rows, legal[r], valid[r]) if self._teacher is not None else None
-                    buf.add(rows, mover[rows], obs[r], legal[r], valid[r], slot, logp, value, teacher)
+                    idx = torch.as_tensor(rows, device=dev)
+                    slot, logp, value = self._sample(obs[idx], legal[idx], valid[idx])
+                    actions[idx] = legal[idx, slot]  # pairs row k with slot k
+                    teacher = (self._teacher_slots(env, rows, legal[idx], valid[idx]) if self._teacher is not None
+                               else None)
+                    buf.add(rows, mover[rows], obs[idx], legal[idx], valid[idx], slot, logp, value, teacher)
                 # sorted: a fixed order of draws from the torch RNG (set order varies between processes)
                 snap_rows = [b for b in np.flatnonzero(~is_learner) if kind[b] == SNAPSHOT]
                 for path in sorted({opponent[b][0] for b in snap_rows}):
                     group = [b for b in snap_rows if opponent[b][0] == path]
-                    r = torch.as_tensor(group, device=dev)
+                    idx = torch.as_tensor(group, device=dev)
                     with torch.no_grad():
-                        logits, _ = opponent[group[0]][1](obs[r], legal[r], valid[r])
-                    actions[r] = legal[r, torch.distributions.Categorical(logits=logits).sample()]
+                        logits, _ = opponent[group[0]][1](obs[idx], legal[idx], valid[idx])
+                    actions[idx] = legal[idx, torch.distributions.Categorical(logits=logits).sample()]
                 bot_rows = [b for b in np.flatnonzero(~is_learner) if kind[b] == BOT]
                 if bot_rows:
                     games = env_games(env)
@@ -768,6 +774,7 @@ class Trainer:
         clipfracs, approx_kl = [], torch.tensor(0.0)
         # the distillation weight anneals with the learning rate: the bot guides early, PPO decides late
         distill_coef = self.cfg.imitation.distill_coef * self.optimizer.param_groups[0]["lr"] / ppo.learning_rate
+        # so that the statistics below exist when this process had no sample (processes > 1)
         pg_loss = v_loss = entropy_loss = logratio = distill_loss = crossing_loss = torch.tensor(0.0)
         for _epoch in range(ppo.update_epochs):
             order = torch.as_tensor(self.np_rng.permutation(size), device=self.device)
@@ -780,7 +787,9 @@ class Trainer:
                 self.optimizer.zero_grad()
                 if len(mb):
                     valid = d["valid"][mb]
-                    width = int(valid.sum(1).max())  # trim the padding to this minibatch's longest list
+                    # trim the padding to this minibatch's longest list (lists are left-packed, so every
+                    # sampled slot stays inside; the masked entries had probability 0 either way)
+                    width = int(valid.sum(1).max())
                     valid = valid[:, :width]
                     logits, newvalue = self.net(d["obs"][mb], d["legal"][mb, :width], valid)
                     logprobs = torch.log_softmax(logits, dim=-1)
@@ -903,6 +912,7 @@ class RolloutBuffer:
             self.reward[self.pending[b, s]] += float(rewards[b, s])
 
     def end_game(self, b: int) -> None:
+        """Environment ``b``'s game ended: its seats' pending transitions are terminal."""
         for s in range(self.pending.shape[1]):
             i = self.pending[b, s]
             if i >= 0:
@@ -929,7 +939,8 @@ class RolloutBuffer:
         return carry
 
     def batch(self, net: HalmaNet, gamma: float, lam: float, device: torch.device) -> dict[str, torch.Tensor]:
-        """The completed transitions with GAE advantages and returns."""
+        """The completed transitions with GAE advantages and returns (``net`` is not used: the values
+        are those stored at sampling time)."""
         if self.data is None:
             return {"adv": torch.zeros(0)}
         size = len(self.reward)
