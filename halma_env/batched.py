@@ -26,13 +26,15 @@ steps (fresh big tensors every step cost more in page faults than the work): val
 from __future__ import annotations
 
 import math
+import operator
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import torch
 
 from halma_env.encoding import PLANES, encoding
-from halma_env.game import ACTIVE, FINISHED, Game, _progress
+from halma_env.game import ACTIVE, FINISHED, RESIGNED, Game, _progress
 from halma_env.layout import layout
 from halma_env.rewards import REWARD_SCHEMES, piece_distance, place_rewards, shaping_potential
 from halma_env.rules import Rules
@@ -40,6 +42,7 @@ from halma_env.rules import Rules
 END_REASONS = ("", "finished", "first_finish", "resign", "move_limit", "stall_limit", "repetition", "no_moves")
 """End reason codes: ``END_REASONS[code]``; 0 = the game has not ended."""
 _CODE = {name: i for i, name in enumerate(END_REASONS)}
+_STATUS = (ACTIVE, FINISHED, RESIGNED)  # the codes of BatchedGame.status
 _KEY_SCALE = 1_000_000  # progress key as one int: -in_goal * scale + distance (smaller is better)
 _PAD = 1_000_000  # cost of a padding cell of the square assignment that an optimum never uses
 
@@ -112,8 +115,13 @@ class BatchedGame:
     ) -> None:
         if not isinstance(rules, Rules):
             raise ValueError(f"rules must be a halma_env.Rules, got {type(rules).__name__}")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        batch_size_arg, seed_arg = batch_size, seed
+        batch_size = _as_int(batch_size)
+        if batch_size is None or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int, got {batch_size_arg!r}")
+        seed = _as_int(seed)
+        if seed is None or not -(2**63) <= seed < 2**64:  # the range torch.Generator.manual_seed takes
+            raise ValueError(f"seed must be an int (-2**63 .. 2**64-1), got {seed_arg!r}")
         if reward not in REWARD_SCHEMES:
             raise ValueError(f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {reward!r}")
         try:
@@ -129,8 +137,14 @@ class BatchedGame:
             self.device = torch.device(device)
         except (RuntimeError, TypeError):  # torch's message lists every device type it knows
             raise ValueError(f"device must be a torch device such as cpu, cuda or cuda:1, got {device!r}") from None
-        if self.device.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError(f"device {device!r}: torch sees no CUDA device on this machine")
+        if self.device.type not in ("cpu", "cuda"):
+            raise ValueError(f"device {device!r}: the batched engine runs on cpu or cuda")
+        if self.device.type == "cuda":
+            count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+            if not count:
+                raise ValueError(f"device {device!r}: torch sees no CUDA device on this machine")
+            if self.device.index is not None and self.device.index >= count:
+                raise ValueError(f"device {device!r}: torch sees {count} CUDA device(s), cuda:0 .. cuda:{count - 1}")
         self.reward = reward
         self.progress_shaping = progress_shaping
         self.rotate_first_seat = bool(rotate_first_seat)
@@ -146,7 +160,7 @@ class BatchedGame:
         self.pieces = torch.full((B, n, P), H, dtype=torch.long, device=dev)
         self.to_move = torch.zeros(B, dtype=torch.long, device=dev)
         self.ply = torch.zeros(B, dtype=torch.long, device=dev)
-        self.status = torch.zeros((B, n), dtype=torch.int8, device=dev)  # 0 active, 1 finished
+        self.status = torch.zeros((B, n), dtype=torch.int8, device=dev)  # 0 active, 1 finished, 2 resigned
         self.places = torch.zeros((B, n), dtype=torch.long, device=dev)  # 0 = undecided
         self.top = torch.ones(B, dtype=torch.long, device=dev)
         self.first_seat = torch.full((B,), rules.first_seat, dtype=torch.long, device=dev)
@@ -779,7 +793,8 @@ class BatchedGame:
         cdt = self._code_dtype
         # per game, the code of each owner (index 0 = empty, s+1 = seat s): a (B, n+1) table
         others = (self.t_seats - seat[:, None]) % n  # (B, n) seat relative to the mover
-        lut = torch.cat([self._zero_col(B), 1 + others * 4 + self.status.long()], 1).to(cdt)
+        retired = (self.status != 0).long()  # finished or resigned (loaded by from_games)
+        lut = torch.cat([self._zero_col(B), 1 + others * 4 + retired], 1).to(cdt)
         owner = self._buffer("obs_owner", (B, self.H + 1), torch.long)  # (B, H+1), column H = no hole
         owner[:, : self.H] = self.owner
         owner[:, self.H] = -1
@@ -827,18 +842,29 @@ class BatchedGame:
         Returns ``rewards`` (B, n) float32 by absolute seat (the mover's shaping term; at a
         game's end every seat's place reward on top), ``done`` (B,) bool, and ``info``:
         ``places`` (B, n) (0 where not done), ``end_reason`` (B,) codes into END_REASONS,
-        ``length`` (B,) plies of the ended games, ``final_owner``/``final_king`` the boards
-        before the reset.  Ended games are reset in place."""
+        ``length`` (B,) plies of the ended games, ``finished`` (B, n) their seats that finished
+        (not those that resigned), ``final_owner``/``final_king`` the boards before the reset.
+        Ended games are reset in place.  Bad actions raise (TypeError for non-integers,
+        ValueError for a wrong shape, range or an illegal move) and play nothing."""
         B, H, n = self.batch_size, self.H, self.n
         dev = self.device
-        actions = torch.as_tensor(actions, device=dev)
+        try:
+            actions = torch.as_tensor(actions, device=dev)
+        except (TypeError, ValueError, RuntimeError, OverflowError) as e:  # strings, None, objects, huge ints
+            if "verflow" in str(e) or isinstance(e, OverflowError):  # Python ints beyond int64
+                raise ValueError(f"actions must be 0..{self.num_actions - 1}, got {actions!r}") from None
+            raise TypeError(f"actions must be an integer tensor of shape ({B},), got {type(actions).__name__} "
+                            f"({e})") from None
         if actions.shape != (B,):
             raise ValueError(f"actions must have shape ({B},), got {tuple(actions.shape)}")
         if actions.dtype.is_floating_point or actions.dtype.is_complex or actions.dtype == torch.bool:
             raise TypeError(f"actions must be an integer tensor, got dtype {actions.dtype}")  # .long() would truncate
         actions = actions.long()
-        if bool(((actions < 0) | (actions >= self.num_actions)).any()):
-            raise ValueError(f"actions must be 0..{self.num_actions - 1}")
+        out_of_range = (actions < 0) | (actions >= self.num_actions)
+        if bool(out_of_range.any()):
+            bad = out_of_range.nonzero().squeeze(1)[:8]
+            raise ValueError(f"actions must be 0..{self.num_actions - 1}: got {actions[bad].tolist()} in game(s) "
+                             f"{bad.tolist()}; nothing was played")
         cs, cd = actions // H, actions % H
         hit = self._rows == cs[:, None]  # (B, R)
         word = self._bits.gather(2, (cd // 64).view(B, 1, 1).expand(-1, hit.shape[1], 1)).squeeze(2)
@@ -958,7 +984,7 @@ class BatchedGame:
             "end_reason": end,
             "places": torch.where(done[:, None], self.places, 0),
             "length": torch.where(done, self.ply, 0),
-            "finished": (self.status != 0) & done[:, None],
+            "finished": (self.status == 1) & done[:, None],  # not the resigned (2)
             "final_owner": self.owner.clone(),
             "final_king": self.king.clone(),
         }
@@ -1068,7 +1094,7 @@ class BatchedGame:
         n = self.n
         p = places.float()
         if n == 1:
-            return (status != 0).float()
+            return (status == 1).float()
         same = (places[:, :, None] == places[:, None, :]).sum(2).float()  # seats sharing the place
         draw = (same == n).all(1, keepdim=True)
         if self.reward == "win_loss":
@@ -1087,6 +1113,7 @@ class BatchedGame:
         to_move = self.to_move.tolist()
         ply = self.ply.tolist()
         status = self.status.cpu().numpy()
+        top = self.top.tolist()
         places = self.places.cpu().numpy()
         stall = self.stall.tolist()
         best = self.best.cpu().numpy()
@@ -1106,18 +1133,26 @@ class BatchedGame:
             text = f"{self.rules.variant} {self.n} {'/'.join(rows)} {to_move[b]} {ply[b]}"
             game = Game.from_position(text, **options)
             game._places = [int(p) if p else None for p in places[b]]
-            game._status = [FINISHED if st else ACTIVE for st in status[b]]
-            game._top = 1 + int((places[b] > 0).sum())
-            game._bottom = self.n
+            game._status = [_STATUS[st] for st in status[b]]
+            game._top = top[b]
+            game._bottom = self.n - int((status[b] == 2).sum())  # resigned seats took the last places
             game._stall = stall[b]
             if self.rules.stall_limit:
                 game._best = [_key_tuple(int(k)) for k in best[b]]
+            # the text cannot say that a seat resigned: from_position may have read a resigned
+            # seat whose goal filled up as finished and ended the game there; the batch's game goes on
+            game.end_reason = None
+            game._initial_passes = []
+            game._gen.clear()
+            game._repetitions.clear()
+            game._record_position()  # counted once, as _setup does for a game that goes on
             out.append(game)
         return out
 
-    def from_games(self, games: list[Game]) -> None:
-        """Load ``batch_size`` scalar games (same rules, not over) into the batch, their
+    def from_games(self, games: Iterable[Game]) -> None:
+        """Load ``batch_size`` scalar games (same rules but for ``first_seat``, not over) into the batch, their
         repetition counts, stall counters, places and status included."""
+        games = list(games)
         if len(games) != self.batch_size:
             raise ValueError(f"from_games needs {self.batch_size} games, got {len(games)}")
         H, n, P = self.H, self.n, self.P
@@ -1131,7 +1166,11 @@ class BatchedGame:
             if not isinstance(game, Game):
                 raise ValueError(f"games[{b}] is not a halma_env.Game")
             if game.rules.replace(first_seat=self.rules.first_seat) != self.rules:
-                raise ValueError(f"games[{b}] has rules {game.rules.to_dict()}, the batch plays {self.rules.to_dict()}")
+                theirs, ours = game.rules.to_dict(), self.rules.to_dict()
+                diff = [k for k in ours if k != "first_seat" and theirs[k] != ours[k]]
+                given, played = (", ".join(f"{k}={d[k]!r}" for k in diff) for d in (theirs, ours))
+                raise ValueError(f"games[{b}] has other rules: {given}, the batch plays {played} "
+                                 "(only first_seat may differ)")
             if game.is_over:
                 raise ValueError(f"games[{b}] is over ({game.end_reason})")
             for s in range(n):
@@ -1157,7 +1196,7 @@ class BatchedGame:
         self.pieces = torch.as_tensor(pieces, device=dev)
         self.to_move = torch.tensor([gm.to_move for gm in games], dtype=torch.long, device=dev)
         self.ply = torch.tensor([gm.ply for gm in games], dtype=torch.long, device=dev)
-        self.status = torch.tensor([[0 if s == ACTIVE else 1 for s in gm.status] for gm in games],
+        self.status = torch.tensor([[_STATUS.index(s) for s in gm.status] for gm in games],
                                    dtype=torch.int8, device=dev)
         self.places = torch.tensor([[p or 0 for p in gm.places] for gm in games], dtype=torch.long, device=dev)
         self.top = torch.tensor([gm._top for gm in games], dtype=torch.long, device=dev)
@@ -1179,6 +1218,19 @@ class BatchedGame:
             self._assign_all()
         self._bits, self._rows = self._legal_moves(None, self.to_move)
         self._mask = self._dest = None
+
+
+def _as_int(value: Any) -> int | None:
+    """An integer of any integer type (numpy's and 0-d integer tensors too) as a Python int;
+    None for anything else (bools, floats, strings)."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        return None
+    if isinstance(value, torch.Tensor) and value.dtype == torch.bool:  # operator.index gives 0 or 1
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
 
 
 def _key_tuple(key: int) -> tuple[int, int]:

@@ -566,3 +566,199 @@ def test_diamond_seats_without_a_king_finish_on_their_goal_alone():
             start.append(loaded)
     reasons = lockstep(rules, batch=len(start), steps=16, seed=3, policy="greedy", start=start)
     assert reasons.get("finished", 0) > 0, reasons
+
+
+# --- odd loaded positions, resignations, bad input, seeds -------------------------------------
+
+
+def odd_positions(rules: Rules, count: int, seed: int) -> list[Game]:
+    """Well-formed positions that play never reaches: pieces anywhere (diamond's closed points
+    included), seats with few or no pieces, diamond seats without a king or with it on its tip,
+    seats near or in their goal (some finished at load), the ply near or past the move limit, and
+    with 3+ seats now and then a resigned seat."""
+    rng = random.Random(seed)
+    lay = layout(rules.variant, rules.num_players)
+    geo = lay.geometry
+    n = rules.num_players
+    options = {k: v for k, v in rules.to_dict().items() if k not in ("variant", "num_players", "first_seat")}
+    out: list[Game] = []
+    while len(out) < count:
+        owner = [-1] * geo.num_holes
+        king = [False] * geo.num_holes
+        for s in range(n):
+            free = [h for h in range(geo.num_holes) if owner[h] < 0]
+            rng.shuffle(free)
+            if rng.random() < 0.3:  # (nearly) all in its goal
+                goal = [h for h in lay.goals[s] if owner[h] < 0]
+                rng.shuffle(goal)
+                holes = (goal[: rng.randint(lay.max_pieces - 3, lay.max_pieces)] + free[: rng.randint(0, 2)])
+            else:
+                holes = free[: rng.randint(0 if rng.random() < 0.2 else 1, lay.max_pieces)]
+            holes = holes[: lay.max_pieces]
+            for h in holes:
+                owner[h] = s
+            if lay.has_kings and holes and rng.random() < 0.8:
+                tip = lay.goal_tip[s]
+                king[tip if owner[tip] == s and rng.random() < 0.5 else rng.choice(holes)] = True
+        seats = [s for s in range(n) if s in owner] or [0]
+        text = _position(rules, owner, king, rng.choice(seats)).rsplit(" ", 1)[0]
+        ply = rng.randint(0, (rules.move_limit or 40) + 2)
+        game = Game.from_position(f"{text} {ply}", **options)
+        if n >= 3 and not game.is_over and rng.random() < 0.3:
+            game.resign(rng.choice([s for s in range(n) if game.status[s] == "active"]))
+        if not game.is_over:
+            out.append(game)
+    return out
+
+
+ODD_OPTIONS = [
+    {"move_limit": 20},
+    {"anti_blocking": False, "move_limit": 25, "limit_outcome": "progress"},
+    {"play_to_end": False, "stall_limit": 3},
+    {"repetition_limit": 2, "stall_limit": 2, "move_limit": 30, "limit_outcome": "progress"},
+]
+
+
+@pytest.mark.parametrize("variant,n,options", [
+    pytest.param(v, n, o, marks=[] if i == k % len(ODD_OPTIONS) else pytest.mark.slow)
+    for k, (v, n) in enumerate(ALL) for i, o in enumerate(ODD_OPTIONS)])
+def test_odd_loaded_positions_in_lockstep(variant, n, options):
+    rules = Rules(variant, n, **options)
+    start = odd_positions(rules, 8, seed=n)
+    lockstep(rules, batch=8, steps=6, seed=n, start=start, shaping=0.5, reward=("place", "win_loss")[n % 2],
+             rotate=n % 2 == 1)
+
+
+@pytest.mark.parametrize("variant,n", [("star", 3), ("star", 6), ("diamond", 3), ("halma16", 4)])
+def test_resigned_seats_loaded_with_from_games(variant, n):
+    """A resigned seat is retired like a finished one but is not reported as finished, and
+    ``to_games`` gives it back as resigned (a later resignation takes the next place up)."""
+    rules = Rules(variant, n, move_limit=40)
+    start = []
+    for i, g in enumerate(scalar_positions(rules, 4, seed=3, max_plies=40) + endgames(rules, 4, seed=4)):
+        g.resign(i % n if g.status[i % n] == "active" else g.to_move)
+        if not g.is_over:
+            start.append(g)
+    bg = BatchedGame(rules, len(start))
+    bg.from_games([g.copy() for g in start])
+    for g, back in zip(start, bg.to_games()):
+        assert back.status == g.status and back.places == g.places
+        seat = next(s for s in range(n) if back.status[s] == "active" and s != back.to_move)
+        g = g.copy()
+        g.resign(seat)
+        back.resign(seat)
+        assert back.places == g.places and back.end_reason == g.end_reason
+    lockstep(rules, batch=len(start), steps=12, seed=1, start=start, policy="greedy")
+
+
+def _state(bg: BatchedGame) -> dict[str, torch.Tensor]:
+    names = ["owner", "king", "pieces", "to_move", "ply", "status", "places", "top", "first_seat", "stall", "best",
+             "hash", "hist", "hist_len", "_bits", "_rows"]
+    names += ["asg_u", "asg_v", "asg_match"] if bg.rules.stall_limit is not None else []
+    return {k: getattr(bg, k).clone() for k in names}
+
+
+def _assert_unchanged(bg: BatchedGame, before: dict[str, torch.Tensor]) -> None:
+    for k, v in _state(bg).items():
+        assert torch.equal(v, before[k]), f"{k} changed"
+
+
+def test_bad_actions_name_the_games_and_change_nothing():
+    bg = BatchedGame(Rules("diamond", 3, stall_limit=5), 4, seed=2)
+    for _ in range(3):
+        bg.step(bg.random_actions())
+    before = _state(bg)
+    legal = bg.random_actions()
+    bad = legal.clone()
+    bad[2] = -1
+    bad[3] = bg.num_actions
+    with pytest.raises(ValueError, match=r"actions must be 0\.\.14640.* game\(s\) \[2, 3\]"):
+        bg.step(bad)
+    for wrong in (["a", "b", "c", "d"], None, [object()] * 4):
+        with pytest.raises(TypeError, match=r"actions must be an integer tensor of shape \(4,\)"):
+            bg.step(wrong)
+    with pytest.raises(ValueError, match=r"actions must be 0\.\.14640"):
+        bg.step([2**70, 0, 0, 0])
+    _assert_unchanged(bg, before)
+    bg.step(np.asarray(legal.tolist(), dtype=np.int16))  # numpy integers are fine
+
+
+def test_bad_constructor_arguments_are_named():
+    for seed in (None, "7", 1.5, 2**64, True):
+        with pytest.raises(ValueError, match="seed must be an int"):
+            BatchedGame(Rules(), 2, seed=seed)
+    for device in ("meta", "mps"):
+        with pytest.raises(ValueError, match="runs on cpu or cuda"):
+            BatchedGame(Rules(), 2, device=device)
+    if torch.cuda.device_count() < 9:
+        with pytest.raises(ValueError, match="cuda:9"):
+            BatchedGame(Rules(), 2, device="cuda:9")
+    for size in (0, -1, 2.0, True, "4"):
+        with pytest.raises(ValueError, match="batch_size must be a positive int"):
+            BatchedGame(Rules(), size)
+    assert BatchedGame(Rules(), np.int64(3), seed=np.int64(-1)).batch_size == 3
+
+
+def test_bad_from_games_changes_nothing():
+    rules = Rules("halma16", 2, stall_limit=4)
+    bg = BatchedGame(rules, 3, seed=1)
+    for _ in range(4):
+        bg.step(bg.random_actions())
+    before = _state(bg)
+    good = scalar_positions(rules, 3, seed=2, max_plies=20)
+    over = good[2].copy()
+    over.resign(0)
+    for games, message in (
+        (good[:2], "needs 3 games, got 2"),
+        (good[:2] + [Game(Rules("halma16", 2))],
+         "games\\[2\\] has other rules: stall_limit=None, the batch plays stall_limit=4"),
+        (good[:2] + ["x"], "games\\[2\\] is not a halma_env.Game"),
+        ([good[0], over, good[1]], "games\\[1\\] is over"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            bg.from_games(games)
+        _assert_unchanged(bg, before)
+    bg.from_games(g for g in good)  # any iterable of games
+    assert bg.ply.tolist() == [g.ply for g in good]
+
+
+def test_the_same_seed_gives_the_same_games():
+    def play(seed: int) -> list[torch.Tensor]:
+        bg = BatchedGame(Rules("star", 3, move_limit=8), 4, seed=seed, rotate_first_seat=True)
+        out = []
+        for _ in range(20):
+            a = bg.random_actions()
+            _, done, info = bg.step(a)
+            out += [a, done, info["places"], bg.owner.clone()]
+        return out
+
+    first, again, other = play(5), play(5), play(6)
+    assert all(torch.equal(x, y) for x, y in zip(first, again))
+    assert not all(torch.equal(x, y) for x, y in zip(first, other))
+
+
+def test_to_games_keeps_a_resigned_seat_whose_goal_filled_up_in_play():
+    # star 3, play to end off: seat 1 resigned with 9 pieces in its goal; seat 0 fills the last
+    # hole. A resigned seat never finishes, so the game goes on; the position text alone would
+    # make seat 1 finished (the first finish, ending the game), so to_games must not read it so
+    rules = Rules("star", 3, play_to_end=False, repetition_limit=3)
+    lay = layout("star", 3)
+    owner = [-1] * 121
+    for h in lay.goals[1]:
+        if h != 74:
+            owner[h] = 1
+    owner[60] = 1
+    for h in [73, *sorted(lay.homes[0])[:5]]:
+        owner[h] = 0
+    for h in sorted(lay.homes[2])[:5]:
+        owner[h] = 2
+    game = Game.from_position(_position(rules, owner, [False] * 121, 0), play_to_end=False, repetition_limit=3)
+    game.resign(1)
+    bg = BatchedGame(rules, 1)
+    bg.from_games([game.copy()])
+    _, done, _ = bg.step(torch.tensor([encoding("star", 3).encode_move(0, 73, 74)]))
+    game.play((73, 74))
+    back = bg.to_games()[0]
+    assert not bool(done[0]) and not game.is_over
+    assert (back.is_over, back.status, back.places) == (False, game.status, game.places)
+    assert back.legal_moves() == game.legal_moves() and back._repetitions[back._record_position()] == 2
