@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.player import check_number, check_time, split_options
+from agents.player import check_number, check_seed, check_time, split_options
 from halma_env import Game, Move
 from halma_env.encoding import ENCODING_VERSION, encoding
 from halma_env.rules import SEAT_COUNTS, VARIANTS
@@ -171,6 +171,18 @@ class OnnxPolicy:
         self.encoding = encoding(self.variant, self.num_players)
         self.session = _session(self.path, self.encoding.num_actions)
 
+    # an onnxruntime session cannot be pickled or deep-copied: copies share it (the policy never changes
+    # and a session may be run from several threads), and a pickled policy is its file, loaded and
+    # checked against its manifest again when unpickled (a spawned worker, a saved environment)
+    def __copy__(self) -> OnnxPolicy:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> OnnxPolicy:
+        return self
+
+    def __reduce__(self) -> tuple[type, tuple[str]]:
+        return (OnnxPolicy, (os.path.abspath(self.path),))
+
     def evaluate(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(B, rows, cols, 12) int8 observations and (B, H*H) int8 masks -> (B, H*H) logits, (B,) values."""
         logits, values = self.session.run(
@@ -255,11 +267,11 @@ class OnnxOpponent:
                  time_budget: float | None = None) -> None:
         self.temperature = check_number("temperature", temperature)
         self.time_budget = check_time("time_budget", time_budget)
+        self.seed = check_seed(seed)
         self.policy = policy
         self.name = name or policy.manifest.get("level") or policy.path.stem
-        self.seed = seed
         self.search = parse_search(search)
-        self._rng = np.random.default_rng(seed)
+        self._rng = np.random.default_rng(self.seed)
         if self.search is not None and self.search["eval"] == "heuristic":
             from agents.bots.evaluation import seat_tables  # pure python, no torch
 
@@ -361,12 +373,25 @@ def parse_opponent_spec(name: str) -> OpponentSpec:
             raise OpponentError(f"opponent option {key!r} in {name!r}: expected key=value with key one of "
                                 f"{', '.join(OPTION_KEYS)}")
         if key == "search":
+            try:  # checked here, so that a bad setting names the spec
+                parse_search(value)
+            except ValueError as e:
+                raise OpponentError(f"opponent option search={value!r} in {name!r}: {e} (search= takes the "
+                                    "rest of the name, so give it last)") from None
             options[key] = value
             continue
         try:
-            options[key] = None if value.strip().lower() == "none" else float(value)
+            number = None if value.strip().lower() == "none" else float(value)
         except ValueError:
             raise OpponentError(f"opponent option {key}={value!r} in {name!r} must be a number") from None
+        try:  # the range checks of OnnxOpponent, here so that the error names the spec
+            if key == "temperature":
+                check_number("temperature", 0.0 if number is None else number)
+            else:
+                check_time("time_budget", number)
+        except ValueError as e:
+            raise OpponentError(f"opponent option {key}={value!r} in {name!r}: {e}") from None
+        options[key] = number
     return OpponentSpec(path, options)
 
 
@@ -375,6 +400,7 @@ def load_opponent(name_or_path: str | Path, seed: int | None = None, temperature
     """A ``Player`` from an exported model path (options after ``.onnx:``) or a ladder level
     (``ladder:LEVEL``, ``ladder:GAME:LEVEL``).  Arguments given here override the name's options."""
     name = str(name_or_path).strip()
+    seed = check_seed(seed)  # now, not when a level resolves to a model at its first move
     if name.lower().startswith("ladder:"):
         from agents.ladder import ladder_player  # no torch either
 

@@ -55,6 +55,17 @@ def check_int(what: str, value: Any, low: int = 0) -> int:
     return int(value)
 
 
+def check_seed(seed: Any) -> int | None:
+    """A player's seed: ``None`` or an integer >= 0 (numpy integers too), as a Python int.  A negative
+    seed is refused: numpy's generators (exported opponents) take none, and ``random.Random`` would
+    fold -1 onto 1."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
+    return int(seed)
+
+
 def check_time(what: str, value: Any) -> float | None:
     """A time limit in seconds: ``None`` (no limit) or a finite number > 0."""
     if value is None:

@@ -25,7 +25,7 @@ import inspect
 import os
 from typing import Any
 
-from agents.player import Player, split_options
+from agents.player import Player, check_seed, split_options
 
 # bot name -> "module:class"; imported only when asked for
 BOTS: dict[str, str] = {
@@ -118,8 +118,7 @@ def make_player(name: str, seed: int | None = None) -> Player:
     """A player by name (bot, bot spec, level, checkpoint or exported opponent); see the module doc."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"a player name must be a non-empty string, got {name!r}; valid: {', '.join(valid_names())}")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise ValueError(f"seed must be an int or None, got {seed!r}")
+    seed = check_seed(seed)  # here, not at the first move of a level that turns out to be an exported model
     name = name.strip()
     lower = name.lower()
     if lower.endswith(".pt"):
@@ -128,8 +127,10 @@ def make_player(name: str, seed: int | None = None) -> Player:
         return _load_external("agents.policy", "load_policy_player", name, seed)
     if lower.startswith("ladder:") or lower.endswith(".onnx") or ".onnx:" in lower:
         if not lower.startswith("ladder:"):
-            # "model.onnx" or "model.onnx:option=value,...": the file is the part up to ".onnx"
-            path = name[: lower.index(".onnx") + len(".onnx")]
+            # "model.onnx" or "model.onnx:option=value,...": the file is the part up to the last
+            # ".onnx:" (as agents.opponent.parse_opponent_spec reads it; a folder may be "v1.onnx_models")
+            cut = lower.rfind(".onnx:")
+            path = name if cut < 0 else name[: cut + len(".onnx")]
             if not os.path.exists(path):
                 raise ValueError(f"opponent file {path!r} does not exist")
         return _load_external("agents.opponent", "load_opponent", name, seed)

@@ -406,9 +406,124 @@ def test_no_bot_walls_its_own_piece_in() -> None:
     fatal = next(m for m in moves if (m.src, m.dst) == (102, 100))
     safe = safe_moves(game, moves)
     assert fatal not in safe and len(safe) == len(moves) - 1
-    assert game.position() == STAR6_WALL_IN  # the check plays and undoes on the game
+    assert game.position() == STAR6_WALL_IN  # the check plays and undoes on a copy
     game.play(fatal)
     assert game.status[4] == "finished" and dead_pieces(game, 3) == [86]
     game.undo()
     for spec in ("greedy", "search", "mcts"):
         assert make_player(FAST[spec], seed=1).select_move(game) != fatal
+
+
+# --- the player layer as a game server or a research script meets it -------------------------------
+
+SHIPPED_ONNX = "agents/ladder/star-2-star2.onnx"  # an exported opponent shipped with the ladder
+
+
+class _Watched(Game):
+    """A game that records every play/undo called on it (the bots' copies are plain Games)."""
+
+    calls: list[str]
+
+    def play(self, move) -> None:
+        self.calls.append(f"play {move}")
+        super().play(move)
+
+    def undo(self) -> None:
+        self.calls.append("undo")
+        super().undo()
+
+
+@pytest.mark.parametrize("spec", [*FAST.values(), f"{SHIPPED_ONNX}:search=top=3"])
+def test_bots_never_play_on_the_game_they_are_given(spec: str) -> None:
+    # a server may render or read the game from another thread while a bot thinks: checking a
+    # finishing move (or a wall-in) by playing and undoing it on the caller's game exposed
+    # positions that never happened, and cleared its move-generation cache
+    for game in (one_move_from_finishing()[0], Game.from_position(STAR6_WALL_IN)):
+        if ".onnx" in spec and game.num_players != 2:
+            continue
+        game.__class__ = _Watched
+        game.calls = []
+        move = make_player(spec, seed=1).select_move(game)
+        assert game.calls == [], f"{spec} played on the caller's game: {game.calls[:4]}"
+        assert move in game.legal_moves()
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("temperature=nan", "temperature"),
+        ("temperature=-1", "temperature"),
+        ("time_budget=0", "time_budget"),
+        ("time_budget=inf", "time_budget"),
+        ("search=top=0", "search"),
+        ("search=eval=heur", "search"),
+        ("search=top=6,temperature=0.5", "search"),
+    ],
+)
+def test_bad_onnx_option_values_name_the_spec(option: str, message: str) -> None:
+    spec = f"{SHIPPED_ONNX}:{option}"
+    with pytest.raises(ValueError, match=re.escape(spec)) as info:
+        make_player(spec, seed=0)
+    assert message in str(info.value)
+    if "temperature=0.5" in option:  # search= takes the rest of the name: say so
+        assert "last" in str(info.value)
+
+
+def test_onnx_paths_with_onnx_in_a_folder_name(tmp_path) -> None:
+    import shutil
+
+    folder = tmp_path / "v1.onnx_models"
+    folder.mkdir()
+    for suffix in (".onnx", ".manifest.json"):
+        shutil.copy(SHIPPED_ONNX.replace(".onnx", suffix), folder)
+    name = f"{folder / 'star-2-star2.onnx'}:temperature=0.5"
+    player = make_player(name, seed=0)
+    assert player.temperature == 0.5 and player.select_move(Game()) in Game().legal_moves()
+
+
+def test_seeds_numpy_integers_and_negative_seeds() -> None:
+    import numpy as np
+
+    game = midgame("star", 2, 10)
+    for spec in ("random", "easy", f"{SHIPPED_ONNX}:temperature=1"):
+        a = make_player(spec, seed=np.int64(4))  # e.g. drawn from a numpy generator
+        b = make_player(spec, seed=4)
+        assert [str(a.select_move(game)) for _ in range(6)] == [str(b.select_move(game)) for _ in range(6)], spec
+    # a negative seed used to pass make_player("easy") and fail at the first move (numpy's generator
+    # of an exported opponent takes none); the bots' random.Random folded -1 onto 1
+    for spec in ("greedy", "easy", "ladder:hard", SHIPPED_ONNX):
+        with pytest.raises(ValueError, match=r"seed must be None or an integer >= 0, got -1"):
+            make_player(spec, seed=-1)
+    with pytest.raises(ValueError, match="seed must be None or an integer >= 0"):
+        GreedyBot(seed=-1)
+
+
+@pytest.mark.parametrize("spec", [f"{SHIPPED_ONNX}:temperature=1", "easy", "ladder:star-2:easy",
+                                  FAST["easy"], FAST["mcts"]])
+def test_players_copy_and_pickle(spec: str) -> None:
+    # an exported opponent's onnxruntime session refused both, so an environment's deepcopy shared the
+    # opponent (and its generator) with the original, and a spawned worker could not receive it
+    import copy
+    import pickle
+
+    game = midgame("star", 2, 10)
+    player = make_player(spec, seed=2)
+    player.select_move(game)  # a level resolves its player at the first move
+    for clone_of in (copy.deepcopy, lambda p: pickle.loads(pickle.dumps(p))):
+        clone = clone_of(player)
+        # the clone has its own generator, in the same state: drawing from one leaves the other alone
+        assert [str(clone.select_move(game)) for _ in range(8)] == [str(player.select_move(game)) for _ in range(8)]
+
+
+def test_last_info_describes_the_last_call() -> None:
+    game, finishing = one_move_from_finishing()
+    # seat 1's only piece, on the tip of seat 0's point, can only step to 2
+    single = Game.from_position(position("star", 2, {0: "1", 1: "0", 3: "0", 60: "0"}, to_move=1))
+    assert len(single.legal_moves()) == 1
+    search, mcts = make_player(FAST["search"], seed=0), make_player(FAST["mcts"], seed=0)
+    search.select_move(midgame("star", 2, 10))
+    mcts.select_move(midgame("star", 2, 10))
+    assert search.last_info["depth"] == 2 and mcts.last_info["simulations"] == 24
+    # an answer without a search leaves no figures of the one before
+    assert search.select_move(single) == single.legal_moves()[0] and search.last_info["depth"] == 0
+    assert mcts.select_move(game) in finishing and mcts.last_info["simulations"] == 0

@@ -658,7 +658,7 @@ def test_encode_move_and_decode_action_refuse_bad_input() -> None:
 def test_deepcopy_shares_a_cpu_player_that_cannot_be_copied() -> None:
     import copy
 
-    class Uncopyable:  # like an ONNX runtime session: deepcopy and pickle refuse it
+    class Uncopyable:  # a player holding something deepcopy and pickle refuse (a lock, a session)
         name = "uncopyable"
 
         def __deepcopy__(self, memo):

@@ -26,7 +26,7 @@ import random
 import time as _time
 
 from agents.bots.evaluation import seat_tables
-from agents.player import check_int, check_number, check_time
+from agents.player import check_int, check_number, check_seed, check_time
 from halma_env import Game, Move
 
 MAX_MOVES = 400  # a plan longer than this is cut off (no crossing needs nearly as many)
@@ -122,8 +122,8 @@ class CrossingBot:
         self.depth = check_int("crossing depth", depth)
         self.time = check_time("crossing time", time)
         self.name = name
-        self.seed = seed
-        self._rng = random.Random(seed)  # breaks ties between lines of equal potential
+        self.seed = check_seed(seed)
+        self._rng = random.Random(self.seed)  # breaks ties between lines of equal potential
         self._plan: dict[str, Move] = {}  # position -> planned move, along the last plan
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:

@@ -425,7 +425,7 @@ def safe_moves(game: Game, moves: list) -> list:
     again, unless every move does that.  Two ways to wall a piece in: moving it among pieces that
     never move (checked in place), and filling the last hole of another seat's goal, which
     finishes that seat (anti-blocking) or goal-locks it (halma16), so its pieces never move again
-    (checked by playing the move on ``game`` and undoing it)."""
+    (checked by playing the move on a copy of ``game`` and undoing it: ``game`` is not touched)."""
     seat = game.to_move
     rules = game.rules
     lay = layout(rules.variant, rules.num_players)
@@ -440,19 +440,21 @@ def safe_moves(game: Game, moves: list) -> list:
         empty = [h for h in lay.goals[t] if game.piece_at(h) is None]
         if len(empty) == 1 and empty[0] not in own_goal:
             last_hole.setdefault(empty[0], []).append(t)
-    before = None
+    before = 0
+    work: Game | None = None  # a copy to try moves on, made when first needed
     out = []
     for m in moves:
         src, dst = m
         bad = False
         if dst in last_hole and any(src not in lay.goals[t] for t in last_hole[dst]):
-            if before is None:
+            if work is None:
+                work = game.copy()
                 before = len(dead_pieces(game, seat))
-            game.play(m)
+            work.play(m)
             try:
-                bad = game.status[seat] == "active" and len(dead_pieces(game, seat)) > before
+                bad = work.status[seat] == "active" and len(dead_pieces(work, seat)) > before
             finally:
-                game.undo()
+                work.undo()
         elif perm and dst not in own_goal:
             info = game.piece_at(src)
             bad = not (info is not None and info[1]) and _dead_at(game, dst, open_bits, perm, vacated=src)

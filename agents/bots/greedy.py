@@ -27,7 +27,7 @@ import math
 import random
 
 from agents.bots.evaluation import STRAGGLE, SeatView, Tracker, escape_moves, safe_moves
-from agents.player import check_int, check_number, check_time
+from agents.player import check_int, check_number, check_seed, check_time
 from halma_env import Game, Move
 
 REVISIT_PENALTY = 4.0
@@ -77,21 +77,25 @@ def stalled_moves(game: Game, seat: int, view: SeatView, memory: int) -> int:
 
 
 def finishing_moves(game: Game, seat: int, view: SeatView, moves: list[Move]) -> list[Move]:
-    """The moves that finish ``seat`` now (verified by playing and undoing them)."""
+    """The moves that finish ``seat`` now (verified by playing and undoing them on a copy of
+    ``game``, made only when a move needs checking: the caller's game is never played on)."""
     t = view.tables
     goal = t.goal
     outside = sum(1 for h in view.pieces if h not in goal)
     empty = sum(1 for h in goal if game.piece_at(h) is None)
     out = []
+    work: Game | None = None
     for m in moves:
         # only a move into the goal when at most one hole is left to fill (or one piece to bring)
         if m.dst not in goal or (empty > 1 and (outside > 1 or (m.src in goal and m.src != view.king_hole))):
             continue
-        game.play(m)
+        if work is None:
+            work = game.copy()
+        work.play(m)
         try:
-            done = game.status[seat] == "finished"
+            done = work.status[seat] == "finished"
         finally:
-            game.undo()
+            work.undo()
         if done:
             out.append(m)
     return out
@@ -111,13 +115,13 @@ class GreedyBot:
         name: str = "greedy",
     ) -> None:
         self.name = name
-        self.seed = seed
+        self.seed = check_seed(seed)
         self.noise = check_number("greedy noise", noise, high=1.0)
         self.temperature = check_number("greedy temperature", temperature)
         self.memory = check_int("greedy memory", memory)
         self.straggle = check_number("greedy straggle", straggle)
         self.lookahead = check_number("greedy lookahead", lookahead)
-        self._rng = random.Random(seed)
+        self._rng = random.Random(self.seed)
 
     def scores(
         self, game: Game, view: SeatView | None = None, moves: list[Move] | None = None

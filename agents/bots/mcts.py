@@ -26,7 +26,7 @@ import time
 from agents.bots.evaluation import STRAGGLE, SeatView, Tracker, escape_moves, safe_moves
 from agents.bots.greedy import finishing_moves, recent_configurations
 from agents.bots.search import TEMPO
-from agents.player import check_int, check_number, check_time
+from agents.player import check_int, check_number, check_seed, check_time
 from halma_env import Game, Move
 
 
@@ -70,8 +70,8 @@ class MCTSBot:
         self.memory = check_int("mcts memory", memory)
         self.straggle = check_number("mcts straggle", straggle)
         self.name = name
-        self.seed = seed
-        self._rng = random.Random(seed)
+        self.seed = check_seed(seed)
+        self._rng = random.Random(self.seed)
         self.last_info: dict = {}
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
@@ -85,6 +85,7 @@ class MCTSBot:
             cap = max(0.005, 0.7 * time_budget - 0.01)
             limit = cap if limit is None else min(limit, cap)
         deadline = None if limit is None else start + limit
+        self.last_info = {"simulations": 0, "children": 0, "visits": 0}  # until this call's search
         if len(moves) == 1:
             return moves[0]
         seat = game.to_move

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from agents.player import check_time
+from agents.player import check_seed, check_time
 from halma_env import Game, Move
 
 
@@ -13,8 +13,8 @@ class RandomBot:
 
     def __init__(self, seed: int | None = None, name: str = "random") -> None:
         self.name = name
-        self.seed = seed
-        self._rng = random.Random(seed)
+        self.seed = check_seed(seed)
+        self._rng = random.Random(self.seed)
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
         check_time("time_budget", time_budget)

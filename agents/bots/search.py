@@ -33,7 +33,7 @@ import time
 
 from agents.bots.evaluation import STRAGGLE, WIN, Tracker, escape_moves, safe_moves
 from agents.bots.greedy import REVISIT_PENALTY, recent_configurations, stalled_moves
-from agents.player import check_int, check_number, check_time
+from agents.player import check_int, check_number, check_seed, check_time
 from halma_env import Game, Move
 from halma_env.rewards import place_rewards
 
@@ -74,8 +74,8 @@ class SearchBot:
         self.memory = check_int("search memory", memory)
         self.straggle = check_number("search straggle", straggle)
         self.name = name
-        self.seed = seed
-        self._rng = random.Random(seed)
+        self.seed = check_seed(seed)
+        self._rng = random.Random(self.seed)
         self.last_info: dict = {}
 
     # --- public ------------------------------------------------------------------------
@@ -92,6 +92,7 @@ class SearchBot:
             cap = max(0.005, 0.7 * time_budget - 0.01)
             limit = cap if limit is None else min(limit, cap)
         if len(moves) == 1:
+            self.last_info = {"depth": 0, "nodes": 0, "move": str(moves[0])}  # not the last search's
             return moves[0]
         run = _Run(self, game, start, limit)
         return run.best_move(moves)

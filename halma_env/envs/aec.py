@@ -64,7 +64,7 @@ def _copy_player(player: Any) -> Any:
     Its own memo: a player refers to nothing else of the env's, and a failed copy leaves no trace."""
     try:
         return copy.deepcopy(player)
-    except (TypeError, copy.Error):  # e.g. "cannot pickle 'InferenceSession' object"
+    except (TypeError, copy.Error):  # e.g. a user's callable that holds a lock or a session
         return player
 
 
@@ -196,8 +196,7 @@ class raw_env(AECEnv, EzPickle):
         ``EzPickle`` alone would make ``copy.deepcopy`` build a fresh env from the constructor
         arguments, as ``pickle`` does.  The lookup tables are shared, the game is copied with
         ``Game.copy`` and everything else (agents, rewards, CPU players and their generators, the
-        turn cache) is deep-copied; a CPU player that cannot be copied (an ONNX runtime session)
-        is shared by the two envs."""
+        turn cache) is deep-copied; a CPU player that cannot be copied is shared by the two envs."""
         if self.game is not None:
             memo[id(self.game)] = self.game.copy()
         shared = {"encoding", "_canon", "_from_canon", "_hole_of_bit", "_dist", "_king_dist", "_phi_start", "rules",
