@@ -160,6 +160,63 @@ class Pool:
             self.nets.pop(self.snapshot_paths.pop(0), None)
 
 
+class Seating:
+    """Who plays in each environment: drawn from the pool (``pool.*_prob``) when its game starts.
+
+    ``kind[b]`` is SELF (the latest network in every seat), SNAPSHOT or BOT (one learner seat,
+    ``learner_seat[b]``, against that opponent in all the other seats); ``opponent[b]`` holds the
+    snapshot's (path, network) or the bot."""
+
+    def __init__(self, cfg: TrainConfig, pool: Pool, rng: np.random.Generator, num_envs: int, rank: int) -> None:
+        self.cfg, self.pool, self.rng, self.rank = cfg, pool, rng, rank
+        self.kind = np.zeros(num_envs, dtype=np.int64)
+        self.learner_seat = np.zeros(num_envs, dtype=np.int64)
+        self.opponent: list[Any] = [None] * num_envs
+        self.bots_made = 0  # in this process: each bot gets its own seed
+        for b in range(num_envs):
+            self.draw(b)
+
+    def draw(self, b: int) -> None:
+        """Draw environment ``b``'s table for the game starting there."""
+        pool, n = self.cfg.pool, self.cfg.game.num_players
+        p = np.array([pool.self_prob, pool.snapshot_prob if self.pool.snapshot_paths else 0.0, pool.bot_prob])
+        if p.sum() == 0:  # only snapshots asked for and none taken yet: self-play until the first
+            p = np.array([1.0, 0.0, 0.0])
+        self.kind[b] = int(self.rng.choice(3, p=p / p.sum()))
+        # drawn for every table, unused in self-play: the random stream is the same whichever kind is drawn
+        self.learner_seat[b] = int(self.rng.integers(n))
+        if self.kind[b] == SNAPSHOT:
+            # hold the network itself: the pool may drop the snapshot while this game goes on
+            path = self.pool.snapshot_paths[int(self.rng.integers(len(self.pool.snapshot_paths)))]
+            self.opponent[b] = (path, self.pool.nets[path])
+        elif self.kind[b] == BOT:
+            name = self.pool.bots[int(self.rng.integers(len(self.pool.bots)))]
+            self.bots_made += 1
+            self.opponent[b] = make_bot(name, seed=self.cfg.seed * 100_003 + self.bots_made + 1_000_000_007 * self.rank)
+        else:
+            self.opponent[b] = None
+
+    def learner_moves(self, mover: np.ndarray) -> np.ndarray:
+        """Which environments' seat to move is played (and trained) by the latest network."""
+        return (self.kind == SELF) | (mover == self.learner_seat)
+
+    def snapshot_groups(self, others: np.ndarray) -> list[tuple[HalmaNet, list[int]]]:
+        """The environments among ``others`` whose mover is a snapshot, grouped by snapshot (one batch
+        each), sorted by path: a fixed order of draws from the torch RNG (set order varies between processes)."""
+        rows = [b for b in others if self.kind[b] == SNAPSHOT]
+        return [(self.opponent[group[0]][1], group)
+                for path in sorted({self.opponent[b][0] for b in rows})
+                for group in [[b for b in rows if self.opponent[b][0] == path]]]
+
+    def bot_rows(self, others: np.ndarray) -> list[int]:
+        """The environments among ``others`` whose mover is a bot."""
+        return [b for b in others if self.kind[b] == BOT]
+
+    def trained_seats(self, b: int) -> range | list[int]:
+        """The seats of environment ``b`` whose decisions are trained."""
+        return range(self.cfg.game.num_players) if self.kind[b] == SELF else [int(self.learner_seat[b])]
+
+
 # --- evaluation --------------------------------------------------------------------------
 
 
@@ -585,52 +642,15 @@ class Trainer:
         env.reset()
         # solitaire games: environments num_envs.. of the rollout buffer, always the learner's, seat 0
         solo = make_solo_env(cfg, dev, seed=seed + 500, num_envs=num_solo) if num_solo else None
-        solo_rows = np.arange(num_envs, num_envs + num_solo)
         # distillation toward the imitation bot's moves on the learner's own positions (kickstarting)
         self._teacher = make_bot(cfg.imitation.bot, seed=cfg.seed * 7 + 1) if cfg.imitation.distill_coef > 0 else None
         if solo is not None:
             solo.reset()
-        # who sits where, per environment (resampled when its game ends)
-        kind = np.zeros(num_envs, dtype=np.int64)
-        learner_seat = np.zeros(num_envs, dtype=np.int64)
-        opponent: list[Any] = [None] * num_envs  # (snapshot path, its network) or a bot
-        bot_serial = 0  # bots made so far in this process: each gets its own seed
-
-        def assign(b: int) -> None:
-            """Draw environment b's table for the game starting there."""
-            nonlocal bot_serial
-            p = np.array([cfg.pool.self_prob, cfg.pool.snapshot_prob if self.pool.snapshot_paths else 0.0,
-                          cfg.pool.bot_prob])
-            if p.sum() == 0:  # only snapshots asked for and none taken yet: self-play until the first
-                p = np.array([1.0, 0.0, 0.0])
-            kind[b] = int(self.np_rng.choice(3, p=p / p.sum()))
-            # drawn for every table, unused in self-play: the random stream is the same whichever kind is drawn
-            learner_seat[b] = int(self.np_rng.integers(n))
-            if kind[b] == SNAPSHOT:
-                # hold the network itself: the pool may drop the snapshot while this game goes on
-                path = self.pool.snapshot_paths[int(self.np_rng.integers(len(self.pool.snapshot_paths)))]
-                opponent[b] = (path, self.pool.nets[path])
-            elif kind[b] == BOT:
-                name = self.pool.bots[int(self.np_rng.integers(len(self.pool.bots)))]
-                bot_serial += 1
-                opponent[b] = make_bot(name, seed=cfg.seed * 100_003 + bot_serial + 1_000_000_007 * self.rank)
-            else:
-                opponent[b] = None
-
-        for b in range(num_envs):
-            assign(b)
+        seating = Seating(cfg, self.pool, self.np_rng, num_envs, self.rank)
         # the running episode return of each (environment, seat); the pending transitions are the buffer's
         ep_return = np.zeros((num_envs + num_solo, n), dtype=np.float64)
         carry: dict[str, Any] | None = None
-        start_time, start_step = time.time(), self.global_step
-        last_status = time.time()
-        next_eval = (self.global_step // cfg.eval.every + 1) * cfg.eval.every if cfg.eval.every else None
-        bar = None
-        if cfg.log.progress_bar and self.main:
-            from tqdm import tqdm
-
-            bar = tqdm(total=num_iterations * batch_steps, initial=min(self.global_step, num_iterations * batch_steps),
-                       unit="step", dynamic_ncols=True, mininterval=1.0)
+        progress = _Progress(self, num_iterations * batch_steps)
         episode_stats: list[dict[str, float]] = []
         solo_stats: list[dict[str, float]] = []
         stats: dict[str, float] = {}
@@ -640,50 +660,17 @@ class Trainer:
             if ppo.anneal_lr:
                 frac = 1.0 - (self.update - 1.0) / num_iterations
                 self.optimizer.param_groups[0]["lr"] = frac * ppo.learning_rate
-            # ---- rollout ----
+            # ---- rollout: num_steps plies of every game; the learner's decisions go to the buffer ----
             t_rollout = time.perf_counter()
             buf = RolloutBuffer(carry, n, num_envs + num_solo)
             for _ in range(ppo.num_steps):
                 self.global_step += steps_per_ply
-                obs = env.observation()
-                legal, valid = env_legal(env)
-                mover = env.to_move.cpu().numpy()
-                is_learner = (kind == SELF) | (mover == learner_seat)
-                actions = torch.zeros(num_envs, dtype=torch.int64, device=dev)
-                rows = np.flatnonzero(is_learner)
-                if rows.size:
-                    idx = torch.as_tensor(rows, device=dev)
-                    slot, logp, value = self._sample(obs[idx], legal[idx], valid[idx])
-                    actions[idx] = legal[idx, slot]  # pairs row k with slot k
-                    teacher = (self._teacher_slots(env, rows, legal[idx], valid[idx]) if self._teacher is not None
-                               else None)
-                    buf.add(rows, mover[rows], obs[idx], legal[idx], valid[idx], slot, logp, value, teacher)
-                # sorted: a fixed order of draws from the torch RNG (set order varies between processes)
-                snap_rows = [b for b in np.flatnonzero(~is_learner) if kind[b] == SNAPSHOT]
-                for path in sorted({opponent[b][0] for b in snap_rows}):
-                    group = [b for b in snap_rows if opponent[b][0] == path]
-                    idx = torch.as_tensor(group, device=dev)
-                    with torch.no_grad():
-                        logits, _ = opponent[group[0]][1](obs[idx], legal[idx], valid[idx])
-                    actions[idx] = legal[idx, torch.distributions.Categorical(logits=logits).sample()]
-                bot_rows = [b for b in np.flatnonzero(~is_learner) if kind[b] == BOT]
-                if bot_rows:
-                    games = env_games(env)
-                    enc = encoding(cfg.game.variant, n)
-                    for b in bot_rows:
-                        move = opponent[b].select_move(games[b])
-                        actions[b] = enc.encode_move(games[b].to_move, move.src, move.dst)
+                actions = self._act(env, seating, buf)
                 if solo is not None:
-                    s_obs = solo.observation()
-                    s_legal, s_valid = solo.legal_lists()
-                    slot, logp, value = self._sample(s_obs, s_legal, s_valid)
-                    buf.add(solo_rows, np.zeros(num_solo, dtype=np.int64), s_obs, s_legal, s_valid, slot, logp,
-                            value)
-                    s_rewards, s_done, s_info = solo.step(s_legal.gather(1, slot[:, None]).squeeze(1))
+                    s_rewards, s_done, s_info = self._act_solo(solo, buf, first_row=num_envs)
                 rewards, done, info = env.step(actions)
                 rewards_np = np.zeros((num_envs + num_solo, n), dtype=np.float64)
                 rewards_np[:num_envs] = rewards.cpu().numpy()
-                done_np = done.cpu().numpy()
                 if solo is not None:
                     rewards_np[num_envs:, 0] = s_rewards[:, 0].cpu().numpy() - cfg.env.solo_move_cost
                 buf.reward_all(rewards_np)
@@ -695,62 +682,26 @@ class Trainer:
                                            "finished": float(end_reason_name(s_info["end_reason"][b])
                                                              in FINISH_REASONS)})
                         ep_return[num_envs + b] = 0
-                for b in np.flatnonzero(done_np):
+                for b in np.flatnonzero(done.cpu().numpy()):
                     buf.end_game(b)
-                    places = np.asarray(info["places"][b].tolist() if hasattr(info["places"], "cpu")
-                                        else info["places"][b])
-                    seats = range(n) if kind[b] == SELF else [learner_seat[b]]
-                    reason = end_reason_name(info["end_reason"][b])
-                    for s in seats:
-                        episode_stats.append({
-                            "return": ep_return[b, s], "length": float(info["length"][b]),
-                            "place": float(places[s] or n), "game_finished": float(reason in FINISH_REASONS),
-                        })
+                    episode_stats += _episode_stats(info, b, seating.trained_seats(b), ep_return[b], n)
                     ep_return[b] = 0
-                    assign(b)
+                    seating.draw(b)  # the next game in this environment gets a new table
             carry = buf.finish()
             # ---- advantages (GAE along each seat's own trajectory) ----
-            data = buf.batch(self.net, ppo.gamma, ppo.gae_lambda, dev)
+            data = buf.batch(ppo.gamma, ppo.gae_lambda, dev)
             # ---- update ----
             t_update = time.perf_counter()
             stats = self._ppo_update(data)
             stats["perf/rollout_s"] = t_update - t_rollout
             stats["perf/update_s"] = time.perf_counter() - t_update
-            if bar is not None:
-                bar.update(batch_steps)
-            # ---- logging ----
-            sps = int((self.global_step - start_step) / max(time.time() - start_time, 1e-9))
-            stats["charts/SPS"] = sps
-            # the games that ended in every process
-            gathered = parallel.gather((episode_stats, solo_stats))
-            episode_stats = [e for part, _ in gathered for e in part]
-            solo_stats = [e for _, part in gathered for e in part]
-            stats["charts/learning_rate"] = self.optimizer.param_groups[0]["lr"]
-            if episode_stats:
-                for key, name in (("return", "charts/episodic_return"), ("length", "charts/episodic_length"),
-                                  ("place", "charts/mean_place"), ("game_finished", "charts/finish_rate")):
-                    stats[name] = float(np.mean([e[key] for e in episode_stats]))
-                stats["charts/games"] = len(episode_stats)
-                episode_stats = []
-            if solo_stats:
-                stats["charts/solo_moves"] = float(np.mean([e["moves"] for e in solo_stats]))
-                stats["charts/solo_finish_rate"] = float(np.mean([e["finished"] for e in solo_stats]))
-                stats["charts/solo_return"] = float(np.mean([e["return"] for e in solo_stats]))
-                solo_stats = []
-            if self.writer:
-                for key, value in stats.items():
-                    self.writer.add_scalar(key, value, self.global_step)
-            if bar is not None:
-                bar.set_postfix(ret=f"{stats.get('charts/episodic_return', float('nan')):.2f}",
-                                len=f"{stats.get('charts/episodic_length', float('nan')):.0f}",
-                                fin=f"{stats.get('charts/finish_rate', float('nan')):.2f}", sps=sps)
-            elif time.time() - last_status >= cfg.log.status_every:
-                last_status = time.time()
-                self.log(status_line(self.update, num_iterations, self.global_step, stats))
+            # ---- logging, then the periodic snapshot, evaluation and checkpoint ----
+            stats.update(_game_stats(episode_stats, solo_stats))
+            episode_stats, solo_stats = [], []
+            progress.log(stats, batch_steps)
             if self.update % cfg.pool.snapshot_every == 0:
                 self._snapshot()
-            if next_eval is not None and self.global_step >= next_eval and cfg.eval.games:
-                next_eval += cfg.eval.every
+            if progress.evaluation_due(self.global_step):
                 if self.main:
                     res = self.run_evaluation(cfg.eval.opponents, cfg.eval.games)
                     self.log(eval_line(res, cfg.eval.opponents))
@@ -758,11 +709,49 @@ class Trainer:
                 self.save()
             if stop is not None and stop():
                 break
-        if bar is not None:
-            bar.close()
-        if self.writer:
-            self.writer.flush()
+        progress.close()
         return stats
+
+    def _act(self, env, seating: Seating, buf: RolloutBuffer) -> torch.Tensor:
+        """Every game's move for this ply: the learner samples (and its decisions go to ``buf``),
+        snapshots sample from their own policy, bots choose with their own generators."""
+        obs = env.observation()
+        legal, valid = env_legal(env)
+        mover = env.to_move.cpu().numpy()
+        learner = seating.learner_moves(mover)
+        actions = torch.zeros(len(mover), dtype=torch.int64, device=self.device)
+        rows = np.flatnonzero(learner)
+        if rows.size:
+            idx = torch.as_tensor(rows, device=self.device)
+            slot, logp, value = self._sample(obs[idx], legal[idx], valid[idx])
+            actions[idx] = legal[idx, slot]  # pairs row k with slot k
+            teacher = (self._teacher_slots(env, rows, legal[idx], valid[idx]) if self._teacher is not None
+                       else None)
+            buf.add(rows, mover[rows], obs[idx], legal[idx], valid[idx], slot, logp, value, teacher)
+        others = np.flatnonzero(~learner)
+        for snapshot, group in seating.snapshot_groups(others):
+            idx = torch.as_tensor(group, device=self.device)
+            with torch.no_grad():
+                logits, _ = snapshot(obs[idx], legal[idx], valid[idx])
+            actions[idx] = legal[idx, torch.distributions.Categorical(logits=logits).sample()]
+        bot_rows = seating.bot_rows(others)
+        if bot_rows:
+            games = env_games(env)
+            enc = encoding(self.cfg.game.variant, self.n)
+            for b in bot_rows:
+                move = seating.opponent[b].select_move(games[b])
+                actions[b] = enc.encode_move(games[b].to_move, move.src, move.dst)
+        return actions
+
+    def _act_solo(self, solo, buf: RolloutBuffer, first_row: int):
+        """One move of every solitaire game, sampled by the learner (buffer rows ``first_row``..);
+        returns the solitaire engine's (rewards, done, info)."""
+        s_obs = solo.observation()
+        s_legal, s_valid = solo.legal_lists()
+        slot, logp, value = self._sample(s_obs, s_legal, s_valid)
+        rows = np.arange(first_row, first_row + len(s_obs))
+        buf.add(rows, np.zeros(len(rows), dtype=np.int64), s_obs, s_legal, s_valid, slot, logp, value)
+        return solo.step(s_legal.gather(1, slot[:, None]).squeeze(1))
 
     def _ppo_update(self, d: dict[str, torch.Tensor]) -> dict[str, float]:
         ppo = self.cfg.ppo
@@ -938,9 +927,9 @@ class RolloutBuffer:
         carry["where"] = where
         return carry
 
-    def batch(self, net: HalmaNet, gamma: float, lam: float, device: torch.device) -> dict[str, torch.Tensor]:
-        """The completed transitions with GAE advantages and returns (``net`` is not used: the values
-        are those stored at sampling time)."""
+    def batch(self, gamma: float, lam: float, device: torch.device) -> dict[str, torch.Tensor]:
+        """The completed transitions with GAE advantages and returns (from the values stored when
+        each decision was sampled, as in CleanRL)."""
         if self.data is None:
             return {"adv": torch.zeros(0)}
         size = len(self.reward)
@@ -962,6 +951,83 @@ class RolloutBuffer:
         out["adv"] = adv_t
         out["ret"] = adv_t + out["value"]
         return out
+
+
+def _episode_stats(info: dict[str, Any], b: int, seats: Any, returns: np.ndarray, n: int) -> list[dict[str, float]]:
+    """The statistics of the game that ended in environment ``b``, one entry per trained seat."""
+    places = np.asarray(info["places"][b].tolist() if hasattr(info["places"], "cpu") else info["places"][b])
+    finished = float(end_reason_name(info["end_reason"][b]) in FINISH_REASONS)
+    return [{"return": returns[s], "length": float(info["length"][b]), "place": float(places[s] or n),
+             "game_finished": finished} for s in seats]
+
+
+def _game_stats(episode_stats: list[dict[str, float]], solo_stats: list[dict[str, float]]) -> dict[str, float]:
+    """The ``charts/`` means of the games that ended during an update, in every process (a collective:
+    every process calls it once per update)."""
+    gathered = parallel.gather((episode_stats, solo_stats))
+    episodes = [e for part, _ in gathered for e in part]
+    solos = [e for _, part in gathered for e in part]
+    stats: dict[str, float] = {}
+    if episodes:
+        for key, name in (("return", "charts/episodic_return"), ("length", "charts/episodic_length"),
+                          ("place", "charts/mean_place"), ("game_finished", "charts/finish_rate")):
+            stats[name] = float(np.mean([e[key] for e in episodes]))
+        stats["charts/games"] = len(episodes)
+    if solos:
+        stats["charts/solo_moves"] = float(np.mean([e["moves"] for e in solos]))
+        stats["charts/solo_finish_rate"] = float(np.mean([e["finished"] for e in solos]))
+        stats["charts/solo_return"] = float(np.mean([e["return"] for e in solos]))
+    return stats
+
+
+class _Progress:
+    """A run's reporting: steps per second, TensorBoard, the progress bar or the periodic status line,
+    and when the next evaluation is due."""
+
+    def __init__(self, trainer: Trainer, total_steps: int) -> None:
+        cfg = trainer.cfg
+        self.trainer = trainer
+        self.start_time, self.start_step = time.time(), trainer.global_step
+        self.last_status = time.time()
+        self.next_eval = ((trainer.global_step // cfg.eval.every + 1) * cfg.eval.every
+                          if cfg.eval.every and cfg.eval.games else None)
+        self.bar = None
+        if cfg.log.progress_bar and trainer.main:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total_steps, initial=min(trainer.global_step, total_steps), unit="step",
+                            dynamic_ncols=True, mininterval=1.0)
+
+    def log(self, stats: dict[str, float], steps: int) -> None:
+        """Report one update's ``stats`` (``steps`` environment steps), adding SPS and the learning rate."""
+        t = self.trainer
+        sps = int((t.global_step - self.start_step) / max(time.time() - self.start_time, 1e-9))
+        stats["charts/SPS"] = sps
+        stats["charts/learning_rate"] = t.optimizer.param_groups[0]["lr"]
+        if t.writer:
+            for key, value in stats.items():
+                t.writer.add_scalar(key, value, t.global_step)
+        if self.bar is not None:
+            self.bar.update(steps)
+            self.bar.set_postfix(ret=f"{stats.get('charts/episodic_return', float('nan')):.2f}",
+                                 len=f"{stats.get('charts/episodic_length', float('nan')):.0f}",
+                                 fin=f"{stats.get('charts/finish_rate', float('nan')):.2f}", sps=sps)
+        elif time.time() - self.last_status >= t.cfg.log.status_every:
+            self.last_status = time.time()
+            t.log(status_line(t.update, t.num_iterations, t.global_step, stats))
+
+    def evaluation_due(self, global_step: int) -> bool:
+        """True once per ``eval.every`` steps (in every process, so that they agree)."""
+        if self.next_eval is None or global_step < self.next_eval:
+            return False
+        self.next_eval += self.trainer.cfg.eval.every
+        return True
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        if self.trainer.writer:
+            self.trainer.writer.flush()
 
 
 def status_line(update: int, total: int, step: int, stats: dict[str, float]) -> str:

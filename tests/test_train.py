@@ -299,7 +299,7 @@ def test_rollout_buffer_links_each_seat_and_delivers_final_rewards() -> None:
     carry = buf.finish()
     assert carry is not None and carry["where"] == [(0, 0)] and carry["reward"] == [0.0]
     gamma, lam = 0.9, 0.8
-    out = buf.batch(None, gamma, lam, torch.device("cpu"))
+    out = buf.batch(gamma, lam, torch.device("cpu"))
     adv = out["adv"].numpy()
     assert len(adv) == 4  # the pending transition waits for the next rollout
     a2 = (0.1 - 1.0) - 0.3
