@@ -54,7 +54,10 @@ class GameConfig:
             raise ValueError(f"game.limit_outcome must be one of {', '.join(LIMIT_OUTCOMES)}")
         if self.progress_shaping < 0:
             raise ValueError("game.progress_shaping must be >= 0")
-        self.rules()  # Rules validates the variant, seat count and options
+        try:
+            self.rules()  # Rules validates the variant, seat count and options
+        except ValueError as exc:  # its messages name the option ("move_limit ..."): say it is game.'s
+            raise ValueError(f"game: {exc}") from None
 
 
 @dataclass

@@ -122,6 +122,7 @@ def test_values_that_mean_nothing_are_refused() -> None:
         ("eval.opponents=[]", r"eval\.opponents is empty"),
         ("eval.final_opponents=[]", r"eval\.final_opponents is empty"),
         ("init_from=/tmp", r"init_from: '/tmp' is a directory"),
+        ("game.move_limit=0", r"^game: move_limit must be at least 1"),  # Rules' message, said to be game.'s
     ]:
         with pytest.raises(ValueError, match=pattern):
             from_dict(apply_overrides(default_dict(), [override]))
