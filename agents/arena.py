@@ -322,10 +322,16 @@ def unique_labels(specs: Sequence[str]) -> list[str]:
     """Short, distinct labels: a path becomes its file name; repeats get ``#2``, ``#3``..."""
     base = [os.path.basename(s.rstrip("/")) if (os.sep in s or os.path.exists(s)) else s for s in specs]
     seen: Counter = Counter()
-    out = []
+    taken = set(base)
+    out: list[str] = []
     for b in base:
         seen[b] += 1
-        out.append(b if seen[b] == 1 else f"{b}#{seen[b]}")
+        label = b
+        if seen[b] > 1:  # the next free "#i" (a given label such as "x#2" is never reused)
+            while (label := f"{b}#{seen[b]}") in taken:
+                seen[b] += 1
+            taken.add(label)
+        out.append(label)
     return out
 
 
@@ -391,7 +397,13 @@ class TournamentResult:
 
     def player_stats(self) -> list[dict[str, Any]]:
         """Per player: games, score against everyone (Wilson), mean place (95% CI), the share
-        of its seats in each place, time per move, moves over the budget, forfeits."""
+        of its seats in each place, time per move, moves over the budget, forfeits.
+
+        The score pools the pairwise comparisons (``opponent_games`` of them); its interval is
+        the Wilson interval of the per-game scores (the share of the game's opponents beaten, a
+        tie half) over the ``score_games`` games with an opponent: the comparisons of one game are
+        not independent trials.  Every game seats the same number of players, so the pooled score
+        equals the mean per-game score."""
         k, n = len(self.players), self.num_seats
         stats = []
         pw = self.pairwise()
@@ -418,7 +430,9 @@ class TournamentResult:
                     starts += 1
             wins = sum(pw[i][j]["wins"] + 0.5 * pw[i][j]["draws"] for j in range(k) if pw[i][j])
             met = sum(pw[i][j]["games"] for j in range(k) if pw[i][j])
-            lo, hi = wilson_interval(wins, met)
+            per_game = [_game_score(g.player_places, i) for g in self.games if i in g.player_places
+                        and len(g.player_places) > 1]
+            lo, hi = wilson_interval(min(sum(per_game), len(per_game)), len(per_game))
             mean, mlo, mhi = mean_interval(places)
             total_seats = sum(seat_places.values())
             stats.append({
@@ -429,6 +443,7 @@ class TournamentResult:
                 "score_low": lo,
                 "score_high": hi,
                 "opponent_games": met,
+                "score_games": len(per_game),
                 "mean_place": mean,
                 "mean_place_low": mlo,
                 "mean_place_high": mhi,
@@ -512,7 +527,7 @@ class TournamentResult:
                 f"| {st['player']} | {rt.ordinal:.2f} | {rt.mu:.2f} ± {rt.sigma:.2f} | "
                 f"{_interval(st['score'], st['score_low'], st['score_high'])} | "
                 f"{st['mean_place']:.2f} [{st['mean_place_low']:.2f}, {st['mean_place_high']:.2f}] | "
-                f"{st['ms_per_move']:.1f} | {st['max_ms_per_move']:.0f} |"
+                f"{_num(st['ms_per_move'])} | {st['max_ms_per_move']:.0f} |"
             )
         pw = self.pairwise()
         if len(self.players) > 1:
@@ -544,7 +559,7 @@ class TournamentResult:
             f"Finish rate (decided by finishing, not by a limit): {s['decided']}/{s['games']} = "
             f"{_pct(s['finish_rate'])} [{_pct(s['finish_rate_low'])}, {_pct(s['finish_rate_high'])}]; "
             f"end reasons: {reasons}",
-            f"Mean game length: {s['mean_plies']:.1f} plies (decided games: {s['mean_plies_decided']:.1f}); "
+            f"Mean game length: {_num(s['mean_plies'])} plies (decided games: {_num(s['mean_plies_decided'])}); "
             f"wall time {s['elapsed_s']:.1f} s",
             "Mean place by seat: " + ", ".join(f"{x:.2f}" for x in s["seat_mean_place"])
             + f"; of the seat that moved first: {s['starter_mean_place']:.2f}",
@@ -561,8 +576,8 @@ class TournamentResult:
         return "\n".join(lines)
 
     def plot(self, path: str) -> None:
-        """Ratings with error bars (mu ± sigma; the dot is mu, the bar's bottom end near the
-        ordinal) and the pairwise win-rate heatmap, as one PNG (matplotlib, Agg backend)."""
+        """Ratings with error bars (the dot is mu, the bar mu ± 3 sigma, so its left end is the
+        ordinal, also marked) and the pairwise win-rate heatmap, as one PNG (matplotlib, Agg backend)."""
         import matplotlib
 
         matplotlib.use("Agg")
@@ -629,6 +644,17 @@ def _interval(x: float | None, low: float | None, high: float | None) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "n/a"
     return f"{_pct(x)} [{_pct(low)}, {_pct(high)}]"
+
+
+def _game_score(player_places: dict[int, float], i: int) -> float:
+    """Player ``i``'s score in one game: the share of its opponents it placed ahead of, a tie half."""
+    mine = player_places[i]
+    others = [p for j, p in player_places.items() if j != i]
+    return sum(1.0 if mine < p else 0.5 if mine == p else 0.0 for p in others) / len(others)
+
+
+def _num(x: float | None) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.1f}"
 
 
 def _pct(x: float) -> str:

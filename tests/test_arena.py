@@ -319,3 +319,67 @@ def test_time_per_move_is_measured_against_the_budget() -> None:
     res = play_game(Rules("star", 2), [_Slow(), _Scripted()], time_budget=0.05, max_plies=4)
     assert res.move_count == [2, 2] and res.over_budget == [2, 0]
     assert res.move_time[0] >= 0.2 and res.max_move_time[0] >= 0.1
+
+
+# --- the statistics against hand computations (audit) --------------------------------------------
+
+
+def _game(index: int, seats: list[int], places: list[float], end_reason: str = "finished") -> arena.GameResult:
+    """A played game as the arena stores it, without playing it."""
+    by_player: dict[int, list[float]] = {}
+    for s, p in enumerate(seats):
+        by_player.setdefault(p, []).append(places[s])
+    n = len(seats)
+    return arena.GameResult(index=index, seed=index, seats=seats, first_seat=0, places=places,
+                            player_places={p: sum(v) / len(v) for p, v in by_player.items()},
+                            end_reason=end_reason, plies=10, moves=[], move_time=[0.0] * n, move_count=[0] * n,
+                            max_move_time=[0.0] * n, over_budget=[0] * n)
+
+
+def _result(players: list[str], seats: int, games: list[arena.GameResult]) -> arena.TournamentResult:
+    return arena.TournamentResult(players, players, Rules("star", seats).to_dict(), games, 0, None, 300)
+
+
+def test_score_vs_field_interval_counts_games_not_comparisons() -> None:
+    # 12 three-seat games, player 0 first in each: 24 comparisons against the field, but only 12
+    # independent games; the interval must be the one of 12 games (the comparisons of one game are not
+    # independent trials), the estimate is unchanged
+    lineups = schedule(3, 3, 12)
+    games = [_game(g, list(lu.seats), [{0: 1, 1: 2, 2: 3}[p] for p in lu.seats]) for g, lu in enumerate(lineups)]
+    st = _result(["a", "b", "c"], 3, games).player_stats()
+    assert st[0]["score"] == 1.0 and st[0]["opponent_games"] == 24 and st[0]["score_games"] == 12
+    assert (st[0]["score_low"], st[0]["score_high"]) == wilson_interval(12, 12)
+    assert st[1]["score"] == 0.5 and (st[1]["score_low"], st[1]["score_high"]) == wilson_interval(6, 12)
+    # two players on four seats: one opponent per game, so games and comparisons agree
+    games = [_game(g, [0, 1, 0, 1] if g % 2 == 0 else [1, 0, 1, 0], [1, 2, 3, 4]) for g in range(4)]
+    st = _result(["a", "b"], 4, games).player_stats()
+    assert st[0]["score"] == 0.5 and st[0]["score_games"] == 4  # mean places 2 vs 3, then 3 vs 2
+    assert (st[0]["score_low"], st[0]["score_high"]) == wilson_interval(2, 4)
+
+
+def test_no_decided_game_prints_na_not_nan() -> None:
+    games = [_game(g, [g % 2, 1 - g % 2], [1, 1], end_reason="max_plies") for g in range(2)]
+    md = _result(["a", "b"], 2, games).markdown()
+    assert "nan" not in md and "decided games: n/a" in md
+
+
+def test_labels_stay_distinct() -> None:
+    assert arena.unique_labels(["greedy", "greedy", "greedy"]) == ["greedy", "greedy#2", "greedy#3"]
+    labels = arena.unique_labels(["greedy", "greedy", "greedy#2"])
+    assert len(set(labels)) == 3
+
+
+def test_turn_order_balances_over_the_cyclic_orders() -> None:
+    # who moves after whom is balanced only after (m-1)! cycles of seats and starts (docs/evaluation.md)
+    def follows(k: int, n: int, games: int) -> Counter:
+        c: Counter = Counter()
+        for lu in schedule(k, n, games):
+            for j in range(n):
+                c[lu.seats[j], lu.seats[(j + 1) % n]] += 1
+        return c
+
+    assert len(follows(3, 3, cycle_length(3, 3))) == 3  # one cyclic order only
+    full = follows(3, 3, 2 * cycle_length(3, 3))
+    assert len(full) == 6 and len(set(full.values())) == 1
+    full = follows(4, 4, 6 * cycle_length(4, 4))
+    assert len(full) == 12 and len(set(full.values())) == 1
