@@ -500,6 +500,7 @@ class TournamentResult:
             "players_stats": self.player_stats(),
             "pairwise": self.pairwise(),
             "games": [{k: v for k, v in asdict(g).items() if k != "record"} for g in self.games],
+            "versions": _versions(),  # the ratings depend on openskill's; the games on the bots' code
         }
 
     def markdown(self) -> str:
@@ -651,6 +652,19 @@ def _game_score(player_places: dict[int, float], i: int) -> float:
     mine = player_places[i]
     others = [p for j, p in player_places.items() if j != i]
     return sum(1.0 if mine < p else 0.5 if mine == p else 0.0 for p in others) / len(others)
+
+
+def _versions() -> dict[str, str | None]:
+    """The versions of the packages a results file depends on (None where one is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out: dict[str, str | None] = {}
+    for package in ("halma_env", "openskill", "numpy", "onnxruntime"):
+        try:
+            out[package] = version(package)
+        except PackageNotFoundError:
+            out[package] = None
+    return out
 
 
 def _num(x: float | None) -> str:

@@ -195,6 +195,9 @@ def test_cli_writes_results_and_replayable_records(tmp_path, capsys) -> None:
     assert "| greedy |" in text and "Finish rate" in text
     data = json.loads((out / "results.json").read_text())
     assert data["summary"]["games"] == 4 and set(data["ratings"]) == {"greedy", "random"}
+    from importlib.metadata import version  # the ratings need openskill's version to be reproduced
+
+    assert data["versions"]["openskill"] == version("openskill") and data["versions"]["halma_env"]
     assert (out / "results.md").read_text().startswith("### star, 2 seats")
     assert (out / "results.png").stat().st_size > 1000
     again = arena.load_results(str(out / "results.json"))  # re-reporting a saved run gives the same tables
