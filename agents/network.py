@@ -31,6 +31,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.autograd.function import once_differentiable
 
 from halma_env.batched import padded_lists
 from halma_env.encoding import PLANES, encoding
@@ -130,6 +131,7 @@ class _HoleConvFunction(torch.autograd.Function):
         return out.view(b, h, -1)
 
     @staticmethod
+    @once_differentiable  # a hand-written first derivative: a second one would be silently wrong
     def backward(ctx, grad):
         x, weight, reverse_rows, out = ctx.saved_tensors
         b, h, c = x.shape
@@ -185,6 +187,7 @@ class _PairLogitsFunction(torch.autograd.Function):
         return _pair_logits(src_features, dst_features)
 
     @staticmethod
+    @once_differentiable  # a hand-written first derivative: a second one would be silently wrong
     def backward(ctx, grad):
         src_features, dst_features, src_rows, dst_rows = ctx.saved_tensors
         g = grad.unsqueeze(1)

@@ -410,3 +410,254 @@ def test_adding_reach_features_keeps_the_play_and_then_trains() -> None:
     narrow = HalmaNet("star", 2, channels=8, blocks=2, pair_dim=8, value_hidden=8)
     with pytest.raises(ValueError, match=r"embed.weight \(8, 18\) vs \(8, 12\)"):
         load_extending(narrow, wide.state_dict())
+
+
+# --- audit: the hole convolution, the move head and the canonical frame against independent references ---
+
+# The tap order the shipped weights were trained with, as grid offsets (row, col) of each tap's neighbour:
+# the hole itself, then the 6 hex directions of the 17 x 17 axial grid (star, diamond) or the 8 king
+# directions of the 16 x 16 board (halma16).  The star's 3 x 3 kernel leaves out (1, -1) and (-1, 1).
+TAP_OFFSETS = {
+    "hex": [(0, 0), (0, 1), (1, 1), (1, 0), (0, -1), (-1, -1), (-1, 0)],
+    "square": [(0, 0), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1), (-1, 0), (-1, 1)],
+}
+
+
+def _grid_conv_reference(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, variant: str) -> torch.Tensor:
+    """``relu(sum over taps of W_tap x_neighbour + b)`` as a 3 x 3 ``conv2d`` of the features laid out on
+    the observation grid (cells off the board are zeros) with the kernel's unused corners zero."""
+    enc = encoding(variant, 2)
+    rows, cols = enc.grid_shape
+    b, h, c = x.shape
+    offsets = TAP_OFFSETS["square" if variant == "halma16" else "hex"]
+    kernel = weight.new_zeros(weight.shape[0], c, 3, 3)
+    for d, (dr, dc) in enumerate(offsets):
+        kernel[:, :, 1 + dr, 1 + dc] = weight[:, d * c:(d + 1) * c]
+    cells = torch.as_tensor(enc.grid_index)
+    grid = x.new_zeros(b, rows * cols, c)
+    grid[:, cells] = x
+    out = torch.nn.functional.conv2d(grid.view(b, rows, cols, c).permute(0, 3, 1, 2), kernel, bias, padding=1)
+    return torch.relu(out.permute(0, 2, 3, 1).reshape(b, rows * cols, -1)[:, cells])
+
+
+def _conv_rows(variant: str, batch: int) -> tuple[int, int, torch.Tensor, torch.Tensor]:
+    table = neighbour_table(variant, 2)
+    h, taps = table.shape
+    flat, reverse = torch.as_tensor(table).reshape(-1), torch.as_tensor(reverse_table(table)).reshape(-1)
+    return h, taps, gather_rows(flat, batch, h), gather_rows(reverse, batch, h)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("variant", ["star", "diamond", "halma16"])
+def test_hole_conv_is_the_masked_grid_convolution(variant: str, dtype: torch.dtype) -> None:
+    """The chunked convolution over the holes equals a 3 x 3 convolution of the grid with the documented
+    tap order (missing neighbours read zeros), for batches around the chunk size."""
+    from agents.network import _HoleConvFunction
+
+    torch.manual_seed(11)
+    channels, out_channels = 5, 6
+    tol = 1e-5 if dtype == torch.float32 else 1e-12
+    for batch in (1, CHUNK_POSITIONS - 1, CHUNK_POSITIONS, CHUNK_POSITIONS + 1, 2 * CHUNK_POSITIONS + 1):
+        h, taps, rows, reverse_rows = _conv_rows(variant, batch)
+        x = torch.randn(batch, h, channels, dtype=dtype)
+        weight = torch.randn(out_channels, taps * channels, dtype=dtype)
+        bias = torch.randn(out_channels, dtype=dtype)
+        got = _HoleConvFunction.apply(x, weight, bias, rows, reverse_rows)
+        assert got.dtype == dtype and got.shape == (batch, h, out_channels)
+        ref = _grid_conv_reference(x, weight, bias, variant)
+        assert (got - ref).abs().max() <= tol * ref.abs().max(), (batch, (got - ref).abs().max())
+
+
+@pytest.mark.parametrize("variant", ["star", "halma16"])
+def test_hole_conv_gradcheck(variant: str) -> None:
+    """Finite differences in float64 confirm the hand-written backward (input, weight and bias): exactly on
+    two positions, and in gradcheck's fast mode (random projections) across a chunk boundary."""
+    from agents.network import _HoleConvFunction
+
+    torch.manual_seed(12)
+    for batch, channels, out_channels, fast in ((2, 2, 3, False), (CHUNK_POSITIONS + 1, 3, 2, True)):
+        h, taps, rows, reverse_rows = _conv_rows(variant, batch)
+        x = torch.randn(batch, h, channels, dtype=torch.float64, requires_grad=True)
+        weight = torch.randn(out_channels, taps * channels, dtype=torch.float64, requires_grad=True)
+        bias = torch.randn(out_channels, dtype=torch.float64, requires_grad=True)
+        assert torch.autograd.gradcheck(
+            lambda x, w, b, rows=rows, reverse_rows=reverse_rows: _HoleConvFunction.apply(x, w, b, rows, reverse_rows),
+            (x, weight, bias), fast_mode=fast)
+
+
+def test_pair_logits_gradcheck_with_shared_rows() -> None:
+    """Finite differences in float64 confirm the move head's backward where rows repeat: duplicate
+    (src, dst) pairs, a row read as both source and destination, and hole 0 read many times."""
+    torch.manual_seed(13)
+    src_table = torch.randn(9, 3, dtype=torch.float64, requires_grad=True)
+    dst_table = torch.randn(9, 4, dtype=torch.float64, requires_grad=True)
+    src_rows = torch.tensor([0, 0, 0, 2, 2, 5, 8, 0, 0])
+    dst_rows = torch.tensor([0, 3, 3, 2, 2, 0, 8, 0, 0])
+    assert torch.autograd.gradcheck(lambda s, d: _PairLogitsFunction.apply(s, d, src_rows, dst_rows),
+                                    (src_table, dst_table))
+    # its backward is written by hand for the first derivative only: a second one is an error, not wrong numbers
+    out = _PairLogitsFunction.apply(src_table, dst_table, src_rows, dst_rows)
+    grad_out = torch.ones_like(out, requires_grad=True)
+    (grad,) = torch.autograd.grad(out, src_table, grad_out, create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        grad.sum().backward()
+
+
+def test_move_head_padding_dense_scatter_and_ties() -> None:
+    """The list logits of the real entries do not depend on how long the trailing padding is or what it
+    holds; padding reads exactly ``MASKED_LOGIT``; the dense logits are the list logits scattered into the
+    H*H actions (every other action masked); greedy picks agree, ties going to the lowest action."""
+    torch.manual_seed(14)
+    net = HalmaNet("star", 3, channels=8, blocks=2, pair_dim=8, value_hidden=8)
+    _, obs, mask = _batch("star", 3, 5)
+    legal, valid = legal_lists(mask)
+    with torch.no_grad():
+        logits, value = net(obs, legal, valid)
+        for extra, fill in ((1, 0), (7, 14640), (3, 123)):
+            longer = torch.cat([legal, torch.full((5, extra), fill)], dim=1)
+            padded = torch.cat([valid, torch.zeros(5, extra, dtype=torch.bool)], dim=1)
+            logits2, value2 = net(obs, longer, padded)
+            assert torch.equal(logits2[:, :legal.shape[1]], logits) and torch.equal(value2, value)
+            assert torch.all(logits2[~padded] == MASKED_LOGIT)
+        dense, dense_value = net.dense_logits(obs, mask)
+        scattered = torch.full_like(dense, MASKED_LOGIT)
+        scattered[valid.nonzero(as_tuple=True)[0], legal[valid]] = logits[valid]
+        # matmul against elementwise products: float rounding only (logits of order 1 here)
+        assert (dense - scattered).abs().max() < 1e-5 and torch.equal(dense[~mask], scattered[~mask])
+        assert torch.equal(dense_value, value)
+        assert torch.equal(dense.argmax(1), legal.gather(1, logits.argmax(1, keepdim=True)).squeeze(1))
+        # all logits equal (no source term, no destination bias): both paths pick the lowest legal action
+        net.src_head.weight.zero_()
+        net.src_head.bias.zero_()
+        net.dst_bias.weight.zero_()
+        dense, _ = net.dense_logits(obs, mask)
+        logits, _ = net(obs, legal, valid)
+    lowest = legal[:, 0]
+    assert torch.equal(dense.argmax(1), lowest) and torch.equal(legal.gather(1, logits.argmax(1, keepdim=True))[:, 0],
+                                                                lowest)
+
+
+def _turned(game: Game, k: int) -> Game:
+    """The position turned so that seat ``to_move + k`` stands where ``to_move`` stood, every seat's
+    pieces (and kings) renumbered by ``+k``, with seat ``to_move + k`` to move."""
+    enc, n = encoding(game.rules.variant, game.num_players), game.num_players
+    seat = game.to_move
+    hole_map = enc.from_canonical[(seat + k) % n][enc.to_canonical[seat]]
+    variant, seats, board, _, ply = game.position().split(" ")
+    chars = list(board.replace("/", ""))
+    turned = ["."] * len(chars)
+    for hole, ch in enumerate(chars):
+        if ch != ".":
+            alphabet = "012345" if ch.isdigit() else "ABCDEF"
+            turned[hole_map[hole]] = alphabet[(alphabet.index(ch) + k) % n]
+    rows, i = [], 0
+    for width in game.geometry.row_widths:
+        rows.append("".join(turned[i:i + width]))
+        i += width
+    return Game.from_position(f"{variant} {seats} {'/'.join(rows)} {(seat + k) % n} {ply}")
+
+
+@pytest.mark.parametrize("variant,n", [("star", 2), ("star", 3), ("star", 6), ("diamond", 3), ("halma16", 2)])
+def test_turned_positions_give_the_network_the_same_inputs(variant: str, n: int) -> None:
+    """The canonical frame: a mid-game position turned to another seat (star 2 seats: the position
+    mirrored through the centre, seat 1 to move) gives the acting seat the same planes and legal actions,
+    so the network the same logits and value."""
+    torch.manual_seed(15)
+    enc = encoding(variant, n)
+    net = HalmaNet(variant, n, channels=8, blocks=1, pair_dim=8, value_hidden=8)
+    games = _positions(variant, n, 4, seed=3)
+    for game in games:
+        others = [_turned(game, k) for k in range(1, n)]
+        obs = torch.from_numpy(np.stack([enc.observation(g, g.to_move) for g in [game, *others]]))
+        mask = torch.from_numpy(np.stack([enc.action_mask(g) for g in [game, *others]]).astype(bool))
+        for i in range(1, n):
+            assert torch.equal(obs[i], obs[0]) and torch.equal(mask[i], mask[0])
+        assert not np.array_equal(enc.observation(others[0], game.to_move), enc.observation(game, game.to_move))
+        with torch.no_grad():
+            dense, value = net.dense_logits(obs, mask)
+        assert torch.allclose(dense, dense[:1].expand_as(dense)) and torch.allclose(value, value[:1].expand_as(value))
+
+
+def test_outputs_are_repeatable_and_do_not_depend_on_the_batch_order() -> None:
+    """The same weights and inputs give bit-identical outputs call after call; a position's outputs do not
+    depend on the other positions of its batch beyond float rounding (the shipped networks: at most
+    7.3e-7 on logits of order 10)."""
+    torch.manual_seed(16)
+    net = HalmaNet("star", 2, channels=8, blocks=2, pair_dim=8, value_hidden=8)
+    _, obs, mask = _batch("star", 2, CHUNK_POSITIONS + 4)
+    legal, valid = legal_lists(mask)
+    order = torch.randperm(len(obs))
+    with torch.no_grad():
+        first, again = net(obs, legal, valid), net(obs, legal, valid)
+        shuffled = net(obs[order], legal[order], valid[order])
+    assert torch.equal(first[0], again[0]) and torch.equal(first[1], again[1])
+    assert torch.allclose(shuffled[0], first[0][order], atol=1e-5) and torch.allclose(shuffled[1], first[1][order],
+                                                                                       atol=1e-5)
+
+
+@pytest.mark.parametrize("variant", ["star", "halma16"])
+def test_convolutions_reach_blocks_holes_away(variant: str) -> None:
+    """Without attention, a change at one hole moves the move-head features of exactly the holes within
+    ``blocks`` steps (hex steps on the star, king steps on the square board)."""
+    enc = encoding(variant, 2)
+    geometry = enc.layout.geometry
+    _, obs, _ = _batch(variant, 2, 2)
+    centre = 60 if variant == "star" else 119
+    here = int(enc.from_canonical[0][centre])
+    distance = np.array([geometry.distance(int(enc.from_canonical[0][y]), here) for y in range(enc.num_holes)])
+    for blocks in (1, 2, 3):
+        torch.manual_seed(blocks)
+        net = HalmaNet(variant, 2, channels=8, blocks=blocks, pair_dim=8, value_hidden=8)
+        x = net.holes(obs)
+        changed = x.clone()
+        changed[:, centre, 0] += 0.5
+        with torch.no_grad():
+            a, b = torch.cat(net.trunk(x)[:2], -1), torch.cat(net.trunk(changed)[:2], -1)
+        moved = (a - b).abs().amax(-1) > 0
+        for row in moved:
+            assert set(np.flatnonzero(row.numpy())) == set(np.flatnonzero(distance <= blocks))
+
+
+def test_export_ops_give_the_same_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plain-op branches taken while exporting (convolution, attention, reach planes, list head) give
+    the values of the fast ones."""
+    torch.manual_seed(17)
+    net = HalmaNet("star", 2, channels=8, blocks=2, pair_dim=8, value_hidden=8, attention_layers=1,
+                   reach_features=True)
+    with torch.no_grad():
+        net.attention[0].out.weight.normal_(0, 0.5)
+    _, obs, mask = _batch("star", 2, 6)
+    legal, valid = legal_lists(mask)
+    with torch.no_grad():
+        fast = net(obs, legal, valid), net.dense_logits(obs, mask)
+        monkeypatch.setattr(torch.onnx, "is_in_onnx_export", lambda: True)
+        plain = net(obs, legal, valid), net.dense_logits(obs, mask)
+    for a, b in zip(fast, plain, strict=True):
+        for x, y in zip(a, b, strict=True):
+            assert torch.allclose(x, y, atol=1e-5, rtol=1e-5), (x - y).abs().max()
+
+
+# each shipped config's parameter count (docs/training.md, "Network", "Sizes")
+CONFIG_PARAMETERS = {"quickstart": 7_474, "star2": 39_714, "star3": 7_474, "star4": 7_474, "star6": 7_474,
+                     "diamond2": 7_474, "diamond3": 39_714, "halma16_2": 10_658}
+
+
+@pytest.mark.parametrize("name", sorted(CONFIG_PARAMETERS))
+def test_config_parameter_counts(name: str) -> None:
+    """The parameter counts docs/training.md ("Network", "Sizes") gives, and their closed form."""
+    from pathlib import Path
+
+    import yaml
+
+    from agents.network import build_network
+    from halma_env.encoding import PLANES
+
+    cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / "configs" / f"{name}.yaml").read_text())
+    game, network = cfg["game"], cfg["network"]
+    net = build_network(game["variant"], game["num_players"], type("Cfg", (), network))
+    c, p, v, blocks = network["channels"], network["pair_dim"], network["value_hidden"], network["blocks"]
+    h, taps = neighbour_table(game["variant"], game["num_players"]).shape
+    assert not network["attention_layers"] and not network["reach_features"] and network["position_embedding"]
+    closed = (h * c + (PLANES + 1) * c + blocks * (taps * c * c + c + 2 * c)  # position, embed, blocks
+              + 2 * (c * p + p) + (c + 1) + (2 * c * v + v) + (v + 1))  # move head, value head
+    assert sum(q.numel() for q in net.parameters()) == closed == CONFIG_PARAMETERS[name]
