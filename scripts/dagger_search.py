@@ -21,8 +21,11 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -93,16 +96,43 @@ def collect(args: argparse.Namespace) -> None:
         parts = list(pool.map(collect_games, [args.checkpoint] * args.workers, shares,
                               [args.label_depth] * args.workers))
     rec = {k: [x for part in parts for x in part[k]] for k in FIELDS}
-    torch.save(rec, args.out)
+    # written whole or not at all: an interrupted run leaves no truncated file behind
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(rec, f)
+        os.replace(tmp, out)
+    except BaseException:
+        os.unlink(tmp)
+        raise
     seconds = time.perf_counter() - start
     print(f"{len(rec['choice'])} positions from {args.games} games in {seconds:.0f} s -> {args.out}")
 
 
-def fit(args: argparse.Namespace) -> None:
+def load_data(path: str) -> dict[str, list]:
+    """The positions ``collect`` wrote (ValueError naming the file when it is not such a file)."""
+    if not Path(path).is_file():
+        raise ValueError(f"data file {path!r} does not exist")
+    try:  # the file is this script's own output: lists of numpy arrays, which weights_only refuses
+        rec = torch.load(path, weights_only=False)
+    except Exception as exc:  # unpickling garbage raises anything
+        raise ValueError(f"data file {path!r} is corrupt or not written by collect ({type(exc).__name__})") from None
+    if not isinstance(rec, dict) or any(k not in rec for k in FIELDS):
+        raise ValueError(f"data file {path!r} is not written by collect (it lacks {', '.join(FIELDS)})")
+    if not rec["choice"]:
+        raise ValueError(f"data file {path!r} holds no positions")
+    if all(game % 10 == 0 for game in rec["game"]):
+        raise ValueError(f"data file {path!r} holds held-out games only (every tenth game, 0 included, is "
+                         "held out): collect 2 or more games")
+    return rec
+
+
+def fit(args: argparse.Namespace, rec: dict[str, list]) -> None:
     data = load_checkpoint(args.checkpoint)
     net = model_from_checkpoint(data, args.checkpoint)
     anchor = copy.deepcopy(net).eval()
-    rec = torch.load(args.data, weights_only=False)
     obs = torch.from_numpy(np.stack(rec["obs"]))
     legal, valid = _padded(rec["legal"])
     choice, ret = torch.as_tensor(rec["choice"]), torch.as_tensor(rec["ret"], dtype=torch.float32)
@@ -113,6 +143,8 @@ def fit(args: argparse.Namespace) -> None:
                                  for i in torch.arange(len(choice)).split(512)])
 
     def match(rows: torch.Tensor) -> float:
+        if not len(rows):
+            return 0.0
         net.eval()
         with torch.no_grad():
             hits = sum((net(obs[i], legal[i], valid[i])[0].argmax(1) == choice[i]).sum().item()
@@ -168,7 +200,23 @@ def hybrid(args: argparse.Namespace) -> None:
     print(f"won {wins}/{args.games} against search (search moves for the agent: {args.search_moves})")
 
 
-def main() -> None:
+def output_problem(path: str) -> str | None:
+    """Why ``path`` cannot be written (None: it can), tried before any work."""
+    out = Path(path).absolute()
+    if out.is_dir():
+        return f"{path!r} is a directory"
+    parent = out.parent
+    while not parent.exists():  # the missing folders are made when the file is written
+        parent = parent.parent
+    try:
+        with tempfile.TemporaryFile(dir=parent):
+            pass
+    except OSError as exc:
+        return f"cannot write {path!r}: {exc.strerror or exc}"
+    return None
+
+
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("collect")
@@ -189,12 +237,26 @@ def main() -> None:
     h.add_argument("--search-moves", type=int, default=12)
     h.add_argument("--games", type=int, default=20)
     h.add_argument("--workers", type=int, default=2)
-    args = p.parse_args()
+    args = p.parse_args(argv)
     if getattr(args, "games", 1) < 1 or getattr(args, "workers", 1) < 1:
         p.error("--games and --workers must be >= 1")
+    if getattr(args, "label_depth", 1) < 1:
+        p.error(f"--label-depth must be >= 1, got {args.label_depth}")
+    if args.command == "fit" and (args.epochs < 1 or not args.lr > 0 or not args.kl >= 0):
+        p.error("--epochs must be >= 1, --lr > 0 and --kl >= 0")
+    try:  # a bad checkpoint, or one of another game, fails here, before any game
+        model_from_checkpoint(load_checkpoint(args.checkpoint, variant="star", num_players=2), args.checkpoint)
+        rec = load_data(args.data) if args.command == "fit" else {}
+    except ValueError as exc:  # CheckpointError is a ValueError naming the file
+        p.error(str(exc))
+    problem = output_problem(args.out) if args.command in ("collect", "fit") else None
+    if problem:
+        p.error(problem)
     torch.set_num_threads(1)
-    {"collect": collect, "fit": fit, "hybrid": hybrid}[args.command](args)
-
+    if args.command == "fit":
+        fit(args, rec)
+    else:
+        {"collect": collect, "hybrid": hybrid}[args.command](args)
 
 if __name__ == "__main__":
     main()

@@ -24,6 +24,7 @@ learnt; a larger network that starts from a copy of a trained one's play can go 
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -96,7 +97,23 @@ def evaluate(student: torch.nn.Module, data: dict[str, torch.Tensor], batch_size
     return dict(zip(("kl", "value_mse", "agreement"), (totals / max(n, 1)).tolist()))
 
 
-def main() -> None:
+def output_problem(path: str) -> str | None:
+    """Why ``path`` cannot be written (None: it can), tried before any work."""
+    out = Path(path).absolute()
+    if out.is_dir():
+        return f"{path!r} is a directory"
+    parent = out.parent
+    while not parent.exists():  # the missing folders are made when the checkpoint is written
+        parent = parent.parent
+    try:
+        with tempfile.TemporaryFile(dir=parent):
+            pass
+    except OSError as exc:
+        return f"cannot write {path!r}: {exc.strerror or exc}"
+    return None
+
+
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("teacher", help="a halma_env checkpoint (.pt)")
     p.add_argument("out", help="where to write the student's weights-only checkpoint")
@@ -114,11 +131,18 @@ def main() -> None:
     p.add_argument("--holdout", type=float, default=0.05, help="share of the positions held out (default 0.05)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
-    args = p.parse_args()
-    if args.positions < 2 or args.games < 1 or args.epochs < 1 or args.batch_size < 1:
-        p.error("--positions must be >= 2 and --games, --epochs and --batch-size >= 1")
+    args = p.parse_args(argv)
+    if args.positions < 2 or args.games < 1 or args.epochs < 1 or args.batch_size < 1 or args.threads < 1:
+        p.error("--positions must be >= 2 and --games, --epochs, --batch-size and --threads >= 1")
     if not 0 < args.holdout < 1 or not 0 <= args.explore <= 1 or args.temperature < 0:
         p.error("--holdout must lie in (0, 1), --explore in [0, 1] and --temperature be >= 0")
+    if not 1 <= round(args.positions * (1 - args.holdout)) < args.positions:
+        p.error(f"--holdout {args.holdout} of --positions {args.positions} leaves no positions to fit or none held out")
+    if not args.learning_rate > 0 or not args.value_coef >= 0:
+        p.error("--learning-rate must be > 0 and --value-coef >= 0")
+    problem = output_problem(args.out)
+    if problem:
+        p.error(problem)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
 

@@ -28,7 +28,7 @@ from concurrent.futures import ProcessPoolExecutor
 from agents.bots.crossing import plan_crossing
 from agents.bots.evaluation import seat_tables
 from agents.bots.search import SearchBot
-from agents.checkpoint import load_checkpoint
+from agents.checkpoint import load_checkpoint, model_from_checkpoint
 from agents.policy import load_policy_player
 from halma_env import Game, Rules
 
@@ -110,18 +110,18 @@ def summary(results: list[dict]) -> list[str]:
     return lines
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkpoint")
     parser.add_argument("--games", type=int, default=40)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--width", type=int, default=100, help="the planner's beam width (default 100)")
     parser.add_argument("--json", action="store_true", help="also print each game as a JSON line")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.games < 1 or args.workers < 1 or args.width < 1:
         parser.error("--games, --workers and --width must be >= 1")
     try:  # a bad checkpoint, or one of another game, fails here, before any game
-        load_checkpoint(args.checkpoint, variant="star", num_players=2)
+        model_from_checkpoint(load_checkpoint(args.checkpoint, variant="star", num_players=2), args.checkpoint)
     except ValueError as exc:
         parser.error(str(exc))
     jobs = [(args.checkpoint, index, args.width) for index in range(args.games)]

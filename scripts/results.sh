@@ -1,9 +1,24 @@
 #!/usr/bin/env bash
-# Re-measure every table of the README.  Takes about an hour on 2 cores; each command prints its
-# own table (add --json to the bench commands for machine-readable figures).
+# Re-measure every table of the README.  Takes about an hour on 2 cores.
+#
+#   scripts/results.sh [OUT]    (from any folder; OUT defaults to ./results and must be new or empty)
+#
+# Each command prints its own table; everything also lands in OUT: the bench tables as
+# OUT/bench_*.md (add --json to the bench commands for machine-readable figures), every `halma eval`
+# as OUT/<name>/ (results.md, results.json or solo.md, solo.json, and the game records), the
+# quickstart run in OUT/runs/quickstart/, the ladder rebuilt in OUT/ladder.json.  The first command
+# that fails stops the script (set -e).
 set -euo pipefail
 out=${1:-results}
+# halma eval refuses an --out folder that already holds results, so a rerun into the same OUT would
+# stop at its first eval, after the benchmarks: refuse it now
+if [ -e "$out" ] && [ -n "$(ls -A "$out")" ]; then
+  echo "results.sh: $out is not empty; give a new folder (scripts/results.sh OUT)" >&2
+  exit 2
+fi
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
+cd "$(dirname "$0")/.."  # the configs and checkpoints below are named from the repository root
 
 halma bench engine --seconds 2 | tee "$out/bench_engine.md"
 halma bench env --seconds 2 | tee "$out/bench_env.md"
@@ -20,9 +35,9 @@ for game in "diamond 2" "diamond 3" "halma16 2" "halma16 4"; do
   set -- $game
   halma eval greedy search mcts --variant "$1" --seats "$2" --games 24 --workers 1 --out "$out/$1-$2"
 done
-halma eval --solo greedy --games 10
-halma eval --solo search --games 3
-halma eval --solo crossing:width=3000
+halma eval --solo greedy --games 10 --out "$out/solo-greedy"
+halma eval --solo search --games 3 --out "$out/solo-search"
+halma eval --solo crossing:width=3000 --out "$out/solo-crossing"
 halma eval crossing:width=3,depth=3 greedy --variant halma16 --games 40 --workers 1 --out "$out/crossing-halma16"
 
 # training (issue 5): the quickstart run and its agent against the bots
@@ -36,7 +51,7 @@ halma eval agents/checkpoints/star2.pt search --games 20 --workers 2 --out "$out
 for seed in 1 2 3 4 5 6 7; do
   halma eval agents/checkpoints/star2.pt search --games 20 --workers 2 --seed "$seed" --out "$out/star2-search-seed$seed"
 done
-halma eval --solo agents/checkpoints/star2.pt
+halma eval --solo agents/checkpoints/star2.pt --out "$out/solo-star2"
 halma eval agents/checkpoints/star3.pt greedy greedy --seats 3 --games 90 --workers 1 --out "$out/star3-greedy"
 halma eval agents/checkpoints/star4.pt greedy greedy greedy --seats 4 --games 144 --workers 1 --out "$out/star4-greedy"
 halma eval agents/checkpoints/star6.pt greedy greedy greedy greedy greedy --seats 6 --games 216 --seed 1 --workers 2 --out "$out/star6-greedy"
@@ -52,3 +67,4 @@ cp agents/ladder/ladder.json "$out/ladder.json"
 halma ladder --ladder "$out/ladder.json" --quiet --workers 1 --variant star --seats 3 --games 180 \
   greedy:noise=0.5 greedy:noise=0.25,temperature=1.0 greedy:noise=0.25 greedy greedy:lookahead=1.5 \
   search:depth=3,time=none
+echo "results.sh: everything is in $out"

@@ -22,7 +22,9 @@ import argparse
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -46,8 +48,8 @@ def split(args: argparse.Namespace) -> None:
     seconds = {"update": 0.0, "sampling": 0.0, "engine": 0.0}
     lists: list[tuple[float, int]] = []
 
-    def timed(function, part):
-        def wrapper(*a, **k):
+    def timed(function: Callable[..., Any], part: str) -> Callable[..., Any]:
+        def wrapper(*a: Any, **k: Any) -> Any:
             start = time.perf_counter()
             out = function(*a, **k)
             seconds[part] += time.perf_counter() - start
@@ -56,16 +58,6 @@ def split(args: argparse.Namespace) -> None:
 
     for name in ("observation", "legal_lists", "step"):
         setattr(BatchedGame, name, timed(getattr(BatchedGame, name), "engine"))
-    trainer = ppo.Trainer(cfg, Path(tempfile.mkdtemp()) / "split", log=lambda s: None)
-    update = trainer._ppo_update
-
-    def measured_update(data):
-        counts = data["valid"].sum(1).float()
-        lists.append((float(counts.mean()), int(counts.max())))
-        return update(data)
-
-    trainer._ppo_update = timed(measured_update, "update")
-    trainer._sample = timed(trainer._sample, "sampling")
     clock: dict[str, float] = {}
 
     def stop() -> bool:
@@ -75,8 +67,20 @@ def split(args: argparse.Namespace) -> None:
             lists.clear()
         return False
 
-    trainer.train(stop=stop)
-    total = time.perf_counter() - clock["start"]
+    with tempfile.TemporaryDirectory() as tmp:
+        trainer = ppo.Trainer(cfg, Path(tmp) / "split", log=lambda s: None)
+        update = trainer._ppo_update
+
+        def measured_update(data: dict[str, torch.Tensor]) -> dict[str, float]:
+            counts = data["valid"].sum(1).float()
+            lists.append((float(counts.mean()), int(counts.max())))
+            return update(data)
+
+        trainer._ppo_update = timed(measured_update, "update")  # type: ignore[method-assign]
+        trainer._sample = timed(trainer._sample, "sampling")  # type: ignore[method-assign]
+        trainer.train(stop=stop)
+        total = time.perf_counter() - clock["start"]
+        trainer.close()
     steps = batch * args.updates
     parts = {name: value / steps * 1e6 for name, value in seconds.items()}
     rest = total / steps * 1e6 - sum(parts.values())
@@ -140,21 +144,26 @@ def collectives(args: argparse.Namespace) -> None:
           f"one all-reduce of 12,000 floats {latency * 1e6:.0f} us")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
     for name in ("loop", "collectives"):
-        sub.add_parser(name).add_argument("--seconds", type=float, default=10.0)
+        sub.add_parser(name).add_argument("--seconds", type=float, default=10.0,
+                                          help="timed after the warm-up update (default 10)")
     p = sub.add_parser("split")
-    p.add_argument("--updates", type=int, default=20)
-    p.add_argument("--envs", type=int, default=128)
+    p.add_argument("--updates", type=int, default=20, help="updates timed after the warm-up one (default 20)")
+    p.add_argument("--envs", type=int, default=128, help="games played at once (default 128)")
     p = sub.add_parser("update")
     p.add_argument("--positions", type=int, default=512)
-    p.add_argument("--moves", type=int, default=80)
-    p.add_argument("--repeat", type=int, default=40)
-    args = parser.parse_args()
+    p.add_argument("--moves", type=int, default=80, help="entries of each legal list (default 80)")
+    p.add_argument("--repeat", type=int, default=40, help="optimiser steps timed (default 40)")
+    args = parser.parse_args(argv)
+    if args.what in ("loop", "collectives") and not args.seconds > 0:
+        parser.error(f"--seconds must be > 0, got {args.seconds}")
+    for name in ("updates", "envs", "positions", "moves", "repeat"):
+        if getattr(args, name, 1) < 1:
+            parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
     {"loop": loop, "split": split, "update": update, "collectives": collectives}[args.what](args)
-
 
 if __name__ == "__main__":
     main()

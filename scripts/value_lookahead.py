@@ -24,7 +24,7 @@ import sys
 import numpy as np
 import torch
 
-from agents.arena import ARENA_LIMIT, build_rules, run_tournament
+from agents.arena import ARENA_LIMIT, _check_players, build_rules, run_tournament
 from agents.checkpoint import load_checkpoint, model_from_checkpoint
 from agents.imitation import _padded
 from agents.network import HalmaNet
@@ -116,11 +116,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)
+    if args.games < 1 or args.workers < 1:
+        parser.error("--games and --workers must be >= 1")
     torch.set_num_threads(1)
     spec = lookahead_spec(args.checkpoint, args.beta, args.top_k)
     try:
         player = factory(spec)  # loaded here once so that a bad file or setting stops before any game
         rules = build_rules(player.net.variant, 2)
+        _check_players([args.opponent], factory, rules)  # an unknown name, or a player of another game
     except (ValueError, FileNotFoundError) as e:  # CheckpointError is a ValueError naming the file
         print(f"error: {e}", file=sys.stderr)
         return 2

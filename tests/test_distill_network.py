@@ -67,14 +67,28 @@ def test_the_script_fits_a_larger_student_and_writes_a_checkpoint_init_from_acce
 
 
 @pytest.mark.parametrize("args, named", [(["--holdout", "1.5"], "--holdout"),
-                                         (["--channels", "0"], "network.channels")])
+                                         (["--channels", "0"], "network.channels"),
+                                         (["--threads", "0"], "--threads"),
+                                         (["--learning-rate", "-1"], "--learning-rate"),
+                                         (["--value-coef", "-0.5"], "--value-coef"),
+                                         (["--positions", "2", "--holdout", "0.9"], "leaves no positions to fit"),
+                                         (["--positions", "2", "--holdout", "0.1"], "none held out")])
 def test_bad_arguments_are_refused_before_any_work(tmp_path: Path, args: list[str], named: str) -> None:
     out = tmp_path / "never.pt"
     result = subprocess.run([sys.executable, str(SCRIPT), str(TEACHER), str(out), *args],
                             capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert result.returncode != 0 and named in result.stderr
+    assert result.returncode != 0 and named in result.stderr and "Traceback" not in result.stderr
     assert "positions in" not in result.stdout  # refused before generating any
     assert not out.exists()
+
+
+@pytest.mark.parametrize("out, named", [("a_file/student.pt", "cannot write"), (".", "is a directory")])
+def test_an_output_that_cannot_be_written_is_refused_before_any_work(tmp_path: Path, out: str, named: str) -> None:
+    (tmp_path / "a_file").write_text("")
+    result = subprocess.run([sys.executable, str(SCRIPT), str(TEACHER), out], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=120)
+    assert result.returncode == 2 and named in result.stderr and "Traceback" not in result.stderr
+    assert "positions in" not in result.stdout
 
 
 def test_a_file_that_is_not_a_checkpoint_is_named(tmp_path: Path) -> None:

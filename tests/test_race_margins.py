@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
+from agents.bots.greedy import GreedyBot
 from halma_env import Game, Rules
 from halma_env.layout import layout
 from tests.engine_helpers import position
 from tests.script_helpers import load_script
 
 race_margins = load_script("race_margins")
+ROOT = Path(__file__).parents[1]
+SCRIPT = ROOT / "scripts" / "race_margins.py"
+STAR2 = ROOT / "agents" / "checkpoints" / "star2.pt"
 
 
 def last_step_position(to_move: int) -> Game:
@@ -44,3 +53,28 @@ def test_summary_reports_margins_race_counts_and_endgames() -> None:
     assert "agent lost: the loser still needed [5] moves (mean 5.00)" in text
     assert "race count of agent (own moves: mean, games): 0: 28.00 (2), 5: 28.00 (1)" in text
     assert "endgame of search: moves beyond the planner's [1] (mean 1.00)" in text
+
+
+def test_a_game_is_read_to_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One game with the greedy bot in place of the time-limited search (fast), read as the script does."""
+    monkeypatch.setattr(race_margins, "SearchBot", lambda seed=None: GreedyBot(seed=seed))
+    result = race_margins.play_game(str(STAR2), 1, width=5)
+    assert result["game"] == 1 and result["first_seat"] == 1 and result["agent_seat"] == 0
+    assert result["winner"] in ("agent", "search") and result["margin"] >= 0
+    assert sorted(result["race"]["agent"]) == list(range(0, max(result["race"]["agent"]) + 1, race_margins.EVERY))
+    json.dumps(result)  # --json prints it
+    assert race_margins.summary([result])[0] in ("agent won 1 of 1 (0 undecided)", "agent won 0 of 1 (0 undecided)")
+
+
+@pytest.mark.parametrize("args, named", [
+    (["none.pt"], "does not exist"),
+    (["bad.pt"], "corrupt"),
+    ([str(ROOT / "agents" / "checkpoints" / "star3.pt")], "3 seats"),
+    ([str(STAR2), "--games", "0"], "--games"),
+    ([str(STAR2), "--width", "-1"], "--width"),
+])
+def test_bad_checkpoints_and_settings_are_refused_before_any_game(tmp_path: Path, args: list[str], named: str) -> None:
+    (tmp_path / "bad.pt").write_bytes(b"not a checkpoint")
+    run = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, cwd=tmp_path,
+                         timeout=120)
+    assert run.returncode == 2 and named in run.stderr and "Traceback" not in run.stderr

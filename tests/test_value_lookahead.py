@@ -66,3 +66,22 @@ def test_the_command_names_a_missing_checkpoint_without_a_traceback(tmp_path: Pa
     run = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path / "none.pt")], capture_output=True, text=True)
     assert run.returncode == 2
     assert "none.pt" in run.stderr and "does not exist" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_the_command_plays_a_short_match(tmp_path: Path) -> None:
+    run = subprocess.run([sys.executable, str(SCRIPT), str(STAR2), "--opponent", "greedy", "--games", "1",
+                          "--workers", "1"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "lookahead(beta=3.0,top_k=4) against greedy:" in run.stdout and "/1 wins" in run.stdout
+
+
+@pytest.mark.parametrize("args, named", [
+    (["--games", "0"], "--games"),
+    (["--workers", "0"], "--workers"),
+    (["--opponent", "nosuchbot"], "unknown player 'nosuchbot'"),
+    (["--opponent", str(ROOT / "agents" / "checkpoints" / "star3.pt")], "cannot play star with 2 seats"),
+])
+def test_bad_settings_and_opponents_are_refused_before_any_game(args: list[str], named: str) -> None:
+    run = subprocess.run([sys.executable, str(SCRIPT), str(STAR2), *args], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 2 and named in run.stderr and "Traceback" not in run.stderr
