@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import multiprocessing
 import os
 import tempfile
 import time
@@ -39,6 +40,10 @@ from agents.policy import load_policy_player
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
 from halma_env.rewards import seat_potential, seat_rewards
+
+# spawned, not forked: the parent has used torch (the checkpoint check), and a forked child
+# can hang in torch's thread pool (it did, in the network's orthogonal init)
+SPAWN = multiprocessing.get_context("spawn")
 
 GAMMA = 0.99
 TEMPERATURES = (0.0, 0.5)
@@ -92,7 +97,7 @@ def collect_games(checkpoint: str, games: list[int], label_depth: int) -> dict[s
 def collect(args: argparse.Namespace) -> None:
     start = time.perf_counter()
     shares = [list(range(w, args.games, args.workers)) for w in range(args.workers)]
-    with ProcessPoolExecutor(args.workers) as pool:
+    with ProcessPoolExecutor(args.workers, mp_context=SPAWN) as pool:
         parts = list(pool.map(collect_games, [args.checkpoint] * args.workers, shares,
                               [args.label_depth] * args.workers))
     rec = {k: [x for part in parts for x in part[k]] for k in FIELDS}
@@ -195,7 +200,7 @@ def hybrid_games(checkpoint: str, search_moves: int, games: list[int]) -> int:
 
 def hybrid(args: argparse.Namespace) -> None:
     shares = [list(range(w, args.games, args.workers)) for w in range(args.workers)]
-    with ProcessPoolExecutor(args.workers) as pool:
+    with ProcessPoolExecutor(args.workers, mp_context=SPAWN) as pool:
         wins = sum(pool.map(hybrid_games, [args.checkpoint] * args.workers, [args.search_moves] * args.workers, shares))
     print(f"won {wins}/{args.games} against search (search moves for the agent: {args.search_moves})")
 

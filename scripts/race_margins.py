@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 
 from agents.bots.crossing import plan_crossing
@@ -31,6 +32,10 @@ from agents.bots.search import SearchBot
 from agents.checkpoint import load_checkpoint, model_from_checkpoint
 from agents.policy import load_policy_player
 from halma_env import Game, Rules
+
+# spawned, not forked: the parent has used torch (the checkpoint check), and a forked child
+# can hang in torch's thread pool (it did, in the network's orthogonal init)
+SPAWN = multiprocessing.get_context("spawn")
 
 EVERY = 5  # own moves between two race counts
 SIDES = ("agent", "search")
@@ -125,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as exc:
         parser.error(str(exc))
     jobs = [(args.checkpoint, index, args.width) for index in range(args.games)]
-    with ProcessPoolExecutor(args.workers) as pool:
+    with ProcessPoolExecutor(args.workers, mp_context=SPAWN) as pool:
         results = list(pool.map(_play, jobs))
     if args.json:
         for r in results:

@@ -78,3 +78,13 @@ def test_bad_checkpoints_and_settings_are_refused_before_any_game(tmp_path: Path
     run = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, cwd=tmp_path,
                          timeout=120)
     assert run.returncode == 2 and named in run.stderr and "Traceback" not in run.stderr
+
+
+@pytest.mark.slow
+def test_the_script_plays_against_search_in_a_worker_process() -> None:
+    """One game in a worker process against the real `search` (about 40 s). The workers are spawned:
+    forked after the parent's checkpoint check (which builds the network), one hung in torch."""
+    run = subprocess.run([sys.executable, str(SCRIPT), str(STAR2), "--games", "1", "--workers", "1"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "race count of agent" in run.stdout and "endgame of search" in run.stdout
