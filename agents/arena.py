@@ -717,6 +717,14 @@ def load_results(path: str) -> TournamentResult:
         raise ValueError(f"{path}: not a halma eval results.json ({type(e).__name__}: {e})") from None
 
 
+def _one_thread_per_worker() -> None:
+    """A worker process plays one game at a time: torch (imported later, for a checkpoint player)
+    gets one thread, so that it does not take the cores of the games in the other workers, a
+    time-limited bot's among them."""
+    os.environ["OMP_NUM_THREADS"] = "1"
+    os.environ["MKL_NUM_THREADS"] = "1"
+
+
 def run_tournament(
     players: Sequence[str],
     rules: Rules,
@@ -763,7 +771,7 @@ def run_tournament(
         else:
             import multiprocessing as mp
 
-            with mp.get_context("spawn").Pool(workers) as pool:
+            with mp.get_context("spawn").Pool(workers, initializer=_one_thread_per_worker) as pool:
                 for res in pool.imap_unordered(_run_task, tasks):
                     results.append(res)
                     bar.update()

@@ -386,3 +386,17 @@ def test_turn_order_balances_over_the_cyclic_orders() -> None:
     assert len(full) == 6 and len(set(full.values())) == 1
     full = follows(4, 4, 6 * cycle_length(4, 4))
     assert len(full) == 12 and len(set(full.values())) == 1
+
+
+def test_worker_processes_give_torch_one_thread() -> None:
+    """With --workers N each process plays one game at a time: a checkpoint player's torch must not
+    take the cores of the other workers' games (a time-limited bot's among them)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; from agents.arena import _one_thread_per_worker; assert 'torch' not in sys.modules; "
+            "_one_thread_per_worker(); import torch; print(torch.get_num_threads())")
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == "1"
