@@ -433,7 +433,7 @@ class TournamentResult:
             per_game = [_game_score(g.player_places, i) for g in self.games if i in g.player_places
                         and len(g.player_places) > 1]
             lo, hi = wilson_interval(min(sum(per_game), len(per_game)), len(per_game))
-            mean, mlo, mhi = mean_interval(places)
+            mean, mlo, mhi = mean_interval(places, bounds=(1, n))
             total_seats = sum(seat_places.values())
             stats.append({
                 "player": self.players[i],

@@ -379,7 +379,7 @@ class Trainer:
         else:
             if (self.ckpt_dir / "last.pt").exists():
                 raise ValueError(f"run directory {str(self.run_dir)!r} already holds a run; use --resume to "
-                                 "continue it or choose another name")
+                                 "continue it, or --set name=NAME to start another beside it")
             if cfg.init_from is not None:
                 self._init_from(cfg.init_from)
             self.run_dir.mkdir(parents=True, exist_ok=True)

@@ -100,9 +100,10 @@ def wilson_interval(successes: float, trials: int, z: float = Z95) -> tuple[floa
     return (lo, hi)
 
 
-def mean_interval(values: Sequence[float], z: float = Z95) -> tuple[float, float, float]:
-    """Mean and normal-approximation 95% interval ``(mean, low, high)``; a single value has a
-    zero-width interval, none gives NaNs."""
+def mean_interval(values: Sequence[float], z: float = Z95,
+                  bounds: tuple[float, float] = (-math.inf, math.inf)) -> tuple[float, float, float]:
+    """Mean and normal-approximation 95% interval ``(mean, low, high)``, the interval cut to
+    ``bounds`` (places lie in 1..seats); a single value has a zero-width interval, none gives NaNs."""
     n = len(values)
     if n == 0:
         return (math.nan, math.nan, math.nan)
@@ -111,4 +112,4 @@ def mean_interval(values: Sequence[float], z: float = Z95) -> tuple[float, float
         return (mean, mean, mean)
     var = sum((v - mean) ** 2 for v in values) / (n - 1)
     half = z * math.sqrt(var / n)
-    return (mean, mean - half, mean + half)
+    return (mean, max(mean - half, bounds[0]), min(mean + half, bounds[1]))

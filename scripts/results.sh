@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Re-measure every table of the README.  Takes about an hour on 2 cores.
+# Re-measure the README's main benchmarks and evaluations in one go.  Takes about an hour on 2 cores.
+# Some game counts and settings differ from the README's tables (bench train --seconds 20, 36 games
+# of 3-6 seats, 24 of diamond and halma16): each table's own command is the one given next to it.
 #
 #   scripts/results.sh [OUT]    (from any folder; OUT defaults to ./results and must be new or empty)
 #

@@ -11,7 +11,7 @@ import pytest
 from agents import arena
 from agents.arena import cycle_length, play_game, run_solo, run_tournament, schedule
 from agents.cli import main as cli_main
-from agents.ratings import competition_ranks, rate_games, wilson_interval
+from agents.ratings import competition_ranks, mean_interval, rate_games, wilson_interval
 from halma_env import Game, Rules
 from halma_env.records import GameRecord, load_record
 
@@ -400,3 +400,12 @@ def test_worker_processes_give_torch_one_thread() -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == "1"
+
+
+def test_mean_place_interval_stays_among_the_possible_places() -> None:
+    """A normal interval around 1.11 over nine games reached 0.89; places lie in 1..seats."""
+    places = [1, 1, 1, 1, 1, 1, 1, 1, 2]
+    mean, low, high = mean_interval(places)
+    assert low < 1 < high  # the plain normal interval
+    assert mean_interval(places, bounds=(1, 3)) == (mean, 1, high)
+    assert mean_interval([3, 3, 2], bounds=(1, 3))[2] == 3
