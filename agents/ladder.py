@@ -196,7 +196,24 @@ def level_player(level: str, variant: str, seats: int, seed: int | None = None,
     """The Player of ``level`` for ``variant`` with ``seats`` seats, from the ladder."""
     lv = level_entry(level, variant, seats, path)
     options = {k: lv[k] for k in PLAYER_OPTIONS if k in lv}
-    return entry_player(lv["player"], seed=seed, base=ladder_path(path).resolve().parent, name=level, **options)
+    player = entry_player(lv["player"], seed=seed, base=ladder_path(path).resolve().parent, name=level, **options)
+    # what the level resolved to, as LevelPlayer.describe says it (halma play announces ladder:star-2:hard so)
+    player.describe = ResolvedLevel(lv["player"])
+    return player
+
+
+class ResolvedLevel:
+    """``describe`` of a level resolved for one game (``ladder:star-2:hard``): its ladder player,
+    whatever game is asked about.  A class, not a lambda, so the player still pickles."""
+
+    def __init__(self, player: str) -> None:
+        self.player = player
+
+    def __call__(self, rules: Rules | None = None) -> str:
+        return self.player
+
+    def __repr__(self) -> str:
+        return f"ResolvedLevel({self.player!r})"
 
 
 class LevelPlayer:
@@ -216,13 +233,26 @@ class LevelPlayer:
         self._players: dict[tuple[str, int], Any] = {}
 
     def describe(self, rules: Rules) -> str:
-        """What the level plays as in ``rules``' game: the ladder entry's player (or the fallback bot)."""
-        entry = load_ladder(self.path)["games"].get(f"{rules.variant}-{rules.num_players}")
+        """What the level plays as in ``rules``' game: the ladder entry's player, or the fallback bot
+        followed by why (``search:time=0.2 (built-in: my_ladder.json has no star-3 entry)``): a
+        built-in spec is unrated, which the player should know."""
+        key = f"{rules.variant}-{rules.num_players}"
+        entry = load_ladder(self.path)["games"].get(key)
         if entry is None:
             from agents.registry import LEVELS as FALLBACK
 
-            return FALLBACK.get(self.level, "no player for this game")
+            why = self._no_entry(key)
+            if self.level not in FALLBACK:
+                return f"no player for this game ({why}, and the level has no built-in fallback)"
+            return f"{FALLBACK[self.level]} (built-in: {why})"
         return level_entry(self.level, rules.variant, rules.num_players, self.path)["player"]
+
+    def _no_entry(self, key: str) -> str:
+        """Why the ladder has no player for game ``key``: the file in use lacks the entry."""
+        path = ladder_path(self.path)
+        if path.resolve() == DEFAULT_LADDER:
+            return f"the shipped ladder has no {key} entry"
+        return f"{str(path)} has no {key} entry"
 
     def player_for(self, rules: Rules) -> Any:
         """The concrete player for ``rules`` (made once per variant and seat count)."""

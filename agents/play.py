@@ -10,11 +10,20 @@ any name ``agents.registry.make_player`` accepts).  Commands at a human's turn:
     resign         the seat to move resigns
     cpu SEAT NAME  hand a seat to a CPU player; human SEAT takes it back
     save FILE      save the game record (JSON); load FILE continues a saved game
+                   (same seat count; this session's seats play on)
     replay FILE    step through a record move by move (Enter: next, q: stop)
     new            start the next game (the start seat rotates)
     numbers        toggle hole numbers; board redraws; help; quit
 
-Bad input never changes the game: the session says what was wrong and asks again.
+Bad input never changes the game: the session says what was wrong and asks again.  Every CPU
+seat's player is checked against the game before it can move (at the start, ``cpu SEAT NAME``,
+``load FILE``): one that cannot play it (a model of another variant or seat count) is refused at
+once, naming the seat, the player and the game.
+
+A saved record's ``players`` are the seats' players when it was saved; a seat that changed hands
+during the game is listed in its metadata, ``"seat_changes": [{"ply": 12, "seat": 1, "player":
+"hard", "from": "human"}, ...]`` (from that ply on), and a move the CPU made for a human whose time
+ran out in ``"time_up_moves": [{"ply": 7, "seat": 0, "player": "medium"}, ...]``.
 """
 
 from __future__ import annotations
@@ -33,6 +42,8 @@ from halma_env.rules import VARIANTS, parse_rule_options
 HUMAN = "human"
 MOVES_PER_LINE = 6  # the 'moves' list, in columns that fit an 80-column terminal
 HELP = __doc__.split("Commands at a human's turn:", 1)[1].split("Bad input", 1)[0]
+CHECK_BUDGET = 0.05  # seconds: the move a CPU player is asked for to check it can play the game (as halma eval)
+STAND_IN = "medium"  # the CPU that moves for a human whose time ran out
 
 
 class TimeUp(Exception):
@@ -72,11 +83,13 @@ class PlaySession:
         self.cpu_budget = cpu_budget
         self.out = out
         self._make_player = make_player
+        self.game = Game(rules)
+        self.seat_changes: list[dict] = []  # this game's seats that changed hands (the record's metadata)
+        self.time_up_moves: list[dict] = []  # this game's moves a CPU made for a human out of time
         self.seats: list[str] = []
         self.cpu: dict[int, object] = {}
         for seat, name in enumerate(seats):
             self.set_seat(seat, name)
-        self.game = Game(rules)
         self.listed: list[Move] = []
         self.listed_position = ""
         self.marks: list[int] = []
@@ -84,11 +97,17 @@ class PlaySession:
     # --- seats -------------------------------------------------------------------------
 
     def set_seat(self, seat: int, name: str) -> None:
-        """Hand ``seat`` to a CPU player by name, or back to a human (``"human"``)."""
+        """Hand ``seat`` to a CPU player by name, or back to a human (``"human"``).  A player that
+        cannot play this game is refused (ValueError) and the seat stays as it was."""
         if not 0 <= seat < self.rules.num_players:
             raise ValueError(f"seat must be 0..{self.rules.num_players - 1}, got {seat}")
         player = None if name == HUMAN else self._make_player(name, seed=self.seed + seat)
+        if player is not None:
+            self.check_player(seat, name, player, self.rules)
         if seat < len(self.seats):
+            if self.seats[seat] != name:
+                self.seat_changes.append({"ply": self.game.ply, "seat": seat, "player": name,
+                                          "from": self.seats[seat]})
             self.seats[seat] = name
         else:
             self.seats.append(name)
@@ -96,6 +115,15 @@ class PlaySession:
             self.cpu.pop(seat, None)
         else:
             self.cpu[seat] = player
+
+    @staticmethod
+    def check_player(seat: int, name: str, player: object, rules: Rules) -> None:
+        """Raise ValueError (naming the seat, the player and the game) unless ``player`` can choose
+        a move in ``rules``' starting position (as ``halma eval`` checks its players)."""
+        try:
+            player.select_move(Game(rules), CHECK_BUDGET)
+        except ValueError as e:  # e.g. a model exported for 2 seats in a 3-seat game, a level's missing model
+            raise ValueError(f"seat {seat}'s player {name!r} cannot play {_game_name(rules)}: {e}") from None
 
     def player_label(self, seat: int) -> str:
         """The seat's player as named, with what a ladder level resolves to in this game."""
@@ -105,7 +133,7 @@ class PlaySession:
             return name
         try:
             return f"{name} = {describe(self.rules)}"
-        except ValueError:  # the level is missing from this game's ladder entry: playing it will say so
+        except ValueError:  # the level is missing from this game's ladder entry (the check says so)
             return name
 
     def is_human(self, seat: int) -> bool:
@@ -141,8 +169,9 @@ class PlaySession:
     def move_for_human(self) -> None:
         """The human ran out of time: a CPU (``medium``) moves for them this once."""
         seat = self.game.to_move
-        stand_in = self._make_player("medium", seed=self.seed + 100 + seat)
+        stand_in = self._make_player(STAND_IN, seed=self.seed + 100 + seat)
         move = stand_in.select_move(self.game, self.cpu_budget)
+        self.time_up_moves.append({"ply": self.game.ply, "seat": seat, "player": STAND_IN})
         self.game.play(move)
         self.out(f"time is up: the CPU plays {move} for seat {seat}")
 
@@ -221,28 +250,55 @@ class PlaySession:
             self.set_seat(_seat(args[0]), HUMAN)
             self.out(f"seat {args[0]} is played by a human again")
         elif cmd == "save" and len(args) == 1:
-            GameRecord.from_game(game, players=list(self.seats)).save(args[0])
+            GameRecord.from_game(game, players=list(self.seats), metadata=self.record_metadata()).save(args[0])
             self.out(f"saved to {args[0]}")
         elif cmd == "load" and len(args) == 1:
-            record = load_record(args[0])
-            loaded = record.replay()
-            if loaded.num_players != len(self.seats):
-                raise ValueError(
-                    f"{args[0]} is a {loaded.num_players}-seat game; this session has {len(self.seats)} seats"
-                )
-            self.game, self.rules = loaded, loaded.rules
-            self.out(f"loaded {args[0]}: ply {loaded.ply}")
-            self.play_cpu_turns()
+            self._load(args[0])
         elif cmd == "replay" and len(args) == 1:
             self.replay(load_record(args[0]))
         elif cmd == "new":
+            # the same variant and seat count: the CPU seats, checked for them, play on
             self.rules = self.rules.replace(first_seat=(self.rules.first_seat + 1) % self.rules.num_players)
             self.game = Game(self.rules)
+            self.seat_changes, self.time_up_moves = [], []
             self.out(f"new game; seat {self.rules.first_seat} starts")
             self.play_cpu_turns()
         else:
             raise ValueError(f"unknown command {line!r}; type 'help'")
         return True
+
+    def record_metadata(self) -> dict:
+        """The saved record's metadata: the seats that changed hands and the time-up moves, if any."""
+        metadata: dict = {}
+        if self.seat_changes:
+            metadata["seat_changes"] = [dict(c) for c in self.seat_changes]
+        if self.time_up_moves:
+            metadata["time_up_moves"] = [dict(c) for c in self.time_up_moves]
+        return metadata
+
+    def _load(self, path: str) -> None:
+        """Continue the game saved in ``path`` with this session's seats.  Nothing changes unless the
+        record has this session's seat count and every CPU seat can play its game."""
+        record = load_record(path)
+        loaded = record.replay()
+        if loaded.num_players != len(self.seats):
+            raise ValueError(f"{path} is a {loaded.num_players}-seat game; this session has {len(self.seats)} "
+                             f"seats (continue it with: halma play --seats {loaded.num_players} --players ...)")
+        for seat in sorted(self.cpu):
+            try:
+                self.check_player(seat, self.seats[seat], self.cpu[seat], loaded.rules)
+            except ValueError as e:
+                raise ValueError(f"{e}; {path} is not loaded: hand seat {seat} to a human (human {seat}) or "
+                                 f"another CPU player (cpu {seat} NAME) first") from None
+        # the record's own history of seat changes, then the seats this session plays differently
+        changes = _ply_entries(record.metadata.get("seat_changes"))
+        if record.players is not None:
+            changes += [{"ply": loaded.ply, "seat": seat, "player": name, "from": before}
+                        for seat, (before, name) in enumerate(zip(record.players, self.seats)) if before != name]
+        self.time_up_moves = _ply_entries(record.metadata.get("time_up_moves"))
+        self.game, self.rules, self.seat_changes = loaded, loaded.rules, changes
+        self.out(f"loaded {path}: ply {loaded.ply}")
+        self.play_cpu_turns()
 
     def _human_move(self, move: Move) -> None:
         if self.game.is_over:
@@ -262,6 +318,9 @@ class PlaySession:
             raise ValueError("there is nothing to undo: no human seat has moved yet")
         for _ in range(len(played) - humans[-1]):
             game.undo()
+        # a seat change stands from now on; a time-up move taken back is gone
+        self.seat_changes = [{**c, "ply": min(c["ply"], game.ply)} for c in self.seat_changes]
+        self.time_up_moves = [c for c in self.time_up_moves if c["ply"] < game.ply]
         self.draw()
 
     def replay(self, record: GameRecord, step: Callable[[], str] | None = None) -> None:
@@ -300,6 +359,17 @@ class PlaySession:
                 return
 
 
+def _ply_entries(value: object) -> list[dict]:
+    """A record's ``seat_changes`` / ``time_up_moves`` (free-form metadata): the entries with a ply."""
+    if not isinstance(value, list):
+        return []
+    return [dict(c) for c in value if isinstance(c, dict) and type(c.get("ply")) is int]
+
+
+def _game_name(rules: Rules) -> str:
+    return f"{rules.variant} with {rules.num_players} seat{'s' if rules.num_players > 1 else ''}"
+
+
 def _seat(text: str) -> int:
     if not text.isdigit():
         raise ValueError(f"seat must be a number, got {text!r}")
@@ -333,7 +403,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seats", type=int, help="number of seats (default: one per --players entry, else 2)")
     p.add_argument(
         "--players",
-        help="comma-separated, one per seat: 'human' or a CPU level/bot (default: human, then --level for the rest)",
+        help="comma-separated, one per seat: 'human' or a CPU level/bot; seats beyond the list get --level "
+             "(default: human, then --level for the rest)",
     )
     p.add_argument("--level", default="medium", help="CPU level for the seats not given by --players (default medium)")
     p.add_argument("--preset", choices=["qdan", "kawu"], help="a public rule set")
@@ -360,7 +431,9 @@ def run(args: argparse.Namespace) -> int:
                 raise ValueError(f"the {args.preset} preset is for the star variant")
         else:
             rules = Rules(args.variant, seat_count, **options)
-        seats = players or [HUMAN] + [args.level] * (rules.num_players - 1)
+        given = players if players is not None else [HUMAN]
+        # fewer players than seats: the rest get --level; more is an error (PlaySession says so)
+        seats = given + [args.level] * (rules.num_players - len(given))
         session = PlaySession(
             rules, seats, time_limit=args.time_limit, seed=args.seed, color=not args.no_color and sys.stdout.isatty(),
             numbers=args.numbers, cpu_budget=args.cpu_time,

@@ -370,3 +370,20 @@ def test_malformed_entries_are_named(tmp_path: Path, capsys, levels: object, mes
     assert main(["ladder", "--ladder", str(bad)]) == 2  # printing it
     err = capsys.readouterr().err
     assert f"halma ladder: error: ladder '{bad}': entry 'star-2' {message}" in err and "Traceback" not in err
+
+
+def test_a_level_from_the_built_in_fallback_says_so(tmp_path: Path, monkeypatch) -> None:
+    """A ladder file without the game's entry: the level plays its built-in (unrated) spec, and says why."""
+    from agents.registry import LEVELS as FALLBACK
+
+    ladder = tmp_path / "my_ladder.json"
+    ladder.write_text(json.dumps({"format": "halma_env.ladder", "format_version": 1, "games": {
+        "star-2": {"variant": "star", "seats": 2, "levels": [
+            {"level": "easy", "player": "random"}, {"level": "medium", "player": "greedy:noise=0.5"},
+            {"level": "hard", "player": "greedy"}, {"level": "expert", "player": "search:depth=1,time=none"}]}}}))
+    monkeypatch.setenv("HALMA_LADDER", str(ladder))
+    assert LevelPlayer("hard").describe(Rules("star", 2)) == "greedy"  # the file's own entry: as it is
+    assert LevelPlayer("hard").describe(Rules("star", 3)) == (
+        f"{FALLBACK['hard']} (built-in: {str(ladder)} has no star-3 entry)")
+    assert LevelPlayer("hard", path=ladder).describe(Rules("diamond", 2)) == (
+        f"{FALLBACK['hard']} (built-in: {str(ladder)} has no diamond-2 entry)")

@@ -89,12 +89,14 @@ def test_game_over_is_drawn_once():
 
 
 class WrongGame:
-    """A CPU that cannot play this game (as a checkpoint of another variant)."""
+    """A CPU that passes the check at the start but fails in the game (as a model whose file went away)."""
 
     name = "wrong"
 
     def select_move(self, game, time_budget=None):
-        raise ValueError("plays diamond with 2 seats, not star with 2")
+        if game.ply == 0:
+            return game.legal_moves()[0]
+        raise ValueError("the model file is gone")
 
 
 def test_a_cpu_that_cannot_play_hands_the_seat_back():
@@ -103,7 +105,7 @@ def test_a_cpu_that_cannot_play_hands_the_seat_back():
     s = PlaySession(Rules("star", 2), [HUMAN, "wrong"], color=False, out=out.append, make_player=make)
     s.handle("113-104")  # the human's legal move stands; the CPU's failure does not leave the session stuck
     assert s.game.moves == [(113, 104)] and s.is_human(1)
-    assert any("seat 1's player wrong cannot play this game (plays diamond" in line for line in out)
+    assert any("seat 1's player wrong cannot play this game (the model file is gone)" in line for line in out)
     s.handle("7-16")
     assert s.game.ply == 2
 
@@ -243,4 +245,192 @@ def test_the_shipped_ladder_describes_its_levels():
     assert LevelPlayer("hard").describe(Rules("star", 3)) == "greedy"
     from agents.registry import LEVELS
 
-    assert LevelPlayer("easy").describe(Rules("star", 1)) == LEVELS["easy"]  # no solitaire entry: the fallback bot
+    # no solitaire entry: the fallback bot, and it says so
+    assert LevelPlayer("easy").describe(Rules("star", 1)) == (
+        f"{LEVELS['easy']} (built-in: the shipped ladder has no star-1 entry)")
+
+
+# --- the seats not given by --players, players of another game, ladder labels, seat changes in records ---
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+
+
+def test_cli_gives_the_seats_not_given_by_players_the_level(monkeypatch, capsys):
+    import io
+
+    from agents.cli import main
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("quit\n"))
+    assert main(["play", "--seats", "3", "--players", "human,greedy", "--level", "random"]) == 0
+    out = capsys.readouterr().out
+    assert "star, 3 seats, ply 0" in out
+    assert "seat 1 (" in out and "): greedy" in out and "seat 2 (" in out and "): random" in out
+    monkeypatch.setattr("sys.stdin", io.StringIO("quit\n"))
+    assert main(["play", "--seats", "3", "--players", "human,greedy"]) == 0  # --level's default, medium
+    out = capsys.readouterr().out
+    assert "): greedy" in out and "): medium = " in out
+    monkeypatch.setattr("sys.stdin", io.StringIO("quit\n"))
+    assert main(["play", "--players", "human,greedy"]) == 0  # --seats defaults to one per --players entry
+    assert "star, 2 seats, ply 0" in capsys.readouterr().out
+    assert main(["play", "--seats", "2", "--players", "human,greedy,greedy"]) == 2  # more players than seats
+    assert "2 seats need 2 players, got 3" in capsys.readouterr().err
+
+
+class StarOnly(FirstMove):
+    """A CPU that plays only the star (as a model exported for one game)."""
+
+    name = "staronly"
+
+    def select_move(self, game, time_budget=None):
+        if (game.rules.variant, game.rules.num_players) != ("star", 2):
+            raise ValueError(f"was exported for star with 2 seats; it cannot play {game.rules.variant} with "
+                             f"{game.rules.num_players} seats")
+        return super().select_move(game, time_budget)
+
+
+def make_star_only(name, seed=None):
+    return StarOnly() if name == "staronly" else make_first(name, seed)
+
+
+def test_a_player_of_another_game_is_refused_before_the_first_move():
+    with pytest.raises(ValueError, match=r"seat 2's player 'staronly' cannot play star with 3 seats: was exported"):
+        PlaySession(Rules("star", 3), [HUMAN, "first", "staronly"], color=False, out=lambda line: None,
+                    make_player=make_star_only)
+
+
+def test_cpu_command_refuses_a_player_of_another_game_at_once():
+    out: list[str] = []
+    s = PlaySession(Rules("star", 3), [HUMAN, HUMAN, HUMAN], color=False, out=out.append, make_player=make_star_only)
+    s.handle("cpu 1 staronly")
+    assert out[-1].startswith("error: seat 1's player 'staronly' cannot play star with 3 seats")
+    assert s.is_human(1) and s.seats[1] == HUMAN and s.game.ply == 0
+    s.handle("cpu 1 first")
+    s.handle("cpu 1 staronly")  # a seat the CPU plays keeps its player
+    assert out[-1].startswith("error: seat 1's player 'staronly'") and s.seats[1] == "first"
+
+
+def test_load_of_another_game_rechecks_the_cpu_seats(tmp_path):
+    from halma_env.records import GameRecord
+
+    path = tmp_path / "diamond.json"
+    diamond = Game(Rules("diamond", 2))
+    diamond.play(diamond.legal_moves()[0])
+    GameRecord.from_game(diamond, players=[HUMAN, HUMAN]).save(path)
+    out: list[str] = []
+    s = PlaySession(Rules("star", 2), [HUMAN, "staronly"], color=False, out=out.append, make_player=make_star_only)
+    s.handle(f"load {path}")
+    assert out[-1].startswith("error: seat 1's player 'staronly' cannot play diamond with 2 seats")
+    assert "human 1" in out[-1]  # what to do about it
+    assert s.game.rules.variant == "star" and s.game.ply == 0 and s.seats == [HUMAN, "staronly"]
+    s.handle("human 1")
+    s.handle(f"load {path}")
+    assert s.game.rules.variant == "diamond" and s.game.ply == 1
+    s.handle("cpu 1 staronly")  # the loaded game is what the CPU seats are checked against now
+    assert out[-1].startswith("error: seat 1's player 'staronly' cannot play diamond with 2 seats")
+
+
+def test_cli_refuses_a_checkpoint_of_another_game_before_the_first_move(monkeypatch, capsys):
+    import io
+
+    from agents.cli import main
+
+    star2 = str(ROOT / "agents" / "checkpoints" / "star2.pt")
+    monkeypatch.setattr("sys.stdin", io.StringIO("113-104\nquit\n"))
+    assert main(["play", "--players", f"human,{star2},greedy"]) == 2
+    captured = capsys.readouterr()
+    assert f"halma play: error: seat 1's player {star2!r} cannot play star with 3 seats" in captured.err
+    assert "ply 0" not in captured.out  # no board, no move
+
+    star3 = str(ROOT / "agents" / "checkpoints" / "star3.pt")
+    out: list[str] = []
+    s = PlaySession(Rules("star", 2), [HUMAN, HUMAN], color=False, out=out.append)
+    s.handle(f"cpu 1 {star3}")
+    assert out[-1].startswith(f"error: seat 1's player {star3!r} cannot play star with 2 seats")
+    assert s.is_human(1)
+
+
+def test_a_pinned_ladder_level_says_what_it_plays_as():
+    out: list[str] = []
+    s = PlaySession(Rules("star", 2), [HUMAN, "ladder:star-2:hard"], color=False, out=out.append)
+    s.run(lambda prompt, timeout: "quit")
+    assert "seat 1 (blue): ladder:star-2:hard = search:depth=1,time=none" in out
+
+
+def test_a_saved_game_records_who_plays_each_seat_now_and_the_seat_changes(tmp_path):
+    from halma_env.records import load_record
+
+    s, out = session([HUMAN, HUMAN])
+    s.handle("113-104")
+    s.handle("cpu 1 first")  # the CPU answers at once
+    assert s.game.ply == 2
+    s.handle(f"save {tmp_path / 'a.json'}")
+    a = load_record(tmp_path / "a.json")
+    assert a.players == (HUMAN, "first")
+    assert a.metadata["seat_changes"] == [{"ply": 1, "seat": 1, "player": "first", "from": HUMAN}]
+    s.handle("human 1")
+    s.handle("moves")
+    s.handle("#1")  # seat 0 moves; seat 1 is a human's again: no answer
+    assert s.game.ply == 3
+    s.handle(f"save {tmp_path / 'b.json'}")
+    b = load_record(tmp_path / "b.json")
+    assert b.players == (HUMAN, HUMAN)
+    assert b.metadata["seat_changes"] == [{"ply": 1, "seat": 1, "player": "first", "from": HUMAN},
+                                          {"ply": 2, "seat": 1, "player": HUMAN, "from": "first"}]
+    # load and replay read such records
+    s2, out2 = session([HUMAN, HUMAN])
+    s2.handle(f"load {tmp_path / 'b.json'}")
+    assert s2.game.position() == s.game.position()
+    assert s2.seat_changes == b.metadata["seat_changes"]  # the record's history goes on
+    s3, out3 = session([HUMAN, "first"])
+    s3.handle(f"load {tmp_path / 'b.json'}")  # this session's CPU takes seat 1 from ply 3: said so
+    assert s3.seat_changes[-1] == {"ply": 3, "seat": 1, "player": "first", "from": HUMAN}
+    s2.replay(b, step=lambda: "")
+    assert out2[-1].startswith("[3/3] ")
+    # a game that changed no hands has no seat_changes; a new game starts without the old ones
+    s.handle("new")
+    s.handle(f"save {tmp_path / 'c.json'}")
+    assert "seat_changes" not in load_record(tmp_path / "c.json").metadata
+
+
+def test_an_exported_model_of_another_game_is_refused_at_once():
+    model = str(ROOT / "agents" / "ladder" / "star-2-star2.onnx")
+    with pytest.raises(ValueError, match=r"seat 1's player '.*star-2-star2\.onnx' cannot play star with 3 seats: "
+                                         r".*was exported for star with 2 seats"):
+        PlaySession(Rules("star", 3), [HUMAN, model, HUMAN], color=False, out=lambda line: None)
+
+
+def test_undo_keeps_a_seat_change_and_drops_a_time_up_move_taken_back(tmp_path):
+    from halma_env.records import load_record
+
+    s, out = session([HUMAN, HUMAN])
+    s.handle("113-104")
+    s.move_for_human()  # seat 1's time ran out: the CPU moved for it
+    assert s.time_up_moves == [{"ply": 1, "seat": 1, "player": "medium"}]
+    s.handle("cpu 1 first")
+    s.handle("moves")
+    s.handle("#1")  # seat 0 moves, the CPU answers for seat 1
+    assert s.game.ply == 4
+    s.handle(f"save {tmp_path / 'a.json'}")
+    meta = load_record(tmp_path / "a.json").metadata
+    assert meta["time_up_moves"] == [{"ply": 1, "seat": 1, "player": "medium"}]
+    assert meta["seat_changes"] == [{"ply": 2, "seat": 1, "player": "first", "from": HUMAN}]
+    s.handle("undo")  # seat 0's last move and the CPU's answer
+    s.handle("undo")  # seat 0's first move, and the time-up move after it
+    assert s.game.ply == 0 and s.time_up_moves == []
+    assert s.seat_changes == [{"ply": 0, "seat": 1, "player": "first", "from": HUMAN}]  # the CPU still plays it
+
+
+def test_load_reads_free_form_metadata_it_did_not_write(tmp_path):
+    from halma_env.records import GameRecord
+
+    game = Game(Rules("star", 2))
+    game.play("113-104")
+    path = tmp_path / "other.json"
+    GameRecord.from_game(game, players=[HUMAN, HUMAN], metadata={"seat_changes": [{"seat": 1}, "x"],
+                                                                  "time_up_moves": "none"}).save(path)
+    s, out = session([HUMAN, HUMAN])
+    s.handle(f"load {path}")
+    assert s.game.ply == 1 and s.seat_changes == [] and s.time_up_moves == []
+    s.handle("7-16")
+    s.handle("undo")
+    assert s.game.ply == 1 and not out[-1].startswith("error:")
