@@ -34,7 +34,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from agents.bots.search import SearchBot
-from agents.checkpoint import load_checkpoint, model_from_checkpoint, save_checkpoint
+from agents.checkpoint import load_checkpoint, model_from_checkpoint, output_problem, save_checkpoint
 from agents.imitation import _padded
 from agents.policy import load_policy_player
 from halma_env import Game, Rules
@@ -203,22 +203,6 @@ def hybrid(args: argparse.Namespace) -> None:
     with ProcessPoolExecutor(args.workers, mp_context=SPAWN) as pool:
         wins = sum(pool.map(hybrid_games, [args.checkpoint] * args.workers, [args.search_moves] * args.workers, shares))
     print(f"won {wins}/{args.games} against search (search moves for the agent: {args.search_moves})")
-
-
-def output_problem(path: str) -> str | None:
-    """Why ``path`` cannot be written (None: it can), tried before any work."""
-    out = Path(path).absolute()
-    if out.is_dir():
-        return f"{path!r} is a directory"
-    parent = out.parent
-    while not parent.exists():  # the missing folders are made when the file is written
-        parent = parent.parent
-    try:
-        with tempfile.TemporaryFile(dir=parent):
-            pass
-    except OSError as exc:
-        return f"cannot write {path!r}: {exc.strerror or exc}"
-    return None
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -24,7 +24,6 @@ learnt; a larger network that starts from a copy of a trained one's play can go 
 from __future__ import annotations
 
 import argparse
-import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -32,7 +31,7 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
-from agents.checkpoint import load_checkpoint, model_from_checkpoint, save_checkpoint
+from agents.checkpoint import load_checkpoint, model_from_checkpoint, output_problem, save_checkpoint
 from agents.config import GameConfig, NetworkConfig
 from agents.network import MASKED_LOGIT, build_network
 from halma_env.batched import BatchedGame
@@ -95,22 +94,6 @@ def evaluate(student: torch.nn.Module, data: dict[str, torch.Tensor], batch_size
             batch = {k: v[start:start + batch_size] for k, v in data.items()}
             totals += [float(x.sum()) for x in losses(student, batch)]
     return dict(zip(("kl", "value_mse", "agreement"), (totals / max(n, 1)).tolist()))
-
-
-def output_problem(path: str) -> str | None:
-    """Why ``path`` cannot be written (None: it can), tried before any work."""
-    out = Path(path).absolute()
-    if out.is_dir():
-        return f"{path!r} is a directory"
-    parent = out.parent
-    while not parent.exists():  # the missing folders are made when the checkpoint is written
-        parent = parent.parent
-    try:
-        with tempfile.TemporaryFile(dir=parent):
-            pass
-    except OSError as exc:
-        return f"cannot write {path!r}: {exc.strerror or exc}"
-    return None
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -167,19 +167,22 @@ def _position(rules: Rules, owner: list[int], king: list[bool], to_move: int) ->
     return f"{rules.variant} {rules.num_players} {'/'.join(rows)} {to_move} 10"
 
 
+def _generator_setup(rules: Rules, seed: int):
+    """What a position generator below starts from: its random generator, the layout, the geometry,
+    the seat count, and the rule options to load positions with (the position text itself gives the
+    variant, the seats and the seat to move, which becomes the loaded game's first_seat)."""
+    lay = layout(rules.variant, rules.num_players)
+    options = {k: v for k, v in rules.to_dict().items() if k not in ("variant", "num_players", "first_seat")}
+    return random.Random(seed), lay, lay.geometry, rules.num_players, options
+
+
 def endgames(rules: Rules, count: int, seed: int, intruders: bool = False) -> list[Game]:
     """Near-finished positions: most pieces of every seat in its goal, a few within reach, an
     opponent's piece in a goal now and then (anti-blocking) and the king near its tip (diamond)."""
-    rng = random.Random(seed)
-    lay = layout(rules.variant, rules.num_players)
-    geo = lay.geometry
-    n = rules.num_players
-    # the position gives variant, seats and the seat to move (the loaded game's first_seat)
-    options = {k: v for k, v in rules.to_dict().items() if k not in ("variant", "num_players", "first_seat")}
+    rng, lay, geo, n, options = _generator_setup(rules, seed)
     out: list[Game] = []
     while len(out) < count:
-        owner = [-1] * geo.num_holes
-        king = [False] * geo.num_holes
+        owner, king = [-1] * geo.num_holes, [False] * geo.num_holes  # each hole's seat, and its kings
         for s in range(n):
             goal = list(lay.goals[s])
             rng.shuffle(goal)
@@ -576,15 +579,10 @@ def odd_positions(rules: Rules, count: int, seed: int) -> list[Game]:
     included), seats with few or no pieces, diamond seats without a king or with it on its tip,
     seats near or in their goal (some finished at load), the ply near or past the move limit, and
     with 3+ seats now and then a resigned seat."""
-    rng = random.Random(seed)
-    lay = layout(rules.variant, rules.num_players)
-    geo = lay.geometry
-    n = rules.num_players
-    options = {k: v for k, v in rules.to_dict().items() if k not in ("variant", "num_players", "first_seat")}
+    rng, lay, geo, n, options = _generator_setup(rules, seed)
     out: list[Game] = []
     while len(out) < count:
-        owner = [-1] * geo.num_holes
-        king = [False] * geo.num_holes
+        owner, king = [-1] * geo.num_holes, [False] * geo.num_holes  # each hole's seat, and its kings
         for s in range(n):
             free = [h for h in range(geo.num_holes) if owner[h] < 0]
             rng.shuffle(free)
