@@ -29,6 +29,7 @@ ran out in ``"time_up_moves": [{"ply": 7, "seat": 0, "player": "medium"}, ...]``
 from __future__ import annotations
 
 import argparse
+import copy
 import math
 import select
 import sys
@@ -119,9 +120,15 @@ class PlaySession:
     @staticmethod
     def check_player(seat: int, name: str, player: object, rules: Rules) -> None:
         """Raise ValueError (naming the seat, the player and the game) unless ``player`` can choose
-        a move in ``rules``' starting position (as ``halma eval`` checks its players)."""
+        a move in ``rules``' starting position (as ``halma eval`` checks its players).  The move is
+        asked of a copy where the player can be copied, so its own random generator is untouched
+        and a seeded game plays as it would without the check."""
         try:
-            player.select_move(Game(rules), CHECK_BUDGET)
+            trial = copy.deepcopy(player)
+        except (TypeError, copy.Error):  # a player holding something that cannot be copied
+            trial = player
+        try:
+            trial.select_move(Game(rules), CHECK_BUDGET)
         except ValueError as e:  # e.g. a model exported for 2 seats in a 3-seat game, a level's missing model
             raise ValueError(f"seat {seat}'s player {name!r} cannot play {_game_name(rules)}: {e}") from None
 

@@ -434,3 +434,21 @@ def test_load_reads_free_form_metadata_it_did_not_write(tmp_path):
     s.handle("7-16")
     s.handle("undo")
     assert s.game.ply == 1 and not out[-1].startswith("error:")
+
+
+def test_the_start_check_leaves_a_seeded_players_moves_as_they_were() -> None:
+    """The check asks a copy for its move, so a seeded player's generator is not advanced by it."""
+    from agents.registry import make_player
+
+    rules = Rules("star", 2)
+    checked, fresh = (make_player("greedy:noise=0.5", seed=3) for _ in range(2))
+    PlaySession.check_player(1, "greedy:noise=0.5", checked, rules)
+    game = Game(rules)
+    game.play(game.legal_moves()[0])
+    moves = []
+    for player in (checked, fresh):
+        g = game.copy()
+        for _ in range(6):
+            g.play(player.select_move(g))
+        moves.append(g.position())
+    assert moves[0] == moves[1]
