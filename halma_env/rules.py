@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -19,6 +20,17 @@ class _Default:
 
 
 DEFAULT: Any = _Default()
+
+
+def _integer(value: Any) -> int | None:
+    """``value`` as a Python int when it is an integer of any type (numpy's too), else None (bools,
+    floats, text)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
 
 
 @dataclass(frozen=True, init=False)
@@ -60,8 +72,9 @@ class Rules:
             raise ValueError(f"unknown rule option(s): {names}; known: {', '.join(OPTION_NAMES)}")
         if variant not in VARIANTS:
             raise ValueError(f"unknown variant {variant!r}; expected one of {', '.join(VARIANTS)}")
-        if isinstance(num_players, bool) or not isinstance(num_players, int):
+        if _integer(num_players) is None:
             raise ValueError(f"num_players must be an int, got {num_players!r}")
+        num_players = _integer(num_players)  # numpy's integers too, stored as Python ints
         if num_players not in SEAT_COUNTS[variant]:
             allowed = ", ".join(map(str, SEAT_COUNTS[variant]))
             hint = " (with 4-6 seats use the international 'star' rules)" if variant == "diamond" else ""
@@ -80,14 +93,18 @@ class Rules:
         ):
             if value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, int):
+            if _integer(value) is None:
                 raise ValueError(f"{name} must be an int or None, got {value!r}")
             if value < least:
                 raise ValueError(f"{name} must be at least {least} (or None for no limit), got {value}")
+        move_limit, stall_limit, repetition_limit = (
+            None if v is None else _integer(v) for v in (move_limit, stall_limit, repetition_limit)
+        )
         if limit_outcome not in LIMIT_OUTCOMES:
             raise ValueError(f"limit_outcome must be one of {', '.join(LIMIT_OUTCOMES)}, got {limit_outcome!r}")
-        if isinstance(first_seat, bool) or not isinstance(first_seat, int) or not 0 <= first_seat < num_players:
+        if _integer(first_seat) is None or not 0 <= first_seat < num_players:
             raise ValueError(f"first_seat must be a seat 0..{num_players - 1}, got {first_seat!r}")
+        first_seat = _integer(first_seat)
         for name, value in (
             ("variant", variant),
             ("num_players", num_players),

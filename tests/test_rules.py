@@ -978,3 +978,18 @@ def test_numpy_integers_are_holes_and_seats() -> None:
     assert game.places == [None, None, 3]
     with pytest.raises(IllegalMoveError, match="seat must be"):
         game.resign(np.float32(1))
+
+
+def test_rules_take_numpy_integers_and_store_python_ints() -> None:
+    """As hole and seat arguments elsewhere do: numpy integers are integers, bools are not."""
+    import json
+
+    import numpy as np
+
+    rules = Rules("star", np.int64(3), move_limit=np.int32(300), stall_limit=np.int16(40), first_seat=np.int64(1))
+    assert rules == Rules("star", 3, move_limit=300, stall_limit=40, first_seat=1)
+    assert all(type(v) is int for v in (rules.num_players, rules.move_limit, rules.stall_limit, rules.first_seat))
+    json.dumps(rules.to_dict())  # records write them
+    for bad in (np.True_, True, 3.0, "3"):
+        with pytest.raises(ValueError, match="num_players must be an int"):
+            Rules("star", bad)
