@@ -723,6 +723,8 @@ def _one_thread_per_worker() -> None:
     time-limited bot's among them."""
     os.environ["OMP_NUM_THREADS"] = "1"
     os.environ["MKL_NUM_THREADS"] = "1"
+    if "torch" in sys.modules:  # imported already (by the caller's main module, re-run by spawn)
+        sys.modules["torch"].set_num_threads(1)
 
 
 def run_tournament(

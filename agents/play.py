@@ -102,7 +102,8 @@ class PlaySession:
         cannot play this game is refused (ValueError) and the seat stays as it was."""
         if not 0 <= seat < self.rules.num_players:
             raise ValueError(f"seat must be 0..{self.rules.num_players - 1}, got {seat}")
-        player = None if name == HUMAN else self._make_player(name, seed=self.seed + seat)
+        # folded into 0..2**63-1: players take no negative seed, --seed takes any integer
+        player = None if name == HUMAN else self._make_player(name, seed=(self.seed + seat) % 2**63)
         if player is not None:
             self.check_player(seat, name, player, self.rules)
         if seat < len(self.seats):
@@ -176,7 +177,7 @@ class PlaySession:
     def move_for_human(self) -> None:
         """The human ran out of time: a CPU (``medium``) moves for them this once."""
         seat = self.game.to_move
-        stand_in = self._make_player(STAND_IN, seed=self.seed + 100 + seat)
+        stand_in = self._make_player(STAND_IN, seed=(self.seed + 100 + seat) % 2**63)
         move = stand_in.select_move(self.game, self.cpu_budget)
         self.time_up_moves.append({"ply": self.game.ply, "seat": seat, "player": STAND_IN})
         self.game.play(move)

@@ -56,6 +56,7 @@ def _game_setup(index: int) -> tuple[Rules, int]:
 
 
 def collect_games(checkpoint: str, games: list[int], label_depth: int) -> dict[str, list]:
+    torch.set_num_threads(1)  # a spawned worker starts with all cores; the other worker's search needs one
     enc = encoding("star", 2)
     rec: dict[str, list] = {k: [] for k in FIELDS}
     for index in games:
@@ -180,6 +181,7 @@ def fit(args: argparse.Namespace, rec: dict[str, list]) -> None:
 
 
 def hybrid_games(checkpoint: str, search_moves: int, games: list[int]) -> int:
+    torch.set_num_threads(1)  # as in collect_games
     wins = 0
     for index in games:
         game = Game(Rules("star", 2, first_seat=index % 2))

@@ -674,3 +674,17 @@ def test_deepcopy_shares_a_cpu_player_that_cannot_be_copied() -> None:
     assert clone.cpu_seats()["player_1"] is player and clone.game is not e.game
     clone.step(clone.encode_move(0, (111, 102)))
     assert clone.game.ply == 2 and e.game.ply == 0
+
+
+def test_any_integer_seed_reseeds_the_cpu_players() -> None:
+    """reset(seed=) takes any integer; the seeds derived for the CPU seats stay ones players accept."""
+    for seed in (-1, -100_000, 2**63 - 1):
+        e = raw_env(num_players=3, opponents={1: "greedy:noise=0.5", 2: "random"})
+        e.reset(seed=seed)
+        again = raw_env(num_players=3, opponents={1: "greedy:noise=0.5", 2: "random"})
+        again.reset(seed=seed)
+        for _ in range(3):
+            action = int(np.flatnonzero(e.action_mask(e.agent_selection))[0])
+            e.step(action)
+            again.step(action)
+        assert e.game.moves == again.game.moves

@@ -246,6 +246,27 @@ def test_deepcopy_mid_episode_continues_the_same_episode() -> None:
     assert e.unwrapped.game.ply == ply < clone.unwrapped.game.ply
 
 
+def test_deepcopy_keeps_a_shared_opponent_shared_across_episodes() -> None:
+    """The gym env's opponent and its AEC env's CPU seat are one object; in the copy too, so the copy
+    and the original play the same games after resets that move the learner to another seat."""
+    import copy
+
+    from agents.bots.random_bot import RandomBot
+
+    env = HalmaEnv("star", 2, seat=None, opponents=[RandomBot(seed=1)], move_limit=6)
+    env.reset(seed=3)
+    clone = copy.deepcopy(env)
+    assert clone.opponents[0] is next(iter(clone.aec.cpu_seats().values())) is not env.opponents[0]
+    for _ in range(40):
+        action = first_legal(env)
+        a, b = env.step(action), clone.step(action)
+        assert np.array_equal(a[0]["observation"], b[0]["observation"]) and a[1:4] == b[1:4]
+        if a[2] or a[3]:
+            env.reset()
+            clone.reset()
+            assert env.seat == clone.seat and env.game.moves == clone.game.moves
+
+
 def test_out_of_range_action_is_a_value_error_and_changes_nothing() -> None:
     e = HalmaEnv()
     e.reset(seed=0)

@@ -452,3 +452,10 @@ def test_the_start_check_leaves_a_seeded_players_moves_as_they_were() -> None:
             g.play(player.select_move(g))
         moves.append(g.position())
     assert moves[0] == moves[1]
+
+
+def test_a_negative_seed_is_folded_into_the_seeds_players_take() -> None:
+    """--seed takes any integer; the per-seat seeds derived from it must be ones the players accept."""
+    out: list[str] = []
+    s = PlaySession(Rules("star", 2), ["greedy:noise=0.5", HUMAN], color=False, out=out.append, seed=-1)
+    assert 0 in s.cpu  # seat 0's seed is -1 + 0

@@ -59,29 +59,40 @@ def hole_int(hole: Any, num_holes: int) -> int:
     return int(hole)
 
 
-def _copy_player(player: Any) -> Any:
-    """A deep copy of a CPU player (or its spec), or the player itself when it cannot be copied.
-    Its own memo: a player refers to nothing else of the env's, and a failed copy leaves no trace."""
+def _copy_player(player: Any, memo: dict[int, Any]) -> Any:
+    """A deep copy of a CPU player (or its spec) through the shared ``memo``, so that a player the
+    original holds in several places (the gym env's opponents and its AEC env's seats, one bot on
+    two seats) stays one object in the copy; a player that cannot be copied is shared with the
+    original (a failed try leaves ``memo`` as it was)."""
+    if id(player) in memo:
+        return memo[id(player)]
+    trial = dict(memo)
     try:
-        return copy.deepcopy(player)
+        clone = copy.deepcopy(player, trial)
     except (TypeError, copy.Error):  # e.g. a user's callable that holds a lock or a session
+        memo[id(player)] = player
         return player
+    # deepcopy keeps the originals it copied alive in memo[id(memo)]: move trial's list there (left
+    # under id(trial), a key a later object could reuse once trial is gone, it would be taken for a copy)
+    kept = trial.pop(id(trial), [])
+    memo.update(trial)
+    memo.setdefault(id(memo), []).extend(kept)
+    return clone
 
 
 def copy_state(env: Any, memo: dict[int, Any], shared: set[str], players: set[str]) -> Any:
     """``copy.deepcopy`` of an env object attribute by attribute, bypassing ``EzPickle`` (whose
     pickling rebuilds a fresh env): ``shared`` attributes are not copied, ``players`` hold CPU
-    players or their specs (a dict or list, each copied on its own; see ``_copy_player``), the rest is
-    deep-copied."""
+    players or their specs (a dict or list; see ``_copy_player``), the rest is deep-copied."""
     clone = type(env).__new__(type(env))
     memo[id(env)] = clone
     for key, value in env.__dict__.items():
         if key in shared:
             clone.__dict__[key] = value
         elif key in players and isinstance(value, dict):
-            clone.__dict__[key] = {k: _copy_player(v) for k, v in value.items()}
+            clone.__dict__[key] = {k: _copy_player(v, memo) for k, v in value.items()}
         elif key in players and isinstance(value, list):
-            clone.__dict__[key] = [_copy_player(v) for v in value]
+            clone.__dict__[key] = [_copy_player(v, memo) for v in value]
         else:
             clone.__dict__[key] = copy.deepcopy(value, memo)
     return clone
@@ -282,7 +293,8 @@ class raw_env(AECEnv, EzPickle):
             game = Game(self.rules)
         if seed is not None:
             for s, spec in self._cpu_specs.items():
-                self._cpu[s] = reseed(self._cpu[s], spec, seed + 7919 * (s + 1))
+                # folded into 0..2**63-1: players take no negative seed, reset() takes any integer
+                self._cpu[s] = reseed(self._cpu[s], spec, (seed + 7919 * (s + 1)) % 2**63)
         self.game = game
         self._turn_key = 0
         self._turn_cache = None
