@@ -130,7 +130,7 @@ class PlaySession:
             trial = player
         try:
             trial.select_move(Game(rules), CHECK_BUDGET)
-        except ValueError as e:  # e.g. a model exported for 2 seats in a 3-seat game, a level's missing model
+        except (ValueError, OSError, RuntimeError) as e:  # e.g. a model for 2 seats in a 3-seat game, a missing file
             raise ValueError(f"seat {seat}'s player {name!r} cannot play {_game_name(rules)}: {e}") from None
 
     def player_label(self, seat: int) -> str:

@@ -100,16 +100,18 @@ class _GracefulInterrupt:
 
     def __init__(self) -> None:
         self.requested = False
+        self._installed = False
         self._previous: Any = None
 
     def __enter__(self) -> _GracefulInterrupt:
         if threading.current_thread() is threading.main_thread():
             self._previous = signal.signal(signal.SIGINT, self._handle)
+            self._installed = True
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+        if self._installed:  # the previous handler may be None (installed outside Python): back to the default
+            signal.signal(signal.SIGINT, signal.default_int_handler if self._previous is None else self._previous)
 
     def _handle(self, signum: int, frame: Any) -> None:
         if self.requested:
