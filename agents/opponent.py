@@ -356,13 +356,19 @@ class OpponentSpec:
     options: dict[str, Any]
 
 
+def opponent_file(name: str) -> str:
+    """The model file of an opponent name: the part up to the last ``.onnx:`` (a folder may be
+    called ``v1.onnx_models``), or the whole name when it has no options."""
+    cut = name.lower().rfind(".onnx:")
+    return name if cut < 0 else name[: cut + len(".onnx")]
+
+
 def parse_opponent_spec(name: str) -> OpponentSpec:
     """``"dir/model.onnx:temperature=0.5,search=top=6,eval=value"`` -> path and options."""
-    lower = name.lower()
-    cut = lower.rfind(".onnx:")
-    if cut < 0:
+    path = opponent_file(name)
+    if path == name:
         return OpponentSpec(name, {})
-    path, rest = name[: cut + len(".onnx")], name[cut + len(".onnx:"):]
+    rest = name[len(path) + 1:]
     options: dict[str, Any] = {}
     try:  # the search settings run to the end: search=top=6,eval=value
         items = split_options(name, rest, "opponent option", tail="search")

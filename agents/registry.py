@@ -127,10 +127,9 @@ def make_player(name: str, seed: int | None = None) -> Player:
         return _load_external("agents.policy", "load_policy_player", name, seed)
     if lower.startswith("ladder:") or lower.endswith(".onnx") or ".onnx:" in lower:
         if not lower.startswith("ladder:"):
-            # "model.onnx" or "model.onnx:option=value,...": the file is the part up to the last
-            # ".onnx:" (as agents.opponent.parse_opponent_spec reads it; a folder may be "v1.onnx_models")
-            cut = lower.rfind(".onnx:")
-            path = name if cut < 0 else name[: cut + len(".onnx")]
+            from agents.opponent import opponent_file  # no torch
+
+            path = opponent_file(name)  # "model.onnx" or "model.onnx:option=value,..."
             if not os.path.exists(path):
                 raise ValueError(f"opponent file {path!r} does not exist")
         return _load_external("agents.opponent", "load_opponent", name, seed)
