@@ -40,23 +40,6 @@ class CheckpointError(ValueError):
     """A checkpoint that cannot be used: missing, corrupt or incompatible."""
 
 
-def output_problem(path: str | Path) -> str | None:
-    """Why a file cannot be written at ``path`` (None: it can), found before any work is done: the
-    nearest existing folder above it takes a temporary file (missing folders are made on writing)."""
-    out = Path(path).absolute()
-    if out.is_dir():
-        return f"{str(path)!r} is a directory"
-    parent = out.parent
-    while not parent.exists():
-        parent = parent.parent
-    try:
-        with tempfile.TemporaryFile(dir=parent):
-            pass
-    except OSError as exc:
-        return f"cannot write {str(path)!r}: {exc.strerror or exc}"
-    return None
-
-
 def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
     """Atomically write ``payload`` (with the format header added) to ``path``."""
     path = Path(path)

@@ -536,17 +536,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def check_writable(path: Path) -> None:
-    """Raise ``LadderError`` unless the ladder file ``path`` can be written (its directory, or the
-    nearest existing one above it, takes a new file); tried with a temporary file, removed at once."""
-    if path.is_dir():
-        raise LadderError(f"ladder file {str(path)!r} is a directory")
-    folder = next(d for d in (path.absolute().parent, *path.absolute().parents) if d.exists())
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as e:
-        raise LadderError(f"cannot write the ladder file {str(path)!r}: {str(folder)!r} is not a writable "
-                          f"directory ({e.strerror or e})") from None
+    """Raise ``LadderError`` unless the ladder file ``path`` can be written (before the tournament)."""
+    from agents.files import output_problem
+
+    problem = output_problem(path, "the ladder file")
+    if problem is not None:
+        raise LadderError(problem)
 
 
 def format_ladder(data: dict[str, Any]) -> str:

@@ -34,7 +34,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from agents.bots.search import SearchBot
-from agents.checkpoint import load_checkpoint, model_from_checkpoint, output_problem, save_checkpoint
+from agents.checkpoint import load_checkpoint, model_from_checkpoint, save_checkpoint
+from agents.files import output_problem
 from agents.imitation import _padded
 from agents.policy import load_policy_player
 from halma_env import Game, Rules

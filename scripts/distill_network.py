@@ -31,8 +31,9 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
-from agents.checkpoint import load_checkpoint, model_from_checkpoint, output_problem, save_checkpoint
+from agents.checkpoint import load_checkpoint, model_from_checkpoint, save_checkpoint
 from agents.config import GameConfig, NetworkConfig
+from agents.files import output_problem
 from agents.network import MASKED_LOGIT, build_network
 from halma_env.batched import BatchedGame
 
