@@ -74,6 +74,19 @@ def check_level_name(value: Any, what: str = "level") -> str:
     return value
 
 
+def default_level(data: dict, checkpoint: str | Path) -> str:
+    """The level an export gets without ``--level``: the run name in the checkpoint's config (so
+    ``runs/quickstart/checkpoints/last.pt`` exports as ``star-2-quickstart.onnx``)."""
+    config = data.get("config")
+    run_name = config.get("name") if isinstance(config, dict) else None
+    if run_name is None:
+        raise ValueError(f"{str(checkpoint)!r} records no run name to use as the level: give --level NAME")
+    try:
+        return check_level_name(run_name)
+    except ValueError as e:
+        raise ValueError(f"{str(checkpoint)!r}: its run name cannot be the level ({e}): give --level NAME") from None
+
+
 def export_wrapper(net: Any) -> Any:
     """A module ``(observation int8, action_mask int8) -> (masked logits, value)`` around a HalmaNet."""
     torch = _torch()
@@ -146,17 +159,19 @@ def compare(net: Any, policy: OnnxPolicy, games: list[Game]) -> dict[str, Any]:
             "greedy_mismatches": int((greedy_t != greedy_o).sum())}
 
 
-def export_checkpoint(checkpoint: str | Path, level: str, out_dir: str | Path = "exports", *,
+def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir: str | Path = "exports", *,
                       rating: float | None = None, name: str | None = None, opset: int = OPSET,
                       check_positions: int = CHECK_POSITIONS) -> Path:
     """Export ``checkpoint`` to ``out_dir/<name>.onnx`` plus its manifest; returns the ONNX path.
 
+    ``level`` defaults to the run name the checkpoint records (its config's ``name``, e.g. ``quickstart``);
     ``name`` defaults to ``VARIANT-SEATS-LEVEL``.  The export is checked against the checkpoint on
     ``check_positions`` random positions; a mismatch raises ``ValueError`` and leaves no files."""
     from agents.checkpoint import load_checkpoint, model_from_checkpoint
 
     # every argument is checked before anything is written (no empty --out left behind)
-    check_level_name(level)
+    if level is not None:
+        check_level_name(level)
     if name is not None:
         check_level_name(name, "name")  # a stem inside out_dir: no '../evil', no silent default for ''
     if rating is not None:
@@ -166,6 +181,8 @@ def export_checkpoint(checkpoint: str | Path, level: str, out_dir: str | Path = 
         raise ValueError(f"opset must be an integer from {low} to {high} (what torch's ONNX exporter supports), "
                          f"got {opset!r}")
     data = load_checkpoint(checkpoint)  # CheckpointError (a ValueError) for anything unreadable
+    if level is None:
+        level = default_level(data, checkpoint)
     net = model_from_checkpoint(data, checkpoint)
     variant, seats = data["variant"], int(data["num_players"])
     blob = onnx_bytes(net, opset)
@@ -246,7 +263,9 @@ def _remove_empty(dirs: list[Path]) -> None:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("checkpoint", metavar="CHECKPOINT", help="a training checkpoint (.pt) written by halma train")
-    p.add_argument("--level", required=True, help="level name stored in the manifest and the file name (e.g. hard)")
+    p.add_argument("--level", default=None,
+                   help="level name stored in the manifest and the file name (e.g. hard; default the checkpoint's "
+                        "run name, e.g. quickstart)")
     p.add_argument("--out", default="exports", metavar="DIR", help="output directory (default exports/)")
     p.add_argument("--name", default=None, help="file name stem (default VARIANT-SEATS-LEVEL)")
     p.add_argument("--rating", type=float, default=None, help="rating to record (halma ladder fills it otherwise)")

@@ -293,6 +293,35 @@ def test_export_command_errors(exported: tuple[Path, Path], tmp_path: Path, caps
     assert not list(tmp_path.glob("*.onnx"))
 
 
+def test_the_level_defaults_to_the_run_name_the_checkpoint_records(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture) -> None:
+    """``halma export runs/quickstart/checkpoints/last.pt`` gives ``star-2-quickstart.onnx``, as the
+    shipped ladder's files are named; a checkpoint without a usable run name asks for --level."""
+    import torch
+
+    from agents.checkpoint import save_checkpoint
+    from agents.cli import main
+
+    data = torch.load(make_checkpoint(tmp_path / "m.pt"), weights_only=False)
+    save_checkpoint(tmp_path / "named.pt", {**data, "config": {"name": "quickstart"}})
+    assert main(["export", str(tmp_path / "named.pt"), "--out", str(tmp_path / "out")]) == 0
+    assert "level quickstart" in capsys.readouterr().out
+    assert read_manifest(tmp_path / "out" / "star-2-quickstart.onnx")["level"] == "quickstart"
+    # --level still wins over the run name
+    assert main(["export", str(tmp_path / "named.pt"), "--level", "hard", "--out", str(tmp_path / "out")]) == 0
+    assert read_manifest(tmp_path / "out" / "star-2-hard.onnx")["level"] == "hard"
+
+    save_checkpoint(tmp_path / "odd.pt", {**data, "config": {"name": "my run"}})
+    for checkpoint, message in ((tmp_path / "m.pt", "records no run name to use as the level: give --level NAME"),
+                                (tmp_path / "odd.pt", "its run name cannot be the level (level must be a plain "
+                                                      "name")):
+        out = tmp_path / f"out_{checkpoint.stem}"
+        assert main(["export", str(checkpoint), "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert message in err and str(checkpoint) in err and "Traceback" not in err
+        assert not out.exists()
+
+
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
