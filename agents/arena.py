@@ -33,7 +33,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from agents.player import Player
 from agents.ratings import Rating, competition_ranks, mean_interval, rate_games, wilson_interval
@@ -129,7 +129,7 @@ class GameResult:
     seed: int
     seats: list[int]  # player index on each seat
     first_seat: int
-    places: list[float]  # place of each seat (the arena cap fills undecided seats)
+    places: list[int]  # place of each seat (the arena cap fills undecided seats)
     player_places: dict[int, float]  # player index -> mean place of its seats
     end_reason: str  # the engine's end reason, or "max_plies"
     plies: int
@@ -159,7 +159,7 @@ def _cap_places(game: Game, outcome: str) -> list[int]:
         ranks = [r - 1 for r in competition_ranks([game.progress(s).key() for s in undecided])]
     for s, r in zip(undecided, ranks):
         places[s] = top + r
-    return places
+    return cast("list[int]", places)  # every undecided seat got its place above
 
 
 def _record(game: Game, names: list[str], metadata: dict[str, Any]) -> dict[str, Any]:
@@ -237,8 +237,9 @@ def play_game(
         except (IllegalMoveError, TypeError) as e:
             forfeits.append({"seat": seat, "ply": game.ply, "move": str(move), "error": str(e)})
             game.resign(seat)
-    if game.is_over:
-        end_reason, places = game.end_reason, game.places
+    places: list[int]
+    if game.end_reason is not None:  # the game is over: every seat has its place
+        end_reason, places = game.end_reason, cast("list[int]", game.places)
     else:
         end_reason, places = ARENA_LIMIT, _cap_places(game, cap_outcome)
 
@@ -278,7 +279,7 @@ def play_game(
         max_move_time=max_time,
         over_budget=over,
         forfeits=forfeits,
-        progress=[tuple(game.progress(s)) for s in range(n)],
+        progress=[(pr.in_goal, pr.distance) for pr in map(game.progress, range(n))],
         record=record,
     )
 
@@ -409,10 +410,11 @@ class TournamentResult:
         pw = self.pairwise()
         for i in range(k):
             places = [g.player_places[i] for g in self.games if i in g.player_places]
-            seat_places = Counter()
-            seats = Counter()
+            seat_places: Counter[int] = Counter()
+            seats: Counter[int] = Counter()
             starts = 0
-            t = c = over = 0
+            t: float = 0
+            c = over = 0
             tmax = 0.0
             forfeits = 0
             for g in self.games:
@@ -428,8 +430,8 @@ class TournamentResult:
                     forfeits += sum(1 for f in g.forfeits if f["seat"] == s)
                 if g.seats[g.first_seat] == i:
                     starts += 1
-            wins = sum(pw[i][j]["wins"] + 0.5 * pw[i][j]["draws"] for j in range(k) if pw[i][j])
-            met = sum(pw[i][j]["games"] for j in range(k) if pw[i][j])
+            wins = sum(cell["wins"] + 0.5 * cell["draws"] for cell in pw[i] if cell)
+            met = sum(cell["games"] for cell in pw[i] if cell)
             per_game = [_game_score(g.player_places, i) for g in self.games if i in g.player_places
                         and len(g.player_places) > 1]
             lo, hi = wilson_interval(min(sum(per_game), len(per_game)), len(per_game))
@@ -601,7 +603,7 @@ class TournamentResult:
         ax.set_title("Ratings")
         ax = axes[1]
         pw = self.pairwise()
-        grid = [[math.nan if pw[i][j] is None else pw[i][j]["rate"] for j in order] for i in order]
+        grid = [[math.nan if (cell := pw[i][j]) is None else cell["rate"] for j in order] for i in order]
         im = ax.imshow(grid, vmin=0, vmax=1, cmap="RdYlGn")
         names = [self.players[i] for i in order]
         ax.set_xticks(range(k), names, rotation=30, ha="right")
@@ -671,7 +673,7 @@ def _num(x: float | None) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.1f}"
 
 
-def _pct(x: float) -> str:
+def _pct(x: float | None) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
 
 
@@ -958,7 +960,8 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
             with open(os.path.join(args.out, "solo.md"), "w") as f:
                 f.write(res.markdown() + "\n")
             for g in res.games:
-                _save_record(os.path.join(args.out, "games", f"game_{g.index:05d}.json"), g.record)
+                record = cast("dict[str, Any]", g.record)  # kept: keep_records=bool(args.out)
+                _save_record(os.path.join(args.out, "games", f"game_{g.index:05d}.json"), record)
             print(f"\nwrote {args.out}/solo.json, solo.md and {len(res.games)} game records")
         return 0
 

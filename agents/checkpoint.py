@@ -23,12 +23,15 @@ import io
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from halma_env.encoding import ENCODING_VERSION
 from halma_env.rules import SEAT_COUNTS, VARIANTS
+
+if TYPE_CHECKING:
+    from agents.network import HalmaNet
 
 FORMAT = "halma_env.checkpoint"
 FORMAT_VERSION = 1
@@ -149,7 +152,7 @@ def check_network(data: dict[str, Any], network: dict[str, Any], path: str | Pat
         raise CheckpointError(f"checkpoint {str(path)!r} has a different network shape ({details})")
 
 
-def model_from_checkpoint(data: dict[str, Any], path: str | Path = "checkpoint") -> torch.nn.Module:
+def model_from_checkpoint(data: dict[str, Any], path: str | Path = "checkpoint") -> HalmaNet:
     """The HalmaNet stored in a loaded checkpoint (in eval mode)."""
     from types import SimpleNamespace
 

@@ -11,6 +11,8 @@ import argparse
 import importlib
 import os
 import sys
+from collections.abc import Callable
+from typing import cast
 
 # name -> (module, help); the module provides add_arguments(parser) and run(args)
 COMMANDS = {
@@ -32,7 +34,10 @@ def build_parser(load: str | None = None) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         if name == load:
             module = importlib.import_module(module_name)
-            getattr(module, f"add_{name}_arguments", getattr(module, "add_arguments", None))(p)
+            # every module in COMMANDS provides one of the two (see above)
+            add_arguments = cast("Callable[[argparse.ArgumentParser], object]",
+                                 getattr(module, f"add_{name}_arguments", getattr(module, "add_arguments", None)))
+            add_arguments(p)
     return parser
 
 
@@ -48,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(load=name)
     args = parser.parse_args(argv)
     module = importlib.import_module(COMMANDS[name][0])
-    run = getattr(module, f"run_{name}", getattr(module, "run", None))
+    run = cast("Callable[[argparse.Namespace], int | None]",  # every module in COMMANDS provides one
+               getattr(module, f"run_{name}", getattr(module, "run", None)))
     try:
         status = int(run(args) or 0)
         sys.stdout.flush()  # a closed pipe raises here, not in the interpreter's exit

@@ -14,7 +14,7 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 import yaml
 
@@ -259,6 +259,12 @@ class LogConfig:
             raise ValueError("log.status_every must be > 0")
 
 
+class _Section(Protocol):
+    """A section of ``TrainConfig`` (``GameConfig``, ``PPOConfig``, ...)."""
+
+    def validate(self) -> None: ...
+
+
 @dataclass
 class TrainConfig:
     name: str
@@ -283,8 +289,8 @@ class TrainConfig:
             raise ValueError(f"name must be a plain directory name, got {self.name!r}")
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            if dataclasses.is_dataclass(value):
-                value.validate()
+            if dataclasses.is_dataclass(value):  # a section: every one has a validate()
+                cast(_Section, value).validate()
         if self.torch_threads < 0:
             raise ValueError("torch_threads must be >= 0")
         if self.processes < 1:
@@ -370,7 +376,7 @@ def _coerce(value: Any, tp: Any, path: str) -> Any:
         if not isinstance(value, list):
             raise ValueError(f"{path}: expected a list, got {value!r}")
         return [_coerce(v, item, f"{path}[{i}]") for i, v in enumerate(value)]
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):  # (an annotation is a class, not an instance)
         return _build(tp, value, path)
     if tp is bool:
         if not isinstance(value, bool):
@@ -432,7 +438,7 @@ def default_dict() -> dict[str, Any]:
     out: dict[str, Any] = {"name": "run", "seed": 1}
     for name in sections:
         tp = hints[name]
-        if dataclasses.is_dataclass(tp):
+        if isinstance(tp, type) and dataclasses.is_dataclass(tp):  # (an annotation is a class, not an instance)
             out[name] = dataclasses.asdict(tp())
     out["device"] = "cpu"
     out["torch_threads"] = 1

@@ -89,7 +89,7 @@ def default_level(data: dict, checkpoint: str | Path) -> str:
 
 def export_wrapper(net: Any) -> Any:
     """A module ``(observation int8, action_mask int8) -> (masked logits, value)`` around a HalmaNet."""
-    torch = _torch()
+    import torch  # lazily, as _torch() does: a plain import so that the base class below is a known type
 
     class OpponentGraph(torch.nn.Module):
         def __init__(self, inner: Any) -> None:

@@ -77,9 +77,12 @@ def record(cfg: TrainConfig, make_bot: Callable[[str, int], Any], seed: int) -> 
     choice: list[int] = []
     ret: list[float] = []
     game_of: list[int] = []
+    bot = cfg.imitation.bot
+    if bot is None:  # TrainConfig.validate: recording games needs imitation.bot
+        raise ValueError("imitation.bot is null: there is no bot whose games to record")
     for g in range(cfg.imitation.games):
         game = Game(rules.replace(first_seat=g % n))
-        bots = [make_bot(cfg.imitation.bot, seed * 1_000_003 + g * n + s) for s in range(n)]
+        bots = [make_bot(bot, seed * 1_000_003 + g * n + s) for s in range(n)]
         phi_start = [max(seat_potential(game, s), 1) for s in range(n)]
         decisions: list[list[list[float]]] = [[] for _ in range(n)]  # per seat: [index, reward]
         while not game.is_over:

@@ -299,6 +299,12 @@ class JumpReach(nn.Module):
     engine's moves; ONNX export takes the same values through plain ops).
     """
 
+    # buffers (registered in __init__; declared here for the type checker)
+    over: torch.Tensor
+    land: torch.Tensor
+    distance: torch.Tensor
+    land_distance: torch.Tensor
+
     def __init__(self, variant: str, num_players: int) -> None:
         super().__init__()
         over, land, own, other = reach_tables(variant, num_players)
@@ -368,6 +374,11 @@ class JumpReach(nn.Module):
 
 class HalmaNet(nn.Module):
     """Shared policy/value network for every seat of one (variant, seat count)."""
+
+    # buffers (registered in __init__; declared here for the type checker)
+    table: torch.Tensor
+    reverse: torch.Tensor
+    grid_index: torch.Tensor
 
     def __init__(self, variant: str, num_players: int, channels: int = 32, blocks: int = 3, pair_dim: int = 32,
                  value_hidden: int = 64, position_embedding: bool = True, attention_layers: int = 0,

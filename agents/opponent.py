@@ -287,17 +287,19 @@ class OnnxOpponent:
         check_time("time_budget", time_budget)
         self.policy.check_game(game, f"opponent {self.name!r} ({self.policy.path.name})")
         moves, logits, _ = self.policy.scores(game)
-        if self.search is not None and len(moves) > 1:
+        search = self.search
+        if search is not None and len(moves) > 1:
             budget = time_budget if time_budget is not None else self.time_budget
             deadline = math.inf if budget is None else start + BUDGET_SHARE * budget
-            return self._search(game, moves, logits, deadline)
+            return self._search(game, moves, logits, deadline, search)
         if self.temperature == 0:
             return moves[int(np.argmax(logits))]
         z = (logits - logits.max()) / self.temperature
         p = np.exp(z)
         return moves[int(self._rng.choice(len(moves), p=p / p.sum()))]
 
-    def _search(self, game: Game, moves: list[Move], logits: np.ndarray, deadline: float) -> Move:
+    def _search(self, game: Game, moves: list[Move], logits: np.ndarray, deadline: float,
+                search: dict[str, Any]) -> Move:
         """Policy-guided lookahead: the top moves, each answered by the other seats' greedy policy."""
         from agents.bots.evaluation import SeatView  # pure python, no torch
         from agents.bots.greedy import finishing_moves
@@ -307,7 +309,7 @@ class OnnxOpponent:
         done = finishing_moves(game, me, SeatView(game, me), moves)
         if done:  # a move that finishes the seat now beats anything the lookahead could find
             return done[0]
-        order = np.argsort(-logits, kind="stable")[: self.search["top"]]
+        order = np.argsort(-logits, kind="stable")[: search["top"]]
         best, best_score = moves[int(order[0])], -math.inf
         cost = 0.0  # time the last candidate took: the next one is started only if it fits
         for rank, i in enumerate(order):
@@ -323,16 +325,17 @@ class OnnxOpponent:
                     break
                 replies, reply_logits, _ = self.policy.scores(g)
                 g.play(replies[int(np.argmax(reply_logits))])
-            score = self._evaluate(g, me)
+            score = self._evaluate(g, me, search)
             if score > best_score:
                 best, best_score = moves[int(i)], score
             cost = time.perf_counter() - t0
         return best
 
-    def _evaluate(self, game: Game, seat: int) -> float:
-        if game.places[seat] is not None:  # decided: the better the place, the higher
-            return 1e9 - 1e6 * float(game.places[seat])
-        if self.search["eval"] == "value":
+    def _evaluate(self, game: Game, seat: int, search: dict[str, Any]) -> float:
+        place = game.places[seat]
+        if place is not None:  # decided: the better the place, the higher
+            return 1e9 - 1e6 * float(place)
+        if search["eval"] == "value":
             return self.policy.value(game, seat)
         from agents.bots.evaluation import progress_score  # pure python, no torch
 

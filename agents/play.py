@@ -34,11 +34,15 @@ import math
 import select
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from halma_env import Game, IllegalMoveError, Move, Rules
 from halma_env.records import GameRecord, load_record
 from halma_env.render import SEAT_COLOUR_NAMES, render_text
 from halma_env.rules import VARIANTS, parse_rule_options
+
+if TYPE_CHECKING:
+    from agents.player import Player
 
 HUMAN = "human"
 MOVES_PER_LINE = 6  # the 'moves' list, in columns that fit an 80-column terminal
@@ -88,7 +92,7 @@ class PlaySession:
         self.seat_changes: list[dict] = []  # this game's seats that changed hands (the record's metadata)
         self.time_up_moves: list[dict] = []  # this game's moves a CPU made for a human out of time
         self.seats: list[str] = []
-        self.cpu: dict[int, object] = {}
+        self.cpu: dict[int, Player] = {}
         for seat, name in enumerate(seats):
             self.set_seat(seat, name)
         self.listed: list[Move] = []
@@ -119,7 +123,7 @@ class PlaySession:
             self.cpu[seat] = player
 
     @staticmethod
-    def check_player(seat: int, name: str, player: object, rules: Rules) -> None:
+    def check_player(seat: int, name: str, player: Player, rules: Rules) -> None:
         """Raise ValueError (naming the seat, the player and the game) unless ``player`` can choose
         a move in ``rules``' starting position (as ``halma eval`` checks its players).  The move is
         asked of a copy where the player can be copied, so its own random generator is untouched

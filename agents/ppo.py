@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
@@ -55,6 +55,9 @@ from agents.devices import check_device
 from agents.network import HalmaNet, build_network, legal_lists, load_extending
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
+
+if TYPE_CHECKING:
+    from agents.imitation import Demonstrations
 
 SELF, SNAPSHOT, BOT = 0, 1, 2
 FINISH_REASONS = ("finished", "first_finish")  # a game decided by a seat completing its crossing
@@ -105,7 +108,8 @@ def make_env(cfg: TrainConfig, device: torch.device, seed: int, num_envs: int | 
         # torch engine was the faster one when measured (docs/training.md)
         engine = "scalar" if cfg.pool.bot_prob > 0 else "batched"
     rules = cfg.game.rules()
-    kwargs = dict(device=device, seed=seed, reward=cfg.game.reward, progress_shaping=cfg.game.progress_shaping)
+    kwargs: dict[str, Any] = dict(device=device, seed=seed, reward=cfg.game.reward,
+                                  progress_shaping=cfg.game.progress_shaping)
     if engine == "batched":
         from halma_env.batched import BatchedGame
 
@@ -176,7 +180,7 @@ class Seating:
         for b in range(num_envs):
             self.draw(b)
 
-    def draw(self, b: int) -> None:
+    def draw(self, b: int | np.integer) -> None:
         """Draw environment ``b``'s table for the game starting there."""
         pool, n = self.cfg.pool, self.cfg.game.num_players
         p = np.array([pool.self_prob, pool.snapshot_prob if self.pool.snapshot_paths else 0.0, pool.bot_prob])
@@ -212,7 +216,7 @@ class Seating:
         """The environments among ``others`` whose mover is a bot."""
         return [b for b in others if self.kind[b] == BOT]
 
-    def trained_seats(self, b: int) -> range | list[int]:
+    def trained_seats(self, b: int | np.integer) -> range | list[int]:
         """The seats of environment ``b`` whose decisions are trained."""
         return range(self.cfg.game.num_players) if self.kind[b] == SELF else [int(self.learner_seat[b])]
 
@@ -267,7 +271,8 @@ def evaluate(net: HalmaNet, cfg: TrainConfig, opponent: str, games: int, seed: i
     for g, s in zip(table, seats):
         p = g.places
         wins += p[s] == 1 and p.count(1) == 1
-        places += p[s] if p[s] is not None else n
+        place = p[s]
+        places += place if place is not None else n
         others += np.mean([q if q is not None else n for k, q in enumerate(p) if k != s])
         finished += g.status[s] == "finished"
         decided += all(x is not None for x in p) and len(set(p)) == n
@@ -368,7 +373,8 @@ class Trainer:
         self.global_step = 0
         self.update = 0
         self.imitated = False  # imitation (cfg.imitation) runs once, before the first update of a fresh run
-        self.crossing_demos = None  # the planner's solitaire positions (cfg.crossing), planned when training starts
+        # the planner's solitaire positions (cfg.crossing), planned when training starts
+        self.crossing_demos: Demonstrations | None = None
         self.crossing_main_rows = 0
         self.ratings: dict[str, Any] = {}
         self.eval_history: list[dict[str, Any]] = []
@@ -400,14 +406,15 @@ class Trainer:
     def _network_dict(self) -> dict[str, Any]:
         return dict(vars(self.cfg.network))
 
-    def _payload(self, full: bool, rng_states: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        """The checkpoint's contents; ``full`` adds the optimiser, the processes' ``rng_states`` and the pool."""
+    def _payload(self, rng_states: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The checkpoint's contents; a full one (given the processes' ``rng_states``) adds the optimiser,
+        those states and the pool."""
         data: dict[str, Any] = {
             "variant": self.cfg.game.variant, "num_players": self.n, "network": self._network_dict(),
             "model": {k: v.detach().cpu() for k, v in self.net.state_dict().items()},
             "global_step": self.global_step, "update": self.update, "config": self.cfg.to_dict(),
         }
-        if full:
+        if rng_states is not None:
             data["optimizer"] = self.optimizer.state_dict()
             data["rng"] = rng_states[0]
             if len(rng_states) > 1:
@@ -424,8 +431,8 @@ class Trainer:
         path = self.ckpt_dir / "last.pt"
         if not self.main:
             return path
-        save_checkpoint(path, self._payload(full=True, rng_states=rng_states))
-        save_checkpoint(self.ckpt_dir / f"update_{self.update:06d}.pt", self._payload(full=False))
+        save_checkpoint(path, self._payload(rng_states))
+        save_checkpoint(self.ckpt_dir / f"update_{self.update:06d}.pt", self._payload())
         kept = sorted(self.ckpt_dir.glob("update_*.pt"))
         for old in kept[: -self.cfg.checkpoint.keep]:
             old.unlink()
@@ -491,7 +498,7 @@ class Trainer:
     def _snapshot(self) -> None:
         path = str(self.snap_dir / f"snap_{self.update:06d}.pt")
         if self.main:  # every process keeps the same snapshot in memory; one writes it
-            save_checkpoint(path, self._payload(full=False))
+            save_checkpoint(path, self._payload())
         frozen = build_network(self.cfg.game.variant, self.n, self.cfg.network).to(self.device)
         frozen.load_state_dict(self.net.state_dict())
         frozen.eval()
@@ -513,7 +520,7 @@ class Trainer:
             them = model.rating(**self.ratings[opp]) if opp in self.ratings else model.rating()
             wins = int(round(r["win_rate"] * games))
             for k in range(games):
-                ranks = [1, 2] if k < wins else [2, 1]
+                ranks: list[float] = [1, 2] if k < wins else [2, 1]
                 [me], [them] = model.rate([[me], [them]], ranks=ranks)
             self.ratings["agent"] = {"mu": me.mu, "sigma": me.sigma}
             self.ratings[opp] = {"mu": them.mu, "sigma": them.sigma}
@@ -560,14 +567,15 @@ class Trainer:
         slot = torch.distributions.Categorical(logits=logits).sample()
         return slot, torch.log_softmax(logits, dim=-1).gather(1, slot[:, None]).squeeze(1), value
 
-    def _teacher_slots(self, env, rows: np.ndarray, legal: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
-        """Where the imitation bot's move of each learner position sits in its legal list."""
+    def _teacher_slots(self, teacher: Any, env, rows: np.ndarray, legal: torch.Tensor,
+                       valid: torch.Tensor) -> torch.Tensor:
+        """Where the imitation bot's (``teacher``'s) move of each learner position sits in its legal list."""
         games = env_games(env)
         enc = encoding(self.cfg.game.variant, self.n)
         wanted = []
         for b in rows:
             game = games[b]
-            move = self._teacher.select_move(game)
+            move = teacher.select_move(game)
             wanted.append(enc.encode_move(game.to_move, move.src, move.dst))
         hit = (legal == torch.as_tensor(wanted, device=legal.device)[:, None]) & valid
         return torch.where(hit.any(1), hit.float().argmax(1), -1)
@@ -643,7 +651,9 @@ class Trainer:
         # solitaire games: environments num_envs.. of the rollout buffer, always the learner's, seat 0
         solo = make_solo_env(cfg, dev, seed=seed + 500, num_envs=num_solo) if num_solo else None
         # distillation toward the imitation bot's moves on the learner's own positions (kickstarting)
-        self._teacher = make_bot(cfg.imitation.bot, seed=cfg.seed * 7 + 1) if cfg.imitation.distill_coef > 0 else None
+        # (validate(): distill_coef > 0 needs imitation.bot)
+        self._teacher = (make_bot(cast(str, cfg.imitation.bot), seed=cfg.seed * 7 + 1)
+                         if cfg.imitation.distill_coef > 0 else None)
         if solo is not None:
             solo.reset()
         seating = Seating(cfg, self.pool, self.np_rng, num_envs, self.rank)
@@ -725,8 +735,8 @@ class Trainer:
             idx = torch.as_tensor(rows, device=self.device)
             slot, logp, value = self._sample(obs[idx], legal[idx], valid[idx])
             actions[idx] = legal[idx, slot]  # pairs row k with slot k
-            teacher = (self._teacher_slots(env, rows, legal[idx], valid[idx]) if self._teacher is not None
-                       else None)
+            teacher = (self._teacher_slots(self._teacher, env, rows, legal[idx], valid[idx])
+                       if self._teacher is not None else None)
             buf.add(rows, mover[rows], obs[idx], legal[idx], valid[idx], slot, logp, value, teacher)
         others = np.flatnonzero(~learner)
         for snapshot, group in seating.snapshot_groups(others):
@@ -808,7 +818,7 @@ class Trainer:
                         distill_loss = F.cross_entropy(logits[taught], teacher[taught])
                         loss = loss + distill_coef * distill_loss
                     if self.crossing_demos is not None:
-                        crossing_loss = self._crossing_loss()
+                        crossing_loss = self._crossing_loss(self.crossing_demos)
                         loss = loss + self.cfg.crossing.coef * crossing_loss
                     loss.backward()
                 # processes > 1: the mean gradient over all processes' samples of this minibatch
@@ -832,10 +842,9 @@ class Trainer:
             "losses/crossing": crossing_loss.item(),
         }
 
-    def _crossing_loss(self) -> torch.Tensor:
-        """Cross-entropy toward the planner's move on its main line (every position: the greedy policy
-        must follow all of it) and on a sample of the detours' positions."""
-        demos = self.crossing_demos
+    def _crossing_loss(self, demos: Demonstrations) -> torch.Tensor:
+        """Cross-entropy toward the planner's move (``demos``: the crossing positions) on its main line (every
+        position: the greedy policy must follow all of it) and on a sample of the detours' positions."""
         main = self.crossing_main_rows
         detours = main + self.np_rng.permutation(len(demos) - main)[:CROSSING_SAMPLE]
         pick = torch.as_tensor(np.concatenate([np.arange(main), detours]), device=self.device)
@@ -900,7 +909,7 @@ class RolloutBuffer:
         for b, s in zip(*np.nonzero(self.pending >= 0)):
             self.reward[self.pending[b, s]] += float(rewards[b, s])
 
-    def end_game(self, b: int) -> None:
+    def end_game(self, b: int | np.integer) -> None:
         """Environment ``b``'s game ended: its seats' pending transitions are terminal."""
         for s in range(self.pending.shape[1]):
             i = self.pending[b, s]
@@ -922,7 +931,7 @@ class RolloutBuffer:
         if self.data is None or not where:
             return None
         idx = torch.as_tensor([self.pending[b, s] for b, s in where], device=self.data["obs"].device)
-        carry = {k: v[idx] for k, v in self.data.items()}
+        carry: dict[str, Any] = {k: v[idx] for k, v in self.data.items()}  # tensors, and the lists below
         carry["reward"] = [self.reward[int(i)] for i in idx.tolist()]
         carry["where"] = where
         return carry
@@ -953,7 +962,8 @@ class RolloutBuffer:
         return out
 
 
-def _episode_stats(info: dict[str, Any], b: int, seats: Any, returns: np.ndarray, n: int) -> list[dict[str, float]]:
+def _episode_stats(info: dict[str, Any], b: int | np.integer, seats: Any, returns: np.ndarray,
+                   n: int) -> list[dict[str, float]]:
     """The statistics of the game that ended in environment ``b``, one entry per trained seat."""
     places = np.asarray(info["places"][b].tolist() if hasattr(info["places"], "cpu") else info["places"][b])
     finished = float(end_reason_name(info["end_reason"][b]) in FINISH_REASONS)

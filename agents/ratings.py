@@ -12,6 +12,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsDunderLT
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
@@ -32,7 +36,7 @@ class Rating:
         return {"mu": self.mu, "sigma": self.sigma, "ordinal": self.ordinal}
 
 
-def competition_ranks(scores: Sequence[float]) -> list[int]:
+def competition_ranks(scores: Sequence[SupportsDunderLT[Any]]) -> list[int]:
     """Ranks (1 = best) of ``scores`` where smaller is better and equal scores share a rank
     ("1224" ranking): rank = 1 + how many scores are strictly better."""
     return [1 + sum(1 for o in scores if o < s) for s in scores]
@@ -78,7 +82,8 @@ def _rate_in_order(num_players: int, games: Sequence[Sequence[tuple[int, float]]
         if len(set(idx)) != len(idx):
             raise ValueError(f"a player appears twice in one rated game: {idx}")
         ranks = competition_ranks([place for _, place in game])
-        new = model.rate([[ratings[p]] for p in idx], ranks=ranks)
+        # openskill annotates ranks as list[float]; it only reads them, so integer ranks are fine
+        new = model.rate([[ratings[p]] for p in idx], ranks=cast("list[float]", ranks))
         for p, team in zip(idx, new):
             ratings[p] = team[0]
     return [Rating(r.mu, r.sigma) for r in ratings]

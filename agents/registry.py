@@ -56,7 +56,7 @@ def _import(module_name: str, what: str):
         raise
 
 
-def _bot_class(bot: str) -> type:
+def _bot_class(bot: str) -> type[Any]:
     module_name, class_name = BOTS[bot].split(":")
     return getattr(_import(module_name, f"bot {bot!r}"), class_name)
 

@@ -12,6 +12,8 @@ Starting-seat rotation: game k of environment b starts with seat ``(b + k) % n``
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import torch
 
@@ -117,7 +119,10 @@ class ScalarBatchedGame:
             src, dst = self.encoding.decode_action(seat, int(acts[b]))
             game.play((src, dst))  # IllegalMoveError (a ValueError) names an illegal action
             if self.progress_shaping:
-                table = self._king_distance[seat] if self._has_kings and game.piece_at(dst)[1] else self._distance[seat]
+                # with kings every seat has a king table, and the piece just moved stands on dst
+                table = (cast(np.ndarray, self._king_distance[seat])
+                         if self._has_kings and cast("tuple[int, bool]", game.piece_at(dst))[1]
+                         else self._distance[seat])
                 gain = table[src] - table[dst]
                 rewards[b, seat] += self.progress_shaping * gain / self._phi_start[seat]
             if game.is_over:

@@ -33,7 +33,7 @@ def _register_gymnasium() -> None:
 
     gym = sys.modules.get("gymnasium")
     registry = getattr(gym, "registry", None)
-    if registry is not None and GYM_ID not in registry:
+    if gym is not None and registry is not None and GYM_ID not in registry:
         gym.register(id=GYM_ID, entry_point="halma_env.envs.single_agent:HalmaEnv")
 
 

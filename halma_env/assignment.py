@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 INF = float("inf")
 
 
-def min_cost_assignment(cost: list[list[float]]) -> float:
+def min_cost_assignment(cost: Sequence[Sequence[float]]) -> float:
     """Least total cost of giving every row its own column (rows <= columns). O(n^2 m)."""
     n = len(cost)
     if n == 0:

@@ -115,13 +115,13 @@ class BatchedGame:
     ) -> None:
         if not isinstance(rules, Rules):
             raise ValueError(f"rules must be a halma_env.Rules, got {type(rules).__name__}")
-        batch_size_arg, seed_arg = batch_size, seed
-        batch_size = _as_int(batch_size)
-        if batch_size is None or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive int, got {batch_size_arg!r}")
-        seed = _as_int(seed)
-        if seed is None or not -(2**63) <= seed < 2**64:  # the range torch.Generator.manual_seed takes
-            raise ValueError(f"seed must be an int (-2**63 .. 2**64-1), got {seed_arg!r}")
+        size = _as_int(batch_size)
+        if size is None or size < 1:
+            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        seed_int = _as_int(seed)
+        if seed_int is None or not -(2**63) <= seed_int < 2**64:  # the range torch.Generator.manual_seed takes
+            raise ValueError(f"seed must be an int (-2**63 .. 2**64-1), got {seed!r}")
+        batch_size, seed = size, seed_int
         if reward not in REWARD_SCHEMES:
             raise ValueError(f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {reward!r}")
         try:
@@ -173,11 +173,12 @@ class BatchedGame:
         self.hist_len = torch.zeros(B, dtype=torch.long, device=dev)
         self._mask: torch.Tensor | None = None  # dense mask, built when asked for
         self._mask_rows: torch.Tensor | None = None  # rows of the mask buffer holding piece rows
-        self._bits: torch.Tensor | None = None  # (B, R, W) destination bit sets of each piece
-        self._rows: torch.Tensor | None = None  # (B, R) its canonical hole (H = no piece)
         self._dest: torch.Tensor | None = None  # (B, R, H) bool, unpacked when asked for
         self._buffers: dict[str, torch.Tensor] = {}  # scratch and output buffers reused between steps
         self._start_moves = self._first_moves()
+        bits, rows = self._start_moves  # (reset() writes every game's rows again)
+        self._bits = bits[self.first_seat]  # (B, R, W) destination bit sets of each piece
+        self._rows = rows[self.first_seat]  # (B, R) its canonical hole (H = no piece)
         self.reset()
 
     # --- tables -----------------------------------------------------------------------
@@ -301,9 +302,9 @@ class BatchedGame:
         for s, holes in enumerate(lay.start):
             owner0[list(holes)] = s
             pieces0[s, : len(holes)] = sorted(holes)
-        for k in lay.king_start:
-            if k is not None:
-                king0[k] = True
+        for king_hole in lay.king_start:
+            if king_hole is not None:
+                king0[king_hole] = True
         self.t_owner0, self.t_king0, self.t_pieces0 = t(owner0), t(king0), t(pieces0)
         # shaping: goal distance per seat and hole (0 on the sentinel), the king's distance to its
         # goal tip (diamond: it must finish there) and phi at the start
@@ -484,12 +485,8 @@ class BatchedGame:
             self.hist[idx, 0] = self.hash[idx]
             self.hist_len[idx] = 1
         bits, rows = self._start_moves
-        if self._bits is None:
-            self._bits = bits[fs]
-            self._rows = rows[fs]
-        else:
-            self._bits[idx] = bits[fs]
-            self._rows[idx] = rows[fs]
+        self._bits[idx] = bits[fs]
+        self._rows[idx] = rows[fs]
         self._mask = self._dest = None
         assert k == fs.numel()
 
@@ -870,8 +867,8 @@ class BatchedGame:
         word = self._bits.gather(2, (cd // 64).view(B, 1, 1).expand(-1, hit.shape[1], 1)).squeeze(2)
         legal = (hit & (word >> (cd % 64)[:, None] & 1).bool()).any(1)
         if not bool(legal.all()):
-            bad = (~legal).nonzero().squeeze(1)[:8].tolist()
-            raise ValueError(f"illegal action in game(s) {bad} (see action_mask()); nothing was played")
+            games = (~legal).nonzero().squeeze(1)[:8].tolist()
+            raise ValueError(f"illegal action in game(s) {games} (see action_mask()); nothing was played")
         ar = torch.arange(B, device=dev)
         mover = self.to_move
         src = self.t_from_can[mover, cs]
@@ -1014,7 +1011,7 @@ class BatchedGame:
             finished &= ~has_king | on_tip
         return finished
 
-    def _next_active(self, idx: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:
+    def _next_active(self, idx: torch.Tensor | None, seat: torch.Tensor) -> torch.Tensor:
         """The first active seat after ``seat`` in turn order (the seat itself after n)."""
         n = self.n
         offs = torch.arange(1, n + 1, device=self.device)

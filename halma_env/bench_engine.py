@@ -18,6 +18,7 @@ import argparse
 import random
 import time
 from collections.abc import Callable
+from typing import Any
 
 from halma_env.game import Game, random_playout
 from halma_env.rules import Rules
@@ -111,7 +112,7 @@ def openspiel_figures(seats: int, seconds: float, rng: random.Random) -> dict[st
             turns += 1
         return turns
 
-    states = []
+    states: list[Any] = []  # pyspiel states
     while len(states) < 100:
         state = osg.new_initial_state()
         for _ in range(rng.randint(20, 80)):
@@ -137,7 +138,7 @@ def openspiel_move_set(state) -> set[tuple[int, int]]:
     player = state.current_player()
     moves: set[tuple[int, int]] = set()
 
-    def explore(s, src: int, seen: set[int]) -> None:
+    def explore(s, src: int, seen: set[tuple[int, int]]) -> None:
         # the position after a hop chain depends only on where the piece stands, so each
         # landing is explored once per source piece
         for action in s.legal_actions():
@@ -159,7 +160,8 @@ def openspiel_move_set(state) -> set[tuple[int, int]]:
     for action in state.legal_actions():
         text = state.action_to_string(action)
         if "->" in text:
-            moves.add(tuple(map(int, text.split("->"))))
+            a, b = map(int, text.split("->"))
+            moves.add((a, b))
     explore(state, -1, set())
     return moves
 

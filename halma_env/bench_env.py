@@ -21,7 +21,10 @@ import io
 import random
 import re
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from halma_env.envs.single_agent import HalmaEnv
 
 BATCH_SIZES = (64, 256, 1024, 4096)
 
@@ -87,7 +90,7 @@ def bench_gymnasium(seconds: float, seed: int) -> dict[str, float]:
     rng = np.random.default_rng(seed)
 
     def step() -> int:
-        mask = env.unwrapped.action_masks()
+        mask = cast("HalmaEnv", env.unwrapped).action_masks()
         _, _, term, trunc, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
         if term or trunc:
             env.reset()

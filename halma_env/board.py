@@ -129,7 +129,7 @@ def _build(kind, row_widths, coords, grid, grid_shape, directions, rotate) -> Ge
 @cache
 def star() -> Geometry:
     """The 121-hole star.  Display columns are doubled (neighbours in a row are 2 apart)."""
-    coords = []
+    coords: list[tuple[int, int]] = []
     for r, w in enumerate(STAR_ROW_WIDTHS):
         coords.extend((r, 2 * i - (w - 1)) for i in range(w))
     # axial grid: row r, col q = (x + r) / 2 + 4, a 17 x 17 square; hex neighbours are the

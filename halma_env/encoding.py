@@ -25,13 +25,15 @@ every seat.  See docs/environment.md for the full description.
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from halma_env.layout import Layout, layout
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from halma_env.game import Game
 
 ENCODING_VERSION = 1
@@ -118,9 +120,11 @@ class Encoding:
                 if retired:
                     obs[flat[h] + 11] = 1
         if self.layout.has_kings:
+            # every hole of game.pieces() holds a piece: piece_at never answers None for it
+            piece_at = cast("Callable[[int], tuple[int, bool]]", game.piece_at)
             for s in range(n):
                 for h in game.pieces(s):
-                    if game.piece_at(h)[1]:
+                    if piece_at(h)[1]:
                         obs[flat[h] + 6] = 1
         return np.frombuffer(obs, dtype=np.int8).reshape(rows, cols, PLANES)
 

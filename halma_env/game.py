@@ -405,7 +405,7 @@ class Game:
 
     @property
     def moves(self) -> list[Move]:
-        return [e.move for e in self.history if e.kind == "move"]
+        return [e.move for e in self.history if e.move is not None]  # only "move" events carry one
 
     def pieces(self, seat: int) -> list[int]:
         """The holes of a seat's pieces, ascending."""
@@ -622,8 +622,11 @@ class Game:
             raise IllegalMoveError(self._why_illegal(src, dst))
         ctx = (self._t, self._pieces[seat], self._occ, self._kings, seat)
         # keep a given Move's path only if it was generated in this very position
-        fresh = type(move) is _StepMove or (isinstance(move, Move) and move._ctx == ctx)
-        played = move if fresh else Move(src, dst, None, ctx)
+        played: Move
+        if type(move) is _StepMove or (isinstance(move, Move) and move._ctx == ctx):
+            played = move
+        else:
+            played = Move(src, dst, None, ctx)
         snapshot = self._snapshot()
         change = (seat, sb, db)
         self._move_piece(seat, sb, db)
@@ -708,8 +711,9 @@ class Game:
         events += [Event("pass", s) for s in passes]
         if self.end_reason is not None:
             return None
-        key = self._record_position()
-        if key is not None and self._repetitions[key] >= rules.repetition_limit:
+        key = self._record_position()  # None unless there is a repetition limit
+        limit = rules.repetition_limit
+        if key is not None and limit is not None and self._repetitions[key] >= limit:
             self._end_draw("repetition")
             return key
         if rules.move_limit is not None and self.ply >= rules.move_limit:
@@ -790,7 +794,7 @@ class Game:
         """Hand the turn to the next seat that can move; return the seats that passed."""
         n = self.num_players
         s = self.to_move
-        passes = []
+        passes: list[int] = []
         for _ in range(n):
             s = (s + 1) % n
             if self._status[s] != ACTIVE:

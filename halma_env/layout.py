@@ -51,7 +51,7 @@ def layout(variant: str, num_players: int) -> Layout:
         goals = tuple(board.diamond_camp((p + 3) % 6) for p in points)
         open_holes = []
         for p in points:
-            closed = set()
+            closed: set[int] = set()
             for q in range(6):
                 if q not in (p, (p + 3) % 6):
                     closed.update(board.star_point(q))

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import cast
 
 from halma_env.layout import layout
 
@@ -100,8 +101,9 @@ def seat_rewards(game, scheme: str = "place") -> list[float | None]:
     only once it has finished (0 at the limit)."""
     places = game.places
     if game.num_players == 1:
+        # fresh lists of floats, nobody else holds them: safe to widen (list is invariant)
         if game.status[0] == "finished":
-            return place_rewards([1], scheme)
-        return place_rewards([None], scheme) if game.is_over else [None]
+            return cast("list[float | None]", place_rewards([1], scheme))
+        return cast("list[float | None]", place_rewards([None], scheme)) if game.is_over else [None]
     values = place_rewards(places, scheme)
     return [v if p is not None else None for v, p in zip(values, places)]

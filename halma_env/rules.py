@@ -72,9 +72,10 @@ class Rules:
             raise ValueError(f"unknown rule option(s): {names}; known: {', '.join(OPTION_NAMES)}")
         if variant not in VARIANTS:
             raise ValueError(f"unknown variant {variant!r}; expected one of {', '.join(VARIANTS)}")
-        if _integer(num_players) is None:
+        seats = _integer(num_players)
+        if seats is None:
             raise ValueError(f"num_players must be an int, got {num_players!r}")
-        num_players = _integer(num_players)  # numpy's integers too, stored as Python ints
+        num_players = seats  # numpy's integers too, stored as Python ints
         if num_players not in SEAT_COUNTS[variant]:
             allowed = ", ".join(map(str, SEAT_COUNTS[variant]))
             hint = " (with 4-6 seats use the international 'star' rules)" if variant == "diamond" else ""
@@ -86,26 +87,27 @@ class Rules:
         for name, value in (("anti_blocking", anti_blocking), ("play_to_end", play_to_end)):
             if not isinstance(value, bool):
                 raise ValueError(f"{name} must be true or false, got {value!r}")
-        for name, value, least in (
+        for name, limit, least in (
             ("move_limit", move_limit, 1),
             ("stall_limit", stall_limit, 1),
             ("repetition_limit", repetition_limit, 2),
         ):
-            if value is None:
+            if limit is None:
                 continue
-            if _integer(value) is None:
-                raise ValueError(f"{name} must be an int or None, got {value!r}")
-            if value < least:
-                raise ValueError(f"{name} must be at least {least} (or None for no limit), got {value}")
+            if _integer(limit) is None:
+                raise ValueError(f"{name} must be an int or None, got {limit!r}")
+            if limit < least:
+                raise ValueError(f"{name} must be at least {least} (or None for no limit), got {limit}")
         move_limit, stall_limit, repetition_limit = (
             None if v is None else _integer(v) for v in (move_limit, stall_limit, repetition_limit)
         )
         if limit_outcome not in LIMIT_OUTCOMES:
             raise ValueError(f"limit_outcome must be one of {', '.join(LIMIT_OUTCOMES)}, got {limit_outcome!r}")
-        if _integer(first_seat) is None or not 0 <= first_seat < num_players:
+        seat = _integer(first_seat)
+        if seat is None or not 0 <= seat < num_players:
             raise ValueError(f"first_seat must be a seat 0..{num_players - 1}, got {first_seat!r}")
-        first_seat = _integer(first_seat)
-        for name, value in (
+        first_seat = seat
+        for name, setting in (
             ("variant", variant),
             ("num_players", num_players),
             ("anti_blocking", anti_blocking),
@@ -116,7 +118,7 @@ class Rules:
             ("repetition_limit", repetition_limit),
             ("first_seat", first_seat),
         ):
-            object.__setattr__(self, name, value)
+            object.__setattr__(self, name, setting)
 
     @classmethod
     def preset(cls, name: str, num_players: int = 2, **overrides: Any) -> Rules:
@@ -134,7 +136,7 @@ class Rules:
         if name == "kawu":
             if num_players not in (2, 3, 4, 6):
                 raise ValueError(f"the kawu preset is for 2, 3, 4 or 6 seats, not {num_players}")
-            options = dict(play_to_end=False, move_limit=300, limit_outcome="progress")
+            options: dict[str, Any] = dict(play_to_end=False, move_limit=300, limit_outcome="progress")
             options.update(overrides)
             return cls("star", num_players, **options)
         raise ValueError(f"unknown preset {name!r}; expected one of {', '.join(PRESETS)}")

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import random
 import time as _time
+from collections.abc import Callable
+from typing import cast
 
 from agents.bots.evaluation import seat_tables
 from agents.player import check_int, check_number, check_seed, check_time
@@ -54,10 +56,12 @@ def plan_crossing(
     def king_hole(g: Game) -> int | None:
         if king_table is None:
             return None
-        return next((h for h in g.pieces(seat) if g.piece_at(h)[1]), None)
+        piece_at = cast("Callable[[int], tuple[int, bool]]", g.piece_at)  # the seat's own holes are never empty
+        return next((h for h in g.pieces(seat) if piece_at(h)[1]), None)
 
     def value(hole: int, is_king: bool) -> float:
-        return king_table[hole] if is_king else piece[hole]
+        # is_king only at king_hole(), which is None without a king table; no check in the beam's loop
+        return king_table[hole] if is_king else piece[hole]  # type: ignore[index]
 
     start = game.copy()
     start_king = king_hole(start)
@@ -68,7 +72,7 @@ def plan_crossing(
     # states already reached (at this depth or fewer moves): the seat's pieces and its king's hole
     seen = {(frozenset(start.pieces(seat)), start_king)}
     for _ in range(depth or MAX_MOVES):
-        children: list[tuple[float, int, Move, Game, list[Move]]] = []
+        children: list[tuple[float, float, Move, Game, list[Move]]] = []
         for potential, g, line in beam:
             if best[2] and deadline is not None and _time.perf_counter() > deadline:
                 return best[2]  # out of time: the best line of the depths completed

@@ -64,8 +64,9 @@ class SeatTables:
 
 def _tip(variant: str, num_players: int, seat: int) -> int:
     lay = layout(variant, num_players)
-    if lay.goal_tip[seat] is not None:
-        return lay.goal_tip[seat]
+    tip = lay.goal_tip[seat]
+    if tip is not None:
+        return tip
     g = lay.geometry
     # the goal's corner: the goal hole with the fewest neighbours (2 on the star, 3 on the square)
     return min(lay.goals[seat], key=lambda h: (len(g.neighbours[h]), h))
@@ -208,7 +209,8 @@ class SeatView:
         camp = camp_table(rules.variant, rules.num_players, seat, fills)
         self.endgame = tuple(e + c for e, c in zip(endgame, camp))
         self.piece = t.piece
-        self.king = t.king
+        # the king's table, read only at king_hole; empty for a variant without kings (king_hole None)
+        self.king: tuple[float, ...] = t.king if t.king is not None else ()
 
     def value(self, hole: int, is_king: bool) -> float:
         """Potential of one piece on ``hole``."""
@@ -289,7 +291,7 @@ class Tracker:
         g.to_move = s
         values = self.values[s]
         king = self.king[s]
-        out = []
+        out: list[tuple[float, int, int]] = []
         for src in g.pieces(s):
             dests = g.legal_destinations(src)
             if not dests:

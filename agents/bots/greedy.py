@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import random
+from typing import cast
 
 from agents.bots.evaluation import STRAGGLE, SeatView, Tracker, escape_moves, safe_moves
 from agents.player import check_int, check_number, check_seed, check_time
@@ -47,7 +48,7 @@ def recent_configurations(game: Game, seat: int, memory: int) -> dict[int, int]:
             break
         if event.kind != "move" or event.seat != seat:
             continue
-        move = event.move
+        move = cast(Move, event.move)  # a "move" event carries its move
         cfg ^= (1 << move.src) | (1 << move.dst)
         seen[cfg] = seen.get(cfg, 0) + 1
         count += 1
@@ -65,7 +66,7 @@ def stalled_moves(game: Game, seat: int, view: SeatView, memory: int) -> int:
             break
         if event.kind != "move" or event.seat != seat:
             continue
-        move = event.move
+        move = cast(Move, event.move)  # a "move" event carries its move
         is_king = move.dst == king
         pot += view.value(move.src, is_king) - view.value(move.dst, is_king)  # take the move back
         if is_king:

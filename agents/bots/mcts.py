@@ -190,9 +190,9 @@ class MCTSBot:
         places = g.places
         out = [0.0] * n
         undecided = [s for s in range(n) if places[s] is None]
-        for s in range(n):
-            if places[s] is not None:
-                out[s] = 1.0 - (places[s] - 1) / (n - 1) if n > 1 else 1.0
+        for s, p in enumerate(places):
+            if p is not None:
+                out[s] = 1.0 - (p - 1) / (n - 1) if n > 1 else 1.0
         if not undecided:
             return out
         if n == 1:  # solitaire: the gain over the root position, squashed into [0, 1]

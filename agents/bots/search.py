@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import random
 import time
+from typing import cast
 
 from agents.bots.evaluation import STRAGGLE, WIN, Tracker, escape_moves, safe_moves
 from agents.bots.greedy import REVISIT_PENALTY, recent_configurations, stalled_moves
@@ -125,8 +126,9 @@ class _Run:
         for s in range(self.n):
             for h in self.views[s].pieces:
                 self.hash ^= self.zob[s][h]
-            if self.king[s] is not None:
-                self.hash ^= self.zob_king[self.king[s]]
+            king = self.king[s]
+            if king is not None:
+                self.hash ^= self.zob_king[king]
         self.tt: dict[int, tuple] = {}
         self.nodes = 0
         self.opponents = [s for s in range(self.n) if s != self.root]
@@ -174,7 +176,8 @@ class _Run:
         if place is None and not g.is_over:
             return None
         if g.status[self.root] == "finished":
-            share = (place - 1) / (self.n - 1) if self.n > 1 else 0.0
+            # a finished seat has its place; no check here, terminal() runs at every node
+            share = (place - 1) / (self.n - 1) if self.n > 1 else 0.0  # type: ignore[operator]
             return WIN * (1.0 - 0.5 * share) - ply
         reward = place_rewards(places)[self.root]
         if reward > 0:
@@ -192,7 +195,7 @@ class _Run:
 
     def ordered(self, seats: list[int], width: int, tt_move) -> list[tuple[float, int, tuple[int, int]]]:
         """(gain, seat, (src, dst)) for the given seats' moves, best first, cut to ``width``."""
-        cand = []
+        cand: list[tuple[float, int, tuple[int, int]]] = []
         for s in seats:
             cand.extend((gain, s, (src, dst)) for gain, src, dst in self.tr.scored_moves(s))
         cand.sort(key=_first, reverse=True)
@@ -343,7 +346,7 @@ class _Run:
                     if val > iter_val:
                         iter_best, iter_val = m, val
                         alpha = val
-                best = iter_best
+                best = cast(Move, iter_best)  # set: every root move got a finite value
                 completed = depth
                 if iter_val >= WIN / 4:
                     break  # a forced finish found: no need to look deeper

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import math
 import sys
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -80,7 +80,7 @@ def _copy_player(player: Any, memo: dict[int, Any]) -> Any:
     return clone
 
 
-def copy_state(env: Any, memo: dict[int, Any], shared: set[str], players: set[str]) -> Any:
+def copy_state(env: object, memo: dict[int, Any], shared: set[str], players: set[str]) -> Any:
     """``copy.deepcopy`` of an env object attribute by attribute, bypassing ``EzPickle`` (whose
     pickling rebuilds a fresh env): ``shared`` attributes are not copied, ``players`` hold CPU
     players or their specs (a dict or list; see ``_copy_player``), the rest is deep-copied."""
@@ -110,12 +110,15 @@ def check_seed(seed: Any) -> int | None:
 class raw_env(AECEnv, EzPickle):
     """One game of Halma, Sternhalma or the Diamond game for ``num_players`` agents."""
 
-    metadata = {
+    metadata: dict[str, Any] = {
         "render_modes": ["human", "ansi", "rgb_array"],
         "name": ENV_NAME,
         "is_parallelizable": False,
         "render_fps": 2,
     }
+    # set by reset(): the turn counter and the cache of _turn() it keys
+    _turn_key: int
+    _turn_cache: tuple[int, tuple[list[tuple[int, int]], np.ndarray]] | None
 
     def __init__(
         self,
@@ -184,7 +187,7 @@ class raw_env(AECEnv, EzPickle):
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
 
-    def action_space(self, agent: str) -> spaces.Space:
+    def action_space(self, agent: str) -> spaces.Discrete:
         return self.action_spaces[agent]
 
     # --- encoding helpers -------------------------------------------------------------------
@@ -233,7 +236,7 @@ class raw_env(AECEnv, EzPickle):
         cached = self._turn_cache
         if cached is not None and cached[0] == self._turn_key:
             return cached[1]
-        game = self.game
+        game = cast(Game, self.game)  # only called after reset()
         pairs: list[tuple[int, int]] = []
         # the mask is written byte by byte in the loop and wrapped without a copy: cheaper than
         # np.zeros plus a fancy assignment from a list of actions
@@ -264,13 +267,15 @@ class raw_env(AECEnv, EzPickle):
         seat = self._agent(agent, "observe")
         # a fresh mask array each call (users keep observations); action_mask() gives the cached one
         mask = self.action_mask(agent)
-        return {"observation": self.encoding.observation(self.game, seat), "action_mask": mask.copy()}
+        game = cast(Game, self.game)  # _agent() refused a call before reset()
+        return {"observation": self.encoding.observation(game, seat), "action_mask": mask.copy()}
 
     def action_mask(self, agent: str) -> np.ndarray:
         """int8 mask over actions: the legal moves when ``agent`` is selected and alive, else zeros.
         The array is cached for the turn: do not modify it."""
         self._agent(agent, "action_mask")
-        if agent == self.agent_selection and self._live(agent) and not self.game.is_over:
+        game = cast(Game, self.game)  # _agent() refused a call before reset()
+        if agent == self.agent_selection and self._live(agent) and not game.is_over:
             return self._turn()[1]
         return np.zeros(self.encoding.num_actions, dtype=np.int8)
 
@@ -303,7 +308,7 @@ class raw_env(AECEnv, EzPickle):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self._skip_agent_selection = None
         self._paid = [False] * len(self.agents)
         self.agent_selection = self.possible_agents[game.to_move]
@@ -429,13 +434,16 @@ class raw_env(AECEnv, EzPickle):
 
     def _play(self, src: int, dst: int) -> None:
         """Play a legal move of the seat to move and credit its shaping reward."""
-        game = self.game
+        game = cast(Game, self.game)  # only called after reset()
         seat = game.to_move
         game.play((src, dst))
         self._turn_key += 1
         if self.progress_shaping:
-            king = self._king_dist[seat] is not None and game.piece_at(dst)[1]
-            dist = self._king_dist[seat] if king else self._dist[seat]
+            # a king's distance counts to the goal tip (_king_dist is None without kings); the
+            # piece just played stands on dst, so piece_at(dst) is never None
+            dist = self._king_dist[seat]
+            if dist is None or not cast("tuple[int, bool]", game.piece_at(dst))[1]:
+                dist = self._dist[seat]
             gain = self.progress_shaping * float(dist[src] - dist[dst]) / self._phi_start[seat]
             self._give(self.possible_agents[seat], gain)
 
@@ -443,7 +451,7 @@ class raw_env(AECEnv, EzPickle):
         """After any change: let CPU seats play until a policy seat is to move, credit decided
         places, set terminations/truncations and infos, and select the next agent (dead agents
         first, as PettingZoo's ``_deads_step_first`` does)."""
-        game = self.game
+        game = cast(Game, self.game)  # only called after reset()
         while not game.is_over and game.to_move in self._cpu and not self._halted():
             seat = game.to_move
             player = self._cpu[seat]
@@ -474,11 +482,11 @@ class raw_env(AECEnv, EzPickle):
     def _halted(self) -> bool:
         """CPU seats stop playing once the watched seat's place is decided (the single-agent env
         watches its learner: its episode is over, the rest of the game does not matter)."""
-        return self._watch is not None and self.game.places[self._watch] is not None
+        return self._watch is not None and cast(Game, self.game).places[self._watch] is not None
 
     def _credit(self) -> None:
         """Pay each decided place once and mark its agent terminated (truncated for the move limit)."""
-        game = self.game
+        game = cast(Game, self.game)  # only called after reset()
         values = None
         places = game.places
         for seat, name in enumerate(self.possible_agents):
@@ -489,7 +497,8 @@ class raw_env(AECEnv, EzPickle):
             if values is None:
                 values = seat_rewards(game, self.reward_scheme)
             self._paid[seat] = True
-            self._give(name, values[seat])
+            # the seat's place is decided (or the game is over): its reward is not None
+            self._give(name, cast(float, values[seat]))
             if game.end_reason == "move_limit":
                 self.truncations[name] = True
             else:

@@ -13,11 +13,13 @@ static board plus a few fancy-indexed assignments (about 0.1 ms).
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from halma_env.game import Game
 
 SEAT_RGB = np.array(
@@ -132,9 +134,11 @@ class Painter:
                 img[self.piece[h]] = colour
                 img[self.rim[h]] = RIM
         if game.layout.has_kings:
+            # every hole of game.pieces() holds a piece: piece_at never answers None for it
+            piece_at = cast("Callable[[int], tuple[int, bool]]", game.piece_at)
             for seat in range(game.num_players):
                 for h in game.pieces(seat):
-                    if game.piece_at(h)[1]:
+                    if piece_at(h)[1]:
                         img[self.king_ring[h]] = KING_RING
                         img[self.king_centre[h]] = KING_CENTRE
         if last is not None:

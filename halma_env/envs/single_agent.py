@@ -43,6 +43,7 @@ class HalmaEnv(gymnasium.Env, EzPickle):
     """
 
     metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 2}
+    action_space: gymnasium.spaces.Discrete  # one action per (source, destination) pair
 
     def __init__(
         self,
