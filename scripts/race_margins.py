@@ -30,6 +30,7 @@ from agents.bots.crossing import plan_crossing
 from agents.bots.evaluation import seat_tables
 from agents.bots.search import SearchBot
 from agents.checkpoint import load_checkpoint, model_from_checkpoint
+from agents.player import Player
 from agents.policy import load_policy_player
 from halma_env import Game, Rules
 
@@ -59,7 +60,8 @@ def play_game(checkpoint: str, index: int, width: int) -> dict:
     rules = Rules("star", 2, first_seat=index % 2, move_limit=600)
     agent_seat = (index // 2) % 2
     side = {agent_seat: "agent", 1 - agent_seat: "search"}
-    players = {agent_seat: load_policy_player(checkpoint, seed=index), 1 - agent_seat: SearchBot(seed=index)}
+    players: dict[int, Player] = {agent_seat: load_policy_player(checkpoint, seed=index),
+                                  1 - agent_seat: SearchBot(seed=index)}
     game = Game(rules)
     made = {"agent": 0, "search": 0}
     race: dict[str, dict[int, int]] = {"agent": {}, "search": {}}
