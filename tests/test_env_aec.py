@@ -33,8 +33,15 @@ def random_action(env, agent: str, rng: random.Random) -> int | None:
 
 # --- PettingZoo's own checks -------------------------------------------------------------------
 
+# api_test warns about any Dict observation; the {"observation", "action_mask"} dict is PettingZoo's
+# own convention for masked games (its classic envs get the same two warnings)
+def dict_observation_warnings(test):
+    test = pytest.mark.filterwarnings("ignore:Observation space for each agent probably should be:UserWarning")(test)
+    return pytest.mark.filterwarnings("ignore:Observation is not a NumPy array:UserWarning")(test)
+
 
 @pytest.mark.parametrize(("variant", "n"), CONFIGS, ids=IDS)
+@dict_observation_warnings
 def test_pettingzoo_api_seed_render(variant: str, n: int) -> None:
     # a move limit inside the cycles makes the play test reach the game end and every dead step
     api_test(make_env(variant=variant, num_players=n, move_limit=3 * n + 1), num_cycles=6)
@@ -42,6 +49,7 @@ def test_pettingzoo_api_seed_render(variant: str, n: int) -> None:
     render_test(lambda **kw: make_env(variant=variant, num_players=n, move_limit=20, **kw))
 
 
+@dict_observation_warnings
 def test_api_test_without_limit_and_with_shaping() -> None:
     api_test(make_env(num_players=3, progress_shaping=1.0), num_cycles=12)
     api_test(make_env(num_players=2, reward="win_loss", move_limit=9, limit_outcome="progress"), num_cycles=8)
