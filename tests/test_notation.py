@@ -189,3 +189,38 @@ def test_unreachable_but_well_formed_positions_are_accepted() -> None:
     # a seat to move that cannot move passes at once (seat 0 has no pieces)
     passed = Game.from_position(position("star", 6, {60: "5"}, to_move=0))
     assert passed.to_move == 5 and [(e.kind, e.seat) for e in passed.history] == [("pass", s) for s in range(5)]
+
+
+@pytest.mark.parametrize("kind", sorted(k for k in MALFORMED if MALFORMED[k][1][0].endswith(" field")))
+def test_message_begins_with_the_field_at_fault(kind: str) -> None:
+    """SPEC §3: the message names the field: '<field> field: ...', the field's own name first."""
+    text, words = MALFORMED[kind]
+    with pytest.raises(ValueError) as info:
+        parse_position(text)
+    assert str(info.value).startswith(words[0] + ": "), (kind, str(info.value))
+
+
+def test_long_field_text_is_cut_short_in_messages() -> None:
+    """A field of up to 40 characters is quoted whole; a longer one is cut and its length given."""
+    rest = " ".join(_start()[1:])
+    with pytest.raises(ValueError) as info:
+        parse_position("v" * 40 + " " + rest)
+    assert str(info.value).endswith(f"got {'v' * 40!r}")
+    with pytest.raises(ValueError) as info:
+        parse_position("v" * 41 + " " + rest)
+    assert str(info.value).endswith(f"got {'v' * 30!r}... (41 characters)")
+
+
+@pytest.mark.parametrize(("variant", "seats"), VARIANTS, ids=IDS)
+def test_parse_position_gives_the_bit_sets_of_the_text(variant: str, seats: int) -> None:
+    """parse_position -> (variant, seats, pieces per seat, king bit set, to move, ply): the bit sets
+    hold exactly the holes the board field shows (no king bits where there are no kings)."""
+    game = Game(Rules(variant, seats))
+    g = game.geometry
+    parsed = parse_position(game.position())
+    assert parsed[:2] == (variant, seats) and parsed[4:] == (0, 0)
+    assert parsed[2] == [g.mask(game.pieces(s)) for s in range(seats)]
+    kings = [h for h, cell in enumerate(game.board()) if cell is not None and cell[1]]
+    assert parsed[3] == g.mask(kings)
+    assert (parsed[3] != 0) == (variant == "diamond")
+    assert parse_position(" ".join(game.position().split(" ")[:3] + [str(seats - 1), "12"]))[4:] == (seats - 1, 12)

@@ -160,6 +160,8 @@ CORRUPT = {
     "places type": (lambda d: d.update(places="1,2"), "places must be a list"),
     "places length": (lambda d: d.update(places=[None]), "places must have 2 entries"),
     "place value": (lambda d: d.update(places=[1, 3]), "a place is an integer 1..2 or null, got 3"),
+    "place zero": (lambda d: d.update(places=[0, 1]), "a place is an integer 1..2 or null, got 0"),
+    "place bool": (lambda d: d.update(places=[True, None]), "a place is an integer 1..2 or null, got True"),
     "end_reason": (lambda d: d.update(end_reason="checkmate"), "end_reason must be null or one of"),
     "start type": (lambda d: d.update(start=5), "start must be a position text or null"),
     "players count": (lambda d: d.update(players=["a"]), "players must be 2 names"),
@@ -187,6 +189,9 @@ def test_not_json_and_not_an_object() -> None:
         GameRecord.from_game(Game(), metadata={"f": object()})
     with pytest.raises(ValueError, match="players must be 2 names"):
         GameRecord.from_game(Game(), players=["only one"])
+    # JSON would write the key 1 as "1" and read back a different record: keys must be strings
+    with pytest.raises(RecordError, match="metadata must be an object with string keys"):
+        GameRecord.from_game(Game(), metadata={1: "one"})
 
 
 def test_duplicate_keys_are_refused() -> None:
@@ -218,6 +223,10 @@ def test_load_record_file_errors_are_record_errors(tmp_path) -> None:
         load_record(missing)
     with pytest.raises(RecordError, match=re.escape(f"cannot read '{tmp_path}'")):
         load_record(tmp_path)
+    latin1 = tmp_path / "latin1.json"
+    latin1.write_bytes(json.dumps(_doc() | {"players": ["Jos\u00e9", "b"]}, ensure_ascii=False).encode("latin-1"))
+    with pytest.raises(RecordError, match=re.escape(f"game record '{latin1}': not UTF-8 text")):
+        load_record(latin1)
 
 
 def test_save_errors_name_the_path_asked_for(tmp_path) -> None:
@@ -287,3 +296,116 @@ def test_records_are_strict_json() -> None:
         GameRecord.from_json(text)
     record = GameRecord.from_game(Game(), metadata={"score": 0.5})
     assert json.loads(record.to_json(), parse_constant=lambda c: pytest.fail(c)) == record.to_dict()
+
+
+def _ended_games() -> dict[str, Game]:
+    """One game ended in each way the engine ends a game (docs/rules.md), by its end reason."""
+    from halma_env.board import star_tip
+
+    games = {}
+    finished = Game.from_position(position("star", 2, {h: "0" for h in range(9)} | {18: "0", 100: "1"}))
+    finished.play("18-9")
+    games["finished"] = finished
+    # a loaded position in which seat 0 already meets its goal: over at once without play_to_end
+    games["first_finish"] = Game.from_position(
+        position("star", 3, {**{h: "0" for h in range(10)}, 60: "1", 110: "1", 61: "2"}, to_move=1),
+        play_to_end=False,
+    )
+    resign = Game(Rules("star", 2))
+    resign.resign(0)
+    games["resign"] = resign
+    move_limit = Game(Rules("star", 2, move_limit=3))
+    stall = Game(Rules("star", 2, stall_limit=4))
+    repetition = Game(Rules("halma16", 2))
+    for m in ("113-104", "7-16", "104-113"):
+        move_limit.play(m)
+    for m in ("113-104", "7-16", "104-113", "16-7", "113-104", "7-16"):
+        stall.play(m)
+    for m in ["190-173", "2-36", "173-190", "36-2"] * 2:
+        repetition.play(m)
+    games.update(move_limit=move_limit, stall_limit=stall, repetition=repetition)
+    games["no_moves"] = Game.from_position(position("diamond", 2, {star_tip(1): "0", 0: "1"}))
+    return games
+
+
+def test_every_end_reason_is_recorded_and_replayed() -> None:
+    """A record keeps each end reason the engine gives (docs/rules.md): a game ended in any way
+    saves, loads and replays to the same outcome."""
+    games = _ended_games()
+    assert set(games) == {"finished", "first_finish", "resign", "move_limit", "stall_limit", "repetition", "no_moves"}
+    for reason, game in games.items():
+        assert game.is_over and game.end_reason == reason, reason
+        record = GameRecord.from_json(GameRecord.from_game(game).to_json())
+        assert record.end_reason == reason and record.places == tuple(game.places)
+        replayed = record.replay()
+        assert replayed.end_reason == reason and replayed.position() == game.position(), reason
+
+
+def test_record_document_is_version_1_and_later_versions_are_refused() -> None:
+    """The record format of the module docstring: "format": "halma_env.record", "version": 1."""
+    doc = _doc()
+    assert (doc["format"], doc["version"]) == ("halma_env.record", 1)
+    assert GameRecord.from_dict(doc).to_dict() == doc
+    for newer in (2, 10):
+        with pytest.raises(RecordError, match=f"version {newer} is newer than this halma_env reads \\(1\\)"):
+            GameRecord.from_dict(doc | {"version": newer})
+    for bad in (0, -1, True, 1.0):
+        with pytest.raises(RecordError, match="version must be a positive integer"):
+            GameRecord.from_dict(doc | {"version": bad})
+
+
+def test_records_are_frozen() -> None:
+    record = GameRecord.from_game(_played("star", 2, 4))
+    with pytest.raises(AttributeError):
+        record.events = ()  # type: ignore[misc]
+
+
+def test_json_text_is_indented_utf8_and_strict() -> None:
+    """to_json: one space of indent by default (None: one line), names written as they are (not
+    \\u escapes), and never NaN: metadata changed after the record was made is refused when written."""
+    record = GameRecord.from_game(_played("star", 2, 4), players=["José", "李"], metadata={"note": "ü"})
+    text = record.to_json()
+    assert text == json.dumps(record.to_dict(), indent=1, ensure_ascii=False)
+    assert '\n "format": "halma_env.record",\n' in text and '"players": [\n  "José",\n  "李"\n ]' in text
+    assert "\n" not in record.to_json(indent=None) and '"note": "ü"' in record.to_json(indent=None)
+    assert GameRecord.from_json(text.encode("utf-8")) == record
+    record.metadata["score"] = float("nan")  # the dict itself can still be changed
+    with pytest.raises(ValueError, match="JSON compliant"):
+        record.to_json()
+
+
+def test_save_in_an_unwritable_directory_names_the_path_asked_for(tmp_path, monkeypatch) -> None:
+    """When the temporary file cannot be made, the error is the OSError's own type, naming the record's
+    path (not the temporary file) and the reason."""
+    import errno
+    import tempfile
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    path = tmp_path / "g.json"
+    with pytest.raises(PermissionError) as info:
+        GameRecord.from_game(Game()).save(path)
+    assert info.value.errno == errno.EACCES and info.value.filename == str(path)
+    assert "game record: cannot write in the directory (Permission denied)" in str(info.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failed_save_keeps_the_old_file_and_leaves_no_temporary_file(tmp_path, monkeypatch) -> None:
+    """save is atomic: when writing fails, the error comes through, the file saved before is intact
+    and the temporary file is removed."""
+    import os
+
+    path = tmp_path / "g.json"
+    record = GameRecord.from_game(_played("star", 2, 4))
+    record.save(path)
+    before = path.read_text()
+
+    def fail(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError, match="No space left"):
+        GameRecord.from_game(_played("star", 2, 8)).save(path)
+    assert path.read_text() == before and [p.name for p in tmp_path.iterdir()] == ["g.json"]

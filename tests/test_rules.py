@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 from collections import deque
 
 import pytest
@@ -121,6 +122,90 @@ def test_preset_overrides_cannot_change_what_the_preset_fixes() -> None:
     for name in ("qdan", "kawu"):
         with pytest.raises(ValueError, match=f"the {name} preset is a star rule set.*variant"):
             Rules.preset(name, 2, variant="diamond")
+
+
+def test_preset_defaults_to_two_seats_and_an_unknown_name_comes_first() -> None:
+    assert Rules.preset("qdan") == Rules("star", 2) == Rules()
+    assert Rules.preset("kawu") == Rules("star", 2, play_to_end=False, move_limit=300, limit_outcome="progress")
+    with pytest.raises(ValueError, match="unknown preset 'fast'; expected one of qdan, kawu"):
+        Rules.preset("fast", 2, variant="diamond")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "start"),
+    [
+        ({"anti_blocking": None}, "anti_blocking must be true or false"),
+        ({"play_to_end": "on"}, "play_to_end must be true or false"),
+        ({"move_limit": "9"}, "move_limit must be an int or None"),
+        ({"stall_limit": 0}, "stall_limit must be at least 1"),
+        ({"stall_limit": 2.0}, "stall_limit must be an int or None"),
+        ({"repetition_limit": 0}, "repetition_limit must be at least 2"),
+        ({"repetition_limit": "3"}, "repetition_limit must be an int or None"),
+        ({"limit_outcome": "win"}, "limit_outcome must be one of draw, progress"),
+        ({"first_seat": 2}, "first_seat must be a seat 0..1"),
+    ],
+)
+def test_option_errors_begin_with_the_option_name(kwargs: dict, start: str) -> None:
+    with pytest.raises(ValueError) as info:
+        Rules("star", 2, **kwargs)
+    assert str(info.value).startswith(start), str(info.value)
+
+
+def test_limits_accept_their_least_value() -> None:
+    """move_limit and stall_limit: 1 or more; repetition_limit: 2 or more (None: no limit)."""
+    rules = Rules("star", 2, move_limit=1, stall_limit=1, repetition_limit=2)
+    assert (rules.move_limit, rules.stall_limit, rules.repetition_limit) == (1, 1, 2)
+    for name, least in (("move_limit", 1), ("stall_limit", 1), ("repetition_limit", 2)):
+        words = f"{name} must be at least {least} \\(or None for no limit\\), got {least - 1}"
+        with pytest.raises(ValueError, match=words):
+            Rules("star", 2, **{name: least - 1})
+
+
+def test_unknown_options_are_all_named_and_the_known_ones_listed() -> None:
+    with pytest.raises(ValueError) as info:
+        Rules("star", 2, speed=1, colour="red")
+    known = "variant, num_players, anti_blocking, play_to_end, move_limit, limit_outcome, stall_limit, "
+    assert str(info.value) == f"unknown rule option(s): colour, speed; known: {known}repetition_limit, first_seat"
+
+
+def test_seat_count_messages_give_the_allowed_counts_and_the_diamond_hint() -> None:
+    with pytest.raises(ValueError) as info:
+        Rules("diamond", 4)
+    hint = "(with 4-6 seats use the international 'star' rules)"
+    assert str(info.value) == f"diamond is played by 2, 3 seats, not 4 {hint}"
+    with pytest.raises(ValueError) as info:
+        Rules("halma16", 3)
+    assert str(info.value) == "halma16 is played by 2, 4 seats, not 3"
+
+
+def test_default_marker_shows_in_the_signature() -> None:
+    """Options left to the variant's default show as DEFAULT in help(Rules)."""
+    import inspect
+
+    from halma_env.rules import DEFAULT
+
+    assert repr(DEFAULT) == "DEFAULT"
+    signature = inspect.signature(Rules)
+    assert signature.parameters["anti_blocking"].default is DEFAULT
+    assert re.search(r"anti_blocking[^,]* = DEFAULT, .*repetition_limit[^,]* = DEFAULT,", str(signature))
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("true", True), ("on", True), ("yes", True), (" On ", True), ("TRUE", True),
+        ("false", False), ("off", False), ("no", False), ("No", False),
+        ("none", None), ("null", None), (" NULL ", None),
+        ("300", 300), (" 40 ", 40), ("-3", -3),
+        ("progress", "progress"), (" Draw ", "Draw"), ("2.5", "2.5"),
+    ],
+)
+def test_option_value_text(text: str, value) -> None:
+    """true/on/yes, false/off/no, none/null (any case), an integer, or else the text itself (stripped)."""
+    from halma_env.rules import parse_option_value
+
+    parsed = parse_option_value(text)
+    assert parsed == value and type(parsed) is type(value), (text, parsed)
 
 
 def test_kawu_game_is_decided_by_progress_after_300_plies() -> None:
