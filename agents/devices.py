@@ -25,9 +25,9 @@ def check_device(name: Any, what: str = "--device") -> Any:
         return device
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"{what} {name!r}: cuda requested but not available on this machine")
-    try:  # an index past the last GPU, or another backend this build or machine lacks
+    try:  # an index past the last GPU, or another backend this build or machine lacks (hpu: an ImportError)
         torch.empty(0, device=device)
-    except (RuntimeError, AssertionError) as e:
+    except (RuntimeError, AssertionError, ImportError) as e:
         first = str(e).strip().splitlines()[0].split(". ")[0] if str(e).strip() else type(e).__name__
         raise ValueError(f"{what} {name!r} is not available on this machine ({first})") from None
     return device
