@@ -1,0 +1,230 @@
+"""The training config's every check, each at its boundary: the first value refused (with an error
+naming the key) and the last one accepted; the loader's type checks, ``--set`` parsing, the schema's
+defaults and the YAML round trip (agents/config.py, docs/training.md "Configuration reference")."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import yaml
+
+from agents.config import GameConfig, TrainConfig, apply_overrides, default_dict, dump_yaml, from_dict, load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load(*overrides: str) -> TrainConfig:
+    """The default config (the quickstart's values) with ``--set`` overrides."""
+    return from_dict(apply_overrides(default_dict(), list(overrides)))
+
+
+# Each case: overrides of the default config, and the start of the error they must raise.
+REFUSED = [
+    # game
+    (["game.num_players=1"], r"game\.num_players must be at least 2 for self-play"),
+    (["game.reward=points"], r"game\.reward must be one of place, win_loss, got 'points'"),
+    (["game.limit_outcome=rank"], r"game\.limit_outcome must be one of draw, progress"),
+    (["game.progress_shaping=-0.5"], r"game\.progress_shaping must be >= 0"),
+    # env
+    (["env.num_envs=0"], r"env\.num_envs must be >= 1"),
+    (["env.solo_move_cost=1"], r"env\.solo_move_cost must be in \[0, 1\), got 1\.0"),
+    # ppo
+    *[([f"ppo.{key}=0"], rf"ppo\.{key} must be >= 1")
+      for key in ("total_steps", "num_steps", "num_minibatches", "update_epochs")],
+    (["ppo.learning_rate=0"], r"ppo\.learning_rate must be in \(0, 1\)"),
+    (["ppo.learning_rate=1"], r"ppo\.learning_rate must be in \(0, 1\)"),
+    *[([f"ppo.{key}={value}"], rf"ppo\.{key} must be in \[0, 1\]")
+      for key in ("gamma", "gae_lambda") for value in (-0.1, 1.5)],
+    *[([f"ppo.{key}=-0.1"], rf"ppo\.{key} must be >= 0") for key in ("clip_coef", "ent_coef", "vf_coef",
+                                                                    "max_grad_norm")],
+    # network
+    *[([f"network.{key}=0"], rf"network\.{key} must be >= 1") for key in ("channels", "pair_dim", "value_hidden")],
+    (["network.blocks=-1"], r"network\.blocks must be >= 0"),
+    (["network.attention_layers=-1"], r"network\.attention_layers must be >= 0"),
+    (["network.attention_layers=1", "network.channels=6"],
+     r"network\.channels must be divisible by 4 \(the attention heads\) when network\.attention_layers > 0; got 6"),
+    (["network.reach_features=true", "game.num_players=3"], r"network\.reach_features is for 2-seat games"),
+    # pool
+    (["pool.self_prob=-0.5", "pool.snapshot_prob=1.2", "pool.bot_prob=0.3"],
+     r"pool\.self_prob \+ snapshot_prob \+ bot_prob must be 1 \(each >= 0\)"),
+    (["pool.bots=[]"], r"pool\.bots is empty but pool\.bot_prob > 0"),
+    (["pool.snapshot_every=0"], r"pool\.snapshot_every and pool\.max_snapshots must be >= 1"),
+    (["pool.max_snapshots=0"], r"pool\.snapshot_every and pool\.max_snapshots must be >= 1"),
+    (["pool.bots=[random, nobody]"], r"^pool\.bots\[1\]: unknown player 'nobody'"),
+    # imitation
+    (["imitation.distill_coef=-1"], r"imitation\.distill_coef must be >= 0, got -1\.0"),
+    (["imitation.epochs=2"], r"imitation\.games, imitation\.epochs and imitation\.distill_coef need imitation\.bot"),
+    (["imitation.distill_coef=0.5"], r"need imitation\.bot"),
+    *[(["imitation.bot=greedy", f"imitation.games={games}", f"imitation.epochs={epochs}",
+        f"imitation.distill_coef={coef}"],
+       rf"imitation\.bot 'greedy' needs imitation\.games >= 1 and imitation\.epochs >= 1 .*got {games} and {epochs}")
+      for games, epochs, coef in [(0, 1, 0), (1, 0, 0), (0, 3, 0.5), (2, 0, 0.5)]],
+    (["imitation.bot=greedy", "imitation.games=1", "imitation.epochs=1", "imitation.learning_rate=1"],
+     r"imitation\.learning_rate must be in \(0, 1\)"),
+    (["imitation.bot=greedy", "imitation.games=1", "imitation.epochs=1", "imitation.minibatch_size=0"],
+     r"imitation\.minibatch_size must be >= 1"),
+    (["imitation.bot=nobody", "imitation.games=1", "imitation.epochs=1"], r"^imitation\.bot: unknown player"),
+    # crossing
+    *[([f"crossing.{key}={value}"], r"crossing\.planner_width and crossing\.detours must be >= 0, "
+                                    r"crossing\.detour_width >= 1")
+      for key, value in (("planner_width", -1), ("detours", -1), ("detour_width", 0))],
+    # eval
+    *[([f"eval.{key}=-1"], r"eval\.every, eval\.games and eval\.final_games must be >= 0")
+      for key in ("every", "games", "final_games")],
+    (["eval.move_limit=0"], r"eval\.move_limit must be >= 1"),
+    (["eval.opponents=[nobody]"], r"^eval\.opponents\[0\]: unknown player 'nobody'"),
+    (["eval.final_opponents=[random, nobody]"], r"^eval\.final_opponents\[1\]: unknown player 'nobody'"),
+    # checkpoint, log
+    (["checkpoint.every=0"], r"checkpoint\.every and checkpoint\.keep must be >= 1"),
+    (["checkpoint.keep=0"], r"checkpoint\.every and checkpoint\.keep must be >= 1"),
+    (["log.status_every=0"], r"log\.status_every must be > 0"),
+    # top level
+    *[([f"name={name!r}"], r"name must be a plain directory name") for name in ("", "a/b", ".hidden")],
+    (["torch_threads=-1"], r"torch_threads must be >= 0"),
+    # one update is (env.num_envs + env.solo_envs) x ppo.num_steps steps
+    (["env.num_envs=4", "env.solo_envs=4", "ppo.num_steps=16", "ppo.total_steps=127"],
+     r"ppo\.total_steps \(127\) is less than one update: .* = 128 steps"),
+    (["env.num_envs=4", "env.solo_envs=4", "ppo.num_steps=16", "ppo.num_minibatches=129"],
+     r"ppo\.num_minibatches \(129\) is more than the 128 steps of an update"),
+    (["processes=2", "env.solo_envs=3"], r"env\.solo_envs \(3\) must be a multiple of processes \(2\)"),
+    (["init_from=/nonexistent/x.pt"], r"init_from: checkpoint '/nonexistent/x\.pt' does not exist"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "message"), REFUSED, ids=[" ".join(o) for o, _ in REFUSED])
+def test_each_bad_value_is_refused_naming_its_key(overrides: list[str], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        _load(*overrides)
+
+
+# Each case: the last values a check lets through (its boundary, or a value its constant must allow).
+ACCEPTED = [
+    ["game.progress_shaping=0"], ["game.progress_shaping=0.5"], ["game.reward=win_loss"],
+    ["game.limit_outcome=draw"],
+    ["env.num_envs=1"], ["env.solo_move_cost=0.99"], ["env.engine=batched"], ["env.engine=scalar"],
+    ["env.solo_envs=4"],  # on the star: the solitaire crossing
+    [f"ppo.{key}=1" for key in ("num_steps", "num_minibatches", "update_epochs")],
+    ["ppo.learning_rate=0.999"], ["ppo.gamma=0", "ppo.gae_lambda=0"], ["ppo.gamma=1", "ppo.gae_lambda=1"],
+    [f"ppo.{key}=0" for key in ("clip_coef", "ent_coef", "vf_coef", "max_grad_norm")],
+    ["ppo.target_kl=0.5"], ["ppo.target_kl=0.01"],
+    [f"network.{key}=1" for key in ("channels", "pair_dim", "value_hidden")], ["network.blocks=0"],
+    ["network.attention_layers=1", "network.channels=16"], ["network.reach_features=true"],
+    ["pool.self_prob=0.7", "pool.snapshot_prob=0.2", "pool.bot_prob=0.1"],  # sums to 1 within rounding
+    ["pool.bots=[]", "pool.bot_prob=0", "pool.self_prob=0.8"],
+    ["pool.snapshot_every=1", "pool.max_snapshots=1"],
+    ["imitation.bot=greedy", "imitation.games=1", "imitation.epochs=1", "imitation.learning_rate=0.5",
+     "imitation.minibatch_size=1"],
+    ["imitation.bot=greedy", "imitation.games=2", "imitation.epochs=1"],
+    ["imitation.bot=greedy", "imitation.games=0", "imitation.epochs=0", "imitation.distill_coef=0.5"],
+    ["crossing.detour_width=1"], ["crossing.planner_width=1", "crossing.coef=0.5"],
+    ["eval.move_limit=1"], ["eval.every=0", "eval.opponents=[]"], ["eval.games=0", "eval.opponents=[]"],
+    ["eval.final_games=0", "eval.final_opponents=[]"],
+    ["checkpoint.every=1", "checkpoint.keep=1"], ["log.status_every=0.5"],
+    ["name=a.b"], ["torch_threads=0"],
+    ["env.num_envs=4", "env.solo_envs=4", "ppo.num_steps=16", "ppo.total_steps=128", "ppo.num_minibatches=128"],
+    ["processes=1", "device=cuda"],  # the device itself is checked when a run starts (agents/devices.py)
+    ["processes=2", "device=cpu"],
+]
+
+
+@pytest.mark.parametrize("overrides", ACCEPTED, ids=[" ".join(o) for o in ACCEPTED])
+def test_each_check_lets_its_last_good_value_through(overrides: list[str]) -> None:
+    cfg = _load(*overrides)
+    for item in overrides:  # each value is kept as given
+        key, raw = item.split("=", 1)
+        node = cfg
+        for part in key.split("."):
+            node = getattr(node, part)
+        assert node == yaml.safe_load(raw), item
+
+
+def test_init_from_names_an_existing_file_and_excludes_imitation_games(tmp_path: Path) -> None:
+    weights = tmp_path / "w.pt"
+    weights.write_bytes(b"")  # the config checks the path; the checkpoint is read when the run starts
+    bot = ["imitation.bot=greedy", "imitation.epochs=0", "imitation.distill_coef=0.5"]
+    assert _load(f"init_from={weights}", *bot, "imitation.games=0").init_from == str(weights)
+    with pytest.raises(ValueError, match="init_from and imitation.games both set the starting weights"):
+        _load(f"init_from={weights}", "imitation.bot=greedy", "imitation.games=2", "imitation.epochs=1")
+
+
+def test_game_options_reach_the_rules() -> None:
+    assert _load("game.anti_blocking=false").game.rules().anti_blocking is False
+    assert _load("game.anti_blocking=true", "game.variant=halma16").game.rules().anti_blocking is True
+    assert _load("game.anti_blocking=null", "game.variant=halma16").game.rules().anti_blocking is False  # its own
+    rules = GameConfig().rules()
+    assert rules.first_seat == 0 and rules.move_limit == 300 and rules.limit_outcome == "progress"
+    assert GameConfig().rules(first_seat=1).first_seat == 1
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("ppo.num_steps=true", r"^ppo\.num_steps: expected an integer, got True$"),
+        ("ppo.ent_coef=true", r"^ppo\.ent_coef: expected a number, got True$"),
+        ("ppo.ent_coef=abc", r"^ppo\.ent_coef: expected a number, got 'abc'$"),
+        ("ppo.ent_coef=[1]", r"^ppo\.ent_coef: expected a number, got \[1\]$"),
+        ("name=5", r"^name: expected a string, got 5$"),
+        ("pool.bots=random", r"^pool\.bots: expected a list, got 'random'$"),
+        ("pool.bots=[random, 3]", r"^pool\.bots\[1\]: expected a string, got 3$"),
+        ("game.move_limit=many", r"^game\.move_limit: expected int or NoneType, got 'many'$"),
+        ("ppo.target_kl=x", r"^ppo\.target_kl: expected float or NoneType, got 'x'$"),
+        ("game=3", r"^game: expected a mapping, got 3$"),
+    ],
+)
+def test_a_value_of_the_wrong_type_names_the_key_and_the_type(override: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        _load(override)
+
+
+def test_a_config_that_is_not_a_mapping_is_named() -> None:
+    with pytest.raises(ValueError, match=r"^config: expected a mapping, got \[1, 2\]$"):
+        from_dict([1, 2])  # type: ignore[arg-type]
+
+
+def test_overrides_split_at_the_first_equals_sign_and_name_the_unknown_part() -> None:
+    out = apply_overrides(default_dict(), ["imitation.bot=crossing:width=5", " seed = 7"])
+    assert out["imitation"]["bot"] == "crossing:width=5" and out["seed"] == 7
+    with pytest.raises(ValueError, match=r"^--set ppo\.nope\.deeper: unknown key 'ppo\.nope'$"):
+        apply_overrides(default_dict(), ["ppo.nope.deeper=1"])
+    with pytest.raises(ValueError, match=r"^--set seed\.x: unknown key 'seed\.x'$"):
+        apply_overrides(default_dict(), ["seed.x=1"])
+    with pytest.raises(ValueError, match=r"^--set seed\.x\.y: unknown key 'seed\.x'$"):
+        apply_overrides(default_dict(), ["seed.x.y=1"])
+    assert apply_overrides(default_dict(), ["game.move_limit="])["game"]["move_limit"] is None
+
+
+def test_config_files_that_cannot_be_read_are_named(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"config file '.*nope\.yaml' does not exist"):
+        load_config(tmp_path / "nope.yaml")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("game: [\n")
+    with pytest.raises(ValueError, match=r"config file '.*broken\.yaml' is not valid YAML"):
+        load_config(broken)
+    listed = tmp_path / "listed.yaml"
+    listed.write_text("- game\n- env\n")
+    with pytest.raises(ValueError, match=r"config file '.*listed\.yaml' must hold a mapping of sections"):
+        load_config(listed)
+
+
+def test_the_schema_defaults_are_the_quickstart_values() -> None:
+    """docs/training.md: "The schema's defaults are the quickstart values" (every key but the name)."""
+    quickstart = yaml.safe_load((ROOT / "configs" / "quickstart.yaml").read_text())
+    defaults = default_dict()
+    assert {k: v for k, v in defaults.items() if k != "name"} == {k: v for k, v in quickstart.items() if k != "name"}
+    # the dataclasses' own defaults are the same values
+    for f in dataclasses.fields(TrainConfig):
+        if f.default is not dataclasses.MISSING:
+            assert f.default == quickstart[f.name], f.name
+    assert from_dict(defaults).to_dict() == {**quickstart, "name": defaults["name"]}
+
+
+def test_a_dumped_config_loads_back_the_same_in_schema_order(tmp_path: Path) -> None:
+    cfg = _load("network.attention_layers=1", "game.move_limit=null", "init_from=null", "ppo.target_kl=0.02")
+    text = dump_yaml(cfg)
+    assert list(yaml.safe_load(text)) == [f.name for f in dataclasses.fields(TrainConfig)]
+    assert list(yaml.safe_load(text)["ppo"])[:2] == ["total_steps", "num_steps"]
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    assert load_config(path) == cfg
