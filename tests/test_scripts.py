@@ -92,7 +92,8 @@ def test_quoted_commands_parse(monkeypatch: pytest.MonkeyPatch, where: str, scri
 
 def test_the_docs_quote_the_scripts() -> None:
     quoted = {script for _, script, _ in quoted_commands()}
-    assert {"train_loop_timing", "race_margins", "distill_network", "value_lookahead", "dagger_search"} <= quoted
+    assert {"train_loop_timing", "race_margins", "distill_network", "value_lookahead", "dagger_search",
+            "mutants"} <= quoted
 
 
 # --- train_loop_timing.py -----------------------------------------------------------------

@@ -1,0 +1,201 @@
+"""Mutation testing: which single-point changes to a module does no test notice?
+
+    python scripts/mutants.py halma_env/notation.py --tests tests/test_notation.py tests/test_records.py
+
+Each mutant changes one place of MODULE: a comparison flipped (``<``/``<=``, ``==``/``!=``, ``in``/``not in``,
+``is``/``is not``), ``and``/``or`` swapped, a ``not`` dropped, ``+``/``-`` swapped, an integer constant moved by
+one, a boolean flipped, a string constant changed, a ``raise``, ``continue`` or ``break`` made ``pass``, a
+``return X`` made ``return None`` (error-message text, f-strings and docstrings are left alone). For each
+mutant the given tests run (one process, ``-x``) in a private copy of the repository, so the working tree
+is never changed, even when the run is interrupted. A mutant the tests pass on SURVIVED: either a
+behaviour no test pins (write the test) or an equivalent change (note why). Session 33 used this on the
+engine's notation, records and rules and on the training config and checkpoint modules
+(docs/measurements.md, "Mutation testing").
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+FLIPPED: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
+    ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
+}
+
+
+@dataclass
+class Mutant:
+    index: int
+    line: int
+    change: str
+    text: str  # the whole mutated module
+
+
+@dataclass
+class Outcome:
+    index: int
+    line: int
+    change: str
+    status: str  # "killed", "SURVIVED", "timeout" or "syntax"
+    seconds: float
+
+
+def mutants(source: str) -> list[Mutant]:
+    """Every single-point mutant of ``source``, in line order."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    parent = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+    def offset(lineno: int, col: int) -> int:  # ast columns count utf-8 bytes
+        return starts[lineno - 1] + len(lines[lineno - 1].encode()[:col].decode())
+
+    def left_alone(node: ast.AST) -> bool:
+        """Inside a raise (its message), an f-string, or a docstring."""
+        if isinstance(node, ast.Constant) and isinstance(parent.get(node), ast.Expr):
+            return True
+        while node in parent:
+            node = parent[node]
+            if isinstance(node, (ast.Raise, ast.JoinedStr)):
+                return True
+        return False
+
+    found: list[tuple[int, str, str]] = []
+
+    def replace(node: ast.expr | ast.stmt, text: str, change: str) -> None:
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        a, b = offset(node.lineno, node.col_offset), offset(node.end_lineno, node.end_col_offset)
+        found.append((node.lineno, change, source[:a] + text + source[b:]))
+
+    def replace_expr(node: ast.expr, new: ast.expr, change: str) -> None:
+        replace(node, f"({ast.unparse(new)})", change)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.expr) and left_alone(node):
+            continue
+        if isinstance(node, ast.Compare):
+            for i, op in enumerate(node.ops):
+                if type(op) in FLIPPED:
+                    new = copy.deepcopy(node)
+                    new.ops[i] = FLIPPED[type(op)]()
+                    replace_expr(node, new, f"{type(op).__name__} -> {FLIPPED[type(op)].__name__}: {ast.unparse(node)}")
+        elif isinstance(node, ast.BoolOp):
+            new_bool = copy.deepcopy(node)
+            new_bool.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+            replace_expr(node, new_bool, f"and/or swapped: {ast.unparse(node)}")
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            replace_expr(node, node.operand, f"not dropped: {ast.unparse(node)}")
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            new_bin = copy.deepcopy(node)
+            new_bin.op = ast.Sub() if isinstance(node.op, ast.Add) else ast.Add()
+            replace_expr(node, new_bin, f"+/- swapped: {ast.unparse(node)}")
+        elif isinstance(node, ast.Constant):
+            value = node.value
+            if isinstance(value, bool):
+                replace(node, repr(not value), f"{value} -> {not value}")
+            elif isinstance(value, int):
+                replace(node, repr(value + 1), f"{value} -> {value + 1}")
+                replace(node, repr(value - 1), f"{value} -> {value - 1}")
+            elif isinstance(value, str) and value:
+                replace(node, repr("X" + value), f"{value!r} -> {'X' + value!r}")
+        elif isinstance(node, ast.Raise):
+            replace(node, "pass", f"raise -> pass: {ast.unparse(node)[:60]}")
+        elif isinstance(node, ast.Return) and node.value is not None and not (
+                isinstance(node.value, ast.Constant) and node.value.value is None):
+            replace(node, "return None", f"return -> None: {ast.unparse(node)[:60]}")
+        elif isinstance(node, (ast.Continue, ast.Break)):
+            replace(node, "pass", f"{type(node).__name__.lower()} -> pass")
+    found.sort(key=lambda m: m[0])
+    return [Mutant(i, line, change, text) for i, (line, change, text) in enumerate(found)]
+
+
+def copy_repository(dest: Path) -> None:
+    """The files git tracks or would track (no runs/, caches or build output) copied to ``dest``."""
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / name)
+
+
+def run(module: str, tests: list[str], timeout: float, only: set[int] | None) -> list[Outcome]:
+    path = ROOT / module
+    original = path.read_text()
+    outcomes: list[Outcome] = []
+    with tempfile.TemporaryDirectory(prefix="mutants-") as scratch:
+        copy_repository(Path(scratch))
+        target = Path(scratch) / module
+        env = {"PYTHONPATH": scratch, "PYTHONDONTWRITEBYTECODE": "1"}
+        for m in mutants(original):
+            if only is not None and m.index not in only:
+                continue
+            started = time.perf_counter()
+            try:
+                compile(m.text, str(path), "exec")
+            except SyntaxError:
+                status = "syntax"
+            else:
+                target.write_text(m.text)
+                try:
+                    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:xdist",
+                                           "-p", "no:cacheprovider", *tests], cwd=scratch, capture_output=True,
+                                          timeout=timeout, env={**os.environ, **env})
+                    status = "killed" if done.returncode else "SURVIVED"
+                except subprocess.TimeoutExpired:
+                    status = "timeout"  # counts as killed: the tests noticed something (a hang)
+                finally:
+                    target.write_text(original)
+            outcome = Outcome(m.index, m.line, m.change, status, round(time.perf_counter() - started, 1))
+            outcomes.append(outcome)
+            if status == "SURVIVED":
+                print(f"survived #{m.index} line {m.line}: {m.change}", flush=True)
+    return outcomes
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("module", help="the module to mutate, relative to the repository root (e.g. halma_env/notation.py)")
+    p.add_argument("--tests", nargs="+", default=["tests"], metavar="TEST",
+                   help="pytest arguments that select the tests to run on each mutant (default: all of tests/)")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant before it counts as a hang")
+    p.add_argument("--only", type=int, nargs="+", metavar="INDEX", help="run only these mutants (see --list)")
+    p.add_argument("--list", action="store_true", help="list the mutants and stop")
+    p.add_argument("--json", metavar="FILE", help="write every outcome to FILE")
+    args = p.parse_args(argv)
+    path = ROOT / args.module
+    if not path.is_file() or path.suffix != ".py":
+        p.error(f"module {args.module!r} is not a python file of this repository")
+    if args.timeout <= 0:
+        p.error(f"--timeout must be positive, got {args.timeout}")
+    if args.list:
+        for m in mutants(path.read_text()):
+            print(f"#{m.index} line {m.line}: {m.change}")
+        return 0
+    outcomes = run(args.module, args.tests, args.timeout, set(args.only) if args.only else None)
+    counts = {s: sum(o.status == s for o in outcomes) for s in ("killed", "timeout", "SURVIVED", "syntax")}
+    print(f"{args.module}: {len(outcomes)} mutants, {counts['killed']} killed, {counts['timeout']} timed out, "
+          f"{counts['SURVIVED']} survived, {counts['syntax']} not valid python")
+    if args.json:
+        Path(args.json).write_text(json.dumps([asdict(o) for o in outcomes], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

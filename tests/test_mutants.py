@@ -1,0 +1,80 @@
+"""scripts/mutants.py: the mutants it makes, and a real run that tells killed from surviving mutants
+without touching the working tree."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.script_helpers import SCRIPTS, load_script
+
+ROOT = Path(__file__).parents[1]
+
+SOURCE = '''"""A docstring is left alone."""
+
+
+def f(a, b):
+    if not a and b < 2:
+        raise ValueError(f"bad {a == 1}")
+    for x in b:
+        if x is None:
+            continue
+    return a + 1
+'''
+
+
+def test_each_kind_of_single_point_change_is_made_once_per_place() -> None:
+    mutants = load_script("mutants")
+    changes = [(m.line, m.change) for m in mutants.mutants(SOURCE)]
+    assert changes == [
+        (5, "and/or swapped: not a and b < 2"),
+        (5, "not dropped: not a"),
+        (5, "Lt -> LtE: b < 2"),
+        (5, "2 -> 3"),
+        (5, "2 -> 1"),
+        (6, "raise -> pass: raise ValueError(f'bad {a == 1}')"),  # its message is left alone
+        (8, "Is -> IsNot: x is None"),
+        (9, "continue -> pass"),
+        (10, "return -> None: return a + 1"),
+        (10, "+/- swapped: a + 1"),
+        (10, "1 -> 2"),
+        (10, "1 -> 0"),
+    ]
+    by_change = {m.change: m.text for m in mutants.mutants(SOURCE)}
+    assert "if (a and b < 2) and b < 2" not in by_change["not dropped: not a"]
+    assert "if (a) and b < 2:" in by_change["not dropped: not a"]
+    assert "        pass\n    for x in b:" in by_change["raise -> pass: raise ValueError(f'bad {a == 1}')"]
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(SCRIPTS / "mutants.py"), *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+
+
+def test_a_run_tells_killed_from_surviving_mutants_and_leaves_the_module_alone(tmp_path: Path) -> None:
+    module = ROOT / "halma_env" / "rewards.py"
+    before = module.read_bytes()
+    listed = run("halma_env/rewards.py", "--list").stdout.splitlines()
+    wanted = {"NotIn -> In: scheme not in REWARD_SCHEMES", "raise -> pass: raise ValueError(f\"reward must be one",
+              "Eq -> NotEq: n == 1"}
+    picked = [line.split()[0].lstrip("#") for line in listed if any(w in line for w in wanted)]
+    assert len(picked) == 3, listed
+    # this test compares every place row with the batched engine's rewards, for valid schemes only
+    done = run("halma_env/rewards.py", "--only", *picked, "--json", str(tmp_path / "out.json"),
+               "--tests", "tests/test_batched.py::test_place_rewards_match_the_shared_definition")
+    assert done.returncode == 0, done.stderr
+    assert "halma_env/rewards.py: 3 mutants, 2 killed, 0 timed out, 1 survived, 0 not valid python" in done.stdout
+    assert f"survived #{picked[1]} line 29: raise -> pass" in done.stdout
+    assert module.read_bytes() == before
+    import json
+
+    assert [o["status"] for o in json.loads((tmp_path / "out.json").read_text())] == ["killed", "SURVIVED", "killed"]
+
+
+def test_bad_arguments_are_refused() -> None:
+    for args, named in ((["no/such.py"], "is not a python file of this repository"),
+                        (["README.md"], "is not a python file of this repository"),
+                        (["halma_env/rewards.py", "--timeout", "0"], "--timeout must be positive")):
+        done = run(*args)
+        assert done.returncode == 2 and named in done.stderr and "Traceback" not in done.stderr
