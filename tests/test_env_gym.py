@@ -290,3 +290,73 @@ def test_opponents_keyed_by_numpy_integers() -> None:
     e = HalmaEnv(num_players=3, seat=0, opponents={np.int64(1): "random", np.int32(2): "random"})
     e.reset(seed=0)
     assert sorted(e.aec.cpu_seats()) == ["player_1", "player_2"]
+
+
+# --- behaviour found unpinned by mutation testing (scripts/mutants.py on halma_env/envs) ---------
+
+
+def test_cpu_seats_stop_once_the_learners_place_is_decided() -> None:
+    """The learner finishes first: its episode is over and the CPU seats do not play on (a move
+    limit bounds the game, so an env that let them play on ends it instead of hanging)."""
+    from test_env_aec import finishing_position
+
+    e = HalmaEnv(variant="star", num_players=3, seat=0, move_limit=60)
+    e.reset(seed=0, options={"position": finishing_position()})
+    _, _, terminated, _, _ = e.step(e.aec.encode_move(0, (14, 6)))
+    assert terminated and e.game.ply == 1 and not e.game.is_over  # seat 1 is to move, nobody moved it
+    assert e.game.to_move == 1 and e.game.places == [1, None, None]
+
+
+def test_import_halma_env_envs_registers_the_id_once() -> None:
+    """With halma_env imported before gymnasium (so its own check cannot register), ``import
+    halma_env.envs`` registers the id with the env's entry point; ``register()`` again is a no-op."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import warnings; warnings.simplefilter('error')\n"
+        "import sys, halma_env; assert 'gymnasium' not in sys.modules\n"
+        "import gymnasium, halma_env.envs\n"
+        "spec = gymnasium.spec('halma_env/Halma-v0')\n"
+        "halma_env.envs.register()\n"  # already there: not registered again (gymnasium would warn)
+        "assert gymnasium.spec('halma_env/Halma-v0') is spec\n"
+        "print(type(gymnasium.make('halma_env/Halma-v0').unwrapped).__name__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "HalmaEnv"
+
+
+def test_metadata_seats_and_opponent_keys_are_checked() -> None:
+    assert HalmaEnv.metadata["render_fps"] == 2 and HalmaEnv.metadata["render_modes"] == ["human", "ansi", "rgb_array"]
+    e = HalmaEnv(num_players=3, seat=2)
+    assert e.seat == 2 and e.agent == "player_2"  # the fixed seat, before any reset
+    for bad in (-1, 3):
+        with pytest.raises(ValueError, match="seat must be a seat 0..2"):
+            HalmaEnv(num_players=3, seat=bad)
+        with pytest.raises(ValueError, match="opponents keys must be seats 0..2"):
+            HalmaEnv(num_players=3, opponents={bad: "random"})
+
+
+def test_deepcopy_before_reset_shares_an_opponent_that_cannot_be_copied() -> None:
+    import copy
+
+    class Uncopyable:
+        name = "uncopyable"
+
+        def __deepcopy__(self, memo):
+            raise TypeError("cannot pickle 'InferenceSession' object")
+
+        def select_move(self, game, time_budget=None):
+            return game.legal_moves()[0]
+
+    player = Uncopyable()
+    e = HalmaEnv(num_players=2, seat=0, opponents=[player])
+    clone = copy.deepcopy(e)  # no reset yet: the player is only in the opponents list and the arguments
+    assert clone.opponents == [player] and clone.opponents[0] is player
+    clone.reset(seed=0)
+    assert clone.aec.cpu_seats() == {"player_1": player} and e.game is None
+    clone.step(first_legal(clone))
+    assert clone.game.ply == 2
