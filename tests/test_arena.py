@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import random
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agents import arena
 from agents.arena import cycle_length, play_game, run_solo, run_tournament, schedule
 from agents.cli import main as cli_main
-from agents.ratings import competition_ranks, mean_interval, rate_games, wilson_interval
+from agents.ratings import Rating, competition_ranks, mean_interval, rate_games, wilson_interval
 from halma_env import Game, Rules
 from halma_env.records import GameRecord, load_record
 
@@ -79,6 +83,9 @@ def test_schedule_rejects_bad_sizes() -> None:
         schedule(0, 2, 4)
     with pytest.raises(ValueError, match="games must be"):
         schedule(2, 2, -1)
+    with pytest.raises(ValueError, match="at least one seat"):
+        schedule(2, 0, 4)
+    assert schedule(1, 1, 2) == [arena.Lineup((0,), 0)] * 2 and schedule(2, 2, 0) == []
 
 
 # --- statistics -------------------------------------------------------------------------------------
@@ -327,16 +334,21 @@ def test_time_per_move_is_measured_against_the_budget() -> None:
 # --- the statistics against hand computations (audit) --------------------------------------------
 
 
-def _game(index: int, seats: list[int], places: list[float], end_reason: str = "finished") -> arena.GameResult:
+def _game(index: int, seats: list[int], places: list[float], end_reason: str = "finished", *, first_seat: int = 0,
+          plies: int = 10, move_time: list[float] | None = None, move_count: list[int] | None = None,
+          max_move_time: list[float] | None = None, over_budget: list[int] | None = None,
+          forfeit_seats: tuple[int, ...] = ()) -> arena.GameResult:
     """A played game as the arena stores it, without playing it."""
     by_player: dict[int, list[float]] = {}
     for s, p in enumerate(seats):
         by_player.setdefault(p, []).append(places[s])
     n = len(seats)
-    return arena.GameResult(index=index, seed=index, seats=seats, first_seat=0, places=places,
+    return arena.GameResult(index=index, seed=index, seats=seats, first_seat=first_seat, places=places,
                             player_places={p: sum(v) / len(v) for p, v in by_player.items()},
-                            end_reason=end_reason, plies=10, moves=[], move_time=[0.0] * n, move_count=[0] * n,
-                            max_move_time=[0.0] * n, over_budget=[0] * n)
+                            end_reason=end_reason, plies=plies, moves=[], move_time=move_time or [0.0] * n,
+                            move_count=move_count or [0] * n, max_move_time=max_move_time or [0.0] * n,
+                            over_budget=over_budget or [0] * n,
+                            forfeits=[{"seat": s, "ply": 0, "move": "(0, 0)", "error": "x"} for s in forfeit_seats])
 
 
 def _result(players: list[str], seats: int, games: list[arena.GameResult]) -> arena.TournamentResult:
@@ -410,3 +422,305 @@ def test_mean_place_interval_stays_among_the_possible_places() -> None:
     assert low < 1 < high  # the plain normal interval
     assert mean_interval(places, bounds=(1, 3)) == (mean, 1, high)
     assert mean_interval([3, 3, 2], bounds=(1, 3))[2] == 3
+
+
+# --- ratings and intervals against hand computations (mutation audit) -------------------------------
+
+
+def _wilson_by_hand(x: float, n: int) -> tuple[float, float]:
+    """docs/evaluation.md's formula, written out: (p + z²/2n ± z sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)."""
+    z = 1.959963984540054
+    p = x / n
+    centre = p + z**2 / (2 * n)
+    spread = z * math.sqrt(p * (1 - p) / n + z**2 / (4 * n**2))
+    return ((centre - spread) / (1 + z**2 / n), (centre + spread) / (1 + z**2 / n))
+
+
+@pytest.mark.parametrize("x,n", [(1, 1), (1, 10), (3, 7), (2.5, 4), (9, 10), (0.5, 1), (17.5, 30)])
+def test_wilson_interval_matches_the_formula(x: float, n: int) -> None:
+    lo, hi = wilson_interval(x, n)
+    by_hand = _wilson_by_hand(x, n)
+    if x == n:
+        assert (lo, hi) == (pytest.approx(by_hand[0], abs=1e-12), 1.0)  # the exact end
+    else:
+        assert (lo, hi) == (pytest.approx(by_hand[0], abs=1e-12), pytest.approx(by_hand[1], abs=1e-12))
+    assert 0.0 < lo  # one success or a draw is not zero
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 10, 27, 100])
+def test_wilson_interval_ends_are_exact(n: int) -> None:
+    assert wilson_interval(0, n)[0] == 0.0 and wilson_interval(n, n)[1] == 1.0
+    assert wilson_interval(0, n)[1] == pytest.approx(_wilson_by_hand(0, n)[1], abs=1e-12)
+
+
+def test_wilson_interval_rejects_successes_out_of_range() -> None:
+    for x in (-0.5, -1, 10.5):
+        with pytest.raises(ValueError, match="successes must be within 0..10"):
+            wilson_interval(x, 10)
+
+
+def test_mean_interval_matches_the_normal_formula() -> None:
+    values = [1, 2, 2, 3, 1.5]
+    n = len(values)
+    mean = sum(values) / n  # 1.9
+    s = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))  # sample sd, divisor n - 1
+    half = 1.959963984540054 * s / math.sqrt(n)
+    m, lo, hi = mean_interval(values)
+    assert m == pytest.approx(1.9) and lo == pytest.approx(mean - half) and hi == pytest.approx(mean + half)
+    # two values already have a width; one has none; none gives NaNs
+    assert mean_interval([1, 3]) == (2.0, pytest.approx(2 - 1.959963984540054), pytest.approx(2 + 1.959963984540054))
+    assert mean_interval([2.5]) == (2.5, 2.5, 2.5)
+    assert all(math.isnan(v) for v in mean_interval([]))
+
+
+def test_rating_ordinal_and_dict() -> None:
+    r = Rating(25.0, 2.0)
+    assert r.ordinal == 19.0 and r.to_dict() == {"mu": 25.0, "sigma": 2.0, "ordinal": 19.0}
+    assert hash(r) == hash(Rating(25.0, 2.0))  # frozen: a value
+    with pytest.raises(AttributeError):
+        r.mu = 30.0  # type: ignore[misc]
+
+
+def test_rated_game_with_a_player_twice_is_refused() -> None:
+    with pytest.raises(ValueError, match="a player appears twice"):
+        rate_games(2, [[(0, 1), (0, 2), (1, 3)]])
+
+
+def test_one_shuffle_rates_a_seeded_order_and_the_default_seed_is_zero() -> None:
+    games = [[(0, 1), (1, 2)]] * 6 + [[(0, 2), (1, 1)]] * 4
+    # one shuffle: the sorted games in one seeded random order, whatever order they were given in
+    order = sorted(tuple(g) for g in games)
+    random.Random(3).shuffle(order)
+    assert rate_games(2, games, shuffles=1, seed=3) == rate_games(2, order)
+    assert rate_games(2, games[::-1], shuffles=1, seed=3) == rate_games(2, order)
+    assert rate_games(2, games, shuffles=5) == rate_games(2, games, shuffles=5, seed=0)
+    assert rate_games(2, games, shuffles=5, seed=0) != rate_games(2, games, shuffles=5, seed=1)
+
+
+def _four_games() -> arena.TournamentResult:
+    """Four 3-seat games with wins, ties, a draw by the cap, a forfeit on each of two seats, times and plies."""
+    kw: dict[str, Any] = dict(move_time=[1.0, 2.0, 3.0], move_count=[10, 20, 30], max_move_time=[0.1, 0.2, 0.3],
+                              over_budget=[1, 0, 2])
+    games = [
+        # player places: p0 1, p1 2, p2 3
+        _game(0, [0, 1, 2], [1, 2, 3], "finished", first_seat=0, plies=100, forfeit_seats=(2,), **kw),
+        # p0 1, p1 2, p2 2 (a tie)
+        _game(1, [1, 2, 0], [2, 2, 1], "first_finish", first_seat=1, plies=80, **kw),
+        # everyone 1: the cap's draw
+        _game(2, [2, 0, 1], [1, 1, 1], "max_plies", first_seat=2, plies=300, **kw),
+        # p0 3, p1 2, p2 1
+        _game(3, [0, 2, 1], [3, 1, 2], "resign", first_seat=0, plies=50, forfeit_seats=(0,), **kw),
+    ]
+    return _result(["a", "b", "c"], 3, games)
+
+
+def _cell(wins: int, draws: int, games: int) -> dict:
+    x = wins + draws / 2
+    lo, hi = _wilson_by_hand(x, games)
+    return {"wins": wins, "draws": draws, "games": games, "rate": pytest.approx(x / games),
+            "low": pytest.approx(lo, abs=1e-12), "high": pytest.approx(hi, abs=1e-12)}
+
+
+def test_pairwise_counts_wins_draws_and_wilson_by_hand() -> None:
+    pw = _four_games().pairwise()
+    assert pw[0][0] is None and pw[1][1] is None and pw[2][2] is None
+    assert pw[0][1] == _cell(2, 1, 4) and pw[1][0] == _cell(1, 1, 4)
+    assert pw[0][2] == _cell(2, 1, 4) and pw[2][0] == _cell(1, 1, 4)
+    assert pw[1][2] == _cell(1, 2, 4) and pw[2][1] == _cell(1, 2, 4)
+
+
+def _mean_place_by_hand(places: list[int], seats: int) -> tuple[float, float, float]:
+    n = len(places)
+    mean = sum(places) / n
+    s = math.sqrt(sum((x - mean) ** 2 for x in places) / (n - 1))
+    half = 1.959963984540054 * s / math.sqrt(n)
+    return (mean, max(1, mean - half), min(seats, mean + half))
+
+
+def test_player_stats_by_hand() -> None:
+    st = _four_games().player_stats()
+    assert [s["player"] for s in st] == ["a", "b", "c"] and [s["spec"] for s in st] == ["a", "b", "c"]
+    # score vs field: pooled comparisons; interval: Wilson of the per-game scores over the games
+    expected = {0: (5 / 8, 1 + 1 + 0.5 + 0), 1: (3.5 / 8, 0.5 + 0.25 + 0.5 + 0.5), 2: (3.5 / 8, 0 + 0.25 + 0.5 + 1)}
+    for i, (score, per_game_sum) in expected.items():
+        lo, hi = _wilson_by_hand(per_game_sum, 4)
+        assert st[i]["games"] == 4 and st[i]["opponent_games"] == 8 and st[i]["score_games"] == 4
+        assert st[i]["score"] == pytest.approx(score)
+        assert (st[i]["score_low"], st[i]["score_high"]) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
+    # mean place with its normal interval cut to [1, 3]: p0 1, 1, 1, 3 -> 1.5 with s = 1, low end cut at 1
+    for i, places in enumerate([[1, 1, 1, 3], [2, 2, 1, 2], [3, 2, 1, 1]]):
+        mean, lo, hi = _mean_place_by_hand(places, 3)
+        assert (st[i]["mean_place"], st[i]["mean_place_low"], st[i]["mean_place_high"]) == (
+            pytest.approx(mean), pytest.approx(lo), pytest.approx(hi))
+    assert st[0]["mean_place_low"] == 1
+    assert st[0]["place_share"] == {"1": 0.75, "3": 0.25}
+    assert st[1]["place_share"] == {"1": 0.25, "2": 0.75}
+    assert st[2]["place_share"] == {"1": 0.5, "2": 0.25, "3": 0.25}
+    assert [s["seat_counts"] for s in st] == [[2, 1, 1], [1, 1, 2], [1, 2, 1]]
+    assert [s["starts"] for s in st] == [2, 1, 1]  # games 0 and 3 seat 0 (p0), game 1 seat 1 (p2), game 2 seat 2 (p1)
+    # per seat: 10/20/30 moves taking 1/2/3 s in all, slowest 0.1/0.2/0.3 s, 1/0/2 over the budget
+    assert [s["moves"] for s in st] == [10 + 30 + 20 + 10, 20 + 10 + 30 + 30, 30 + 20 + 10 + 20]
+    assert st[0]["ms_per_move"] == pytest.approx(1000 * (1 + 3 + 2 + 1) / 70)
+    assert st[1]["ms_per_move"] == pytest.approx(1000 * (2 + 1 + 3 + 3) / 90)
+    assert [s["max_ms_per_move"] for s in st] == [pytest.approx(300), pytest.approx(300), pytest.approx(300)]
+    assert [s["over_budget"] for s in st] == [1 + 2 + 0 + 1, 0 + 1 + 2 + 2, 2 + 0 + 1 + 0]
+    assert [s["forfeits"] for s in st] == [1, 0, 1]  # game 0 seat 2 (p2), game 3 seat 0 (p0)
+
+
+def test_summary_by_hand() -> None:
+    s = _four_games().summary()
+    lo, hi = _wilson_by_hand(3, 4)
+    assert s["games"] == 4 and s["decided"] == 3 and s["finish_rate"] == 0.75  # max_plies is not a finish
+    assert (s["finish_rate_low"], s["finish_rate_high"]) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
+    assert s["end_reasons"] == {"finished": 1, "first_finish": 1, "max_plies": 1, "resign": 1}
+    assert list(s["end_reasons"]) == sorted(s["end_reasons"])
+    assert s["mean_plies"] == pytest.approx(530 / 4) and s["mean_plies_decided"] == pytest.approx(230 / 3)
+    assert s["seat_mean_place"] == [pytest.approx(7 / 4), pytest.approx(6 / 4), pytest.approx(7 / 4)]
+    assert s["starter_mean_place"] == pytest.approx((1 + 2 + 1 + 3) / 4)
+    assert s["balanced"] is False and s["cycle_length"] == 9 and s["elapsed_s"] == 0.0
+    # nine games are a whole cycle of 3 players on 3 seats
+    games = [_game(g, list(lu.seats), [1, 2, 3], first_seat=lu.first_seat) for g, lu in enumerate(schedule(3, 3, 9))]
+    assert _result(["a", "b", "c"], 3, games).summary()["balanced"] is True
+
+
+def test_a_player_who_never_played_has_no_statistics() -> None:
+    # three players, two seats, one game: c never played, a and c never met
+    res = _result(["a", "b", "c"], 2, [_game(0, [0, 1], [1, 2])])
+    pw = res.pairwise()
+    assert pw[0][2] is None and pw[2][0] is None and pw[1][2] is None and pw[0][1] is not None
+    st = res.player_stats()[2]
+    assert st["games"] == 0 and st["score_games"] == 0 and st["opponent_games"] == 0 and st["moves"] == 0
+    assert math.isnan(st["score"]) and (st["score_low"], st["score_high"]) == (0.0, 1.0)
+    assert math.isnan(st["mean_place"]) and math.isnan(st["ms_per_move"]) and st["seat_counts"] == [0, 0]
+    assert st["starts"] == 0 and st["place_share"] == {}
+
+
+def test_ratings_are_the_shuffled_plackett_luce_of_the_games_by_index() -> None:
+    res = _four_games()
+    res.seed = 7
+    games = [sorted(g.player_places.items()) for g in res.games]
+    expected = rate_games(3, games, shuffles=20, seed=7)
+    res.games = res.games[::-1]  # the order the games are listed in does not matter
+    assert res.ratings() == expected and arena.RATING_SHUFFLES == 20
+    assert res.to_dict()["ratings"] == {p: r.to_dict() for p, r in zip(["a", "b", "c"], expected)}
+
+
+def test_derive_seed_is_the_documented_sha256() -> None:
+    def by_hand(text: str) -> int:
+        return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
+
+    assert arena.derive_seed(5, 3) == by_hand("5:3") and arena.derive_seed(5, 3, 1) == by_hand("5:3:1")
+    assert all(0 <= arena.derive_seed(s, g) < 2**63 for s in range(5) for g in range(20))
+    assert max(arena.derive_seed(0, g) for g in range(64)) >= 2**62  # all 63 bits are used
+
+
+def test_tournament_seeds_each_game_and_seat_as_documented() -> None:
+    made: list[tuple[str, int | None]] = []
+
+    def factory(name: str, seed: int | None = None) -> _Scripted:
+        made.append((name, seed))
+        return _Scripted(name)
+
+    res = run_tournament(["x", "y"], Rules("star", 2), 3, seed=9, max_plies=2, factory=factory)
+    assert [g.seed for g in res.games] == [arena.derive_seed(9, g) for g in range(3)]
+    lineups = schedule(2, 2, 3)
+    assert made == [(["x", "y"][lu.seats[j]], arena.derive_seed(arena.derive_seed(9, g), j))
+                    for g, lu in enumerate(lineups) for j in range(2)]
+    lu = lineups[0]
+    assert hash(lu) == hash(arena.Lineup(lu.seats, lu.first_seat))  # a frozen value
+
+
+def test_schedule_seats_follow_the_documented_rotation() -> None:
+    # game s of a block puts group[(j + s) % m] on seat j: 3 players on 4 seats ABCA, BCAB, CABC (docs/evaluation.md)
+    assert [lu.seats for lu in schedule(3, 4, 3)] == [(0, 1, 2, 0), (1, 2, 0, 1), (2, 0, 1, 2)]
+    assert [lu.seats for lu in schedule(3, 3, 3)] == [(0, 1, 2), (1, 2, 0), (2, 0, 1)]
+
+
+def test_the_cap_keeps_decided_places_and_shares_or_ranks_the_rest() -> None:
+    # seat 0 (greedy) finishes under play_to_end, the random seats never do: the cap places them after it
+    rules = Rules("star", 3, play_to_end=True)
+    res = play_game(rules, ["greedy", "random", "random"], seed=1, max_plies=240)
+    assert res.end_reason == "max_plies" and res.places == [1, 2, 2] and res.player_places == {0: 1, 1: 2, 2: 2}
+    res = play_game(rules, ["greedy", "random", "random"], seed=1, max_plies=240, cap_outcome="progress")
+    assert res.places == [1, 3, 2] and res.progress[1][1] > res.progress[2][1]  # seat 1 is further from its goal
+    # a forfeited (resigned) seat stays at the bottom, the others share the top
+    res = play_game(rules, [_Scripted(illegal=True), _Scripted(), _Scripted()], max_plies=10)
+    assert res.end_reason == "max_plies" and res.places == [3, 1, 1] and [f["seat"] for f in res.forfeits] == [0]
+
+
+def test_play_game_defaults_and_argument_checks() -> None:
+    rules = Rules("star", 2)
+    res = play_game(rules, ["random", "random"], max_plies=6)
+    assert res.index == 0 and res.record is None and res.seed == 0
+    assert res.moves == play_game(rules, ["random", "random"], seed=0, max_plies=6).moves
+    assert res.moves != play_game(rules, ["random", "random"], seed=1, max_plies=6).moves
+    assert play_game(rules, ["random", "random"], max_plies=1).plies == 1
+    with pytest.raises(ValueError, match="max_plies must be >= 1"):
+        play_game(rules, ["random", "random"], max_plies=0)
+    with pytest.raises(ValueError, match="star with 2 seats needs 2 players, got 3"):
+        play_game(rules, ["random"] * 3, max_plies=4)  # a mutant without the check stops soon
+    with pytest.raises(ValueError, match="cap_outcome must be"):
+        play_game(rules, ["random", "random"], cap_outcome="nosuch", max_plies=4)
+
+
+class _Nameless:
+    def select_move(self, game: Game, time_budget: float | None = None):
+        return game.legal_moves()[0]
+
+
+def test_player_objects_are_named_by_their_name_or_class() -> None:
+    res = play_game(Rules("star", 2), [_Scripted("bob"), _Nameless()], max_plies=2, keep_record=True)
+    assert res.record is not None and res.record["players"] == ["bob", "_Nameless"]
+
+
+def test_record_metadata_and_forfeit_entries() -> None:
+    rules = Rules("star", 3, first_seat=1)
+    res = play_game(rules, [_Scripted(), _Scripted(illegal=True), _Scripted()], seed=4, index=7, keep_record=True,
+                    max_plies=5, time_budget=2.5, seat_players=[0, 1, 0], metadata={"extra": 1})
+    assert res.forfeits == [{"seat": 1, "ply": 0, "move": "(0, 0)", "error": res.forfeits[0]["error"]}]
+    assert res.forfeits[0]["error"]  # the engine's message
+    assert res.record is not None and res.record["metadata"] == {
+        "arena": {"index": 7, "seed": 4, "seat_players": [0, 1, 0], "first_seat": 1, "end_reason": "max_plies",
+                  "places": res.places, "time_budget": 2.5, "max_plies": 5, "forfeits": res.forfeits},
+        "extra": 1,
+    }
+    assert res.places == [1, 3, 1] and res.player_places == {0: 1, 1: 3} and res.first_seat == 1
+
+
+def _scripted_factory(name: str, seed: int | None = None) -> _Scripted:
+    return _Scripted(name)
+
+
+def test_run_tournament_defaults_and_argument_checks(capsys) -> None:
+    res = run_tournament(["x", "y"], Rules("star", 2), 2, max_plies=2, factory=_scripted_factory)
+    assert res.seed == 0 and [g.seed for g in res.games] == [arena.derive_seed(0, g) for g in range(2)]
+    assert all(g.record is None for g in res.games) and res.cap_outcome == "draw"
+    assert 0 <= res.elapsed < 60  # wall seconds
+    assert capsys.readouterr().err == ""  # no progress bar unless asked for
+    assert run_tournament(["x", "y"], Rules("star", 2), 1, max_plies=1, factory=_scripted_factory,
+                          workers=0).games[0].plies == 1  # at least one worker
+    for kwargs, message in [({"games": 0}, "games must be >= 1"), ({"time_budget": 0.0}, "time per move must be > 0"),
+                            ({"time_budget": -1.0}, "time per move must be > 0")]:
+        with pytest.raises(ValueError, match=message):
+            run_tournament(["x", "y"], Rules("star", 2), **{"games": 1, **kwargs})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="at least one player"):
+        run_tournament([], Rules("star", 2), 1)
+    assert len(run_tournament(["x", "y"], Rules("star", 2), 1, max_plies=1, factory=_scripted_factory,
+                              time_budget=1.0).games) == 1
+
+
+def test_load_results_gives_the_games_back(tmp_path) -> None:
+    res = run_tournament(["x", "y"], Rules("star", 3), 3, max_plies=4, factory=_scripted_factory,
+                         cap_outcome="progress")
+    arena._write_json(str(tmp_path / "results.json"), res.to_dict())
+    back = arena.load_results(str(tmp_path / "results.json"))
+    assert back.games == res.games and back.games[0].progress and back.cap_outcome == "progress"
+    assert (back.players, back.specs, back.rules, back.seed, back.max_plies) == (
+        res.players, res.specs, res.rules, res.seed, res.max_plies)
+    data = json.loads((tmp_path / "results.json").read_text())
+    del data["cap_outcome"]  # a file from before the option: the cap drew
+    (tmp_path / "old.json").write_text(json.dumps(data))
+    assert arena.load_results(str(tmp_path / "old.json")).cap_outcome == "draw"
+    (tmp_path / "other.json").write_text(json.dumps({"players": []}))
+    with pytest.raises(ValueError, match="not a halma eval results.json"):
+        arena.load_results(str(tmp_path / "other.json"))
