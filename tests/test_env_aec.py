@@ -60,10 +60,13 @@ def test_metadata_agents_spaces() -> None:
     assert e.metadata["name"] == "halma_v0"
     assert e.metadata["render_modes"] == ["human", "ansi", "rgb_array"]
     assert e.metadata["is_parallelizable"] is False
+    assert e.metadata["render_fps"] == 2
     assert e.possible_agents == ["player_0", "player_1", "player_2", "player_3"]
     space = e.observation_space("player_2")
     assert space["observation"].shape == (17, 17, 12) and space["observation"].dtype == np.int8
     assert space["action_mask"].shape == (121 * 121,) and space["action_mask"].dtype == np.int8
+    for key in ("observation", "action_mask"):  # Box(0, 1): every entry is 0 or 1
+        assert (space[key].low == 0).all() and (space[key].high == 1).all(), key
     assert e.action_space("player_0").n == 121 * 121
     h = raw_env(variant="halma16", num_players=2)
     assert h.observation_space("player_0")["observation"].shape == (16, 16, 12)
@@ -131,7 +134,92 @@ def test_canonical_frame_every_seat_sees_the_same_start() -> None:
             assert view == first, (variant, n, seat)  # every seat: home at the bottom, same moves
 
 
+@pytest.mark.parametrize(("variant", "n"), [("diamond", 3), ("star", 4), ("halma16", 2)])
+def test_each_named_plane_holds_what_its_name_says(variant: str, n: int) -> None:
+    """``PLANE_NAMES`` is the public plane order of encoding.py's docstring: every plane, hole by
+    hole in the observer's frame, against the position itself (closed holes: diamond only)."""
+    from halma_env.encoding import MAX_SEATS, PLANE_NAMES, PLANES
+
+    assert PLANE_NAMES == ("actor", "seat+1", "seat+2", "seat+3", "seat+4", "seat+5",
+                           "kings", "goal", "home", "board", "closed", "retired")
+    assert len(PLANE_NAMES) == PLANES and PLANE_NAMES.index("kings") == MAX_SEATS  # one plane per seat first
+    lay, enc = layout(variant, n), encoding(variant, n)
+    holes = lay.geometry.num_holes
+    game = Game(Rules(variant, n))
+    rng = random.Random(7)
+    for _ in range(12):
+        game.play(rng.choice(game.legal_moves()))
+    if n >= 3:
+        game.resign((game.to_move + 1) % n)  # a retired seat whose pieces stay on the board
+        assert not game.is_over
+    board = game.board()
+    retired = [h for s in range(n) if game.status[s] != "active" for h in game.pieces(s)]
+    assert bool(retired) == (n >= 3)
+    for seat in range(n):
+        obs = enc.observation(game, seat).reshape(-1, PLANES)
+        cell = enc.grid_index[enc.to_canonical[seat]]  # hole -> its cell in this seat's frame
+
+        def check(name: str, where, obs=obs, cell=cell, seat=seat) -> None:
+            want = np.zeros(len(obs), dtype=np.int8)
+            want[cell[list(where)]] = 1
+            assert np.array_equal(obs[:, PLANE_NAMES.index(name)], want), (variant, n, seat, name)
+
+        for i in range(MAX_SEATS):
+            check(PLANE_NAMES[i], game.pieces((seat + i) % n) if i < n else [])
+        check("kings", [h for h, c in enumerate(board) if c is not None and c[1]])
+        check("goal", lay.goals[seat])
+        check("home", lay.homes[seat])
+        check("board", range(holes))
+        open_holes = set(lay.geometry.holes(lay.open_holes[seat]))
+        closed = [h for h in range(holes) if h not in open_holes]
+        assert bool(closed) == (variant == "diamond")
+        check("closed", closed)
+        check("retired", retired)
+
+
+def test_the_first_and_last_actions_decode() -> None:
+    """Actions are ``0..num_actions - 1``: both ends decode (to a pair of holes that encodes back)."""
+    for variant, n in (("star", 2), ("star", 3), ("halma16", 2)):
+        enc = encoding(variant, n)
+        for seat in range(n):
+            for action in (0, enc.num_actions - 1):
+                src, dst = enc.decode_action(seat, action)
+                assert enc.encode_move(seat, src, dst) == action
+            with pytest.raises(ValueError, match="action must be 0.."):
+                enc.decode_action(seat, enc.num_actions)
+    e = raw_env()
+    e.reset()
+    back = [int(h) for h in encoding("star", 2).from_canonical[0]]
+    assert e.decode_action(0, 0) == (back[0], back[0]) and e.decode_action(0, 14640) == (back[120], back[120])
+
+
 # --- rewards, terminations and truncations -----------------------------------------------------
+
+
+def test_place_rewards_of_both_schemes() -> None:
+    """rewards.py's two schemes, spelled out ("place" is the default)."""
+    assert place_rewards([1, 2, 3]) == [1.0, 0.0, -1.0]
+    assert place_rewards([3, 1, 2, 4]) == pytest.approx([-1 / 3, 1.0, 1 / 3, -1.0])
+    assert place_rewards([1, 1, 3]) == [0.5, 0.5, -1.0]  # a shared place: the mean of the places it spans
+    assert place_rewards([2, 2]) == [0.0, 0.0]  # every seat shares one place: a draw
+    assert place_rewards([None, 1, None]) == [0.0, 1.0, 0.0]  # undecided counts 0
+    assert place_rewards([1]) == [1.0] and place_rewards([None]) == [0.0]
+    assert place_rewards([2, 1, 3], "win_loss") == [-1.0, 1.0, -1.0]
+    assert place_rewards([3, 2, 1], "win_loss") == [-1.0, -1.0, 1.0]
+    assert place_rewards([1, 1, 3], "win_loss") == [1.0, 1.0, -1.0]
+    assert place_rewards([1, 1], "win_loss") == [0.0, 0.0]
+    with pytest.raises(ValueError, match="reward must be one of place, win_loss, got 'wins'"):
+        place_rewards([1, 2], "wins")
+
+
+def test_seat_rewards_default_to_the_place_scheme() -> None:
+    game = Game(Rules("star", 3))
+    game.resign(2)
+    assert seat_rewards(game) == [None, None, -1.0]  # decided seats only
+    game.resign(0)
+    assert game.is_over and game.places == [2, 1, 3]
+    assert seat_rewards(game) == seat_rewards(game, "place") == [0.0, 1.0, -1.0]
+    assert seat_rewards(game, "win_loss") == [-1.0, 1.0, -1.0]
 
 
 def play_to_end(e, rng: random.Random, max_turns: int = 5000):
@@ -696,3 +784,165 @@ def test_any_integer_seed_reseeds_the_cpu_players() -> None:
             e.step(action)
             again.step(action)
         assert e.game.moves == again.game.moves
+
+
+# --- behaviour found unpinned by mutation testing (scripts/mutants.py on halma_env/envs/aec.py) ---
+
+
+def test_deepcopy_before_reset_and_shared_lookup_tables() -> None:
+    import copy
+
+    e = raw_env(num_players=3)
+    clone = copy.deepcopy(e)  # no game yet: nothing to copy, and the copy is a working env
+    assert clone.game is None and clone is not e
+    clone.reset()
+    assert clone.game.ply == 0 and e.game is None
+    e.reset()
+    e.step(e.encode_move(0, (111, 102)))
+    clone = copy.deepcopy(e)
+    # the lookup tables are shared, not copied (a copy for tree search must be cheap)
+    for name in ("encoding", "rules", "_canon", "_from_canon", "_hole_of_bit", "_dist", "_king_dist", "_phi_start"):
+        assert getattr(clone, name) is getattr(e, name), name
+
+
+def test_deepcopy_shares_a_named_cpu_player_that_cannot_be_copied(monkeypatch) -> None:
+    """A player built from a name (an exported ONNX opponent holding its session, say) that cannot
+    be copied is shared by the copy, like a player object of yours."""
+    import copy
+
+    from halma_env.envs import aec
+
+    class Uncopyable:
+        name = "session"
+
+        def __deepcopy__(self, memo):
+            raise TypeError("cannot pickle 'InferenceSession' object")
+
+        def select_move(self, game, time_budget=None):
+            return game.legal_moves()[0]
+
+    player = Uncopyable()
+    monkeypatch.setattr(aec, "make_player", lambda spec, seed=None: player if spec == "session" else None)
+    e = raw_env(num_players=2, opponents={1: "session"})
+    e.reset()
+    clone = copy.deepcopy(e)
+    assert clone.cpu_seats() == {"player_1": player} and clone._cpu_specs == {1: "session"}
+    clone.step(clone.encode_move(0, (111, 102)))  # the shared player plays seat 1 in the copy
+    assert clone.game.ply == 2 and e.game.ply == 0
+
+
+def test_seat_numbers_outside_the_seats_are_refused() -> None:
+    e = raw_env(num_players=2)
+    e.reset()
+    for bad in (2, -1, 5):
+        with pytest.raises(ValueError, match="expected an agent name"):
+            e.set_cpu(bad, "random")
+        with pytest.raises(ValueError, match="expected an agent name"):
+            e.encode_move(bad, (111, 102))
+    assert e.cpu_seats() == {}
+    e.set_cpu(1, "random")  # the last seat is a seat
+    assert list(e.cpu_seats()) == ["player_1"]
+
+
+def test_action_mask_is_cached_for_the_turn_and_observe_copies_it() -> None:
+    e = raw_env(num_players=2)
+    e.reset()
+    mask = e.action_mask("player_0")
+    assert e.action_mask("player_0") is mask  # the cached array of the turn, not a copy
+    obs = e.observe("player_0")
+    assert obs["action_mask"] is not mask and np.array_equal(obs["action_mask"], mask)
+    obs["action_mask"][:] = 0  # a user's observation is its own
+    assert e.action_mask("player_0").any() and e.observe("player_0")["action_mask"].any()
+    e.step(int(np.flatnonzero(mask)[0]))
+    assert e.action_mask("player_1") is not mask  # a new turn, a new mask
+
+
+def test_action_mask_before_reset_names_the_call() -> None:
+    with pytest.raises(RuntimeError, match="call reset\\(\\) before action_mask\\(\\)"):
+        raw_env().action_mask("player_0")
+
+
+def test_reset_seed_gives_each_cpu_seat_its_documented_seed() -> None:
+    """``reset(seed=s)`` reseeds seat k's player with ``(s + 7919 * (k + 1)) % 2**63``."""
+
+    class Seeded:
+        def __init__(self) -> None:
+            self.seeds: list[int] = []
+
+        def seed(self, value: int) -> None:
+            self.seeds.append(value)
+
+        def select_move(self, game, time_budget=None):
+            return game.legal_moves()[0]
+
+    one, two = Seeded(), Seeded()
+    e = raw_env(num_players=3, opponents={1: one, 2: two})
+    for seed in (10, 2**62, -100_000):
+        e.reset(seed=seed)
+    assert one.seeds == [10 + 2 * 7919, 2**62 + 2 * 7919, 2**63 - 100_000 + 2 * 7919]
+    assert two.seeds == [10 + 3 * 7919, 2**62 + 3 * 7919, 2**63 - 100_000 + 3 * 7919]
+    e.reset()  # no seed: the players are not reseeded
+    assert len(one.seeds) == len(two.seeds) == 3
+
+
+def test_negative_action_is_an_out_of_range_error() -> None:
+    raw = raw_env()
+    raw.reset()
+    with pytest.raises(ValueError, match="action must be 0..14640, got -1"):
+        raw.step(-1)
+    assert raw.game.ply == 0
+
+
+def test_raw_illegal_action_names_the_agent_and_changes_nothing() -> None:
+    raw = raw_env(num_players=2, progress_shaping=1.0)
+    raw.reset()
+    raw.step(raw.encode_move(0, (111, 102)))
+    before = (dict(raw.rewards), dict(raw._cumulative_rewards), raw.game.position())
+    assert raw.rewards["player_0"] > 0  # the shaping of player_0's move, still to be read by last()
+    action = raw.encode_move(1, (60, 61))
+    with pytest.raises(IllegalMoveError, match=f"action {action} \\(60-61\\) is illegal for player_1: no piece"):
+        raw.step(action)
+    assert (dict(raw.rewards), dict(raw._cumulative_rewards), raw.game.position()) == before
+
+
+def test_human_render_prints_after_every_step(capsys) -> None:
+    h = raw_env(render_mode="human")
+    h.reset()
+    capsys.readouterr()
+    h.step(h.encode_move(0, (111, 102)))
+    assert "seat 1 to move" in capsys.readouterr().out
+    quiet = raw_env(render_mode="ansi")  # other modes print nothing
+    quiet.reset()
+    quiet.step(quiet.encode_move(0, (111, 102)))
+    assert capsys.readouterr().out == ""
+
+
+def test_render_without_a_mode_warns_and_returns_none() -> None:
+    e = raw_env()
+    e.reset()
+    with pytest.warns(UserWarning, match="without specifying any render mode"):
+        assert e.render() is None
+
+
+def test_resigning_the_seat_to_move_refreshes_the_legal_moves() -> None:
+    e = raw_env(num_players=3)
+    e.reset()
+    e.resign("player_0")  # seat 0 was to move: the moves shown now are seat 1's
+    game = e.game
+    assert game.to_move == 1
+    assert e.infos["player_1"]["legal_moves"] == game.legal_moves()
+    e.step(None)
+    assert e.agent_selection == "player_1"
+    assert np.array_equal(e.observe("player_1")["action_mask"], encoding("star", 3).action_mask(game, 1))
+    assert e.infos["player_1"]["legal_moves"] == game.legal_moves()
+
+
+def test_an_ordinary_piece_is_shaped_by_goal_distance_next_to_a_king() -> None:
+    """diamond: only the king counts its distance to the goal tip; an ordinary piece stepping onto
+    the tip inside its goal (both holes in the goal) earns no shaping."""
+    e = raw_env(variant="diamond", num_players=3, progress_shaping=1.0)
+    e.reset(options={"position": king_off_tip_position()})
+    assert e.game.piece_at(2) == (0, False)
+    assert king_distance("diamond", 3, 0)[2] > king_distance("diamond", 3, 0)[0]  # the king's table would pay
+    e.step(e.encode_move(0, (2, 0)))
+    assert e._cumulative_rewards["player_0"] == 0.0

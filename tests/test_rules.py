@@ -410,6 +410,13 @@ def test_play_to_end_off_with_two_seats_is_an_ordinary_win() -> None:
     assert game.end_reason == "finished" and game.places == [1, 2]
 
 
+def test_play_to_end_off_loaded_two_seat_position_with_a_finished_seat_is_an_ordinary_win() -> None:
+    """play_to_end matters from 3 seats on: with 2, a seat that already meets its goal in a loaded
+    position has simply won ("finished"), as after a finishing move."""
+    game = Game.from_position(position("star", 2, {**{h: "0" for h in range(10)}, 60: "1"}), play_to_end=False)
+    assert game.is_over and game.end_reason == "finished" and game.places == [1, 2]
+
+
 # --- resigning -------------------------------------------------------------------------------
 
 
@@ -809,6 +816,19 @@ def test_stall_limit_ends_by_progress() -> None:
         assert not game.is_over
     game.play("7-16")
     assert game.is_over and game.end_reason == "stall_limit" and game.places == [1, 1]
+
+
+def test_stall_limit_counts_from_the_first_ply_of_a_loaded_position() -> None:
+    """The stall count starts at 0: with stall_limit=1 the very first ply without improvement ends it."""
+    text = position("star", 2, {104: "0", 16: "1"})
+    game = Game.from_position(text, stall_limit=1)
+    game.play("104-113")  # backwards: no improvement on the position loaded
+    assert game.is_over and game.end_reason == "stall_limit"
+    game = Game.from_position(text, stall_limit=2)
+    game.play("104-113")
+    assert not game.is_over
+    game.play("16-7")
+    assert game.is_over and game.end_reason == "stall_limit"
 
 
 def test_stall_limit_ranks_by_current_progress() -> None:
