@@ -212,3 +212,16 @@ def assert_within_budget(select_move, budget: float, label: str, tries: int = 3)
             return move
         last = f"{label} used {cpu:.3f}s of CPU ({wall:.3f}s of wall time) for a {budget}s budget"
     raise AssertionError(f"{last} (the last of {tries} calls, none within the budget)")
+
+
+class UncopyablePlayer:
+    """A player holding something deepcopy and pickle refuse (a lock, an onnxruntime session)."""
+
+    def __init__(self, name: str = "uncopyable") -> None:
+        self.name = name
+
+    def __deepcopy__(self, memo: dict) -> UncopyablePlayer:
+        raise TypeError("cannot pickle 'InferenceSession' object")
+
+    def select_move(self, game, time_budget=None):
+        return game.legal_moves()[0]

@@ -18,7 +18,7 @@ from halma_env.envs import env as make_env
 from halma_env.envs import raw_env, seat_rewards
 from halma_env.layout import layout
 from halma_env.rewards import goal_distance, king_distance, place_rewards, seat_potential, shaping_potential
-from tests.engine_helpers import position
+from tests.engine_helpers import UncopyablePlayer, position
 
 CONFIGS = [("star", n) for n in range(1, 7)] + [("diamond", 2), ("diamond", 3), ("halma16", 2), ("halma16", 4)]
 IDS = [f"{v}{n}" for v, n in CONFIGS]
@@ -754,16 +754,7 @@ def test_encode_move_and_decode_action_refuse_bad_input() -> None:
 def test_deepcopy_shares_a_cpu_player_that_cannot_be_copied() -> None:
     import copy
 
-    class Uncopyable:  # a player holding something deepcopy and pickle refuse (a lock, a session)
-        name = "uncopyable"
-
-        def __deepcopy__(self, memo):
-            raise TypeError("cannot pickle 'InferenceSession' object")
-
-        def select_move(self, game, time_budget=None):
-            return game.legal_moves()[0]
-
-    player = Uncopyable()
+    player = UncopyablePlayer()
     e = raw_env(num_players=2, opponents={1: player})
     e.reset(seed=0)
     clone = copy.deepcopy(e)
@@ -812,16 +803,7 @@ def test_deepcopy_shares_a_named_cpu_player_that_cannot_be_copied(monkeypatch) -
 
     from halma_env.envs import aec
 
-    class Uncopyable:
-        name = "session"
-
-        def __deepcopy__(self, memo):
-            raise TypeError("cannot pickle 'InferenceSession' object")
-
-        def select_move(self, game, time_budget=None):
-            return game.legal_moves()[0]
-
-    player = Uncopyable()
+    player = UncopyablePlayer("session")
     monkeypatch.setattr(aec, "make_player", lambda spec, seed=None: player if spec == "session" else None)
     e = raw_env(num_players=2, opponents={1: "session"})
     e.reset()

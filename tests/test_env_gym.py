@@ -13,6 +13,7 @@ from gymnasium.utils.env_checker import check_env
 import halma_env
 from halma_env.encoding import encoding
 from halma_env.envs import GYM_ID, HalmaEnv, seat_rewards
+from tests.engine_helpers import UncopyablePlayer
 
 
 def test_registered_id_and_make() -> None:
@@ -343,16 +344,7 @@ def test_metadata_seats_and_opponent_keys_are_checked() -> None:
 def test_deepcopy_before_reset_shares_an_opponent_that_cannot_be_copied() -> None:
     import copy
 
-    class Uncopyable:
-        name = "uncopyable"
-
-        def __deepcopy__(self, memo):
-            raise TypeError("cannot pickle 'InferenceSession' object")
-
-        def select_move(self, game, time_budget=None):
-            return game.legal_moves()[0]
-
-    player = Uncopyable()
+    player = UncopyablePlayer()
     e = HalmaEnv(num_players=2, seat=0, opponents=[player])
     clone = copy.deepcopy(e)  # no reset yet: the player is only in the opponents list and the arguments
     assert clone.opponents == [player] and clone.opponents[0] is player
