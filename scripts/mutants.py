@@ -173,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("module", help="the module to mutate, relative to the repository root (e.g. halma_env/notation.py)")
     p.add_argument("--tests", nargs="+", default=["tests"], metavar="TEST",
-                   help="pytest arguments that select the tests to run on each mutant (default: all of tests/)")
+                   help="pytest arguments that select the tests to run on each mutant (default: all of tests/); "
+                        "a -k selection goes in one quoted word: '-k rating or interval'")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant before it counts as a hang")
     p.add_argument("--only", type=int, nargs="+", metavar="INDEX", help="run only these mutants (see --list)")
     p.add_argument("--list", action="store_true", help="list the mutants and stop")
