@@ -119,7 +119,8 @@ def read_manifest(onnx_path: str | Path, check_hash: bool = True) -> dict[str, A
         if digest != data["onnx_sha256"]:
             raise OpponentError(f"opponent model {str(onnx_path)!r} does not match its manifest's sha256 "
                                 f"(file {digest[:12]}..., manifest {str(data['onnx_sha256'])[:12]}...): "
-                                "the model was changed or corrupted after export")
+                                "the model was changed or corrupted after export, or an export of this name was "
+                                "interrupted between moving the model and its manifest into place (export it again)")
     return data
 
 

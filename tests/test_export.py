@@ -399,6 +399,42 @@ def test_a_failed_export_keeps_the_earlier_one_of_that_name(
     read_manifest(path)  # still a matching pair
 
 
+def test_an_export_interrupted_between_its_two_moves_is_named_on_loading(
+    exported: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model and its manifest are two files, moved into place one after the other: a crash between
+    the two leaves the new model beside the earlier manifest, and loading says what happened."""
+    import os
+    import types
+
+    import agents.export
+    from agents.export import export_checkpoint
+
+    class Crash(BaseException):
+        """Not an OSError: the process dies there, nothing tidies the pair."""
+
+    checkpoint, _ = exported
+    path = export_checkpoint(checkpoint, "x", tmp_path)
+    moves: list[str] = []
+
+    def crash_after_the_model(src: Path, dst: Path) -> None:
+        moves.append(Path(dst).name)
+        if len(moves) == 2:
+            raise Crash
+        os.replace(src, dst)
+
+    monkeypatch.setattr(agents.export, "os", types.SimpleNamespace(replace=crash_after_the_model))
+    other = make_checkpoint(tmp_path / "other.pt", seed=2)
+    with pytest.raises(Crash):
+        export_checkpoint(other, "x", tmp_path)
+    monkeypatch.undo()
+    assert moves == [path.name, manifest_path(path).name]
+    with pytest.raises(OpponentError, match=r"an export of this name was interrupted .*\(export it again\)"):
+        load_opponent(path)
+    export_checkpoint(other, "x", tmp_path)  # exporting again repairs the pair
+    assert read_manifest(path)["source"]["checkpoint"] == str(other)
+
+
 def test_a_directory_in_the_way_is_named(exported: tuple[Path, Path], tmp_path: Path) -> None:
     from agents.export import export_checkpoint
 
