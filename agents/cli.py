@@ -33,6 +33,7 @@ def build_parser(load: str | None = None) -> argparse.ArgumentParser:
     for name, (module_name, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         if name == load:
+            parser.set_defaults(command_parser=p)
             module = importlib.import_module(module_name)
             # every module in COMMANDS provides one of the two (see above)
             add_arguments = cast("Callable[[argparse.ArgumentParser], object]",
@@ -51,7 +52,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0 if any(a in ("-h", "--help") for a in argv) else 2
     parser = build_parser(load=name)
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # named by the command's own parser (its usage, "halma bench: error: ..."), not the top one
+        args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    del args.command_parser
     module = importlib.import_module(COMMANDS[name][0])
     run = cast("Callable[[argparse.Namespace], int | None]",  # every module in COMMANDS provides one
                getattr(module, f"run_{name}", getattr(module, "run", None)))

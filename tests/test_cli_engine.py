@@ -98,6 +98,21 @@ def test_argparse_errors_exit_2(capsys, argv: list[str]) -> None:
     assert "error" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("command", "positional"),
+    [("show", []), ("perft", ["2"]), ("bench", ["engine"]), ("eval", ["greedy"]), ("train", ["a.yaml"]),
+     ("export", ["a.pt"]), ("ladder", []), ("play", [])],
+)
+def test_an_unknown_flag_is_named_by_its_command(capsys, command: str, positional: list[str]) -> None:
+    """Not "halma: error: ..." with the top-level usage: the command's own usage and name."""
+    with pytest.raises(SystemExit) as info:
+        main([command, *positional, "--no-such-flag"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"halma {command}: error: unrecognized arguments: --no-such-flag" in err, err
+    assert err.startswith(f"usage: halma {command} "), err
+
+
 def _counts(out: str) -> dict[int, int]:
     return {int(d): int(c) for d, c in re.findall(r"^depth (\d+): (\d+)$", out, re.M)}
 
