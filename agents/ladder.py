@@ -513,21 +513,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("candidates", nargs="*", metavar="CANDIDATE",
                    help="bot specs (greedy:noise=0.25, search:depth=2,time=none), checkpoints (.pt, exported "
                         "first) and exported models (.onnx, options after ':'); none: print the ladder")
-    p.add_argument("--variant", default="star", choices=VARIANTS)
-    p.add_argument("--seats", type=int, default=2)
+    # None = not given: printing the ladder (no candidates) refuses the tournament's flags instead of ignoring them
+    p.add_argument("--variant", default=None, choices=VARIANTS,
+                   help="the game of the tournament (default star); without candidates, print only its entries")
+    p.add_argument("--seats", type=int, default=None,
+                   help="seats of the tournament (default 2); without candidates, print only that seat count")
     p.add_argument("--games", type=int, default=None,
                    help="tournament games (default: two full seat/start cycles of the arena schedule)")
-    p.add_argument("--levels", default=",".join(LEVELS),
+    p.add_argument("--levels", default=None,
                    help=f"level names, weakest first (default {','.join(LEVELS)})")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--workers", type=int, default=1, help="parallel game processes (default 1)")
+    p.add_argument("--seed", type=int, default=None, help="tournament seed (default 0)")
+    p.add_argument("--workers", type=int, default=None, help="parallel game processes (default 1)")
     p.add_argument("--time-per-move", type=float, default=None, metavar="SECONDS",
                    help="per-move budget given to the players (default: their own settings)")
     p.add_argument("--ladder", default=None, metavar="FILE",
                    help=f"ladder file (default $HALMA_LADDER or the shipped {DEFAULT_LADDER.name})")
     p.add_argument("--models-dir", default=None, metavar="DIR",
                    help="where .pt candidates are exported (default: next to the ladder file)")
-    p.add_argument("--separation", type=float, default=SEPARATION, metavar="Z",
+    p.add_argument("--separation", type=float, default=None, metavar="Z",
                    help=f"adjacent levels' mu must differ by Z combined sigmas (default {SEPARATION:g}); levels "
                         "that no candidate fills clearly are left out and reported")
     p.add_argument("--dry-run", action="store_true",
@@ -559,6 +562,34 @@ def format_ladder(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+TOURNAMENT_FLAGS = ("games", "levels", "seed", "workers", "time_per_move", "models_dir", "separation", "dry_run")
+TOURNAMENT_DEFAULTS = {"variant": "star", "seats": 2, "levels": ",".join(LEVELS), "seed": 0, "workers": 1,
+                       "separation": SEPARATION}
+
+
+def print_ladder(args: argparse.Namespace, path: Path, data: dict[str, Any]) -> None:
+    """``halma ladder`` without candidates: the ladder, or the entries of ``--variant``/``--seats``."""
+    given = [f"--{name.replace('_', '-')}" for name in TOURNAMENT_FLAGS
+             if getattr(args, name) is not None and getattr(args, name) is not False]  # not `in`: 0 == False
+    if given:
+        several = len(given) > 1
+        raise LadderError(f"{', '.join(given)} only appl{'y' if several else 'ies'} to a tournament: name the "
+                          f"CANDIDATEs to rate, or drop {'them' if several else 'it'} to print the ladder")
+    games = data["games"]
+    if args.variant is not None or args.seats is not None:
+        if args.variant is not None and args.seats is not None:
+            game_key(args.variant, args.seats)
+        games = {key: entry for key, entry in games.items()
+                 if (args.variant is None or key.rsplit("-", 1)[0] == args.variant)
+                 and (args.seats is None or key.rsplit("-", 1)[1] == str(args.seats))}
+        if not games:
+            wanted = "-".join(str(x) for x in (args.variant, args.seats) if x is not None)
+            have = ", ".join(data["games"]) or "none"
+            raise LadderError(f"ladder {str(path)!r} has no {wanted} entry; it has {have}")
+    print(f"ladder {path}: ratings are openskill ordinals within each game\n")
+    print(format_ladder({**data, "games": games}))
+
+
 def run(args: argparse.Namespace) -> int:
     from agents.arena import cycle_length
 
@@ -566,9 +597,11 @@ def run(args: argparse.Namespace) -> int:
         path = ladder_path(args.ladder)
         data = load_ladder(args.ladder, missing_ok=bool(args.candidates))  # a rebuild may start a new file
         if not args.candidates:
-            print(f"ladder {path}: ratings are openskill ordinals within each game\n")
-            print(format_ladder(data))
+            print_ladder(args, path, data)
             return 0
+        for name, default in TOURNAMENT_DEFAULTS.items():
+            if getattr(args, name) is None:
+                setattr(args, name, default)
         from agents.export import check_level_name
         from agents.player import check_time
 

@@ -270,6 +270,33 @@ def test_a_ladder_file_that_does_not_exist_is_named(tmp_path: Path, capsys, monk
     assert load_ladder(missing, missing_ok=True)["games"] == {}  # a rebuild starts a new file
 
 
+def test_printing_the_ladder_filters_by_game_and_refuses_tournament_flags(capsys) -> None:
+    """Without candidates `halma ladder` prints: --variant/--seats pick the entries, and a flag that only
+    a tournament uses is an error naming it, not silently ignored."""
+    from agents.cli import main
+
+    def printed_games(*flags: str) -> list[str]:
+        assert main(["ladder", "--ladder", str(DEFAULT_LADDER), *flags]) == 0
+        return [line.split(" | ")[0].lstrip("| ") for line in capsys.readouterr().out.splitlines()
+                if line.startswith("| ") and not line.startswith("| game ")]
+
+    assert printed_games() == SHIPPED
+    assert printed_games("--variant", "diamond") == ["diamond-2", "diamond-3"]
+    assert printed_games("--seats", "4") == ["star-4", "halma16-4"]
+    assert printed_games("--variant", "star", "--seats", "5") == ["star-5"]
+    for flags, message in [
+        (["--games", "0"], "--games only applies to a tournament: name the CANDIDATEs to rate, or drop it"),
+        (["--seed", "0", "--dry-run"], "--seed, --dry-run only apply to a tournament"),
+        (["--workers", "2", "--separation", "1", "--levels", "a,b", "--time-per-move", "0.1", "--models-dir", "m"],
+         "--levels, --workers, --time-per-move, --models-dir, --separation only apply"),
+        (["--variant", "diamond", "--seats", "5"], "diamond is played by 2, 3 seats, not 5"),
+        (["--seats", "7"], "has no 7 entry; it has star-2, star-3"),
+    ]:
+        assert main(["ladder", "--ladder", str(DEFAULT_LADDER), *flags]) == 2
+        out, err = capsys.readouterr()
+        assert message in err and out == "", (flags, err)
+
+
 def test_bad_ladder_files(tmp_path: Path) -> None:
     bad = tmp_path / "ladder.json"
     bad.write_text("{oops")
