@@ -411,16 +411,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "rated ladder ($HALMA_LADDER names another ladder file); a bot such as greedy or search:depth=3;\n"
         "a checkpoint .pt or an exported .onnx.\n\ncommands at a human's turn:" + HELP.rstrip()
     )
-    p.add_argument("--variant", default="star", choices=VARIANTS, help="the game (default star)")
+    # None = not given (the defaults are applied in run): --replay refuses the flags that set up a new game
+    p.add_argument("--variant", default=None, choices=VARIANTS, help="the game (default star)")
     p.add_argument("--seats", type=int, help="number of seats (default: one per --players entry, else 2)")
     p.add_argument(
         "--players",
         help="comma-separated, one per seat: 'human' or a CPU level/bot; seats beyond the list get --level "
              "(default: human, then --level for the rest)",
     )
-    p.add_argument("--level", default="medium", help="CPU level for the seats not given by --players (default medium)")
+    p.add_argument("--level", default=None, help="CPU level for the seats not given by --players (default medium)")
     p.add_argument("--preset", choices=["qdan", "kawu"], help="a public rule set")
-    p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE", help="a rule option (repeatable)")
+    p.add_argument("--rule", action="append", default=None, metavar="KEY=VALUE", help="a rule option (repeatable)")
     p.add_argument(
         "--time-limit", type=int, choices=[30, 60],
         help="seconds per human move, 30 or 60 as the public sites offer (default: none); then a CPU moves for them",
@@ -428,13 +429,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cpu-time", type=float, default=None, help="CPU thinking budget per move in seconds")
     p.add_argument("--numbers", action="store_true", help="show hole numbers")
     p.add_argument("--no-color", action="store_true", help="no colours (off anyway when output is not a terminal)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=None, help="seed of the CPU players (default 0)")
     p.add_argument("--replay", metavar="FILE", help="step through a saved game record and exit")
 
 
+SETUP_FLAGS = ("variant", "seats", "players", "level", "preset", "rule", "time_limit", "cpu_time", "seed")
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.replay:
+        return run_replay(args)
+    args.variant = args.variant or "star"
+    args.level = "medium" if args.level is None else args.level
+    args.seed = 0 if args.seed is None else args.seed
     try:
-        options = parse_rule_options(args.rule)
+        options = parse_rule_options(args.rule or [])
         players = [s.strip() for s in args.players.split(",")] if args.players else None
         seat_count = args.seats if args.seats is not None else len(players) if players else 2
         if args.preset:
@@ -453,15 +462,26 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"halma play: error: {e}", file=sys.stderr)
         return 2
-    if args.replay:
-        try:
-            session.replay(load_record(args.replay))
-        except ValueError as e:
-            print(f"halma play: error: {e}", file=sys.stderr)
-            return 2
-        except OSError as e:  # a missing or unreadable file
-            print(f"halma play: error: cannot read {args.replay!r}: {e.strerror or e}", file=sys.stderr)
-            return 2
-        return 0
     session.run(terminal_read)
+    return 0
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    """``halma play --replay FILE``: the record brings its own game, so the flags that set one up are refused."""
+    given = [f"--{name.replace('_', '-')}" for name in SETUP_FLAGS if getattr(args, name) is not None]
+    try:
+        if given:
+            several = len(given) > 1
+            raise ValueError(f"{', '.join(given)} set{'' if several else 's'} up a new game; --replay shows the "
+                             f"record's own game (drop {'them' if several else 'it'})")
+        record = load_record(args.replay)
+        session = PlaySession(record.rules, [HUMAN] * record.rules.num_players,
+                              color=not args.no_color and sys.stdout.isatty(), numbers=args.numbers)
+        session.replay(record)
+    except ValueError as e:
+        print(f"halma play: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # a missing or unreadable file
+        print(f"halma play: error: cannot read {args.replay!r}: {e.strerror or e}", file=sys.stderr)
+        return 2
     return 0

@@ -459,3 +459,34 @@ def test_a_negative_seed_is_folded_into_the_seeds_players_take() -> None:
     out: list[str] = []
     s = PlaySession(Rules("star", 2), ["greedy:noise=0.5", HUMAN], color=False, out=out.append, seed=-1)
     assert 0 in s.cpu  # seat 0's seed is -1 + 0
+
+
+def test_replay_from_the_command_line_shows_the_records_own_game(tmp_path, capsys, monkeypatch):
+    """`halma play --replay FILE` plays back a diamond 3-seat record under its own rules; the flags
+    that would set up a new game are refused by name instead of being ignored."""
+    import io
+
+    from agents.cli import main
+    from halma_env.records import GameRecord
+    from halma_env.render import render_text
+
+    game = Game(Rules("diamond", 3))
+    for _ in range(4):
+        game.play(game.legal_moves()[0])
+    path = tmp_path / "d3.json"
+    record = GameRecord.from_game(game)
+    record.save(path)
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n" * 10))
+    assert main(["play", "--replay", str(path), "--no-color"]) == 0
+    out = capsys.readouterr().out
+    assert "[0/4] start" in out and f"[4/4] {record.events[-1]}" in out
+    assert render_text(game, numbers=False, color=False) in out  # the diamond board after the fourth move
+    for flags, named in [
+        (["--variant", "star"], "--variant sets up a new game; --replay shows the record's own game (drop it)"),
+        (["--seats", "3", "--level", "hard", "--seed", "1"], "--seats, --level, --seed set up a new game"),
+        (["--players", "human,human", "--rule", "x=1", "--preset", "kawu", "--time-limit", "30", "--cpu-time", "1"],
+         "--players, --preset, --rule, --time-limit, --cpu-time set up"),
+    ]:
+        assert main(["play", "--replay", str(path), *flags]) == 2
+        captured = capsys.readouterr()
+        assert named in captured.err and captured.out == "", (flags, captured.err)
