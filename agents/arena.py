@@ -876,7 +876,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-plies", type=int, default=None,
                    help=f"arena safety cap on plies per game (default {CAP_PER_SEAT} per seat); "
                         "a game stopped by it counts as not finished")
-    p.add_argument("--cap-outcome", choices=("draw", "progress"), default="draw",
+    p.add_argument("--cap-outcome", choices=("draw", "progress"), default=None,  # None: not given (see --solo)
                    help="places of the unfinished seats of a capped game (default draw)")
     p.add_argument("--out", metavar="DIR", help="write results.json, results.md, results.png and every game record")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -935,6 +935,11 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
             if args.variant != "star" or args.seats not in (None, 1) or args.rule or args.preset:
                 raise ValueError("--solo is the star solitaire (1 seat, default rules); "
                                  "drop --variant/--seats/--rule/--preset")
+            match_only = [flag for flag, value in (("--workers", args.workers), ("--cap-outcome", args.cap_outcome))
+                          if value is not None]
+            if match_only:
+                raise ValueError(f"--solo plays its games one after another and has no opponents' places to "
+                                 f"settle: drop {'/'.join(match_only)}")
             _check_players([args.solo], factory, Rules("star", 1))
         else:
             if not args.players:
@@ -967,7 +972,7 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
 
     max_plies = args.max_plies or CAP_PER_SEAT * rules.num_players
     result = run_tournament(args.players, rules, args.games or 100, seed=args.seed, workers=args.workers,
-                            time_budget=args.time_per_move, max_plies=max_plies, cap_outcome=args.cap_outcome,
+                            time_budget=args.time_per_move, max_plies=max_plies, cap_outcome=args.cap_outcome or "draw",
                             keep_records=bool(args.out), progress=not args.quiet, factory=factory)
     print(result.markdown())
     if args.out:

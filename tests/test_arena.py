@@ -294,6 +294,24 @@ def test_solo(tmp_path, capsys) -> None:
     assert (tmp_path / "solo.json").read_bytes() == before
 
 
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--variant", "diamond"], "--solo is the star solitaire (1 seat, default rules); drop --variant"),
+        (["--workers", "2"], "--solo plays its games one after another and has no opponents' places to settle: "
+                             "drop --workers"),
+        (["--workers", "1", "--cap-outcome", "draw"], "drop --workers/--cap-outcome"),
+        (["--cap-outcome", "progress"], "settle: drop --cap-outcome"),
+    ],
+)
+def test_solo_refuses_the_flags_of_a_match(tmp_path, capsys, flags: list[str], message: str) -> None:
+    """Not silently ignored: a solitaire has no workers pool and no places to settle at the cap."""
+    assert cli_main(["eval", "--solo", "greedy", *flags, "--out", str(tmp_path / "o")]) == 2
+    out, err = capsys.readouterr()
+    assert message in err and out == "", err
+    assert not (tmp_path / "o").exists()
+
+
 def test_json_is_strict_without_nan(tmp_path) -> None:
     # one player playing itself has no opponents: its score is undefined and written as null
     res = run_tournament(["random"], Rules("star", 2), 2, seed=0, max_plies=10)
