@@ -378,6 +378,7 @@ class Trainer:
         self.crossing_main_rows = 0
         self.ratings: dict[str, Any] = {}
         self.eval_history: list[dict[str, Any]] = []
+        self.resume_changes: list[str] = []  # config keys changed since the checkpoint a resume starts from
         self.ckpt_dir = self.run_dir / "checkpoints"
         self.snap_dir = self.run_dir / "snapshots"
         if resume:
@@ -400,6 +401,9 @@ class Trainer:
             if not resume:
                 hp = "\n".join(f"|{k}|{v}|" for k, v in _flat(cfg.to_dict()).items())
                 self.writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + hp)
+            elif self.resume_changes:
+                self.writer.add_text("resume_config_changes", "\n".join(f"- {c}" for c in self.resume_changes),
+                                     self.global_step)
 
     # --- checkpoints --------------------------------------------------------------------
 
@@ -463,6 +467,9 @@ class Trainer:
             if Path(snap).exists():
                 self.pool.add(snap, self._load_snapshot(snap), self.cfg.pool.max_snapshots)
         self.log(f"resumed {self.run_dir} at update {self.update}, step {self.global_step}")
+        self.resume_changes = config_changes(data.get("config") or {}, self.cfg.to_dict())
+        if self.resume_changes:  # said, not silent: the run continues under the config given now
+            self.log("config changed since the checkpoint (checkpoint -> now): " + ", ".join(self.resume_changes))
 
     def _init_from(self, path: str) -> None:
         """Start from a checkpoint's weights (fine-tuning): a fresh optimiser, step 0, this config's schedule.
@@ -1060,6 +1067,17 @@ def eval_line(res: dict[str, Any], opponents: list[str]) -> str:
         parts.append(f"solitaire: {res['solo']['moves']:.0f} moves" + ("" if res["solo"]["finished"] else
                                                                        " (unfinished)"))
     return f"eval @ step {res['global_step']}: " + "; ".join(parts)
+
+
+def config_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """``key old -> new`` for every (dotted) config key whose value differs between two config dicts."""
+    old, new = _flat(before), _flat(after)
+
+    def shown(values: dict[str, Any], key: str) -> str:
+        return repr(values[key]) if key in values else "(none)"  # a key that one config version lacks
+
+    return [f"{key} {shown(old, key)} -> {shown(new, key)}" for key in sorted(old.keys() | new.keys())
+            if key not in old or key not in new or old[key] != new[key]]
 
 
 def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:

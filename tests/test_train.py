@@ -580,7 +580,10 @@ def test_cli_resume_reports_the_session_and_refuses_a_finished_run(tmp_path: Pat
     assert main(["train", str(path), *runs]) == 0
     assert "trained 128 steps in" in capsys.readouterr().out
     assert main(["train", str(path), "--resume", "--set", "ppo.total_steps=192", *runs]) == 0
-    assert "trained 192 steps (64 of them now) in" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "trained 192 steps (64 of them now) in" in out
+    # the run continues under the config given now, and says what differs from its checkpoint's
+    assert "config changed since the checkpoint (checkpoint -> now): ppo.total_steps 138 -> 192\n" in out
     last = tmp_path / "tiny" / "checkpoints" / "last.pt"
     before = last.read_bytes()
     assert main(["train", str(path), "--resume", "--set", "ppo.total_steps=192", *runs]) == 0
@@ -593,6 +596,16 @@ def test_cli_resume_reports_the_session_and_refuses_a_finished_run(tmp_path: Pat
     assert "nothing to do" in capsys.readouterr().err
     assert (tmp_path / "tiny" / "config.yaml").read_text() == config
     assert sorted((tmp_path / "tiny" / "tb").iterdir()) == logs
+
+
+def test_config_changes_name_every_changed_added_and_dropped_key() -> None:
+    from agents.ppo import config_changes
+
+    before = {"seed": 1, "ppo": {"learning_rate": 0.001, "clip": 0.2}, "old": {"key": True}}
+    after = {"seed": 1, "ppo": {"learning_rate": 0.1, "clip": 0.2}, "new": 5}
+    assert config_changes(before, after) == ["new (none) -> 5", "old.key True -> (none)",
+                                             "ppo.learning_rate 0.001 -> 0.1"]
+    assert config_changes(after, after) == []
 
 
 def _interrupt_during_update(monkeypatch, times: int) -> None:
