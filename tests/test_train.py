@@ -316,6 +316,98 @@ def test_rollout_buffer_links_each_seat_and_delivers_final_rewards() -> None:
     assert nxt.next_index[0] == 1
 
 
+def _learner_batch(trainer: Trainer, plies: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
+    """Decisions from ``plies`` plies of random play, with made-up old log-probabilities, values,
+    advantages and returns far enough from the network's own that the ratio and value clips bite."""
+    from agents.ppo import env_legal, make_env
+
+    env = make_env(trainer.cfg, torch.device("cpu"), seed=0)
+    parts: dict[str, list[torch.Tensor]] = {"obs": [], "legal": [], "valid": []}
+    for _ in range(plies):
+        legal, valid = env_legal(env)
+        parts["obs"].append(env.observation())
+        parts["legal"].append(legal)
+        parts["valid"].append(valid)
+        slot = torch.multinomial(valid.float(), 1, generator=generator).squeeze(1)
+        env.step(legal.gather(1, slot[:, None]).squeeze(1))
+    width = max(x.shape[1] for x in parts["legal"])
+    d = {"obs": torch.cat(parts["obs"]),
+         "legal": torch.cat([torch.nn.functional.pad(x, (0, width - x.shape[1])) for x in parts["legal"]]),
+         "valid": torch.cat([torch.nn.functional.pad(x, (0, width - x.shape[1])) for x in parts["valid"]])}
+    size = len(d["obs"])
+    with torch.no_grad():
+        logits, value = trainer.net(d["obs"], d["legal"], d["valid"])
+    d["slot"] = torch.multinomial(d["valid"].float(), 1, generator=generator).squeeze(1)
+    logp = torch.log_softmax(logits, -1).gather(1, d["slot"][:, None]).squeeze(1)
+    d["logp"] = logp + 0.4 * torch.randn(size, generator=generator)
+    d["value"] = value + 0.4 * torch.randn(size, generator=generator)
+    d["adv"] = torch.randn(size, generator=generator)
+    d["ret"] = d["value"] + torch.randn(size, generator=generator)
+    d["teacher"] = torch.where(torch.rand(size, generator=generator) < 0.5, d["slot"], torch.full_like(d["slot"], -1))
+    return d
+
+
+@pytest.mark.parametrize(("norm_adv", "clip_vloss", "distill"), [(True, True, 0.0), (False, False, 0.0),
+                                                                  (True, False, 0.7), (False, True, 0.0)])
+def test_one_ppo_step_matches_the_cleanrl_loss_written_out(tmp_path: Path, norm_adv: bool, clip_vloss: bool,
+                                                          distill: float) -> None:
+    """One epoch, one minibatch: the reported losses and the weights after the Adam step are those of
+    CleanRL's PPO loss written out here term by term (clipped surrogate on normalised advantages,
+    clipped value loss, entropy bonus, gradient-norm clipping), plus the distillation term."""
+    changes = dict(ppo__update_epochs=1, ppo__num_minibatches=1, ppo__clip_coef=0.2, ppo__ent_coef=0.05,
+                   ppo__vf_coef=0.7, ppo__max_grad_norm=0.3, ppo__norm_adv=norm_adv, ppo__clip_vloss=clip_vloss)
+    if distill:
+        changes.update(imitation__bot="greedy", imitation__distill_coef=distill)
+    trainer = Trainer(from_dict(tiny_config(**changes)), tmp_path / "run", log=quiet)
+    ppo = trainer.cfg.ppo
+    d = _learner_batch(trainer, plies=6, generator=torch.Generator().manual_seed(5))
+    reference = copy.deepcopy(trainer.net)
+    optimizer = torch.optim.Adam(reference.parameters(), lr=trainer.optimizer.param_groups[0]["lr"], eps=1e-5)
+
+    logits, newvalue = reference(d["obs"], d["legal"], d["valid"])
+    dist = torch.distributions.Categorical(logits=logits)
+    logratio = dist.log_prob(d["slot"]) - d["logp"]
+    ratio = logratio.exp()
+    adv = (d["adv"] - d["adv"].mean()) / (d["adv"].std() + 1e-8) if norm_adv else d["adv"]
+    pg_loss = torch.max(-adv * ratio, -adv * torch.clamp(ratio, 1 - 0.2, 1 + 0.2)).mean()
+    if clip_vloss:
+        v_clipped = d["value"] + torch.clamp(newvalue - d["value"], -0.2, 0.2)
+        v_loss = 0.5 * torch.max((newvalue - d["ret"]) ** 2, (v_clipped - d["ret"]) ** 2).mean()
+    else:
+        v_loss = 0.5 * ((newvalue - d["ret"]) ** 2).mean()
+    entropy = dist.entropy().mean()
+    loss = pg_loss - 0.05 * entropy + 0.7 * v_loss
+    taught = d["teacher"] >= 0
+    distill_loss = torch.nn.functional.cross_entropy(logits[taught], d["teacher"][taught])
+    if distill:
+        loss = loss + distill * distill_loss  # the first update: the learning rate is still the config's
+    assert 0.02 < ((ratio - 1).abs() > 0.2).float().mean() < 0.98, "the batch must exercise the ratio clip"
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(reference.parameters(), 0.3)
+    optimizer.step()
+
+    before = copy.deepcopy(trainer.net.state_dict())
+    stats = trainer._ppo_update(d)
+    assert stats["losses/policy_loss"] == pytest.approx(pg_loss.item(), abs=1e-5)
+    assert stats["losses/value_loss"] == pytest.approx(v_loss.item(), abs=1e-5)
+    assert stats["losses/entropy"] == pytest.approx(entropy.item(), abs=1e-5)
+    assert stats["losses/approx_kl"] == pytest.approx(((ratio - 1) - logratio).mean().item(), abs=1e-5)
+    assert stats["losses/old_approx_kl"] == pytest.approx((-logratio).mean().item(), abs=1e-5)
+    assert stats["losses/clipfrac"] == pytest.approx(((ratio - 1).abs() > 0.2).float().mean().item())
+    assert stats["losses/distill"] == pytest.approx(distill_loss.item() if distill else 0.0, abs=1e-5)
+    assert stats["charts/distill_coef"] == pytest.approx(distill)
+    assert stats["charts/transitions"] == len(d["adv"])
+    y, y_pred = d["ret"].numpy(), d["value"].numpy()
+    assert stats["losses/explained_variance"] == pytest.approx(1 - np.var(y - y_pred) / np.var(y), rel=1e-5)
+    # Adam moves a weight by up to the learning rate (1e-3 here); one whose true gradient is 0 (dst_bias.bias
+    # shifts every logit alike, which the softmax ignores) moves by rounding noise alone, about 1e-6
+    moved = max((param - before[name]).abs().max().item() for name, param in trainer.net.state_dict().items())
+    assert moved > 5e-4 and ppo.learning_rate == 1e-3
+    for name, param in trainer.net.state_dict().items():
+        torch.testing.assert_close(param, reference.state_dict()[name], atol=1e-5, rtol=0, msg=name)
+
+
 # --- training runs -----------------------------------------------------------------------
 
 
