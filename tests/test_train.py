@@ -347,65 +347,106 @@ def _learner_batch(trainer: Trainer, plies: int, generator: torch.Generator) -> 
     return d
 
 
-@pytest.mark.parametrize(("norm_adv", "clip_vloss", "distill"), [(True, True, 0.0), (False, False, 0.0),
-                                                                  (True, False, 0.7), (False, True, 0.0)])
-def test_one_ppo_step_matches_the_cleanrl_loss_written_out(tmp_path: Path, norm_adv: bool, clip_vloss: bool,
-                                                          distill: float) -> None:
-    """One epoch, one minibatch: the reported losses and the weights after the Adam step are those of
-    CleanRL's PPO loss written out here term by term (clipped surrogate on normalised advantages,
-    clipped value loss, entropy bonus, gradient-norm clipping), plus the distillation term."""
-    changes = dict(ppo__update_epochs=1, ppo__num_minibatches=1, ppo__clip_coef=0.2, ppo__ent_coef=0.05,
-                   ppo__vf_coef=0.7, ppo__max_grad_norm=0.3, ppo__norm_adv=norm_adv, ppo__clip_vloss=clip_vloss)
+def _cleanrl_update(net: torch.nn.Module, d: dict[str, torch.Tensor], ppo, distill: float,
+                    rng: np.random.Generator) -> dict[str, float]:
+    """CleanRL's PPO update written out term by term: epochs of shuffled minibatches, the clipped
+    surrogate on (normalised) advantages, the (clipped) value loss, the entropy bonus, the distillation
+    term, gradient-norm clipping and Adam, stopping early past ``target_kl``.  The last minibatch's figures."""
+    optimizer = torch.optim.Adam(net.parameters(), lr=ppo.learning_rate, eps=1e-5)
+    size = len(d["adv"])
+    mb_size = -(-size // ppo.num_minibatches)
+    c = ppo.clip_coef
+    clipfracs = []
+    for _ in range(ppo.update_epochs):
+        order = torch.as_tensor(rng.permutation(size))
+        for start in range(0, size, mb_size):
+            mb = order[start:start + mb_size]
+            logits, newvalue = net(d["obs"][mb], d["legal"][mb], d["valid"][mb])
+            dist = torch.distributions.Categorical(logits=logits)
+            logratio = dist.log_prob(d["slot"][mb]) - d["logp"][mb]
+            ratio = logratio.exp()
+            adv = d["adv"][mb]
+            if ppo.norm_adv and len(mb) > 1:
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+            pg_loss = torch.max(-adv * ratio, -adv * torch.clamp(ratio, 1 - c, 1 + c)).mean()
+            ret, old_v = d["ret"][mb], d["value"][mb]
+            if ppo.clip_vloss:
+                v_clipped = old_v + torch.clamp(newvalue - old_v, -c, c)
+                v_loss = 0.5 * torch.max((newvalue - ret) ** 2, (v_clipped - ret) ** 2).mean()
+            else:
+                v_loss = 0.5 * ((newvalue - ret) ** 2).mean()
+            entropy = dist.entropy().mean()
+            loss = pg_loss - ppo.ent_coef * entropy + ppo.vf_coef * v_loss
+            taught = d["teacher"][mb] >= 0
+            distill_loss = torch.tensor(0.0)
+            if distill and taught.any():  # no annealing inside one update: the learning rate is the config's
+                distill_loss = torch.nn.functional.cross_entropy(logits[taught], d["teacher"][mb][taught])
+                loss = loss + distill * distill_loss
+            approx_kl = ((ratio - 1) - logratio).mean()
+            clipfracs.append(((ratio - 1).abs() > c).float().mean().item())
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), ppo.max_grad_norm)
+            optimizer.step()
+        if ppo.target_kl is not None and approx_kl > ppo.target_kl:
+            break
+    return {"losses/policy_loss": pg_loss.item(), "losses/value_loss": v_loss.item(),
+            "losses/entropy": entropy.item(), "losses/approx_kl": approx_kl.item(),
+            "losses/old_approx_kl": (-logratio).mean().item(), "losses/clipfrac": float(np.mean(clipfracs)),
+            "losses/distill": distill_loss.item(), "optimizer_steps": len(clipfracs)}
+
+
+@pytest.mark.parametrize(
+    ("ppo_changes", "distill", "optimizer_steps"),
+    [({}, 0.0, 1),
+     ({"norm_adv": False, "clip_vloss": False}, 0.0, 1),
+     ({"clip_vloss": False}, 0.7, 1),
+     ({"norm_adv": False}, 0.0, 1),
+     ({"num_minibatches": 3, "update_epochs": 2}, 0.3, 6),  # 16 decisions: minibatches of 6, 6 and 4
+     ({"num_minibatches": 2, "update_epochs": 4, "target_kl": 0.02}, 0.0, 2),  # stops after the first epoch
+     ({"num_minibatches": 16, "update_epochs": 1}, 0.0, 16)],  # one decision each: no normalisation
+)
+def test_a_ppo_update_matches_the_cleanrl_loss_written_out(tmp_path: Path, ppo_changes: dict, distill: float,
+                                                           optimizer_steps: int) -> None:
+    """The reported losses and the weights after the update are those of ``_cleanrl_update``."""
+    changes = {"ppo__update_epochs": 1, "ppo__num_minibatches": 1, "ppo__clip_coef": 0.2, "ppo__ent_coef": 0.05,
+               "ppo__vf_coef": 0.7, "ppo__max_grad_norm": 0.3, **{f"ppo__{k}": v for k, v in ppo_changes.items()}}
     if distill:
         changes.update(imitation__bot="greedy", imitation__distill_coef=distill)
     trainer = Trainer(from_dict(tiny_config(**changes)), tmp_path / "run", log=quiet)
-    ppo = trainer.cfg.ppo
-    d = _learner_batch(trainer, plies=6, generator=torch.Generator().manual_seed(5))
+    d = _learner_batch(trainer, plies=4, generator=torch.Generator().manual_seed(5))
+    assert len(d["adv"]) == 16
     reference = copy.deepcopy(trainer.net)
-    optimizer = torch.optim.Adam(reference.parameters(), lr=trainer.optimizer.param_groups[0]["lr"], eps=1e-5)
-
-    logits, newvalue = reference(d["obs"], d["legal"], d["valid"])
-    dist = torch.distributions.Categorical(logits=logits)
-    logratio = dist.log_prob(d["slot"]) - d["logp"]
-    ratio = logratio.exp()
-    adv = (d["adv"] - d["adv"].mean()) / (d["adv"].std() + 1e-8) if norm_adv else d["adv"]
-    pg_loss = torch.max(-adv * ratio, -adv * torch.clamp(ratio, 1 - 0.2, 1 + 0.2)).mean()
-    if clip_vloss:
-        v_clipped = d["value"] + torch.clamp(newvalue - d["value"], -0.2, 0.2)
-        v_loss = 0.5 * torch.max((newvalue - d["ret"]) ** 2, (v_clipped - d["ret"]) ** 2).mean()
-    else:
-        v_loss = 0.5 * ((newvalue - d["ret"]) ** 2).mean()
-    entropy = dist.entropy().mean()
-    loss = pg_loss - 0.05 * entropy + 0.7 * v_loss
-    taught = d["teacher"] >= 0
-    distill_loss = torch.nn.functional.cross_entropy(logits[taught], d["teacher"][taught])
-    if distill:
-        loss = loss + distill * distill_loss  # the first update: the learning rate is still the config's
-    assert 0.02 < ((ratio - 1).abs() > 0.2).float().mean() < 0.98, "the batch must exercise the ratio clip"
-    optimizer.zero_grad()
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(reference.parameters(), 0.3)
-    optimizer.step()
+    expected = _cleanrl_update(reference, d, trainer.cfg.ppo, distill, copy.deepcopy(trainer.np_rng))
+    assert expected["optimizer_steps"] == optimizer_steps
+    assert 0.02 < expected["losses/clipfrac"] < 0.98, "the batch must exercise the ratio clip"
 
     before = copy.deepcopy(trainer.net.state_dict())
     stats = trainer._ppo_update(d)
-    assert stats["losses/policy_loss"] == pytest.approx(pg_loss.item(), abs=1e-5)
-    assert stats["losses/value_loss"] == pytest.approx(v_loss.item(), abs=1e-5)
-    assert stats["losses/entropy"] == pytest.approx(entropy.item(), abs=1e-5)
-    assert stats["losses/approx_kl"] == pytest.approx(((ratio - 1) - logratio).mean().item(), abs=1e-5)
-    assert stats["losses/old_approx_kl"] == pytest.approx((-logratio).mean().item(), abs=1e-5)
-    assert stats["losses/clipfrac"] == pytest.approx(((ratio - 1).abs() > 0.2).float().mean().item())
-    assert stats["losses/distill"] == pytest.approx(distill_loss.item() if distill else 0.0, abs=1e-5)
+    for key, value in expected.items():
+        if key != "optimizer_steps":
+            assert stats[key] == pytest.approx(value, abs=1e-5), key
     assert stats["charts/distill_coef"] == pytest.approx(distill)
     assert stats["charts/transitions"] == len(d["adv"])
     y, y_pred = d["ret"].numpy(), d["value"].numpy()
     assert stats["losses/explained_variance"] == pytest.approx(1 - np.var(y - y_pred) / np.var(y), rel=1e-5)
-    # Adam moves a weight by up to the learning rate (1e-3 here); one whose true gradient is 0 (dst_bias.bias
-    # shifts every logit alike, which the softmax ignores) moves by rounding noise alone, about 1e-6
+    # Adam moves a weight by up to the learning rate (1e-3) per step; one whose true gradient is 0
+    # (dst_bias.bias shifts every logit alike, which the softmax ignores) moves by rounding noise alone
     moved = max((param - before[name]).abs().max().item() for name, param in trainer.net.state_dict().items())
-    assert moved > 5e-4 and ppo.learning_rate == 1e-3
+    assert moved > 5e-4 and trainer.cfg.ppo.learning_rate == 1e-3
     for name, param in trainer.net.state_dict().items():
-        torch.testing.assert_close(param, reference.state_dict()[name], atol=1e-5, rtol=0, msg=name)
+        torch.testing.assert_close(param, reference.state_dict()[name], atol=1e-5 * optimizer_steps, rtol=0,
+                                   msg=name)
+
+
+def test_an_update_without_decisions_changes_nothing(tmp_path: Path) -> None:
+    trainer = Trainer(from_dict(tiny_config()), tmp_path / "run", log=quiet)
+    before = copy.deepcopy(trainer.net.state_dict())
+    empty = RolloutBuffer(None, num_players=2, num_envs=1)
+    empty.finish()
+    assert trainer._ppo_update(empty.batch(0.9, 0.9, torch.device("cpu"))) == {}
+    for name, param in trainer.net.state_dict().items():
+        assert torch.equal(param, before[name]), name
 
 
 # --- training runs -----------------------------------------------------------------------
