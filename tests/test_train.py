@@ -316,6 +316,76 @@ def test_rollout_buffer_links_each_seat_and_delivers_final_rewards() -> None:
     assert nxt.next_index[0] == 1
 
 
+def test_rollout_buffer_gae_matches_per_seat_trajectories_across_two_rollouts() -> None:
+    """Random play of 3 environments x 3 seats over two rollouts (games ending at random): the buffer's
+    advantages and returns equal GAE computed along each (environment, seat) trajectory written out here;
+    a decision still waiting for its seat's next one is carried, with its reward so far, into the next
+    rollout; the other fields follow their decisions, and legal lists of several widths are padded."""
+    rng = np.random.default_rng(11)
+    gamma, lam, envs, seats = 0.9, 0.8, 3, 3
+    carry = None
+    pending: dict[tuple[int, int], dict] = {}  # the reference: each seat's latest decision
+    value_of = iter(np.round(rng.normal(size=1000), 3).tolist())
+    for rollout in range(2):
+        buf = RolloutBuffer(carry, num_players=seats, num_envs=envs)
+        assert len(buf) == len(pending)
+        decisions = list(pending.values())  # in the carried order: where = sorted (env, seat)
+        for _ply in range(16):
+            movers = rng.permutation(envs)[:2]  # two of the three environments move this ply
+            seat_of = rng.integers(0, seats, size=2)
+            width = int(rng.integers(2, 6))
+            values = [next(value_of) for _ in movers]
+            slots = rng.integers(0, width, size=2)
+            buf.add(movers, seat_of, torch.zeros(2, 1, 12, dtype=torch.int8), torch.arange(2 * width).view(2, width),
+                    torch.ones(2, width, dtype=torch.bool), torch.as_tensor(slots), torch.zeros(2),
+                    torch.tensor(values, dtype=torch.float32))
+            for b, st, v, slot in zip(movers.tolist(), seat_of.tolist(), values, slots.tolist()):
+                new = {"value": v, "reward": 0.0, "done": False, "next": None, "slot": slot, "width": width}
+                if (b, st) in pending:
+                    pending[(b, st)]["next"] = new
+                pending[(b, st)] = new
+                decisions.append(new)
+            rewards = np.round(rng.normal(size=(envs, seats)), 2)
+            buf.reward_all(rewards)
+            for (b, st), dec in pending.items():
+                dec["reward"] += float(rewards[b, st])
+            for b in range(envs):
+                if rng.random() < 0.08:
+                    buf.end_game(b)
+                    for st in range(seats):
+                        if (b, st) in pending:
+                            pending.pop((b, st))["done"] = True
+        carry = buf.finish()
+        out = buf.batch(gamma, lam, torch.device("cpu"))
+
+        def complete(dec: dict) -> bool:
+            return dec["done"] or dec["next"] is not None
+
+        def advantage(dec: dict) -> float:
+            if dec["done"]:
+                return dec["reward"] - dec["value"]
+            nxt = dec["next"]
+            delta = dec["reward"] + gamma * nxt["value"] - dec["value"]
+            return delta + gamma * lam * (advantage(nxt) if complete(nxt) else 0.0)
+
+        done_here = [dec for dec in decisions if complete(dec)]
+        assert len(out["adv"]) == len(done_here) > 10, rollout
+        # both kinds of completed decision, and both kinds of follower, occur in both rollouts
+        assert any(dec["done"] for dec in done_here) and any(not dec["done"] for dec in done_here)
+        assert any(dec["next"] is not None and not complete(dec["next"]) for dec in done_here)
+        expected = [advantage(dec) for dec in done_here]
+        assert out["adv"].numpy() == pytest.approx(expected, abs=1e-5)
+        assert out["value"].numpy() == pytest.approx([dec["value"] for dec in done_here], abs=1e-6)
+        assert out["ret"].numpy() == pytest.approx(np.add(expected, [dec["value"] for dec in done_here]), abs=1e-5)
+        assert out["slot"].tolist() == [dec["slot"] for dec in done_here]
+        assert out["teacher"].tolist() == [-1] * len(done_here)  # no imitation bot: no teacher's move
+        assert out["legal"].shape[1] == max(dec["width"] for dec in decisions)
+        assert out["valid"].sum(1).tolist() == [dec["width"] for dec in done_here]
+        assert carry is not None and carry["where"] == sorted(pending)
+        assert carry["reward"] == pytest.approx([pending[k]["reward"] for k in sorted(pending)])
+        pending = {k: pending[k] for k in sorted(pending)}
+
+
 def _learner_batch(trainer: Trainer, plies: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
     """Decisions from ``plies`` plies of random play, with made-up old log-probabilities, values,
     advantages and returns far enough from the network's own that the ratio and value clips bite."""
