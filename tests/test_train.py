@@ -19,7 +19,8 @@ import yaml
 import agents.ppo
 from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from agents.config import apply_overrides, default_dict, from_dict, load_config
-from agents.ppo import RolloutBuffer, Trainer, keep_freed_memory
+from agents.imitation import Demonstrations
+from agents.ppo import CROSSING_SAMPLE, RolloutBuffer, Trainer, keep_freed_memory
 from halma_env import Game, Rules
 from halma_env.encoding import ENCODING_VERSION, encoding
 
@@ -417,11 +418,13 @@ def _learner_batch(trainer: Trainer, plies: int, generator: torch.Generator) -> 
     return d
 
 
-def _cleanrl_update(net: torch.nn.Module, d: dict[str, torch.Tensor], ppo, distill: float,
-                    rng: np.random.Generator) -> dict[str, float]:
+def _cleanrl_update(net: torch.nn.Module, d: dict[str, torch.Tensor], ppo, distill: float, rng: np.random.Generator,
+                    crossing: tuple[float, Demonstrations, int] | None = None) -> dict[str, float]:
     """CleanRL's PPO update written out term by term: epochs of shuffled minibatches, the clipped
     surrogate on (normalised) advantages, the (clipped) value loss, the entropy bonus, the distillation
-    term, gradient-norm clipping and Adam, stopping early past ``target_kl``.  The last minibatch's figures."""
+    term, the crossing term (``crossing``: its weight, the planner's positions and how many of them are
+    the main line), gradient-norm clipping and Adam, stopping early past ``target_kl``.  The last
+    minibatch's figures."""
     optimizer = torch.optim.Adam(net.parameters(), lr=ppo.learning_rate, eps=1e-5)
     size = len(d["adv"])
     mb_size = -(-size // ppo.num_minibatches)
@@ -452,6 +455,13 @@ def _cleanrl_update(net: torch.nn.Module, d: dict[str, torch.Tensor], ppo, disti
             if distill and taught.any():  # no annealing inside one update: the learning rate is the config's
                 distill_loss = torch.nn.functional.cross_entropy(logits[taught], d["teacher"][mb][taught])
                 loss = loss + distill * distill_loss
+            crossing_loss = torch.tensor(0.0)
+            if crossing is not None:  # every main-line position and a sample of the detours', drawn after the order
+                coef, demos, main = crossing
+                rows = np.concatenate([np.arange(main), main + rng.permutation(len(demos) - main)[:CROSSING_SAMPLE]])
+                demo_logits, _ = net(demos.obs[rows], demos.legal[rows], demos.valid[rows])
+                crossing_loss = torch.nn.functional.cross_entropy(demo_logits, demos.choice[rows])
+                loss = loss + coef * crossing_loss
             approx_kl = ((ratio - 1) - logratio).mean()
             clipfracs.append(((ratio - 1).abs() > c).float().mean().item())
             optimizer.zero_grad()
@@ -463,31 +473,41 @@ def _cleanrl_update(net: torch.nn.Module, d: dict[str, torch.Tensor], ppo, disti
     return {"losses/policy_loss": pg_loss.item(), "losses/value_loss": v_loss.item(),
             "losses/entropy": entropy.item(), "losses/approx_kl": approx_kl.item(),
             "losses/old_approx_kl": (-logratio).mean().item(), "losses/clipfrac": float(np.mean(clipfracs)),
-            "losses/distill": distill_loss.item(), "optimizer_steps": len(clipfracs)}
+            "losses/distill": distill_loss.item(), "losses/crossing": crossing_loss.item(),
+            "optimizer_steps": len(clipfracs)}
 
 
 @pytest.mark.parametrize(
-    ("ppo_changes", "distill", "optimizer_steps"),
-    [({}, 0.0, 1),
-     ({"norm_adv": False, "clip_vloss": False}, 0.0, 1),
-     ({"clip_vloss": False}, 0.7, 1),
-     ({"norm_adv": False}, 0.0, 1),
-     ({"num_minibatches": 3, "update_epochs": 2}, 0.3, 6),  # 16 decisions: minibatches of 6, 6 and 4
-     ({"num_minibatches": 2, "update_epochs": 4, "target_kl": 0.02}, 0.0, 2),  # stops after the first epoch
-     ({"num_minibatches": 16, "update_epochs": 1}, 0.0, 16)],  # one decision each: no normalisation
+    ("ppo_changes", "distill", "crossing", "optimizer_steps"),
+    [({}, 0.0, 0.0, 1),
+     ({"norm_adv": False, "clip_vloss": False}, 0.0, 0.0, 1),
+     ({"clip_vloss": False}, 0.7, 0.0, 1),
+     ({"norm_adv": False}, 0.0, 0.4, 1),
+     ({"num_minibatches": 3, "update_epochs": 2}, 0.3, 0.5, 6),  # 16 decisions: minibatches of 6, 6 and 4
+     ({"num_minibatches": 2, "update_epochs": 4, "target_kl": 0.02}, 0.0, 0.0, 2),  # stops after the first epoch
+     ({"num_minibatches": 16, "update_epochs": 1}, 0.0, 0.0, 16)],  # one decision each: no normalisation
 )
 def test_a_ppo_update_matches_the_cleanrl_loss_written_out(tmp_path: Path, ppo_changes: dict, distill: float,
-                                                           optimizer_steps: int) -> None:
+                                                           crossing: float, optimizer_steps: int) -> None:
     """The reported losses and the weights after the update are those of ``_cleanrl_update``."""
     changes = {"ppo__update_epochs": 1, "ppo__num_minibatches": 1, "ppo__clip_coef": 0.2, "ppo__ent_coef": 0.05,
                "ppo__vf_coef": 0.7, "ppo__max_grad_norm": 0.3, **{f"ppo__{k}": v for k, v in ppo_changes.items()}}
     if distill:
         changes.update(imitation__bot="greedy", imitation__distill_coef=distill)
     trainer = Trainer(from_dict(tiny_config(**changes)), tmp_path / "run", log=quiet)
-    d = _learner_batch(trainer, plies=4, generator=torch.Generator().manual_seed(5))
+    generator = torch.Generator().manual_seed(5)
+    d = _learner_batch(trainer, plies=4, generator=generator)
     assert len(d["adv"]) == 16
+    planned = None
+    if crossing:  # the planner's positions: 5 on the main line, 75 detour positions (more than a sample)
+        demos = _learner_batch(trainer, plies=20, generator=generator)
+        trainer.cfg.crossing.coef = crossing
+        trainer.crossing_demos = Demonstrations(demos["obs"], demos["legal"], demos["valid"], demos["slot"],
+                                                demos["ret"], torch.zeros(80, dtype=torch.int64))
+        trainer.crossing_main_rows = 5
+        planned = (crossing, trainer.crossing_demos, 5)
     reference = copy.deepcopy(trainer.net)
-    expected = _cleanrl_update(reference, d, trainer.cfg.ppo, distill, copy.deepcopy(trainer.np_rng))
+    expected = _cleanrl_update(reference, d, trainer.cfg.ppo, distill, copy.deepcopy(trainer.np_rng), planned)
     assert expected["optimizer_steps"] == optimizer_steps
     assert 0.02 < expected["losses/clipfrac"] < 0.98, "the batch must exercise the ratio clip"
 
