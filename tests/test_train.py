@@ -321,7 +321,8 @@ def test_rollout_buffer_gae_matches_per_seat_trajectories_across_two_rollouts() 
     """Random play of 3 environments x 3 seats over two rollouts (games ending at random): the buffer's
     advantages and returns equal GAE computed along each (environment, seat) trajectory written out here;
     a decision still waiting for its seat's next one is carried, with its reward so far, into the next
-    rollout; the other fields follow their decisions, and legal lists of several widths are padded."""
+    rollout (environment 0 sits idle in the second, so its carried decisions stay pending there); the
+    other fields follow their decisions, and legal lists of several widths are padded."""
     rng = np.random.default_rng(11)
     gamma, lam, envs, seats = 0.9, 0.8, 3, 3
     carry = None
@@ -331,8 +332,9 @@ def test_rollout_buffer_gae_matches_per_seat_trajectories_across_two_rollouts() 
         buf = RolloutBuffer(carry, num_players=seats, num_envs=envs)
         assert len(buf) == len(pending)
         decisions = list(pending.values())  # in the carried order: where = sorted (env, seat)
+        active = [0, 1, 2] if rollout == 0 else [1, 2]
         for _ply in range(16):
-            movers = rng.permutation(envs)[:2]  # two of the three environments move this ply
+            movers = rng.permutation(active)[:2]  # two environments move this ply
             seat_of = rng.integers(0, seats, size=2)
             width = int(rng.integers(2, 6))
             values = [next(value_of) for _ in movers]
@@ -350,7 +352,7 @@ def test_rollout_buffer_gae_matches_per_seat_trajectories_across_two_rollouts() 
             buf.reward_all(rewards)
             for (b, st), dec in pending.items():
                 dec["reward"] += float(rewards[b, st])
-            for b in range(envs):
+            for b in active:
                 if rng.random() < 0.08:
                     buf.end_game(b)
                     for st in range(seats):
@@ -384,7 +386,15 @@ def test_rollout_buffer_gae_matches_per_seat_trajectories_across_two_rollouts() 
         assert out["valid"].sum(1).tolist() == [dec["width"] for dec in done_here]
         assert carry is not None and carry["where"] == sorted(pending)
         assert carry["reward"] == pytest.approx([pending[k]["reward"] for k in sorted(pending)])
+        assert carry["where"][0][0] == 0  # environment 0's decision is carried first (index 0 next time)
         pending = {k: pending[k] for k in sorted(pending)}
+    # every game ends before anyone moves again: the carried decisions are all terminal, nothing is carried on
+    last = RolloutBuffer(carry, num_players=seats, num_envs=envs)
+    for b in range(envs):
+        last.end_game(b)
+    assert last.finish() is None
+    out = last.batch(gamma, lam, torch.device("cpu"))
+    assert out["adv"].numpy() == pytest.approx([dec["reward"] - dec["value"] for dec in pending.values()], abs=1e-5)
 
 
 def _learner_batch(trainer: Trainer, plies: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
