@@ -275,6 +275,71 @@ def test_checkpoints_from_before_attention_load_without_it() -> None:
                         network={**raw["network"], "attention_layers": 1, "reach_features": False})
 
 
+# --- the opponent pool ----------------------------------------------------------------------
+
+
+def test_tables_are_drawn_by_the_documented_scheme() -> None:
+    """docs/training.md, "Self-play and the opponent pool": a table per game with probability
+    self_prob / snapshot_prob / bot_prob (the snapshots' share going to the others until one exists),
+    the learner's seat uniform, the snapshot and the bot uniform over the pool, each bot its own seed."""
+    from agents.ppo import BOT, SELF, SNAPSHOT, Pool, Seating
+
+    cfg = from_dict(tiny_config(game__num_players=3, pool__self_prob=0.5, pool__snapshot_prob=0.2,
+                                pool__bot_prob=0.3, pool__bots=["random", "greedy"]))
+    pool = Pool(bots=["random", "greedy"])
+    seating = Seating(cfg, pool, np.random.default_rng(4), num_envs=1, rank=0)
+    draws = 6000
+    made_before = seating.bots_made  # the constructor drew the first table
+
+    def tables() -> tuple[np.ndarray, list]:
+        kinds, seats, opponents = np.zeros(draws, dtype=np.int64), np.zeros(draws, dtype=np.int64), []
+        for i in range(draws):
+            seating.draw(0)
+            kinds[i], seats[i] = seating.kind[0], seating.learner_seat[0]
+            opponents.append(seating.opponent[0])
+        assert np.bincount(seats, minlength=3) / draws == pytest.approx([1 / 3] * 3, abs=0.03)
+        return kinds, opponents
+
+    kinds, opponents = tables()  # no snapshot yet: its 0.2 goes to the other two, 5 : 3
+    assert np.bincount(kinds, minlength=3) / draws == pytest.approx([0.625, 0.0, 0.375], abs=0.03)
+    bots = [o for k, o in zip(kinds, opponents) if k == BOT]
+    assert all(o is None for k, o in zip(kinds, opponents) if k == SELF)
+    assert sum(type(b).__name__ == "RandomBot" for b in bots) / len(bots) == pytest.approx(0.5, abs=0.05)
+    assert seating.bots_made - made_before == len(bots) and len({b.seed for b in bots}) == len(bots)  # a seed each
+
+    nets = {f"snap_{i}.pt": object() for i in range(4)}
+    for path, net in nets.items():
+        pool.add(path, net, max_snapshots=3)  # the oldest leaves beyond three
+    assert pool.snapshot_paths == ["snap_1.pt", "snap_2.pt", "snap_3.pt"] and "snap_0.pt" not in pool.nets
+    kinds, opponents = tables()
+    assert np.bincount(kinds, minlength=3) / draws == pytest.approx([0.5, 0.2, 0.3], abs=0.03)
+    snaps = [o for k, o in zip(kinds, opponents) if k == SNAPSHOT]
+    assert all(net is nets[path] for path, net in snaps)  # the network itself: the pool may drop it mid-game
+    counts = [sum(path == p for path, _ in snaps) / len(snaps) for p in pool.snapshot_paths]
+    assert counts == pytest.approx([1 / 3] * 3, abs=0.05)
+
+    only_snapshots = from_dict(tiny_config(pool__self_prob=0.0, pool__snapshot_prob=1.0, pool__bot_prob=0.0))
+    first = Seating(only_snapshots, Pool(bots=[]), np.random.default_rng(0), num_envs=5, rank=0)
+    assert first.kind.tolist() == [SELF] * 5  # self-play until the first snapshot exists
+
+
+def test_who_moves_and_who_is_trained_follow_the_table() -> None:
+    from agents.ppo import BOT, SELF, SNAPSHOT, Pool, Seating
+
+    cfg = from_dict(tiny_config(game__num_players=3))
+    seating = Seating(cfg, Pool(bots=[]), np.random.default_rng(0), num_envs=5, rank=0)
+    a, b = object(), object()
+    seating.kind[:] = [SELF, SNAPSHOT, BOT, SNAPSHOT, SNAPSHOT]
+    seating.learner_seat[:] = [2, 1, 0, 2, 0]
+    seating.opponent[1], seating.opponent[3], seating.opponent[4] = ("b.pt", b), ("a.pt", a), ("b.pt", b)
+    mover = np.array([0, 1, 1, 0, 1])
+    assert seating.learner_moves(mover).tolist() == [True, True, False, False, False]
+    others = np.flatnonzero(~seating.learner_moves(mover))
+    assert seating.snapshot_groups(others) == [(a, [3]), (b, [4])]  # one batch per snapshot, sorted by path
+    assert seating.bot_rows(others) == [2]
+    assert list(seating.trained_seats(0)) == [0, 1, 2] and seating.trained_seats(1) == [1]
+
+
 # --- per-seat trajectories ---------------------------------------------------------------
 
 
