@@ -323,6 +323,21 @@ def test_tables_are_drawn_by_the_documented_scheme() -> None:
     assert first.kind.tolist() == [SELF] * 5  # self-play until the first snapshot exists
 
 
+def test_each_bot_of_each_process_gets_its_own_documented_seed() -> None:
+    """Bot k (counted from 1) made in process ``rank`` of a run seeded ``seed`` is seeded
+    seed * 100003 + k + 1000000007 * rank: reproducible, and distinct across processes and runs."""
+    from agents.ppo import Pool, Seating
+
+    cfg = from_dict(tiny_config(pool__self_prob=0.0, pool__snapshot_prob=0.0, pool__bot_prob=1.0,
+                                pool__bots=["random"]))
+    for rank in (0, 1):
+        seating = Seating(cfg, Pool(bots=["random"]), np.random.default_rng(0), num_envs=3, rank=rank)
+        seating.draw(1)
+        assert seating.bots_made == 4
+        seeds = [bot.seed for bot in seating.opponent]
+        assert seeds == [3 * 100003 + k + 1000000007 * rank for k in (1, 4, 3)]  # env 1 drew again: bot 4
+
+
 def test_who_moves_and_who_is_trained_follow_the_table() -> None:
     from agents.ppo import BOT, SELF, SNAPSHOT, Pool, Seating
 
