@@ -661,3 +661,47 @@ def test_config_parameter_counts(name: str) -> None:
     closed = (h * c + (PLANES + 1) * c + blocks * (taps * c * c + c + 2 * c)  # position, embed, blocks
               + 2 * (c * p + p) + (c + 1) + (2 * c * v + v) + (v + 1))  # move head, value head
     assert sum(q.numel() for q in net.parameters()) == closed == CONFIG_PARAMETERS[name]
+
+
+def test_layer_init_is_cleanrls_orthogonal_init() -> None:
+    """Orthogonal weights scaled by ``std`` (sqrt(2) by default) and a constant bias, as CleanRL's layer_init."""
+    import math
+
+    from agents.network import layer_init
+
+    torch.manual_seed(0)
+    default = layer_init(torch.nn.Linear(24, 8))
+    torch.testing.assert_close(default.weight @ default.weight.T, 2.0 * torch.eye(8), atol=1e-5, rtol=0)
+    assert torch.equal(default.bias, torch.zeros(8))
+    small = layer_init(torch.nn.Linear(24, 8), std=0.01, bias=0.5)
+    torch.testing.assert_close(small.weight @ small.weight.T, 1e-4 * torch.eye(8), atol=1e-9, rtol=0)
+    assert torch.equal(small.bias, torch.full((8,), 0.5))
+    assert math.isclose(layer_init.__defaults__[0], math.sqrt(2))
+
+
+@pytest.mark.parametrize("heads", [1, 2, 4])
+def test_hole_attention_is_standard_multi_head_self_attention(heads: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``x + W_o attn(LN(x))``: the same numbers as torch's own nn.MultiheadAttention given the same
+    weights (q, k, v stacked in that order, the heads side by side), in training and in the exporter's
+    written-out path."""
+    from agents.network import HoleAttention
+
+    torch.manual_seed(heads)
+    block = HoleAttention(channels=16, heads=heads)
+    with torch.no_grad():
+        for p in block.parameters():  # the output projection starts at zero (the identity): perturb it all
+            p.add_(torch.randn_like(p) * 0.3)
+    reference = torch.nn.MultiheadAttention(16, heads, batch_first=True)
+    with torch.no_grad():
+        reference.in_proj_weight.copy_(block.qkv.weight)
+        reference.in_proj_bias.copy_(block.qkv.bias)
+        reference.out_proj.weight.copy_(block.out.weight)
+        reference.out_proj.bias.copy_(block.out.bias)
+    x = torch.randn(3, 121, 16)
+    normed = block.norm(x)
+    expected = x + reference(normed, normed, normed, need_weights=False)[0]
+    with torch.no_grad():
+        torch.testing.assert_close(block(x), expected, atol=1e-5, rtol=1e-4)
+        assert (block(x) - x).abs().max() > 0.1  # the attention term is really there
+        monkeypatch.setattr(torch.onnx, "is_in_onnx_export", lambda: True)
+        torch.testing.assert_close(block(x), expected, atol=1e-5, rtol=1e-4)
