@@ -13,6 +13,7 @@ import itertools
 import random
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from halma_env import Game, Rules  # noqa: E402
-from halma_env.batched import END_REASONS, BatchedGame  # noqa: E402
+from halma_env.batched import END_REASONS, BatchedGame, place_rewards_tensor  # noqa: E402
 from halma_env.encoding import encoding  # noqa: E402
 from halma_env.game import random_playout  # noqa: E402
 from halma_env.layout import layout  # noqa: E402
@@ -85,8 +86,9 @@ def _step_both(bg, games, actions, new_game, shaping, phi0, where, reasons):
             assert [bool(c and c[1]) for c in board] == info["final_king"][b].tolist()
             reasons[g.end_reason] = reasons.get(g.end_reason, 0) + 1
             games[b] = new_game(b)
-        else:
+        else:  # a game that goes on reports no end: reason, places and length 0
             assert int(info["end_reason"][b]) == 0
+            assert info["places"][b].tolist() == [0] * n and int(info["length"][b]) == 0, f"{where} game {b}: info"
         assert np.allclose(rewards[b], expected, atol=1e-5), f"{where} game {b}: rewards {rewards[b]} vs {expected}"
 
 
@@ -760,3 +762,180 @@ def test_to_games_keeps_a_resigned_seat_whose_goal_filled_up_in_play():
     assert not bool(done[0]) and not game.is_over
     assert (back.is_over, back.status, back.places) == (False, game.status, game.places)
     assert back.legal_moves() == game.legal_moves() and back._repetitions[back._record_position()] == 2
+
+
+# --- behaviours found unpinned by mutation testing (scripts/mutants.py) ---------------------------
+
+
+def test_a_move_that_leaves_nobody_able_to_move_is_a_no_moves_draw():
+    # diamond 3: seat 1's piece on hole 120 and seat 2's on hole 0 can never move (closed points);
+    # seat 0 steps its only piece into its goal (finished, place 1), then nobody can move: the two
+    # stuck seats share place 2 and the game ends as "no_moves", as in the scalar engine
+    rules = Rules("diamond", 3)
+    owner = [-1] * 121
+    owner[13], owner[120], owner[0] = 0, 1, 2
+    game = Game.from_position(_position(rules, owner, [False] * 121, 0))
+    bg = BatchedGame(rules, 1)
+    bg.from_games([game.copy()])
+    reasons: dict[str, int] = {}
+    games = [game]
+    action = encoding("diamond", 3).encode_move(0, 13, 14)
+    _step_both(bg, games, [action], lambda b: Game(rules), 0.0, _phi_start(rules), "step", reasons)
+    assert reasons == {"seat_finished": 1, "no_moves": 1}
+
+
+def test_seed_range_and_default():
+    # the whole range torch.Generator.manual_seed takes is accepted, one beyond either end is not;
+    # the default seed is 0
+    for seed in (-(2**63), 2**64 - 1):
+        assert BatchedGame(Rules(), 1, seed=seed).batch_size == 1
+    for seed in (-(2**63) - 1, 2**64):
+        with pytest.raises(ValueError, match="seed must be an int"):
+            BatchedGame(Rules(), 1, seed=seed)
+    rules = Rules("star", 3)
+    assert torch.equal(BatchedGame(rules, 4).random_actions(), BatchedGame(rules, 4, seed=0).random_actions())
+
+
+def test_a_cuda_index_beyond_the_devices_is_named(monkeypatch):
+    # (the check runs before anything touches CUDA, so a CPU-only machine can pretend to have one)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    with pytest.raises(ValueError, match=r"'cuda:1': torch sees 1 CUDA device\(s\), cuda:0 \.\. cuda:0"):
+        BatchedGame(Rules(), 2, device="cuda:1")
+
+
+@pytest.mark.parametrize("variant,n", [("star", 2), ("diamond", 3), ("halma16", 2)])
+def test_kept_buffers_have_their_shapes_no_torch_warning(variant, n):
+    # every out= buffer must have the shape its op writes: torch resizes a wrong one with a
+    # deprecation warning now (an error in a future release), once per step in a training loop
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bg = BatchedGame(Rules(variant, n, move_limit=6), 3, seed=1)
+        for _ in range(8):
+            bg.action_mask()
+            bg.observation()
+            bg.legal_lists()
+            bg.step(bg.random_actions())
+
+
+def test_random_actions_draw_every_legal_move():
+    # the diamond 3 position above: seat 0's one piece has two moves (13-14, 13-26); 64 games of it
+    # draw both, and nothing else (the last move of the list too, not only the first)
+    rules = Rules("diamond", 3)
+    owner = [-1] * 121
+    owner[13], owner[120], owner[0] = 0, 1, 2
+    game = Game.from_position(_position(rules, owner, [False] * 121, 0))
+    bg = BatchedGame(rules, 64, seed=4)
+    bg.from_games([game.copy() for _ in range(64)])
+    enc = encoding("diamond", 3)
+    legal = {enc.encode_move(0, m.src, m.dst) for m in game.legal_moves()}
+    assert len(legal) == 2
+    assert set(bg.random_actions().tolist()) == legal
+
+
+@pytest.mark.parametrize("play_to_end", [True, False])
+def test_a_move_that_completes_seat_0s_goal_finishes_seat_0(play_to_end):
+    # the mirror image of the test above: seat 1 steps into the last hole of seat 0's goal (0-9),
+    # so seat 0 finishes first and seat 1 is second; with two seats the game ends as "finished"
+    # whether or not play_to_end is set (first_finish is for three seats or more)
+    rules = Rules("star", 2, play_to_end=play_to_end)
+    owner = [-1] * 121
+    for h in [*range(9), 60]:
+        owner[h] = 0
+    for h in [*range(62, 71), 18]:
+        owner[h] = 1
+    game = Game.from_position(_position(rules, owner, [False] * 121, 1), play_to_end=play_to_end)
+    bg = BatchedGame(rules, 1)
+    bg.from_games([game.copy()])
+    reasons: dict[str, int] = {}
+    games = [game]
+    action = encoding("star", 2).encode_move(1, 18, 9)
+    _step_both(bg, games, [action], lambda b: Game(rules), 0.0, _phi_start(rules), "step", reasons)
+    assert reasons == {"finished": 1}
+
+
+def _play_moves(bg: BatchedGame, games: list[Game], moves: list[list[tuple[int, int] | None]], new_game,
+                reasons: dict[str, int]) -> None:
+    """Step the batch and the scalar games through ``moves`` (per step, one (src, dst) per game;
+    None: the scalar game's first legal move)."""
+    enc = encoding(bg.rules.variant, bg.rules.num_players)
+    phi0 = _phi_start(bg.rules)
+    for t, step in enumerate(moves):
+        _assert_same_state(bg, games, f"step {t}")
+        actions = []
+        for g, move in zip(games, step):
+            src, dst = move or tuple(g.legal_moves()[0])
+            actions.append(enc.encode_move(g.to_move, src, dst))
+        _step_both(bg, games, actions, new_game, 0.0, phi0, f"step {t}", reasons)
+
+
+def test_a_slots_earlier_history_is_not_counted_for_repetition():
+    # slot 0 plays game A (loaded at ply 10, seat 0 first): seat 0 walks a piece round the triangle
+    # 111-102-103 while seat 1 steps 9-18 and back, so after 5 plies (the move limit, 15) the start
+    # position stands with seat 1 to move.  The rotated game B (seat 1 first) is in that position
+    # again after 4 plies: the second time (start and now), not a third, though A's history still
+    # lies in the buffer right behind B's (slot 1 plays on, so its history is the longer one)
+    rules = Rules("star", 2, repetition_limit=3, move_limit=15)
+    start = Game(rules).position().rsplit(" ", 1)[0]
+    games = [Game.from_position(f"{start} 10", repetition_limit=3, move_limit=15), Game(rules)]
+    bg = BatchedGame(rules, 2, rotate_first_seat=True)
+    bg.from_games([g.copy() for g in games])
+    reasons: dict[str, int] = {}
+    game_a = [(111, 102), (9, 18), (102, 103), (18, 9), (103, 111)]
+    game_b = [(9, 18), (111, 102), (18, 9), (102, 111), (9, 18)]
+    _play_moves(bg, games, [[m, None] for m in game_a + game_b], lambda b: Game(rules.replace(first_seat=1)),
+                reasons)
+    assert reasons == {"move_limit": 1}
+
+
+def test_repetition_and_move_limit_end_games_in_the_same_step():
+    # game 0 repeats the start position a second time (repetition_limit 2) in the step that brings
+    # game 1 to its move limit; game 2 goes on (its places and length read 0)
+    rules = Rules("star", 2, repetition_limit=2, move_limit=20)
+    g0 = Game(rules)
+    for m in ("113-104", "7-16", "104-113"):
+        g0.play(m)
+    g1 = Game(rules)
+    for m in ("113-104", "7-16"):
+        g1.play(m)
+    g1 = Game.from_position(f"{g1.position().rsplit(' ', 1)[0]} 19", repetition_limit=2, move_limit=20)
+    g2 = Game(rules)
+    g2.play("113-104")
+    bg = BatchedGame(rules, 3)
+    bg.from_games([g.copy() for g in (g0, g1, g2)])
+    reasons: dict[str, int] = {}
+    last = g1.legal_moves()[0]
+    _play_moves(bg, [g0, g1, g2], [[(16, 7), (last.src, last.dst), (7, 16)]], lambda b: Game(rules), reasons)
+    assert reasons == {"repetition": 1, "move_limit": 1}
+
+
+def test_repetition_history_grows_past_its_first_64_positions():
+    # positions repeat every 4 plies (each seat takes its last move back); the history buffer of
+    # 64 positions is full before the 20th repetition ends the game, as in the scalar engine
+    reasons = lockstep(Rules("star", 2, repetition_limit=20), batch=1, steps=90, seed=1, policy="undo")
+    assert reasons.get("repetition", 0) > 0, reasons
+
+
+def test_automatic_passes_in_several_games_at_once():
+    # star 2: seat 1's only piece sits on the top tip boxed in by seat 0's pieces, so it passes
+    # every turn and seat 0 moves again; three such games pass in the same step
+    rules = Rules("star", 2)
+    owner = [-1] * 121
+    owner[0] = 1
+    for h in (1, 2, 3, 5, 60):
+        owner[h] = 0
+    game = Game.from_position(_position(rules, owner, [False] * 121, 0))
+    bg = BatchedGame(rules, 3)
+    games = [game.copy() for _ in range(3)]
+    bg.from_games([g.copy() for g in games])
+    reasons: dict[str, int] = {}
+    _play_moves(bg, games, [[(60, 61)] * 3, [(61, 60)] * 3], lambda b: Game(rules), reasons)
+    _assert_same_state(bg, games, "end")
+    assert bg.to_move.tolist() == [0, 0, 0] and bg.ply.tolist() == [12, 12, 12] and not reasons
+
+
+def test_place_rewards_tensor_reference():
+    # the reference gives rewards.place_rewards row by row; 0 is an undecided place (None)
+    places = torch.tensor([[1, 2, 3], [2, 1, 2], [1, 1, 1], [1, 0, 0]])
+    assert place_rewards_tensor(places).tolist() == [[1, 0, -1], [-0.5, 1, -0.5], [0, 0, 0], [1, 0, 0]]
+    assert place_rewards_tensor(places, "win_loss").tolist() == [[1, -1, -1], [-1, 1, -1], [0, 0, 0], [1, 0, 0]]
