@@ -197,8 +197,6 @@ class BatchedGame:
         nb = np.full((H + 1, D), H, dtype=np.int64)
         mid = np.full((H + 1, D), H, dtype=np.int64)
         land = np.full((H + 1, D), H, dtype=np.int64)
-        L = max(g.grid_shape) + 1
-        ray = np.full((H + 1, D, L + 1), H, dtype=np.int64)
         hob = g.hole_of_bit
         for h, b in enumerate(g.bit):
             for d, s in enumerate(g.shifts):
@@ -207,27 +205,11 @@ class BatchedGame:
                     if hob[b + 2 * s] >= 0:
                         mid[h, d] = hob[b + s]
                         land[h, d] = hob[b + 2 * s]
-                x, k = b + s, 0
-                while 0 <= x < len(hob) and hob[x] >= 0:
-                    ray[h, d, k] = hob[x]
-                    x += s
-                    k += 1
         t = lambda a: torch.as_tensor(a, device=dev)  # noqa: E731
-        self.t_nb, self.t_mid, self.t_land = t(nb), t(mid), t(land)
-        # direction-major flat indices for the component passes: (D*H,)
-        self.t_midT = t(np.ascontiguousarray(mid[:H].T).reshape(-1))
-        self.t_landT = t(np.ascontiguousarray(land[:H].T).reshape(-1))
-        self.t_ray = t(ray)
         self.t_arange = torch.arange(H, device=dev)
         self.t_seats = torch.arange(n, device=dev)
         self.t_arange_col = self.t_arange.view(H, 1)
         self._big = torch.tensor(H, device=dev)
-        self._lab_dtype = torch.uint8 if H < 128 else torch.int16
-        self._refused_bit = 0x80 if H < 128 else 0x4000
-        self._big_small = torch.tensor(H, dtype=self._lab_dtype, device=dev)
-        self.t_arange_col_small = self.t_arange_col.to(self._lab_dtype)
-        self.t_midD = t(np.ascontiguousarray(mid.T))  # (D, H+1)
-        self.t_landD = t(np.ascontiguousarray(land.T))
         self.t_nbD = t(np.ascontiguousarray(nb.T))
         self.W = W = (H + 63) // 64
         bits = np.zeros((W, H + 1), dtype=np.uint64)
@@ -824,9 +806,6 @@ class BatchedGame:
 
     def _zero_col(self, B: int) -> torch.Tensor:
         return torch.zeros((B, 1), dtype=torch.long, device=self.device)
-
-    def _minus_col(self, B: int) -> torch.Tensor:
-        return torch.full((B, 1), -1, dtype=torch.int8, device=self.device)
 
     def _false_col(self, B: int) -> torch.Tensor:
         return torch.zeros((B, 1), dtype=torch.bool, device=self.device)
