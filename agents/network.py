@@ -380,8 +380,9 @@ class HalmaNet(nn.Module):
     reverse: torch.Tensor
     grid_index: torch.Tensor
 
-    def __init__(self, variant: str, num_players: int, channels: int = 32, blocks: int = 3, pair_dim: int = 32,
-                 value_hidden: int = 64, position_embedding: bool = True, attention_layers: int = 0,
+    # the defaults are NetworkConfig's (agents/config.py; a test keeps the two equal)
+    def __init__(self, variant: str, num_players: int, channels: int = 16, blocks: int = 2, pair_dim: int = 16,
+                 value_hidden: int = 32, position_embedding: bool = True, attention_layers: int = 0,
                  reach_features: bool = False) -> None:
         super().__init__()
         enc = encoding(variant, num_players)
@@ -494,9 +495,6 @@ class HalmaNet(nn.Module):
         if mask is not None:
             logits = logits.masked_fill(~mask.bool(), MASKED_LOGIT)
         return logits, value
-
-    def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.trunk(obs)[2]
 
 
 def build_network(variant: str, num_players: int, cfg) -> HalmaNet:

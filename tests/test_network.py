@@ -88,6 +88,17 @@ def test_no_dense_action_layer() -> None:
     assert sum(p.numel() for p in net.parameters()) < 100_000
 
 
+def test_the_networks_defaults_are_the_configs() -> None:
+    """One set of defaults: HalmaNet built without sizes is the network a config without them builds."""
+    import inspect
+
+    from agents.config import NetworkConfig
+
+    defaults = {name: p.default for name, p in inspect.signature(HalmaNet).parameters.items()
+                if p.default is not inspect.Parameter.empty}
+    assert defaults == vars(NetworkConfig())
+
+
 def test_illegal_actions_get_zero_probability() -> None:
     torch.manual_seed(1)
     net = HalmaNet("star", 3, channels=8, blocks=1, pair_dim=8, value_hidden=8)
