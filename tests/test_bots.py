@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import math
+import random
 import re
+import time
 
 import pytest
 
-from agents.bots.evaluation import potential, seat_tables
-from agents.bots.greedy import GreedyBot
+from agents.bots.evaluation import (
+    WIN,
+    SeatView,
+    Tracker,
+    escape_moves,
+    goal_fills,
+    potential,
+    progress_score,
+    seat_tables,
+)
+from agents.bots.greedy import REVISIT_PENALTY, GreedyBot, finishing_moves, recent_configurations, stalled_moves
+from agents.bots.search import SearchBot, _Run
 from agents.player import Player
 from agents.registry import BOTS, LEVELS, bot_parameters, make_player, parse_spec
-from halma_env import Game, Rules
+from halma_env import Game, Move, Rules
 from halma_env.board import star_point
 from tests.engine_helpers import assert_within_budget, one_move_from_finishing, position
 
@@ -268,6 +281,9 @@ def test_registry_names_and_errors() -> None:
         ("crossing:time=-1", "crossing time must be > 0 seconds"),
         ("greedy:noise=nan", "greedy noise must be >= 0 and <= 1 (a finite number), got nan"),
         ("greedy:temperature=-0.5", "greedy temperature must be >= 0"),
+        ("greedy:memory=-1", "greedy memory must be >= 0 (an integer), got -1"),
+        ("greedy:straggle=-1", "greedy straggle must be >= 0 (a finite number), got -1.0"),
+        ("greedy:lookahead=inf", "greedy lookahead must be >= 0 (a finite number), got inf"),
         ("mcts:iterations=10,time=none,widen=0", "mcts widen must be > 0 (a finite number), got 0.0"),
         ("mcts:epsilon=1.5", "mcts epsilon must be >= 0 and <= 1"),
         ("search:width=0", "search width must be >= 1 (an integer), got 0"),
@@ -280,7 +296,7 @@ def test_registry_names_and_errors() -> None:
     ],
 )
 def test_bad_bot_parameters_are_named(spec: str, message: str) -> None:
-    with pytest.raises(ValueError, match=re.escape(message)):
+    with pytest.raises(ValueError, match="^" + re.escape(message)):  # the parameter's name comes first
         make_player(spec, seed=0)
 
 
@@ -289,7 +305,7 @@ def test_bad_bot_parameters_are_named(spec: str, message: str) -> None:
 def test_a_time_budget_must_be_positive_and_finite(bot: str) -> None:
     player, game = make_player(bot, seed=0), Game()
     for budget in (0, -1.0, float("nan"), float("inf"), "1"):
-        with pytest.raises(ValueError, match="time_budget must be > 0 seconds"):
+        with pytest.raises(ValueError, match="^time_budget must be > 0 seconds"):
             player.select_move(game, budget)
     assert game.ply == 0 and player.select_move(game, 0.5) in game.legal_moves()
     assert parse_spec("search:") == ("search", {})  # nothing after the colon: the defaults
@@ -527,3 +543,725 @@ def test_last_info_describes_the_last_call() -> None:
     # an answer without a search leaves no figures of the one before
     assert search.select_move(single) == single.legal_moves()[0] and search.last_info["depth"] == 0
     assert mcts.select_move(game) in finishing and mcts.last_info["simulations"] == 0
+
+
+# --- greedy's parts one by one: revisits, stalls, finishing moves, tie-breaks, noise, lookahead -----
+
+# star, 2 seats: seat 0 plays 111-102 and back twice (seat 1 9-18 and back), so it stands where it
+# started, an arrangement seen 3 times, with the one after 111-102 seen twice
+SHUFFLE = ["111-102", "9-18", "102-111", "18-9", "111-102", "9-18", "102-111", "18-9"]
+
+
+def played(game: Game, moves: list[str]) -> Game:
+    """``game`` after ``moves`` (``src-dst``, each checked legal by the engine)."""
+    for text in moves:
+        game.play(text)
+    return game
+
+
+def bits(holes) -> int:
+    """The bit set (bit = hole) of ``holes``."""
+    return sum(1 << h for h in holes)
+
+
+def test_recent_configurations_count_each_arrangement_of_the_last_own_moves() -> None:
+    game = played(Game(Rules("star", 2)), SHUFFLE)
+    start = bits(range(111, 121))
+    after = start ^ bits([111, 102])  # 102 instead of 111
+    assert recent_configurations(game, 0, 12) == {start: 3, after: 2}
+    # memory k: the arrangements before each of the last k own moves (the current one included)
+    assert recent_configurations(game, 0, 0) == {start: 1}
+    assert recent_configurations(game, 0, 1) == {start: 1, after: 1}
+    assert recent_configurations(game, 0, 2) == {start: 2, after: 1}
+    assert recent_configurations(game, 0, 3) == {start: 2, after: 2}
+    # seat 1's own moves only: 9-18 and back, twice
+    home1 = bits(range(10))
+    assert recent_configurations(game, 1, 12) == {home1: 3, home1 ^ bits([9, 18]): 2}
+    game.play(Move(112, 103))  # a new arrangement for seat 0; seat 1's last own move is 18-9
+    assert recent_configurations(game, 0, 1) == {start ^ bits([112, 103]): 1, start: 1}
+    assert recent_configurations(game, 1, 1) == {home1: 1, home1 ^ bits([9, 18]): 1}
+
+
+def test_stalled_moves_counts_own_moves_without_net_progress() -> None:
+    game = played(Game(Rules("star", 2)), SHUFFLE[:2])
+    assert stalled_moves(game, 0, SeatView(game, 0), 12) == 0  # its last move made progress
+    game = played(Game(Rules("star", 2)), SHUFFLE)
+    view = SeatView(game, 0)
+    # back where it stood 2 and 4 own moves ago, further on 1 and 3 moves ago: 4 moves without
+    # progress, or as many as it remembers
+    assert stalled_moves(game, 0, view, 12) == 4
+    assert stalled_moves(game, 0, view, 3) == 3
+    assert stalled_moves(game, 0, view, 1) == 1
+    assert stalled_moves(game, 0, view, 0) == 0
+    assert stalled_moves(game, 1, SeatView(game, 1), 12) == 4  # seat 1 went 9-18 and back twice
+
+
+def test_greedy_penalises_moves_back_to_recent_arrangements() -> None:
+    game = played(Game(Rules("star", 2)), SHUFFLE)
+    view = SeatView(game, 0)
+    # 111-102 leads to an arrangement seen twice in the last moves: 2 x REVISIT_PENALTY off its gain
+    expected = {str(m): view.gain(m.src, m.dst) - 2 * REVISIT_PENALTY * (str(m) == "111-102")
+                for m in game.legal_moves()}
+    assert {str(m): s for s, m in GreedyBot(seed=0).scores(game)} == pytest.approx(expected)
+    assert {str(m): s for s, m in GreedyBot(seed=0, memory=1).scores(game)} == pytest.approx(
+        {k: v + REVISIT_PENALTY * (k == "111-102") for k, v in expected.items()})
+    plain = {str(m): view.gain(m.src, m.dst) for m in game.legal_moves()}
+    assert {str(m): s for s, m in GreedyBot(seed=0, memory=0).scores(game)} == pytest.approx(plain)
+    only = [Move(111, 102), Move(112, 103)]
+    assert [(s, str(m)) for s, m in GreedyBot(seed=0).scores(game, moves=only)] == pytest.approx(
+        [(expected["111-102"], "111-102"), (expected["112-103"], "112-103")])
+    assert bot_parameters("greedy")["memory"] == 12  # the last 12 own moves by default
+
+
+def finishers(game: Game) -> list[Move]:
+    """The moves that finish the seat to move, by playing each one on a copy."""
+    out = []
+    for m in game.legal_moves():
+        after = game.copy()
+        after.play(m)
+        if after.status[game.to_move] == "finished":
+            out.append(m)
+    return out
+
+
+@pytest.mark.parametrize("case", ["last hole", "few pieces", "blocked goal", "king"])
+def test_finishing_moves_finds_every_move_that_finishes(case: str) -> None:
+    if case == "last hole":  # goal holes 0-8 filled, the last piece next to hole 9
+        game = one_move_from_finishing()[0]
+    elif case == "few pieces":  # three pieces only: two in the goal, one a step from it
+        game = Game.from_position(position("star", 2, {0: "0", 1: "0", 14: "0", 60: "1"}))
+    elif case == "blocked goal":
+        # seat 1 holds 0-2 of seat 0's goal, seat 0 holds 3-8 and can fill 9 from 17: anti-blocking
+        # finishes it with three pieces still outside
+        pieces = {h: "1" for h in (0, 1, 2, 50, 51, 52, 53, 54, 55, 56)}
+        pieces.update({h: "0" for h in (3, 4, 5, 6, 7, 8, 17, 100, 101, 102)})
+        game = Game.from_position(position("star", 2, pieces))
+    else:  # diamond: every piece in the camp, the king (A) one step from the tip (0)
+        game = Game.from_position(position("diamond", 2, {2: "A", 5: "0", 8: "0", 14: "0", 60: "1"}))
+    expected = finishers(game)
+    assert len(expected) == 1
+    moves = game.legal_moves()
+    assert finishing_moves(game, 0, SeatView(game, 0), moves) == expected
+    assert GreedyBot(seed=0).select_move(game) == expected[0]
+
+
+def test_greedy_breaks_ties_with_its_seeded_generator_only() -> None:
+    # from the start, six hops tie (gain 4.45); after 115-104 5-16, 120-102 is the one best move.
+    # noise 0 draws nothing but the tie-breaks: one choice among the ties, in legal-move order
+    start = Game(Rules("star", 2))
+    scored = GreedyBot(seed=0).scores(start)
+    ties = [m for s, m in scored if s == max(s for s, _ in scored)]
+    assert [str(m) for m in ties] == ["115-102", "115-104", "116-103", "116-105", "117-104", "117-106"]
+    unique = played(Game(Rules("star", 2)), ["115-104", "5-16"])
+    picks = set()
+    for seed in range(8):
+        bot, rng = GreedyBot(seed=seed), random.Random(seed)
+        assert str(bot.select_move(unique)) == "120-102"
+        assert bot.select_move(start) == rng.choice(ties)
+        assert str(bot.select_move(unique)) == "120-102"
+        assert bot.select_move(start) == rng.choice(ties)
+        picks.add(str(rng.choice(ties)))
+    assert len(picks) > 1
+
+
+def test_greedy_noise_and_temperature() -> None:
+    game = played(Game(Rules("star", 2)), ["115-104", "5-16"])
+    moves = game.legal_moves()
+    rng = random.Random(4)
+    bot = GreedyBot(seed=4, noise=1.0)  # always a uniformly random move
+    for _ in range(5):
+        rng.random()
+        assert bot.select_move(game) == rng.choice(moves)
+    # temperature T: a softmax over the scores, exp((score - best) / T), drawn from the seeded generator
+    for position_game, temperature in [(Game(Rules("star", 2)), 0.9), (game, 3.0)]:
+        scored = GreedyBot(seed=0).scores(position_game)
+        top = max(s for s, _ in scored)
+        rng = random.Random(2)
+        weights = [math.exp((s - top) / temperature) for s, _ in scored]
+        expected = [rng.choices([m for _, m in scored], weights=weights)[0] for _ in range(10)]
+        bot = GreedyBot(seed=2, temperature=temperature)
+        assert [bot.select_move(position_game) for _ in range(10)] == expected
+        assert len(set(expected)) > 1
+    # a tiny temperature is the plain argmax; a large one spreads over many moves
+    assert {str(GreedyBot(seed=s, temperature=0.01).select_move(game)) for s in range(5)} == {"120-102"}
+    hot = GreedyBot(seed=0, temperature=100.0)
+    assert len({str(hot.select_move(game)) for _ in range(20)}) >= 5
+
+
+def test_greedy_lookahead_adds_the_next_best_gain_to_its_eight_best_moves() -> None:
+    game = played(Game(Rules("star", 2)), ["115-104", "5-16"])
+    view = SeatView(game, 0)
+    plain = sorted(((s, str(m)) for s, m in GreedyBot(seed=0).scores(game)), key=lambda x: -x[0])
+    ahead = {str(m): s for s, m in GreedyBot(seed=0, lookahead=0.5).scores(game)}
+    assert len(plain) > 8
+    for rank, (score, text) in enumerate(plain):
+        if rank >= 8:
+            assert ahead[text] == score, text  # only the 8 best look further
+            continue
+        after = played(game.copy(), [text])
+        after.to_move = 0  # its own next move, the others held still
+        follow = max(view.gain(m.src, m.dst) for m in after.legal_moves())
+        assert follow > 0 and ahead[text] == pytest.approx(score + 0.5 * follow), text
+
+
+@pytest.mark.parametrize(("spec", "text"), [
+    ("random", "RandomBot(seed=3)"),
+    ("greedy:noise=0.5,temperature=2", "GreedyBot(seed=3, noise=0.5, temperature=2.0)"),
+    ("search:depth=1,time=none,width=4", "SearchBot(seed=3, time=None, depth=1, width=4)"),
+    ("crossing:width=7,depth=2", "CrossingBot(width=7, straggle=1.0, depth=2, time=None)"),
+])
+def test_bots_describe_themselves_and_refuse_a_finished_game(spec: str, text: str) -> None:
+    player = make_player(spec, seed=3)
+    assert repr(player) == text
+    assert type(player)().name == spec.partition(":")[0]  # the default name is the bot's
+    game, finishing = one_move_from_finishing()
+    game.play(finishing[0])
+    assert game.is_over
+    with pytest.raises(ValueError, match="^no legal move: the game is over$"):
+        player.select_move(game)
+
+
+# --- search's parts: parameters, time limits, terminal and static values, the tree's values --------
+
+
+def test_search_parameters_and_their_defaults() -> None:
+    assert bot_parameters("search") == {"time": 0.2, "depth": 0, "width": 10, "root_width": 24, "memory": 12,
+                                        "straggle": 0.6}
+    for spec, message in [("search:depth=-1", "search depth must be >= 0 (an integer), got -1"),
+                          ("search:root_width=0", "search root_width must be >= 1 (an integer), got 0"),
+                          ("search:memory=-2", "search memory must be >= 0 (an integer), got -2"),
+                          ("search:straggle=nan", "search straggle must be >= 0 (a finite number), got nan")]:
+        with pytest.raises(ValueError, match="^" + re.escape(message)):
+            make_player(spec, seed=0)
+    # a single legal move is played without a search; a one-move-wide root still searches
+    single = Game.from_position(position("star", 2, {0: "1", 1: "0", 3: "0", 60: "0"}, to_move=1))
+    bot = SearchBot(seed=0, depth=2, time=None, root_width=1, width=1)
+    assert bot.select_move(single) == Move(0, 2)
+    assert bot.last_info == {"depth": 0, "nodes": 0, "move": "0-2"}
+    move = bot.select_move(Game(Rules("star", 2)))
+    assert bot.last_info["depth"] == 2 and bot.last_info["nodes"] > 0 and bot.last_info["move"] == str(move)
+    # nodes: the positions searched; at depth 1 one per root move, of which it keeps the root_width
+    # (24) best-ordered of the 25 here
+    game = played(Game(Rules("star", 2)), ["115-104", "5-16"])
+    assert len(game.legal_moves()) == 25
+    for root_width, nodes in [(100, 25), (24, 24), (5, 5), (1, 1)]:
+        bot = SearchBot(seed=0, depth=1, time=None, root_width=root_width)
+        assert str(bot.select_move(game)) == "120-102"
+        assert bot.last_info == {"depth": 1, "nodes": nodes, "move": "120-102"}
+
+
+def test_search_keeps_a_margin_of_the_time_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agents.bots.search as search
+
+    limits: list[float | None] = []
+
+    class Recording(search._Run):
+        def __init__(self, bot: SearchBot, game: Game, start: float, limit: float | None) -> None:
+            super().__init__(bot, game, start, limit)
+            assert self.deadline == (None if limit is None else start + limit)
+            limits.append(limit)
+
+    monkeypatch.setattr(search, "_Run", Recording)
+    game = played(Game(Rules("star", 2)), ["115-104", "5-16"])
+    for time_limit, budget in [(None, None), (None, 1.0), (0.3, 1.0), (5.0, 1.0), (None, 0.01), (0.3, None)]:
+        SearchBot(seed=0, time=time_limit, depth=1).select_move(game, budget)
+    # the budget less 30% and 10 ms (at least 5 ms), or the bot's own limit if that is shorter
+    assert limits == pytest.approx([None, 0.69, 0.3, 0.69, 0.005, 0.3])
+
+
+def test_search_stops_at_once_when_its_deadline_has_passed() -> None:
+    game = played(Game(Rules("star", 2)), ["115-104", "5-16"])
+    bot = SearchBot(seed=0, depth=3, time=None)
+    run = _Run(bot, game, time.perf_counter() - 10.0, 1.0)
+    move = run.best_move(game.legal_moves())
+    # no iteration completed: the root's best-ordered move (the one greedy move gaining most)
+    assert str(move) == "120-102" and bot.last_info["depth"] == 0 and 0 < bot.last_info["nodes"] <= 8
+
+
+def search_run(text: str, width: int = 10) -> _Run:
+    return _Run(SearchBot(seed=0, depth=3, time=None, width=width), Game.from_position(text), 0.0, None)
+
+
+def test_search_scores_decided_positions_by_place() -> None:
+    game, finishing = one_move_from_finishing()
+    win = search_run(game.position())
+    assert win.terminal(0) is None
+    win.play(0, finishing[0], 0.0)
+    assert win.terminal(3) == WIN - 3  # first place, 3 plies on: sooner is better
+    fields = game.position().split(" ")
+    fields[3] = "1"  # the same, seat 1 to move (the root)
+    lose = search_run(" ".join(fields))
+    lose.play(0, finishing[0], 0.0)
+    assert lose.terminal(3) == -WIN + 3  # last place: later is better
+    # star, 4 seats, seats 1 and 2 finished: seat 0 finishing now takes 3rd place, still worth half a win
+    outside = [h for h in game.geometry.neighbours[9] if h >= 10]
+    pieces = {h: "0" for h in range(9)}
+    pieces[outside[0]] = "0"
+    pieces.update({h: "1" for h in star_point(4)})
+    pieces.update({h: "2" for h in star_point(0)})
+    pieces.update({h: "3" for h in range(56, 66)})
+    third = search_run(position("star", 4, pieces))
+    third.play(0, (outside[0], 9), 0.0)
+    assert third.g.places[0] == 3 and third.terminal(1) == pytest.approx(WIN * (1 - 0.5 * 2 / 3) - 1)
+    # star, 3 seats: finishing first is the win, though the others play on
+    pieces = {h: "0" for h in range(9)}
+    pieces.update({17: "0", 60: "1", 70: "1", 61: "2", 71: "2"})
+    first = search_run(position("star", 3, pieces))
+    first.play(0, (17, 9), 0.0)
+    assert not first.g.is_over and first.terminal(1) == WIN - 1
+    # the solitaire: finishing is the win
+    pieces = {h: "0" for h in range(9)}
+    pieces[17] = "0"
+    solo = search_run(position("star", 1, pieces))
+    assert solo.solo and solo.terminal(0) is None
+    solo.play(0, (17, 9), 0.0)
+    assert solo.terminal(1) == WIN - 1
+    solitaire = Game.from_position(position("star", 1, pieces))
+    assert SearchBot(seed=0, depth=2, time=None).select_move(solitaire) == Move(17, 9)
+    # the move limit: a draw scores 0, a decision by progress by its place reward on half the scale
+    for outcome, expected in [("draw", (0.0, 0.0)), ("progress", (0.5 * WIN - 2, -WIN + 2))]:
+        for root in (0, 1):
+            limited = Game(Rules("star", 2, move_limit=2, limit_outcome=outcome))
+            limited.to_move = root
+            run = _Run(SearchBot(seed=0, depth=1, time=None), limited, 0.0, None)
+            assert run.terminal(0) is None
+            run.play(0, Move(115, 102), 0.0)  # seat 0 hops ahead, seat 1 only steps
+            run.play(1, Move(9, 18), 0.0)
+            assert run.g.is_over and run.terminal(2) == expected[root], (outcome, root)
+
+
+def test_search_static_value_is_the_mean_lead_over_undecided_rivals_plus_tempo() -> None:
+    game = played(Game(Rules("star", 3)), ["115-102", "12-37", "20-43"])  # seat 0 to move
+    run = search_run(game.position())
+    lead = (potential(game, 1) + potential(game, 2)) / 2 - potential(game, 0)
+    assert run.static(True) == pytest.approx(lead + 1.5) and run.static(False) == pytest.approx(lead - 1.5)
+    # seats 1 and 2 have finished: only seat 3 is still a rival
+    game = Game.from_position(position("star", 4, {**{h: "0" for h in range(60, 70)}, **{h: "1" for h in star_point(4)},
+                                                   **{h: "2" for h in star_point(0)},
+                                                   **{h: "3" for h in range(40, 50)}}))
+    run = search_run(game.position())
+    assert run.static(True) == pytest.approx(potential(game, 3) - potential(game, 0) + 1.5)
+
+
+def plain_minimax(run: _Run, is_max: bool, depth: int, ply: int) -> float:
+    """The value ``_Run.minimax`` must find, searched the slow way: every move of the mover(s), no
+    pruning, no table, no move-count cut, every leaf played out."""
+    term = run.terminal(ply)
+    if term is not None:
+        return term
+    if depth <= 0:
+        return run.static(is_max)
+    values = []
+    status = run.g.status
+    for s in [run.root] if is_max else [s for s in range(run.n) if s != run.root and status[s] == "active"]:
+        for gain, src, dst in run.tr.scored_moves(s):
+            run.play(s, (src, dst), gain)
+            values.append(plain_minimax(run, not is_max, depth - 1, ply + 1))
+            run.undo(s, (src, dst), gain)
+    if not values:  # a pass
+        return plain_minimax(run, not is_max, depth - 1, ply)
+    return max(values) if is_max else min(values)
+
+
+# few pieces, so that a full tree is cheap: an open race (star, 2 seats), one where both sides can
+# finish within a few moves, 3 seats (best-reply search: seats 1 and 2 pool their replies), and passes
+SMALL_TREES = [
+    position("star", 2, {0: "0", 1: "0", 14: "0", 40: "0", 120: "1", 119: "1", 94: "1", 60: "1"}),
+    position("star", 2, {0: "0", 1: "0", 26: "0", 120: "1", 119: "1", 93: "1"}, to_move=1),
+    position("star", 3, {0: "0", 1: "0", 26: "0", 40: "0", 110: "1", 109: "1", 71: "1", 100: "2", 99: "2", 52: "2"}),
+    # seat 1's one piece on 0 is shut in by seat 0's on 1, 2, 3 and 5: it passes until one of them moves
+    position("star", 2, {1: "0", 2: "0", 3: "0", 5: "0", 40: "0", 0: "1"}),
+]
+
+
+# star, 3 seats: seat 2's pieces on 0 and 22 are shut in (it passes), seat 1 moves freely
+SHUT_IN = position("star", 3, {**{h: "0" for h in (1, 2, 3, 5, 21, 20, 34, 45, 60)},
+                               50: "1", 51: "1", 110: "1", 22: "2", 0: "2"})
+
+
+@pytest.mark.parametrize("text", [*SMALL_TREES, SHUT_IN])
+def test_search_values_are_those_of_a_plain_minimax(text: str) -> None:
+    inf = float("inf")
+
+    def check(run: _Run, is_max: bool, depth: int, lo: float, hi: float, expected: float) -> None:
+        # fail-soft alpha-beta: exact inside the window, a bound on the right side outside it
+        value = run.minimax(is_max, depth, lo, hi, 0)
+        if expected <= lo:
+            assert value <= lo, (depth, is_max, lo, hi)
+        elif expected >= hi:
+            assert value >= hi, (depth, is_max, lo, hi)
+        else:
+            assert value == pytest.approx(expected), (depth, is_max, lo, hi)
+
+    for depth in (1, 2, 3):
+        for is_max in (True, False):
+            expected = plain_minimax(search_run(text, 1000), is_max, depth, 0)
+            # the same, also when the table holds the bounds of the narrower searches before
+            run = search_run(text, 1000)
+            for lo, hi in [(expected + 1, inf), (-inf, expected - 1), (expected - 1, expected + 1), (-inf, inf)]:
+                check(run, is_max, depth, lo, hi, expected)
+
+
+def test_search_uses_a_table_entry_only_where_it_decides() -> None:
+    from agents.bots.search import _EXACT, _LOWER, _UPPER
+
+    inf = float("inf")
+    text = SMALL_TREES[0]
+    for is_max in (True, False):
+        expected = plain_minimax(search_run(text, 1000), is_max, 3, 0)
+        sign = 1 if is_max else -1  # a cut-off bound: a lower one at a MAX node, an upper one at a MIN node
+        cut, other = (_LOWER, _UPPER) if is_max else (_UPPER, _LOWER)
+        cases = [
+            (_EXACT, expected + 5, -inf, inf, True),  # a value searched as deep is taken as it is
+            (cut, expected - 5 * sign, -inf, inf, False),  # a bound on the wrong side of the window says nothing
+            (cut, expected + 5 * sign, *((-inf, expected + 4) if is_max else (expected - 4, inf)), True),
+            (other, expected + 5 * sign, -inf, inf, False),
+            (other, expected - 5 * sign, *((expected - 4, inf) if is_max else (-inf, expected + 4)), True),
+            (_LOWER, expected - 5, expected - 4, inf, False),  # a lower bound below alpha says nothing
+            (_UPPER, expected + 5, -inf, expected + 4, False),  # nor an upper one above beta
+        ]
+        for flag, stored, lo, hi, decides in cases:
+            for stored_depth in (2, 3, 4):  # a shallower search's entry only orders the moves
+                run = search_run(text, 1000)
+                run.tt[run.hash ^ (0 if is_max else run.zob_min)] = (stored_depth, stored, flag, None)
+                value = run.minimax(is_max, 3, lo, hi, 0)
+                if decides and stored_depth >= 3:
+                    assert value == stored, (is_max, flag, stored_depth)
+                else:
+                    assert value == pytest.approx(expected), (is_max, flag, stored_depth)
+
+
+def test_greedy_and_search_do_not_walk_back_when_an_equal_move_exists() -> None:
+    # one piece each; seat 0 stepped back 60-70, and now 70-60 and 70-61 gain the same: going back
+    # to where it just stood costs REVISIT_PENALTY, so every seed takes 70-61
+    game = played(Game.from_position(position("star", 2, {60: "0", 9: "1"})), ["60-70", "9-18"])
+    view = SeatView(game, 0)
+    assert view.gain(70, 60) == view.gain(70, 61) == max(view.gain(m.src, m.dst) for m in game.legal_moves())
+    for seed in range(6):
+        for bot in (GreedyBot(seed=seed), SearchBot(seed=seed, depth=1, time=None),
+                    SearchBot(seed=seed, depth=2, time=None), SearchBot(seed=seed, depth=2, time=None, root_width=1)):
+            assert str(bot.select_move(game)) == "70-61", (bot, seed)
+    # without a memory the two are a tie, broken by the seed either way
+    for bot_of in (lambda s: GreedyBot(seed=s, memory=0), lambda s: SearchBot(seed=s, depth=1, time=None, memory=0)):
+        assert {str(bot_of(s).select_move(game)) for s in range(6)} == {"70-60", "70-61"}
+
+
+# --- the shared evaluation (evaluation.py), worked out by hand ---------------------------------------
+
+
+def test_seat_tables_by_hand() -> None:
+    star = seat_tables("star", 2, 0)
+    # depth = steps from the goal tip (hole 0); the goal's rows hold 1, 2, 3 and 4 holes
+    assert star.tip == 0 and star.depth[:10] == (0, 1, 1, 2, 2, 2, 3, 3, 3, 3)
+    assert star.depth[60] == 8 and star.depth[120] == 16 and star.king is None
+    assert star.piece[60] == pytest.approx(8 + 0.6 * 8 * 8 / 16) and star.piece[3] == pytest.approx(2 + 0.6 * 4 / 16)
+    assert star.goal == frozenset(range(10)) and star.goal_order == tuple(range(10))
+    assert seat_tables("star", 2, 0, 1.0).piece[60] == pytest.approx(8 + 64 / 16)
+    assert seat_tables("star", 2, 1).tip == 120 and seat_tables("star", 2, 1).depth[0] == 16
+    # the square board: (dr + dc) + max(dr, dc) / 2 from the corner, the goal hole with the fewest neighbours
+    square = seat_tables("halma16", 2, 0)
+    assert square.tip == 0
+    assert [square.depth[h] for h in (0, 1, 16, 17, 2, 32, 255)] == [0, 1.5, 1.5, 2.5, 3, 3, 37.5]
+    assert square.goal_order[:5] == (0, 1, 16, 17, 2)  # equal depths: the lower hole first
+    assert seat_tables("halma16", 2, 1).tip == 255 and seat_tables("halma16", 4, 1).tip == 15
+    # diamond: the king counts twice; an ordinary piece on the tip as if just outside the camp (depth 5)
+    diamond = seat_tables("diamond", 2, 0)
+    assert diamond.tip == 0 and max(diamond.depth[h] for h in diamond.goal) == 4
+    assert diamond.king is not None and diamond.king[1] == pytest.approx(2 * (1 + 0.6 / 16)) and diamond.king[0] == 0
+    assert diamond.piece[0] == pytest.approx(5 + 0.6 * 25 / 16) and diamond.piece[1] == pytest.approx(1 + 0.6 / 16)
+
+
+def test_endgame_pull_and_camp_exit_steps_by_hand() -> None:
+    from agents.bots.evaluation import _exit_steps, camp_table, endgame_table
+
+    pull = endgame_table("star", 2, 0, frozenset({9}))
+    assert pull[:10] == (0.0,) * 10  # inside the goal: no pull
+    assert (pull[17], pull[18], pull[10]) == (0.25, 0.25, 2.0)  # 0.25 per step to hole 9 (10 is 8 steps away)
+    assert endgame_table("star", 2, 0, frozenset()) == (0.0,) * 121
+    # seat 1's camp (its goal 111-120, tip 120): 4 steps out from the tip, 1 from the front row
+    steps = _exit_steps("star", 2, 1)
+    assert steps[111:121] == (1, 1, 1, 1, 2, 2, 2, 3, 3, 4) and not any(steps[:111])
+    # halma16: 3 king steps out from the corner, graded by depth (at most 7 in the camp): 3 (8 - depth) / 8
+    square = _exit_steps("halma16", 2, 1)
+    assert (square[255], square[254], square[238], square[190]) == (3.0, 3 * 6.5 / 8, 3 * 5.5 / 8, 3 * 1 / 8)
+    # seat 0's camp penalty in seat 1's camp: exit steps x (0.25 + 12 x fill), fill in twentieths
+    assert camp_table("star", 2, 0, (0, 0))[111:121] == pytest.approx([0.25 * s for s in steps[111:121]])
+    assert camp_table("star", 2, 0, (20, 12))[111:121] == pytest.approx([7.45 * s for s in steps[111:121]])
+    assert not any(camp_table("star", 2, 0, (20, 12))[:111])  # its own goal is no camp
+    assert camp_table("star", 2, 1, (10, 0))[0] == pytest.approx(4 * 6.25)
+
+
+def test_goal_fills_count_pieces_in_and_near_the_goal() -> None:
+    # seat 0: 4 in its goal (0-3), 2 a step from it, 4 far: (4 + 2/2) / 10 = 10 twentieths
+    # seat 1: 5 in its goal (111-115), one 1 and one 3 steps from it (half each), one 4 steps away
+    pieces = {h: "0" for h in (0, 1, 2, 3, 14, 15, 56, 57, 58, 59)}
+    pieces.update({h: "1" for h in (111, 112, 113, 114, 115, 100, 80, 66, 20, 21)})
+    game = Game.from_position(position("star", 2, pieces))
+    assert goal_fills(game) == (10, 12)
+    assert goal_fills(Game(Rules("star", 2))) == (0, 0)
+    # a seat that has finished counts as full
+    pieces = {h: "0" for h in range(60, 70)}
+    pieces.update({h: "1" for h in star_point(4)})
+    pieces.update({h: "2" for h in range(40, 50)})
+    pieces.update({h: "3" for h in star_point(1)})
+    four = Game.from_position(position("star", 4, pieces))
+    assert four.status[1] == "finished" and goal_fills(four)[1] == 20 and goal_fills(four)[0] == 0
+    # a piece's value: its table value, the pull toward the nearest empty goal hole (0-3 are filled)
+    # and, deep in seat 1's camp (4 steps out), the camp penalty at seat 1's fill of 12/20
+    view = SeatView(game, 0)
+    nearest = min(game.geometry.distance(120, h) for h in range(4, 10))
+    assert view.value(120, False) == pytest.approx(16 + 0.6 * 16 + 0.25 * nearest + 4 * 7.45)
+    assert view.value(14, False) == pytest.approx(view.piece[14] + 0.25 * 1)  # a step from 6
+
+
+def test_a_diamond_view_keeps_the_tip_for_the_king() -> None:
+    # seat 0: the king (A) on 5, thirteen pieces filling the rest of the camp but the tip 0, one outside
+    pieces = {h: "0" for h in (1, 2, 3, 4, 6, 7, 8, 9, 14, 15, 16, 17, 18, 24)}
+    pieces[5] = "A"
+    game = Game.from_position(position("diamond", 2, {**pieces, 60: "1"}))
+    view = SeatView(game, 0)
+    t = seat_tables("diamond", 2, 0)
+    assert t.king is not None and view.king_hole == 5
+    # the only empty goal hole is the tip, which ordinary pieces do not aim for: no pull anywhere
+    assert view.endgame[24] == 0 and view.value(24, False) == t.piece[24]
+    assert view.value(5, True) == t.king[5] == pytest.approx(2 * (2 + 0.6 * 4 / 16))
+    assert view.gain(5, 0) == pytest.approx(t.king[5]) and view.gain(24, 14) == pytest.approx(t.piece[24] - t.piece[14])
+    assert view.potential() == pytest.approx(t.king[5] + sum(t.piece[h] for h in pieces if h != 5))
+    assert potential(game, 0) == pytest.approx(view.potential())
+    # with the king on the tip, the pull is toward the goal's empty holes (here 5)
+    pieces = {h: "0" for h in (1, 2, 3, 4, 6, 7, 8, 9, 14, 15, 16, 17, 18, 24)}
+    king_home = Game.from_position(position("diamond", 2, {**pieces, 0: "A", 60: "1"}))
+    home = SeatView(king_home, 0)
+    assert home.king_hole == 0 and home.endgame[24] == pytest.approx(0.25 * king_home.geometry.distance(24, 5))
+
+
+def test_progress_score_is_the_mean_lead_over_undecided_seats() -> None:
+    game = played(Game(Rules("star", 3)), ["115-102", "12-37", "20-43"])
+    lead = (potential(game, 1) + potential(game, 2)) / 2 - potential(game, 0)
+    assert progress_score(game, 0) == pytest.approx(lead) and lead != 0
+    pieces = {h: "0" for h in range(60, 70)}
+    pieces.update({h: "1" for h in star_point(4)})
+    pieces.update({h: "2" for h in star_point(0)})
+    pieces.update({h: "3" for h in range(40, 50)})
+    four = Game.from_position(position("star", 4, pieces))  # seats 1 and 2 have finished
+    assert progress_score(four, 0) == pytest.approx(potential(four, 3) - potential(four, 0))
+    over, finishing = one_move_from_finishing()
+    over.play(finishing[0])
+    assert progress_score(over, 0) == 0.0  # nobody left to compare with
+
+
+@pytest.mark.parametrize("text", [
+    position("star", 2, {0: "0", 1: "0", 14: "0", 60: "1", 61: "1"}),
+    position("diamond", 2, {2: "A", 5: "0", 8: "0", 14: "0", 60: "1", 70: "B"}),
+])
+def test_tracker_moves_gains_and_finish_checks(text: str) -> None:
+    game = Game.from_position(text)
+    tr = Tracker(game)
+    for s in (0, 1):
+        view = SeatView(game, s)
+        probe = game.copy()
+        probe.to_move = s
+        expected = sorted((view.gain(m.src, m.dst), m.src, m.dst) for m in probe.legal_moves())
+        assert sorted(tr.scored_moves(s)) == pytest.approx(expected)
+        assert tr.best_gain(s) == pytest.approx(max(e[0] for e in expected))
+        assert tr.moves_of(s) == probe.legal_moves()
+        assert all(tr.gain(s, src, dst) == pytest.approx(g) for g, src, dst in expected)
+    # seat 0: 7 or 11 empty goal holes, one piece outside: one move might finish it
+    assert tr.near_finish(0) and not tr.near_finish(1)
+    assert tr.outside == [1 if "star" in text else 0, 2] and tr.empty[1] == len(tr.goals[1])
+    into_goal = [(g, src, dst) for g, src, dst in tr.scored_moves(0) if dst in tr.goals[0]]
+    finishers_now = {(m.src, m.dst) for m in finishers(game)}
+    assert finishers_now
+    for _, src, dst in tr.scored_moves(0):
+        # every finishing move passes the cheap check; moves within the goal of an ordinary piece do not
+        if (src, dst) in finishers_now:
+            assert tr.may_finish(0, (src, dst))
+        if src in tr.goals[0] and src != tr.king[0] or dst not in tr.goals[0]:
+            assert not tr.may_finish(0, (src, dst))
+    g, src, dst = next(x for x in into_goal if (x[1], x[2]) in finishers_now)
+    before = (list(tr.outside), list(tr.empty), list(tr.pot), list(tr.king))
+    tr.play(0, (src, dst), g)
+    assert tr.game.status[0] == "finished" and tr.pot[0] == pytest.approx(before[2][0] - g)
+    assert tr.outside[0] == 0 and tr.empty[0] == before[1][0] - (src not in tr.goals[0])
+    assert tr.king[0] == (dst if before[3][0] == src else before[3][0])
+    tr.undo(0, (src, dst), g)
+    assert (tr.outside, tr.empty, tr.king) == (before[0], before[1], before[3])
+    assert tr.pot == pytest.approx(before[2]) and tr.game.position() == game.position()
+
+
+@pytest.mark.parametrize(("path", "expected"), [
+    ([], "70-61"),  # one move back: no stall
+    (["16-28", "28-39", "39-49", "49-50"], "70-61"),  # 5 moves without progress: a bonus of 1 x gain
+    (["16-28", "28-39", "39-38", "38-49", "49-50"], "70-50"),  # 6: 1.5 x gain, which outweighs going back
+])
+def test_search_favours_progress_once_it_has_stalled(path: list[str], expected: str) -> None:
+    # seat 0's one piece wandered back and last hopped 50-70 over seat 1's piece on 60; hopping back
+    # gains 3.7 but returns to an arrangement just seen (-4), stepping on to 61 gains 1.89.  After
+    # more than 3 own moves without progress, progress earns 0.5 x gain per further move
+    start = path[0].split("-")[0] if path else "50"
+    history: list[str] = []
+    for move in [*path, "50-70"]:
+        history += [move, "100-101" if len(history) % 4 == 0 else "101-100"]
+    game = played(Game.from_position(position("star", 2, {int(start): "0", 60: "1", 100: "1"})), history)
+    view = SeatView(game, 0)
+    assert stalled_moves(game, 0, view, 12) == len(path) + 1
+    assert (round(view.gain(70, 50), 3), round(view.gain(70, 61), 3)) == (3.7, 1.887)
+    for seed in range(3):
+        for depth in (1, 2):
+            assert str(SearchBot(seed=seed, depth=depth, time=None).select_move(game)) == expected, (seed, depth)
+        assert str(SearchBot(seed=seed, depth=1, time=None, memory=0).select_move(game)) == "70-50"  # no memory
+
+
+def anti_blocking_finish(parked: bool) -> Game:
+    """star, 2 seats: seat 1 holds holes 0-2 of seat 0's goal, seat 0 holds 3-8 and finishes by 17-9
+    (anti-blocking) with pieces still outside; ``parked``: one of them on 120, deep in seat 1's goal
+    camp, which seat 1 is filling (4 of its pieces in it)."""
+    pieces = {h: "1" for h in (0, 1, 2, 111, 112, 113, 114, 50, 51, 52)}
+    pieces.update({h: "0" for h in (3, 4, 5, 6, 7, 8, 17, 60, 61, 62)})
+    if parked:
+        del pieces[62]
+        pieces[120] = "0"
+    return Game.from_position(position("star", 2, pieces))
+
+
+@pytest.mark.parametrize("parked", [False, True])
+def test_search_keeps_a_finishing_move_whatever_else_it_prefers(parked: bool) -> None:
+    game = anti_blocking_finish(parked)
+    finish = finishers(game)
+    assert [str(m) for m in finish] == ["17-9"]
+    view = SeatView(game, 0)
+    assert max(view.gain(m.src, m.dst) for m in game.legal_moves()) > view.gain(17, 9)  # not the best-ordered
+    if parked:  # the parked piece must get out first, unless the seat can finish
+        assert escape_moves(game, game.legal_moves()) and Move(17, 9) not in escape_moves(game, game.legal_moves())
+    for bot in (SearchBot(seed=0, depth=2, time=None, root_width=1), SearchBot(seed=0, depth=1, time=None),
+                GreedyBot(seed=0)):
+        assert bot.select_move(game) == finish[0], bot
+    # a forced finish ends the deepening: no deeper iteration is needed, with a time limit or a depth
+    for bot in (SearchBot(seed=0, depth=4, time=None), SearchBot(seed=0, time=30.0)):
+        assert bot.select_move(game) == finish[0] and bot.last_info["depth"] == 1
+
+
+@pytest.mark.parametrize("text", SMALL_TREES)
+def test_search_plays_a_move_of_the_best_plain_minimax_value(text: str) -> None:
+    game = Game.from_position(text)
+    for depth in (1, 2, 3):
+        values = {}
+        for m in game.legal_moves():
+            run = search_run(text, 1000)
+            run.play(game.to_move, m, run.gain(game.to_move, m.src, m.dst))
+            values[m] = plain_minimax(run, False, depth - 1, 1)
+        for seed in range(2):
+            move = SearchBot(seed=seed, depth=depth, time=None, width=1000, root_width=1000).select_move(game)
+            assert values[move] == pytest.approx(max(values.values())), (depth, seed)
+
+
+@pytest.mark.parametrize(("third", "fill", "escapes"), [(120, 6, ["116-112", "116-113"]), (100, 5, [])])
+def test_a_parked_piece_must_get_out_once_the_camp_is_30_percent_full(third: int, fill: int,
+                                                                      escapes: list[str]) -> None:
+    # seat 0's piece on 116 sits in seat 1's goal camp (2 steps from its edge); seat 1 has 118 and 119
+    # in the camp and a third piece in it (6/20 filled) or 1 step from it (half: 5/20)
+    pieces = {116: "0", 60: "0"}
+    pieces.update({h: "1" for h in (118, 119, third, 30, 31, 32, 33, 34, 35, 36)})
+    game = Game.from_position(position("star", 2, pieces))
+    assert goal_fills(game) == (0, fill)
+    # only moves nearer the camp's edge count (116-115 and 116-117 stay 2 steps in)
+    assert [str(m) for m in escape_moves(game, game.legal_moves())] == escapes
+    assert [str(m) for m in escape_moves(game, game.legal_moves(), fills=(0, 20))] == ["116-112", "116-113"]
+    assert escape_moves(game, game.legal_moves(), fills=(20, 0)) == []  # its own goal's fill does not matter
+    if escapes:
+        assert str(GreedyBot(seed=0).select_move(game)) in escapes
+    # the same for seat 1: its piece on 4, in seat 0's goal, which seat 0 has filled to 6/20
+    pieces = {4: "1", 60: "1"}
+    pieces.update({h: "0" for h in (0, 1, 2, 110, 111, 112, 113, 114, 115, 116)})
+    mirror = Game.from_position(position("star", 2, pieces, to_move=1))
+    assert goal_fills(mirror) == (6, 0)
+    assert [str(m) for m in escape_moves(mirror, mirror.legal_moves())] == ["4-7", "4-8"]
+
+
+def walled_tip(seat1_out: tuple[int, ...] = (), seat2_in: tuple[int, ...] = (),
+               seat1_extra: tuple[int, ...] = ()) -> Game:
+    """star, 3 seats: seat 0's piece on 110, the tip of seat 1's goal, among seat 1's pieces on the rest
+    of it (less ``seat1_out``; seat 2's on ``seat2_in``, and seat 1's also on ``seat1_extra``)."""
+    goal1 = (74, 84, 85, 95, 96, 97, 107, 108, 109, 110)
+    pieces = {h: "1" for h in goal1[:-1] if h not in seat1_out and h not in seat2_in}
+    pieces.update({h: "1" for h in seat1_extra})
+    pieces.update({h: "0" for h in (110, 0, 1, 2, 3, 40, 41, 42, 43, 44)})
+    pieces.update({h: "2" for h in (56, 57, 58, *seat2_in)})
+    return Game.from_position(position("star", 3, pieces))
+
+
+@pytest.mark.parametrize(("case", "dead"), [
+    ({}, [110]),  # seat 1 finished (anti-blocking): 109 and 97 never move, nor do 108 and 96 behind them
+    ({"seat1_out": (74,)}, [110]),  # seat 1 finished with all its 8 pieces in: the same
+    ({"seat1_out": (109,)}, []),  # 110 can step to 109
+    ({"seat1_out": (97,)}, []),  # ... or to 97
+    ({"seat1_out": (108,)}, []),  # 110 can hop over 109 to 108
+    ({"seat2_in": (108,)}, []),  # seat 2's piece on 108 may move away and open that hop
+    ({"seat2_in": (97,)}, []),  # ... or from 97, opening a step
+    ({"seat1_out": (74,), "seat1_extra": (30,)}, []),  # seat 1 still active: its pieces may move
+])
+def test_dead_pieces_are_walled_in_by_pieces_that_never_move(case: dict, dead: list[int]) -> None:
+    from agents.bots.evaluation import dead_pieces
+
+    game = walled_tip(**case)
+    assert game.status[1] == ("active" if "seat1_extra" in case else "finished")
+    assert dead_pieces(game, 0) == dead and dead_pieces(game, 2) == []
+
+
+def test_search_orders_moves_by_gain_with_the_table_move_first() -> None:
+    run = search_run(SMALL_TREES[0])
+    every = run.ordered([0], 1000, None)
+    assert sorted((s, m) for _, s, m in every) == sorted((0, (m.src, m.dst)) for m in run.g.legal_moves())
+    assert [g for g, _, _ in every] == sorted((g for g, _, _ in every), reverse=True)
+    assert all(g == pytest.approx(run.gain(0, *m)) for g, _, m in every)
+    assert run.ordered([0], 3, None) == every[:3]
+    assert run.ordered([0], 3, every[-1][1:]) == [every[-1], *every[:2]]  # the table's move, then the best
+    assert run.ordered([0], 3, every[0][1:]) == every[:3]
+    # a MIN node pools the opponents' moves (3 seats: seats 1 and 2)
+    three = search_run(SMALL_TREES[2])
+    pooled = three.ordered([1, 2], 1000, None)
+    assert {s for _, s, _ in pooled} == {1, 2}
+    assert [g for g, _, _ in pooled] == sorted((g for g, _, _ in pooled), reverse=True)
+
+
+@pytest.mark.parametrize(("empty", "dead"), [((), [255]), ((190,), []), ((239,), [])])
+def test_halma16_goal_locked_pieces_wall_a_piece_in(empty: tuple[int, ...], dead: list[int]) -> None:
+    from agents.bots.evaluation import dead_pieces
+
+    # seat 0's piece on 255, the corner of seat 1's goal; seat 1's pieces fill the rest of that goal
+    # (less ``empty``) and one stands outside.  A full goal locks its owner's pieces in it for good
+    goal1 = (190, 191, 205, 206, 207, 220, 221, 222, 223, 235, 236, 237, 238, 239, 251, 252, 253, 254)
+    pieces = {h: "1" for h in goal1 if h not in empty}
+    pieces.update({120: "1", 255: "0", 100: "0", 101: "0", 102: "0"})
+    game = Game.from_position(position("halma16", 2, pieces))
+    assert game.status == ["active", "active"] and dead_pieces(game, 0) == dead
+
+
+def test_search_does_not_walk_back_for_less_than_the_revisit_penalty() -> None:
+    # as above, but seat 1 also holds 61 and 52: hopping back 70-50 gains 3.7, less than the
+    # penalty of 4 for an arrangement just seen; no stall yet, so a sideways step (gain 0) is better
+    game = played(Game.from_position(position("star", 2, {50: "0", 60: "1", 61: "1", 52: "1", 100: "1"})),
+                  ["50-70", "100-101"])
+    assert stalled_moves(game, 0, SeatView(game, 0), 12) == 1
+    for seed in range(3):
+        for depth in (1, 2):
+            assert str(SearchBot(seed=seed, depth=depth, time=None).select_move(game)) in ("70-69", "70-71")
+
+
+@pytest.mark.parametrize(("on_tip", "refused"), [("2", []), ("0", ["73-74"])])
+def test_filling_another_seats_last_goal_hole_is_refused_only_when_it_walls_a_piece_in(
+        on_tip: str, refused: list[str]) -> None:
+    from agents.bots.evaluation import safe_moves
+
+    # star, 3 seats: seat 1 holds its goal but 74 and the tip 110 (seat 2's or seat 0's piece there)
+    # and has a piece outside; seat 0's 73-74 fills that goal, which finishes seat 1 (anti-blocking):
+    # harmless, unless seat 0's own piece sits on 110, walled in by seat 1's pieces from then on
+    pieces = {h: "1" for h in (84, 85, 95, 96, 97, 107, 108, 109, 30)}
+    pieces[110] = on_tip
+    pieces.update({h: "0" for h in (73, 0, 1, 2, 3, 40, 41, 42, 43)})
+    pieces.update({h: "2" for h in (56, 57, 58)})
+    game = Game.from_position(position("star", 3, pieces))
+    moves = game.legal_moves()
+    safe = safe_moves(game, moves)
+    assert [str(m) for m in moves if m not in safe] == refused and all(m in moves for m in safe)
+    assert str(GreedyBot(seed=0).select_move(game)) not in refused

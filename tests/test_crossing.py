@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import time
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 import torch
 
 from agents.bots.crossing import CrossingBot, plan_crossing
+from agents.bots.evaluation import seat_tables
 from agents.config import from_dict
 from agents.imitation import (
     crossing_cache_path,
@@ -20,9 +22,10 @@ from agents.imitation import (
     save_crossing_lines,
 )
 from agents.ppo import Trainer
-from agents.registry import make_player
+from agents.registry import bot_parameters, make_player
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
+from tests.engine_helpers import one_move_from_finishing, position
 from tests.test_train import quiet, tiny_config
 
 SOLITAIRE = Rules("star", 1)
@@ -140,6 +143,86 @@ def test_bad_planner_parameters_are_named() -> None:
 
 
 # --- learning the planner's lines during PPO (``crossing.*``) --------------------------------
+
+
+def test_planner_and_bot_parameters_name_themselves() -> None:
+    assert bot_parameters("crossing") == {"width": 500, "straggle": 1.0, "depth": 0, "time": None}
+    game = Game(SOLITAIRE)
+    for kwargs, message in [({"width": 0}, "crossing width must be >= 1 (an integer), got 0"),
+                            ({"straggle": -1.0}, "crossing straggle must be >= 0 (a finite number), got -1.0"),
+                            ({"depth": -1}, "crossing depth must be >= 0 (an integer), got -1")]:
+        with pytest.raises(ValueError, match="^" + re.escape(message)):
+            plan_crossing(game, **kwargs)
+        with pytest.raises(ValueError, match="^" + re.escape(message)):
+            CrossingBot(**kwargs)
+    with pytest.raises(ValueError, match="^" + re.escape("crossing time must be > 0 seconds")):
+        CrossingBot(time=0)
+
+
+def after_own(game: Game, line: list) -> Game:
+    """A copy of ``game`` after ``line`` played as the mover's own moves (the others held still)."""
+    seat = game.to_move
+    end = game.copy()
+    for move in line:
+        end.to_move = seat
+        end.play(move)
+    end.to_move = seat
+    return end
+
+
+def own_potential(game: Game, line: list) -> float:
+    """The planner's potential (straggle 1) of the mover after ``line``."""
+    tables = seat_tables(game.rules.variant, game.rules.num_players, game.to_move, 1.0)
+    return sum(tables.piece[h] for h in after_own(game, line).pieces(game.to_move))
+
+
+def test_short_horizons_find_the_best_lines_by_the_potential() -> None:
+    game = Game(Rules("star", 2))
+    game.play("115-102")
+    game.play("5-16")  # seat 0 to move again
+    moves = game.legal_moves()
+    one = [own_potential(game, [m]) for m in moves]
+    # one move: the lowest potential, the first in generation order among equals
+    assert plan_crossing(game, width=5, depth=1) == [moves[one.index(min(one))]]
+    # two moves, every state kept: the best of all two-move lines
+    best = min(own_potential(game, [m, m2]) for m in moves
+               for m2 in after_own(game, [m]).legal_moves())
+    line = plan_crossing(game, width=10_000, depth=2)
+    assert len(line) == 2 and own_potential(game, line) == pytest.approx(best) and best < min(one)
+    # out of time before the first depth is done: the best one-move line
+    assert plan_crossing(game, width=50, deadline=time.perf_counter() - 1.0) == [moves[one.index(min(one))]]
+    assert plan_crossing(game.copy(), width=50, depth=1, rng=random.Random(0))[0] in [
+        m for m, p in zip(moves, one) if p == min(one)]
+    # diamond: the king counts twice (its own table) wherever it goes
+    diamond = Game(Rules("diamond", 2))
+    tables = seat_tables("diamond", 2, 0, 1.0)
+    assert tables.king is not None
+
+    def king_potential(line: list) -> float:
+        king = next(h for h in diamond.pieces(0) if diamond.piece_at(h) == (0, True))
+        for move in line:
+            king = move.dst if move.src == king else king
+        return sum(tables.king[h] if h == king else tables.piece[h] for h in after_own(diamond, line).pieces(0))
+
+    best = min(king_potential([m, m2]) for m in diamond.legal_moves() for m2 in after_own(diamond, [m]).legal_moves())
+    assert king_potential(plan_crossing(diamond, width=10_000, depth=2)) == pytest.approx(best)
+    over, finishing = one_move_from_finishing()
+    over.play(finishing[0])
+    assert over.is_over and plan_crossing(over, width=3) == []
+
+
+def test_only_a_solitaire_plan_without_a_horizon_is_kept() -> None:
+    # goal holes 0-8 filled, the last piece two steps from hole 9 (and seat 1 far away)
+    pieces = {h: "0" for h in range(9)}
+    pieces[29] = "0"
+    for seats, depth, kept in [(1, 0, True), (1, 3, False), (2, 0, False)]:
+        game = Game.from_position(position("star", seats, {**pieces, **({60: "1"} if seats == 2 else {})}))
+        bot = CrossingBot(seed=0, width=20, depth=depth)
+        move = bot.select_move(game)
+        line = plan_crossing(game, width=20)
+        assert len(line) == 2 and move == line[0]
+        # the solitaire's plan is followed move by move (nobody else can change the position)
+        assert bot._plan == ({game.position(): line[0], after_own(game, line[:1]).position(): line[1]} if kept else {})
 
 
 def crossing_config(**changes) -> dict:
