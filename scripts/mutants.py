@@ -177,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
                         "a -k selection goes in one quoted word: '-k rating or interval'")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant before it counts as a hang")
     p.add_argument("--only", type=int, nargs="+", metavar="INDEX", help="run only these mutants (see --list)")
+    p.add_argument("--lines", nargs="+", metavar="FIRST-LAST",
+                   help="run (or list) only the mutants on these line ranges of the module, e.g. 773-851 868-971")
     p.add_argument("--list", action="store_true", help="list the mutants and stop")
     p.add_argument("--json", metavar="FILE", help="write every outcome to FILE")
     args = p.parse_args(argv)
@@ -185,11 +187,21 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"module {args.module!r} is not a python file of this repository")
     if args.timeout <= 0:
         p.error(f"--timeout must be positive, got {args.timeout}")
+    ranges = []
+    for text in args.lines or []:
+        first, _, last = text.partition("-")
+        if not (first.isdigit() and last.isdigit() and 1 <= int(first) <= int(last)):
+            p.error(f"--lines takes ranges FIRST-LAST of line numbers (1 <= FIRST <= LAST), got {text!r}")
+        ranges.append((int(first), int(last)))
+    chosen = [m for m in mutants(path.read_text())
+              if (not args.only or m.index in args.only) and (not ranges or any(a <= m.line <= b for a, b in ranges))]
+    if not chosen:
+        p.error("no mutant of the module matches --only/--lines (see --list)")
     if args.list:
-        for m in mutants(path.read_text()):
+        for m in chosen:
             print(f"#{m.index} line {m.line}: {m.change}")
         return 0
-    outcomes = run(args.module, args.tests, args.timeout, set(args.only) if args.only else None)
+    outcomes = run(args.module, args.tests, args.timeout, {m.index for m in chosen})
     counts = {s: sum(o.status == s for o in outcomes) for s in ("killed", "timeout", "SURVIVED", "syntax")}
     print(f"{args.module}: {len(outcomes)} mutants, {counts['killed']} killed, {counts['timeout']} timed out, "
           f"{counts['SURVIVED']} survived, {counts['syntax']} not valid python")

@@ -72,9 +72,24 @@ def test_a_run_tells_killed_from_surviving_mutants_and_leaves_the_module_alone(t
     assert [o["status"] for o in json.loads((tmp_path / "out.json").read_text())] == ["killed", "SURVIVED", "killed"]
 
 
+def test_lines_and_only_select_the_mutants_listed_and_run() -> None:
+    everything = run("halma_env/rewards.py", "--list").stdout.splitlines()
+    lines = [int(entry.split()[2].rstrip(":")) for entry in everything]
+    first, last = lines[3], lines[10]
+    chosen = run("halma_env/rewards.py", "--list", "--lines", f"{first}-{last}", f"{lines[-1]}-{lines[-1]}")
+    assert chosen.stdout.splitlines() == [e for e, n in zip(everything, lines) if first <= n <= last or n == lines[-1]]
+    both = run("halma_env/rewards.py", "--list", "--lines", f"{first}-{last}", "--only", "0", "4", "5")
+    expected = [e for e, n in zip(everything, lines) if e.split()[0] in ("#0", "#4", "#5") and first <= n <= last]
+    assert both.stdout.splitlines() == expected and len(expected) == 2  # #0 lies before the range
+
+
 def test_bad_arguments_are_refused() -> None:
     for args, named in ((["no/such.py"], "is not a python file of this repository"),
                         (["README.md"], "is not a python file of this repository"),
-                        (["halma_env/rewards.py", "--timeout", "0"], "--timeout must be positive")):
+                        (["halma_env/rewards.py", "--timeout", "0"], "--timeout must be positive"),
+                        (["halma_env/rewards.py", "--lines", "9-3"], "--lines takes ranges FIRST-LAST"),
+                        (["halma_env/rewards.py", "--lines", "9"], "--lines takes ranges FIRST-LAST"),
+                        (["halma_env/rewards.py", "--lines", "99999-100000"], "no mutant of the module matches"),
+                        (["halma_env/rewards.py", "--only", "99999"], "no mutant of the module matches")):
         done = run(*args)
         assert done.returncode == 2 and named in done.stderr and "Traceback" not in done.stderr
