@@ -1178,6 +1178,20 @@ def test_a_parked_piece_must_get_out_once_the_camp_is_30_percent_full(third: int
     assert [str(m) for m in escape_moves(mirror, mirror.legal_moves())] == ["4-7", "4-8"]
 
 
+@pytest.mark.parametrize(("king_at", "piece_at", "escapes"), [
+    (50, 106, ["106-105", "106-114", "106-93", "94-114", "94-82", "94-93"]),  # an ordinary piece on 106
+    (106, 50, ["94-82", "94-93"]),  # the king on 106: a king's way out is not hurried
+])
+def test_the_king_is_never_an_escaping_piece(king_at: int, piece_at: int, escapes: list[str]) -> None:
+    # diamond, 2 seats: seat 1 has 5 of its 15 goal holes filled (7/20), and seat 0 has a piece on 94
+    # and its king or another piece on 106 in that camp: only ordinary pieces must get out first
+    pieces = {h: "1" for h in (110, 109, 108, 97, 96, 20, 21)}
+    pieces.update({king_at: "A", 94: "0", piece_at: "0"})
+    game = Game.from_position(position("diamond", 2, pieces))
+    assert goal_fills(game)[1] == 7
+    assert sorted(str(m) for m in escape_moves(game, game.legal_moves())) == escapes
+
+
 def walled_tip(seat1_out: tuple[int, ...] = (), seat2_in: tuple[int, ...] = (),
                seat1_extra: tuple[int, ...] = ()) -> Game:
     """star, 3 seats: seat 0's piece on 110, the tip of seat 1's goal, among seat 1's pieces on the rest
