@@ -902,6 +902,42 @@ def test_search_values_are_those_of_a_plain_minimax(text: str) -> None:
                 check(run, is_max, depth, lo, hi, expected)
 
 
+# random 8-piece star positions (found by search) where the best root moves at depths 1, 2 and 3 differ
+# from one depth to the next: a root searched a ply too shallow or too deep picks another move
+DEPTH_SENSITIVE = [
+    "star 2 ./../.../..../............./....0......./.........../........../........./....1...../....0....../"
+    "..1........./.00........../1..1/.../../. 0",
+    "star 2 ./../.../..../............./............/.........../0.1......./..0..0.../........../.........../"
+    "........1.../......1....../..../.0./1./. 0",
+    "star 2 ./../.../..../....0..01..../.........0../.........0./........../........./........../.........../"
+    ".1........../1............/..../1../../. 0",
+]
+
+
+@pytest.mark.parametrize("text", SMALL_TREES + DEPTH_SENSITIVE)
+def test_search_plays_a_root_move_of_the_best_plain_minimax_value(text: str) -> None:
+    """At depth d every root move is searched d - 1 plies further (the reported depth is the real one):
+    the move chosen has the highest value of a plain minimax below it, and so the value it reports."""
+    values_seen = set()
+    for depth in (1, 2, 3):
+        bot = SearchBot(seed=0, depth=depth, time=None, width=1000, root_width=1000, memory=0)
+        game = Game.from_position(text)
+        chosen = bot.select_move(game)
+        completed = bot.last_info["depth"]
+        run = search_run(text, 1000)
+        values = {}
+        for m in game.legal_moves():
+            gain = run.gain(run.root, m.src, m.dst)
+            run.play(run.root, (m.src, m.dst), gain)
+            values[str(m)] = plain_minimax(run, run.solo, completed - 1, 1)
+            run.undo(run.root, (m.src, m.dst), gain)
+        assert values[str(chosen)] == pytest.approx(max(values.values())), depth
+        # it stops short of the depth asked only on a forced finish
+        assert completed == depth or 1 <= completed < depth and max(values.values()) >= WIN / 4
+        values_seen.add(tuple(sorted(values.items())))
+    assert len(values_seen) == 3  # the three depths value the moves differently
+
+
 def test_search_uses_a_table_entry_only_where_it_decides() -> None:
     from agents.bots.search import _EXACT, _LOWER, _UPPER
 
