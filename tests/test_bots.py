@@ -1228,6 +1228,24 @@ def test_the_king_is_never_an_escaping_piece(king_at: int, piece_at: int, escape
     assert sorted(str(m) for m in escape_moves(game, game.legal_moves())) == escapes
 
 
+@pytest.mark.parametrize(("king_at", "dead"), [(120, [60]), (60, [])])
+def test_a_walled_in_king_is_never_called_dead(king_at: int, dead: list[int]) -> None:
+    """diamond, 3 seats: seat 1 resigned (its pieces never move again) with pieces on hole 60's six
+    neighbours and the six holes beyond them.  An ordinary piece of seat 0 on 60 can never move; a king
+    there is not called dead (its long row jumps are not modelled)."""
+    from agents.bots.evaluation import dead_pieces
+
+    pieces = {h: "1" for h in (61, 70, 69, 59, 50, 51, 62, 81, 79, 58, 39, 41, 20, 21)}
+    pieces.update({10: "B", 13: "C", **{h: "2" for h in (14, 15, 16, 17, 18, 25, 26, 27, 28, 36, 37, 38, 47, 48)}})
+    ordinary = [102, 103, 104, 105, 106, *range(111, 120)]  # seat 0's home less the tip 120
+    pieces.update({h: "0" for h in (ordinary if king_at == 60 else [*ordinary[1:], 60])})
+    pieces[king_at] = "A"
+    game = Game.from_position(position("diamond", 3, pieces))
+    game.resign(1)
+    assert game.status == ["active", "resigned", "active"] and len(game.pieces(0)) == 15
+    assert dead_pieces(game, 0) == dead
+
+
 def walled_tip(seat1_out: tuple[int, ...] = (), seat2_in: tuple[int, ...] = (),
                seat1_extra: tuple[int, ...] = ()) -> Game:
     """star, 3 seats: seat 0's piece on 110, the tip of seat 1's goal, among seat 1's pieces on the rest
