@@ -370,3 +370,21 @@ def test_the_shipped_star2_agent_crosses_the_solitaire_within_30_moves() -> None
     result = run_solo("agents/checkpoints/star2.pt")
     (game,) = result.games
     assert game.end_reason == "finished" and game.plies <= 30, (game.end_reason, game.plies)
+
+
+@pytest.mark.parametrize(("width", "finishes"), [(1, False), (3, True)])
+def test_the_planner_brings_a_diamond_king_to_its_tip(width: int, finishes: bool) -> None:
+    """diamond, 2 seats: seat 0's king on 1 beside its goal tip 0, its other pieces in the goal but one
+    on 30.  The king's own table makes 1-0 the best first move even in a beam of one; a beam of three
+    finds the line that finishes the seat in three moves (king on the tip, the last piece in)."""
+    goal = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 14, 15, 16, 17, 18)
+    pieces = {h: "0" for h in goal[2:]}
+    pieces.update({1: "A", 30: "0", 64: "B"})
+    pieces.update({h: "1" for h in (106, 107, 108, 109, 110, 97, 96, 95, 94, 85, 84, 83, 74, 73)})
+    game = Game.from_position(position("diamond", 2, pieces))
+    line = plan_crossing(game, width=width, depth=3)
+    assert str(line[0]) == "1-0" and len(line) == 3
+    for move in line:
+        game.to_move = 0  # the other seat is held still, as in the plan
+        game.play(move)
+    assert (game.status[0] == "finished") == finishes
