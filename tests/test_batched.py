@@ -92,6 +92,18 @@ def _step_both(bg, games, actions, new_game, shaping, phi0, where, reasons):
         assert np.allclose(rewards[b], expected, atol=1e-5), f"{where} game {b}: rewards {rewards[b]} vs {expected}"
 
 
+def _end_reasons_of_one_move(game: Game, src: int, dst: int) -> dict[str, int]:
+    """Load ``game`` into a batch of one, play ``src``-``dst`` in both engines (``_step_both`` checks
+    that they agree), and return the end reasons the scalar game went through."""
+    rules = game.rules
+    bg = BatchedGame(rules, 1)
+    bg.from_games([game.copy()])
+    reasons: dict[str, int] = {}
+    action = encoding(rules.variant, rules.num_players).encode_move(game.to_move, src, dst)
+    _step_both(bg, [game], [action], lambda b: Game(rules), 0.0, _phi_start(rules), "step", reasons)
+    return reasons
+
+
 def _greedy_actions(games: list[Game], rng: random.Random) -> list[int]:
     """Moves toward the goal's far end (with noise): finishes most near-finished games quickly."""
     out = []
@@ -552,13 +564,7 @@ def test_a_move_that_completes_an_opponents_goal_finishes_that_seat():
     for h in list(range(50, 59)) + [102]:
         owner[h] = 0
     game = Game.from_position(_position(rules, owner, [False] * 121, 0))
-    bg = BatchedGame(rules, 1)
-    bg.from_games([game.copy()])
-    reasons: dict[str, int] = {}
-    games = [game]
-    action = encoding("star", 2).encode_move(0, 102, 111)
-    _step_both(bg, games, [action], lambda b: Game(rules), 0.0, _phi_start(rules), "step", reasons)
-    assert reasons == {"finished": 1}
+    assert _end_reasons_of_one_move(game, 102, 111) == {"finished": 1}
 
 
 def test_diamond_seats_without_a_king_finish_on_their_goal_alone():
@@ -775,13 +781,7 @@ def test_a_move_that_leaves_nobody_able_to_move_is_a_no_moves_draw():
     owner = [-1] * 121
     owner[13], owner[120], owner[0] = 0, 1, 2
     game = Game.from_position(_position(rules, owner, [False] * 121, 0))
-    bg = BatchedGame(rules, 1)
-    bg.from_games([game.copy()])
-    reasons: dict[str, int] = {}
-    games = [game]
-    action = encoding("diamond", 3).encode_move(0, 13, 14)
-    _step_both(bg, games, [action], lambda b: Game(rules), 0.0, _phi_start(rules), "step", reasons)
-    assert reasons == {"seat_finished": 1, "no_moves": 1}
+    assert _end_reasons_of_one_move(game, 13, 14) == {"seat_finished": 1, "no_moves": 1}
 
 
 def test_seed_range_and_default():
@@ -845,13 +845,7 @@ def test_a_move_that_completes_seat_0s_goal_finishes_seat_0(play_to_end):
     for h in [*range(62, 71), 18]:
         owner[h] = 1
     game = Game.from_position(_position(rules, owner, [False] * 121, 1), play_to_end=play_to_end)
-    bg = BatchedGame(rules, 1)
-    bg.from_games([game.copy()])
-    reasons: dict[str, int] = {}
-    games = [game]
-    action = encoding("star", 2).encode_move(1, 18, 9)
-    _step_both(bg, games, [action], lambda b: Game(rules), 0.0, _phi_start(rules), "step", reasons)
-    assert reasons == {"finished": 1}
+    assert _end_reasons_of_one_move(game, 18, 9) == {"finished": 1}
 
 
 def _play_moves(bg: BatchedGame, games: list[Game], moves: list[list[tuple[int, int] | None]], new_game,
