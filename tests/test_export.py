@@ -239,6 +239,11 @@ def test_bad_files_fail_with_clear_errors(exported: tuple[Path, Path], tmp_path:
     _rewrite(bad_seats, num_players=7)
     with pytest.raises(OpponentError, match="cannot be played by 7 seats"):
         load_opponent(bad_seats)
+    # true is not an encoding version (JSON booleans are Python ints)
+    boolean = _copy(good, tmp_path / "boolean")
+    _rewrite(boolean, encoding_version=True)
+    with pytest.raises(OpponentError, match="encoding_version must be an integer, got True"):
+        load_opponent(boolean)
     # the registry passes the same errors on
     from agents.registry import make_player
 
@@ -250,6 +255,14 @@ def test_bad_options_and_names() -> None:
     from agents.opponent import parse_opponent_spec, parse_search
 
     assert parse_search(None) is None and parse_search("off") is None
+    assert all(parse_search(text) is None for text in ("", " none ", "FALSE", "0")) and parse_search(False) is None
+    defaults = {"top": 6, "eval": "heuristic"}  # the defaults docs/export.md gives
+    assert all(parse_search(on) == defaults for on in ("on", "True", "default", True))
+    assert parse_search("eval=value") == {"top": 6, "eval": "value"} and parse_search("3") == {"top": 3,
+                                                                                                "eval": "heuristic"}
+    with pytest.raises(ValueError, match=r"^search must be None, an int, a dict or 'top=K,eval=heuristic\|value', "
+                                         r"got 2\.5$"):
+        parse_search(2.5)
     assert parse_search(4) == {"top": 4, "eval": "heuristic"}
     assert parse_search("top=2,eval=value") == {"top": 2, "eval": "value"}
     with pytest.raises(ValueError, match="search eval must be one of"):
