@@ -251,6 +251,19 @@ def test_bad_files_fail_with_clear_errors(exported: tuple[Path, Path], tmp_path:
         make_player(str(newer))
 
 
+def test_load_options_reach_the_opponent(exported: tuple[Path, Path]) -> None:
+    """Options in the name and load_opponent's arguments (which override them) are the opponent's."""
+    _, path = exported
+    from_name = load_opponent(f"{path}:temperature=0.5,time_budget=0.4,search=top=3,eval=value", seed=2)
+    assert (from_name.temperature, from_name.time_budget, from_name.search, from_name.seed) == (
+        0.5, 0.4, {"top": 3, "eval": "value"}, 2)
+    overridden = load_opponent(f"{path}:temperature=0.5,time_budget=0.4", temperature=0.1, time_budget=0.25)
+    assert (overridden.temperature, overridden.time_budget, overridden.search) == (0.1, 0.25, None)
+    assert overridden.manifest == read_manifest(path) and overridden.name == "test"
+    with pytest.raises(ValueError, match="^time_budget must be > 0"):
+        OnnxOpponent(overridden.policy, time_budget=-1)
+
+
 def test_bad_options_and_names() -> None:
     from agents.opponent import parse_opponent_spec, parse_search
 
@@ -275,6 +288,15 @@ def test_bad_options_and_names() -> None:
     assert spec.path == "a/b.onnx" and spec.options == {"temperature": 0.5, "search": "top=3,eval=value"}
     with pytest.raises(OpponentError, match="key one of temperature, search, time_budget"):
         parse_opponent_spec("b.onnx:depth=3")
+    # each option's own range check, named with the spec
+    with pytest.raises(OpponentError, match=r"^opponent option temperature='-1' in 'b.onnx:temperature=-1': "
+                                            r"temperature must be >= 0"):
+        parse_opponent_spec("b.onnx:temperature=-1")
+    with pytest.raises(OpponentError, match=r"^opponent option time_budget='0' in 'b.onnx:time_budget=0': "
+                                            r"time_budget must be > 0"):
+        parse_opponent_spec("b.onnx:time_budget=0")
+    assert parse_opponent_spec("b.onnx:temperature=0,time_budget=none").options == {"temperature": 0.0,
+                                                                                     "time_budget": None}
     with pytest.raises(OpponentError, match="a .onnx file or a ladder:LEVEL"):
         load_opponent("model.pt")
     with pytest.raises(OpponentError, match="empty opponent option in 'b.onnx:temperature=0.5,,time_budget=1'"):
