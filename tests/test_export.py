@@ -264,6 +264,25 @@ def test_load_options_reach_the_opponent(exported: tuple[Path, Path]) -> None:
         OnnxOpponent(overridden.policy, time_budget=-1)
 
 
+def test_the_value_of_a_position_is_the_networks_for_each_seat(exported: tuple[Path, Path]) -> None:
+    """OnnxPolicy.value (the search's eval=value) is the checkpoint network's value of that seat's view."""
+    import torch
+
+    from agents.policy import load_policy_player
+
+    ckpt, path = exported
+    policy, net = OnnxPolicy(path), load_policy_player(ckpt).net
+    for game in random_positions("star", 2, 6, seed=3):
+        for seat in (0, 1):
+            obs = torch.from_numpy(policy.encoding.observation(game, seat)[None])
+            mask = torch.from_numpy(policy.encoding.action_mask(game)[None])
+            with torch.no_grad():
+                expected = float(net.dense_logits(obs, mask)[1][0])
+            assert policy.value(game, seat) == pytest.approx(expected, abs=1e-4)
+    values = {round(policy.value(g, 0), 4) for g in random_positions("star", 2, 6, seed=3)}
+    assert len(values) > 1  # positions really differ in value
+
+
 def test_bad_options_and_names() -> None:
     from agents.opponent import parse_opponent_spec, parse_search
 
