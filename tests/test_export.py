@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from agents.opponent import OnnxOpponent, OnnxPolicy, OpponentError, load_opponent, manifest_path, read_manifest
-from halma_env import Game, Rules
+from halma_env import Game, Move, Rules
 from halma_env.encoding import ENCODING_VERSION
 from tests.engine_helpers import assert_within_budget
 from tests.opponent_helpers import make_checkpoint
@@ -281,6 +281,28 @@ def test_the_value_of_a_position_is_the_networks_for_each_seat(exported: tuple[P
             assert policy.value(game, seat) == pytest.approx(expected, abs=1e-4)
     values = {round(policy.value(g, 0), 4) for g in random_positions("star", 2, 6, seed=3)}
     assert len(values) > 1  # positions really differ in value
+
+
+def test_search_scores_each_top_candidate_after_the_greedy_reply(exported: tuple[Path, Path],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no time limit, each of the ``top`` most likely moves is played, answered by the other seat's
+    greedy policy move and scored; the best score wins, whatever its rank."""
+    _, path = exported
+    opponent = load_opponent(path, search="top=4")
+    game = random_positions("star", 2, 1, seed=11)[0]
+    moves, logits, _ = opponent.policy.scores(game)
+    candidates = [moves[int(i)] for i in np.argsort(-logits, kind="stable")[:4]]
+    seen: list[tuple[int, Move]] = []
+    scores = iter([0.1, 0.9, 0.3, 0.5])
+
+    def record(g: Game, seat: int, search: dict) -> float:
+        played = g.moves[len(game.moves):]  # the candidate, then the reply
+        seen.append((len(played), played[0]))
+        return next(scores)
+
+    monkeypatch.setattr(opponent, "_evaluate", record)
+    assert opponent.select_move(game) == candidates[1]  # the second most likely move scored best
+    assert seen == [(2, m) for m in candidates]  # every candidate, each after one reply
 
 
 def test_bad_options_and_names() -> None:
