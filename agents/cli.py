@@ -27,6 +27,13 @@ COMMANDS = {
 }
 
 
+def flags_given(args: argparse.Namespace, dests: tuple[str, ...]) -> list[str]:
+    """The ``--flags`` among ``dests`` given on the command line (options whose default is None, switches
+    False), for a command to refuse the ones that do not apply instead of ignoring them."""
+    return [f"--{dest.replace('_', '-')}" for dest in dests
+            if getattr(args, dest) is not None and getattr(args, dest) is not False]  # not `in`: 0 == False
+
+
 def build_parser(load: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="halma", description="Halma family games: engine, environments, agents.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

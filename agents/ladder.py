@@ -569,8 +569,9 @@ TOURNAMENT_DEFAULTS = {"variant": "star", "seats": 2, "levels": ",".join(LEVELS)
 
 def print_ladder(args: argparse.Namespace, path: Path, data: dict[str, Any]) -> None:
     """``halma ladder`` without candidates: the ladder, or the entries of ``--variant``/``--seats``."""
-    given = [f"--{name.replace('_', '-')}" for name in TOURNAMENT_FLAGS
-             if getattr(args, name) is not None and getattr(args, name) is not False]  # not `in`: 0 == False
+    from agents.cli import flags_given
+
+    given = flags_given(args, TOURNAMENT_FLAGS)
     if given:
         several = len(given) > 1
         raise LadderError(f"{', '.join(given)} only appl{'y' if several else 'ies'} to a tournament: name the "

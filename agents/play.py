@@ -468,7 +468,9 @@ def run(args: argparse.Namespace) -> int:
 
 def run_replay(args: argparse.Namespace) -> int:
     """``halma play --replay FILE``: the record brings its own game, so the flags that set one up are refused."""
-    given = [f"--{name.replace('_', '-')}" for name in SETUP_FLAGS if getattr(args, name) is not None]
+    from agents.cli import flags_given
+
+    given = flags_given(args, SETUP_FLAGS)
     try:
         if given:
             several = len(given) > 1
