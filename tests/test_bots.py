@@ -25,6 +25,7 @@ from agents.player import Player
 from agents.registry import BOTS, LEVELS, bot_parameters, make_player, parse_spec
 from halma_env import Game, Move, Rules
 from halma_env.board import star_point
+from halma_env.rewards import place_rewards
 from tests.engine_helpers import assert_within_budget, one_move_from_finishing, position
 
 GAMES = [("star", 1), ("star", 2), ("star", 3), ("star", 4), ("star", 5), ("star", 6),
@@ -902,6 +903,25 @@ def test_search_values_are_those_of_a_plain_minimax(text: str) -> None:
                 check(run, is_max, depth, lo, hi, expected)
 
 
+@pytest.mark.parametrize("root", [1, 0])
+def test_search_horizon_takes_the_best_of_terminal_replies_of_different_value(root: int) -> None:
+    """On the last ply of the move limit seat 1 can finish (102-111, its only empty goal hole) or move
+    a goal piece into that hole (112-111 ...: may finish, but ends the game drawn). At the depth-1 node
+    the mover must take the finish: the best terminal value for seat 1 as the root, the worst for
+    seat 0. (Before, every such node in the tests held terminal replies of one value.)"""
+    pieces = {h: "1" for h in range(112, 121)}
+    pieces.update({102: "1", 50: "0", 60: "0"})
+    game = Game.from_position(position("star", 2, pieces, to_move=root, ply=39), move_limit=40, limit_outcome="draw")
+    run = _Run(SearchBot(seed=0, depth=1, time=None, width=1000), game, 0.0, None)
+    is_max = root == 1
+    expected = WIN - 1 if is_max else -WIN + 1  # seat 1 first, one ply on
+    # the replies are met finish first, then the drawing ones: a node that kept the last or the
+    # wrong-sided terminal value would read 0
+    assert [src for _, src, dst in run.tr.scored_moves(1) if dst == 111] == [102, 112, 113, 115, 118]
+    assert plain_minimax(run, is_max, 1, 0) == expected
+    assert run.minimax(is_max, 1, -float("inf"), float("inf"), 0) == expected
+
+
 # random 8-piece star positions (found by search) where the best root moves at depths 1, 2 and 3 differ
 # from one depth to the next: a root searched a ply too shallow or too deep picks another move
 DEPTH_SENSITIVE = [
@@ -936,6 +956,36 @@ def test_search_plays_a_root_move_of_the_best_plain_minimax_value(text: str) -> 
         assert completed == depth or 1 <= completed < depth and max(values.values()) >= WIN / 4
         values_seen.add(tuple(sorted(values.items())))
     assert len(values_seen) == 3  # the three depths value the moves differently
+
+
+# the move limit falls on the root's move (star, places by progress): its best move takes 2nd place,
+# worth 0.5 * WIN * place reward - 1, i.e. 0.3 WIN of 6 seats and 0.25 WIN - 1 of 5
+SECOND_AT_THE_LIMIT = {
+    6: "star 6 3/.3/33./33.3/2.2....344.44/222213....44/2.32.....44/2.......44/.11....../1........5/..1.....5.5/"
+    "1.2....05555/1111..05.5..5/0.0./000/00/0 2 32",
+    5: "star 5 3/33/3.3/3333/2222...34.444/222......444/2.2......44/.2.......4/1......../1........./.11......../"
+    "111........./.111..0....../0000/.00/00/0 3 8",
+}
+
+
+@pytest.mark.parametrize(("seats", "reward", "completed"), [(6, 0.6, 1), (5, 0.5, 3)])
+def test_search_stops_deepening_once_its_best_value_reaches_a_quarter_win(seats: int, reward: float,
+                                                                         completed: int) -> None:
+    """Iterative deepening stops at the first depth whose best root value is >= WIN / 4 (a forced
+    finish, or an outcome as good): 2nd of 6 by progress (0.3 WIN - 1) stops it at depth 1, 2nd of
+    5 (0.25 WIN - 1, just short) does not, and the search runs to the depth asked."""
+    text = SECOND_AT_THE_LIMIT[seats]
+    ply = int(text.split()[-1])
+
+    def limited() -> Game:
+        return Game.from_position(text, move_limit=ply + 1, limit_outcome="progress")
+
+    root = limited().to_move
+    best = max(place_rewards(played(limited(), [str(m)]).places)[root] for m in limited().legal_moves())
+    assert best == pytest.approx(reward)
+    bot = SearchBot(seed=0, depth=3, time=None, width=1000, root_width=1000)
+    bot.select_move(limited())
+    assert bot.last_info["depth"] == completed
 
 
 def test_search_uses_a_table_entry_only_where_it_decides() -> None:
@@ -1246,6 +1296,31 @@ def test_a_walled_in_king_is_never_called_dead(king_at: int, dead: list[int]) ->
     assert dead_pieces(game, 0) == dead
 
 
+@pytest.mark.parametrize(("variant", "n"), [("star", 3), ("star", 6), ("diamond", 3)])
+def test_a_piece_never_walls_itself_in(variant: str, n: int) -> None:
+    """Why ``safe_moves`` checks only moves that fill another seat's last goal hole: a piece that
+    moves can always move back, so it is never dead right after its own move, even among pieces
+    that never move (a resigned seat's here)."""
+    from agents.bots.evaluation import _permanent, dead_pieces
+
+    rng = random.Random(7)
+    checked = 0
+    for _ in range(6):
+        game = Game(Rules(variant, n))
+        resign_at = rng.randrange(10, 40)
+        for ply in range(rng.randrange(120, 260)):
+            if n > 2 and ply == resign_at:
+                game.resign(rng.choice([s for s in range(n) if s != game.to_move]))
+            if game.is_over:
+                break
+            seat, move = game.to_move, rng.choice(game.legal_moves())
+            game.play(move)
+            if _permanent(game):
+                checked += 1
+                assert move.dst not in dead_pieces(game, seat), (game.position(), str(move))
+    assert checked > 300  # the check met pieces that never move often enough to mean something
+
+
 def walled_tip(seat1_out: tuple[int, ...] = (), seat2_in: tuple[int, ...] = (),
                seat1_extra: tuple[int, ...] = ()) -> Game:
     """star, 3 seats: seat 0's piece on 110, the tip of seat 1's goal, among seat 1's pieces on the rest
@@ -1274,6 +1349,26 @@ def test_dead_pieces_are_walled_in_by_pieces_that_never_move(case: dict, dead: l
     game = walled_tip(**case)
     assert game.status[1] == ("active" if "seat1_extra" in case else "finished")
     assert dead_pieces(game, 0) == dead and dead_pieces(game, 2) == []
+
+
+@pytest.mark.parametrize(("piece", "walls"), [
+    (1, (2, 3, 4, 6, 8)),  # every step and hop of 1 blocked but the step to 0
+    (3, (1, 4, 5, 6, 7, 14, 16)),  # every step and hop of 3 blocked but the hop over 1 onto 0
+])
+@pytest.mark.parametrize("tip", [".", "2"])
+def test_a_piece_with_a_way_out_onto_hole_0_is_not_dead(piece: int, walls: tuple[int, ...], tip: str) -> None:
+    """star, 3 seats: seat 2 resigned (its pieces never move again) around seat 1's piece near the
+    top tip.  Hole 0 is a hole like any other (index 0, not "off the board"): while it is empty the
+    piece still moves; once a piece that never moves fills it, the piece is dead."""
+    from agents.bots.evaluation import dead_pieces
+
+    pieces = {h: "2" for h in walls}
+    pieces.update({piece: "1", 50: "1", 111: "0", 112: "0"})
+    if tip != ".":
+        pieces[0] = tip
+    game = Game.from_position(position("star", 3, pieces))
+    game.resign(2)
+    assert dead_pieces(game, 1) == ([] if tip == "." else [piece])
 
 
 def test_search_orders_moves_by_gain_with_the_table_move_first() -> None:

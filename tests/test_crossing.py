@@ -113,6 +113,19 @@ def test_a_horizon_bounds_the_line() -> None:
     assert bot.select_move(game) == line[0]
 
 
+def test_an_unfinished_line_stops_at_the_first_best_state() -> None:
+    """star, 2 seats: seat 1's pieces fill 8 of seat 0's 10 goal holes, so seat 0's two pieces can
+    never finish there.  Its best state (pieces on 7 and 14) is reached in 4 moves; a fifth move (7-8)
+    only reaches another state of the same potential, so the line stays the 4-move one: of equal
+    states the planner keeps the one found first, the nearer."""
+    pieces = {h: "1" for h in (0, 1, 2, 3, 4, 5, 6, 9, 120)}
+    game = Game.from_position(position("star", 2, {**pieces, 12: "0", 25: "0"}))
+    four = plan_crossing(game, width=50, depth=4)
+    assert [str(m) for m in four] == ["25-13", "12-14", "13-15", "15-7"]
+    assert plan_crossing(game, width=50, depth=5) == four
+    assert replay_own(game, four, 0)
+
+
 def test_the_seed_breaks_ties_between_equal_lines() -> None:
     game = Game(Rules("halma16", 2))
 

@@ -26,6 +26,7 @@ from agents.network import (
 )
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
+from tests.engine_helpers import position
 
 
 def _positions(variant: str, n: int, count: int, seed: int = 0) -> list[Game]:
@@ -388,6 +389,23 @@ def test_reach_features_are_the_jump_chains_of_both_sides(variant: str) -> None:
         for src in game.pieces(seat):
             gains = [own[canon[src]] - own[canon[m.dst]] for m in jumps if m.src == src]
             assert features[i, canon[src], 0] >= max(gains + [0]) * REACH_GAIN_SCALE - 1e-6
+
+
+def test_reach_features_follow_a_chain_one_jump_plus_the_propagation_rounds() -> None:
+    """halma16: seat 0's piece on 112 (row 7, column 0) has one chain of 15 jumps and no shortcut: right
+    along row 7 over seat 1's pieces on the odd columns, down over 142, and back left along row 9.  The
+    engine allows every landing; the features mark the first jump's landing and what the rounds reach
+    from it, ``REACH_ROUNDS`` (12) further jumps, 13 in all, and no more: the documented bound."""
+    over = [row * 16 + c for row in (7, 9) for c in range(1, 16, 2) if (row, c) != (9, 15)]
+    pieces = {112: "0", 142: "1", **{h: "1" for h in over}}
+    game = Game.from_position(position("halma16", 2, pieces))
+    chain = [7 * 16 + c for c in range(2, 15, 2)] + [9 * 16 + c for c in range(14, -1, -2)]  # 1, 2, ... 15 jumps
+    assert {m.dst for m in game.legal_moves() if m.src == 112} >= set(chain)
+    enc = encoding("halma16", 2)
+    obs = torch.from_numpy(enc.observation(game, 0)).unsqueeze(0)
+    features = JumpReach("halma16", 2)(HalmaNet("halma16", 2).holes(obs))[0].numpy()
+    marked = {int(enc.from_canonical[0][y]) for y in np.flatnonzero(features[:, 4])}
+    assert marked == set(chain[:13])  # REACH_ROUNDS = 12
 
 
 def test_reach_features_need_a_mirrored_two_seat_game() -> None:

@@ -374,9 +374,8 @@ def _permanent(game: Game) -> set[int]:
     return out
 
 
-def _dead_at(game: Game, h: int, open_bits: int, perm: set[int], vacated: int = -1) -> bool:
-    """Whether an ordinary piece on ``h`` can never move again (``vacated``: a hole to treat as
-    empty, the source of a move being tried)."""
+def _dead_at(game: Game, h: int, open_bits: int, perm: set[int]) -> bool:
+    """Whether an ordinary piece on ``h`` can never move again."""
     g = game.geometry
     bit, hob = g.bit, g.hole_of_bit
     b = bit[h]
@@ -384,7 +383,7 @@ def _dead_at(game: Game, h: int, open_bits: int, perm: set[int], vacated: int = 
         nb = hob[b + s]
         if nb < 0:
             continue
-        near = None if nb == vacated else game.piece_at(nb)
+        near = game.piece_at(nb)
         if near is None:
             if open_bits >> bit[nb] & 1:
                 return False  # a step
@@ -396,7 +395,7 @@ def _dead_at(game: Game, h: int, open_bits: int, perm: set[int], vacated: int = 
         land = hob[b + 2 * s]
         if land < 0 or not open_bits >> bit[land] & 1:
             continue
-        if land == vacated or land not in perm or game.piece_at(land) is None:
+        if land not in perm or game.piece_at(land) is None:
             return False  # a hop now, or later once that piece has moved
     return True
 
@@ -424,16 +423,16 @@ def dead_pieces(game: Game, seat: int) -> list[int]:
 
 def safe_moves(game: Game, moves: list) -> list:
     """``moves`` (of the seat to move) less those after which one of its pieces can never move
-    again, unless every move does that.  Two ways to wall a piece in: moving it among pieces that
-    never move (checked in place), and filling the last hole of another seat's goal, which
-    finishes that seat (anti-blocking) or goal-locks it (halma16), so its pieces never move again
-    (checked by playing the move on a copy of ``game`` and undoing it: ``game`` is not touched)."""
+    again, unless every move does that.  One kind of move can wall a piece in: filling the last
+    hole of another seat's goal, which finishes that seat (anti-blocking) or goal-locks it
+    (halma16), so its pieces never move again (checked by playing the move on a copy of ``game``
+    and undoing it: ``game`` is not touched).  A piece cannot wall itself in among pieces that
+    never move: every move can be played back (a step to the hole it left, the last hop back over
+    the same piece to the hole it came from, a king's row jump back over the same row)."""
     seat = game.to_move
     rules = game.rules
     lay = layout(rules.variant, rules.num_players)
     own_goal = lay.goals[seat]
-    open_bits = lay.open_holes[seat]
-    perm = _permanent(game)
     # goal hole -> the seats (other than the mover) whose last empty goal hole it is
     last_hole: dict[int, list[int]] = {}
     for t in range(rules.num_players):
@@ -457,9 +456,6 @@ def safe_moves(game: Game, moves: list) -> list:
                 bad = work.status[seat] == "active" and len(dead_pieces(work, seat)) > before
             finally:
                 work.undo()
-        elif perm and dst not in own_goal:
-            info = game.piece_at(src)
-            bad = not (info is not None and info[1]) and _dead_at(game, dst, open_bits, perm, vacated=src)
         if not bad:
             out.append(m)
     return out or moves
