@@ -170,3 +170,17 @@ def test_command_lines_parse(path: Path) -> None:
     assert not failures, f"{_relative(path)}: command lines today's CLI refuses:\n" + "\n".join(failures)
     if path.name in ("README.md", "training.md", "evaluation.md", "export.md"):
         assert parsed >= 5, f"only {parsed} command lines found in {_relative(path)}"
+
+
+def test_the_bot_parameter_table_is_every_parameter_with_its_default() -> None:
+    """docs/bots.md's table of parameters: every one a bot takes, no other, with the default it has."""
+    from agents.registry import BOTS, bot_parameters
+
+    text = (ROOT / "docs/bots.md").read_text()
+    section = text.split("### Every parameter and its default", 1)[1].split("\n#", 1)[0]
+    rows = re.findall(r"^\| `(\w+)` \| `(\w+)` \| ([^|]+?) \|", section, re.M)
+    documented: dict[str, dict[str, object]] = {bot: {} for bot in BOTS}
+    for bot, key, default in rows:
+        assert key not in documented[bot], f"{bot} {key} listed twice"
+        documented[bot][key] = None if default == "none" else float(default)
+    assert documented == {bot: bot_parameters(bot) for bot in BOTS}

@@ -1,0 +1,176 @@
+"""The mcts bot's parts against the formulas its docstring gives (agents/bots/mcts.py).
+
+tests/test_bots.py plays it (legal, seeded, finishing, within its time); these check the numbers:
+the value of a position, the progressive widening and the UCT choice.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from agents.bots.evaluation import Tracker, potential
+from agents.bots.mcts import MCTSBot, _Node
+from agents.bots.search import TEMPO
+from halma_env import Game, Rules
+from halma_env.board import star_point
+from tests.engine_helpers import position
+from tests.test_bots import midgame
+
+
+def sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def expected_values(game: Game, scale: float, root_potential: float = 0.0) -> list[float]:
+    """The docstring's values: a decided seat by its place, 1 - (place - 1) / (n - 1); an undecided
+    one by its expected place, the first free place plus the chance that each other undecided seat is
+    ahead, sigmoid((own - other potential) / scale), the seat to move a tempo ahead; the solitaire by
+    the potential gained since the root, sigmoid(gain / scale)."""
+    n = game.num_players
+    pots = [potential(game, s) for s in range(n)]
+    if n == 1:
+        return [sigmoid((root_potential - pots[0]) / scale)]
+    if not game.is_over:
+        pots[game.to_move] -= TEMPO
+    places = game.places
+    undecided = [s for s in range(n) if places[s] is None]
+    first_free = min((p for p in range(1, n + 1) if p not in places), default=None)
+    out = []
+    for s in range(n):
+        place = places[s]
+        if place is None:
+            assert first_free is not None
+            place = first_free + sum(sigmoid((pots[s] - pots[o]) / scale) for o in undecided if o != s)
+        out.append(1.0 - (place - 1) / (n - 1))
+    return out
+
+
+def finished_seat_game() -> Game:
+    """star, 4 seats: seat 1 has finished (1st place), seats 0, 2 and 3 race on, seat 2 to move."""
+    pieces = {h: "1" for h in star_point(4)}  # seat 1's goal
+    pieces.update({h: "0" for h in (60, 61, 70, 50)})
+    pieces.update({h: "2" for h in (40, 41, 30)})
+    pieces.update({h: "3" for h in (80, 81, 90, 100)})
+    game = Game.from_position(position("star", 4, pieces, to_move=2))
+    assert game.places == [None, 1, None, None] and game.status[1] == "finished"
+    return game
+
+
+@pytest.mark.parametrize("scale", [6.0, 2.5])
+@pytest.mark.parametrize("case", ["star-2", "star-3", "star-6", "finished seat", "resigned seat", "game over"])
+def test_values_of_a_position_follow_the_documented_formula(case: str, scale: float) -> None:
+    if case == "finished seat":
+        game = finished_seat_game()
+    elif case == "resigned seat":
+        game = midgame("star", 3, plies=9)
+        game.resign(2)
+        assert game.places == [None, None, 3]
+    elif case == "game over":
+        game = Game(Rules("star", 3))
+        game.resign(1)
+        game.resign(2)
+        assert game.is_over and game.places == [1, 3, 2]  # the first to resign takes the last place
+    else:
+        variant, n = case.split("-")
+        game = midgame(variant, int(n), plies=15)
+    bot = MCTSBot(seed=0, iterations=1, time=None, scale=scale)
+    tracker = Tracker(game, bot.straggle)
+    values = bot._values(tracker)
+    assert values == pytest.approx(expected_values(game, scale))
+    assert all(0.0 <= v <= 1.0 for v in values)
+
+
+def test_the_solitaire_value_is_the_squashed_gain_since_the_root() -> None:
+    start = Game(Rules("star", 1))
+    later = midgame("star", 1, plies=6)
+    bot = MCTSBot(seed=0, iterations=1, time=None, scale=4.0)
+    bot._root_pot = potential(start, 0)
+    value = bot._values(Tracker(later, bot.straggle))
+    assert value == pytest.approx(expected_values(later, 4.0, root_potential=potential(start, 0)))
+    assert value[0] > 0.5  # six greedy moves gained potential
+    assert bot._values(Tracker(start, bot.straggle)) == pytest.approx([0.5])
+
+
+@pytest.mark.parametrize("widen", [1.0, 2.0, 0.5])
+@pytest.mark.parametrize("iterations", [1, 2, 4, 5, 9, 10, 16, 17, 30])
+def test_a_root_visited_n_times_has_one_plus_widen_sqrt_n_children(widen: float, iterations: int) -> None:
+    """Progressive widening: the simulation that finds the root visited N times adds a child while the
+    root has fewer than 1 + int(widen * sqrt(N)) (and untried moves left), one child per simulation."""
+    game = midgame("star", 2, plies=10)
+    assert len(game.legal_moves()) > 12
+    bot = MCTSBot(seed=0, iterations=iterations, time=None, memory=0, rollout=2, widen=widen)
+    bot.select_move(game)
+    assert bot.last_info["simulations"] == iterations
+    children = 0
+    for visits in range(iterations):
+        children += children < 1 + int(widen * math.sqrt(visits))
+    assert bot.last_info["children"] == children
+
+
+class SteppingClock:
+    """A ``time`` module stand-in whose ``perf_counter`` moves on by ``step`` seconds at every call."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 100.0, step
+
+    def perf_counter(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+@pytest.mark.parametrize(("time_limit", "budget", "limit"), [
+    (0.5, None, 0.5),  # its own time
+    (0.5, 1.0, 0.5),  # its own time, shorter than the budget's share
+    (0.5, 0.4, 0.7 * 0.4 - 0.01),  # the budget less 30% and 10 ms
+    (None, 1.0, 0.7 * 1.0 - 0.01),  # no time of its own (iterations set)
+    (0.5, 0.002, 0.005),  # at least 5 ms
+])
+def test_simulations_run_until_the_deadline(monkeypatch: pytest.MonkeyPatch, time_limit: float | None,
+                                            budget: float | None, limit: float) -> None:
+    """The clock is read once at the start and once after every simulation; the search stops at the
+    first reading past start + limit."""
+    import agents.bots.mcts as mcts
+
+    clock = SteppingClock(0.007)
+    monkeypatch.setattr(mcts, "time", clock)
+    game = midgame("star", 2, plies=10)
+    bot = MCTSBot(seed=0, time=time_limit, iterations=0 if time_limit else 10**6, rollout=0)
+    bot.select_move(game, budget)
+    start = 100.0 + 0.007
+    deadline, now, expected = start + limit, start, 0
+    while True:
+        expected += 1
+        now += 0.007
+        if now > deadline:
+            break
+    assert bot.last_info["simulations"] == expected
+
+
+@pytest.mark.parametrize("c", [0.4, 0.1, 1.0])
+def test_a_full_node_descends_into_the_child_of_the_best_upper_confidence_bound(c: float) -> None:
+    """At a node with all its allowed children the mover picks the child with the largest
+    mean of its own value + c * sqrt(ln N / n) (max^n: the other seat's values do not count)."""
+    game = midgame("star", 2, plies=10)
+    seat, other = game.to_move, 1 - game.to_move
+    bot = MCTSBot(seed=0, iterations=1, time=None, rollout=0, c=c, widen=10.0)
+    rng = random.Random(0)
+    tracker = Tracker(game, bot.straggle)
+    bot._root_pot = tracker.pot[0]
+    root = _Node(seat, 2, bot._candidates(tracker, seat, game.legal_moves(), rng))
+    for _ in range(3):  # three children, one per simulation
+        bot._simulate(tracker, root, rng)
+    bot.widen = 0.5  # 1 + int(0.5 * sqrt(17)) = 3 children allowed at the 17 visits set below: none added
+    assert len(root.children) == 3
+    visits, own = [10, 2, 5], [6.0, 1.0, 2.0]  # own means 0.6, 0.5, 0.4
+    for child, n, v in zip(root.children, visits, own):
+        child.visits, child.value[seat], child.value[other] = n, v, n - v
+    root.visits = sum(visits)
+    bounds = [v / n + c * math.sqrt(math.log(root.visits) / n) for n, v in zip(visits, own)]
+    chosen = bounds.index(max(bounds))
+    assert tracker.game.position() == game.position()  # each simulation undid its moves
+    bot._simulate(tracker, root, rng)
+    assert [child.visits for child in root.children] == [n + (i == chosen) for i, n in enumerate(visits)]
+    assert len(root.children) == 3 and root.visits == 18
