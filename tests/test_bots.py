@@ -287,6 +287,13 @@ def test_registry_names_and_errors() -> None:
         ("greedy:lookahead=inf", "greedy lookahead must be >= 0 (a finite number), got inf"),
         ("mcts:iterations=10,time=none,widen=0", "mcts widen must be > 0 (a finite number), got 0.0"),
         ("mcts:epsilon=1.5", "mcts epsilon must be >= 0 and <= 1"),
+        ("mcts:iterations=-1", "mcts iterations must be >= 0 (an integer), got -1"),
+        ("mcts:rollout=-2", "mcts rollout must be >= 0 (an integer), got -2"),
+        ("mcts:c=-0.1", "mcts c must be >= 0 (a finite number), got -0.1"),
+        ("mcts:scale=0", "mcts scale must be > 0 (a finite number), got 0.0"),
+        ("mcts:memory=-1", "mcts memory must be >= 0 (an integer), got -1"),
+        ("mcts:straggle=nan", "mcts straggle must be >= 0 (a finite number), got nan"),
+        ("mcts:time=none", "mcts needs a time limit or a number of iterations"),
         ("search:width=0", "search width must be >= 1 (an integer), got 0"),
         ("search:width=2.5", "search parameter width='2.5': expected an integer"),
         ("crossing:depth=-3", "crossing depth must be >= 0 (an integer), got -3"),
@@ -710,6 +717,7 @@ def test_greedy_lookahead_adds_the_next_best_gain_to_its_eight_best_moves() -> N
     ("greedy:noise=0.5,temperature=2", "GreedyBot(seed=3, noise=0.5, temperature=2.0)"),
     ("search:depth=1,time=none,width=4", "SearchBot(seed=3, time=None, depth=1, width=4)"),
     ("crossing:width=7,depth=2", "CrossingBot(width=7, straggle=1.0, depth=2, time=None)"),
+    ("mcts:iterations=5,time=none", "MCTSBot(seed=3, time=None, iterations=5)"),
 ])
 def test_bots_describe_themselves_and_refuse_a_finished_game(spec: str, text: str) -> None:
     player = make_player(spec, seed=3)

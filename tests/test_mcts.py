@@ -16,6 +16,7 @@ from agents.bots.mcts import MCTSBot, _Node
 from agents.bots.search import TEMPO
 from halma_env import Game, Rules
 from halma_env.board import star_point
+from halma_env.layout import layout
 from tests.engine_helpers import position
 from tests.test_bots import midgame
 
@@ -37,12 +38,11 @@ def expected_values(game: Game, scale: float, root_potential: float = 0.0) -> li
         pots[game.to_move] -= TEMPO
     places = game.places
     undecided = [s for s in range(n) if places[s] is None]
-    first_free = min((p for p in range(1, n + 1) if p not in places), default=None)
+    first_free = 1 + game.status.count("finished")  # the next seat to finish gets this place
     out = []
     for s in range(n):
         place = places[s]
         if place is None:
-            assert first_free is not None
             place = first_free + sum(sigmoid((pots[s] - pots[o]) / scale) for o in undecided if o != s)
         out.append(1.0 - (place - 1) / (n - 1))
     return out
@@ -59,11 +59,38 @@ def finished_seat_game() -> Game:
     return game
 
 
+def shared_first_places_game() -> Game:
+    """star, 4 seats loaded with seats 0 and 1 finished (a shared 1st place): seats 2 and 3 play on
+    for 3rd and 4th; seat 2 can finish at once (102-111)."""
+    lay = layout("star", 4)
+    goal2 = sorted(lay.goals[2])
+    pieces = {**{h: "0" for h in lay.goals[0]}, **{h: "1" for h in lay.goals[1]}, 102: "2", 60: "3"}
+    pieces.update({h: "2" for h in goal2[1:]})
+    game = Game.from_position(position("star", 4, pieces, to_move=2))
+    assert game.places == [1, 1, None, None]
+    return game
+
+
+def test_after_shared_first_places_the_next_place_is_third() -> None:
+    game = shared_first_places_game()
+    finished = game.copy()
+    finished.play("102-111")
+    assert finished.places == [1, 1, 3, 4]  # the engine's places, which the values must follow
+    bot = MCTSBot(seed=0, iterations=1, time=None)
+    values = bot._values(Tracker(game, bot.straggle))
+    # seats 2 and 3 are expected between 3rd (value 1/3) and 4th (0), never at 2nd (2/3)
+    assert values[:2] == [1.0, 1.0] and all(0.0 < v < 1 / 3 for v in values[2:])
+    assert bot._values(Tracker(finished, bot.straggle)) == pytest.approx([1.0, 1.0, 1 / 3, 0.0])
+
+
 @pytest.mark.parametrize("scale", [6.0, 2.5])
-@pytest.mark.parametrize("case", ["star-2", "star-3", "star-6", "finished seat", "resigned seat", "game over"])
+@pytest.mark.parametrize("case", ["star-2", "star-3", "star-6", "finished seat", "resigned seat", "shared places",
+                                  "game over"])
 def test_values_of_a_position_follow_the_documented_formula(case: str, scale: float) -> None:
     if case == "finished seat":
         game = finished_seat_game()
+    elif case == "shared places":
+        game = shared_first_places_game()
     elif case == "resigned seat":
         game = midgame("star", 3, plies=9)
         game.resign(2)
@@ -174,3 +201,125 @@ def test_a_full_node_descends_into_the_child_of_the_best_upper_confidence_bound(
     bot._simulate(tracker, root, rng)
     assert [child.visits for child in root.children] == [n + (i == chosen) for i, n in enumerate(visits)]
     assert len(root.children) == 3 and root.visits == 18
+
+
+def test_mcts_does_not_walk_back_to_a_recent_arrangement() -> None:
+    """Seat 0 has just hopped back 50-70; hopping forward again (70-50) is its best move by gain and
+    what the bot plays without memory, but it returns to an arrangement of the last few moves, so with
+    memory the root leaves it out (as greedy's revisit penalty does)."""
+    game = Game.from_position(position("star", 2, {50: "0", 60: "1", 61: "1", 52: "1", 100: "1"}))
+    game.play("50-70")
+    game.play("100-101")
+    for seed in range(3):
+        forgetful = MCTSBot(seed=seed, iterations=40, time=None, memory=0)
+        assert str(forgetful.select_move(game)) == "70-50"
+        assert str(MCTSBot(seed=seed, iterations=40, time=None).select_move(game)) != "70-50"
+
+
+def test_no_search_where_there_is_nothing_to_choose() -> None:
+    """One legal move is played at once; so is a finishing move; and ``last_info`` says no search ran."""
+    from tests.engine_helpers import one_move_from_finishing
+
+    # seat 1's one piece, on the tip 0, has one move: the hop over 1 onto 3 (seat 0's pieces fill 2 and 5)
+    pieces = {1: "0", 2: "0", 5: "0", 40: "0", 0: "1"}
+    game = Game.from_position(position("star", 2, pieces, to_move=1))
+    moves = game.legal_moves()
+    bot = MCTSBot(seed=0, iterations=50, time=None)
+    assert len(moves) == 1 and bot.select_move(game) == moves[0]
+    assert bot.last_info == {"simulations": 0, "children": 0, "visits": 0}
+    game, finishing = one_move_from_finishing()
+    assert bot.select_move(game) in finishing
+    assert bot.last_info == {"simulations": 0, "children": 0, "visits": 0}
+    bot.select_move(midgame("star", 2, plies=10))
+    info = bot.last_info
+    assert info["simulations"] == 50 and 1 <= info["children"] and 1 <= info["visits"] <= 50
+
+
+class RecordingTracker(Tracker):
+    """A Tracker that records every move played on it, with whether it was a best-gain move."""
+
+    def __init__(self, game: Game, straggle: float) -> None:
+        super().__init__(game, straggle)
+        self.plays: list[tuple[int, str, bool]] = []
+
+    def play(self, s: int, m, gain: float) -> None:  # type: ignore[override]
+        g = self.game
+        best = max(self.gain(s, mv.src, mv.dst) for mv in g.legal_moves()) if g.to_move == s else None
+        self.plays.append((s, str(m), best is not None and gain == best))
+        super().play(s, m, gain)
+
+
+@pytest.mark.parametrize("rollout", [0, 1, 4])
+def test_a_simulation_expands_one_child_then_rolls_out_greedily(rollout: int) -> None:
+    """The first simulation from a fresh root adds one child (the best-gain move), then plays
+    ``rollout`` plies in turn order, each the mover's best-gain move when ``epsilon`` is 0."""
+    game = midgame("star", 3, plies=9)
+    bot = MCTSBot(seed=0, iterations=1, time=None, rollout=rollout, epsilon=0.0)
+    tracker = RecordingTracker(game, bot.straggle)
+    rng = random.Random(0)
+    root = _Node(game.to_move, 3, bot._candidates(tracker, game.to_move, game.legal_moves(), rng))
+    bot._simulate(tracker, root, rng)
+    assert len(tracker.plays) == 1 + rollout
+    assert [s for s, _, _ in tracker.plays] == [(game.to_move + k) % 3 for k in range(1 + rollout)]
+    assert all(best for _, _, best in tracker.plays)
+    assert tracker.plays[0][1] == str(root.cands[0][1]) and len(root.children) == 1
+    assert tracker.game.position() == game.position()  # every move undone
+
+
+def test_random_rollout_moves_come_with_probability_epsilon() -> None:
+    game = midgame("star", 2, plies=10)
+    for epsilon, low, high in [(0.0, 0, 0), (1.0, 60, 100), (0.3, 5, 40)]:
+        bot = MCTSBot(seed=0, iterations=1, time=None, rollout=10, epsilon=epsilon)
+        rng = random.Random(1)
+        not_best = 0
+        for _ in range(10):  # a fresh root each time: one expansion, then the 10 rollout plies
+            tracker = RecordingTracker(game, bot.straggle)
+            root = _Node(game.to_move, 2, bot._candidates(tracker, game.to_move, game.legal_moves(), rng))
+            bot._simulate(tracker, root, rng)
+            assert len(tracker.plays) == 11
+            not_best += sum(1 for _, _, best in tracker.plays[1:] if not best)
+        # a random move is seldom a best-gain one: about epsilon x 100 of the 100 rollout plies are not
+        assert low <= not_best <= high, (epsilon, not_best)
+
+
+def test_a_finished_game_ends_the_simulation_at_its_node() -> None:
+    """A child in which the game is over has no mover and no moves; no rollout follows it."""
+    from tests.engine_helpers import one_move_from_finishing
+
+    game, finishing = one_move_from_finishing()
+    bot = MCTSBot(seed=0, iterations=1, time=None, rollout=5, epsilon=0.0)
+    tracker = RecordingTracker(game, bot.straggle)
+    rng = random.Random(0)
+    root = _Node(game.to_move, 2, bot._candidates(tracker, game.to_move, finishing, rng))
+    bot._simulate(tracker, root, rng)
+    child = root.children[0]
+    assert len(tracker.plays) == 1 and child.seat is None and child.cands == [] and child.visits == 1
+    assert child.value == [1.0, 0.0] if game.to_move == 0 else [0.0, 1.0]
+
+
+def test_candidates_are_ordered_by_gain_with_seeded_ties() -> None:
+    game = Game(Rules("star", 2))
+    bot = MCTSBot(seed=0, iterations=1, time=None)
+    tracker = Tracker(game, bot.straggle)
+    orders = []
+    for seed in range(4):
+        cands = bot._candidates(tracker, 0, game.legal_moves(), random.Random(seed))
+        gains = [gain for gain, _ in cands]
+        assert gains == sorted(gains, reverse=True)
+        assert all(gain == tracker.gain(0, m.src, m.dst) for gain, m in cands)
+        assert sorted(str(m) for _, m in cands) == sorted(str(m) for m in game.legal_moves())
+        orders.append([str(m) for _, m in cands])
+    assert len({tuple(o) for o in orders}) > 1  # the opening's equal gains come in seeded orders
+    again = bot._candidates(tracker, 0, game.legal_moves(), random.Random(2))
+    assert [str(m) for _, m in again] == orders[2]
+
+
+def test_the_finished_solitaire_is_worth_1() -> None:
+    pieces = {h: "0" for h in range(9)}
+    pieces[17] = "0"
+    game = Game.from_position(position("star", 1, pieces))
+    game.play("17-9")
+    assert game.is_over and game.places == [1]
+    bot = MCTSBot(seed=0, iterations=1, time=None)
+    bot._root_pot = 0.0
+    assert bot._values(Tracker(game, bot.straggle)) == [1.0]

@@ -197,9 +197,9 @@ class MCTSBot:
             return out
         if n == 1:  # solitaire: the gain over the root position, squashed into [0, 1]
             return [1.0 / (1.0 + math.exp(max(-50.0, min(50.0, (tr.pot[0] - self._root_pot) / self.scale))))]
-        taken = {p for p in places if p is not None}
-        free = [p for p in range(1, n + 1) if p not in taken][: len(undecided)] or [1]
-        first = free[0]
+        # the best place still open: finished seats hold the top ones (shared, in a loaded position
+        # where several had already finished: two shared 1st places leave 3rd as the next)
+        first = 1 + g.status.count("finished")
         pot = list(tr.pot)
         if not g.is_over:
             pot[g.to_move] -= TEMPO
