@@ -6,11 +6,13 @@ from __future__ import annotations
 import copy
 import pickle
 import random
+from unittest import mock
 
 import pytest
 
 from halma_env import Game, Move, Rules
-from halma_env.game import random_playout
+from halma_env.game import play_moves, random_playout
+from tests.engine_helpers import position
 
 CASES = [("star", 2), ("star", 3), ("star", 6), ("diamond", 2), ("diamond", 3), ("halma16", 2), ("halma16", 4)]
 
@@ -179,6 +181,8 @@ def test_hole_and_seat_arguments_are_checked_not_wrapped() -> None:
             game.piece_at(bad)  # type: ignore[arg-type]
         with pytest.raises(TypeError, match="seat must be an integer 0..1"):
             game.pieces(bad)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="seat must be an integer 0..1"):
+            game.progress(bad)  # type: ignore[arg-type]
     assert game.position() == before
     np = pytest.importorskip("numpy")
     assert game.piece_at(np.int64(113)) == (0, False) and game.pieces(np.int8(1)) == list(range(10))
@@ -190,6 +194,7 @@ def test_moves_order_only_against_moves() -> None:
     """``<`` between a Move and anything else is a TypeError (as for tuples and ints), not an
     AttributeError from inside the comparison."""
     assert Move(1, 2) < Move(1, 3) and not Move(1, 3) < Move(1, 2)
+    assert not Move(1, 2) < Move(1, 2)  # strict, like tuples
     for other in (5, (1, 3), "1-3", None):
         with pytest.raises(TypeError):
             Move(1, 2) < other  # type: ignore[operator]  # noqa: B015
@@ -264,3 +269,103 @@ def test_a_pickled_game_is_small_and_plays_on() -> None:
         again.undo()
         game.undo()
         assert again.position() == game.position()
+
+
+def test_move_equality_defers_to_the_other_operand() -> None:
+    """A Move compared with something it does not know returns NotImplemented, so Python asks
+    the other side (``mock.ANY`` equals anything) and otherwise answers False, never None."""
+    assert Move(1, 2) == mock.ANY
+    assert (Move(1, 2) == 5) is False and (Move(1, 2) == "1-2") is False
+    assert (Move(1, 2) != 5) is True
+
+
+def test_a_pickle_does_not_depend_on_the_cached_move_sets() -> None:
+    """The move-set cache is left out of a pickle: the same game pickles to the same bytes whether
+    or not its move sets were worked out (play then undo empties the cache)."""
+    fresh = Game(Rules("star", 2))
+    fresh.legal_moves()
+    taken_back = Game(Rules("star", 2))
+    taken_back.play(taken_back.legal_moves()[0])
+    taken_back.undo()
+    assert pickle.dumps(fresh) == pickle.dumps(taken_back)
+
+
+def test_legal_destinations_of_an_empty_hole_or_another_seats_piece_are_none() -> None:
+    game = Game(Rules("star", 2))
+    assert game.legal_destinations(60) == []  # the empty centre
+    assert game.legal_destinations(0) == []  # seat 1's piece; seat 0 is to move
+    assert game.legal_destinations(113) == [104, 105]
+
+
+def test_play_records_the_move_object_it_was_given_from_legal_moves() -> None:
+    """A Move generated in this very position is kept as played (its path already known, not
+    searched again); any other Move is recorded as a fresh one with this position's path."""
+    game = _positions("star", 2, 1, seed=5)[0]
+    moves = game.legal_moves()
+    neighbours = game.geometry.neighbours
+    step = next(m for m in moves if m.dst in neighbours[m.src])
+    jump = next(m for m in moves if m.dst not in neighbours[m.src])
+    for move in (step, jump):
+        path = move.path
+        game.play(move)
+        assert game.moves[-1] is move and game.moves[-1].path == path
+        game.undo()
+    given = Move(jump.src, jump.dst)
+    game.play(given)
+    assert game.moves[-1] == given and game.moves[-1] is not given and game.moves[-1].path == jump.path
+
+
+def test_repr_is_the_from_position_call_that_rebuilds_the_game() -> None:
+    game = Game(Rules("star", 3))
+    game.play("113-104")
+    text = repr(game)
+    assert text == f"Game.from_position({game.position()!r})"
+    assert eval(text, {"Game": Game}).position() == game.position()
+
+
+def _landings_allowed(game: Game) -> None:
+    """Every hole a move's path lands on (the end included) is one the mover may land on: open
+    for its seat (diamond), and inside the goal for a halma16 piece that began the turn there."""
+    lay, seat = game.layout, game.to_move
+    goal = set(lay.goals[seat])
+    for move in game.legal_moves():
+        locked = game.rules.variant == "halma16" and move.src in goal
+        for hole in move.path[1:]:
+            assert lay.open_holes[seat] >> game.geometry.bit[hole] & 1, (move, move.path, hole)
+            assert not locked or hole in goal, (move, move.path, hole)
+
+
+def test_jump_paths_land_only_where_the_piece_may_land() -> None:
+    """Paths obey the landing rules mid-chain, not only at the end.  A goal-locked halma16 piece
+    on (3, 2) reaches (3, 0) over (2, 1) and (2, 0), not by the equally short way out of its goal
+    over (4, 1) and (4, 0).  A diamond king beside a closed camp (a position found by a random
+    search) goes the long way round, not across the camp's hole 5 next to it."""
+
+    def sq(r: int, c: int) -> int:
+        return r * 16 + c
+
+    pieces = {sq(3, 2): "0", sq(2, 1): "0", sq(2, 0): "0", sq(4, 1): "0", sq(4, 0): "0", sq(10, 10): "0", sq(8, 8): "1"}
+    locked = Game.from_position(position("halma16", 2, pieces))
+    move = next(m for m in locked.legal_moves() if (m.src, m.dst) == (sq(3, 2), sq(3, 0)))
+    assert move.path == (sq(3, 2), sq(1, 0), sq(3, 0))
+    _landings_allowed(locked)
+    king = Game.from_position(
+        "diamond 3 ./1./.B./..11/.1....01...../....1.1.0.../.010.1.2..2/.2..2..1../.......1./.......1.2/"
+        "1..2..0.2.2/......2.1..2/.C...2.2.2.0./..../.2./../. 1"
+    )
+    move = next(m for m in king.legal_moves() if (m.src, m.dst) == (4, 14))
+    assert len(move.path) == 12 and 5 not in move.path  # 11 hops, the shortest way that stays open
+    _landings_allowed(king)
+
+
+def test_random_playout_returns_its_plies_and_play_moves_stops_at_an_illegal_one() -> None:
+    from halma_env import IllegalMoveError
+
+    game = Game(Rules("star", 2))
+    assert random_playout(game, random.Random(1), 7) == 7 == game.ply
+    short = Game(Rules("star", 2, move_limit=5))
+    assert random_playout(short, random.Random(2)) == 5 and short.end_reason == "move_limit"
+    game = Game(Rules("star", 2))
+    with pytest.raises(IllegalMoveError, match=r"^move 1 \(113-104\): no piece on hole 113$"):
+        play_moves(game, ["113-104", "113-104", "7-16"])
+    assert game.moves == [Move(113, 104)] and game.ply == 1  # the moves before it stay played

@@ -454,13 +454,25 @@ def test_resign_three_seats_takes_the_last_place_and_the_others_play_on() -> Non
 def test_resign_errors_and_finished_seat() -> None:
     game = Game.from_position(_three_seat_race(tie=True))
     game.play("18-9")  # seat 0 finished (play to end)
-    for seat, words in ((0, "already finished"), (3, "seat must be 0..2"), (True, "seat must be"), ("1", "seat")):
+    for seat, words in ((0, "already finished"), (3, "seat must be 0..2"), (-1, r"seat must be 0\.\.2, got -1"),
+                        (True, "seat must be"), ("1", "seat")):  # -1 must not wrap around to seat 2
         before = game.position()
         with pytest.raises(IllegalMoveError, match=words):
             game.resign(seat)
         assert game.position() == before
     game.resign(2)
     assert game.is_over and game.places == [1, 2, 3] and game.end_reason == "resign"
+
+
+def test_a_resignation_records_the_automatic_passes_after_it() -> None:
+    """Seat 0 resigns on its turn; seat 1 (one piece on the top tip, walled in by seat 2) has no
+    move and passes automatically, recorded as a "pass" event; seat 2 is to move."""
+    from halma_env import Event
+
+    game = Game.from_position(position("star", 3, {0: "1", 1: "2", 2: "2", 3: "2", 5: "2", 60: "0"}))
+    game.resign(0)
+    assert game.history == [Event("resign", 0), Event("pass", 1)]
+    assert game.to_move == 2 and not game.is_over
 
 
 def test_resign_four_seats_fills_places_from_the_bottom() -> None:
@@ -519,6 +531,18 @@ def test_king_chains_row_jumps_and_changes_direction() -> None:
     # without the first row the second landing is out of reach
     del pieces[first_row[0]], pieces[first_row[1]]
     assert land2 not in dests(_diamond(pieces), 60)
+
+
+def test_king_row_jump_lands_on_hole_0() -> None:
+    """Seat 0's goal tip is hole 0, the top tip: its king on 6 jumps the row 3, 1 (north-east)
+    onto it in one jump (hole 0 is a hole like any other, not a marker for "off the board")."""
+    assert line("star", 6, "NE", 4) == [6, 3, 1, 0]
+    game = _diamond({6: "A", 3: "0", 1: "0", 100: "B"})
+    assert 0 in dests(game, 6)
+    move = next(m for m in game.legal_moves() if (m.src, m.dst) == (6, 0))
+    assert move.path == (6, 0)
+    game.play(move)
+    assert game.piece_at(0) == (0, True)
 
 
 def test_king_start_hole_counts_as_empty_mid_jump() -> None:
@@ -715,6 +739,28 @@ def test_repetition_count_survives_undo_and_replay_with_stall_limit() -> None:
         for m in shuffle:
             game.play(m)
         assert game.end_reason == "repetition"
+
+
+def test_undo_takes_back_the_count_of_a_position_that_ended_the_game() -> None:
+    """The position that ends a game by repetition or by the move limit was counted for the
+    repetition rule; undo must take that count back like any other, or the position repeats
+    early when it comes back (halma16: repetition limit 3)."""
+    shuffle = ["190-173", "2-36", "173-190", "36-2"]
+    game = Game(Rules("halma16", 2))
+    for m in shuffle * 2:
+        game.play(m)
+    assert game.end_reason == "repetition" and game.ply == 8
+    for _ in range(5):
+        game.undo()
+    game.play(shuffle[-1])  # the start position's second occurrence, not its third
+    assert not game.is_over
+    limited = Game(Rules("halma16", 2, move_limit=4))
+    for m in shuffle:
+        limited.play(m)
+    assert limited.end_reason == "move_limit"
+    limited.undo()
+    limited.play(shuffle[-1])
+    assert limited.end_reason == "move_limit"  # the second occurrence again, not a third
 
 
 def test_automatic_pass_when_a_seat_has_no_move() -> None:
@@ -1000,10 +1046,22 @@ def test_illegal_closed_camp_goal_lock_and_game_over() -> None:
     h16 = Game.from_position(position("halma16", 2, {sq(3, 2): "0", sq(12, 12): "0", sq(8, 8): "1"}))
     _refused(h16, (sq(3, 2), sq(4, 2)), "began its turn in its goal and may not leave")
     h16.play((sq(3, 2), sq(2, 2)))  # moving inside the goal is fine
+    # seat 1's goal is the bottom-right staircase: (13, 11) lies just outside, west of (13, 12)
+    beside = Game.from_position(position("halma16", 2, {sq(13, 12): "1", sq(8, 8): "1", sq(8, 3): "0"}, to_move=1))
+    _refused(beside, (sq(13, 12), sq(13, 11)), "began its turn in its goal and may not leave")
     over = Game(Rules("star", 2))
     over.resign(0)
     _refused(over, "113-104", "the game is over \\(resign\\)")
     assert over.legal_moves() == [] and over.count_moves() == 0 and over.legal_destinations(113) == []
+
+
+def test_move_errors_name_the_wrong_hole_first() -> None:
+    """Which hole is wrong comes first in the message, also when the other one is a valid 0."""
+    game = Game(Rules("star", 2))
+    _refused(game, (0, 121), r"^destination hole must be a hole number 0\.\.120, got 121$")
+    _refused(game, (113, -1), r"^destination hole must be a hole number 0\.\.120, got -1$")
+    _refused(game, (-1, 104), r"^source hole must be a hole number 0\.\.120, got -1$")
+    _refused(game, (113, 113), r"^a move must end on another hole than it starts from$")
 
 
 def test_undo_with_nothing_to_undo() -> None:
@@ -1023,6 +1081,12 @@ def test_a_given_path_is_not_trusted() -> None:
     assert stale.path is not None
     game.play(stale)
     assert game.moves[-1].path == stale.path
+
+
+def test_from_position_names_every_option_the_text_fixes() -> None:
+    text = Game(Rules("star", 2)).position()
+    with pytest.raises(ValueError, match=r"not from options \(got variant='star', num_players=2\)"):
+        Game.from_position(text, variant="star", num_players=2)
 
 
 # --- layouts: homes, goals, starts --------------------------------------------------------------
@@ -1083,6 +1147,44 @@ def test_numpy_integers_are_holes_and_seats() -> None:
     assert game.places == [None, None, 3]
     with pytest.raises(IllegalMoveError, match="seat must be"):
         game.resign(np.float32(1))
+
+
+def test_numpy_integers_reach_the_first_and_last_hole_and_seat() -> None:
+    """The full range check (taken for integer types other than int) accepts both ends."""
+    np = pytest.importorskip("numpy")
+    game = Game(Rules("star", 2))
+    for hole, seat in ((0, 1), (120, 0)):
+        assert game.piece_at(np.int64(hole)) == game.piece_at(hole) == (seat, False)
+        assert game.legal_destinations(np.int16(hole)) == game.legal_destinations(hole)
+    for seat in (0, 1):
+        assert game.pieces(np.int64(seat)) == game.pieces(seat)
+        assert game.progress(np.int8(seat)) == game.progress(seat)
+
+
+def test_play_converts_each_hole_of_a_mixed_integer_pair() -> None:
+    """A numpy integer source with a Python int destination (and the other way round), and int
+    subclasses (an IntEnum, say), are holes like any int."""
+    np = pytest.importorskip("numpy")
+    from halma_env import Move
+
+    class Hole(int):
+        pass
+
+    for move in ((np.int64(113), 104), (113, np.int32(104)), (Hole(113), Hole(104))):
+        game = Game(Rules("star", 2))
+        game.play(move)
+        assert game.moves == [Move(113, 104)] and game.piece_at(104) == (0, False) and game.piece_at(113) is None
+
+
+def test_an_array_is_not_a_hole_and_the_error_shows_it() -> None:
+    """numpy arrays have ``__index__`` but refuse it (TypeError): refused, and named as given."""
+    np = pytest.importorskip("numpy")
+    game = Game(Rules("star", 2))
+    pair = (np.array([113, 104]), 104)
+    _refused(game, pair, r"^source hole must be a hole number 0\.\.120, got array\(\[113, 104\]\)$")
+    with pytest.raises(IllegalMoveError, match=r"seat must be 0\.\.1, got array\(\[0, 1\]\)"):
+        game.resign(np.array([0, 1]))
+    assert game.ply == 0 and not game.is_over
 
 
 def test_rules_take_numpy_integers_and_store_python_ints() -> None:
