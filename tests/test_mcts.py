@@ -176,8 +176,14 @@ def test_simulations_run_until_the_deadline(monkeypatch: pytest.MonkeyPatch, tim
     assert bot.last_info["simulations"] == expected
 
 
-@pytest.mark.parametrize("c", [0.4, 0.1, 1.0])
-def test_a_full_node_descends_into_the_child_of_the_best_upper_confidence_bound(c: float) -> None:
+@pytest.mark.parametrize(("c", "visits", "own"), [
+    (0.4, [10, 2, 5], [6.0, 1.0, 2.0]),  # own means 0.6, 0.5, 0.4
+    (0.1, [10, 2, 5], [6.0, 1.0, 2.0]),
+    (1.0, [10, 2, 5], [6.0, 1.0, 2.0]),
+    (0.4, [6, 6, 5], [3.0, 3.0, 1.0]),  # a tie goes to the first child, the move of larger gain
+])
+def test_a_full_node_descends_into_the_child_of_the_best_upper_confidence_bound(
+        c: float, visits: list[int], own: list[float]) -> None:
     """At a node with all its allowed children the mover picks the child with the largest
     mean of its own value + c * sqrt(ln N / n) (max^n: the other seat's values do not count)."""
     game = midgame("star", 2, plies=10)
@@ -191,7 +197,6 @@ def test_a_full_node_descends_into_the_child_of_the_best_upper_confidence_bound(
         bot._simulate(tracker, root, rng)
     bot.widen = 0.5  # 1 + int(0.5 * sqrt(17)) = 3 children allowed at the 17 visits set below: none added
     assert len(root.children) == 3
-    visits, own = [10, 2, 5], [6.0, 1.0, 2.0]  # own means 0.6, 0.5, 0.4
     for child, n, v in zip(root.children, visits, own):
         child.visits, child.value[seat], child.value[other] = n, v, n - v
     root.visits = sum(visits)
@@ -233,6 +238,11 @@ def test_no_search_where_there_is_nothing_to_choose() -> None:
     bot.select_move(midgame("star", 2, plies=10))
     info = bot.last_info
     assert info["simulations"] == 50 and 1 <= info["children"] and 1 <= info["visits"] <= 50
+    # two moves are a choice: searched (the same piece on 0, with 5 open as well: 0-3 or 0-5)
+    two = Game.from_position(position("star", 2, {1: "0", 2: "0", 40: "0", 0: "1"}, to_move=1))
+    assert sorted(str(m) for m in two.legal_moves()) == ["0-3", "0-5"]
+    bot.select_move(two)
+    assert bot.last_info["simulations"] == 50 and bot.last_info["children"] == 2
 
 
 class RecordingTracker(Tracker):
