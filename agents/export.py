@@ -46,6 +46,7 @@ from halma_env import Game, Rules
 from halma_env.encoding import ENCODING_VERSION, encoding
 
 OPSET = 17  # LayerNormalization is an opset-17 operator; onnxruntime 1.14+ runs it
+REACH_MIN_OPSET = 12  # the reach features' int8 Max and Where: onnxruntime has no int8 kernels before it
 CHECK_POSITIONS = 32
 LOGIT_ATOL = 1e-3
 
@@ -184,6 +185,9 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
     if level is None:
         level = default_level(data, checkpoint)
     net = model_from_checkpoint(data, checkpoint)
+    if net.reach is not None and opset < REACH_MIN_OPSET:
+        raise ValueError(f"a network with reach features (network.reach_features) needs opset {REACH_MIN_OPSET} "
+                         f"or later (onnxruntime runs no int8 Max/Where before it), got {opset}")
     variant, seats = data["variant"], int(data["num_players"])
     blob = onnx_bytes(net, opset)
     out = Path(out_dir)
@@ -232,7 +236,12 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
             "onnx_sha256": file_sha256(staged),
         }
         write_manifest(staged, manifest)
-        check = compare(net, OnnxPolicy(staged), sample_positions(variant, seats, check_positions))
+        try:
+            exported = OnnxPolicy(staged)
+        except ValueError as e:  # e.g. an operator onnxruntime does not run at this opset
+            raise ValueError(f"the model exported with opset {opset} does not load in onnxruntime "
+                             f"(a later --opset may): {e}") from None
+        check = compare(net, exported, sample_positions(variant, seats, check_positions))
         if check["greedy_mismatches"] or check["max_logit_diff"] > LOGIT_ATOL:
             raise ValueError(f"the exported model does not reproduce {str(checkpoint)!r}: {check}")
         manifest["export_check"] = check

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -529,3 +530,337 @@ def test_a_directory_in_the_way_is_named(exported: tuple[Path, Path], tmp_path: 
     with pytest.raises(ValueError, match="a directory of that name is in the way"):
         export_checkpoint(checkpoint, "x", tmp_path)
     assert [p.name for p in tmp_path.iterdir()] == ["star-2-x.manifest.json"]
+
+
+def test_manifest_records_the_documented_interface_and_check(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    """docs/export.md's manifest fields: the graph's interface, opset 17 and the 32-position check by
+    default, the rating's source; without --rating the model is unrated (null) until halma ladder."""
+    from agents.export import export_checkpoint
+    from agents.opponent import file_sha256
+
+    ckpt, path = exported
+    m = read_manifest(path)
+    assert (m["format"], m["format_version"]) == ("halma_env.opponent", 1)
+    assert (m["observation_shape"], m["num_actions"]) == ([17, 17, 12], 121 * 121)
+    assert m["inputs"] == {"observation": "int8 (batch, rows, cols, 12)", "action_mask": "int8 (batch, H*H)"}
+    assert m["outputs"] == {"logits": "float32 (batch, H*H), illegal = -1e8", "value": "float32 (batch,)"}
+    assert m["opset"] == 17 and m["export_check"]["positions"] == 32
+    assert m["rating_source"] == "halma export --rating"
+    assert m["source"]["checkpoint_sha256"] == file_sha256(ckpt) and m["source"]["update"] is None
+    import torch
+
+    assert m["torch_version"] == torch.__version__ and m["onnx_file"] == path.name
+    assert set(m["export_check"]) == {"positions", "max_logit_diff", "max_value_diff", "greedy_mismatches"}
+    # without --rating: unrated until halma ladder rates it; the checkpoint's PPO update is recorded
+    from agents.checkpoint import save_checkpoint
+
+    updated = save_checkpoint(tmp_path / "u.pt", {**torch.load(ckpt, weights_only=False), "update": 7})
+    unrated = read_manifest(export_checkpoint(updated, "x", tmp_path, check_positions=5))
+    assert (unrated["rating"], unrated["rating_source"], unrated["export_check"]["positions"]) == (None, None, 5)
+    assert unrated["source"]["update"] == 7
+
+
+@pytest.mark.parametrize("name", ["x", "Expert", "X", "run_1.5", "star2-v3", "-", "a.b"])
+def test_plain_level_names_are_accepted(name: str) -> None:
+    from agents.export import check_level_name
+
+    assert check_level_name(name) == name
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "a b", "tab\t", "a/b", "a\\b", "a:b", "a,b", "a=b", None, 5])
+def test_levels_that_are_not_a_plain_name_are_refused(name: object) -> None:
+    from agents.export import check_level_name
+
+    with pytest.raises(ValueError, match="^stem must be a plain name"):
+        check_level_name(name, "stem")
+
+
+def test_the_opset_range_is_inclusive_and_booleans_are_refused(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    """docs/export.md: --opset takes 9 to 20 (both ends exported and checked); True is not an opset."""
+    from agents.export import export_checkpoint, opset_range
+
+    ckpt, _ = exported
+    assert opset_range() == (9, 20)
+    for opset in opset_range():
+        path = export_checkpoint(ckpt, f"o{opset}", tmp_path, opset=opset, check_positions=2)
+        assert read_manifest(path)["opset"] == opset
+    with pytest.raises(ValueError, match="opset must be an integer from 9 to 20"):
+        export_checkpoint(ckpt, "b", tmp_path / "b", opset=True)
+    assert not (tmp_path / "b").exists()
+
+
+def test_an_exporter_failure_is_a_value_error_naming_the_opset(exported: tuple[Path, Path], tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch's own export error (an operator newer than the opset) becomes one line, not a traceback."""
+    import torch
+
+    from agents.export import export_checkpoint
+
+    def unsupported(*args, **kwargs) -> None:
+        raise torch.onnx.OnnxExporterError("Unsupported: ONNX export of operator foo\n(details)")
+
+    monkeypatch.setattr(torch.onnx, "export", unsupported)
+    ckpt, _ = exported
+    with pytest.raises(ValueError, match=r"^cannot export with opset 17: Unsupported: ONNX export of operator foo$"):
+        export_checkpoint(ckpt, "x", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_reach_features_need_opset_12_and_a_graph_onnxruntime_refuses_is_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """onnxruntime has no int8 Max/Where before opset 12: a reach-features network is refused below it
+    by name (before, the export check failed naming a scratch file already deleted); 12 exports.  Any
+    graph onnxruntime will not load is refused naming the opset, and leaves no files."""
+    import agents.export as export
+
+    ckpt = make_checkpoint(tmp_path / "reach.pt", reach_features=True)
+    with pytest.raises(ValueError, match=r"^a network with reach features \(network.reach_features\) needs opset 12 "
+                                         r"or later .*, got 11$"):
+        export.export_checkpoint(ckpt, "r", tmp_path / "out", opset=11)
+    assert not (tmp_path / "out").exists()
+    path = export.export_checkpoint(ckpt, "r", tmp_path / "ok", opset=12, check_positions=2)
+    assert read_manifest(path)["opset"] == 12
+
+    def unloadable(path: Path) -> None:
+        raise OpponentError(f"opponent model {str(path)!r} is not a valid ONNX model (INVALID_GRAPH)")
+
+    monkeypatch.setattr(export, "OnnxPolicy", unloadable)
+    with pytest.raises(ValueError, match=r"^the model exported with opset 17 does not load in onnxruntime "
+                                         r"\(a later --opset may\): .*INVALID_GRAPH"):
+        export.export_checkpoint(ckpt, "r", tmp_path / "bad")
+    assert not (tmp_path / "bad").exists()
+
+
+def test_compare_measures_legal_logits_values_and_greedy_moves(exported: tuple[Path, Path]) -> None:
+    """The export check's figures: differences over legal actions only, the largest value difference,
+    and how many positions' greedy move differs."""
+    import types
+
+    from agents.export import compare
+    from agents.policy import load_policy_player
+
+    ckpt, path = exported
+    real = OnnxPolicy(path)
+    games = random_positions("star", 2, 4, seed=5)
+    net = load_policy_player(ckpt).net
+
+    def evaluate(obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        logits, values = real.evaluate(obs, masks)
+        logits = logits.copy()
+        logits[~masks.astype(bool)] = 5e3  # illegal actions: not compared, never the greedy move
+        top = int(np.argmax(np.where(masks[1].astype(bool), logits[1], -np.inf)))
+        other = next(a for a in np.flatnonzero(masks[1]) if a != top)
+        logits[1, other] = logits[1, top] + 0.5  # position 1 now prefers another move
+        return logits, values + np.array([0.0, 0.0, 0.25, 0.0], dtype=np.float32)
+
+    check = compare(net, types.SimpleNamespace(encoding=real.encoding, evaluate=evaluate), games)
+    assert check["positions"] == 4 and check["greedy_mismatches"] == 1
+    assert 0.5 <= check["max_logit_diff"] < 100, check
+    assert check["max_value_diff"] == pytest.approx(0.25, abs=1e-3)
+    assert compare(net, real, games)["greedy_mismatches"] == 0
+
+
+@pytest.mark.parametrize(("diff", "refused"), [(1e-3, False), (1.5e-3, True)])
+def test_legal_logits_must_agree_within_the_tolerance(
+    exported: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, diff: float, refused: bool
+) -> None:
+    """docs/export.md: the legal logits must agree within 1e-3 (an export exactly at it passes)."""
+    import agents.export
+    from agents.export import export_checkpoint
+
+    real = agents.export.compare
+    monkeypatch.setattr(agents.export, "compare", lambda *a: {**real(*a), "max_logit_diff": diff})
+    ckpt, _ = exported
+    if refused:
+        with pytest.raises(ValueError, match="does not reproduce"):
+            export_checkpoint(ckpt, "x", tmp_path / "out", check_positions=2)
+        assert not (tmp_path / "out").exists()
+    else:
+        path = export_checkpoint(ckpt, "x", tmp_path / "out", check_positions=2)
+        assert read_manifest(path)["export_check"]["max_logit_diff"] == diff
+
+
+def test_export_command_defaults() -> None:
+    """docs/export.md: --out defaults to exports/, --opset to 17, the level to the run name."""
+    import argparse
+
+    from agents.export import add_arguments
+
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    args = p.parse_args(["m.pt"])
+    assert (args.checkpoint, args.out, args.opset, args.level, args.name, args.rating) == (
+        "m.pt", "exports", 17, None, None, None)
+
+
+class _FakeClock:
+    """Wall and CPU clocks that only the fake moves advance: move of game k costs k ms of wall time
+    (half of it CPU), its inference alone 0.1 k ms."""
+
+    def __init__(self) -> None:
+        self.wall = self.cpu = 100.0
+        self.played: list[int] = []
+
+    def perf_counter(self) -> float:
+        return self.wall
+
+    def thread_time(self) -> float:
+        return self.cpu
+
+    def select_move(self, game: Any) -> None:
+        self.played.append(game.cost)
+        self.wall += game.cost / 1000
+        self.cpu += game.cost / 2000
+
+    def evaluate(self, obs: np.ndarray, mask: np.ndarray) -> None:
+        self.wall += float(obs[0, 0]) / 10000
+
+
+def _timed(clock: _FakeClock, games: list[Any], seconds: float, monkeypatch: pytest.MonkeyPatch) -> dict:
+    import types
+
+    import agents.export
+
+    enc = types.SimpleNamespace(observation=lambda g, seat: np.array([g.cost]), action_mask=lambda g: np.ones(1))
+    policy = types.SimpleNamespace(encoding=enc, evaluate=clock.evaluate)
+    opponent = types.SimpleNamespace(policy=policy, select_move=clock.select_move)
+    monkeypatch.setattr(agents.export, "time", types.SimpleNamespace(perf_counter=clock.perf_counter,
+                                                                     thread_time=clock.thread_time))
+    return agents.export.time_per_move(opponent, games, seconds)
+
+
+def test_time_per_move_reports_median_and_p99_of_each_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cycling through the games once each (50 costs, 1..50 ms): the move's wall time, its CPU time and the
+    inference alone, each as median and 99th percentile; with no time left still 50 moves."""
+    import types
+
+    games = [types.SimpleNamespace(to_move=0, cost=k) for k in range(1, 51)]
+    figures = _timed(_FakeClock(), games, 0.0, monkeypatch)
+    costs = np.arange(1, 51, dtype=float)
+    expected = {"moves": 50, "median_ms": 25.5, "p99_ms": np.percentile(costs, 99),
+                "cpu_median_ms": 12.75, "cpu_p99_ms": np.percentile(costs, 99) / 2,
+                "inference_median_ms": 2.55, "inference_p99_ms": np.percentile(costs, 99) / 10}
+    assert figures == pytest.approx(expected, rel=1e-6)
+
+
+def test_time_per_move_times_moves_for_the_given_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With time to spend, moves are timed until ``seconds`` of moves and inference have passed."""
+    import types
+
+    games = [types.SimpleNamespace(to_move=0, cost=k) for k in (4, 6)]
+    clock = _FakeClock()
+    figures = _timed(clock, games, 1.0, monkeypatch)
+    # each pair of moves takes (4 + 6) * 1.1 = 11 ms: 1 s is 91 pairs (1001 ms), 182 moves
+    assert figures["moves"] == 182 and clock.played[2:] == [4, 6] * 91  # after the warm-up of both
+    assert figures["median_ms"] == pytest.approx(5.0)
+
+
+def test_default_models_export_the_untrained_net_for_each_game_without_a_shipped_model(tmp_path: Path) -> None:
+    """halma bench opponent times every docs/export.md game: star-2, star-6, diamond-3, halma16-2 and -4;
+    those the ladder ships a model for are not exported again."""
+    from agents.export import _default_models
+
+    everything_else = {("star", 2), ("star", 6), ("halma16", 2), ("halma16", 4)}
+    models = _default_models(tmp_path, everything_else)
+    assert [label for label, _ in models] == ["default net (untrained) diamond-3"]
+    policy = OnnxPolicy(models[0][1])
+    assert (policy.variant, policy.num_players) == ("diamond", 3)
+
+
+def test_the_opponent_benchmark_table_and_targets(exported: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture) -> None:
+    """run_benchmark times each shipped model and the default net of the other games (here faked), and
+    the target (<= 10 ms per move at the p99, wall and CPU) is met only when every model meets it."""
+    import types
+
+    import agents.export
+    import agents.ladder
+
+    _, path = exported
+    calls: list[tuple] = []
+    figures = iter([])
+
+    def default_models(tmp: Path, shipped: set) -> list:
+        calls.append(("defaults", shipped))
+        return [("default net (untrained) star-2", path)]
+
+    def positions(variant: str, seats: int, count: int, seed: int) -> list[Game]:
+        calls.append(("positions", variant, seats, seed))
+        return random_positions(variant, seats, 2, seed=0)
+
+    def timed(opponent: OnnxOpponent, games: list[Game], seconds: float) -> dict:
+        calls.append(("time", opponent.seed, seconds))
+        return next(figures)
+
+    monkeypatch.setattr(agents.ladder, "shipped_models", lambda: [path])
+    monkeypatch.setattr(agents.export, "_default_models", default_models)
+    monkeypatch.setattr(agents.export, "_bench_positions", positions)
+    monkeypatch.setattr(agents.export, "time_per_move", timed)
+
+    def row(p99: float, cpu_p99: float) -> dict:
+        return {"moves": 60, "median_ms": 1.0, "p99_ms": p99, "cpu_median_ms": 0.5, "cpu_p99_ms": cpu_p99,
+                "inference_median_ms": 0.25, "inference_p99_ms": 0.75}
+
+    figures = iter([row(10.0, 10.0), row(4.0, 2.0)])  # exactly at the target counts as within it
+    result = agents.export.run_benchmark(types.SimpleNamespace(json=False, seconds=0.5, seed=3))
+    assert calls == [("defaults", {("star", 2)}), ("positions", "star", 2, 3), ("time", 3, 0.5),
+                     ("positions", "star", 2, 3), ("time", 3, 0.5)]
+    assert (result["threads"], result["seconds_per_model"], result["target_ms"]) == (1, 0.5, 10.0)
+    assert result["all_within_target"] and result["cpu_within_target"]
+    assert result["models"] == [{"model": f"ladder {path.name}", "variant": "star", "seats": 2, "actions": 14641,
+                                 **row(10.0, 10.0)},
+                                {"model": "default net (untrained) star-2", "variant": "star", "seats": 2,
+                                 "actions": 14641, **row(4.0, 2.0)}]
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("| model | game | actions |") and lines[1] == "|---" * 10 + "|"
+    assert lines[2].startswith(f"| ladder {path.name} | star-2 | 14641 | 60 | 1.00 | 10.00 |")
+    assert "target <= 10 ms per move (wall p99): met; CPU p99 within target: yes" in lines[-1]
+    # one model over the target (wall or CPU) fails it; --json prints nothing; defaults: 2 s, seed 0
+    calls.clear()
+    figures = iter([row(10.5, 1.0), row(1.0, 10.5)])
+    result = agents.export.run_benchmark(types.SimpleNamespace(json=True, seconds=0.5, seed=3))
+    assert not result["all_within_target"] and not result["cpu_within_target"]
+    assert capsys.readouterr().out == ""
+    calls.clear()
+    figures = iter([row(1.0, 1.0), row(1.0, 1.0)])
+    agents.export.run_benchmark(types.SimpleNamespace())
+    assert calls[1:3] == [("positions", "star", 2, 0), ("time", 0, 2.0)]
+    assert capsys.readouterr().out.startswith("| model |")
+
+
+def test_export_writes_to_exports_by_default(exported: tuple[Path, Path], tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """export_checkpoint's out_dir defaults to exports/ (relative to the working directory), as --out does."""
+    from agents.export import export_checkpoint
+
+    ckpt, _ = exported
+    monkeypatch.chdir(tmp_path)
+    assert export_checkpoint(ckpt, "x", check_positions=2) == Path("exports") / "star-2-x.onnx"
+    assert read_manifest(tmp_path / "exports" / "star-2-x.onnx")["level"] == "x"
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"name": "a/b"}, "^name must be a plain name"),
+    ({"rating": float("nan")}, "^rating must be a finite number, got nan$"),
+    ({"level": "a b"}, "^level must be a plain name"),
+])
+def test_a_refused_argument_is_named_first(exported: tuple[Path, Path], tmp_path: Path, kwargs: dict,
+                                           message: str) -> None:
+    """The message starts with the argument at fault (the command prints it after 'halma export: error:')."""
+    from agents.export import export_checkpoint
+
+    ckpt, _ = exported
+    with pytest.raises(ValueError, match=message):
+        export_checkpoint(ckpt, **{"level": "x", **kwargs}, out_dir=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_bench_positions_are_seeded_unfinished_midgame_positions() -> None:
+    """halma bench opponent times moves on plies of noisy greedy games (20 to 60 plies per seat), the same
+    ones for the same seed."""
+    from agents.export import _bench_positions
+
+    games = _bench_positions("star", 2, 3, seed=1)
+    assert len(games) == 3 and all(40 <= g.ply < 120 and not g.is_over for g in games)
+    assert [g.moves for g in _bench_positions("star", 2, 3, seed=1)] == [g.moves for g in games]
+    assert [g.moves for g in _bench_positions("star", 2, 3, seed=2)] != [g.moves for g in games]

@@ -5,6 +5,7 @@ by tournament, exporting checkpoints first; bad ladders and names fail clearly."
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -414,3 +415,287 @@ def test_a_level_from_the_built_in_fallback_says_so(tmp_path: Path, monkeypatch)
         f"{FALLBACK['hard']} (built-in: {str(ladder)} has no star-3 entry)")
     assert LevelPlayer("hard", path=ladder).describe(Rules("diamond", 2)) == (
         f"{FALLBACK['hard']} (built-in: {str(ladder)} has no diamond-2 entry)")
+
+
+def _ladder_file(path: Path, games: dict) -> Path:
+    path.write_text(json.dumps({"format": "halma_env.ladder", "format_version": 1, "games": games}))
+    return path
+
+
+SHIPPED_EXPERT = DEFAULT_LADDER.parent / "star-2-star2.onnx"  # a real exported model, used by absolute path
+
+
+def test_a_level_passes_its_options_to_the_model(tmp_path: Path) -> None:
+    """docs/export.md: a level may carry temperature, search and time_budget keys, passed to the model."""
+    ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "levels": [
+        {"level": "easy", "player": str(SHIPPED_EXPERT), "temperature": 0.5, "search": "top=2",
+         "time_budget": 0.3},
+        {"level": "hard", "player": f"{SHIPPED_EXPERT}:temperature=0.25,time_budget=0.2"}]}})
+    easy = level_player("easy", "star", 2, seed=1, path=ladder)
+    assert (easy.temperature, easy.search, easy.time_budget) == (0.5, {"top": 2, "eval": "heuristic"}, 0.3)
+    assert easy.name == "easy" and easy.describe(Rules("star", 2)) == str(SHIPPED_EXPERT)
+    hard = level_player("hard", "star", 2, path=ladder)  # options written in the player's name
+    assert (hard.temperature, hard.search, hard.time_budget) == (0.25, None, 0.2)
+
+
+def test_a_level_cannot_name_another_level(tmp_path: Path) -> None:
+    ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "levels": [
+        {"level": "easy", "player": "ladder:star-2:hard"}, {"level": "hard", "player": "Ladder:hard"}]}})
+    for level in ("easy", "hard"):
+        with pytest.raises(LadderError, match="not another level"):
+            level_player(level, "star", 2, path=ladder)
+
+
+def test_a_ladder_repeating_a_level_is_refused(tmp_path: Path) -> None:
+    ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "levels": [
+        {"level": "easy", "player": "random"}, {"level": "easy", "player": "greedy"}]}})
+    with pytest.raises(LadderError, match="entry 'star-2' repeats a level name"):
+        load_ladder(ladder)
+
+
+def test_a_missing_explicit_ladder_is_not_blamed_on_the_environment(tmp_path: Path, monkeypatch) -> None:
+    """$HALMA_LADDER is named as the source only when it chose the file, not beside an explicit --ladder."""
+    monkeypatch.setenv("HALMA_LADDER", str(tmp_path / "from_env.json"))
+    with pytest.raises(LadderError) as info:
+        load_ladder(tmp_path / "given.json")
+    assert str(info.value) == f"ladder file '{tmp_path / 'given.json'}' does not exist"
+
+
+def test_an_unknown_level_lists_the_games_levels() -> None:
+    with pytest.raises(LadderError, match=r"^level 'legend' is not in the star-2 ladder; levels: easy, medium, hard, "
+                                          r"expert$"):
+        level_player("legend", "star", 2, path=DEFAULT_LADDER)
+
+
+@pytest.mark.parametrize("name", ["ladder:", "ladder:star-2:"])
+def test_a_ladder_name_without_its_level_is_refused(name: str) -> None:
+    with pytest.raises(LadderError, match="expected ladder:LEVEL or ladder:VARIANT-SEATS:LEVEL"):
+        ladder_player(name)
+
+
+def test_shipped_models_are_the_ladders_onnx_files_each_once(tmp_path: Path) -> None:
+    assert [p.name for p in shipped_models(DEFAULT_LADDER)] == ["star-2-quickstart_star2.onnx", "star-2-star2.onnx"]
+    ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "levels": [
+        {"level": "a", "player": "m.onnx"}, {"level": "b", "player": "m.onnx:search=top=2"},
+        {"level": "c", "player": "greedy"}, {"level": "d", "player": str(SHIPPED_EXPERT)}]}})
+    assert shipped_models(ladder) == [tmp_path.resolve() / "m.onnx", SHIPPED_EXPERT]  # relative to the ladder file
+
+
+def test_separation_without_uncertainty_and_the_ordinal_rule() -> None:
+    # no sigma at all: any mu advantage is infinitely clear, none (or a deficit) never is
+    assert separation(*_r((1.0, 0.0), (2.0, 0.0))) == math.inf
+    assert separation(*_r((1.0, 0.0), (1.0, 0.0))) == -math.inf
+    # equal ordinals (0 - 3 = 6 - 9): the upper one is not clearly stronger, however far its mu
+    lower, upper = _r((0.0, 1.0), (6.0, 3.0))
+    assert separation(lower, upper) > 1.0 and not separated(lower, upper, 1.0)
+
+
+def test_pick_levels_edge_cases() -> None:
+    r = _r((5.0, 1.0), (0.0, 1.0), (9.0, 1.0))
+    assert pick_levels(r, 1) == [1]  # one level: the weakest (earliest in mu order) candidate
+    with pytest.raises(ValueError, match="no candidates to pick levels from"):
+        pick_levels([], 4)
+    # equally well separated choices (closest pair 10 apart): the widest span of mu wins, then the earliest
+    r = _r((0.0, 1.0), (10.0, 1.0), (20.0, 1.0), (30.0, 1.0))
+    assert pick_levels(r, 3) == [0, 1, 3]
+
+
+def test_save_ladder_sorts_games_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    from agents.ladder import save_ladder
+
+    entries = {k: {"variant": k.rsplit("-", 1)[0], "seats": int(k.rsplit("-", 1)[1]),
+                   "levels": [{"level": "easy", "player": "random"}]}
+               for k in ("halma16-2", "star-3", "diamond-2", "star-2")}
+    path = save_ladder({"format": "halma_env.ladder", "format_version": 1, "games": entries},
+                       tmp_path / "new" / "ladder.json")
+    assert list(json.loads(path.read_text())["games"]) == ["star-2", "star-3", "diamond-2", "halma16-2"]
+    assert [p.name for p in path.parent.iterdir()] == ["ladder.json"]
+    assert load_ladder(path)["games"] == entries
+
+
+def _fake_tournament(monkeypatch, ratings: list[tuple[float, float]]) -> list:
+    """run_tournament replaced by fixed openskill ratings (mu, sigma) per candidate, in candidate order."""
+    import types
+
+    import agents.arena
+
+    calls: list = []
+
+    def run_tournament(specs: list[str], rules: Rules, games: int, **kwargs) -> object:
+        calls.append((specs, rules, games, kwargs))
+        return types.SimpleNamespace(
+            ratings=lambda: [types.SimpleNamespace(mu=mu, sigma=s, ordinal=mu - 3 * s) for mu, s in ratings],
+            player_stats=lambda: [{"score": 0.123456 * i, "mean_place": 1.23456 + i, "ms_per_move": 0.123456 + i}
+                                  for i in range(len(ratings))],
+            summary=lambda: {"finish_rate": 0.98765, "mean_plies": 123.456, "elapsed_s": 12.345})
+
+    monkeypatch.setattr(agents.arena, "run_tournament", run_tournament)
+    return calls
+
+
+def test_build_entry_records_levels_candidates_and_the_tournament(tmp_path: Path, monkeypatch) -> None:
+    """The entry docs/export.md describes, from the tournament's ratings: levels weakest first with their
+    figures (3 decimals, ms/move 2) and separation from the level below, candidates by rating, the settings."""
+    from agents.ladder import build_entry, candidate_player
+
+    specs = ["random", "greedy:noise=0.5", "greedy", "search:depth=1,time=none"]
+    calls = _fake_tournament(monkeypatch, [(0.0, 1.0), (10.123456, 1.000456), (10.5, 1.0), (30.0, 2.0)])
+    entry = build_entry(specs, "star", 2, 8, seed=5, levels=("easy", "medium", "hard"),
+                        path=tmp_path / "ladder.json", workers=1, time_budget=0.5)
+    assert calls == [(specs, Rules("star", 2), 8, {
+        "seed": 5, "workers": 1, "time_budget": 0.5, "max_plies": 600, "cap_outcome": "progress",
+        "progress": False, "factory": candidate_player})]
+    assert entry["variant"] == "star" and entry["seats"] == 2 and "missing" not in entry
+    # greedy:noise=0.5 and greedy are not separated: greedy (the better-separated choice) is medium
+    assert [(lv["level"], lv["player"]) for lv in entry["levels"]] == [
+        ("easy", "random"), ("medium", "greedy"), ("hard", "search:depth=1,time=none")]
+    medium = entry["levels"][1]
+    assert medium == {"level": "medium", "player": "greedy", "rating": 7.5, "mu": 10.5, "sigma": 1.0,
+                      "score": 0.247, "mean_place": 3.235, "ms_per_move": 2.12,
+                      "separation": round(10.5 / math.sqrt(2), 2)}
+    assert entry["levels"][2]["separation"] == round(19.5 / math.sqrt(5), 2) and "separation" not in entry["levels"][0]
+    assert [c["player"] for c in entry["candidates"]] == ["random", "greedy:noise=0.5", "greedy",
+                                                          "search:depth=1,time=none"]
+    assert entry["candidates"][1] == {"player": "greedy:noise=0.5", "rating": 7.122, "mu": 10.123, "sigma": 1.0,
+                                      "score": 0.123, "mean_place": 2.235, "ms_per_move": 1.12}
+    assert entry["candidates"][2]["level"] == "medium"
+    t = entry["tournament"]
+    assert (t["games"], t["seed"], t["rules"], t["max_plies"], t["cap_outcome"], t["time_per_move"]) == (
+        8, 5, Rules("star", 2).to_dict(), 600, "progress", 0.5)
+    assert (t["finish_rate"], t["mean_plies"], t["elapsed_s"]) == (0.988, 123.5, 12.3)
+    assert t["separation"].startswith("adjacent levels: mu at least 2 x sqrt")
+    assert t["rating"].startswith("openskill Plackett-Luce ordinal (mu - 3 sigma)")
+    assert entry["command"] == "" and entry["date"].endswith("+00:00")
+    assert not (tmp_path / "ladder.json").exists()  # an entry, not yet saved
+
+
+def test_build_entry_names_the_levels_it_cannot_fill(tmp_path: Path, monkeypatch) -> None:
+    from agents.ladder import build_entry
+
+    calls = _fake_tournament(monkeypatch, [(0.0, 1.0), (1.0, 1.0), (2.0, 1.0), (20.0, 1.0)])
+    entry = build_entry(["random", "greedy:noise=0.9", "greedy:noise=0.5", "greedy"], "star", 2, 4,
+                        path=tmp_path / "ladder.json", command="halma ladder x")
+    assert [lv["level"] for lv in entry["levels"]] == ["easy", "medium"] and entry["missing"] == ["hard", "expert"]
+    assert entry["command"] == "halma ladder x"
+    assert (calls[0][3]["seed"], calls[0][3]["workers"]) == (0, 1)  # the defaults, as halma ladder's
+
+
+def test_a_model_chosen_as_a_level_is_copied_beside_a_new_ladder_and_stamped(tmp_path: Path, monkeypatch) -> None:
+    """docs/export.md: a model chosen as a level is copied next to the ladder file (whose directory may not
+    exist yet) with its manifest, which gets the level and rating; the original stays as it was."""
+    from agents.ladder import build_entry
+    from agents.opponent import read_manifest
+
+    before = read_manifest(SHIPPED_EXPERT)
+    _fake_tournament(monkeypatch, [(0.0, 1.0), (20.0, 1.0)])
+    ladder = tmp_path / "new" / "dir" / "ladder.json"
+    entry = build_entry(["random", str(SHIPPED_EXPERT)], "star", 2, 4, levels=("easy", "expert"), path=ladder)
+    assert [lv["player"] for lv in entry["levels"]] == ["random", "star-2-star2.onnx"]
+    m = read_manifest(ladder.parent / "star-2-star2.onnx")
+    assert (m["level"], m["rating"]) == ("expert", 17.0) and m["rating_source"].startswith("halma ladder (star-2, ")
+    assert read_manifest(SHIPPED_EXPERT) == before
+    # and into a ladder directory that exists already
+    entry = build_entry(["random", str(SHIPPED_EXPERT)], "star", 2, 4, levels=("easy", "expert"),
+                        path=tmp_path / "ladder.json")
+    assert entry["levels"][1]["player"] == "star-2-star2.onnx"
+    assert read_manifest(tmp_path / "star-2-star2.onnx")["level"] == "expert"
+
+
+def test_level_names_include_a_ladders_own_levels(tmp_path: Path) -> None:
+    """A level the ladder file adds beyond the standard four is a known name (after them, each once)."""
+    from agents.ladder import level_names
+
+    ladder = _ladder_file(tmp_path / "ladder.json", {
+        "star-2": {"variant": "star", "seats": 2, "levels": [{"level": "easy", "player": "random"},
+                                                             {"level": "grandmaster", "player": "greedy"}]},
+        "star-3": {"variant": "star", "seats": 3, "levels": [{"level": "grandmaster", "player": "greedy"}]}})
+    assert level_names(ladder) == [*LEVELS, "grandmaster"]
+    assert LevelPlayer("grandmaster", path=ladder).describe(Rules("star", 3)) == "greedy"
+
+
+def test_a_best_checkpoint_is_exported_under_its_run_name(tmp_path: Path) -> None:
+    """runs/NAME/checkpoints/best.pt (like last.pt) becomes VARIANT-SEATS-NAME-best.onnx, not star-2-best."""
+    from agents.ladder import _prepare_candidates
+
+    ckpt = make_checkpoint(tmp_path / "myrun" / "checkpoints" / "best.pt")
+    [model] = _prepare_candidates([str(ckpt)], "star", 2, tmp_path / "models")
+    assert Path(model) == tmp_path / "models" / "star-2-myrun-best.onnx"
+
+
+def test_format_ladder_prints_one_row_per_game() -> None:
+    """The table `halma ladder` prints: a column per standard level ('-' where the game has none, the
+    rating to one decimal), then how the entry was built."""
+    from agents.ladder import format_ladder
+
+    text = format_ladder({"games": {"star-3": {
+        "variant": "star", "seats": 3, "levels": [{"level": "easy", "player": "random", "rating": 1.54},
+                                                  {"level": "hard", "player": "greedy", "rating": 20.0}],
+        "tournament": {"games": 10}, "date": "2026-01-02T03:04:05+00:00"}}})
+    assert text.split("\n") == ["| game | easy | medium | hard | expert | built |", "|---|---|---|---|---|---|",
+                                "| star-3 | random (1.5) | - | greedy (20.0) | - | 10 games, 2026-01-02 |"]
+
+
+def test_halma_ladder_tournament_defaults(tmp_path: Path, capsys, monkeypatch) -> None:
+    """docs/export.md: star with 2 seats, the four standard levels, seed 0, one worker, separation 2 and two
+    full schedule cycles of games (48 for 4 candidates in 2 seats) unless given."""
+    from agents.cli import main
+
+    calls = _fake_tournament(monkeypatch, [(0.0, 1.0), (10.0, 1.0), (20.0, 1.0), (30.0, 1.0)])
+    specs = ["random", "greedy:noise=0.5", "greedy", "search:depth=1,time=none"]
+    assert main(["ladder", "--ladder", str(tmp_path / "ladder.json"), "--quiet", "--dry-run", *specs]) == 0
+    out = capsys.readouterr().out
+    entry = json.loads(out[out.index("\n{"):])
+    # the table marks each candidate's level and its separation from the level below
+    assert "| greedy:noise=0.5 | 7.00 | 10.00 ± 1.00 | 0.12 | 2.23 | 1.1 | medium | 7.07 |" in out.splitlines()
+    [(players, rules, games, kwargs)] = calls
+    assert (players, rules, games, kwargs["seed"], kwargs["workers"]) == (specs, Rules("star", 2), 48, 0, 1)
+    assert [lv["level"] for lv in entry["levels"]] == list(LEVELS) and entry["tournament"]["seed"] == 0
+    assert entry["tournament"]["separation"].startswith("adjacent levels: mu at least 2 x")
+    # called other than as `halma ladder ...` (here: by pytest), the entry records the equivalent command
+    assert entry["command"] == ("halma ladder --variant star --seats 2 --games 48 --seed 0 random greedy:noise=0.5 "
+                                "greedy search:depth=1,time=none")
+
+
+def test_halma_ladder_records_its_own_command_line(tmp_path: Path, capsys, monkeypatch) -> None:
+    from agents.cli import main
+
+    _fake_tournament(monkeypatch, [(0.0, 1.0), (10.0, 1.0)])
+    argv = ["ladder", "--ladder", str(tmp_path / "ladder.json"), "--quiet", "--dry-run", "--levels", "a,b",
+            "--games", "6", "random", "greedy:noise=0.5, temperature=1"]
+    monkeypatch.setattr(sys, "argv", ["halma", *argv])
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out[out.index("\n{"):])["command"] == (
+        f"halma ladder --ladder {tmp_path / 'ladder.json'} --quiet --dry-run --levels a,b --games 6 random "
+        "'greedy:noise=0.5, temperature=1'")
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--games", "0"], "halma ladder: error: --games must be >= 1, got 0"),
+    (["--separation", "-0.5"], "halma ladder: error: --separation must be >= 0, got -0.5"),
+    (["--time-per-move", "0"], "halma ladder: error: --time-per-move must be > 0"),
+])
+def test_halma_ladder_refuses_bad_tournament_flags(tmp_path: Path, capsys, flags: list[str], message: str) -> None:
+    from agents.cli import main
+
+    ladder = tmp_path / "ladder.json"
+    assert main(["ladder", "--ladder", str(ladder), "--quiet", "--levels", "a,b", *flags, "random", "greedy"]) == 2
+    assert message in capsys.readouterr().err and not ladder.exists()
+
+
+def test_a_ladder_file_that_cannot_be_saved_after_the_tournament_is_an_error(tmp_path: Path, capsys,
+                                                                            monkeypatch) -> None:
+    """A write that fails after the games (disk full) exits 2 naming the file, not 0 or a traceback."""
+    import agents.ladder
+    from agents.cli import main
+
+    def no_room(data: dict, path: object = None) -> Path:
+        raise OSError(28, "No space left on device")
+
+    _fake_tournament(monkeypatch, [(0.0, 1.0), (10.0, 1.0)])
+    monkeypatch.setattr(agents.ladder, "save_ladder", no_room)
+    ladder = tmp_path / "ladder.json"
+    assert main(["ladder", "--ladder", str(ladder), "--quiet", "--levels", "a,b", "random", "greedy"]) == 2
+    err = capsys.readouterr().err
+    assert f"halma ladder: error: cannot write the ladder file '{ladder}': No space left on device" in err
+    assert "Traceback" not in err
