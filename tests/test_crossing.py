@@ -126,6 +126,24 @@ def test_an_unfinished_line_stops_at_the_first_best_state() -> None:
     assert replay_own(game, four, 0)
 
 
+def test_a_line_goes_on_even_when_every_move_is_worse() -> None:
+    """The same position, the pieces on 7 and 14: every move keeps or raises the potential, yet the
+    planner returns the best one-move line rather than none (the bot needs a move to play)."""
+    pieces = {h: "1" for h in (0, 1, 2, 3, 4, 5, 6, 9, 120)}
+    game = Game.from_position(position("star", 2, {**pieces, 7: "0", 14: "0"}))
+    assert [str(m) for m in plan_crossing(game, width=50, depth=1)] == ["7-8"]
+
+
+def test_a_state_where_the_game_ends_unfinished_is_a_dead_end() -> None:
+    """Two plies left before the move limit: the planner's second move would end the game without
+    seat 0 finishing, so no state of depth 2 is kept and the line stops at one move."""
+    pieces = {h: "1" for h in (0, 1, 2, 3, 4, 5, 6, 9, 120)}
+    text = position("star", 2, {**pieces, 12: "0", 25: "0"}, ply=10)
+    assert len(plan_crossing(Game.from_position(text), width=50, depth=6)) == 6  # no limit: six moves
+    limited = Game.from_position(text, move_limit=12)
+    assert [str(m) for m in plan_crossing(limited, width=50)] == ["12-13"]
+
+
 def test_the_seed_breaks_ties_between_equal_lines() -> None:
     game = Game(Rules("halma16", 2))
 
@@ -222,6 +240,23 @@ def test_short_horizons_find_the_best_lines_by_the_potential() -> None:
     over, finishing = one_move_from_finishing()
     over.play(finishing[0])
     assert over.is_over and plan_crossing(over, width=3) == []
+
+
+def test_states_are_told_apart_by_where_the_king_stands() -> None:
+    """diamond, a random mid-game position: seen states are keyed by the pieces and the king's hole,
+    which follows the king when it moves and stays put when another piece moves.  With a beam of
+    1000 the planner finds the best 3-move line (the same as with 20,000), ending in the king's long
+    jump 111-7; keyed by the wrong hole it skipped states and settled for a worse line."""
+    game = Game.from_position("diamond 2 ./../.../..../.1.1.11....../.111.1....../1.1.1B...../.11......./"
+                              "1......../.....0..../....0....../.....00.0.../......0.0..../A00./000/0./0 0 30")
+    assert game.piece_at(111) == (0, True)
+    line = plan_crossing(game, width=1000, depth=3)
+    assert [str(m) for m in line] == ["104-60", "70-80", "111-7"]
+    tables = seat_tables("diamond", 2, 0, 1.0)
+    after = after_own(game, line)
+    assert after.piece_at(7) == (0, True)
+    potential = sum(tables.king[h] if h == 7 else tables.piece[h] for h in after.pieces(0))
+    assert potential == pytest.approx(315.25)  # the other line found, 104-60 111-59 116-61, leaves 315.6875
 
 
 def test_only_a_solitaire_plan_without_a_horizon_is_kept() -> None:
@@ -401,3 +436,44 @@ def test_the_planner_brings_a_diamond_king_to_its_tip(width: int, finishes: bool
         game.to_move = 0  # the other seat is held still, as in the plan
         game.play(move)
     assert (game.status[0] == "finished") == finishes
+
+
+def test_the_planner_and_the_bot_share_their_defaults() -> None:
+    """``plan_crossing`` called without a width or straggle plans like the default ``crossing`` bot."""
+    import inspect
+
+    planner = inspect.signature(plan_crossing).parameters
+    bot = bot_parameters("crossing")
+    shared = ("width", "straggle", "depth")
+    assert {k: planner[k].default for k in shared} == {k: bot[k] for k in shared}
+
+
+def test_with_no_line_that_keeps_the_game_going_the_bot_plays_the_first_legal_move() -> None:
+    """One ply before the move limit every move ends the game unfinished: the planner finds no
+    line, and the bot still answers, with the engine's first legal move."""
+    pieces = {h: "1" for h in (0, 1, 2, 3, 4, 5, 6, 9, 120)}
+    limited = Game.from_position(position("star", 2, {**pieces, 12: "0", 25: "0"}, ply=11), move_limit=12)
+    assert plan_crossing(limited, width=50) == []
+    assert make_player("crossing", seed=0).select_move(limited) == limited.legal_moves()[0]
+
+
+@pytest.mark.parametrize(("time_limit", "budget", "limit"), [
+    (None, None, None), (0.5, None, 0.5), (None, 2.0, 2.0), (0.5, 2.0, 0.5), (3.0, 2.0, 2.0)])
+def test_the_bot_plans_until_70_percent_of_its_time_less_10_ms(monkeypatch: pytest.MonkeyPatch,
+                                                               time_limit: float | None, budget: float | None,
+                                                               limit: float | None) -> None:
+    """The deadline handed to the planner: the shorter of the bot's time and the move's budget, 70% of
+    it less 10 ms (docs/bots.md), or none."""
+    import agents.bots.crossing as crossing
+
+    deadlines = []
+
+    def recording_plan(game: Game, *args, deadline: float | None = None, **kwargs) -> list:
+        deadlines.append(deadline)
+        return plan_crossing(game, 3, depth=1)
+
+    monkeypatch.setattr(crossing, "plan_crossing", recording_plan)
+    monkeypatch.setattr(crossing._time, "perf_counter", lambda: 100.0)
+    bot = CrossingBot(time=time_limit)
+    bot.select_move(Game(Rules("star", 2)), budget)
+    assert deadlines == [None if limit is None else pytest.approx(100.0 + 0.7 * limit - 0.01)]
