@@ -17,7 +17,7 @@ from agents.bots.search import TEMPO
 from halma_env import Game, Rules
 from halma_env.board import star_point
 from halma_env.layout import layout
-from tests.engine_helpers import position
+from tests.engine_helpers import one_move_from_finishing, position
 from tests.test_bots import midgame
 
 
@@ -223,8 +223,6 @@ def test_mcts_does_not_walk_back_to_a_recent_arrangement() -> None:
 
 def test_no_search_where_there_is_nothing_to_choose() -> None:
     """One legal move is played at once; so is a finishing move; and ``last_info`` says no search ran."""
-    from tests.engine_helpers import one_move_from_finishing
-
     # seat 1's one piece, on the tip 0, has one move: the hop over 1 onto 3 (seat 0's pieces fill 2 and 5)
     pieces = {1: "0", 2: "0", 5: "0", 40: "0", 0: "1"}
     game = Game.from_position(position("star", 2, pieces, to_move=1))
@@ -294,8 +292,6 @@ def test_random_rollout_moves_come_with_probability_epsilon() -> None:
 
 def test_a_finished_game_ends_the_simulation_at_its_node() -> None:
     """A child in which the game is over has no mover and no moves; no rollout follows it."""
-    from tests.engine_helpers import one_move_from_finishing
-
     game, finishing = one_move_from_finishing()
     bot = MCTSBot(seed=0, iterations=1, time=None, rollout=5, epsilon=0.0)
     tracker = RecordingTracker(game, bot.straggle)
