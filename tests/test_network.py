@@ -734,3 +734,97 @@ def test_hole_attention_is_standard_multi_head_self_attention(heads: int, monkey
         assert (block(x) - x).abs().max() > 0.1  # the attention term is really there
         monkeypatch.setattr(torch.onnx, "is_in_onnx_export", lambda: True)
         torch.testing.assert_close(block(x), expected, atol=1e-5, rtol=1e-4)
+
+
+# --- mutation round (session 36): large batches, the convolution's buffers, the reach tables ---
+
+
+def test_gather_rows_offset_each_position_by_its_padded_block() -> None:
+    """Position b reads the table plus ``b * (H + 1)``, also for batches past H / 2 and past H (a
+    rollout over many environments), where a wrong length of the offsets would show."""
+    for variant in ("star", "halma16"):
+        table = torch.as_tensor(neighbour_table(variant, 2)).reshape(-1)
+        h = encoding(variant, 2).num_holes
+        for batch in (1, 2, h // 2 + 3, h, h + 1, 2 * h + 5):
+            expected = torch.cat([table + b * (h + 1) for b in range(batch)])
+            assert torch.equal(gather_rows(table, batch, h), expected), (variant, batch)
+
+
+def test_jump_reach_of_a_batch_past_the_board_size_is_each_positions_own() -> None:
+    """``JumpReach`` offsets each position's rows like ``gather_rows``: a batch of more positions than
+    holes gives every position the features it has alone."""
+    enc = encoding("star", 2)
+    games = _positions("star", 2, enc.num_holes + 9, seed=5)
+    obs = torch.from_numpy(np.stack([enc.observation(g, g.to_move) for g in games]))
+    reach = JumpReach("star", 2)
+    holes = HalmaNet("star", 2, channels=4, blocks=0, pair_dim=4, value_hidden=4).holes(obs)
+    together = reach(holes)
+    alone = torch.cat([reach(holes[i:i + 1]) for i in range(len(games))])
+    assert together[:, :, 4].sum() > 0 and torch.equal(together, alone)
+
+
+def test_the_chunked_convolution_fills_its_buffers_without_warnings() -> None:
+    """Forward and backward over full chunks and a partial last one write each chunk into a buffer slice
+    of the right size: torch warns (an error here) when an ``out=`` tensor has to be resized."""
+    import warnings
+
+    torch.manual_seed(18)
+    net = HalmaNet("star", 2, channels=8, blocks=2, pair_dim=8, value_hidden=8)
+    _, obs, mask = _batch("star", 2, 2 * CHUNK_POSITIONS + 3)
+    legal, valid = legal_lists(mask)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        logits, value = net(obs, legal, valid)
+        (torch.log_softmax(logits, -1)[valid].sum() + value.sum()).backward()
+    assert all(p.grad is not None for p in net.blocks.parameters())
+
+
+@pytest.mark.parametrize("variant", ["star", "halma16"])
+def test_reach_tables_are_the_boards_steps_jumps_and_goal_distances(variant: str) -> None:
+    """``reach_tables``: for each hole and board direction (no self tap), the hole one step away and the
+    one beyond it (a jump's landing); the single steps to the nearest hole of the actor's goal and of
+    the opponent's, the same in both seats' frames (from the layout's goals, not ``goal_distance``)."""
+    over, land, own, other = reach_tables(variant, 2)
+    enc = encoding(variant, 2)
+    lay, g = enc.layout, enc.layout.geometry
+    h = g.num_holes
+    assert over.shape == land.shape == (h, g.num_directions)
+    for x in range(h):
+        assert set(over[x]) - {h} == set(g.neighbours[x]) and len(set(over[x]) - {h}) == (over[x] < h).sum()
+        for d in range(g.num_directions):
+            y, z = int(over[x, d]), int(land[x, d])
+            assert z == (h if y == h else int(over[y, d]))
+            if z < h:
+                assert (g.distance(x, y), g.distance(y, z), g.distance(x, z)) == (1, 1, 2)
+    for seat in (0, 1):
+        frame = enc.from_canonical[seat]
+        for x in range(h):
+            assert own[x] == min(g.distance(int(frame[x]), t) for t in lay.goals[seat])
+            assert other[x] == min(g.distance(int(frame[x]), t) for t in lay.goals[1 - seat])
+    assert (own == 0).sum() == len(lay.goals[0]) and not np.array_equal(own, other)
+
+
+def test_padding_may_hold_any_action_also_in_the_export_ops(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A padded list's invalid entries are never scored, whatever they hold (-1 here, as an empty slot
+    is often marked): the exporter's written-out list head gives the fast path's logits."""
+    torch.manual_seed(19)
+    net = HalmaNet("star", 2, channels=8, blocks=1, pair_dim=8, value_hidden=8)
+    _, obs, mask = _batch("star", 2, 4)
+    legal, valid = legal_lists(mask)
+    marked = torch.cat([legal.masked_fill(~valid, -1), torch.full((4, 3), -1)], dim=1)
+    padded = torch.cat([valid, torch.zeros(4, 3, dtype=torch.bool)], dim=1)
+    with torch.no_grad():
+        fast, fast_value = net(obs, marked, padded)
+        monkeypatch.setattr(torch.onnx, "is_in_onnx_export", lambda: True)
+        plain, plain_value = net(obs, marked, padded)
+    assert torch.all(fast[~padded] == MASKED_LOGIT) and torch.equal(plain[~padded], fast[~padded])
+    assert torch.allclose(plain, fast, atol=1e-5) and torch.allclose(plain_value, fast_value)
+
+
+def test_extending_a_reach_network_refuses_weights_of_another_width() -> None:
+    """A reach network takes a narrower input layer only from a network of its own channel count."""
+    other = HalmaNet("star", 2, channels=16, blocks=2, pair_dim=8, value_hidden=8)
+    wide = HalmaNet("star", 2, channels=8, blocks=2, pair_dim=8, value_hidden=8, reach_features=True)
+    with pytest.raises(ValueError, match=r"less some attention layers or the reach features: embed.weight "
+                                         r"\(16, 12\) vs \(8, 18\)$"):
+        load_extending(wide, other.state_dict())

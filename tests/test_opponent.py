@@ -1,0 +1,434 @@
+"""agents/opponent.py on a shipped model (no torch, no export): the files it reads and writes, the
+onnxruntime session, the policy's scores, sampling, the search's budget and choice, and names with
+options.  tests/test_export.py checks the exported model against its checkpoint."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+import pickle
+import shutil
+import types
+from dataclasses import FrozenInstanceError
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import agents.opponent
+from agents.opponent import (
+    OnnxOpponent,
+    OnnxPolicy,
+    OpponentError,
+    file_sha256,
+    load_opponent,
+    manifest_path,
+    opponent_file,
+    parse_opponent_spec,
+    parse_search,
+    read_manifest,
+    write_manifest,
+)
+from halma_env import Game, Move, Rules
+from halma_env.encoding import ENCODING_VERSION
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ROOT / "agents" / "ladder" / "star-2-quickstart_star2.onnx"  # a real export, small (53 kB)
+
+
+@pytest.fixture(scope="module")
+def policy() -> OnnxPolicy:
+    return OnnxPolicy(SHIPPED)
+
+
+def positions(count: int, seed: int, plies: int = 24) -> list[Game]:
+    """Star-2 positions after ``plies`` random moves (each a different game)."""
+    rng = np.random.default_rng(seed)
+    games = []
+    for _ in range(count):
+        g = Game(Rules("star", 2))
+        for _ in range(plies):
+            moves = g.legal_moves()
+            g.play(moves[int(rng.integers(len(moves)))])
+        games.append(g)
+    return games
+
+
+def greedy_reply(policy: OnnxPolicy, game: Game) -> Move:
+    moves, logits, _ = policy.scores(game)
+    return moves[int(np.argmax(logits))]
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    d = tmp_path / name
+    d.mkdir()
+    shutil.copy(SHIPPED, d / SHIPPED.name)
+    shutil.copy(manifest_path(SHIPPED), manifest_path(d / SHIPPED.name))
+    return d / SHIPPED.name
+
+
+def _rewrite(path: Path, **changes: Any) -> None:
+    m = json.loads(manifest_path(path).read_text())
+    m.update(changes)
+    manifest_path(path).write_text(json.dumps(m))
+
+
+# --- files ---------------------------------------------------------------------------------
+
+
+def test_a_shipped_export_loads_with_the_names_it_was_written_with(policy: OnnxPolicy) -> None:
+    """A model written by an earlier ``halma export`` (its input and output names, manifest format and
+    version as they were then) loads and scores the legal moves."""
+    assert [i.name for i in policy.session.get_inputs()] == ["observation", "action_mask"]
+    assert [o.name for o in policy.session.get_outputs()] == ["logits", "value"]
+    assert (policy.variant, policy.num_players, policy.manifest["format_version"]) == ("star", 2, 1)
+    game = positions(1, seed=1)[0]
+    moves, logits, value = policy.scores(game)
+    assert moves == game.legal_moves() and logits.shape == (len(moves),) and math.isfinite(value)
+
+
+def test_the_session_is_single_threaded_on_the_cpu(policy: OnnxPolicy) -> None:
+    options = policy.session.get_session_options()
+    assert (options.intra_op_num_threads, options.inter_op_num_threads) == (1, 1)
+    assert options.execution_mode.name == "ORT_SEQUENTIAL" and options.log_severity_level == 3
+    assert policy.session.get_providers() == ["CPUExecutionProvider"]
+
+
+def test_manifest_path_of_any_name() -> None:
+    assert manifest_path("d/m.onnx") == Path("d/m.manifest.json")
+    assert manifest_path("d/M.ONNX") == Path("d/M.manifest.json")
+    assert manifest_path("d/m.bin") == Path("d/m.bin.manifest.json")
+
+
+def test_file_sha256_is_the_files_sha256(tmp_path: Path) -> None:
+    data = bytes(range(256)) * (5 * 4096 + 7)  # over 5 MiB: several read chunks
+    (tmp_path / "big").write_bytes(data)
+    (tmp_path / "empty").write_bytes(b"")
+    assert file_sha256(tmp_path / "big") == hashlib.sha256(data).hexdigest()
+    assert file_sha256(tmp_path / "empty") == hashlib.sha256(b"").hexdigest()
+
+
+def test_write_manifest_reproduces_a_shipped_manifest_and_sorts_keys(tmp_path: Path) -> None:
+    """Rewriting a manifest unchanged gives the same bytes (the ladder rewrites shipped ones: no
+    spurious diff); keys are sorted; the write goes through a temporary file that does not stay."""
+    text = manifest_path(SHIPPED).read_text()
+    data = json.loads(text)
+    target = tmp_path / SHIPPED.name
+    assert write_manifest(target, data) == manifest_path(target)
+    assert manifest_path(target).read_text() == text
+    backwards = dict(reversed(list(data.items())))
+    assert list(backwards) != sorted(backwards)
+    write_manifest(target, backwards)
+    assert manifest_path(target).read_text() == text
+    assert sorted(p.name for p in tmp_path.iterdir()) == [manifest_path(target).name]
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"format_version": 2}, r"has format version 2; this code reads version 1$"),
+    ({"encoding_version": ENCODING_VERSION - 1},
+     rf"uses encoding version {ENCODING_VERSION - 1}; this code produces version {ENCODING_VERSION} "
+     r"observations \(re-export it from a current checkpoint\)$"),
+    ({"encoding_version": str(ENCODING_VERSION)}, r"encoding_version must be an integer, got '1'$"),
+    ({"variant": "chess"}, r"unknown variant 'chess'; variants: star, diamond, halma16$"),
+])
+def test_manifests_for_other_versions_or_games_are_refused(tmp_path: Path, changes: dict, message: str) -> None:
+    path = _copy(tmp_path, "m")
+    _rewrite(path, **changes)
+    with pytest.raises(OpponentError, match=message):
+        read_manifest(path)
+
+
+def test_a_manifest_that_is_not_an_object_is_refused(tmp_path: Path) -> None:
+    path = _copy(tmp_path, "m")
+    manifest_path(path).write_text("[1, 2]")
+    with pytest.raises(OpponentError, match="is not an opponent manifest"):
+        read_manifest(path)
+
+
+# --- the session ---------------------------------------------------------------------------
+
+
+class _FakeSession:
+    """What ``_session`` reads of an onnxruntime session: input and output names and shapes."""
+
+    def __init__(self, inputs: tuple[str, str], outputs: tuple[str, str], width: Any) -> None:
+        self.inputs = [types.SimpleNamespace(name=inputs[0], shape=["batch", 17, 17, 12]),
+                       types.SimpleNamespace(name=inputs[1], shape=["batch", width])]
+        self.outputs = [types.SimpleNamespace(name=n, shape=["batch"]) for n in outputs]
+
+    def get_inputs(self) -> list:
+        return self.inputs
+
+    def get_outputs(self) -> list:
+        return self.outputs
+
+
+def test_the_graphs_names_and_width_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    import onnxruntime
+
+    good_in, good_out = ("observation", "action_mask"), ("logits", "value")
+
+    def load(inputs: tuple[str, str] = good_in, outputs: tuple[str, str] = good_out, width: Any = 14641) -> Any:
+        fake = _FakeSession(inputs, outputs, width)
+        monkeypatch.setattr(onnxruntime, "InferenceSession", lambda *a, **k: fake)
+        return OnnxPolicy(SHIPPED).session is fake
+
+    assert load() and load(width="num_actions")  # a symbolic width is not checked
+    for bad in ({"inputs": ("obs", "action_mask")}, {"outputs": ("logits", "v")}):
+        with pytest.raises(OpponentError, match=r"has inputs \[.*\] and outputs \[.*\]; expected "
+                                                r"\['observation', 'action_mask'\] -> \['logits', 'value'\]$"):
+            load(**bad)
+    with pytest.raises(OpponentError, match="scores 100 actions but its manifest's game has 14641$"):
+        load(width=100)
+
+
+def test_an_invalid_model_error_gives_onnxruntimes_first_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import onnxruntime
+
+    for error, shown in ((RuntimeError("  bad graph\nnode 3: details\n"), "bad graph"),
+                         (RuntimeError(""), "RuntimeError")):
+        def fail(*args: Any, error: Exception = error, **kwargs: Any) -> Any:
+            raise error
+
+        monkeypatch.setattr(onnxruntime, "InferenceSession", fail)
+        with pytest.raises(OpponentError, match=rf"is not a valid ONNX model \({shown}\)$"):
+            OnnxPolicy(SHIPPED)
+
+
+# --- the policy ----------------------------------------------------------------------------
+
+
+def test_copies_share_the_policy_and_pickles_reload_it(policy: OnnxPolicy) -> None:
+    assert copy.copy(policy) is policy and copy.deepcopy(policy) is policy
+    assert copy.deepcopy({"p": policy})["p"] is policy
+    again = pickle.loads(pickle.dumps(policy))
+    assert again is not policy and again.path == SHIPPED and again.manifest == policy.manifest
+    game = positions(1, seed=2)[0]
+    assert np.array_equal(again.scores(game)[1], policy.scores(game)[1])
+
+
+def test_scores_are_the_graphs_logits_of_each_legal_move(policy: OnnxPolicy) -> None:
+    """Each legal move's logit is the graph's logit of its action in the mover's frame (both seats)."""
+    enc = policy.encoding
+    for game in positions(4, seed=3) + positions(3, seed=4, plies=25):
+        seat = game.to_move
+        dense, values = policy.evaluate(enc.observation(game, seat)[None], enc.action_mask(game)[None])
+        moves, logits, value = policy.scores(game)
+        assert moves == game.legal_moves()
+        expected = [dense[0, enc.encode_move(seat, m.src, m.dst)] for m in moves]
+        assert logits.dtype == np.float64 and np.array_equal(logits, np.array(expected, dtype=np.float64))
+        assert value == float(values[0])
+    assert {g.to_move for g in positions(4, seed=3) + positions(3, seed=4, plies=25)} == {0, 1}
+
+
+def test_no_scores_once_the_game_is_over(policy: OnnxPolicy) -> None:
+    game = Game(Rules("star", 2, move_limit=1))
+    game.play(game.legal_moves()[0])
+    assert game.is_over
+    with pytest.raises(ValueError, match="^no legal move: the game is over$"):
+        policy.scores(game)
+
+
+# --- the player ----------------------------------------------------------------------------
+
+
+def test_sampling_draws_from_the_softmax_with_its_own_generator(policy: OnnxPolicy) -> None:
+    games = positions(8, seed=5)
+    for temperature in (0.5, 2.0):
+        player = OnnxOpponent(policy, seed=3, temperature=temperature)
+        rng = np.random.default_rng(3)
+        for game in games:
+            moves, logits, _ = policy.scores(game)
+            p = np.exp((logits - logits.max()) / temperature)
+            assert player.select_move(game) == moves[int(rng.choice(len(moves), p=p / p.sum()))]
+
+
+def test_a_tiny_temperature_plays_the_greedy_move(policy: OnnxPolicy) -> None:
+    """The logits are shifted by their maximum before the division: no overflow to NaN."""
+    player = OnnxOpponent(policy, seed=1, temperature=1e-4)
+    for game in positions(6, seed=6):
+        assert player.select_move(game) == greedy_reply(policy, game)
+
+
+def test_bad_arguments_name_themselves(policy: OnnxPolicy) -> None:
+    with pytest.raises(ValueError, match="^temperature must be >= 0"):
+        OnnxOpponent(policy, temperature=-1)
+    with pytest.raises(ValueError, match="^time_budget must be > 0"):
+        OnnxOpponent(policy).select_move(Game(Rules("star", 2)), time_budget=-1)
+
+
+def test_the_player_is_named_by_its_level_and_shows_its_settings(policy: OnnxPolicy) -> None:
+    player = OnnxOpponent(policy, seed=4, temperature=0.5, search="top=2")
+    assert player.name == "easy" and OnnxOpponent(policy, name="mine").name == "mine"
+    assert repr(player) == (f"OnnxOpponent({str(SHIPPED)!r}, seed=4, temperature=0.5, "
+                            "search={'top': 2, 'eval': 'heuristic'})")
+
+
+def test_the_heuristic_tables_are_built_with_the_player(policy: OnnxPolicy) -> None:
+    """A heuristic search builds the evaluation tables of every seat when the player is made, not in
+    its first move's time budget; other players do not build them."""
+    from agents.bots.evaluation import seat_tables
+
+    for search, built in ((None, 0), ("top=2,eval=value", 0), ("top=2", 2)):
+        seat_tables.cache_clear()
+        OnnxOpponent(policy, search=search)
+        assert seat_tables.cache_info().currsize == built, search
+    assert seat_tables.cache_info().hits == 0
+    for seat in (0, 1):
+        seat_tables("star", 2, seat)
+    assert seat_tables.cache_info().hits == 2
+
+
+def test_search_settings() -> None:
+    assert parse_search(1) == {"top": 1, "eval": "heuristic"}
+    assert parse_search({"eval": "value"}) == {"top": 6, "eval": "value"}
+    with pytest.raises(ValueError, match="^search top must be an integer, got 'x'$"):
+        parse_search("top=x")
+    with pytest.raises(ValueError, match="^search top must be >= 1, got -2$"):
+        parse_search(-2)
+
+
+def test_the_deadline_is_a_share_of_the_budget_the_move_or_the_player_gives(
+        policy: OnnxPolicy, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(agents.opponent, "time", types.SimpleNamespace(perf_counter=lambda: 100.0))
+    game = positions(1, seed=7)[0]
+    deadlines: list[float] = []
+
+    def record(self: OnnxOpponent, game: Game, moves: list[Move], logits: np.ndarray, deadline: float,
+               search: dict) -> Move:
+        deadlines.append(deadline)
+        return moves[0]
+
+    monkeypatch.setattr(OnnxOpponent, "_search", record)
+    unlimited, limited = OnnxOpponent(policy, search=2), OnnxOpponent(policy, search=2, time_budget=1.0)
+    unlimited.select_move(game)
+    unlimited.select_move(game, time_budget=0.5)
+    limited.select_move(game)
+    limited.select_move(game, time_budget=0.5)
+    assert deadlines == [math.inf, 100.0 + 0.8 * 0.5, 100.0 + 0.8 * 1.0, 100.0 + 0.8 * 0.5]
+
+
+def _scored_search(policy: OnnxPolicy, monkeypatch: pytest.MonkeyPatch, game: Game, top: int,
+                   scores: list[float]) -> tuple[OnnxOpponent, list[Move]]:
+    """A search player whose evaluations give ``scores`` in turn and record the candidate played."""
+    player = OnnxOpponent(policy, search=top)
+    seen: list[Move] = []
+    it = iter(scores)
+
+    def evaluate(g: Game, seat: int, search: dict) -> float:
+        seen.append(g.moves[len(game.moves)])
+        return next(it)
+
+    monkeypatch.setattr(player, "_evaluate", evaluate)
+    return player, seen
+
+
+@pytest.mark.parametrize(("budget", "searched"), [(1.0, 1), (1.25, 1), (2.5, 1), (5.0, 2), (7.5, 3), (10.0, 4)])
+def test_the_search_starts_a_candidate_only_if_it_fits_before_the_deadline(
+        policy: OnnxPolicy, monkeypatch: pytest.MonkeyPatch, budget: float, searched: int) -> None:
+    """With a clock that ticks one second per reading: the move starts at 0, candidate k (from 0) is
+    started at 2k + 1 and takes 1 s, so candidate k > 0 is tried only if 2k + 2 <= 0.8 * budget; the
+    first one is always tried (also when the budget is spent before it starts: 1 > 0.8 * 1.0), and the
+    best score of those tried wins."""
+    ticks = iter(range(1000))
+    monkeypatch.setattr(agents.opponent, "time", types.SimpleNamespace(perf_counter=lambda: float(next(ticks))))
+    game = positions(1, seed=8)[0]
+    moves, logits, _ = policy.scores(game)
+    candidates = [moves[int(i)] for i in np.argsort(-logits, kind="stable")[:6]]
+    player, seen = _scored_search(policy, monkeypatch, game, 6, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    assert player.select_move(game, time_budget=budget) == candidates[searched - 1]
+    assert seen == candidates[:searched]
+
+
+def test_the_search_is_used_with_two_moves(policy: OnnxPolicy, monkeypatch: pytest.MonkeyPatch) -> None:
+    game = positions(1, seed=9)[0]
+    moves, logits, value = policy.scores(game)
+    order = np.argsort(-logits, kind="stable")[:2]
+    two = ([moves[int(i)] for i in order], logits[order], value)
+    real = policy.scores
+    monkeypatch.setattr(policy, "scores", lambda g, seat=None: two if g is game else real(g, seat))
+    player, seen = _scored_search(policy, monkeypatch, game, 6, [0.0, 1.0])
+    assert player.select_move(game) == two[0][1]  # the less likely move scored better
+    assert seen == two[0]
+
+
+def test_search_top_one_plays_the_greedy_move(policy: OnnxPolicy) -> None:
+    for eval_ in ("heuristic", "value"):
+        player = OnnxOpponent(policy, search={"top": 1, "eval": eval_})
+        for game in positions(3, seed=10):
+            assert player.select_move(game) == greedy_reply(policy, game)
+
+
+def test_the_search_picks_the_best_scored_candidate_after_the_greedy_reply(policy: OnnxPolicy) -> None:
+    """Against a reference: each of the top moves played, the other seat's greedy reply, then the
+    heuristic ``progress_score`` or the network's value from the mover's side; the first best wins."""
+    from agents.bots.evaluation import progress_score
+
+    chosen = set()
+    for eval_ in ("heuristic", "value"):
+        player = OnnxOpponent(policy, search=f"top=4,eval={eval_}")
+        for game in positions(4, seed=11, plies=20):
+            me = game.to_move
+            moves, logits, _ = policy.scores(game)
+            scores = []
+            candidates = [moves[int(i)] for i in np.argsort(-logits, kind="stable")[:4]]
+            for move in candidates:
+                g = game.copy()
+                g.play(move)
+                g.play(greedy_reply(policy, g))
+                scores.append(progress_score(g, me) if eval_ == "heuristic" else policy.value(g, me))
+            best = candidates[int(np.argmax(scores))]
+            assert player.select_move(game) == best, eval_
+            chosen.add(candidates.index(best))
+    assert chosen != {0}  # the search does not just play the greedy move
+
+
+def test_a_candidate_that_ends_the_game_gets_no_reply(policy: OnnxPolicy) -> None:
+    """Every candidate ends the game at the move limit (a draw, place 1 for both): no reply is asked
+    for, all score the same, and the most likely move is played."""
+    game = Game(Rules("star", 2, move_limit=1))
+    player = OnnxOpponent(policy, search=3)
+    assert player.select_move(game) == greedy_reply(policy, game)
+
+
+# --- names ---------------------------------------------------------------------------------
+
+
+def test_the_model_file_of_a_name() -> None:
+    assert opponent_file("v1.onnx_models/m.onnx:temperature=1") == "v1.onnx_models/m.onnx"
+    assert opponent_file("d/M.ONNX:search=2") == "d/M.ONNX"
+    assert opponent_file("d/m.onnx") == "d/m.onnx" and opponent_file("d/m") == "d/m"
+    assert opponent_file(".onnx:temperature=1") == ".onnx"  # a hidden file named .onnx
+
+
+def test_bad_options_name_the_spec() -> None:
+    spec = parse_opponent_spec("m.onnx:time_budget=2")
+    assert spec.options == {"time_budget": 2.0}
+    with pytest.raises(FrozenInstanceError):
+        spec.path = "other.onnx"  # type: ignore[misc]
+    with pytest.raises(OpponentError, match=r"^opponent option search='depth=3' in 'm.onnx:search=depth=3': "
+                                            r"unknown search setting"):
+        parse_opponent_spec("m.onnx:search=depth=3")
+    with pytest.raises(OpponentError, match=r"^opponent option temperature='hot' in 'm.onnx:temperature=hot' "
+                                            r"must be a number$"):
+        parse_opponent_spec("m.onnx:temperature=hot")
+
+
+def test_arguments_override_the_names_search(policy: OnnxPolicy) -> None:
+    player = load_opponent(f"{SHIPPED}:search=top=3,eval=value", search="top=2")
+    assert player.search == {"top": 2, "eval": "heuristic"}
+    assert load_opponent(f"{SHIPPED}:search=top=3,eval=value").search == {"top": 3, "eval": "value"}
+
+
+def test_ladder_names_are_resolved_by_the_ladder() -> None:
+    """``ladder:GAME:LEVEL`` is that game's level (star-2 easy: the shipped quickstart model) and
+    ``ladder:LEVEL`` a level resolved per game, whatever the case and surrounding spaces; the seed goes with them."""
+    from agents.ladder import LevelPlayer
+
+    easy = load_opponent(" Ladder:star-2:easy ", seed=1)
+    assert isinstance(easy, OnnxOpponent) and easy.policy.path == SHIPPED and easy.seed == 1
+    level = load_opponent("ladder:medium", seed=2)
+    assert isinstance(level, LevelPlayer) and (level.level, level.seed) == ("medium", 2)
