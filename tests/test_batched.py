@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 import subprocess
 import sys
 import warnings
@@ -21,7 +22,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from halma_env import Game, Rules  # noqa: E402
-from halma_env.batched import END_REASONS, BatchedGame, place_rewards_tensor  # noqa: E402
+from halma_env.batched import END_REASONS, BatchedGame, padded_lists, place_rewards_tensor  # noqa: E402
 from halma_env.encoding import encoding  # noqa: E402
 from halma_env.game import random_playout  # noqa: E402
 from halma_env.layout import layout  # noqa: E402
@@ -933,3 +934,117 @@ def test_place_rewards_tensor_reference():
     places = torch.tensor([[1, 2, 3], [2, 1, 2], [1, 1, 1], [1, 0, 0]])
     assert place_rewards_tensor(places).tolist() == [[1, 0, -1], [-0.5, 1, -0.5], [0, 0, 0], [1, 0, 0]]
     assert place_rewards_tensor(places, "win_loss").tolist() == [[1, -1, -1], [-1, 1, -1], [0, 0, 0], [1, 0, 0]]
+
+
+# --- more behaviours found unpinned by mutation testing: step, end rules, conversions ----------
+
+
+def test_bad_action_messages_name_the_first_eight_games():
+    # nine bad games of ten: the message names the first eight (and their actions), in order
+    bg = BatchedGame(Rules("star", 2), 10)
+    before = _state(bg)
+    legal = bg.random_actions()
+    bad = legal.clone()
+    bad[1:] = -torch.arange(1, 10)
+    message = "got [-1, -2, -3, -4, -5, -6, -7, -8] in game(s) [1, 2, 3, 4, 5, 6, 7, 8]; nothing was played"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        bg.step(bad)
+    bad[1:] = 0  # hole 0 to hole 0: in range, never legal
+    message = "illegal action in game(s) [1, 2, 3, 4, 5, 6, 7, 8] (see action_mask()); nothing was played"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        bg.step(bad)
+    _assert_unchanged(bg, before)
+
+
+def test_a_goal_filled_by_others_does_not_finish_a_seat_with_no_piece_in_it():
+    # star 2: seat 1's goal is seat 0's home; seat 0 steps its tenth piece back home (102-111), so
+    # the goal is full, but of seat 0's pieces: seat 1 has none in it, so it has not finished
+    # (a seat needs at least one piece of its own in its goal, with anti-blocking too, and a seat
+    # with no pieces at all never finishes) and the game goes on, as in the scalar engine
+    rules = Rules("star", 2)
+    for seat_1 in (range(10), []):  # at its start, or no pieces at all
+        owner = [-1] * 121
+        for h in [*range(112, 121), 102]:
+            owner[h] = 0
+        for h in seat_1:
+            owner[h] = 1
+        game = Game.from_position(_position(rules, owner, [False] * 121, 0))
+        assert _end_reasons_of_one_move(game, 102, 111) == {}
+        assert game.status == ["active", "active"] and not game.is_over
+
+
+def test_anti_blocking_finishes_a_seat_with_one_piece_in_its_filled_goal():
+    # star 2: seat 1 has one piece (120) in its goal (111-120), seat 0 eight more there; seat 0
+    # steps 102-111 and the goal is full: with anti-blocking seat 1 finishes (one piece of its own
+    # there is enough), so it is first and the two-seat game ends with seat 0 second
+    rules = Rules("star", 2)
+    owner = [-1] * 121
+    for h in [*range(112, 120), 102, 60]:
+        owner[h] = 0
+    for h in [120, *range(9)]:
+        owner[h] = 1
+    game = Game.from_position(_position(rules, owner, [False] * 121, 0))
+    assert _end_reasons_of_one_move(game, 102, 111) == {"finished": 1}
+    assert game.places == [2, 1]
+
+
+def test_from_games_names_only_the_rules_that_differ():
+    # first_seat may differ (it is not named); the other differences are listed, in the rules' order
+    bg = BatchedGame(Rules("star", 2, move_limit=50, repetition_limit=2), 1)
+    game = Game(Rules("star", 2, first_seat=1, move_limit=40, repetition_limit=3))
+    message = ("games[0] has other rules: move_limit=40, repetition_limit=3, the batch plays move_limit=50, "
+               "repetition_limit=2 (only first_seat may differ)")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        bg.from_games([game])
+
+
+def test_integer_arguments_as_tensors():
+    # a 0-d integer tensor is an int; a bool or float tensor is not
+    assert BatchedGame(Rules(), torch.tensor(3), seed=torch.tensor(5)).batch_size == 3
+    for wrong in (torch.tensor(True), torch.tensor(2.0)):
+        with pytest.raises(ValueError, match="batch_size must be a positive int"):
+            BatchedGame(Rules(), wrong)
+        with pytest.raises(ValueError, match="seed must be an int"):
+            BatchedGame(Rules(), 2, seed=wrong)
+
+
+def test_padded_lists_are_as_wide_as_the_longest_row():
+    flags = torch.tensor([[False, True, False, True], [False, False, False, False], [True, False, False, False]])
+    cols, valid = padded_lists(flags)
+    assert cols.tolist() == [[1, 3], [0, 0], [0, 0]]
+    assert valid.tolist() == [[True, True], [False, False], [True, False]]
+    cols, valid = padded_lists(torch.zeros((2, 5), dtype=torch.bool))  # none at all: one invalid entry
+    assert cols.tolist() == [[0], [0]] and valid.tolist() == [[False], [False]]
+    cols, valid = padded_lists(torch.zeros((0, 5), dtype=torch.bool))  # no rows: still one column
+    assert cols.shape == valid.shape == (0, 1)
+
+
+def test_a_loaded_repetition_history_counts_the_kings():
+    # diamond 2, repetition limit 2: both kings step out (120-89, 10-15) and the game is loaded;
+    # both step back, and the start position stands a second time: a repetition, found only if the
+    # loaded history's positions carry their kings
+    rules = Rules("diamond", 2, repetition_limit=2)
+    game = Game(rules)
+    game.play((120, 89))
+    game.play((10, 15))
+    bg = BatchedGame(rules, 1)
+    bg.from_games([game.copy()])
+    reasons: dict[str, int] = {}
+    _play_moves(bg, [game], [[(89, 120)], [(15, 10)]], lambda b: Game(rules), reasons)
+    assert reasons == {"repetition": 1}
+
+
+def test_random_actions_draw_the_moves_of_the_last_piece_row():
+    # the position of test_random_actions_draw_every_legal_move with seat 0's piece a king: its
+    # moves sit in the last row of the compact lists (the king's), the only row with any
+    rules = Rules("diamond", 3)
+    owner, king = [-1] * 121, [False] * 121
+    owner[13], owner[120], owner[0] = 0, 1, 2
+    king[13] = True
+    game = Game.from_position(_position(rules, owner, king, 0))
+    bg = BatchedGame(rules, 64, seed=4)
+    bg.from_games([game.copy() for _ in range(64)])
+    enc = encoding("diamond", 3)
+    legal = {enc.encode_move(0, m.src, m.dst) for m in game.legal_moves()}
+    assert len(legal) == 2
+    assert set(bg.random_actions().tolist()) == legal

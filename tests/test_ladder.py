@@ -699,3 +699,121 @@ def test_a_ladder_file_that_cannot_be_saved_after_the_tournament_is_an_error(tmp
     err = capsys.readouterr().err
     assert f"halma ladder: error: cannot write the ladder file '{ladder}': No space left on device" in err
     assert "Traceback" not in err
+
+
+# --- mutation round (session 36): every refusal of a malformed ladder names its reason ---------
+
+
+def _ladder_text(games: object, **header: object) -> str:
+    return json.dumps({"format": "halma_env.ladder", "format_version": 1, **header, "games": games})
+
+
+GOOD_LEVELS = [{"level": "easy", "player": "random"}]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (_ladder_text({}, format_version=2), "has format version 2; this code reads 1"),
+        (_ladder_text([]), "has no 'games' object"),
+        (_ladder_text({"star-2": 5}), "entry 'star-2' lacks variant, seats, levels"),
+        (_ladder_text({"star-2": {"variant": "star", "seats": 2}}), "entry 'star-2' lacks variant, seats, levels"),
+        (_ladder_text({"chess-2": {"variant": "chess", "seats": 2, "levels": GOOD_LEVELS}}),
+         "unknown variant 'chess'; variants: star, diamond, halma16"),
+        (_ladder_text({"star-2": {"variant": "star", "seats": 2, "levels": []}}),
+         "entry 'star-2' has a level without 'level' and 'player'"),
+        (_ladder_text({"star-2": {"variant": "star", "seats": 2, "levels": [{"level": "easy"}]}}),
+         "entry 'star-2' has a level without 'level' and 'player'"),
+        (_ladder_text({"star-2": {"variant": "star", "seats": 2, "levels": [{"player": "random"}]}}),
+         "entry 'star-2' has a level without 'level' and 'player'"),
+        (_ladder_text({"star-2": {"variant": "star", "seats": 2, "levels": [{"level": "easy", "player": 3}]}}),
+         "entry 'star-2' has a level without 'level' and 'player'"),
+    ],
+)
+def test_each_malformed_ladder_is_refused_naming_why(tmp_path: Path, text: str, message: str) -> None:
+    bad = tmp_path / "ladder.json"
+    bad.write_text(text)
+    with pytest.raises(LadderError) as info:
+        load_ladder(bad)
+    assert message in str(info.value)
+
+
+def test_a_ladder_without_the_games_entry_says_how_to_build_one(tmp_path: Path) -> None:
+    ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "levels": GOOD_LEVELS}})
+    with pytest.raises(LadderError, match="has no entry for star-3; build one with: halma ladder --variant star "
+                                          "--seats 3 CANDIDATE"):
+        level_player("easy", "star", 3, path=ladder)
+
+
+def test_save_ladder_makes_the_folders_it_needs(tmp_path: Path) -> None:
+    from agents.ladder import save_ladder
+
+    target = tmp_path / "new" / "nested" / "ladder.json"
+    data = json.loads(_ladder_text({"star-2": {"variant": "star", "seats": 2, "levels": GOOD_LEVELS}}))
+    assert save_ladder(data, target) == target
+    assert load_ladder(target)["games"] == data["games"]
+
+
+def _copy_shipped_model(folder: Path) -> str:
+    from agents.opponent import manifest_path
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for source in (SHIPPED_EXPERT, manifest_path(SHIPPED_EXPERT)):
+        (folder / source.name).write_bytes(source.read_bytes())
+    return SHIPPED_EXPERT.name
+
+
+def test_a_relative_model_with_options_is_found_beside_the_ladder(tmp_path: Path, monkeypatch) -> None:
+    """A level's model path is relative to the ladder file's folder, also when it carries options
+    (``model.onnx:temperature=...``), wherever the process runs."""
+    name = _copy_shipped_model(tmp_path / "models")
+    ladder = _ladder_file(tmp_path / "models" / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "levels": [
+        {"level": "easy", "player": f"{name}:temperature=0.25"}]}})
+    monkeypatch.chdir(tmp_path)  # the model is not in the working directory
+    easy = level_player("easy", "star", 2, path=ladder)
+    assert easy.temperature == 0.25 and easy.name == "easy"
+    # what halma play announces: the ladder's player string, whatever game is asked about
+    assert easy.describe(Rules("star", 3)) == f"{name}:temperature=0.25"
+    assert repr(easy.describe) == f"ResolvedLevel('{name}:temperature=0.25')"
+
+
+def test_a_candidate_model_is_taken_from_the_working_directory(tmp_path: Path, monkeypatch) -> None:
+    """Tournament candidates have no ladder folder: a relative ``.onnx`` path is the working directory's."""
+    from agents.ladder import candidate_player
+
+    name = _copy_shipped_model(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    player = candidate_player(name, seed=3)
+    assert player.select_move(Game(Rules("star", 2))) in Game(Rules("star", 2)).legal_moves()
+
+
+def test_separation_with_small_sigmas_is_the_plain_ratio() -> None:
+    assert separation(*_r((0.0, 0.3), (1.0, 0.4))) == pytest.approx(2.0)  # 1 / hypot(0.3, 0.4)
+
+
+def test_pick_levels_falls_back_one_level_at_a_time() -> None:
+    """Four candidates of which no four but three are separated give three levels, not two."""
+    r = _r((0.0, 1.0), (10.0, 1.0), (20.0, 1.0), (21.0, 1.0))
+    assert pick_levels(r, 4) == [0, 1, 3]
+
+
+def test_a_level_without_an_entry_or_fallback_says_so(tmp_path: Path) -> None:
+    """A ladder's own level (not one of the standard four) has no built-in bot for games the ladder
+    lacks: ``describe`` says so and playing it is refused by name."""
+    ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "levels": [
+        {"level": "coach", "player": "greedy"}]}})
+    coach = LevelPlayer("coach", seed=4, path=ladder)
+    assert repr(coach) == "LevelPlayer('coach', seed=4)"
+    assert coach.describe(Rules("star", 2)) == "greedy"
+    assert coach.describe(Rules("star", 3)) == (
+        f"no player for this game ({ladder} has no star-3 entry, and the level has no built-in fallback)")
+    with pytest.raises(LadderError, match="level 'coach': the ladder has no entry for star with 3 seats and the "
+                                          "level has no fallback bot"):
+        coach.select_move(Game(Rules("star", 3)))
+
+
+def test_the_shipped_ladders_missing_game_is_named_as_the_shipped_ladder() -> None:
+    from agents.registry import LEVELS as FALLBACK
+
+    hard = LevelPlayer("hard")
+    assert hard.describe(Rules("star", 1)) == f"{FALLBACK['hard']} (built-in: the shipped ladder has no star-1 entry)"
