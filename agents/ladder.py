@@ -362,35 +362,57 @@ def pick_levels(ratings: list[dict[str, float]], count: int, min_separation: flo
     raise AssertionError("unreachable: one candidate is always a ladder")
 
 
+RUN_FOLDERS = ("checkpoints", "snapshots")  # a run directory's folders of .pt files (docs/training.md)
+
+
+def _export_stem(checkpoint: str) -> str:
+    """The level a ``.pt`` candidate is exported as (its model: ``VARIANT-SEATS-STEM.onnx``): the file's
+    stem, after the run's name for a file in a run's folders (runs/NAME/checkpoints/last.pt -> NAME-last,
+    .../update_000100.pt -> NAME-update_000100) and for ``last``, ``best`` or a number elsewhere."""
+    src = Path(checkpoint).resolve()
+    if src.parent.name in RUN_FOLDERS or src.stem in ("last", "best") or src.stem[:1].isdigit():
+        run_dir = next((q.name for q in src.parents if q.name not in RUN_FOLDERS), "")
+        return f"{run_dir}-{src.stem}"
+    return src.stem
+
+
 def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_dir: Path) -> list[str]:
-    """Export ``.pt`` candidates into ``models_dir`` and check every candidate can play the game."""
+    """Export ``.pt`` candidates into ``models_dir`` and check every candidate can play the game.
+
+    Every candidate is checked before anything is exported: a bad one leaves no file behind."""
+    from agents.checkpoint import load_checkpoint
     from agents.opponent import OnnxPolicy, parse_opponent_spec
 
+    candidates = [c.strip() for c in candidates]
+    exported_as: dict[str, str] = {}  # export stem -> its checkpoint
+    for c in candidates:
+        game = None
+        if c.lower().endswith(".pt"):
+            data = load_checkpoint(c)
+            game = (data["variant"], data["num_players"])
+            stem = _export_stem(c)
+            if stem in exported_as:  # two runs' files of one name must not become one model
+                raise LadderError(f"candidates {exported_as[stem]!r} and {c!r} would both be exported as "
+                                  f"{variant}-{seats}-{stem}.onnx: export one under another name first "
+                                  "(halma export CHECKPOINT --name NAME)")
+            exported_as[stem] = c
+        elif ".onnx" in c.lower():
+            policy = OnnxPolicy(parse_opponent_spec(c).path)
+            game = (policy.variant, policy.num_players)
+        if game is not None and game != (variant, seats):
+            raise LadderError(f"candidate {c!r} plays {game[0]} with {game[1]} seats, not {variant} with {seats}")
+        if not c.lower().endswith(".pt"):
+            candidate_player(c, 0)  # a bad spec or file fails before any game (a .pt's once exported)
     out = []
     for c in candidates:
-        c = c.strip()
         if c.lower().endswith(".pt"):
-            from agents.checkpoint import load_checkpoint
             from agents.export import export_checkpoint
 
-            data = load_checkpoint(c)  # the game is checked before anything is exported
-            if (data["variant"], data["num_players"]) != (variant, seats):
-                raise LadderError(f"candidate {c!r} plays {data['variant']} with {data['num_players']} seats, "
-                                  f"not {variant} with {seats}")
-            src = Path(c)
-            stem = src.stem
-            run_dir = next((q.name for q in src.resolve().parents if q.name not in ("checkpoints", "snapshots")), "")
-            if stem in ("last", "best") or stem[:1].isdigit():  # runs/NAME/checkpoints/last.pt -> NAME-last
-                stem = f"{run_dir}-{stem}"
+            stem = _export_stem(c)
             path = export_checkpoint(c, stem, models_dir, name=f"{variant}-{seats}-{stem}")
             print(f"exported {c} -> {path}", file=sys.stderr)
             c = str(path)
-        if ".onnx" in c.lower():
-            policy = OnnxPolicy(parse_opponent_spec(c).path)
-            if (policy.variant, policy.num_players) != (variant, seats):
-                raise LadderError(f"candidate {c!r} plays {policy.variant} with {policy.num_players} seats, "
-                                  f"not {variant} with {seats}")
-        candidate_player(c, 0)  # a bad spec or file fails before any game
+            candidate_player(c, 0)
         out.append(c)
     if len(set(out)) != len(out):
         raise LadderError(f"candidates must be distinct, got {out}")

@@ -817,3 +817,40 @@ def test_the_shipped_ladders_missing_game_is_named_as_the_shipped_ladder() -> No
 
     hard = LevelPlayer("hard")
     assert hard.describe(Rules("star", 1)) == f"{FALLBACK['hard']} (built-in: the shipped ladder has no star-1 entry)"
+
+
+def test_checkpoints_in_a_runs_folders_are_exported_under_the_runs_name(tmp_path: Path) -> None:
+    """Two runs' ``update_000010.pt`` become two models, not one model exported twice; a snapshot and a
+    file named by a number elsewhere get their folder's name too."""
+    from agents.ladder import _prepare_candidates
+
+    files = [make_checkpoint(tmp_path / "runs" / run / "checkpoints" / "update_000010.pt") for run in ("a", "b")]
+    files.append(make_checkpoint(tmp_path / "runs" / "a" / "snapshots" / "snap_000010.pt"))
+    files += [make_checkpoint(tmp_path / "kept" / name) for name in ("5m.pt", "last.pt", "best.pt", "mine.pt")]
+    models = _prepare_candidates([str(f) for f in files], "star", 2, tmp_path / "models")
+    assert [Path(m).name for m in models] == [
+        "star-2-a-update_000010.onnx", "star-2-b-update_000010.onnx", "star-2-a-snap_000010.onnx",
+        "star-2-kept-5m.onnx", "star-2-kept-last.onnx", "star-2-kept-best.onnx", "star-2-mine.onnx"]
+
+
+def test_candidates_that_would_share_a_model_name_are_refused_before_any_export(tmp_path: Path) -> None:
+    from agents.ladder import _prepare_candidates
+
+    first = make_checkpoint(tmp_path / "x" / "model.pt")
+    second = make_checkpoint(tmp_path / "y" / "model.pt")
+    with pytest.raises(LadderError, match=f"candidates '{first}' and '{second}' would both be exported as "
+                                          "star-2-model.onnx: export one under another name first"):
+        _prepare_candidates([str(first), str(second)], "star", 2, tmp_path / "models")
+    with pytest.raises(LadderError, match="candidates must be distinct"):
+        _prepare_candidates(["random", "greedy", " random"], "star", 2, tmp_path / "models")
+    with pytest.raises(ValueError, match="nosuchbot"):  # a bad candidate after a checkpoint
+        _prepare_candidates([str(first), "nosuchbot"], "star", 2, tmp_path / "models")
+    assert not (tmp_path / "models").exists()  # nothing was exported
+
+
+def test_build_entry_keeps_three_decimals_of_sigma(tmp_path: Path, monkeypatch) -> None:
+    from agents.ladder import build_entry
+
+    _fake_tournament(monkeypatch, [(0.0, 1.23456), (20.0, 1.0)])
+    entry = build_entry(["random", "greedy"], "star", 2, 4, levels=("easy", "hard"), path=tmp_path / "ladder.json")
+    assert entry["levels"][0]["sigma"] == 1.235 and entry["candidates"][0]["sigma"] == 1.235
