@@ -819,13 +819,16 @@ def test_kept_buffers_have_their_shapes_no_torch_warning(variant, n):
             bg.step(bg.random_actions())
 
 
-def test_random_actions_draw_every_legal_move():
+@pytest.mark.parametrize("king", [False, True])
+def test_random_actions_draw_every_legal_move(king: bool):
     # the diamond 3 position above: seat 0's one piece has two moves (13-14, 13-26); 64 games of it
-    # draw both, and nothing else (the last move of the list too, not only the first)
+    # draw both, and nothing else (the last move of the list too, not only the first).  As a king its
+    # moves sit in the last row of the compact lists (the king's), the only row with any.
     rules = Rules("diamond", 3)
-    owner = [-1] * 121
+    owner, kings = [-1] * 121, [False] * 121
     owner[13], owner[120], owner[0] = 0, 1, 2
-    game = Game.from_position(_position(rules, owner, [False] * 121, 0))
+    kings[13] = king
+    game = Game.from_position(_position(rules, owner, kings, 0))
     bg = BatchedGame(rules, 64, seed=4)
     bg.from_games([game.copy() for _ in range(64)])
     enc = encoding("diamond", 3)
@@ -1032,19 +1035,3 @@ def test_a_loaded_repetition_history_counts_the_kings():
     reasons: dict[str, int] = {}
     _play_moves(bg, [game], [[(89, 120)], [(15, 10)]], lambda b: Game(rules), reasons)
     assert reasons == {"repetition": 1}
-
-
-def test_random_actions_draw_the_moves_of_the_last_piece_row():
-    # the position of test_random_actions_draw_every_legal_move with seat 0's piece a king: its
-    # moves sit in the last row of the compact lists (the king's), the only row with any
-    rules = Rules("diamond", 3)
-    owner, king = [-1] * 121, [False] * 121
-    owner[13], owner[120], owner[0] = 0, 1, 2
-    king[13] = True
-    game = Game.from_position(_position(rules, owner, king, 0))
-    bg = BatchedGame(rules, 64, seed=4)
-    bg.from_games([game.copy() for _ in range(64)])
-    enc = encoding("diamond", 3)
-    legal = {enc.encode_move(0, m.src, m.dst) for m in game.legal_moves()}
-    assert len(legal) == 2
-    assert set(bg.random_actions().tolist()) == legal
