@@ -381,6 +381,7 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
 
     Every candidate is checked before anything is exported: a bad one leaves no file behind."""
     from agents.checkpoint import load_checkpoint
+    from agents.export import check_level_name
     from agents.opponent import OnnxPolicy, parse_opponent_spec
 
     candidates = [c.strip() for c in candidates]
@@ -390,7 +391,7 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
         if c.lower().endswith(".pt"):
             data = load_checkpoint(c)
             game = (data["variant"], data["num_players"])
-            stem = _export_stem(c)
+            stem = check_level_name(_export_stem(c), f"candidate {c!r}: the exported model's level")
             if stem in exported_as:  # two runs' files of one name must not become one model
                 raise LadderError(f"candidates {exported_as[stem]!r} and {c!r} would both be exported as "
                                   f"{variant}-{seats}-{stem}.onnx: export one under another name first "
