@@ -417,8 +417,13 @@ def test_a_level_from_the_built_in_fallback_says_so(tmp_path: Path, monkeypatch)
         f"{FALLBACK['hard']} (built-in: {str(ladder)} has no diamond-2 entry)")
 
 
+def _ladder_text(games: object, **header: object) -> str:
+    """A ladder file's text: the format header (``header`` overrides its fields) and ``games``."""
+    return json.dumps({"format": "halma_env.ladder", "format_version": 1, **header, "games": games})
+
+
 def _ladder_file(path: Path, games: dict) -> Path:
-    path.write_text(json.dumps({"format": "halma_env.ladder", "format_version": 1, "games": games}))
+    path.write_text(_ladder_text(games))
     return path
 
 
@@ -702,10 +707,6 @@ def test_a_ladder_file_that_cannot_be_saved_after_the_tournament_is_an_error(tmp
 
 
 # --- mutation round (session 36): every refusal of a malformed ladder names its reason ---------
-
-
-def _ladder_text(games: object, **header: object) -> str:
-    return json.dumps({"format": "halma_env.ladder", "format_version": 1, **header, "games": games})
 
 
 GOOD_LEVELS = [{"level": "easy", "player": "random"}]
