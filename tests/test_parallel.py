@@ -136,13 +136,21 @@ def _alive(pid: int) -> bool:
     return not (stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z")  # a zombie has ended
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT])
 def test_processes_stop_when_their_parent_is_killed(tmp_path: Path, how: int) -> None:
     """``kill -9`` or ``kill -INT`` of ``halma train`` alone must not leave its processes training on."""
     code = ("from agents import parallel; import test_parallel as t; "
             f"parallel.spawn(t._write_pid_and_wait, 2, {str(tmp_path)!r})")
     path = os.pathsep.join(filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")]))
-    parent = subprocess.Popen([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=path))
+    # A shell starts background jobs with SIGINT ignored, and Python then installs no KeyboardInterrupt
+    # handler: restore the default, as a terminal's Ctrl-C finds it, so the test does not depend on how
+    # pytest itself was started.
+    parent = subprocess.Popen([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=path),
+                              preexec_fn=_default_sigint)
     pids: list[int] = []
     try:
         deadline = time.monotonic() + 120
