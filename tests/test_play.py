@@ -490,3 +490,194 @@ def test_replay_from_the_command_line_shows_the_records_own_game(tmp_path, capsy
         assert main(["play", "--replay", str(path), *flags]) == 2
         captured = capsys.readouterr()
         assert named in captured.err and captured.out == "", (flags, captured.err)
+
+
+# --- the command dispatcher, pinned where mutation testing (scripts/mutants.py) found it unpinned -------
+
+
+def test_commands_go_on_and_the_quit_words_end_the_session(tmp_path) -> None:
+    """Every command but quit/exit/q (any case) keeps the session going, errors included (a bad move, an
+    unknown command, a file that cannot be written); help prints the command list."""
+    from agents.play import HELP
+
+    s, out = session([HUMAN, HUMAN])
+    for line in ("", "   ", "help", "board", "113-104", "113-104", "frobnicate", f"save {tmp_path}/no/such/x.json"):
+        assert s.handle(line) is True, line
+    assert HELP in out and "error: unknown command 'frobnicate'; type 'help'" in out
+    assert out[-1].startswith("error: game record: no directory to save in: ")
+    for word in ("quit", "exit", "q", "Q", "EXIT"):
+        assert s.handle(word) is False, word
+
+
+def test_numbers_toggle_and_redraw() -> None:
+    s, out = session([HUMAN, HUMAN])
+    assert not s.numbers
+    s.handle("numbers")
+    assert s.numbers and "113" in out[-2]  # the board, redrawn with hole numbers
+    s.handle("numbers")
+    assert not s.numbers and "113" not in out[-2]
+
+
+def test_the_moves_list_is_numbered_from_1_in_columns() -> None:
+    """``moves`` lists ``#N move`` cells, six a line, each as wide as the widest plus two; a finished game
+    has none."""
+    s, out = session([HUMAN, HUMAN])
+    s.handle("moves")
+    moves = s.game.legal_moves()
+    cells = [f"#{i} {m}" for i, m in enumerate(moves, 1)]
+    width = max(map(len, cells)) + 2
+    rows = out[-1].split("\n")
+    assert len(rows) == -(-len(moves) // 6)
+    assert rows[0] == "".join(c.ljust(width) for c in cells[:6]).rstrip()
+    assert rows[1].startswith(cells[6].ljust(width))
+    s.handle("resign")
+    s.handle("moves")
+    assert out[-1] == "no legal moves"
+
+
+def test_numbered_picks_are_checked() -> None:
+    s, out = session([HUMAN, HUMAN])
+    s.handle("moves")
+    last = len(s.game.legal_moves())
+    for bad in ("#0", f"#{last + 1}", "#x", "#"):
+        s.handle(bad)
+        assert out[-1] == f"error: pick a move #1..#{last} from the last 'moves' list, got {bad}", bad
+    assert s.game.ply == 0
+    listed = s.game.legal_moves()[-1]
+    s.handle(f"#{last}")
+    assert s.game.moves == [(listed.src, listed.dst)]
+
+
+def test_a_hole_must_hold_a_piece_of_the_seat_to_move() -> None:
+    s, out = session([HUMAN, HUMAN])
+    for line, message in [("121", "hole must be 0..120, got 121"), ("0", "hole 0 holds no piece of seat 0"),
+                          ("60", "hole 60 holds no piece of seat 0")]:
+        s.handle(line)
+        assert out[-1] == f"error: {message}", line
+    s.handle("120")
+    assert out[-1] == "the piece on 120 cannot move"
+
+
+def test_a_finished_game_cannot_be_resigned() -> None:
+    s, out = session([HUMAN, HUMAN])
+    s.handle("resign")
+    s.handle("resign")
+    assert out[-1] == "error: the game is over" and s.game.status == ["resigned", "active"]
+
+
+@pytest.mark.parametrize("line", ["cpu 1", "cpu 1 first x", "human", "human 1 2", "load", "load a b", "replay",
+                                  "replay a b", "save", "save a b"])
+def test_file_and_seat_commands_need_their_arguments(line: str) -> None:
+    s, out = session([HUMAN, HUMAN])
+    assert s.handle(line) is True
+    assert out[-1] == f"error: unknown command {line!r}; type 'help'"
+
+
+def test_new_games_rotate_the_start_through_every_seat() -> None:
+    s, out = session([HUMAN, HUMAN, HUMAN])
+    firsts = []
+    for _ in range(4):
+        s.handle("new")
+        firsts.append(s.game.to_move)
+    assert firsts == [1, 2, 0, 1] and s.rules.first_seat == 1
+
+
+def test_the_stand_in_for_a_human_out_of_time_is_seeded_by_seat() -> None:
+    """The ``medium`` CPU that moves for a human whose time ran out is seeded from the session's seed, apart
+    from the seats' own players (seed + 100 + seat), so a seeded session replays the same."""
+    asked: list[tuple[str, int | None]] = []
+
+    def recording(name: str, seed: int | None = None) -> FirstMove:
+        asked.append((name, seed))
+        return make_first(name, seed)
+
+    s = PlaySession(Rules("star", 2), [HUMAN, HUMAN], seed=5, color=False, out=lambda _: None,
+                    make_player=recording)
+    s.move_for_human()
+    s.move_for_human()
+    assert asked == [("medium", 105), ("medium", 106)]
+    folded = PlaySession(Rules("star", 2), [HUMAN, HUMAN], seed=2**63 - 101, color=False, out=lambda _: None,
+                         make_player=recording)
+    folded.move_for_human()
+    folded.move_for_human()
+    assert asked[-2:] == [("medium", 2**63 - 1), ("medium", 0)]  # folded into the seeds players take
+
+
+def test_seats_are_seeded_from_the_session_seed_and_checked() -> None:
+    """Seat k's CPU gets seed ``(seed + k) % 2**63`` (default seed 0); a seat outside the game, or not a
+    number, is refused; a CPU seat's label is its name."""
+    asked: list[tuple[str, int | None]] = []
+
+    def recording(name: str, seed: int | None = None) -> FirstMove:
+        asked.append((name, seed))
+        return make_first(name, seed)
+
+    s = PlaySession(Rules("star", 2), ["first", "first"], out=lambda _: None, make_player=recording)
+    assert asked == [("first", 0), ("first", 1)] and s.player_label(1) == "first"
+    PlaySession(Rules("star", 2), ["first", "first"], seed=2**63 - 1, out=lambda _: None, make_player=recording)
+    assert asked[-2:] == [("first", 2**63 - 1), ("first", 0)]
+    for seat in (2, -1):
+        with pytest.raises(ValueError, match=rf"^seat must be 0\.\.1, got {seat}$"):
+            s.set_seat(seat, "first")
+    assert s.seats == ["first", "first"]
+    out: list[str] = []
+    s.out = out.append
+    for line, message in [("cpu 2 first", "seat must be 0..1, got 2"),
+                          ("cpu one first", "seat must be a number, got 'one'")]:
+        s.handle(line)
+        assert out[-1] == f"error: {message}", line
+
+
+def test_session_defaults_and_the_help_text() -> None:
+    """Colours on by default, a fractional CPU budget accepted; HELP is the module doc's command list."""
+    from agents.play import HELP
+
+    out: list[str] = []
+    s = PlaySession(Rules("star", 2), [HUMAN, HUMAN], cpu_budget=0.5, out=out.append, make_player=make_first)
+    s.handle("board")
+    assert "\x1b[" in out[-2] and out[-1] == "seat 0 (red, human) to move"
+    assert HELP.strip().startswith("src-dst") and HELP.rstrip().endswith("help; quit") and "Bad input" not in HELP
+
+
+def test_a_finished_game_takes_no_move_and_a_time_up_move_is_recorded(tmp_path) -> None:
+    """A time-up move is in the record's metadata, and read back by ``load``; a finished game takes no move."""
+    s, out = session([HUMAN, HUMAN])
+    s.move_for_human()
+    assert s.record_metadata() == {"time_up_moves": [{"ply": 0, "seat": 0, "player": "medium"}]}
+    s.handle(f"save {tmp_path / 'game.json'}")
+    again, _ = session([HUMAN, HUMAN])
+    again.handle(f"load {tmp_path / 'game.json'}")
+    assert again.game.ply == 1 and again.record_metadata() == s.record_metadata()
+    s.handle("resign")
+    s.handle("113-104")
+    assert out[-1] == "error: the game is over (resign); type 'new' for another"
+
+
+def test_load_refuses_a_game_of_another_seat_count(tmp_path) -> None:
+    three, _ = session([HUMAN, HUMAN, HUMAN])
+    path = tmp_path / "three.json"
+    three.handle(f"save {path}")
+    s, out = session([HUMAN, HUMAN])
+    s.handle("113-104")
+    s.handle(f"load {path}")
+    assert out[-1].startswith(f"error: {path} is a 3-seat game; this session has 2 seats") and s.game.ply == 1
+
+
+def test_replay_steps_through_every_position_until_q(tmp_path, monkeypatch) -> None:
+    """``replay FILE`` shows the start and each move's position, asking after every position but the last;
+    ``q`` stops it."""
+    s, out = session([HUMAN, HUMAN])
+    s.handle("113-104")
+    reply = s.game.legal_moves()[0]
+    s.handle(str(reply))
+    path = tmp_path / "game.json"
+    s.handle(f"save {path}")
+    answers: list[str] = []
+    monkeypatch.setattr("builtins.input", lambda prompt: answers.append(prompt) or "")
+    s.handle(f"replay {path}")
+    assert [line for line in out if line.startswith("[")] == ["[0/2] start", "[1/2] 113-104", f"[2/2] {reply}"]
+    assert answers == ["Enter: next move, q: stop > "] * 2
+    out.clear()
+    monkeypatch.setattr("builtins.input", lambda prompt: " Q ")
+    s.handle(f"replay {path}")
+    assert [line for line in out if line.startswith("[")] == ["[0/2] start"]
