@@ -399,6 +399,16 @@ def test_an_exported_model_of_another_game_is_refused_at_once():
         PlaySession(Rules("star", 3), [HUMAN, model, HUMAN], color=False, out=lambda line: None)
 
 
+def test_undo_of_the_time_up_move_itself_drops_it() -> None:
+    """The move a CPU made for a human out of time is that human seat's move: undo takes it back alone."""
+    s, out = session([HUMAN, HUMAN])
+    s.handle("113-104")
+    s.move_for_human()
+    assert s.time_up_moves == [{"ply": 1, "seat": 1, "player": "medium"}]
+    s.handle("undo")
+    assert s.game.ply == 1 and s.time_up_moves == []
+
+
 def test_undo_keeps_a_seat_change_and_drops_a_time_up_move_taken_back(tmp_path):
     from halma_env.records import load_record
 
