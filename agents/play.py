@@ -480,10 +480,7 @@ def run_replay(args: argparse.Namespace) -> int:
         session = PlaySession(record.rules, [HUMAN] * record.rules.num_players,
                               color=not args.no_color and sys.stdout.isatty(), numbers=args.numbers)
         session.replay(record)
-    except ValueError as e:
+    except ValueError as e:  # a missing or unreadable file too: load_record names it (RecordError)
         print(f"halma play: error: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:  # a missing or unreadable file
-        print(f"halma play: error: cannot read {args.replay!r}: {e.strerror or e}", file=sys.stderr)
         return 2
     return 0

@@ -691,3 +691,72 @@ def test_replay_steps_through_every_position_until_q(tmp_path, monkeypatch) -> N
     monkeypatch.setattr("builtins.input", lambda prompt: " Q ")
     s.handle(f"replay {path}")
     assert [line for line in out if line.startswith("[")] == ["[0/2] start"]
+
+
+# --- `halma play`'s command line: defaults, presets, colour and exit codes --------------------------------
+
+
+def _cli_sessions(monkeypatch, tty: bool) -> list[PlaySession]:
+    """Make ``halma play`` set its session up and stop there, with stdout a terminal or not."""
+    import sys
+
+    sessions: list[PlaySession] = []
+    monkeypatch.setattr(PlaySession, "run", lambda self, read: sessions.append(self))
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
+    return sessions
+
+
+def test_cli_defaults_a_human_against_medium_in_colour_on_a_terminal(monkeypatch) -> None:
+    """No flags: star, 2 seats, a human against ``medium``, seed 0, colours on a terminal; --no-color wins."""
+    from agents.cli import main
+
+    sessions = _cli_sessions(monkeypatch, tty=True)
+    assert main(["play"]) == 0
+    (s,) = sessions
+    assert (s.rules, s.seats, s.seed, s.color, s.numbers, s.time_limit) == (
+        Rules("star", 2), [HUMAN, "medium"], 0, True, False, None)
+    assert main(["play", "--no-color"]) == 0 and sessions[1].color is False
+    monkeypatch.setattr(__import__("sys").stdout, "isatty", lambda: False)
+    assert main(["play"]) == 0 and sessions[2].color is False
+
+
+def test_cli_preset_plays_the_public_rule_set_on_the_star_only(monkeypatch, capsys) -> None:
+    """``--preset kawu`` sets up the preset's rules; with another variant it is refused, naming the preset."""
+    from agents.cli import main
+
+    sessions = _cli_sessions(monkeypatch, tty=False)
+    assert main(["play", "--preset", "kawu", "--players", "human,human,human"]) == 0
+    assert sessions[0].rules == Rules.preset("kawu", 3) != Rules("star", 3)  # a move limit, decided by progress
+    assert main(["play", "--preset", "kawu", "--variant", "diamond"]) == 2
+    assert capsys.readouterr().err == "halma play: error: the kawu preset is for the star variant\n"
+    assert len(sessions) == 1  # nothing set up for the refused command
+
+
+def test_cli_replay_refusing_two_setup_flags_says_them(tmp_path, capsys) -> None:
+    from agents.cli import main
+    from halma_env.records import GameRecord
+
+    path = tmp_path / "g.json"
+    GameRecord.from_game(Game(Rules("star", 2))).save(path)
+    assert main(["play", "--replay", str(path), "--variant", "star", "--seats", "2"]) == 2
+    assert capsys.readouterr().err == ("halma play: error: --variant, --seats set up a new game; --replay shows the "
+                                       "record's own game (drop them)\n")
+
+
+def test_cli_replay_colours_only_on_a_terminal(tmp_path, monkeypatch) -> None:
+    import io
+
+    from agents.cli import main
+    from halma_env.records import GameRecord
+
+    path = tmp_path / "g.json"
+    GameRecord.from_game(Game(Rules("star", 2))).save(path)
+    seen: list[bool] = []
+    monkeypatch.setattr(PlaySession, "replay", lambda self, record: seen.append(self.color))
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    monkeypatch.setattr(__import__("sys").stdout, "isatty", lambda: True)
+    assert main(["play", "--replay", str(path)]) == 0
+    assert main(["play", "--replay", str(path), "--no-color"]) == 0
+    monkeypatch.setattr(__import__("sys").stdout, "isatty", lambda: False)
+    assert main(["play", "--replay", str(path)]) == 0
+    assert seen == [True, False, False]
