@@ -760,3 +760,78 @@ def test_cli_replay_colours_only_on_a_terminal(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(__import__("sys").stdout, "isatty", lambda: False)
     assert main(["play", "--replay", str(path)]) == 0
     assert seen == [True, False, False]
+
+
+def test_undo_counts_moves_not_the_automatic_passes_after_them() -> None:
+    """Seat 1 (a CPU, its one piece boxed in on the top tip) passes after each of seat 0's moves: undo
+    takes back the human's last move with its pass, not the move before."""
+    from engine_helpers import position
+
+    s, out = session([HUMAN, "first"])
+    s.game = Game.from_position(position("star", 2, {0: "1", 1: "0", 2: "0", 3: "0", 5: "0", 60: "0"}))
+    s.handle("60-61")
+    s.handle("61-60")
+    assert [e.kind for e in s.game.history] == ["move", "pass", "move", "pass"]
+    s.handle("undo")
+    assert s.game.ply == 1 and [(e.kind, e.seat) for e in s.game.history] == [("move", 0), ("pass", 1)]
+
+
+def test_run_greets_prompts_and_times_only_a_live_humans_turn() -> None:
+    """The loop greets, names the CPU seats, then reads "> " with the time limit on a human's turn of a
+    live game and without one once the game is over; the end of input ends the session."""
+    s, out = session([HUMAN, HUMAN, "first"], time_limit=30)
+    reads: list[tuple[str, float | None]] = []
+    answers = iter(["113-104", "resign", "resign"])
+
+    def read(prompt: str, timeout: float | None) -> str:
+        reads.append((prompt, timeout))
+        line = next(answers, None)
+        if line is None:
+            raise EOFError
+        return line
+
+    s.run(read)
+    assert out[:2] == ["type 'help' for commands", "seat 2 (green): first"]
+    assert s.game.is_over and [e.kind for e in s.game.history if e.kind != "move"] == ["resign", "resign"]
+    assert reads == [("> ", 30), ("> ", 30), ("> ", 30), ("> ", None)]
+    assert out[-1] == ""  # a newline after the end of input
+
+
+def test_terminal_read_times_out_reads_a_line_and_reports_the_end_of_input(monkeypatch, capsys) -> None:
+    """With a time limit, ``terminal_read`` waits on stdin: nothing within it is TimeUp, a line is
+    returned as typed, a closed input is EOFError; the prompt shows the seconds."""
+    import os
+
+    from agents.play import terminal_read
+
+    read_end, write_end = os.pipe()
+    with os.fdopen(read_end) as stdin:
+        monkeypatch.setattr("sys.stdin", stdin)
+        with pytest.raises(TimeUp):
+            terminal_read("> ", 0.05)
+        assert capsys.readouterr().out == "> (0 s) \n"
+        os.write(write_end, b"113-104\n")
+        assert terminal_read("> ", 30) == "113-104\n"
+        assert capsys.readouterr().out == "> (30 s) "
+        os.close(write_end)
+        with pytest.raises(EOFError):
+            terminal_read("> ", 30)
+
+
+def test_a_level_its_ladder_cannot_describe_is_labelled_by_its_name() -> None:
+    """``player_label`` adds what a level plays as; a level missing from the game's ladder entry
+    (``describe`` raises ValueError) is shown by its name alone."""
+
+    class Described(FirstMove):
+        def __init__(self, known: bool) -> None:
+            self.known = known
+
+        def describe(self, rules: Rules) -> str:
+            if not self.known:
+                raise ValueError("no star-2 entry")
+            return "greedy"
+
+    players = {"known": Described(True), "unknown": Described(False)}
+    s = PlaySession(Rules("star", 2), ["known", "unknown"], color=False, out=lambda line: None,
+                    make_player=lambda name, seed=None: players[name])
+    assert [s.player_label(0), s.player_label(1)] == ["known = greedy", "unknown"]
