@@ -27,6 +27,8 @@ from halma_env.encoding import encoding  # noqa: E402
 from halma_env.game import random_playout  # noqa: E402
 from halma_env.layout import layout  # noqa: E402
 from halma_env.rewards import place_rewards, seat_potential, seat_rewards  # noqa: E402
+from tests.engine_helpers import line  # noqa: E402
+from tests.engine_helpers import position as engine_position  # noqa: E402
 
 ALL = [("star", 1), ("star", 2), ("star", 3), ("star", 4), ("star", 5), ("star", 6),
        ("diamond", 2), ("diamond", 3), ("halma16", 2), ("halma16", 4)]
@@ -1035,3 +1037,18 @@ def test_a_loaded_repetition_history_counts_the_kings():
     reasons: dict[str, int] = {}
     _play_moves(bg, [game], [[(89, 120)], [(15, 10)]], lambda b: Game(rules), reasons)
     assert reasons == {"repetition": 1}
+
+
+def test_a_king_jumps_a_row_of_eleven_pieces():
+    # a diamond king jumps a row of contiguous pieces of any length at once: here from the far end of
+    # a side point (a closed hole, as a loaded position may have it) over eleven pieces onto the goal
+    # tip 0; the pointer doubling that finds a row's end must reach past eight cells
+    rules = Rules("diamond", 2)
+    row = line("diamond", 0, "SW", 13)[::-1]  # 98, 86, ..., 1, 0
+    pieces = {row[0]: "A", 110: "B"} | {h: "01"[i % 2] for i, h in enumerate(row[1:12])}
+    game = Game.from_position(engine_position("diamond", 2, pieces))
+    assert [m.dst for m in game.legal_moves() if m.src == row[0]] == [0]
+    bg = BatchedGame(rules, 1)
+    bg.from_games([game.copy()])
+    _assert_same_state(bg, [game], "loaded")
+    assert _end_reasons_of_one_move(game, row[0], 0) == {}
