@@ -80,10 +80,8 @@ class _HoleSet:
         self.nbD = t(np.concatenate([local[nb[holes]].T, np.full((nb.shape[1], 1), n)], 1))  # (D, n+1)
         self.bits = torch.cat([bits[:, torch.as_tensor(holes, device=device)],
                                torch.zeros((bits.shape[0], 1), dtype=bits.dtype, device=device)], 1)
-        # per hole (and a "none" column n): its hop midpoints (global) and landings (local) per
-        # direction, and the bit set of its neighbours in the set (its steps, before occupancy)
-        self.midD_x = t(np.concatenate([mid[holes].T, np.full((mid.shape[1], 1), H)], 1))  # (D, n+1)
-        self.landD_x = t(np.concatenate([local[land[holes]].T, np.full((land.shape[1], 1), n)], 1))
+        # per hole (and a "none" column n): the bit set of its neighbours in the set (its steps,
+        # before occupancy)
         nbbits = torch.zeros_like(self.bits)
         for d in range(nb.shape[1]):
             nbbits |= self.bits[:, self.nbD[d]]
