@@ -765,7 +765,7 @@ def test_cli_replay_colours_only_on_a_terminal(tmp_path, monkeypatch) -> None:
 def test_undo_counts_moves_not_the_automatic_passes_after_them() -> None:
     """Seat 1 (a CPU, its one piece boxed in on the top tip) passes after each of seat 0's moves: undo
     takes back the human's last move with its pass, not the move before."""
-    from engine_helpers import position
+    from tests.engine_helpers import position
 
     s, out = session([HUMAN, "first"])
     s.game = Game.from_position(position("star", 2, {0: "1", 1: "0", 2: "0", 3: "0", 5: "0", 60: "0"}))
