@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from agents.play import HUMAN, PlaySession, TimeUp
@@ -698,8 +700,6 @@ def test_replay_steps_through_every_position_until_q(tmp_path, monkeypatch) -> N
 
 def _cli_sessions(monkeypatch, tty: bool) -> list[PlaySession]:
     """Make ``halma play`` set its session up and stop there, with stdout a terminal or not."""
-    import sys
-
     sessions: list[PlaySession] = []
     monkeypatch.setattr(PlaySession, "run", lambda self, read: sessions.append(self))
     monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
@@ -716,7 +716,7 @@ def test_cli_defaults_a_human_against_medium_in_colour_on_a_terminal(monkeypatch
     assert (s.rules, s.seats, s.seed, s.color, s.numbers, s.time_limit) == (
         Rules("star", 2), [HUMAN, "medium"], 0, True, False, None)
     assert main(["play", "--no-color"]) == 0 and sessions[1].color is False
-    monkeypatch.setattr(__import__("sys").stdout, "isatty", lambda: False)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False)
     assert main(["play"]) == 0 and sessions[2].color is False
 
 
@@ -754,10 +754,10 @@ def test_cli_replay_colours_only_on_a_terminal(tmp_path, monkeypatch) -> None:
     seen: list[bool] = []
     monkeypatch.setattr(PlaySession, "replay", lambda self, record: seen.append(self.color))
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
-    monkeypatch.setattr(__import__("sys").stdout, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     assert main(["play", "--replay", str(path)]) == 0
     assert main(["play", "--replay", str(path), "--no-color"]) == 0
-    monkeypatch.setattr(__import__("sys").stdout, "isatty", lambda: False)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False)
     assert main(["play", "--replay", str(path)]) == 0
     assert seen == [True, False, False]
 
