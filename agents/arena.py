@@ -529,7 +529,7 @@ class TournamentResult:
             lines.append(
                 f"| {st['player']} | {rt.ordinal:.2f} | {rt.mu:.2f} ± {rt.sigma:.2f} | "
                 f"{_interval(st['score'], st['score_low'], st['score_high'])} | "
-                f"{st['mean_place']:.2f} [{st['mean_place_low']:.2f}, {st['mean_place_high']:.2f}] | "
+                f"{_place_interval(st['mean_place'], st['mean_place_low'], st['mean_place_high'])} | "
                 f"{_num(st['ms_per_move'])} | {st['max_ms_per_move']:.0f} |"
             )
         pw = self.pairwise()
@@ -647,6 +647,13 @@ def _interval(x: float | None, low: float | None, high: float | None) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "n/a"
     return f"{_pct(x)} [{_pct(low)}, {_pct(high)}]"
+
+
+def _place_interval(x: float | None, low: float | None, high: float | None) -> str:
+    """A mean place ``x [low, high]``, or ``n/a`` for a player that played no game (more players than seats)."""
+    if x is None or low is None or high is None or math.isnan(x):
+        return "n/a"
+    return f"{x:.2f} [{low:.2f}, {high:.2f}]"
 
 
 def _game_score(player_places: dict[int, float], i: int) -> float:

@@ -396,6 +396,16 @@ def test_no_decided_game_prints_na_not_nan() -> None:
     assert "nan" not in md and "decided games: n/a" in md
 
 
+def test_a_player_without_games_has_no_mean_place() -> None:
+    # three players on two seats, one game: the third never plays, its mean place is n/a, not "nan [nan, nan]"
+    md = _result(["a", "b", "c"], 2, [_game(0, [0, 1], [1, 2])]).markdown()
+    row = next(line for line in md.splitlines() if line.startswith("| c |"))
+    assert "nan" not in md
+    assert row.split(" | ")[4] == "n/a"
+    row_a = next(line for line in md.splitlines() if line.startswith("| a |"))
+    assert row_a.split(" | ")[4] == "1.00 [1.00, 1.00]"
+
+
 def test_labels_stay_distinct() -> None:
     assert arena.unique_labels(["greedy", "greedy", "greedy"]) == ["greedy", "greedy#2", "greedy#3"]
     labels = arena.unique_labels(["greedy", "greedy", "greedy#2"])
