@@ -18,6 +18,7 @@ from agents.cli import main as cli_main
 from agents.ratings import Rating, competition_ranks, mean_interval, rate_games, wilson_interval
 from halma_env import Game, Rules
 from halma_env.records import GameRecord, load_record
+from tests.arena_helpers import made_game
 
 STAR2 = str(Path(__file__).resolve().parents[1] / "agents" / "checkpoints" / "star2.pt")
 
@@ -352,22 +353,6 @@ def test_time_per_move_is_measured_against_the_budget() -> None:
 # --- the statistics against hand computations (audit) --------------------------------------------
 
 
-def _game(index: int, seats: list[int], places: list[float], end_reason: str = "finished", *, first_seat: int = 0,
-          plies: int = 10, move_time: list[float] | None = None, move_count: list[int] | None = None,
-          max_move_time: list[float] | None = None, over_budget: list[int] | None = None,
-          forfeit_seats: tuple[int, ...] = ()) -> arena.GameResult:
-    """A played game as the arena stores it, without playing it."""
-    by_player: dict[int, list[float]] = {}
-    for s, p in enumerate(seats):
-        by_player.setdefault(p, []).append(places[s])
-    n = len(seats)
-    return arena.GameResult(index=index, seed=index, seats=seats, first_seat=first_seat, places=places,
-                            player_places={p: sum(v) / len(v) for p, v in by_player.items()},
-                            end_reason=end_reason, plies=plies, moves=[], move_time=move_time or [0.0] * n,
-                            move_count=move_count or [0] * n, max_move_time=max_move_time or [0.0] * n,
-                            over_budget=over_budget or [0] * n,
-                            forfeits=[{"seat": s, "ply": 0, "move": "(0, 0)", "error": "x"} for s in forfeit_seats])
-
 
 def _result(players: list[str], seats: int, games: list[arena.GameResult]) -> arena.TournamentResult:
     return arena.TournamentResult(players, players, Rules("star", seats).to_dict(), games, 0, None, 300)
@@ -378,27 +363,27 @@ def test_score_vs_field_interval_counts_games_not_comparisons() -> None:
     # independent games; the interval must be the one of 12 games (the comparisons of one game are not
     # independent trials), the estimate is unchanged
     lineups = schedule(3, 3, 12)
-    games = [_game(g, list(lu.seats), [{0: 1, 1: 2, 2: 3}[p] for p in lu.seats]) for g, lu in enumerate(lineups)]
+    games = [made_game(g, list(lu.seats), [{0: 1, 1: 2, 2: 3}[p] for p in lu.seats]) for g, lu in enumerate(lineups)]
     st = _result(["a", "b", "c"], 3, games).player_stats()
     assert st[0]["score"] == 1.0 and st[0]["opponent_games"] == 24 and st[0]["score_games"] == 12
     assert (st[0]["score_low"], st[0]["score_high"]) == wilson_interval(12, 12)
     assert st[1]["score"] == 0.5 and (st[1]["score_low"], st[1]["score_high"]) == wilson_interval(6, 12)
     # two players on four seats: one opponent per game, so games and comparisons agree
-    games = [_game(g, [0, 1, 0, 1] if g % 2 == 0 else [1, 0, 1, 0], [1, 2, 3, 4]) for g in range(4)]
+    games = [made_game(g, [0, 1, 0, 1] if g % 2 == 0 else [1, 0, 1, 0], [1, 2, 3, 4]) for g in range(4)]
     st = _result(["a", "b"], 4, games).player_stats()
     assert st[0]["score"] == 0.5 and st[0]["score_games"] == 4  # mean places 2 vs 3, then 3 vs 2
     assert (st[0]["score_low"], st[0]["score_high"]) == wilson_interval(2, 4)
 
 
 def test_no_decided_game_prints_na_not_nan() -> None:
-    games = [_game(g, [g % 2, 1 - g % 2], [1, 1], end_reason="max_plies") for g in range(2)]
+    games = [made_game(g, [g % 2, 1 - g % 2], [1, 1], end_reason="max_plies") for g in range(2)]
     md = _result(["a", "b"], 2, games).markdown()
     assert "nan" not in md and "decided games: n/a" in md
 
 
 def test_a_player_without_games_has_no_mean_place() -> None:
     # three players on two seats, one game: the third never plays, its mean place is n/a, not "nan [nan, nan]"
-    md = _result(["a", "b", "c"], 2, [_game(0, [0, 1], [1, 2])]).markdown()
+    md = _result(["a", "b", "c"], 2, [made_game(0, [0, 1], [1, 2])]).markdown()
     row = next(line for line in md.splitlines() if line.startswith("| c |"))
     assert "nan" not in md
     assert row.split(" | ")[4] == "n/a"
@@ -531,13 +516,13 @@ def _four_games() -> arena.TournamentResult:
                               over_budget=[1, 0, 2])
     games = [
         # player places: p0 1, p1 2, p2 3
-        _game(0, [0, 1, 2], [1, 2, 3], "finished", first_seat=0, plies=100, forfeit_seats=(2,), **kw),
+        made_game(0, [0, 1, 2], [1, 2, 3], "finished", first_seat=0, plies=100, forfeit_seats=(2,), **kw),
         # p0 1, p1 2, p2 2 (a tie)
-        _game(1, [1, 2, 0], [2, 2, 1], "first_finish", first_seat=1, plies=80, **kw),
+        made_game(1, [1, 2, 0], [2, 2, 1], "first_finish", first_seat=1, plies=80, **kw),
         # everyone 1: the cap's draw
-        _game(2, [2, 0, 1], [1, 1, 1], "max_plies", first_seat=2, plies=300, **kw),
+        made_game(2, [2, 0, 1], [1, 1, 1], "max_plies", first_seat=2, plies=300, **kw),
         # p0 3, p1 2, p2 1
-        _game(3, [0, 2, 1], [3, 1, 2], "resign", first_seat=0, plies=50, forfeit_seats=(0,), **kw),
+        made_game(3, [0, 2, 1], [3, 1, 2], "resign", first_seat=0, plies=50, forfeit_seats=(0,), **kw),
     ]
     return _result(["a", "b", "c"], 3, games)
 
@@ -607,13 +592,14 @@ def test_summary_by_hand() -> None:
     assert s["starter_mean_place"] == pytest.approx((1 + 2 + 1 + 3) / 4)
     assert s["balanced"] is False and s["cycle_length"] == 9 and s["elapsed_s"] == 0.0
     # nine games are a whole cycle of 3 players on 3 seats
-    games = [_game(g, list(lu.seats), [1, 2, 3], first_seat=lu.first_seat) for g, lu in enumerate(schedule(3, 3, 9))]
+    games = [made_game(g, list(lu.seats), [1, 2, 3], first_seat=lu.first_seat)
+             for g, lu in enumerate(schedule(3, 3, 9))]
     assert _result(["a", "b", "c"], 3, games).summary()["balanced"] is True
 
 
 def test_a_player_who_never_played_has_no_statistics() -> None:
     # three players, two seats, one game: c never played, a and c never met
-    res = _result(["a", "b", "c"], 2, [_game(0, [0, 1], [1, 2])])
+    res = _result(["a", "b", "c"], 2, [made_game(0, [0, 1], [1, 2])])
     pw = res.pairwise()
     assert pw[0][2] is None and pw[2][0] is None and pw[1][2] is None and pw[0][1] is not None
     st = res.player_stats()[2]
