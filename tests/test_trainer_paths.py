@@ -1,0 +1,1251 @@
+"""The training entry point (``agents/train.py``) and the trainer's paths around the PPO update
+(``agents/ppo.py``: checkpoints, resume, init_from, the loop's bookkeeping, statistics and log lines).
+
+Written from a mutation run (scripts/mutants.py): each test pins a behaviour that no other test did.
+The CLI layer is driven with a stand-in Trainer where a real one would only add minutes; the trainer
+itself runs on a tiny config (a few updates of 4 games in seconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import threading
+import time
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+import agents.parallel
+import agents.ppo
+import agents.train
+from agents.checkpoint import load_checkpoint
+from agents.config import default_dict, from_dict
+from agents.ppo import (
+    Trainer,
+    _episode_stats,
+    _flat,
+    _game_stats,
+    _Progress,
+    check_same_weights,
+    config_changes,
+    end_reason_name,
+    eval_line,
+    rng_state,
+    set_rng_state,
+    status_line,
+    weights_digest,
+)
+from agents.train import (
+    _GracefulInterrupt,
+    add_arguments,
+    final_table,
+    resume_command,
+    resume_hint,
+    train_and_evaluate,
+)
+from tests.test_train import tiny_config as train_tiny_config
+
+
+def tiny_config(**changes) -> dict:
+    """tests/test_train.py's tiny config with one update epoch, no TensorBoard and a 30-ply evaluation cap:
+    a few updates of 4 games in about a second."""
+    return train_tiny_config(**{"ppo__update_epochs": 1, "eval__move_limit": 30, "log__tensorboard": False,
+                                **changes})
+
+
+def namespace(config: str = "c.yaml", **changes) -> argparse.Namespace:
+    """``halma train``'s arguments as its parser gives them, with ``changes``."""
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    args = p.parse_args([config])
+    vars(args).update(changes)
+    return args
+
+
+# --- agents/train.py: the command line ------------------------------------------------------
+
+
+def test_train_arguments_and_their_defaults() -> None:
+    args = namespace()
+    assert vars(args) == {"config": "c.yaml", "overrides": [], "device": None, "resume": False, "runs_dir": "runs",
+                          "no_final_eval": False, "quiet": False}
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    args = p.parse_args(["x.yaml", "--set", "a=1", "--set", "b=2", "--device", "cpu", "--resume", "--runs-dir", "r",
+                         "--no-final-eval", "--quiet"])
+    assert vars(args) == {"config": "x.yaml", "overrides": ["a=1", "b=2"], "device": "cpu", "resume": True,
+                          "runs_dir": "r", "no_final_eval": True, "quiet": True}
+
+
+def test_resume_command_repeats_config_overrides_runs_dir_and_device() -> None:
+    assert resume_command(namespace("configs/q.yaml")) == "halma train configs/q.yaml --resume"
+    args = namespace("my configs/q.yaml", overrides=["ppo.total_steps=10", "name=a b"], runs_dir="elsewhere",
+                     device="cuda")
+    assert resume_command(args) == ("halma train 'my configs/q.yaml' --resume --set ppo.total_steps=10 "
+                                    "--set 'name=a b' --runs-dir elsewhere --device cuda")
+
+
+def test_resume_hint_says_whether_there_is_a_checkpoint(tmp_path: Path) -> None:
+    cfg = from_dict(tiny_config(checkpoint__every=7))
+    args = namespace("c.yaml", runs_dir=str(tmp_path))
+    assert resume_hint(cfg, args) == ("no checkpoint was written yet (the first comes after checkpoint.every=7 "
+                                      "updates), so there is nothing to resume: run the same command again to "
+                                      "start over")
+    last = tmp_path / "tiny" / "checkpoints" / "last.pt"
+    last.parent.mkdir(parents=True)
+    last.write_bytes(b"")
+    assert resume_hint(cfg, args) == (f"the last checkpoint is {last} (written every checkpoint.every=7 updates); "
+                                      f"continue with: halma train c.yaml --resume --runs-dir {tmp_path}")
+
+
+def test_final_table_rows_and_the_solitaire_line() -> None:
+    r = {"mean_place": 1.25, "opponent_mean_place": 1.75, "win_rate": 0.75, "finish_rate": 0.5, "decided_rate": 1.0,
+         "mean_length": 80.4}
+    header = ("| opponent | games | win rate | mean place (agent / opponents) | agent finished | games decided "
+              "| mean length (plies) |\n|---|---|---|---|---|---|---|\n")
+    table = final_table({"random": r, "greedy": dict(r, win_rate=0.0)}, ["random", "greedy"], 4)
+    assert table == header + ("| random | 4 | 75.0% | 1.25 / 1.75 | 50.0% | 100.0% | 80 |\n"
+                              "| greedy | 4 | 0.0% | 1.25 / 1.75 | 50.0% | 100.0% | 80 |")
+    solo = final_table({"random": r, "solo": {"moves": 31.0, "finished": 1.0}}, ["random"], 4)
+    assert solo.endswith("| 80 |\n\nsolitaire crossing, policy alone: 31 moves; the optimum is 27")
+    unfinished = final_table({"random": r, "solo": {"moves": 30.0, "finished": 0.0}}, ["random"], 4)
+    assert unfinished.endswith("\n\nsolitaire crossing, policy alone: 30 moves (unfinished at eval.move_limit); "
+                               "the optimum is 27")
+
+
+def test_graceful_interrupt_asks_once_then_interrupts_and_puts_the_handler_back(capsys) -> None:
+    before = signal.getsignal(signal.SIGINT)
+    with _GracefulInterrupt() as interrupt:
+        assert signal.getsignal(signal.SIGINT) == interrupt._handle
+        assert interrupt.requested is False
+        interrupt._handle(signal.SIGINT, None)
+        assert interrupt.requested is True
+        assert capsys.readouterr().err == ("\nhalma train: interrupted: stopping after this update and saving a "
+                                           "checkpoint (Ctrl-C again to stop at once, losing the updates since the "
+                                           "last checkpoint)\n")
+        with pytest.raises(KeyboardInterrupt):
+            interrupt._handle(signal.SIGINT, None)
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_graceful_interrupt_without_a_previous_python_handler_restores_the_default(monkeypatch) -> None:
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        monkeypatch.setattr(signal, "signal", _recording_signal(calls := []))
+        with _GracefulInterrupt():
+            pass
+        assert calls[-1] == (signal.SIGINT, signal.default_int_handler)
+    finally:
+        monkeypatch.undo()
+        signal.signal(signal.SIGINT, before)
+
+
+def _recording_signal(calls: list) -> object:
+    def fake(signum, handler):
+        calls.append((signum, handler))
+        return None  # as for a handler installed outside Python
+
+    return fake
+
+
+def test_graceful_interrupt_outside_the_main_thread_installs_nothing() -> None:
+    before = signal.getsignal(signal.SIGINT)
+    seen: list = []
+
+    def body() -> None:
+        with _GracefulInterrupt() as interrupt:
+            seen.append(interrupt._installed)
+        seen.append(signal.getsignal(signal.SIGINT))
+
+    thread = threading.Thread(target=body)
+    thread.start()
+    thread.join()
+    assert seen == [False, before]
+
+
+# --- agents/train.py: train_and_evaluate with a stand-in trainer --------------------------------
+
+
+class FakeTrainer:
+    """What ``train_and_evaluate`` uses of a Trainer, recording how it is used."""
+
+    made: list[FakeTrainer] = []
+    fail: Exception | None = None
+    start_update = 0
+    start_step = 0
+    interrupt = 0  # SIGINTs sent to this process during train()
+
+    def __init__(self, cfg, run_dir, **kwargs) -> None:
+        if FakeTrainer.fail is not None:
+            raise FakeTrainer.fail
+        self.cfg, self.run_dir, self.kwargs = cfg, Path(run_dir), kwargs
+        self.device = torch.device("cpu")
+        self.update, self.global_step = FakeTrainer.start_update, FakeTrainer.start_step
+        self.num_iterations = 3
+        self.calls: list = []
+        FakeTrainer.made.append(self)
+
+    def train(self, stop=None) -> dict:
+        self.calls.append("train")
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        while self.update < self.num_iterations:
+            self.update += 1
+            self.global_step += 64
+            for _ in range(FakeTrainer.interrupt if self.update == 1 else 0):
+                os.kill(os.getpid(), signal.SIGINT)
+            self.calls.append(("stop", None if stop is None else stop()))
+            if stop is not None and stop():
+                break
+        return {}
+
+    def close(self) -> None:
+        self.calls.append("close")
+
+    def save(self) -> None:
+        self.calls.append("save")
+
+    def run_evaluation(self, opponents, games, final=False) -> dict:
+        self.calls.append(("run_evaluation", list(opponents), games, final))
+        r = {"mean_place": 1.0, "opponent_mean_place": 2.0, "win_rate": 1.0, "finish_rate": 1.0,
+             "decided_rate": 1.0, "mean_length": 50.0}
+        return {"global_step": self.global_step, **{o: dict(r) for o in opponents}}
+
+
+@pytest.fixture
+def fake_trainer(monkeypatch):
+    monkeypatch.setattr(FakeTrainer, "made", [])
+    monkeypatch.setattr(agents.ppo, "Trainer", FakeTrainer)
+    return FakeTrainer
+
+
+def test_the_trainer_is_made_as_the_arguments_say(tmp_path: Path, fake_trainer, capsys) -> None:
+    cfg = from_dict(tiny_config())
+    args = namespace(runs_dir=str(tmp_path), device="cpu", resume=True, no_final_eval=True)
+    assert train_and_evaluate(0, 1, cfg, args) == 0
+    [trainer] = fake_trainer.made
+    assert trainer.run_dir == tmp_path / "tiny"
+    assert trainer.kwargs == {"device": "cpu", "resume": True, "rank": 0, "world_size": 1,
+                              "crossing_cache": tmp_path / ".crossing_cache"}
+    assert trainer.calls == ["train", ("stop", False), ("stop", False), ("stop", False), "close"]
+    out = capsys.readouterr().out
+    assert out.startswith(f"training star 2 seats -> {tmp_path / 'tiny'} on cpu\n")
+    assert f"trained 192 steps in 0 s; checkpoint {tmp_path / 'tiny' / 'checkpoints' / 'last.pt'}\n" in out
+    assert "final evaluation" not in out and "total time" in out
+
+
+def test_a_resumed_session_reports_the_steps_it_added(tmp_path: Path, fake_trainer, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(FakeTrainer, "start_update", 1)
+    monkeypatch.setattr(FakeTrainer, "start_step", 64)
+    assert train_and_evaluate(0, 1, from_dict(tiny_config()), namespace(runs_dir=str(tmp_path),
+                                                                         no_final_eval=True)) == 0
+    assert "trained 192 steps (128 of them now) in" in capsys.readouterr().out
+
+
+def test_a_trainer_that_cannot_start_is_named(tmp_path: Path, fake_trainer, monkeypatch, capsys) -> None:
+    cfg, args = from_dict(tiny_config()), namespace(runs_dir=str(tmp_path))
+    monkeypatch.setattr(FakeTrainer, "fail", ValueError("no good"))
+    assert train_and_evaluate(0, 1, cfg, args) == 2
+    assert capsys.readouterr().err == "halma train: no good\n"
+    assert train_and_evaluate(1, 2, cfg, args) == 2  # every process stops; only process 0 says why
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(FakeTrainer, "fail", PermissionError(13, "Permission denied"))
+    assert train_and_evaluate(0, 1, cfg, args) == 2
+    assert capsys.readouterr().err == (f"halma train: cannot write the run directory {str(tmp_path / 'tiny')!r}: "
+                                       "Permission denied\n")
+    monkeypatch.setattr(FakeTrainer, "fail", OSError("no strerror"))
+    assert train_and_evaluate(0, 1, cfg, args) == 2
+    assert capsys.readouterr().err.endswith(": no strerror\n")
+
+
+def test_a_finished_run_has_nothing_to_do(tmp_path: Path, fake_trainer, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(FakeTrainer, "start_update", 3)
+    monkeypatch.setattr(FakeTrainer, "start_step", 192)
+    cfg = from_dict(tiny_config())
+    assert train_and_evaluate(0, 1, cfg, namespace(runs_dir=str(tmp_path))) == 0
+    assert fake_trainer.made[-1].calls == ["close"]
+    out, err = capsys.readouterr()
+    assert out == "" and err == (f"halma train: nothing to do: {tmp_path / 'tiny' / 'checkpoints' / 'last.pt'} is at "
+                                 "update 3 (192 steps), the end of ppo.total_steps=192; raise it with --set "
+                                 "ppo.total_steps=N to train on\n")
+    assert train_and_evaluate(1, 2, cfg, namespace(runs_dir=str(tmp_path))) == 0  # said by process 0 only
+    assert capsys.readouterr() == ("", "")
+    monkeypatch.setattr(FakeTrainer, "start_update", 2)  # one update left: trained
+    assert train_and_evaluate(0, 1, cfg, namespace(runs_dir=str(tmp_path), no_final_eval=True)) == 0
+    assert fake_trainer.made[-1].calls[0] == "train"
+
+
+def test_with_several_processes_only_process_0_reports(tmp_path: Path, fake_trainer, capsys) -> None:
+    cfg = from_dict(tiny_config(eval__final_games=2, eval__final_opponents=["random"]))
+    assert train_and_evaluate(1, 2, cfg, namespace(runs_dir=str(tmp_path))) == 0
+    trainer = fake_trainer.made[-1]
+    assert trainer.calls == ["train", ("stop", None), ("stop", None), ("stop", None), "close"]
+    assert trainer.kwargs["rank"] == 1 and trainer.kwargs["world_size"] == 2
+    assert capsys.readouterr() == ("", "")
+    assert train_and_evaluate(0, 2, cfg, namespace(runs_dir=str(tmp_path), no_final_eval=True)) == 0
+    assert capsys.readouterr().out.startswith(f"training star 2 seats -> {tmp_path / 'tiny'} on cpu, 2 processes\n")
+
+
+def test_ctrl_c_during_training_saves_and_says_how_to_continue(tmp_path: Path, fake_trainer, monkeypatch,
+                                                               capsys) -> None:
+    monkeypatch.setattr(FakeTrainer, "interrupt", 1)
+    args = namespace(runs_dir=str(tmp_path))
+    assert train_and_evaluate(0, 1, from_dict(tiny_config()), args) == 130
+    trainer = fake_trainer.made[-1]
+    assert trainer.calls == ["train", ("stop", True), "close", "save"]
+    err = capsys.readouterr().err
+    assert err.endswith(f"halma train: stopped at update 1 (64 steps); checkpoint "
+                        f"{tmp_path / 'tiny' / 'checkpoints' / 'last.pt'}; continue with: halma train c.yaml "
+                        f"--resume --runs-dir {tmp_path}\n")
+
+
+@pytest.mark.parametrize(("changes", "flags", "evaluated"), [
+    ({"eval__final_games": 2, "eval__final_opponents": ["random", "greedy"]}, {}, True),
+    ({"eval__final_games": 2, "eval__final_opponents": ["random"]}, {"no_final_eval": True}, False),
+    ({"eval__final_games": 0, "eval__final_opponents": ["random"]}, {}, False),
+])
+def test_the_closing_evaluation_is_written_and_printed(tmp_path: Path, fake_trainer, capsys, changes, flags,
+                                                       evaluated) -> None:
+    cfg = from_dict(tiny_config(**changes))
+    assert train_and_evaluate(0, 1, cfg, namespace(runs_dir=str(tmp_path), **flags)) == 0
+    run = tmp_path / "tiny"
+    out = capsys.readouterr().out
+    assert (run / "final_eval.json").exists() is evaluated and (run / "final_eval.md").exists() is evaluated
+    if not evaluated:
+        assert fake_trainer.made[-1].calls[-1] == "close" and "final evaluation" not in out
+        return
+    assert fake_trainer.made[-1].calls[-1] == ("run_evaluation", ["random", "greedy"], 2, True)
+    res = json.loads((run / "final_eval.json").read_text())
+    assert res["global_step"] == 192 and res["random"]["win_rate"] == 1.0
+    table = final_table(res, ["random", "greedy"], 2)
+    assert (run / "final_eval.md").read_text() == table + "\n"
+    assert f"policy alone; written to {run / 'final_eval.md'} and final_eval.json:\n{table}\n" in out
+    assert (f"cross-check with the arena: halma eval {run / 'checkpoints' / 'last.pt'} random --variant star "
+            "--seats 2 --games 100\n") in out
+
+
+# --- agents/train.py: run() ---------------------------------------------------------------------
+
+
+def _write_config(tmp_path: Path, **changes) -> str:
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(tiny_config(**changes)))
+    return str(path)
+
+
+def test_run_passes_the_config_on_and_quiet_turns_the_bar_off(tmp_path: Path, monkeypatch) -> None:
+    seen: list = []
+    monkeypatch.setattr(agents.train, "train_and_evaluate",
+                        lambda rank, world, cfg, args: seen.append((rank, world, cfg.log.progress_bar)) or 7)
+    path = _write_config(tmp_path, log__progress_bar=True)
+    assert agents.train.run(namespace(path, overrides=["seed=5"])) == 7
+    assert agents.train.run(namespace(path, quiet=True)) == 7
+    assert seen == [(0, 1, True), (0, 1, False)]
+
+
+def test_run_spawns_the_configured_processes(tmp_path: Path, monkeypatch) -> None:
+    seen: list = []
+    monkeypatch.setattr(agents.parallel, "spawn", lambda fn, n, cfg, args: seen.append((fn, n, cfg.processes)) or 5)
+    assert agents.train.run(namespace(_write_config(tmp_path), overrides=["processes=2"], quiet=True)) == 5
+    assert seen == [(agents.train.train_and_evaluate, 2, 2)]
+
+
+def test_run_interrupted_outside_the_updates_says_where_the_run_stands(tmp_path: Path, monkeypatch, capsys) -> None:
+    def interrupted(*_):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(agents.train, "train_and_evaluate", interrupted)
+    args = namespace(_write_config(tmp_path), runs_dir=str(tmp_path))
+    assert agents.train.run(args) == 130
+    err = capsys.readouterr().err
+    assert err.startswith("\nhalma train: interrupted; no checkpoint was written yet")
+
+
+def test_run_names_a_config_that_does_not_load(tmp_path: Path, capsys) -> None:
+    assert agents.train.run(namespace(_write_config(tmp_path), overrides=["ppo.gama=1"])) == 2
+    assert capsys.readouterr().err.startswith("halma train: ")
+
+
+def test_a_real_run_with_its_closing_evaluation(tmp_path: Path, capsys) -> None:
+    """The CLI end to end, closing evaluation included (the real Trainer's run_evaluation(final=True))."""
+    path = _write_config(tmp_path, ppo__total_steps=64, eval__final_games=2, eval__final_opponents=["random"])
+    assert agents.train.run(namespace(path, runs_dir=str(tmp_path), quiet=True)) == 0
+    res = json.loads((tmp_path / "tiny" / "final_eval.json").read_text())
+    assert res["final"] is True and res["update"] == 1 and 0 <= res["random"]["win_rate"] <= 1
+    assert "| random | 2 |" in (tmp_path / "tiny" / "final_eval.md").read_text()
+    assert "cross-check with the arena" in capsys.readouterr().out
+
+
+# --- agents/ppo.py: statistics and log lines ---------------------------------------------------
+
+
+def test_end_reasons_are_named() -> None:
+    assert end_reason_name(None) is None and end_reason_name("resign") == "resign"
+    assert end_reason_name(0) is None  # the game has not ended
+    assert end_reason_name(torch.tensor(1)) == "finished" and end_reason_name(np.int64(4)) == "move_limit"
+
+
+def test_episode_stats_are_one_entry_per_trained_seat() -> None:
+    info = {"places": [[None, None], [2, 1]], "end_reason": ["move_limit", "finished"], "length": [40, 33]}
+    returns = np.array([0.5, -0.25])
+    assert _episode_stats(info, 1, [0, 1], returns, 2) == [
+        {"return": 0.5, "length": 33.0, "place": 2.0, "game_finished": 1.0},
+        {"return": -0.25, "length": 33.0, "place": 1.0, "game_finished": 1.0}]
+    assert _episode_stats(info, 0, [1], returns, 2) == [  # an undecided seat counts as the last place
+        {"return": -0.25, "length": 40.0, "place": 2.0, "game_finished": 0.0}]
+    # the batched engine's tensors: places 0 for undecided, end reasons as codes (2: first_finish)
+    batched = {"places": torch.tensor([[0, 0, 0], [3, 1, 0]]), "end_reason": torch.tensor([4, 2]),
+               "length": torch.tensor([7, 9])}
+    assert _episode_stats(batched, 1, range(3), np.zeros(3), 3) == [
+        {"return": 0.0, "length": 9.0, "place": p, "game_finished": 1.0} for p in (3.0, 1.0, 3.0)]
+    assert _episode_stats(batched, 0, [0], np.zeros(3), 3)[0]["game_finished"] == 0.0
+
+
+def test_game_stats_are_the_means_of_the_games_that_ended() -> None:
+    assert _game_stats([], []) == {}
+    episodes = [{"return": 1.0, "length": 10.0, "place": 1.0, "game_finished": 1.0},
+                {"return": -1.0, "length": 30.0, "place": 2.0, "game_finished": 0.0}]
+    solos = [{"moves": 30.0, "finished": 1.0, "return": 0.5}, {"moves": 40.0, "finished": 0.0, "return": 0.0}]
+    assert _game_stats(episodes, []) == {"charts/episodic_return": 0.0, "charts/episodic_length": 20.0,
+                                         "charts/mean_place": 1.5, "charts/finish_rate": 0.5, "charts/games": 2}
+    assert _game_stats([], solos) == {"charts/solo_moves": 35.0, "charts/solo_finish_rate": 0.5,
+                                      "charts/solo_return": 0.25}
+
+
+def test_status_line_adds_the_solitaire_moves_when_there_are_solitaire_games() -> None:
+    stats = {"charts/SPS": 99.6, "charts/episodic_return": -0.5, "charts/episodic_length": 79.5,
+             "charts/finish_rate": 0.25, "losses/entropy": 2.0}
+    line = "update 1/2 step 64 SPS 100 return -0.500 length 80 finish 0.25 entropy 2.000"
+    assert status_line(1, 2, 64, stats) == line
+    assert status_line(1, 2, 64, {**stats, "charts/solo_moves": 31.0}) == line + " solo_moves 31.0"
+    assert status_line(1, 2, 64, {**stats, "charts/solo_moves": float("nan")}) == line + " solo_moves -"
+
+
+def test_eval_line_names_each_opponent_evaluated_and_the_solitaire() -> None:
+    res = {"global_step": 640, "random": {"win_rate": 0.5, "finish_rate": 0.25, "mean_length": 80.4},
+           "solo": {"moves": 31.0, "finished": 0.0}}
+    assert eval_line(res, ["random", "greedy"]) == ("eval @ step 640: random: win 50% finish 25% len 80 plies; "
+                                                    "solitaire: 31 moves (unfinished)")
+    res["solo"]["finished"] = 1.0
+    assert eval_line(res, ["random"]).endswith("; solitaire: 31 moves")
+    del res["solo"]
+    assert eval_line(res, ["random"]) == "eval @ step 640: random: win 50% finish 25% len 80 plies"
+
+
+def test_config_changes_of_nested_keys_and_flat_names() -> None:
+    assert _flat({"a": {"b": {"c": 1}, "d": 2}, "e": 3}) == {"a.b.c": 1, "a.d": 2, "e": 3}
+    assert config_changes({"a": {"b": 1}}, {"a": {"b": 2, "c": None}}) == ["a.b 1 -> 2", "a.c (none) -> None"]
+
+
+def _fake_trainer(cfg, global_step: int = 0, main: bool = True, writer=None) -> types.SimpleNamespace:
+    lines: list[str] = []
+    net = torch.nn.Linear(1, 1)
+    return types.SimpleNamespace(cfg=cfg, global_step=global_step, main=main, writer=writer, update=1,
+                                 num_iterations=5, log=lines.append, lines=lines,
+                                 optimizer=torch.optim.Adam(net.parameters(), lr=0.25))
+
+
+def test_evaluations_fall_due_once_per_eval_every_steps() -> None:
+    progress = _Progress(_fake_trainer(from_dict(tiny_config(eval__every=100, eval__games=2)), 250), 1000)
+    assert progress.next_eval == 300
+    assert [progress.evaluation_due(s) for s in (299, 300, 300, 399, 450, 499, 500)] == [
+        False, True, False, False, True, False, True]
+    assert progress.next_eval == 600
+    assert _Progress(_fake_trainer(from_dict(tiny_config(eval__every=0, eval__games=2))), 10).next_eval is None
+    never = _Progress(_fake_trainer(from_dict(tiny_config(eval__every=100, eval__games=0))), 10)
+    assert never.next_eval is None and not never.evaluation_due(10 ** 6)
+
+
+class Recorder:
+    """A stand-in TensorBoard writer."""
+
+    def __init__(self, *args) -> None:
+        self.args, self.scalars, self.texts, self.flushed, self.closed = args, [], [], 0, 0
+
+    def add_scalar(self, key, value, step) -> None:
+        self.scalars.append((key, value, step))
+
+    def add_text(self, key, text, step=None) -> None:
+        self.texts.append((key, text, step))
+
+    def flush(self) -> None:
+        self.flushed += 1
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+def test_progress_logs_sps_the_learning_rate_and_the_status_line() -> None:
+    writer = Recorder()
+    trainer = _fake_trainer(from_dict(tiny_config(log__status_every=1e-9)), 64, writer=writer)
+    progress = _Progress(trainer, 320)
+    trainer.global_step = 128
+    stats = {"losses/entropy": 1.0}
+    progress.log(stats, 64)
+    assert stats["charts/learning_rate"] == 0.25 and stats["charts/SPS"] > 0  # 64 steps since the start
+    assert [(k, s) for k, _, s in writer.scalars] == [("losses/entropy", 128), ("charts/SPS", 128),
+                                                      ("charts/learning_rate", 128)]
+    assert trainer.lines == [status_line(1, 5, 128, stats)]
+    progress.close()
+    assert writer.flushed == 1
+    silent = _fake_trainer(from_dict(tiny_config(log__status_every=1e9)))
+    progress = _Progress(silent, 320)
+    progress.log({}, 64)
+    assert silent.lines == []
+
+
+def test_the_progress_bar_counts_the_steps(capsys) -> None:
+    trainer = _fake_trainer(from_dict(tiny_config(log__progress_bar=True, log__status_every=1e-9)), 64)
+    progress = _Progress(trainer, 320)
+    assert progress.bar is not None and progress.bar.n == 64 and progress.bar.total == 320
+    progress.log({"charts/episodic_return": 0.5}, 64)
+    assert progress.bar.n == 128 and trainer.lines == []  # the bar, not the status line
+    progress.close()
+    assert progress.bar.disable  # closed
+    assert _Progress(_fake_trainer(trainer.cfg, main=False), 320).bar is None  # process 0 alone shows one
+    capsys.readouterr()
+
+
+# --- agents/ppo.py: weights and random states ---------------------------------------------------
+
+
+def test_weights_digest_follows_the_weights() -> None:
+    torch.manual_seed(0)
+    a, b = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    b.load_state_dict(a.state_dict())
+    assert weights_digest(a) == weights_digest(b) and len(weights_digest(a)) == 64
+    with torch.no_grad():
+        b.bias[1] += 1e-6
+    assert weights_digest(a) != weights_digest(b)
+    check_same_weights([weights_digest(a)], 1)
+    with pytest.raises(RuntimeError, match="at update 4"):
+        check_same_weights([weights_digest(a), weights_digest(b)], 4)
+
+
+def test_random_states_round_trip_even_as_lists() -> None:
+    gen = np.random.default_rng(5)
+    state = rng_state(gen)
+    assert set(state) == {"python", "numpy", "torch"} | ({"cuda"} if torch.cuda.is_available() else set())
+    first = (random.random(), gen.random(), torch.rand(2))
+    set_rng_state(state, gen)
+    assert (random.random(), gen.random()) == first[:2] and torch.equal(torch.rand(2), first[2])
+    # a checkpoint may hold the python state's tuples as lists
+    listed = dict(state, python=[list(x) if isinstance(x, tuple) else x for x in state["python"]])
+    set_rng_state(listed, gen)
+    assert (random.random(), gen.random()) == first[:2] and torch.equal(torch.rand(2), first[2])
+
+
+# --- agents/ppo.py: the trainer's files, resume and init_from ---------------------------------
+
+
+def quiet(_: str) -> None:
+    pass
+
+
+def _train(cfg_data: dict, run_dir: Path, **kwargs) -> Trainer:
+    trainer = Trainer(from_dict(cfg_data), run_dir, **{"log": quiet, **kwargs})
+    trainer.train()
+    trainer.close()
+    return trainer
+
+
+def test_num_iterations_are_whole_rollouts_and_at_least_one(tmp_path: Path) -> None:
+    assert Trainer(from_dict(tiny_config(ppo__total_steps=127)), tmp_path / "a", log=quiet).num_iterations == 1
+    cfg = from_dict(tiny_config(ppo__total_steps=(4 + 2) * 16 * 3 - 1, env__solo_envs=2))
+    assert Trainer(cfg, tmp_path / "b", log=quiet).num_iterations == 2
+
+
+def test_checkpoints_snapshots_and_the_annealed_learning_rate(tmp_path: Path) -> None:
+    data = tiny_config(checkpoint__every=2, checkpoint__keep=5, pool__snapshot_every=2, ppo__learning_rate=0.003)
+    trainer = Trainer(from_dict(data), tmp_path / "run", log=quiet)
+    stats = trainer.train()
+    trainer.close()
+    ckpts, snaps = tmp_path / "run" / "checkpoints", tmp_path / "run" / "snapshots"
+    # every checkpoint.every updates, and at the last one; a snapshot every pool.snapshot_every
+    assert sorted(p.name for p in ckpts.iterdir()) == ["last.pt", "update_000002.pt", "update_000003.pt"]
+    assert sorted(p.name for p in snaps.iterdir()) == ["snap_000002.pt"]
+    assert trainer.pool.snapshot_paths == [str(snaps / "snap_000002.pt")]
+    # the learning rate falls linearly: (1 - (update - 1) / updates) of ppo.learning_rate
+    assert stats["charts/learning_rate"] == pytest.approx(0.003 / 3)
+    assert trainer.optimizer.param_groups[0]["lr"] == pytest.approx(0.003 / 3)
+    assert {"perf/rollout_s", "perf/update_s", "charts/SPS"} <= set(stats)
+    last = load_checkpoint(ckpts / "last.pt")
+    assert last["update"] == 3 and last["global_step"] == 3 * 64 and last["config"] == trainer.cfg.to_dict()
+    assert last["network"] == vars(trainer.cfg.network) and last["variant"] == "star" and last["num_players"] == 2
+    assert last["extra"] == {"snapshots": [str(snaps / "snap_000002.pt")], "ratings": {}}
+    assert "rng_ranks" not in last and set(last["rng"]) >= {"python", "numpy", "torch"}
+    assert last["rng"]["numpy"] == trainer.np_rng.bit_generator.state
+    numbered = load_checkpoint(ckpts / "update_000002.pt")
+    assert numbered["update"] == 2 and not {"optimizer", "rng", "extra"} & set(numbered)
+    snap = load_checkpoint(snaps / "snap_000002.pt")
+    assert snap["update"] == 2 and "optimizer" not in snap
+    steady = Trainer(from_dict(dict(data, name="steady", ppo=dict(data["ppo"], anneal_lr=False))),
+                     tmp_path / "steady", log=quiet)
+    assert steady.train()["charts/learning_rate"] == 0.003
+
+
+def test_a_process_other_than_0_writes_and_says_nothing(tmp_path: Path) -> None:
+    lines: list[str] = []
+    trainer = Trainer(from_dict(tiny_config(ppo__total_steps=128)), tmp_path / "run", log=lines.append, rank=1,
+                      world_size=2)
+    # its own games and samples; python and torch seeded apart from process 0's after the shared network
+    assert trainer.np_rng.bit_generator.state == np.random.default_rng([3, 1]).bit_generator.state
+    after = (random.random(), torch.rand(3))
+    random.seed(3 * 1_000_003 + 1)
+    torch.manual_seed(3 * 1_000_003 + 1)
+    assert after[0] == random.random() and torch.equal(after[1], torch.rand(3))
+    trainer.train()
+    trainer.close()
+    assert trainer.writer is None and lines == []
+    assert trainer.global_step == 2 * 4 * 16  # the steps of every process's games
+    assert trainer.save() == tmp_path / "run" / "checkpoints" / "last.pt"
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == ["run"]
+    assert len(trainer.pool.snapshot_paths) == 2  # in memory, as process 0 holds them
+
+
+def test_process_0_is_seeded_with_the_seed(tmp_path: Path) -> None:
+    trainer = Trainer(from_dict(dict(tiny_config(), seed=11)), tmp_path / "r", log=quiet,
+                      crossing_cache=tmp_path / "cache")
+    assert trainer.np_rng.bit_generator.state == np.random.default_rng(11).bit_generator.state
+    assert trainer.crossing_cache == tmp_path / "cache" and trainer.main and trainer.rank == 0
+    assert Trainer(from_dict(tiny_config()), tmp_path / "s", log=quiet).crossing_cache is None
+
+
+def test_a_resume_brings_back_ratings_snapshots_and_random_streams(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    trainer = _train(tiny_config(ppo__total_steps=128), run)
+    trainer.ratings = {"agent": {"mu": 30.0, "sigma": 5.0}}
+    trainer.save()  # last.pt again, with the ratings
+    saved = load_checkpoint(run / "checkpoints" / "last.pt")
+    (run / "snapshots" / "snap_000001.pt").unlink()  # a snapshot no longer there is left out of the pool
+    lines: list[str] = []
+    resumed = Trainer(from_dict(tiny_config(log__status_every=5.0)), run, resume=True, log=lines.append)
+    assert resumed.ratings == {"agent": {"mu": 30.0, "sigma": 5.0}}
+    assert resumed.pool.snapshot_paths == [str(run / "snapshots" / "snap_000002.pt")]
+    assert resumed.np_rng.bit_generator.state == saved["rng"]["numpy"]
+    assert lines == [f"resumed {run} at update 2, step 128",
+                     "config changed since the checkpoint (checkpoint -> now): log.status_every 1000000000.0 -> 5.0, "
+                     "ppo.total_steps 128 -> 192"]
+    assert resumed.resume_changes == ["log.status_every 1000000000.0 -> 5.0", "ppo.total_steps 128 -> 192"]
+    # a process the run did not have: new streams, drawn from the seed, its rank and the update
+    (run / "snapshots" / "snap_000002.pt").unlink()
+    other = Trainer(from_dict(tiny_config()), run, resume=True, log=quiet, rank=1, world_size=2)
+    assert other.np_rng.bit_generator.state == np.random.default_rng([3, 1, 2]).bit_generator.state
+    drawn = torch.rand(3)
+    torch.manual_seed(3 * 1_000_003 + 1 + 7919 * 2)
+    assert torch.equal(drawn, torch.rand(3))
+    assert other.update == 2 and other.global_step == 128
+
+
+def test_a_resume_needs_a_training_checkpoint(tmp_path: Path) -> None:
+    from agents.checkpoint import save_checkpoint
+
+    run = tmp_path / "run"
+    trainer = _train(tiny_config(ppo__total_steps=64), run)
+    full = load_checkpoint(run / "checkpoints" / "last.pt")
+    for key in ("optimizer", "rng", "global_step", "update", "extra"):
+        save_checkpoint(run / "checkpoints" / "last.pt", {k: v for k, v in full.items() if k != key})
+        with pytest.raises(ValueError, match=rf"--resume: '.*last.pt' is not a training checkpoint \(no {key}\)"):
+            Trainer(from_dict(tiny_config()), run, resume=True, log=quiet)
+    assert trainer.update == 1
+
+
+def test_init_from_says_where_it_started(tmp_path: Path) -> None:
+    _train(tiny_config(ppo__total_steps=128), tmp_path / "first")
+    path = str(tmp_path / "first" / "checkpoints" / "update_000002.pt")
+    lines: list[str] = []
+    data = dict(tiny_config(), init_from=path)
+    trainer = Trainer(from_dict(data), tmp_path / "second", log=lines.append)
+    assert lines == [f"initialised from {path} (its update 2, step 128)"]
+    assert trainer.update == 0 and trainer.global_step == 0
+    wider = dict(tiny_config(), init_from=path)
+    wider["network"] = dict(wider["network"], channels=16)
+    with pytest.raises(ValueError, match="^init_from: .*network"):
+        Trainer(from_dict(wider), tmp_path / "third", log=quiet)
+
+
+def test_tensorboard_gets_the_hyperparameters_or_the_changes_a_resume_made(tmp_path: Path, monkeypatch) -> None:
+    import torch.utils.tensorboard
+
+    monkeypatch.setattr(torch.utils.tensorboard, "SummaryWriter", Recorder)
+    run = tmp_path / "run"
+    trainer = Trainer(from_dict(tiny_config(ppo__total_steps=64, log__tensorboard=True)), run, log=quiet)
+    assert trainer.writer.args == (str(run / "tb"),)
+    [(key, text, _)] = trainer.writer.texts
+    assert key == "hyperparameters" and text.startswith("|param|value|\n|-|-|\n|name|tiny|\n|seed|3|\n")
+    trainer.train()
+    trainer.close()
+    assert trainer.writer.closed == 1 and trainer.writer.flushed == 1
+    assert ("losses/entropy", 64) in [(k, s) for k, _, s in trainer.writer.scalars]
+    same = Trainer(from_dict(tiny_config(ppo__total_steps=128, log__tensorboard=True, log__status_every=5.0)), run,
+                   resume=True, log=quiet)
+    assert same.writer.texts == [("resume_config_changes",
+                                  "- log.status_every 1000000000.0 -> 5.0\n- ppo.total_steps 64 -> 128", 64)]
+    same.close()
+    plain = Trainer(from_dict(tiny_config(ppo__total_steps=128)), run, resume=True, log=quiet)
+    assert plain.writer is None  # log.tensorboard off
+
+
+def test_a_resume_with_the_same_config_writes_no_changes(tmp_path: Path, monkeypatch) -> None:
+    import torch.utils.tensorboard
+
+    monkeypatch.setattr(torch.utils.tensorboard, "SummaryWriter", Recorder)
+    data = tiny_config(ppo__total_steps=128, log__tensorboard=True)
+    trainer = Trainer(from_dict(data), tmp_path / "run", log=quiet)
+    trainer.train(stop=lambda: True)  # one update of two
+    trainer.close()
+    lines: list[str] = []
+    resumed = Trainer(from_dict(data), tmp_path / "run", resume=True, log=lines.append)
+    assert resumed.writer.texts == [] and resumed.resume_changes == [] and len(lines) == 1
+
+
+# --- agents/ppo.py: evaluation during training ------------------------------------------------
+
+
+def _fake_evaluate(calls: list, win_rate: float):
+    def evaluate(net, cfg, opponent, games, seed, device):
+        calls.append((opponent, games, seed, net.training))
+        return {"win_rate": win_rate, "mean_place": 1.5, "opponent_mean_place": 1.5, "finish_rate": 0.5,
+                "decided_rate": 1.0, "mean_length": 60.0}
+
+    return evaluate
+
+
+def test_run_evaluation_rates_the_agent_and_appends_to_eval_jsonl(tmp_path: Path, monkeypatch) -> None:
+    from openskill.models import PlackettLuce
+
+    calls: list = []
+    monkeypatch.setattr(agents.ppo, "evaluate", _fake_evaluate(calls, 0.5))
+    trainer = Trainer(from_dict(tiny_config()), tmp_path / "run", log=quiet)
+    trainer.writer = Recorder()
+    trainer.update, trainer.global_step = 2, 128
+    trainer.net.eval()
+    res = trainer.run_evaluation(["random", "greedy"], 4)
+    assert [c[:3] for c in calls] == [("random", 4, 3 + 7919 * 3), ("greedy", 4, 3 + 7919 * 3)]
+    assert trainer.net.training  # back to training
+    # the agent's rating from each opponent's games in turn (2 of 4 won: the first two)
+    model = PlackettLuce()
+    me = model.rating()
+    expected = {}
+    for opp in ("random", "greedy"):
+        them = model.rating()
+        for ranks in ([1, 2], [1, 2], [2, 1], [2, 1]):
+            [me], [them] = model.rate([[me], [them]], ranks=ranks)
+        expected[opp] = {"mu": them.mu, "sigma": them.sigma}
+        assert res[opp]["rating_agent"] == pytest.approx(me.ordinal())
+    expected["agent"] = {"mu": me.mu, "sigma": me.sigma}
+    assert trainer.ratings.keys() == expected.keys()
+    assert all(trainer.ratings[k] == pytest.approx(v) for k, v in expected.items())
+    assert res["global_step"] == 128 and res["update"] == 2 and res["final"] is False and "solo" not in res
+    assert json.loads((tmp_path / "run" / "eval.jsonl").read_text()) == res and trainer.eval_history == [res]
+    scalars = {k: v for k, v, s in trainer.writer.scalars if s == 128}
+    assert scalars["eval/random/win_rate"] == 0.5 and scalars["eval/greedy/mean_length"] == 60.0
+    assert scalars["eval/rating_ordinal"] == pytest.approx(me.mu - 3 * me.sigma)
+    # the next evaluation goes on from the ratings so far; the file grows
+    res2 = trainer.run_evaluation(["random"], 1, final=True)
+    them = model.rating(**expected["random"])
+    [me], [them] = model.rate([[me], [them]], ranks=[2, 1])  # 0.5 of 1 game rounds to 0 wins
+    assert res2["random"]["rating_agent"] == pytest.approx(me.ordinal()) and res2["final"] is True
+    assert len((tmp_path / "run" / "eval.jsonl").read_text().splitlines()) == 2
+
+
+def test_run_evaluation_adds_the_solitaire_when_training_has_it(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(agents.ppo, "evaluate", _fake_evaluate([], 1.0))
+    monkeypatch.setattr(agents.ppo, "evaluate_solo", lambda net, cfg, device: {"moves": 33.0, "finished": 1.0})
+    trainer = Trainer(from_dict(tiny_config(env__solo_envs=2)), tmp_path / "run", log=quiet)
+    trainer.writer = Recorder()
+    res = trainer.run_evaluation(["random"], 1)
+    assert res["solo"] == {"moves": 33.0, "finished": 1.0}
+    assert ("eval/solo_moves", 33.0, 0) in trainer.writer.scalars
+    bare = Trainer(from_dict(tiny_config()), tmp_path / "bare", log=quiet)
+    assert "solo" not in bare.run_evaluation([], 1) and "agent" not in bare.ratings
+
+
+def test_evaluations_during_training_are_logged(tmp_path: Path, monkeypatch) -> None:
+    calls: list = []
+    monkeypatch.setattr(agents.ppo, "evaluate", _fake_evaluate(calls, 1.0))
+    lines: list[str] = []
+    trainer = Trainer(from_dict(tiny_config(eval__every=100, eval__games=2, eval__opponents=["random"])),
+                      tmp_path / "run", log=lines.append)
+    trainer.train()
+    trainer.close()
+    # steps 64, 128, 192: due at 128 (the first past 100); the next at 200 is not reached
+    assert [c[:2] for c in calls] == [("random", 2)]
+    assert lines == ["eval @ step 128: random: win 100% finish 50% len 60 plies"]
+    assert [json.loads(x)["update"] for x in (tmp_path / "run" / "eval.jsonl").read_text().splitlines()] == [2]
+
+
+# --- agents/ppo.py: environments and the C library's malloc --------------------------------------
+
+
+class FakeMallopt:
+    def __init__(self, answers: list[int]) -> None:
+        self.answers, self.calls = answers, []
+
+    def __call__(self, param: int, value: int) -> int:
+        self.calls.append((param, value))
+        return self.answers[len(self.calls) - 1]
+
+
+@pytest.mark.parametrize(("answers", "taken"), [([1, 1], True), ([1, 0], False), ([0, 1], False)])
+def test_keep_freed_memory_sets_glibcs_mmap_and_trim_thresholds(monkeypatch, answers: list[int],
+                                                                 taken: bool) -> None:
+    import ctypes
+
+    mallopt = FakeMallopt(answers)
+    monkeypatch.setattr(agents.ppo.ctypes, "CDLL", lambda name: types.SimpleNamespace(mallopt=mallopt))
+    assert agents.ppo.keep_freed_memory() is taken
+    # M_MMAP_THRESHOLD (-3) to 32 MiB, then M_TRIM_THRESHOLD (-1) to the most an int holds: never trim
+    assert mallopt.calls == [(-3, 32 * 2 ** 20), (-1, 2 ** 31 - 1)][: 1 if answers[0] == 0 else 2]
+    assert mallopt.argtypes == [ctypes.c_int, ctypes.c_int] and mallopt.restype is ctypes.c_int
+
+
+def test_keep_freed_memory_without_such_a_library_changes_nothing(monkeypatch) -> None:
+    def missing(name):
+        raise OSError("no C library")
+
+    monkeypatch.setattr(agents.ppo.ctypes, "CDLL", missing)
+    assert agents.ppo.keep_freed_memory() is False
+    monkeypatch.setattr(agents.ppo.ctypes, "CDLL", lambda name: types.SimpleNamespace())
+    assert agents.ppo.keep_freed_memory() is False
+
+
+def test_the_engine_auto_is_scalar_with_bots_and_batched_without() -> None:
+    from agents.ppo import make_env, make_solo_env
+    from agents.vecgame import ScalarBatchedGame
+    from halma_env.batched import BatchedGame
+
+    cpu = torch.device("cpu")
+    selfplay = from_dict(tiny_config(env__engine="auto"))
+    env = make_env(selfplay, cpu, seed=0)
+    assert type(env) is BatchedGame and env.batch_size == 4
+    assert make_env(selfplay, cpu, seed=0, num_envs=2).batch_size == 2
+    bots = tiny_config(env__engine="auto", pool__bot_prob=0.5, pool__self_prob=0.5, pool__snapshot_prob=0.0)
+    bots["pool"]["bots"] = ["random"]
+    env = make_env(from_dict(bots), cpu, seed=0)
+    assert type(env) is ScalarBatchedGame and env.batch_size == 4
+    assert type(make_env(from_dict(tiny_config(env__engine="batched")), cpu, seed=0)) is BatchedGame
+    solo = make_solo_env(from_dict(tiny_config(env__solo_envs=3)), cpu, seed=0)
+    assert solo.batch_size == 3 and make_solo_env(selfplay, cpu, seed=0, num_envs=2).batch_size == 2
+
+
+# --- agents/ppo.py: the greedy evaluation -------------------------------------------------------
+
+
+class Forward(torch.nn.Module):
+    """A stand-in network whose greedy move is the one that goes furthest toward the goal (rows of the
+    canonical frame), the first such in the legal list: a player that wins some games and loses others."""
+
+    def __init__(self, variant: str, seats: int) -> None:
+        super().__init__()
+        from halma_env.layout import layout
+
+        lay = layout(variant, seats)
+        rows = torch.tensor([float(r) for r, _ in lay.geometry.grid])
+        goal = rows[list(lay.goals[0])]
+        tip = goal.min() if goal.mean() < rows.mean() else goal.max()  # the goal's far row
+        distance = (rows - tip).abs()
+        self.progress = (distance[:, None] - distance[None, :]).flatten()  # action src * holes + dst
+        self.dummy = torch.nn.Parameter(torch.zeros(1))
+
+    def forward(self, obs, legal, valid):
+        logits = torch.where(valid, self.progress[legal], torch.tensor(-1e9))
+        return logits, torch.zeros(len(legal))
+
+
+def _reference_games(cfg, net: Forward, opponent: str, games: int, seed: int) -> list:
+    """The games ``evaluate`` documents: the learner in seat i % n of game i, the first seat rotating
+    every n games, the opponent (seeded seed + i) in the others, eval.move_limit plies as a draw."""
+    from halma_env import Game
+    from halma_env.encoding import encoding
+
+    n = cfg.game.num_players
+    enc = encoding(cfg.game.variant, n)
+    rules = cfg.game.rules().replace(move_limit=cfg.eval.move_limit, limit_outcome="draw")
+    out = []
+    for i in range(games):
+        game, seat, bot = Game(rules.replace(first_seat=(i // n) % n)), i % n, agents.ppo.make_bot(opponent, seed + i)
+        while not game.is_over:
+            if game.to_move == seat:
+                moves = game.legal_moves()
+                score = [float(net.progress[enc.encode_move(seat, m.src, m.dst)]) for m in moves]
+                game.play(moves[score.index(max(score))])
+            else:
+                game.play(bot.select_move(game))
+        out.append((game, seat))
+    return out
+
+
+@pytest.mark.parametrize("opponent", ["random", "greedy"])
+def test_evaluate_plays_and_scores_the_documented_games(opponent: str) -> None:
+    from agents.ppo import evaluate
+
+    cfg = from_dict(tiny_config(eval__move_limit=200))
+    net = Forward("star", 2)
+    res = evaluate(net, cfg, opponent, 4, seed=9, device=torch.device("cpu"))
+    played = _reference_games(cfg, net, opponent, 4, seed=9)
+    n = 2
+    wins = [g.places[s] == 1 and g.places.count(1) == 1 for g, s in played]
+    if opponent == "random":  # one win, three draws at eval.move_limit (both seats placed 1)
+        assert sum(wins) == 1 and sum(g.ply == 200 for g, _ in played) == 3
+    else:  # four losses
+        assert not any(wins) and all(g.ply < 200 for g, _ in played)
+    assert res == pytest.approx({
+        "win_rate": sum(wins) / 4,
+        "mean_place": sum(g.places[s] or n for g, s in played) / 4,
+        "opponent_mean_place": sum(np.mean([q or n for k, q in enumerate(g.places) if k != s])
+                                   for g, s in played) / 4,
+        "finish_rate": sum(g.status[s] == "finished" for g, s in played) / 4,
+        "decided_rate": sum(None not in g.places and len(set(g.places)) == n for g, s in played) / 4,
+        "mean_length": sum(g.ply for g, _ in played) / 4})
+
+
+# --- agents/train.py: halma bench train -----------------------------------------------------------
+
+
+def test_the_bench_config_is_pure_self_play_with_nothing_on_the_way() -> None:
+    cfg = agents.train.bench_config("cpu", "scalar", threads=2, processes=4, seed=7)
+    default = from_dict(default_dict())
+    assert (cfg.name, cfg.seed, cfg.device, cfg.torch_threads, cfg.processes) == ("bench", 7, "cpu", 2, 4)
+    assert cfg.env.engine == "scalar" and cfg.env.num_envs == default.env.num_envs
+    assert (cfg.pool.self_prob, cfg.pool.snapshot_prob, cfg.pool.bot_prob) == (1.0, 0.0, 0.0)
+    assert cfg.eval.every == 0 and cfg.eval.final_games == 0
+    assert (cfg.log.progress_bar, cfg.log.tensorboard, cfg.log.status_every) == (False, False, 1e9)
+    assert cfg.checkpoint.every == 10 ** 9 and cfg.ppo == default.ppo
+    plain = agents.train.bench_config()
+    assert (plain.device, plain.env.engine, plain.torch_threads, plain.processes, plain.seed) == (
+        "cpu", "batched", 1, 1, 0)
+
+
+def test_the_bench_loop_times_the_updates_after_the_first(monkeypatch) -> None:
+    cfg = agents.train.bench_config("cpu", "batched")
+    cfg.env.num_envs, cfg.ppo.num_steps = 4, 8
+    cfg.network.channels, cfg.network.blocks, cfg.network.pair_dim, cfg.network.value_hidden = 4, 1, 4, 4
+    steps, elapsed, cpu = agents.train._bench_loop(0, 1, cfg, 0.0)
+    assert steps == 4 * 8  # the warm-up update, then one more before the clock is read
+    assert 0 < elapsed < 30 and 0 < cpu < 2 * elapsed + 0.5
+    assert cfg.ppo.total_steps == 4 * 8 * 10 ** 6
+    steps, elapsed, cpu = agents.train._bench_loop(0, 1, cfg, 0.5)  # updates until 0.5 s have passed
+    assert steps % (4 * 8) == 0 and 0.5 <= elapsed < 30 and 0 < cpu < 2 * elapsed + 0.5
+
+
+def test_each_process_and_each_session_plays_its_own_games(tmp_path: Path, monkeypatch) -> None:
+    """The games' seeds: apart between processes, between a run and its resume, and between the
+    solitaire and the other games (the same games replayed would train on the same openings again)."""
+    seeds: list[tuple[str, int, int]] = []
+    real_env, real_solo = agents.ppo.make_env, agents.ppo.make_solo_env
+
+    def make_env(cfg, device, seed, num_envs=None):
+        seeds.append(("env", seed, num_envs))
+        return real_env(cfg, device, seed, num_envs)
+
+    def make_solo_env(cfg, device, seed, num_envs=None):
+        seeds.append(("solo", seed, num_envs))
+        return real_solo(cfg, device, seed, num_envs)
+
+    monkeypatch.setattr(agents.ppo, "make_env", make_env)
+    monkeypatch.setattr(agents.ppo, "make_solo_env", make_solo_env)
+    data = tiny_config(env__solo_envs=2, ppo__total_steps=(4 + 2) * 16 * 2)
+    trainer = Trainer(from_dict(data), tmp_path / "run", log=quiet)
+    trainer.train(stop=lambda: True)
+    trainer.close()
+    Trainer(from_dict(data), tmp_path / "run", resume=True, log=quiet).train()
+    Trainer(from_dict(data), tmp_path / "other", log=quiet, rank=1, world_size=2).train(stop=lambda: True)
+    kinds = [(kind, n) for kind, _, n in seeds]
+    assert kinds == [("env", 4), ("solo", 2), ("env", 4), ("solo", 2), ("env", 2), ("solo", 1)]
+    assert len({seed for _, seed, _ in seeds}) == 6
+
+
+def test_several_processes_are_for_the_cpu_alone(tmp_path: Path, monkeypatch) -> None:
+    # a device other than the CPU without needing one: the check comes before anything runs on it
+    monkeypatch.setattr(agents.ppo, "check_device", lambda name, what: torch.device("meta"))
+    with pytest.raises(ValueError, match="^processes: 2 data-parallel processes run on the CPU; on meta use "
+                                         "processes: 1$"):
+        Trainer(from_dict(tiny_config()), tmp_path / "two", log=quiet, world_size=2)
+    trainer = Trainer(from_dict(tiny_config()), tmp_path / "one", log=quiet)  # one process: any device
+    assert trainer.device.type == "meta"
+
+
+def test_the_run_directory_is_made_with_its_parents_or_taken_as_it_is(tmp_path: Path) -> None:
+    Trainer(from_dict(tiny_config()), tmp_path / "runs" / "deep" / "tiny", log=quiet)
+    assert (tmp_path / "runs" / "deep" / "tiny" / "config.yaml").is_file()
+    (tmp_path / "empty").mkdir()  # a directory without a run in it is used
+    Trainer(from_dict(tiny_config()), tmp_path / "empty", log=quiet)
+    assert (tmp_path / "empty" / "config.yaml").is_file()
+
+
+def test_a_resume_of_a_finished_run_leaves_its_directory_alone(tmp_path: Path, monkeypatch) -> None:
+    import torch.utils.tensorboard
+
+    monkeypatch.setattr(torch.utils.tensorboard, "SummaryWriter", Recorder)
+    run = tmp_path / "run"
+    _train(tiny_config(ppo__total_steps=64), run)
+    config = (run / "config.yaml").read_text()
+    done = Trainer(from_dict(tiny_config(ppo__total_steps=64, log__tensorboard=True, log__status_every=5.0)), run,
+                   resume=True, log=quiet)
+    assert done.update == done.num_iterations == 1
+    assert done.writer is None and (run / "config.yaml").read_text() == config and not (run / "tb").exists()
+
+
+def test_a_checkpoint_of_several_processes_keeps_each_ones_random_state(tmp_path: Path) -> None:
+    from agents.checkpoint import save_checkpoint
+
+    run = tmp_path / "run"
+    trainer = _train(tiny_config(ppo__total_steps=64, pool__snapshot_every=100), run)
+    assert trainer.save() == run / "checkpoints" / "last.pt"
+    states = [rng_state(np.random.default_rng(k)) for k in (1, 2)]
+    payload = trainer._payload(states)
+    assert payload["rng"] is states[0] and payload["rng_ranks"] == states
+    assert "rng_ranks" not in trainer._payload(states[:1]) and "optimizer" not in trainer._payload()
+    save_checkpoint(run / "checkpoints" / "last.pt", payload)
+    second = Trainer(from_dict(tiny_config(ppo__total_steps=128)), run, resume=True, log=quiet, rank=1,
+                     world_size=2)
+    assert second.np_rng.bit_generator.state == states[1]["numpy"]  # its own stream, not process 0's
+    first = Trainer(from_dict(tiny_config(ppo__total_steps=128)), run, resume=True, log=quiet)
+    assert first.np_rng.bit_generator.state == states[0]["numpy"]
+
+
+def test_the_default_log_prints_each_line_flushed(tmp_path: Path, monkeypatch) -> None:
+    printed: list = []
+    monkeypatch.setattr(agents.ppo, "print", lambda *a, **k: printed.append((a, k)), raising=False)
+    trainer = Trainer(from_dict(tiny_config()), tmp_path / "run")
+    trainer.log("a line")
+    assert printed == [(("a line",), {"flush": True})]  # runs are often redirected to a file
+    Trainer(from_dict(tiny_config()), tmp_path / "other", rank=1, world_size=2).log("not from process 1")
+    assert len(printed) == 1
+
+
+# --- agents/ppo.py: imitation before PPO ------------------------------------------------------
+
+
+@pytest.mark.parametrize("held_out", [True, False])
+def test_imitation_writes_its_figures_and_says_how_it_went(tmp_path: Path, monkeypatch, held_out: bool) -> None:
+    import agents.imitation
+
+    stats = {"imitation/positions": 160.0, "imitation/record_s": 1.2, "imitation/fit_s": 0.4,
+             "imitation/accuracy": 0.5, "imitation/value_loss": 0.25}
+    if held_out:
+        stats["imitation/held_out_accuracy"] = 0.375
+    seen: list = []
+    monkeypatch.setattr(agents.imitation, "imitate",
+                        lambda net, cfg, make_bot, device, seed: seen.append((seed, make_bot)) or dict(stats))
+    data = tiny_config()
+    data["imitation"].update(bot="greedy", games=4, epochs=1)
+    lines: list[str] = []
+    trainer = Trainer(from_dict(data), tmp_path / "run", log=lines.append)
+    trainer.writer = Recorder()
+    trainer._imitate()
+    assert trainer.imitated and seen == [(3, agents.ppo.make_bot)]
+    assert (tmp_path / "run" / "imitation.json").read_text() == json.dumps(stats, indent=1) + "\n"
+    assert trainer.writer.scalars == [(k, v, 0) for k, v in stats.items()]
+    held = ", held-out accuracy 37.5%" if held_out else ""
+    assert lines == ["imitation: 4 games of greedy in every seat, then 1 epochs",
+                     f"imitation: 160 positions in 1 s; fit in 0 s: accuracy 50.0%{held}, value loss 0.250"]
+
+
+class RecordingEnv:
+    """An environment that keeps every step's rewards and ends (the rest is the real one's)."""
+
+    def __init__(self, env, steps: list) -> None:
+        self._env, self._steps = env, steps
+
+    def __getattr__(self, name: str):
+        return getattr(self._env, name)
+
+    def step(self, actions):
+        rewards, done, info = self._env.step(actions)
+        self._steps.append((rewards.cpu().numpy().copy(), done.cpu().numpy().copy()))
+        return rewards, done, info
+
+
+def test_each_game_returns_the_rewards_of_its_own_plies(tmp_path: Path, monkeypatch) -> None:
+    """Episode returns restart at every game, in the games and the solitaire alike; each game that ends
+    is closed in the rollout buffer in its own row (the solitaire's after the games')."""
+    steps: list = []
+    solo_steps: list = []
+    ended: list[int] = []
+    added: list[list[int]] = []
+    returns: list = []
+    real_env, real_solo, real_stats = agents.ppo.make_env, agents.ppo.make_solo_env, agents.ppo._episode_stats
+
+    class Buffer(agents.ppo.RolloutBuffer):
+        def add(self, envs, *rest) -> None:
+            added.append([int(b) for b in envs])
+            super().add(envs, *rest)
+
+        def end_game(self, b) -> None:
+            ended.append(int(b))
+            super().end_game(b)
+
+    def episode_stats(info, b, seats, game_returns, n):
+        returns.append((int(b), list(game_returns)))
+        return real_stats(info, b, seats, game_returns, n)
+
+    monkeypatch.setattr(agents.ppo, "make_env", lambda *a, **k: RecordingEnv(real_env(*a, **k), steps))
+    monkeypatch.setattr(agents.ppo, "make_solo_env", lambda *a, **k: RecordingEnv(real_solo(*a, **k), solo_steps))
+    monkeypatch.setattr(agents.ppo, "RolloutBuffer", Buffer)
+    monkeypatch.setattr(agents.ppo, "_episode_stats", episode_stats)
+    data = tiny_config(env__solo_envs=2, env__solo_move_cost=0.01, game__move_limit=6, game__progress_shaping=0.0,
+                       pool__snapshot_prob=0.0, pool__self_prob=1.0)
+    data["ppo"]["total_steps"] = (4 + 2) * 16 * 2
+    trainer = Trainer(from_dict(data), tmp_path / "run", log=quiet)
+    started = time.perf_counter()
+    stats = trainer.train()
+    wall = time.perf_counter() - started
+    trainer.close()
+    expected_ends: list[int] = []
+    expected_returns: list = []
+    total = np.zeros((4, 2))
+    for (rewards, done), (_, solo_done) in zip(steps, solo_steps):
+        total += rewards
+        expected_ends += [4 + int(b) for b in np.flatnonzero(solo_done)] + [int(b) for b in np.flatnonzero(done)]
+        for b in np.flatnonzero(done):
+            expected_returns.append((int(b), list(total[b])))
+            total[b] = 0
+    assert ended == expected_ends and len(expected_ends) > 12  # several games in each row
+    assert returns == expected_returns
+    assert added == [[0, 1, 2, 3], [4, 5]] * 32  # each ply: every game's learner decision, then the solitaire's
+    # every solitaire game is 6 moves unfinished: no reward, less 6 move costs
+    assert stats["charts/solo_moves"] == 6 and stats["charts/solo_return"] == pytest.approx(-0.06)
+    assert 0 < stats["perf/rollout_s"] < wall and 0 < stats["perf/update_s"] < wall
+
+
+def test_sps_and_the_status_line_follow_the_clock(monkeypatch) -> None:
+    now = [100.0]
+    monkeypatch.setattr(agents.ppo, "time", types.SimpleNamespace(time=lambda: now[0],
+                                                                  perf_counter=time.perf_counter))
+    trainer = _fake_trainer(from_dict(tiny_config(log__status_every=1.5)), 64)
+    progress = _Progress(trainer, 640)
+    trainer.global_step, now[0] = 128, 101.0
+    stats: dict = {}
+    progress.log(stats, 64)
+    assert stats["charts/SPS"] == 64 and trainer.lines == []  # 64 steps in 1 s; the status line not yet due
+    trainer.global_step, now[0] = 192, 101.5
+    progress.log(stats, 64)
+    assert stats["charts/SPS"] == 85 and trainer.lines == [status_line(1, 5, 192, stats)]  # 128 / 1.5; due
+    now[0] = 102.5
+    progress.log({}, 64)
+    assert len(trainer.lines) == 1  # 1 s since the last line
+
+
+@pytest.mark.parametrize("move_limit", [200, 12])
+def test_evaluate_solo_plays_the_greedy_policys_crossing(move_limit: int) -> None:
+    from agents.ppo import evaluate_solo, make_solo_env
+    from halma_env import Game, Rules
+    from halma_env.encoding import encoding
+
+    cfg = from_dict(tiny_config(eval__move_limit=move_limit, env__solo_envs=1))
+    net = Forward("star", 1)
+    enc = encoding("star", 1)
+    game = Game(Rules("star", 1, move_limit=move_limit, limit_outcome="draw"))
+    while not game.is_over:
+        moves = game.legal_moves()
+        score = [float(net.progress[enc.encode_move(0, m.src, m.dst)]) for m in moves]
+        game.play(moves[score.index(max(score))])
+    finished = game.status[0] == "finished"
+    assert not finished  # this greedy policy stalls short of the goal
+    assert evaluate_solo(net, cfg, torch.device("cpu")) == {"moves": float(game.ply), "finished": float(finished)}
+    assert make_solo_env(cfg, torch.device("cpu"), seed=0).rules.num_players == 1
+
+
+def test_bench_train_runs_each_configuration_and_reports_its_figures(monkeypatch, capsys) -> None:
+    import agents.parallel
+
+    runs: list = []
+
+    def fake_loop(rank: int, world_size: int, cfg, seconds: float) -> tuple[int, float, float]:
+        runs.append((cfg.device, cfg.env.engine, cfg.torch_threads, world_size, cfg.processes, cfg.seed, seconds, rank))
+        torch.set_num_threads(cfg.torch_threads)  # as the trainer does
+        steps = 301 + (len(runs) > 4)  # the second round of a repeat: one step more
+        return steps, 2.0, 4.0 if cfg.env.engine == "scalar" else 3.0
+
+    spawned: list = []
+    monkeypatch.setattr(agents.train, "_bench_loop", fake_loop)
+    monkeypatch.setattr(agents.parallel, "spawn", lambda fn, n, *args: spawned.append(n) or fn(0, n, *args))
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.234, 5.0, 15.0))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    threads = torch.get_num_threads()
+    figures = agents.train.run_benchmark(types.SimpleNamespace())  # defaults: 2 s, seed 0, once, printed
+    assert runs == [("cpu", "scalar", 1, 1, 1, 0, 2.0, 0), ("cpu", "batched", 1, 1, 1, 0, 2.0, 0),
+                    ("cpu", "batched", 2, 1, 1, 0, 2.0, 0), ("cpu", "batched", 1, 2, 2, 0, 2.0, 0)]
+    assert spawned == [2] and torch.get_num_threads() == threads
+    default = from_dict(default_dict())
+    assert figures == {
+        "load_average_1min": 1.23,
+        "train_cpu_scalar_steps_per_s": 150.5, "train_cpu_scalar_steps_per_cpu_s": 75.2,  # to 0.1
+        "train_cpu_batched_steps_per_s": 150.5, "train_cpu_batched_steps_per_cpu_s": 100.3,
+        "train_cpu_batched_2threads_steps_per_s": 150.5, "train_cpu_batched_2threads_steps_per_cpu_s": 100.3,
+        "train_cpu_batched_2processes_steps_per_s": 150.5, "train_cpu_batched_2processes_steps_per_cpu_s": 100.3,
+        "num_envs": default.env.num_envs, "num_steps": default.ppo.num_steps,
+        "num_minibatches": default.ppo.num_minibatches, "update_epochs": default.ppo.update_epochs,
+        "threads": 1, "repeat": 1}
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == ("halma bench train (whole PPO loop, self-play, default config; steps = plies of all seats; "
+                      "1 torch thread unless the name says otherwise)")
+    assert out[1:] == [f"  {key:40s} {value}" for key, value in figures.items()]
+    runs.clear()
+    twice = agents.train.run_benchmark(types.SimpleNamespace(json=True, device="cpu", seconds=0.5, seed=4, repeat=2))
+    assert [r[5:7] for r in runs] == [(4, 0.5)] * 8 and capsys.readouterr().out == ""
+    # medians of the two rounds, to 0.1, with the wall-clock readings listed
+    assert twice["train_cpu_batched_steps_per_s"] == 150.8 and twice["train_cpu_batched_steps_per_cpu_s"] == 100.5
+    assert twice["train_cpu_batched_steps_per_s_readings"] == [150.5, 151.0] and twice["repeat"] == 2
+    runs.clear()  # --device: that device alone, one thread of one process
+    figures = agents.train.run_benchmark(types.SimpleNamespace(json=True, device="cuda", seconds=0.5))
+    assert [r[:4] for r in runs] == [("cuda", "scalar", 1, 1), ("cuda", "batched", 1, 1)]
+    assert "train_cuda_batched_steps_per_s" in figures and not [k for k in figures if k.startswith("train_cpu")]
+
+
+def test_the_crossing_term_is_the_main_line_and_a_sample_of_the_detours(tmp_path: Path) -> None:
+    """``_crossing_loss``: cross-entropy toward the recorded move over every main-line position and
+    CROSSING_SAMPLE detour positions drawn with the trainer's generator."""
+    from agents.imitation import Demonstrations
+    from halma_env import Game
+    from halma_env.encoding import encoding
+
+    trainer = Trainer(from_dict(tiny_config()), tmp_path / "run", log=quiet)
+    enc, gen = encoding("star", 2), np.random.default_rng(0)
+    game = Game(from_dict(tiny_config()).game.rules().replace(move_limit=None))
+    legal, valid = torch.zeros(100, 300, dtype=torch.int64), torch.zeros(100, 300, dtype=torch.bool)
+    obs, choice = [], []
+    for k in range(100):
+        moves = game.legal_moves()
+        obs.append(torch.from_numpy(enc.observation(game, game.to_move)))
+        legal[k, : len(moves)] = torch.tensor([enc.encode_move(game.to_move, m.src, m.dst) for m in moves])
+        valid[k, : len(moves)] = True
+        choice.append(int(gen.integers(len(moves))))
+        game.play(moves[choice[-1]])
+    demos = Demonstrations(torch.stack(obs), legal, valid, torch.tensor(choice), torch.zeros(100), torch.zeros(100))
+    trainer.crossing_main_rows = 20
+    twin = np.random.default_rng()
+    twin.bit_generator.state = trainer.np_rng.bit_generator.state
+    loss = trainer._crossing_loss(demos)
+    pick = np.concatenate([np.arange(20), 20 + twin.permutation(80)[: agents.ppo.CROSSING_SAMPLE]])
+    assert agents.ppo.CROSSING_SAMPLE == 64 and len(pick) == 84
+    width = int(valid[pick].sum(1).max())
+    assert width < 300
+    logits, _ = trainer.net(demos.obs[pick], legal[pick, :width], valid[pick, :width])
+    assert torch.allclose(loss, torch.nn.functional.cross_entropy(logits, demos.choice[pick]))
+    assert trainer.np_rng.bit_generator.state == twin.bit_generator.state
+    # few positions with many moves each: every move of each position is scored
+    few = demos.subset(torch.arange(4))
+    trainer.crossing_main_rows = 2
+    width = int(few.valid.sum(1).max())
+    assert width > 4
+    logits, _ = trainer.net(few.obs, few.legal[:, :width], few.valid[:, :width])
+    assert torch.allclose(trainer._crossing_loss(few), torch.nn.functional.cross_entropy(logits, few.choice))
+
+
+def test_the_first_line_of_a_run_is_flushed(tmp_path: Path, fake_trainer, monkeypatch) -> None:
+    printed: list = []
+    monkeypatch.setattr(agents.train, "print", lambda *a, **k: printed.append((a, k)), raising=False)
+    assert train_and_evaluate(0, 1, from_dict(tiny_config()), namespace(runs_dir=str(tmp_path),
+                                                                        no_final_eval=True)) == 0
+    first = printed[0]
+    assert first[0][0].startswith("training star 2 seats") and first[1] == {"flush": True}  # seen at once in a log
