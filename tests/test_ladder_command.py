@@ -1,0 +1,169 @@
+"""`halma ladder` as a command (agents/ladder.py `run`, `print_ladder`, `check_writable`): what it prints,
+what it writes and what it refuses, pinned line by line (mutation round on the command's code).
+Tournaments are faked (tests/test_ladder.py `_fake_tournament`), so every test here is fast."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agents.cli import main
+from agents.ladder import format_ladder, load_ladder
+from tests.test_ladder import _fake_tournament, _ladder_file
+
+TWO = [(0.0, 1.0), (10.0, 1.0)]  # two candidates, clearly separated (7.07 combined sigmas)
+
+
+def _no_tournament(monkeypatch) -> None:
+    import agents.arena
+
+    def no_games(*args, **kwargs):
+        raise AssertionError("the tournament ran")
+
+    monkeypatch.setattr(agents.arena, "run_tournament", no_games)
+
+
+def test_printing_the_ladder_prints_a_heading_then_the_table(tmp_path: Path, capsys) -> None:
+    ladder = _ladder_file(tmp_path / "ladder.json", {
+        "star-2": {"variant": "star", "seats": 2, "levels": [{"level": "easy", "player": "random", "rating": 1.0}]},
+        "star-3": {"variant": "star", "seats": 3, "levels": [{"level": "hard", "player": "greedy", "rating": 2.0}]}})
+    assert main(["ladder", "--ladder", str(ladder), "--seats", "3"]) == 0
+    out, err = capsys.readouterr()
+    data = load_ladder(ladder)
+    star3 = {**data, "games": {"star-3": data["games"]["star-3"]}}
+    assert out == f"ladder {ladder}: ratings are openskill ordinals within each game\n\n{format_ladder(star3)}\n"
+    assert err == ""
+
+
+def test_printing_a_game_the_ladder_lacks_names_the_games_it_has(tmp_path: Path, capsys) -> None:
+    """--variant with --seats: a valid game missing from the file is named as VARIANT-SEATS; an empty ladder
+    'has none'."""
+    ladder = _ladder_file(tmp_path / "ladder.json", {
+        "star-2": {"variant": "star", "seats": 2, "levels": [{"level": "easy", "player": "random"}]}})
+    assert main(["ladder", "--ladder", str(ladder), "--variant", "star", "--seats", "3"]) == 2
+    out, err = capsys.readouterr()
+    assert f"halma ladder: error: ladder '{ladder}' has no star-3 entry; it has star-2\n" == err and out == ""
+    empty = _ladder_file(tmp_path / "empty.json", {})
+    assert main(["ladder", "--ladder", str(empty), "--seats", "2"]) == 2
+    out, err = capsys.readouterr()
+    assert f"halma ladder: error: ladder '{empty}' has no 2 entry; it has none\n" == err and out == ""
+
+
+def test_a_dry_run_prints_the_table_then_the_entry_as_indented_json(tmp_path: Path, capsys, monkeypatch) -> None:
+    _fake_tournament(monkeypatch, TWO)
+    ladder = tmp_path / "ladder.json"
+    assert main(["ladder", "--ladder", str(ladder), "--quiet", "--dry-run", "--levels", "a,b", "--games", "6",
+                 "--seed", "3", "random", "greedy"]) == 0
+    out, err = capsys.readouterr()
+    head, _, tail = out.partition("\n\n{")
+    entry = json.loads("{" + tail)
+    assert out == head + "\n\n" + json.dumps(entry, indent=2) + "\n"
+    assert head.split("\n") == [
+        "### star-2: 6 games, seed 3",
+        "",
+        "| candidate | rating | mu ± sigma | score | mean place | ms/move | level | separation |",
+        "|---|---|---|---|---|---|---|---|",
+        "| greedy | 7.00 | 10.00 ± 1.00 | 0.12 | 2.23 | 1.1 | b | 7.07 |",
+        "| random | -3.00 | 0.00 ± 1.00 | 0.00 | 1.24 | 0.1 | a |  |",
+    ]
+    assert err == "" and not ladder.exists()
+
+
+def test_levels_that_no_candidate_fills_are_reported_on_stderr(tmp_path: Path, capsys, monkeypatch) -> None:
+    _fake_tournament(monkeypatch, [(0.0, 1.0), (1.0, 1.0), (2.0, 1.0), (20.0, 1.0)])
+    ladder = tmp_path / "ladder.json"
+    assert main(["ladder", "--ladder", str(ladder), "--quiet", "--games", "4", "random", "greedy:noise=0.9",
+                 "greedy:noise=0.5", "greedy"]) == 0
+    err = capsys.readouterr().err
+    assert err == ("\nonly 2 of 4 levels are clearly separated (mu 2 combined sigmas apart); missing: hard, expert."
+                   "  Add a stronger or weaker candidate, or play more games.\n")
+    assert load_ladder(ladder)["games"]["star-2"]["missing"] == ["hard", "expert"]
+
+
+def test_the_progress_bar_is_shown_unless_quiet(tmp_path: Path, capsys, monkeypatch) -> None:
+    calls = _fake_tournament(monkeypatch, TWO)
+    argv = ["ladder", "--ladder", str(tmp_path / "ladder.json"), "--dry-run", "--levels", "a,b", "--games", "2",
+            "random", "greedy"]
+    assert main(argv) == 0
+    assert main([*argv, "--quiet"]) == 0
+    assert [kwargs["progress"] for *_, kwargs in calls] == [True, False]
+
+
+def test_one_game_and_one_worker_are_enough(tmp_path: Path, capsys, monkeypatch) -> None:
+    calls = _fake_tournament(monkeypatch, TWO)
+    ladder = tmp_path / "ladder.json"
+    assert main(["ladder", "--ladder", str(ladder), "--quiet", "--levels", "a,b", "--games", "1", "--workers", "1",
+                 "random", "greedy"]) == 0
+    [(_, _, games, kwargs)] = calls
+    assert (games, kwargs["workers"]) == (1, 1)
+    assert load_ladder(ladder)["games"]["star-2"]["tournament"]["games"] == 1
+
+
+@pytest.mark.parametrize("workers", ["0", "-1"])
+def test_no_workers_is_refused_before_the_tournament(tmp_path: Path, capsys, monkeypatch, workers: str) -> None:
+    _no_tournament(monkeypatch)
+    ladder = tmp_path / "ladder.json"
+    assert main(["ladder", "--ladder", str(ladder), "--quiet", "--levels", "a,b", "--workers", workers,
+                 "random", "greedy"]) == 2
+    out, err = capsys.readouterr()
+    assert err == f"halma ladder: error: --workers must be >= 1, got {workers}\n" and out == ""
+    assert not ladder.exists()
+
+
+def test_a_ladder_path_that_is_a_directory_is_refused_before_the_tournament(tmp_path: Path, capsys,
+                                                                           monkeypatch) -> None:
+    """Reading it fails first (so check_writable's 'is a directory' is not what the command says)."""
+    _no_tournament(monkeypatch)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    assert main(["ladder", "--ladder", str(folder), "--quiet", "--levels", "a,b", "random", "greedy"]) == 2
+    out, err = capsys.readouterr()
+    assert err.startswith(f"halma ladder: error: ladder file '{folder}' cannot be read (") and out == ""
+    assert list(folder.iterdir()) == []
+
+
+def test_a_dry_run_does_not_need_a_writable_ladder(tmp_path: Path, capsys, monkeypatch) -> None:
+    """--dry-run writes nothing, so a ladder file that could not be written is no reason to refuse."""
+    calls = _fake_tournament(monkeypatch, TWO)
+    (tmp_path / "a_file").write_text("not a directory")
+    ladder = tmp_path / "a_file" / "ladder.json"
+    assert main(["ladder", "--ladder", str(ladder), "--quiet", "--dry-run", "--levels", "a,b", "random",
+                 "greedy"]) == 0
+    assert len(calls) == 1 and (tmp_path / "a_file").read_text() == "not a directory"
+
+
+def test_a_rebuild_replaces_its_own_entry_and_keeps_the_others(tmp_path: Path, capsys, monkeypatch) -> None:
+    _fake_tournament(monkeypatch, TWO)
+    star3 = {"variant": "star", "seats": 3, "levels": [{"level": "easy", "player": "random"}]}
+    old2 = {"variant": "star", "seats": 2, "levels": [{"level": "easy", "player": "greedy"}]}
+    ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": old2, "star-3": star3})
+    assert main(["ladder", "--ladder", str(ladder), "--quiet", "--levels", "a,b", "--games", "2", "random",
+                 "greedy"]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith(f"\n\nwrote the star-2 entry to {ladder}\n")
+    games = load_ladder(ladder)["games"]
+    assert games["star-3"] == star3
+    assert [(lv["level"], lv["player"]) for lv in games["star-2"]["levels"]] == [("a", "random"), ("b", "greedy")]
+
+
+def test_run_returns_its_exit_status(tmp_path: Path, capsys, monkeypatch) -> None:
+    """`run` (what agents.cli calls) returns 0 on each success path, not None, and 2 on a refusal."""
+    import argparse
+
+    from agents.ladder import add_arguments, run
+
+    def status(*argv: str) -> object:
+        parser = argparse.ArgumentParser()
+        add_arguments(parser)
+        return run(parser.parse_args(list(argv)))
+
+    _fake_tournament(monkeypatch, TWO)
+    ladder = tmp_path / "ladder.json"
+    flags = ["--ladder", str(ladder), "--quiet", "--levels", "a,b", "--games", "2", "random", "greedy"]
+    assert status(*flags, "--dry-run") == 0 and not ladder.exists()
+    assert status(*flags) == 0 and ladder.exists()
+    assert status("--ladder", str(ladder)) == 0
+    assert status("--ladder", str(ladder), "--seats", "3") == 2
+    capsys.readouterr()
