@@ -1249,3 +1249,155 @@ def test_the_first_line_of_a_run_is_flushed(tmp_path: Path, fake_trainer, monkey
                                                                         no_final_eval=True)) == 0
     first = printed[0]
     assert first[0][0].startswith("training star 2 seats") and first[1] == {"flush": True}  # seen at once in a log
+
+
+def test_bench_train_repeated_readings_are_to_0_1_under_a_medians_header(monkeypatch, capsys) -> None:
+    """``repeat`` > 1, printed: each wall-clock reading is rounded to 0.1 before it is listed (and its
+    median taken), and the header says the figures are medians of that many interleaved readings."""
+    rounds: list = []
+
+    def fake_loop(rank: int, world_size: int, cfg, seconds: float) -> tuple[int, float, float]:
+        rounds.append(cfg.env.engine)
+        return 301 + (len(rounds) > 4), 3.0, 4.0  # 100.333... then 100.666... steps per s: not on one decimal
+
+    monkeypatch.setattr(agents.train, "_bench_loop", fake_loop)
+    monkeypatch.setattr(agents.parallel, "spawn", lambda fn, n, *args: fn(0, n, *args))
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    figures = agents.train.run_benchmark(types.SimpleNamespace(seconds=0.5, repeat=2))
+    assert len(rounds) == 8
+    for name in ("scalar", "batched", "batched_2threads", "batched_2processes"):
+        assert figures[f"train_cpu_{name}_steps_per_s_readings"] == [100.3, 100.7]
+        assert figures[f"train_cpu_{name}_steps_per_s"] == 100.5
+    assert not [k for k in figures if k.endswith("_cpu_s_readings")]  # only the wall-clock readings are listed
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == ("halma bench train (whole PPO loop, self-play, default config; steps = plies of all seats; "
+                      "1 torch thread unless the name says otherwise; medians of 2 interleaved readings)")
+    assert out[1:] == [f"  {key:40s} {value}" for key, value in figures.items()]
+
+
+def test_env_legal_and_env_games_use_the_engines_own_lists_or_fall_back() -> None:
+    """``env_legal``: the engine's ``legal_lists()`` where it has one, else the lists read off its
+    ``action_mask()``; ``env_games``: its ``games`` where it keeps them, else ``to_games()``."""
+    from agents.network import legal_lists
+    from agents.ppo import env_games, env_legal
+
+    mask = torch.zeros(2, 10, dtype=torch.bool)
+    mask[0, [1, 4]] = True
+    mask[1, 7] = True
+    own = (torch.ones(1, 1, dtype=torch.int64), torch.ones(1, 1, dtype=torch.bool))
+    assert env_legal(types.SimpleNamespace(legal_lists=lambda: own, action_mask=lambda: mask)) is own
+    legal, valid = env_legal(types.SimpleNamespace(action_mask=lambda: mask))
+    expected = legal_lists(mask)
+    assert torch.equal(legal, expected[0]) and torch.equal(valid, expected[1])
+    assert [legal[b][valid[b]].tolist() for b in range(2)] == [[1, 4], [7]]
+    kept, made = ["kept"], ["made"]
+    assert env_games(types.SimpleNamespace(games=kept, to_games=lambda: made)) is kept
+    assert env_games(types.SimpleNamespace(to_games=lambda: made)) is made
+
+
+def test_evaluate_of_no_games_is_all_zeros() -> None:
+    """No games: nothing is played and every figure is 0 (the means divide by at least 1)."""
+    from agents.ppo import evaluate
+
+    res = evaluate(Forward("star", 2), from_dict(tiny_config()), "random", 0, seed=0, device=torch.device("cpu"))
+    assert res == {"win_rate": 0.0, "mean_place": 0.0, "opponent_mean_place": 0.0, "finish_rate": 0.0,
+                   "decided_rate": 0.0, "mean_length": 0.0}
+
+
+class Scripted(torch.nn.Module):
+    """A stand-in network for one seat that plays ``line`` (moves) in order: its greedy choice is the
+    line's next move."""
+
+    def __init__(self, variant: str, line: list) -> None:
+        super().__init__()
+        from halma_env.encoding import encoding
+
+        self.actions = [encoding(variant, 1).encode_move(0, m.src, m.dst) for m in line]
+        self.calls = 0
+
+    def forward(self, obs, legal, valid):
+        target = self.actions[self.calls]
+        self.calls += 1
+        return torch.where(valid & (legal == target), 1.0, 0.0), torch.zeros(len(legal))
+
+
+def test_evaluate_solo_says_a_completed_crossing_finished() -> None:
+    from agents.bots.crossing import plan_crossing
+    from agents.ppo import evaluate_solo
+    from halma_env import Game, Rules
+
+    line = plan_crossing(Game(Rules("star", 1)), 1)  # a complete crossing, planned in milliseconds
+    cfg = from_dict(tiny_config(eval__move_limit=200, env__solo_envs=1))
+    assert len(line) < 200
+    assert evaluate_solo(Scripted("star", line), cfg, torch.device("cpu")) == {"moves": float(len(line)),
+                                                                               "finished": 1.0}
+
+
+def test_sample_draws_a_legal_slot_with_its_log_probability_and_value(tmp_path: Path) -> None:
+    trainer = Trainer(from_dict(tiny_config()), tmp_path / "run", log=quiet)
+    env = agents.ppo.make_env(trainer.cfg, torch.device("cpu"), seed=0)
+    legal, valid = agents.ppo.env_legal(env)
+    obs = env.observation()
+    torch.manual_seed(0)
+    slot, logp, value = trainer._sample(obs, legal, valid)
+    logits, expected_value = trainer.net(obs, legal, valid)
+    assert slot.shape == (len(legal),) and valid[torch.arange(len(legal)), slot].all()
+    assert torch.allclose(logp, torch.log_softmax(logits, dim=1)[torch.arange(len(legal)), slot])
+    assert torch.allclose(value, expected_value)
+
+
+def test_teacher_slots_find_the_bots_move_in_each_legal_list_or_say_minus_1(tmp_path: Path) -> None:
+    from halma_env import Game
+    from halma_env.encoding import encoding
+
+    trainer = Trainer(from_dict(tiny_config()), tmp_path / "run", log=quiet)
+    enc = encoding("star", 2)
+    games = [Game(trainer.cfg.game.rules()) for _ in range(3)]
+    games[2].play(games[2].legal_moves()[0])  # seat 1 to move there
+    rows = np.array([2, 0])
+    lists = [games[b].legal_moves() for b in rows]
+    picks = {id(games[2]): lists[0][3], id(games[0]): lists[1][5]}
+    teacher = types.SimpleNamespace(select_move=lambda game: picks[id(game)])
+    width = max(len(x) for x in lists)
+    legal = torch.zeros(2, width, dtype=torch.int64)
+    valid = torch.zeros(2, width, dtype=torch.bool)
+    for k, b in enumerate(rows):
+        legal[k, : len(lists[k])] = torch.tensor([enc.encode_move(games[b].to_move, m.src, m.dst) for m in lists[k]])
+        valid[k, : len(lists[k])] = True
+    env = types.SimpleNamespace(games=games)
+    assert trainer._teacher_slots(teacher, env, rows, legal, valid).tolist() == [3, 5]
+    valid[1, 5] = False  # the bot's move is not among the learner's choices: no teacher's slot
+    assert trainer._teacher_slots(teacher, env, rows, legal, valid).tolist() == [3, -1]
+
+
+def test_plan_crossings_writes_what_it_planned_and_keeps_the_plan(tmp_path: Path) -> None:
+    """``_plan_crossings``: the demonstrations of the planned lines, and crossing.json with the main line's
+    and each detour's length, the positions, the seconds it took and where the plan came from."""
+    from agents.imitation import crossing_cache_path, crossing_demonstrations, plan_crossing_lines
+
+    data = tiny_config(crossing__planner_width=1, crossing__detours=2, crossing__detour_width=1, crossing__coef=1.0)
+    expected, lengths = crossing_demonstrations(from_dict(data), plan_crossing_lines(from_dict(data), 3))
+    assert len(lengths) == 3 and lengths[0] not in lengths[1:]
+
+    def planned(run: str, cache: Path | None) -> tuple[Trainer, dict, str]:
+        lines: list[str] = []
+        trainer = Trainer(from_dict(data), tmp_path / run, log=lines.append, crossing_cache=cache)
+        started = time.perf_counter()
+        trainer._plan_crossings()
+        text = (tmp_path / run / "crossing.json").read_text()
+        info = json.loads(text)
+        assert text == json.dumps(info, indent=1) + "\n"
+        assert 0 <= info["seconds"] <= time.perf_counter() - started
+        assert torch.equal(trainer.crossing_demos.choice, expected.choice) and trainer.crossing_main_rows == lengths[0]
+        assert (info["main_line_moves"], info["detour_moves"], info["positions"]) == (
+            lengths[0], lengths[1:], len(expected))
+        return trainer, info, lines[0]
+
+    _, info, line = planned("plain", None)
+    assert info["source"] == "planned" and line.endswith("(planned)")
+    cached = crossing_cache_path(tmp_path / "cache", from_dict(data), 3)
+    _, info, _ = planned("first", tmp_path / "cache")
+    assert info["source"] == f"planned, kept in {cached}" and cached.is_file()
+    _, info, _ = planned("second", tmp_path / "cache")
+    assert info["source"] == f"read from {cached}"
