@@ -1401,3 +1401,72 @@ def test_plan_crossings_writes_what_it_planned_and_keeps_the_plan(tmp_path: Path
     assert info["source"] == f"planned, kept in {cached}" and cached.is_file()
     _, info, _ = planned("second", tmp_path / "cache")
     assert info["source"] == f"read from {cached}"
+
+
+def test_the_batched_training_engine_rotates_the_first_seat() -> None:
+    """``make_env``'s batched engine starts game b with seat b (``rotate_first_seat``), as the scalar one does."""
+    env = agents.ppo.make_env(from_dict(tiny_config(env__engine="batched")), torch.device("cpu"), seed=0)
+    assert env.rotate_first_seat is True
+
+
+def test_make_bot_without_the_registry_says_so(monkeypatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "agents.registry", None)  # `from agents.registry import ...` fails
+    with pytest.raises(ValueError, match="bot 'random' needs agents.registry"):
+        agents.ppo.make_bot("random", seed=0)
+
+
+class _Decided:
+    """A stand-in for ``Game`` in ``evaluate``: already over, with the given places and statuses."""
+
+    outcomes: list = []
+
+    def __init__(self, rules) -> None:
+        self.places, self.status, self.ply = self.outcomes.pop(0)
+        self.is_over = True
+
+
+def test_evaluate_scores_a_sole_first_place_of_three_seats_and_one_game(monkeypatch) -> None:
+    """A win is a sole first place whoever shares the other places; the means of one game divide by 1."""
+    from agents.ppo import evaluate
+
+    monkeypatch.setattr(_Decided, "outcomes", [([1, 2, 2], ["finished", "active", "active"], 7)])
+    monkeypatch.setattr(agents.ppo, "Game", _Decided)
+    cfg = from_dict(tiny_config(game__num_players=3))
+    res = evaluate(Forward("star", 2), cfg, "random", 1, seed=0, device=torch.device("cpu"))
+    assert res == pytest.approx({"win_rate": 1.0, "mean_place": 1.0, "opponent_mean_place": 2.0,
+                                 "finish_rate": 1.0, "decided_rate": 0.0, "mean_length": 7.0})
+
+
+def test_evaluate_lets_the_opponent_move_only_on_its_turn(monkeypatch) -> None:
+    """A seat passed over leaves the learner to move again: the opponent is not asked for the learner's move."""
+    from agents.ppo import evaluate
+
+    class Passed:  # seat 0 (the learner of game 0) moves twice, then the game is over
+        def __init__(self, rules) -> None:
+            self.ply, self.to_move, self.places, self.status = 0, 0, [1, 2], ["finished", "active"]
+
+        @property
+        def is_over(self) -> bool:
+            return self.ply == 2
+
+        def legal_moves(self) -> list:
+            return [types.SimpleNamespace(src=0, dst=1)]
+
+        def play(self, move) -> None:
+            self.ply += 1
+
+    asked: list = []
+    monkeypatch.setattr(agents.ppo, "Game", Passed)
+    monkeypatch.setattr(agents.ppo, "encoding", lambda variant, n: types.SimpleNamespace(
+        observation=lambda game, seat: np.zeros(3, dtype=np.float32), encode_move=lambda seat, src, dst: 0))
+    monkeypatch.setattr(agents.ppo, "make_bot", lambda name, seed: types.SimpleNamespace(
+        select_move=lambda game: asked.append(game) or game.legal_moves()[0]))
+
+    class Even(torch.nn.Module):  # every legal move alike: the first is the greedy one
+        def forward(self, obs, legal, valid):
+            return torch.zeros(legal.shape), torch.zeros(len(legal))
+
+    res = evaluate(Even(), from_dict(tiny_config()), "random", 1, seed=0, device=torch.device("cpu"))
+    assert asked == [] and res["mean_length"] == 2.0 and res["win_rate"] == 1.0
