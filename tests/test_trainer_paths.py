@@ -51,6 +51,7 @@ from agents.train import (
     resume_hint,
     train_and_evaluate,
 )
+from tests.test_train import quiet
 from tests.test_train import tiny_config as train_tiny_config
 
 
@@ -543,10 +544,6 @@ def test_random_states_round_trip_even_as_lists() -> None:
 
 
 # --- agents/ppo.py: the trainer's files, resume and init_from ---------------------------------
-
-
-def quiet(_: str) -> None:
-    pass
 
 
 def _train(cfg_data: dict, run_dir: Path, **kwargs) -> Trainer:
