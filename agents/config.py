@@ -9,6 +9,7 @@ every key.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import types
 import typing
@@ -412,8 +413,8 @@ def _build(cls: type, data: Any, path: str) -> Any:
     known = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted((k for k in data if k not in known), key=str)  # YAML keys may be numbers
     if unknown:
-        raise ValueError(f"{where}: unknown key(s) {', '.join(_join(path, str(k)) for k in unknown)}; "
-                         f"known: {', '.join(known)}")
+        named = ", ".join(_join(path, str(k)) + _guess(path, str(k), list(known)) for k in unknown)
+        raise ValueError(f"{where}: unknown key(s) {named}; known: {', '.join(known)}")
     missing = [k for k in known if k not in data]
     if missing:
         raise ValueError(f"{where}: missing key(s) {', '.join(_join(path, k) for k in missing)}")
@@ -462,17 +463,31 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
         key = key.strip()
         parts = key.split(".")
         node = out
-        for i, part in enumerate(parts[:-1]):
+        for i, part in enumerate(parts):
             if not isinstance(node, dict) or part not in node:
-                raise ValueError(f"--set {key}: unknown key {'.'.join(parts[:i + 1])!r}")
-            node = node[part]
-        if not isinstance(node, dict) or parts[-1] not in node:
-            raise ValueError(f"--set {key}: unknown key {key!r}")
+                raise ValueError(f"--set {key}: unknown key {'.'.join(parts[:i + 1])!r}"
+                                 + _known_keys_hint(node, parts[:i], part))
+            if i < len(parts) - 1:
+                node = node[part]
         try:
             node[parts[-1]] = yaml.load(raw, Loader=_StrictLoader) if raw.strip() else None
         except yaml.YAMLError as exc:
             raise ValueError(f"--set {key}: value {raw!r} is not valid YAML: {exc}") from None
     return out
+
+
+def _known_keys_hint(node: Any, parents: list[str], wrong: str) -> str:
+    """What to add to the error for a key ``wrong`` that ``node`` (the section at ``parents``) lacks."""
+    if not isinstance(node, dict):
+        return f" ({'.'.join(parents)} is a value, not a section)"
+    keys = [str(k) for k in node]
+    return f"{_guess('.'.join(parents), wrong, keys)}; known: {', '.join(keys)}"
+
+
+def _guess(path: str, wrong: str, keys: list[str]) -> str:
+    """' (did you mean 'path.key'?)' for the known key nearest to a misspelt one, or '' if none is near."""
+    close = difflib.get_close_matches(wrong, keys, n=1)
+    return f" (did you mean {_join(path, close[0])!r}?)" if close else ""
 
 
 class _StrictLoader(yaml.SafeLoader):

@@ -186,13 +186,30 @@ def test_a_config_that_is_not_a_mapping_is_named() -> None:
 def test_overrides_split_at_the_first_equals_sign_and_name_the_unknown_part() -> None:
     out = apply_overrides(default_dict(), ["imitation.bot=crossing:width=5", " seed = 7"])
     assert out["imitation"]["bot"] == "crossing:width=5" and out["seed"] == 7
-    with pytest.raises(ValueError, match=r"^--set ppo\.nope\.deeper: unknown key 'ppo\.nope'$"):
+    ppo_keys = ", ".join(default_dict()["ppo"])
+    with pytest.raises(ValueError, match=rf"^--set ppo\.nope\.deeper: unknown key 'ppo\.nope'; known: {ppo_keys}$"):
         apply_overrides(default_dict(), ["ppo.nope.deeper=1"])
-    with pytest.raises(ValueError, match=r"^--set seed\.x: unknown key 'seed\.x'$"):
+    with pytest.raises(ValueError, match=r"^--set seed\.x: unknown key 'seed\.x' \(seed is a value, not a section\)$"):
         apply_overrides(default_dict(), ["seed.x=1"])
-    with pytest.raises(ValueError, match=r"^--set seed\.x\.y: unknown key 'seed\.x'$"):
+    with pytest.raises(ValueError, match=r"^--set seed\.x\.y: unknown key 'seed\.x' \(seed is a value, not a "
+                                         r"section\)$"):
         apply_overrides(default_dict(), ["seed.x.y=1"])
     assert apply_overrides(default_dict(), ["game.move_limit="])["game"]["move_limit"] is None
+
+
+def test_an_unknown_override_key_suggests_the_nearest_known_one() -> None:
+    with pytest.raises(ValueError, match=r"^--set ppo\.learnin_rate: unknown key 'ppo\.learnin_rate' "
+                                         r"\(did you mean 'ppo\.learning_rate'\?\); known: total_steps, "):
+        apply_overrides(default_dict(), ["ppo.learnin_rate=1"])
+    with pytest.raises(ValueError, match=r"^--set nam: unknown key 'nam' \(did you mean 'name'\?\); "
+                                         r"known: name, seed, "):
+        apply_overrides(default_dict(), ["nam=x"])
+    with pytest.raises(ValueError, match=r"^--set pool\.xyzzy: unknown key 'pool\.xyzzy'; known: "):
+        apply_overrides(default_dict(), ["pool.xyzzy=1"])  # nothing near it: no guess
+    data = default_dict()
+    with pytest.raises(ValueError):
+        apply_overrides(data, ["seed=3", "ppo.learnin_rate=1"])
+    assert data == default_dict()  # a failed override changes nothing
 
 
 def test_config_files_that_cannot_be_read_are_named(tmp_path: Path) -> None:
@@ -228,3 +245,15 @@ def test_a_dumped_config_loads_back_the_same_in_schema_order(tmp_path: Path) -> 
     path = tmp_path / "config.yaml"
     path.write_text(text)
     assert load_config(path) == cfg
+
+
+def test_an_unknown_key_in_a_config_file_suggests_the_nearest_known_one() -> None:
+    data = default_dict()
+    data["ppo"]["learnin_rate"] = data["ppo"].pop("learning_rate")
+    data["pool"]["xyzzy"] = 1
+    with pytest.raises(ValueError, match=r"^ppo: unknown key\(s\) ppo\.learnin_rate \(did you mean "
+                                         r"'ppo\.learning_rate'\?\); known: total_steps, num_steps, "):
+        from_dict(data)
+    del data["ppo"]
+    with pytest.raises(ValueError, match=r"^pool: unknown key\(s\) pool\.xyzzy; known: "):
+        from_dict({**default_dict(), "pool": data["pool"]})
