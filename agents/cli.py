@@ -36,6 +36,7 @@ def flags_given(args: argparse.Namespace, dests: tuple[str, ...]) -> list[str]:
 
 def build_parser(load: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="halma", description="Halma family games: engine, environments, agents.")
+    parser.add_argument("--version", action="store_true", help="print the version of halma_env and its encoding")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
@@ -49,6 +50,14 @@ def build_parser(load: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def version() -> str:
+    """``halma --version``: the package and the public formats a checkpoint or a record depends on."""
+    from halma_env import __version__
+    from halma_env.encoding import ENCODING_VERSION
+
+    return f"halma_env {__version__} (observation and action encoding version {ENCODING_VERSION})"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     name = next((a for a in argv if not a.startswith("-")), None)
@@ -56,13 +65,18 @@ def main(argv: list[str] | None = None) -> int:
         parser = build_parser()
         if name is not None:
             parser.error(f"unknown command {name!r}; choose from {', '.join(COMMANDS)}")
+        if "--version" in argv:
+            print(version())
+            return 0
         parser.print_help()
         return 0 if any(a in ("-h", "--help") for a in argv) else 2
     parser = build_parser(load=name)
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # named by the command's own parser (its usage, "halma bench: error: ..."), not the top one
         args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-    del args.command_parser
+    if args.version:
+        parser.error(f"--version goes alone ('halma --version'), not with the {name} command")
+    del args.command_parser, args.version
     module = importlib.import_module(COMMANDS[name][0])
     run = cast("Callable[[argparse.Namespace], int | None]",  # every module in COMMANDS provides one
                getattr(module, f"run_{name}", getattr(module, "run", None)))

@@ -646,8 +646,27 @@ def test_halma_without_a_command_prints_help_and_exits_2(capsys, monkeypatch) ->
         monkeypatch.setattr(sys, "argv", ["halma", *argv])
         assert cli_main() == code, argv
         out, err = capsys.readouterr()
-        assert out.startswith("usage: halma [-h] COMMAND ...") and err == ""
+        assert out.startswith("usage: halma [-h] [--version] COMMAND ...") and err == ""
         assert all(f"    {name} " in out for name in COMMANDS)
+
+
+def test_halma_version_names_the_package_and_the_encoding(capsys) -> None:
+    """``halma --version`` alone prints the version; beside a command it is an error, not ignored."""
+    from halma_env import __version__
+    from halma_env.encoding import ENCODING_VERSION
+
+    assert cli_main(["--version"]) == 0
+    out, err = capsys.readouterr()
+    assert out == f"halma_env {__version__} (observation and action encoding version {ENCODING_VERSION})\n"
+    assert err == ""
+    for argv, message in [
+        (["--version", "show"], "halma: error: --version goes alone ('halma --version'), not with the show command\n"),
+        (["show", "--version"], "halma show: error: unrecognized arguments: --version\n"),
+    ]:
+        with pytest.raises(SystemExit) as info:
+            cli_main(argv)
+        out, err = capsys.readouterr()
+        assert info.value.code == 2 and out == "" and err.endswith(message), (argv, err)
 
 
 def test_halma_names_an_unknown_command(capsys) -> None:
