@@ -652,9 +652,12 @@ def test_halma_without_a_command_prints_help_and_exits_2(capsys, monkeypatch) ->
 
 def test_halma_version_names_the_package_and_the_encoding(capsys) -> None:
     """``halma --version`` alone prints the version; beside a command it is an error, not ignored."""
+    import importlib.metadata
+
     from halma_env import __version__
     from halma_env.encoding import ENCODING_VERSION
 
+    assert importlib.metadata.version("halma_env") == __version__  # pyproject reads it from the package
     assert cli_main(["--version"]) == 0
     out, err = capsys.readouterr()
     assert out == f"halma_env {__version__} (observation and action encoding version {ENCODING_VERSION})\n"
