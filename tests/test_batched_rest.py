@@ -1,0 +1,242 @@
+"""More of the batched engine pinned: its constructor's checks and defaults, the end reason names,
+the kept progress assignments (``stall_limit``) against the scalar engine's exact keys and the
+Hungarian algorithm's invariants, and the repetition history a new game in a slot starts with.
+
+(Written against the surviving mutants of ``halma_env/batched.py`` lines 1-185 and 334-476.)
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from halma_env import Game, Rules, records
+from halma_env.assignment import min_cost_assignment
+from halma_env.batched import END_REASONS, BatchedGame
+from halma_env.rewards import REWARD_SCHEMES
+from tests.test_batched import _play_moves, _position, lockstep, scalar_positions
+
+
+class _Reached(Exception):
+    """Raised by a stand-in for torch.Generator: the constructor's device checks were passed."""
+
+
+def test_end_reason_codes_name_the_records_end_reasons():
+    # code 0: the game goes on; every other code is a game record's end reason, in the same order
+    assert END_REASONS == ("", *records.END_REASONS)
+
+
+def test_constructor_refusals_name_the_argument():
+    with pytest.raises(ValueError, match="rules must be a halma_env.Rules, got str"):
+        BatchedGame("star", 2)
+    with pytest.raises(ValueError, match="reward must be one of place, win_loss, got 'win'"):
+        BatchedGame(Rules(), 2, reward="win")
+    for shaping in (True, math.nan, math.inf, -math.inf, "x", None, [1.0]):
+        with pytest.raises(ValueError, match="progress_shaping must be a finite number"):
+            BatchedGame(Rules(), 2, progress_shaping=shaping)
+    for device in ("foo", 3.5):
+        with pytest.raises(ValueError, match="device must be a torch device such as cpu, cuda or cuda:1"):
+            BatchedGame(Rules(), 2, device=device)
+
+
+@pytest.mark.parametrize("available,count", [(False, 0), (False, 2), (True, 0)])
+def test_cuda_without_a_device_is_named(monkeypatch, available, count):
+    # (the checks run before anything touches CUDA, so any machine can pretend)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: available)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: count)
+    for device in ("cuda", "cuda:0"):
+        with pytest.raises(ValueError, match=f"device '{device}': torch sees no CUDA device on this machine"):
+            BatchedGame(Rules(), 2, device=device)
+
+
+def test_cuda_devices_that_exist_pass_the_checks(monkeypatch):
+    def generator(*args, **kwargs):
+        raise _Reached(kwargs.get("device", args[0] if args else None))
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch, "Generator", generator)
+    for device in ("cuda", "cuda:0", "cuda:1", torch.device("cuda", 1)):
+        with pytest.raises(_Reached):
+            BatchedGame(Rules(), 2, device=device)
+    with pytest.raises(ValueError, match="torch sees 2 CUDA device"):
+        BatchedGame(Rules(), 2, device="cuda:2")
+
+
+def test_constructor_defaults():
+    rules = Rules("star", 3, move_limit=6, limit_outcome="progress")
+    bg = BatchedGame(rules, 3)
+    assert bg.device == torch.device("cpu") and bg.owner.device.type == "cpu"
+    assert bg.reward == "place" and bg.progress_shaping == 0.0 and bg.rotate_first_seat is False
+    assert bg.to_move.tolist() == [0, 0, 0]  # every game begins with rules.first_seat (no rotation)
+    # the default seed is 0 and the default reward the place scheme: the same rewards as said so
+    explicit = BatchedGame(rules, 3, seed=0, reward="place")
+    other = BatchedGame(rules, 3, seed=0, reward="win_loss")
+    ended = 0
+    for _ in range(12):
+        actions = bg.random_actions()
+        assert torch.equal(actions, explicit.random_actions())
+        other.random_actions()
+        r, done, info = bg.step(actions)
+        r2, done2, _ = explicit.step(actions)
+        r3, _, _ = other.step(actions)
+        assert torch.equal(r, r2) and torch.equal(done, done2)
+        ended += int(done.sum())
+        # three places: the place scheme gives the second seat 0, win_loss -1
+        assert not done.any() or not torch.equal(r[done], r3[done])
+    assert ended == 6  # two games each (a move limit of 6)
+
+
+def test_progress_shaping_is_kept_as_a_float():
+    for given in (1, 0.5, np.float32(0.25)):
+        bg = BatchedGame(Rules(), 1, progress_shaping=given)
+        assert bg.progress_shaping == float(given) and type(bg.progress_shaping) is float
+    assert set(REWARD_SCHEMES) == {"place", "win_loss"}
+    for scheme in REWARD_SCHEMES:
+        assert BatchedGame(Rules(), 1, reward=scheme).reward == scheme
+
+
+def _thinned(games: list[Game], seed: int) -> list[Game]:
+    """The same positions with some pieces of every seat taken off (a diamond king stays): seats
+    with fewer pieces than goal holes, and with different piece counts."""
+    rng = random.Random(seed)
+    out = []
+    for g in games:
+        owner = [-1 if c is None else c[0] for c in g.board()]
+        king = [bool(c and c[1]) for c in g.board()]
+        for s in range(g.num_players):
+            mine = [h for h, o in enumerate(owner) if o == s and not king[h]]
+            for h in rng.sample(mine, rng.randrange(len(mine))):  # keeps at least one piece
+                owner[h] = -1
+        options = {k: v for k, v in g.rules.to_dict().items() if k not in ("variant", "num_players", "first_seat")}
+        out.append(Game.from_position(_position(g.rules, owner, king, g.to_move), **options))
+    return out
+
+
+@pytest.mark.parametrize("variant,n", [("star", 4), ("diamond", 3), ("halma16", 2)])
+def test_stall_limit_keys_with_fewer_pieces_than_goal_holes(variant, n):
+    """The kept assignments pad the missing pieces with rows of cost 0: every seat's key is still
+    the scalar engine's exact progress key, after loading and after every step."""
+    rules = Rules(variant, n, stall_limit=1000)
+    start = _thinned(scalar_positions(rules, 4, seed=5 + n, max_plies=60), seed=n)
+    counts = [[len(g.pieces(s)) for s in range(n)] for g in start]
+    assert any(c < len(g.layout.goals[0]) for g, row in zip(start, counts) for c in row)
+    bg = BatchedGame(rules, len(start), seed=1)
+    bg.from_games([g.copy() for g in start])
+    everyone = torch.arange(bg.batch_size)
+    for t in range(2):
+        keys = bg._state_keys(everyone).tolist()
+        for b, g in enumerate(bg.to_games()):
+            expected = [g.progress(s).key() for s in range(n)]
+            assert [divmod(k, 1_000_000) for k in keys[b]] == expected, f"step {t} game {b}: {g.position()}"
+        bg.step(bg.random_actions())
+
+
+@pytest.mark.parametrize("variant,n", [("star", 3), ("diamond", 2)])
+def test_progress_places_with_fewer_pieces_than_goal_holes(variant, n):
+    # games ended by the move limit rank the seats by progress: seats with different piece counts
+    # (fewer than their goal holes) are ranked as the scalar engine ranks them, with and without
+    # the kept assignments of a stall limit
+    for stall in (None, 1000):
+        rules = Rules(variant, n, move_limit=14, limit_outcome="progress", stall_limit=stall)
+        start = _thinned(scalar_positions(rules, 4, seed=3 + n, max_plies=10), seed=2 * n)
+        reasons = lockstep(rules, batch=4, steps=4, seed=4, start=start)
+        assert reasons.get("move_limit", 0) >= 2, reasons
+
+
+def _assert_optimal_assignments(bg: BatchedGame, where: str) -> None:
+    """Every game's and seat's kept Hungarian state is what progress needs (see "progress" in
+    batched.py): the matching is perfect, the duals are feasible and tight on it, and so their sum
+    is the least total distance: the scalar engine's progress key."""
+    B, n, S = bg.batch_size, bg.n, bg.S
+    seat = bg.t_seats.repeat(B)
+    king_x = torch.cat([bg.king, torch.zeros((B, 1), dtype=torch.bool)], 1).repeat_interleave(n, 0)
+    rows = bg._assign_rows(seat, bg.pieces.reshape(B * n, -1), king_x)[:, 1 : S + 1]  # (K, S)
+    cost = bg.t_asg_cost[rows]  # (K, S rows, S columns)
+    u, v, match = (x.reshape(B * n, S + 1)[:, 1:] for x in (bg.asg_u, bg.asg_v, bg.asg_match))
+    every_column = torch.arange(1, S + 1).expand(B * n, S)
+    assert torch.equal(match.sort(1).values, every_column), f"{where}: not a perfect matching"
+    reduced = cost - u[:, :, None] - v[:, None, :]
+    assert bool((reduced >= 0).all()), f"{where}: infeasible duals"
+    # (match[j]: the row, 1-based, matched to column j)
+    assert bool((reduced.gather(1, match[:, None, :] - 1) == 0).all()), f"{where}: duals not tight on the matching"
+    keys = bg._state_keys(torch.arange(B)).tolist()
+    for b, g in enumerate(bg.to_games()):
+        assert [divmod(k, 1_000_000) for k in keys[b]] == [g.progress(s).key() for s in range(n)], f"{where} game {b}"
+
+
+@pytest.mark.parametrize("variant,n,batch", [("star", 2, 1), ("star", 3, 3), ("diamond", 2, 1), ("halma16", 2, 2)])
+def test_kept_assignments_stay_optimal_move_after_move(variant, n, batch):
+    # a batch of one runs every Hungarian phase alone (no other game's longer path to wait for);
+    # long games reach every goal column and long augmenting paths
+    bg = BatchedGame(Rules(variant, n, stall_limit=1000), batch, seed=7)
+    _assert_optimal_assignments(bg, "start")
+    for t in range(40):
+        bg.step(bg.random_actions())
+        _assert_optimal_assignments(bg, f"step {t}")
+
+
+def test_a_new_game_counts_its_start_position_for_repetition():
+    # slot 0 plays a loaded game one ply before its move limit; the new game that follows in the slot
+    # walks 113-104, 7-16 and back: its start position stands a second time (repetition limit 2).
+    # Found only if the new game's history begins with its start position (not the loaded game's)
+    rules = Rules("star", 2, repetition_limit=2, move_limit=20)
+    g = Game(rules)
+    for m in ("113-104", "7-16"):
+        g.play(m)
+    loaded = Game.from_position(f"{g.position().rsplit(' ', 1)[0]} 19", repetition_limit=2, move_limit=20)
+    bg = BatchedGame(rules, 1)
+    bg.from_games([loaded.copy()])
+    reasons: dict[str, int] = {}
+    _play_moves(bg, [loaded], [[None], [(113, 104)], [(7, 16)], [(104, 113)], [(16, 7)]],
+                lambda b: Game(rules), reasons)
+    assert reasons == {"move_limit": 1, "repetition": 1}
+
+
+def test_a_slots_previous_game_is_not_in_the_new_games_history():
+    # game 1 is loaded after 113-104 (its history: the start and that position) and ends at its move
+    # limit after 7-16; game 2 in the same slot opens 113-104 too: the position after it stood in
+    # game 1, not in game 2, so it is no repetition (limit 2)
+    rules = Rules("star", 2, repetition_limit=2, move_limit=2)
+    game = Game(rules)
+    game.play((113, 104))
+    bg = BatchedGame(rules, 1)
+    bg.from_games([game.copy()])
+    reasons: dict[str, int] = {}
+    _play_moves(bg, [game], [[(7, 16)], [(113, 104)], [(7, 16)]], lambda b: Game(rules), reasons)
+    assert reasons == {"move_limit": 2}
+
+
+def _chain_costs(S: int) -> list[list[int]]:
+    """Row i (< S-1) costs 0 on column i and 1 on column i+1; the last row costs 0 only on column 0:
+    solved row by row, the last row's augmenting path runs through every column."""
+    cost = [[100] * S for _ in range(S)]
+    for i in range(S - 1):
+        cost[i][i], cost[i][i + 1] = 0, 1
+    cost[S - 1][0] = 0
+    return cost
+
+
+def test_hungarian_phases_solve_any_square_cost_table(monkeypatch):
+    # the batch's Hungarian phases (one row at a time, problems side by side) reach the least cost
+    # of halma_env.assignment with a perfect matching, also when the last row's augmenting path
+    # runs through all S columns (as the board's distances have not been seen to need)
+    bg = BatchedGame(Rules("star", 2, stall_limit=1000), 1)
+    S = bg.S
+    rng = random.Random(3)
+    tables = [_chain_costs(S)] + [[[rng.randrange(6) for _ in range(S)] for _ in range(S)] for _ in range(30)]
+    K = len(tables)
+    monkeypatch.setattr(bg, "t_asg_cost", torch.tensor([row for t in tables for row in t]))
+    rows = torch.cat([torch.zeros((K, 1), dtype=torch.long), torch.arange(K * S).view(K, S)], 1)
+    u, v, match = (torch.zeros((K, S + 1), dtype=torch.long) for _ in range(3))
+    for r in range(1, S + 1):
+        bg._assign_phase(rows, u, v, match, torch.full((K,), r), torch.ones(K, dtype=torch.bool))
+    for k, table in enumerate(tables):
+        assert sorted(match[k, 1:].tolist()) == list(range(1, S + 1)), f"table {k}: {match[k].tolist()}"
+        matched = sum(table[match[k, j] - 1][j - 1] for j in range(1, S + 1))
+        best = min_cost_assignment(table)
+        assert matched == best == int(u[k, 1:].sum() + v[k, 1:].sum()), f"table {k}"
