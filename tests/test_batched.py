@@ -18,17 +18,16 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-
-from halma_env import Game, Rules  # noqa: E402
-from halma_env.batched import END_REASONS, BatchedGame, padded_lists, place_rewards_tensor  # noqa: E402
-from halma_env.encoding import encoding  # noqa: E402
-from halma_env.game import random_playout  # noqa: E402
-from halma_env.layout import layout  # noqa: E402
-from halma_env.rewards import place_rewards, seat_potential, seat_rewards  # noqa: E402
-from tests.engine_helpers import line  # noqa: E402
-from tests.engine_helpers import position as engine_position  # noqa: E402
+from halma_env import Game, Rules
+from halma_env.batched import END_REASONS, BatchedGame, padded_lists, place_rewards_tensor
+from halma_env.encoding import encoding
+from halma_env.game import random_playout
+from halma_env.layout import layout
+from halma_env.rewards import place_rewards, seat_potential, seat_rewards
+from tests.engine_helpers import line
+from tests.engine_helpers import position as engine_position
 
 ALL = [("star", 1), ("star", 2), ("star", 3), ("star", 4), ("star", 5), ("star", 6),
        ("diamond", 2), ("diamond", 3), ("halma16", 2), ("halma16", 4)]
@@ -380,7 +379,6 @@ def test_diamond_shaping_rewards_in_lockstep(n):
 
 
 def test_king_onto_its_tip_gives_the_same_positive_shaping_in_aec_and_batched():
-    pytest.importorskip("pettingzoo")
     from halma_env.envs.aec import raw_env
 
     # diamond 3: seat 0's king on hole 1 beside its empty goal tip (hole 0), 13 ordinary pieces on

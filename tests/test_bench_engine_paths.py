@@ -9,8 +9,6 @@ import sys
 import types
 from typing import Any
 
-import pytest
-
 from halma_env import bench_engine
 from halma_env.game import Game
 from halma_env.rules import Rules
@@ -168,7 +166,7 @@ class CountingState:
 
 
 def test_openspiel_figures_count_the_turns_played_and_100_running_positions(monkeypatch) -> None:
-    pyspiel = pytest.importorskip("pyspiel")
+    import pyspiel
     loaded: list[tuple[str, dict]] = []
     created: list[CountingState] = []
     real_load = pyspiel.load_game
@@ -220,7 +218,7 @@ def _our_moves(owner: list[int], to_move: int) -> set[tuple[int, int]]:
 
 # holes are numbered alike (row by row, 121 of them); OpenSpiel's player 0 starts on top, as seat 1 does here
 def test_openspiel_move_sets_are_this_engines_legal_moves() -> None:
-    pyspiel = pytest.importorskip("pyspiel")
+    import pyspiel
     game = pyspiel.load_game("chinese_checkers", {"players": 2})
     owner = [1 if h < 10 else 0 if h > 110 else -1 for h in range(121)]
     state = game.new_initial_state()

@@ -78,7 +78,6 @@ def test_timed_counts_units_until_the_seconds_have_passed_and_reports_cpu_time(m
 
 
 def test_bench_aec_plays_uniformly_random_legal_moves_and_reseeds_each_new_game(monkeypatch) -> None:
-    pytest.importorskip("pettingzoo")
     import pettingzoo.test
 
     import halma_env
@@ -118,7 +117,7 @@ def test_bench_aec_plays_uniformly_random_legal_moves_and_reseeds_each_new_game(
 
 
 def test_bench_gymnasium_steps_the_single_agent_env_against_a_random_opponent(monkeypatch) -> None:
-    gymnasium = pytest.importorskip("gymnasium")
+    import gymnasium
     clock = FakeClock().install(monkeypatch)
     made: list[tuple[tuple, dict[str, Any]]] = []
     spies: list[Spy] = []
@@ -145,7 +144,7 @@ def test_bench_gymnasium_steps_the_single_agent_env_against_a_random_opponent(mo
 
 
 def test_bench_openspiel_counts_one_turn_a_hop_or_step(monkeypatch) -> None:
-    pyspiel = pytest.importorskip("pyspiel")
+    import pyspiel
     loaded: list[tuple] = []
     real_load = pyspiel.load_game
     monkeypatch.setattr(pyspiel, "load_game", lambda *a: loaded.append(a) or real_load(*a))
@@ -186,7 +185,6 @@ class FakeBatchedGame:
 
 @pytest.fixture
 def fake_batched(monkeypatch) -> type[FakeBatchedGame]:
-    pytest.importorskip("torch")
     import halma_env.batched
 
     monkeypatch.setattr(halma_env.batched, "BatchedGame", FakeBatchedGame)
@@ -276,7 +274,6 @@ def test_run_benchmark_figures_cpu_then_one_thread_and_no_cuda(monkeypatch, caps
 
 @pytest.mark.parametrize(("count", "one_thread_run"), [(1, False), (2, True)])
 def test_run_benchmark_runs_cpu_and_cuda_when_cuda_is_there(monkeypatch, count: int, one_thread_run: bool) -> None:
-    pytest.importorskip("torch")
     _fake_sections(monkeypatch, [])
     threads = Threads(monkeypatch, count, cuda=True)
     figures = bench_env.run_benchmark(types.SimpleNamespace(seconds=0.5, seed=0, json=True, device=None))
@@ -288,7 +285,6 @@ def test_run_benchmark_runs_cpu_and_cuda_when_cuda_is_there(monkeypatch, count: 
 
 @pytest.mark.parametrize("device", ["cpu", "cuda:0"])
 def test_run_benchmark_runs_only_the_device_asked_for(monkeypatch, device: str) -> None:
-    pytest.importorskip("torch")
     _fake_sections(monkeypatch, [])
     threads = Threads(monkeypatch, 1, cuda=False)
     figures = bench_env.run_benchmark(types.SimpleNamespace(seconds=0.5, seed=0, json=True, device=device))
@@ -297,7 +293,6 @@ def test_run_benchmark_runs_only_the_device_asked_for(monkeypatch, device: str) 
 
 
 def test_run_benchmark_prints_its_skips_and_then_the_table(monkeypatch, capsys) -> None:
-    pytest.importorskip("torch")
     calls: list[tuple] = []
     _fake_sections(monkeypatch, calls)
     Threads(monkeypatch, 1, cuda=False)

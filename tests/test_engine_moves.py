@@ -184,7 +184,7 @@ def test_hole_and_seat_arguments_are_checked_not_wrapped() -> None:
         with pytest.raises(TypeError, match="seat must be an integer 0..1"):
             game.progress(bad)  # type: ignore[arg-type]
     assert game.position() == before
-    np = pytest.importorskip("numpy")
+    import numpy as np
     assert game.piece_at(np.int64(113)) == (0, False) and game.pieces(np.int8(1)) == list(range(10))
     assert game.legal_destinations(np.int32(113)) == game.legal_destinations(113) != []
     assert game.progress(np.int64(0)) == game.progress(0)

@@ -3,7 +3,6 @@ count, agreement with the engine and encoding.py, rewards, game ends, seat subst
 
 from __future__ import annotations
 
-import importlib.util
 import pickle
 import random
 
@@ -541,8 +540,6 @@ def test_cpu_takes_over_the_seat_to_move_at_once_and_callables_and_objects_work(
 
 
 def test_named_bot_through_the_entry_point() -> None:
-    if importlib.util.find_spec("agents.registry") is None:
-        pytest.skip("agents.registry is not installed")
     e = raw_env(num_players=2, opponents={"player_1": "greedy"}, move_limit=20)
     e.reset(seed=0)
     assert type(e.cpu_seats()["player_1"]).__name__ != "RandomPlayer"

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import random
 
+import pyspiel
 import pytest
 
 from halma_env import Game, Rules
-
-pyspiel = pytest.importorskip("pyspiel", reason="open_spiel is not installed (pip install open-spiel)")
 
 LAST = 120  # our hole h is OpenSpiel's hole 120 - h
 

@@ -1132,7 +1132,8 @@ def test_diamond_start(seats: int) -> None:
 def test_numpy_integers_are_holes_and_seats() -> None:
     """RL code decodes actions into numpy integers: they are accepted like Python ints (and stored
     as Python ints); numpy floats and bools are refused."""
-    np = pytest.importorskip("numpy")
+    import numpy as np
+
     from halma_env import Move
 
     game = Game(Rules("star", 3))
@@ -1151,7 +1152,7 @@ def test_numpy_integers_are_holes_and_seats() -> None:
 
 def test_numpy_integers_reach_the_first_and_last_hole_and_seat() -> None:
     """The full range check (taken for integer types other than int) accepts both ends."""
-    np = pytest.importorskip("numpy")
+    import numpy as np
     game = Game(Rules("star", 2))
     for hole, seat in ((0, 1), (120, 0)):
         assert game.piece_at(np.int64(hole)) == game.piece_at(hole) == (seat, False)
@@ -1164,7 +1165,8 @@ def test_numpy_integers_reach_the_first_and_last_hole_and_seat() -> None:
 def test_play_converts_each_hole_of_a_mixed_integer_pair() -> None:
     """A numpy integer source with a Python int destination (and the other way round), and int
     subclasses (an IntEnum, say), are holes like any int."""
-    np = pytest.importorskip("numpy")
+    import numpy as np
+
     from halma_env import Move
 
     class Hole(int):
@@ -1178,7 +1180,7 @@ def test_play_converts_each_hole_of_a_mixed_integer_pair() -> None:
 
 def test_an_array_is_not_a_hole_and_the_error_shows_it() -> None:
     """numpy arrays have ``__index__`` but refuse it (TypeError): refused, and named as given."""
-    np = pytest.importorskip("numpy")
+    import numpy as np
     game = Game(Rules("star", 2))
     pair = (np.array([113, 104]), 104)
     _refused(game, pair, r"^source hole must be a hole number 0\.\.120, got array\(\[113, 104\]\)$")

@@ -849,7 +849,6 @@ def test_policy_player_plays_legal_moves(tmp_path: Path) -> None:
 
 
 def test_multi_seat_training_with_bots(tmp_path: Path) -> None:
-    pytest.importorskip("agents.registry")
     data = tiny_config(game__num_players=3)
     data["pool"].update(self_prob=0.4, snapshot_prob=0.3, bot_prob=0.3, bots=["random"])
     data["ppo"]["total_steps"] = 4 * 16 * 2
