@@ -41,6 +41,7 @@ from halma_env import Game, IllegalMoveError, Rules
 from halma_env.records import game_events
 from halma_env.rules import OPTION_NAMES, SEAT_COUNTS, VARIANTS
 from halma_env.rules import parse_rule_options as rules_parse_options
+from halma_env.suggest import did_you_mean
 
 Factory = Callable[[str, "int | None"], Player]
 
@@ -900,7 +901,7 @@ def parse_rule_options(items: Sequence[str]) -> dict[str, Any]:
         if key in ("variant", "num_players"):
             raise ValueError(f"{key} is set with --variant/--seats, not --rule")
         if key not in settable:
-            raise ValueError(f"unknown rule option {key!r}; known: {', '.join(settable)}")
+            raise ValueError(f"unknown rule option {key!r}{did_you_mean(key, settable)}; known: {', '.join(settable)}")
     return out
 
 

@@ -9,7 +9,6 @@ every key.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import types
 import typing
@@ -21,6 +20,7 @@ import yaml
 
 from halma_env.rewards import REWARD_SCHEMES
 from halma_env.rules import LIMIT_OUTCOMES, Rules
+from halma_env.suggest import did_you_mean
 
 
 @dataclass
@@ -413,7 +413,7 @@ def _build(cls: type, data: Any, path: str) -> Any:
     known = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted((k for k in data if k not in known), key=str)  # YAML keys may be numbers
     if unknown:
-        named = ", ".join(_join(path, str(k)) + _guess(path, str(k), list(known)) for k in unknown)
+        named = ", ".join(_join(path, str(k)) + did_you_mean(str(k), known, path) for k in unknown)
         raise ValueError(f"{where}: unknown key(s) {named}; known: {', '.join(known)}")
     missing = [k for k in known if k not in data]
     if missing:
@@ -481,13 +481,9 @@ def _known_keys_hint(node: Any, parents: list[str], wrong: str) -> str:
     if not isinstance(node, dict):
         return f" ({'.'.join(parents)} is a value, not a section)"
     keys = [str(k) for k in node]
-    return f"{_guess('.'.join(parents), wrong, keys)}; known: {', '.join(keys)}"
+    return f"{did_you_mean(wrong, keys, '.'.join(parents))}; known: {', '.join(keys)}"
 
 
-def _guess(path: str, wrong: str, keys: list[str]) -> str:
-    """' (did you mean 'path.key'?)' for the known key nearest to a misspelt one, or '' if none is near."""
-    close = difflib.get_close_matches(wrong, keys, n=1)
-    return f" (did you mean {_join(path, close[0])!r}?)" if close else ""
 
 
 class _StrictLoader(yaml.SafeLoader):

@@ -26,6 +26,7 @@ import os
 from typing import Any
 
 from agents.player import Player, check_seed, split_options
+from halma_env.suggest import did_you_mean
 
 # bot name -> "module:class"; imported only when asked for
 BOTS: dict[str, str] = {
@@ -64,7 +65,7 @@ def _bot_class(bot: str) -> type[Any]:
 def bot_parameters(bot: str) -> dict[str, Any]:
     """The parameters a bot accepts in a spec (``name:key=value,...``) and their defaults."""
     if bot not in BOTS:
-        raise ValueError(f"unknown bot {bot!r}; bots: {', '.join(BOTS)}")
+        raise ValueError(f"unknown bot {bot!r}{did_you_mean(bot, BOTS)}; bots: {', '.join(BOTS)}")
     sig = inspect.signature(_bot_class(bot).__init__)
     kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     return {k: p.default for k, p in sig.parameters.items() if k not in ("self", "seed", "name") and p.kind in kinds}
@@ -95,12 +96,13 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     bot, _, rest = spec.partition(":")
     bot = bot.strip()
     if bot not in BOTS:
-        raise ValueError(f"unknown bot {bot!r}; bots: {', '.join(BOTS)}")
+        raise ValueError(f"unknown bot {bot!r}{did_you_mean(bot, BOTS)}; bots: {', '.join(BOTS)}")
     known = bot_parameters(bot)
     params: dict[str, Any] = {}
     for key, value in split_options(spec, rest, "bot parameter"):
         if key not in known:
-            raise ValueError(f"{bot} has no parameter {key!r}; parameters: {', '.join(known) or 'none'}")
+            raise ValueError(f"{bot} has no parameter {key!r}{did_you_mean(key, known)}; "
+                             f"parameters: {', '.join(known) or 'none'}")
         params[key] = _convert(bot, key, value, known[key])
     return bot, params
 
@@ -137,6 +139,7 @@ def make_player(name: str, seed: int | None = None) -> Player:
         return _load_external("agents.ladder", "LevelPlayer", name, seed)
     bot = name.partition(":")[0].strip()
     if bot not in BOTS:
-        raise ValueError(f"unknown player {name!r}; valid: {', '.join(valid_names())}")
+        raise ValueError(f"unknown player {name!r}{did_you_mean(bot, [*BOTS, *LEVELS])}; "
+                         f"valid: {', '.join(valid_names())}")
     bot, params = parse_spec(name)
     return _bot_class(bot)(seed=seed, name=name, **params)

@@ -6,6 +6,8 @@ import operator
 from dataclasses import dataclass, fields
 from typing import Any
 
+from halma_env.suggest import did_you_mean
+
 VARIANTS = ("star", "diamond", "halma16")
 SEAT_COUNTS = {"star": (1, 2, 3, 4, 5, 6), "diamond": (2, 3), "halma16": (2, 4)}
 LIMIT_OUTCOMES = ("draw", "progress")
@@ -68,7 +70,7 @@ class Rules:
         **unknown: Any,
     ) -> None:
         if unknown:
-            names = ", ".join(sorted(unknown))
+            names = ", ".join(name + did_you_mean(name, OPTION_NAMES) for name in sorted(unknown))
             raise ValueError(f"unknown rule option(s): {names}; known: {', '.join(OPTION_NAMES)}")
         if variant not in VARIANTS:
             raise ValueError(f"unknown variant {variant!r}; expected one of {', '.join(VARIANTS)}")

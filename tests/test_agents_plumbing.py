@@ -114,6 +114,23 @@ def test_an_unknown_name_lists_every_valid_form() -> None:
         make_player("grandmaster")
 
 
+def test_a_misspelt_bot_level_or_parameter_names_the_nearest_one() -> None:
+    """A near miss gets "(did you mean ...?)" before the list; a name near nothing gets the list alone."""
+    with pytest.raises(ValueError, match=r"^unknown player 'gredy' \(did you mean 'greedy'\?\); valid: random, "):
+        make_player("gredy")
+    with pytest.raises(ValueError, match=r"^unknown player 'exprt' \(did you mean 'expert'\?\); valid: "):
+        make_player("exprt")  # the levels are names too
+    with pytest.raises(ValueError, match=r"^unknown player 'serch:depth=2' \(did you mean 'search'\?\); "):
+        make_player("serch:depth=2")
+    with pytest.raises(ValueError, match=r"^unknown bot 'mtcs' \(did you mean 'mcts'\?\); bots: random, "):
+        parse_spec("mtcs:iterations=5")
+    with pytest.raises(ValueError, match=r"^search has no parameter 'dept' \(did you mean 'depth'\?\); "
+                                         r"parameters: time, depth, "):
+        parse_spec("search:dept=3")
+    with pytest.raises(ValueError, match=r"^search has no parameter 'zzz'; parameters: time, depth, "):
+        parse_spec("search:zzz=3")
+
+
 @pytest.mark.parametrize("name", [3, None, "", "   "])
 def test_a_player_name_must_be_a_non_empty_string(name: object) -> None:
     with pytest.raises(ValueError, match=r"^a player name must be a non-empty string, got "):

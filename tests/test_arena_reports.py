@@ -511,6 +511,8 @@ def _run(*argv: str, factory: Any = _first_factory) -> int:
         (["greedy", "random", "--rule", "nosuch=1"],
          "unknown rule option 'nosuch'; known: anti_blocking, play_to_end, move_limit, limit_outcome, stall_limit, "
          "repetition_limit\n"),
+        (["greedy", "random", "--rule", "anti_blockng=off"],
+         "unknown rule option 'anti_blockng' (did you mean 'anti_blocking'?); known: anti_blocking, play_to_end, "),
         (["greedy", "random", "--preset", "qdan", "--variant", "halma16"],
          "the qdan preset is a star rule set; it cannot be used with --variant halma16"),
     ],

@@ -159,6 +159,9 @@ def test_not_a_string_and_options_validation() -> None:
         Game.from_position(None)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown rule option"):
         Game.from_position(SPEC_EXAMPLE, nonsense=True)
+    with pytest.raises(ValueError, match=r"^unknown rule option\(s\): move_limt \(did you mean 'move_limit'\?\), "
+                                         r"nonsense; known: variant, num_players, anti_blocking, "):
+        Game.from_position(SPEC_EXAMPLE, nonsense=True, move_limt=3)
     with pytest.raises(ValueError, match="first_seat"):
         Game.from_position(SPEC_EXAMPLE, first_seat=5)
     game = Game.from_position(SPEC_EXAMPLE, anti_blocking=False, move_limit=9)

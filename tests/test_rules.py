@@ -1202,3 +1202,13 @@ def test_rules_take_numpy_integers_and_store_python_ints() -> None:
     for bad in (np.True_, True, 3.0, "3"):
         with pytest.raises(ValueError, match="num_players must be an int"):
             Rules("star", bad)
+
+
+def test_did_you_mean_names_the_nearest_known_name_or_nothing() -> None:
+    from halma_env.suggest import did_you_mean
+
+    assert did_you_mean("stall_limt", ["move_limit", "stall_limit"]) == " (did you mean 'stall_limit'?)"
+    in_section = did_you_mean("learnin_rate", iter(["gamma", "learning_rate"]), "ppo")
+    assert in_section == " (did you mean 'ppo.learning_rate'?)"
+    assert did_you_mean("xyzzy", ["move_limit", "stall_limit"]) == ""
+    assert did_you_mean("x", []) == ""
