@@ -15,7 +15,9 @@ any name ``agents.registry.make_player`` accepts).  Commands at a human's turn:
     new            start the next game (the start seat rotates)
     numbers        toggle hole numbers; board redraws; help; quit
 
-Bad input never changes the game: the session says what was wrong and asks again.  Every CPU
+Bad input never changes the game: the session says what was wrong and asks again (a command
+with other arguments shows its form, ``cpu is written 'cpu SEAT NAME'``; a misspelt one gets the
+nearest command).  Every CPU
 seat's player is checked against the game before it can move (at the start, ``cpu SEAT NAME``,
 ``load FILE``): one that cannot play it (a model of another variant or seat count) is refused at
 once, naming the seat, the player and the game.
@@ -40,12 +42,18 @@ from halma_env import Game, IllegalMoveError, Move, Rules
 from halma_env.records import GameRecord, load_record
 from halma_env.render import SEAT_COLOUR_NAMES, render_text
 from halma_env.rules import VARIANTS, parse_rule_options
+from halma_env.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from agents.player import Player
 
 HUMAN = "human"
 MOVES_PER_LINE = 6  # the 'moves' list, in columns that fit an 80-column terminal
+# Each command word and the arguments it takes: a word with other arguments is an error showing this form.
+COMMAND_ARGUMENTS = {
+    "quit": "", "exit": "", "q": "", "help": "", "board": "", "numbers": "", "moves": "", "undo": "",
+    "resign": "", "new": "", "cpu": "SEAT NAME", "human": "SEAT", "save": "FILE", "load": "FILE", "replay": "FILE",
+}
 HELP = __doc__.split("Commands at a human's turn:", 1)[1].split("Bad input", 1)[0]
 CHECK_BUDGET = 0.05  # seconds: the move a CPU player is asked for to check it can play the game (as halma eval)
 STAND_IN = "medium"  # the CPU that moves for a human whose time ran out
@@ -204,6 +212,9 @@ class PlaySession:
 
     def _dispatch(self, cmd: str, args: list[str], line: str) -> bool:
         game = self.game
+        form = COMMAND_ARGUMENTS.get(cmd)
+        if form is not None and len(args) != len(form.split()):
+            raise ValueError(f"{cmd} is written {f'{cmd} {form}'.strip()!r}, got {line!r}")
         if cmd in ("quit", "exit", "q"):
             return False
         if cmd == "help":
@@ -253,20 +264,20 @@ class PlaySession:
             game.resign(seat)
             self.out(f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}) resigns")
             self.play_cpu_turns()
-        elif cmd == "cpu" and len(args) == 2:
+        elif cmd == "cpu":
             seat = _seat(args[0])
             self.set_seat(seat, args[1])
             self.out(f"seat {seat} is now played by {self.player_label(seat)}")
             self.play_cpu_turns()
-        elif cmd == "human" and len(args) == 1:
+        elif cmd == "human":
             self.set_seat(_seat(args[0]), HUMAN)
             self.out(f"seat {args[0]} is played by a human again")
-        elif cmd == "save" and len(args) == 1:
+        elif cmd == "save":
             GameRecord.from_game(game, players=list(self.seats), metadata=self.record_metadata()).save(args[0])
             self.out(f"saved to {args[0]}")
-        elif cmd == "load" and len(args) == 1:
+        elif cmd == "load":
             self._load(args[0])
-        elif cmd == "replay" and len(args) == 1:
+        elif cmd == "replay":
             self.replay(load_record(args[0]))
         elif cmd == "new":
             # the same variant and seat count: the CPU seats, checked for them, play on
@@ -276,7 +287,7 @@ class PlaySession:
             self.out(f"new game; seat {self.rules.first_seat} starts")
             self.play_cpu_turns()
         else:
-            raise ValueError(f"unknown command {line!r}; type 'help'")
+            raise ValueError(f"unknown command {line!r}{did_you_mean(cmd, COMMAND_ARGUMENTS)}; type 'help'")
         return True
 
     def record_metadata(self) -> dict:

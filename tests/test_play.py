@@ -577,12 +577,29 @@ def test_a_finished_game_cannot_be_resigned() -> None:
     assert out[-1] == "error: the game is over" and s.game.status == ["resigned", "active"]
 
 
-@pytest.mark.parametrize("line", ["cpu 1", "cpu 1 first x", "human", "human 1 2", "load", "load a b", "replay",
-                                  "replay a b", "save", "save a b"])
-def test_file_and_seat_commands_need_their_arguments(line: str) -> None:
+@pytest.mark.parametrize(("line", "form"), [
+    ("cpu 1", "cpu SEAT NAME"), ("cpu 1 first x", "cpu SEAT NAME"),
+    ("human", "human SEAT"), ("human 1 2", "human SEAT"),
+    ("load", "load FILE"), ("load a b", "load FILE"), ("replay", "replay FILE"), ("replay a b", "replay FILE"),
+    ("save", "save FILE"), ("save a b", "save FILE"),
+    # the commands without arguments refuse one rather than ignore it
+    ("quit now", "quit"), ("Q 1", "q"), ("undo 2", "undo"), ("resign seat", "resign"), ("new game", "new"),
+    ("moves all", "moves"), ("help me", "help"), ("board 1", "board"), ("numbers off", "numbers"),
+])
+def test_commands_are_refused_with_other_arguments_and_show_their_form(line: str, form: str) -> None:
     s, out = session([HUMAN, HUMAN])
-    assert s.handle(line) is True
-    assert out[-1] == f"error: unknown command {line!r}; type 'help'"
+    before = s.game.position()
+    assert s.handle(line) is True  # the session goes on: even "quit now" does not quit
+    assert out[-1] == f"error: {line.split()[0].lower()} is written {form!r}, got {line!r}"
+    assert s.game.position() == before and s.game.status == ["active", "active"]
+
+
+def test_a_misspelt_command_names_the_nearest_one() -> None:
+    s, out = session([HUMAN, HUMAN])
+    s.handle("udno")
+    assert out[-1] == "error: unknown command 'udno' (did you mean 'undo'?); type 'help'"
+    s.handle("replya game.json")
+    assert out[-1] == "error: unknown command 'replya game.json' (did you mean 'replay'?); type 'help'"
 
 
 def test_new_games_rotate_the_start_through_every_seat() -> None:
