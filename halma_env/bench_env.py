@@ -227,7 +227,7 @@ def format_table(figures: dict[str, Any]) -> str:
         rows.append(("OpenSpiel chinese_checkers", "random playout (single hops)",
                      f"{figures['openspiel']['turns_per_s']:,.0f} turns/s"))
     widths = [max(len(r[i]) for r in rows + [("what", "setting", "speed")]) for i in range(3)]
-    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths))  # noqa: E731
+    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731  (no trailing blanks)
     out = [f"halma bench env: {figures['game']}, {figures['seconds']:g} s per figure",
            line(("what", "setting", "speed")), line(tuple("-" * w for w in widths))]
     out += [line(r) for r in rows]
