@@ -24,6 +24,8 @@ from typing import Any
 from agents.config import load_config
 
 CROSSING_CACHE = ".crossing_cache"  # in the runs directory: the planner's crossing lines, shared by its runs
+DEFAULT_RUNS_DIR = "runs"
+RUN_FLAGS = ("device", "resume", "no_final_eval")  # the flags that only act on a run (--print-config refuses them)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,9 +34,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="override a config key, dotted for nested keys (ppo.learning_rate=1e-4); repeatable")
     p.add_argument("--device", default=None, help="torch device (default: the config's, cpu); e.g. cuda")
     p.add_argument("--resume", action="store_true", help="continue the run from <run dir>/checkpoints/last.pt")
-    p.add_argument("--runs-dir", default="runs", help="parent of the run directory (default runs/)")
+    p.add_argument("--runs-dir", default=DEFAULT_RUNS_DIR, help="parent of the run directory (default runs/)")
     p.add_argument("--no-final-eval", action="store_true", help="skip the closing evaluation")
     p.add_argument("--quiet", action="store_true", help="no progress bar; status lines only")
+    p.add_argument("--print-config", action="store_true",
+                   help="print the resolved config (every key, after --set) as the run's config.yaml would hold "
+                        "it, and exit: nothing is trained or written")
 
 
 def final_table(results: dict[str, Any], opponents: list[str], games: int) -> str:
@@ -61,6 +66,17 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.quiet:
         cfg.log.progress_bar = False
+    if args.print_config:
+        from agents.cli import flags_given
+        from agents.config import dump_yaml
+
+        given = flags_given(args, RUN_FLAGS) + (["--runs-dir"] if args.runs_dir != DEFAULT_RUNS_DIR else [])
+        if given:
+            print(f"halma train: --print-config trains nothing, so {', '.join(given)} would do nothing: drop "
+                  f"{'them' if len(given) > 1 else 'it'}", file=sys.stderr)
+            return 2
+        print(dump_yaml(cfg), end="")
+        return 0
     try:
         if cfg.processes > 1:
             from agents.parallel import spawn
@@ -77,7 +93,7 @@ def resume_command(args: argparse.Namespace) -> str:
     words = ["halma", "train", args.config, "--resume"]
     for item in args.overrides:
         words += ["--set", item]
-    if args.runs_dir != "runs":
+    if args.runs_dir != DEFAULT_RUNS_DIR:
         words += ["--runs-dir", args.runs_dir]
     if args.device:
         words += ["--device", args.device]

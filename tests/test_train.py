@@ -18,7 +18,7 @@ import yaml
 
 import agents.ppo
 from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from agents.config import apply_overrides, default_dict, from_dict, load_config
+from agents.config import apply_overrides, default_dict, dump_yaml, from_dict, load_config
 from agents.imitation import Demonstrations
 from agents.ppo import CROSSING_SAMPLE, RolloutBuffer, Trainer, keep_freed_memory
 from halma_env import Game, Rules
@@ -868,6 +868,36 @@ def test_cli_names_the_bad_key(tmp_path: Path, capsys) -> None:
     path.write_text(yaml.safe_dump(tiny_config()))
     assert main(["train", str(path), "--set", "ppo.gama=0.5", "--runs-dir", str(tmp_path)]) == 2
     assert "ppo.gama" in capsys.readouterr().err
+
+
+def test_cli_print_config_prints_the_resolved_config_and_writes_nothing(tmp_path: Path, capsys,
+                                                                         monkeypatch) -> None:
+    """``--print-config``: every key after the overrides (and --quiet), as config.yaml would hold it; it reads
+    back as the same config. Nothing is trained or written; the flags that only act on a run are refused."""
+    from agents.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(tiny_config()))
+    assert main(["train", str(path), "--print-config", "--set", "seed=9", "--set", "ppo.learning_rate=0.001",
+                 "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    printed = tmp_path / "printed.yaml"
+    printed.write_text(out)
+    expected = load_config(path, ["seed=9", "ppo.learning_rate=0.001", "log.progress_bar=false"])
+    assert load_config(printed) == expected and out == dump_yaml(expected)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml", "printed.yaml"]  # no runs/ directory
+    for flags, named in [(["--resume"], "--resume would do nothing: drop it"),
+                         (["--device", "cpu", "--no-final-eval"],
+                          "--device, --no-final-eval would do nothing: drop them"),
+                         (["--runs-dir", "elsewhere"], "--runs-dir would do nothing: drop it")]:
+        assert main(["train", str(path), "--print-config", *flags]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err == f"halma train: --print-config trains nothing, so {named}\n", flags
+    assert main(["train", str(path), "--print-config", "--set", "ppo.gama=1"]) == 2  # the config is checked first
+    assert "unknown key 'ppo.gama' (did you mean 'ppo.gamma'?)" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml", "printed.yaml"]
 
 
 @pytest.mark.parametrize(
