@@ -77,13 +77,13 @@ def namespace(config: str = "c.yaml", **changes) -> argparse.Namespace:
 def test_train_arguments_and_their_defaults() -> None:
     args = namespace()
     assert vars(args) == {"config": "c.yaml", "overrides": [], "device": None, "resume": False, "runs_dir": "runs",
-                          "no_final_eval": False, "quiet": False}
+                          "no_final_eval": False, "quiet": False, "print_config": False}
     p = argparse.ArgumentParser()
     add_arguments(p)
     args = p.parse_args(["x.yaml", "--set", "a=1", "--set", "b=2", "--device", "cpu", "--resume", "--runs-dir", "r",
-                         "--no-final-eval", "--quiet"])
+                         "--no-final-eval", "--quiet", "--print-config"])
     assert vars(args) == {"config": "x.yaml", "overrides": ["a=1", "b=2"], "device": "cpu", "resume": True,
-                          "runs_dir": "r", "no_final_eval": True, "quiet": True}
+                          "runs_dir": "r", "no_final_eval": True, "quiet": True, "print_config": True}
 
 
 def test_resume_command_repeats_config_overrides_runs_dir_and_device() -> None:
