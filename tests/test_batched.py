@@ -317,13 +317,19 @@ def test_stall_limit_progress_keys_match_the_scalar_engine(variant, n):
     after every step of random play."""
     rules = Rules(variant, n, stall_limit=1000)
     start = scalar_positions(rules, 8, seed=11 + n, max_plies=80) + endgames(rules, 4, seed=n, intruders=True)
-    bg = BatchedGame(rules, len(start), seed=3)
+    assert_kept_keys_match_the_scalar_engine(rules, start, seed=3, steps=4)
+
+
+def assert_kept_keys_match_the_scalar_engine(rules: Rules, start: list[Game], seed: int, steps: int) -> None:
+    """Load ``start`` into a batch (``rules`` with a ``stall_limit``): every seat's kept progress key is the
+    scalar engine's exact key after loading and after each of ``steps - 1`` random steps."""
+    bg = BatchedGame(rules, len(start), seed=seed)
     bg.from_games([g.copy() for g in start])
     everyone = torch.arange(bg.batch_size)
-    for t in range(4):
+    for t in range(steps):
         keys = bg._state_keys(everyone).tolist()
         for b, g in enumerate(bg.to_games()):
-            expected = [g.progress(s).key() for s in range(n)]
+            expected = [g.progress(s).key() for s in range(rules.num_players)]
             assert [divmod(k, 1_000_000) for k in keys[b]] == expected, f"step {t} game {b}: {g.position()}"
         bg.step(bg.random_actions())
 

@@ -18,7 +18,13 @@ from halma_env import Game, Rules, records
 from halma_env.assignment import min_cost_assignment
 from halma_env.batched import END_REASONS, BatchedGame
 from halma_env.rewards import REWARD_SCHEMES
-from tests.test_batched import _play_moves, _position, lockstep, scalar_positions
+from tests.test_batched import (
+    _play_moves,
+    _position,
+    assert_kept_keys_match_the_scalar_engine,
+    lockstep,
+    scalar_positions,
+)
 
 
 class _Reached(Exception):
@@ -125,15 +131,7 @@ def test_stall_limit_keys_with_fewer_pieces_than_goal_holes(variant, n):
     start = _thinned(scalar_positions(rules, 4, seed=5 + n, max_plies=60), seed=n)
     counts = [[len(g.pieces(s)) for s in range(n)] for g in start]
     assert any(c < len(g.layout.goals[0]) for g, row in zip(start, counts) for c in row)
-    bg = BatchedGame(rules, len(start), seed=1)
-    bg.from_games([g.copy() for g in start])
-    everyone = torch.arange(bg.batch_size)
-    for t in range(2):
-        keys = bg._state_keys(everyone).tolist()
-        for b, g in enumerate(bg.to_games()):
-            expected = [g.progress(s).key() for s in range(n)]
-            assert [divmod(k, 1_000_000) for k in keys[b]] == expected, f"step {t} game {b}: {g.position()}"
-        bg.step(bg.random_actions())
+    assert_kept_keys_match_the_scalar_engine(rules, start, seed=1, steps=2)
 
 
 @pytest.mark.parametrize("variant,n", [("star", 3), ("diamond", 2)])
