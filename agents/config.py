@@ -484,8 +484,6 @@ def _known_keys_hint(node: Any, parents: list[str], wrong: str) -> str:
     return f"{did_you_mean(wrong, keys, '.'.join(parents))}; known: {', '.join(keys)}"
 
 
-
-
 class _StrictLoader(yaml.SafeLoader):
     """YAML's safe loader, refusing a key given twice in one mapping (plain YAML keeps the last silently)."""
 
