@@ -18,7 +18,7 @@ import yaml
 
 import agents.ppo
 from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from agents.config import apply_overrides, default_dict, dump_yaml, from_dict, load_config
+from agents.config import TrainConfig, apply_overrides, default_dict, dump_yaml, from_dict, load_config
 from agents.imitation import Demonstrations
 from agents.ppo import CROSSING_SAMPLE, RolloutBuffer, Trainer, keep_freed_memory
 from halma_env import Game, Rules
@@ -1021,21 +1021,36 @@ def test_cli_unwritable_runs_dir_is_named(tmp_path: Path, capsys, runs_dir: str)
     assert "halma train: cannot write the run directory" in err and "Traceback" not in err
 
 
-@pytest.mark.slow
-def test_quickstart_beats_random(tmp_path: Path) -> None:
-    """The real quickstart run (about 5-10 minutes on 2 cores) and its evaluation against random."""
+def _train_and_count_wins_against_random(cfg: TrainConfig, run_dir: Path, games: int,
+                                         max_plies: int | None = None) -> int:
+    """Train ``cfg`` to its end, then the arena: the checkpoint's wins in ``games`` games against random (a
+    draw at the arena's cap is not a win). The slow quickstart test and its fast twin share it, so the slow
+    one cannot fall behind the arena's API unnoticed."""
     from agents.arena import run_tournament
 
-    cfg = load_config(ROOT / "configs" / "quickstart.yaml")
     cfg.log.progress_bar = False
-    trainer = Trainer(cfg, tmp_path / cfg.name, log=quiet)
+    trainer = Trainer(cfg, run_dir, log=quiet)
     trainer.train()
     trainer.close()
     rules = cfg.game.rules().replace(move_limit=None, limit_outcome="draw")
-    res = run_tournament([str(tmp_path / cfg.name / "checkpoints" / "last.pt"), "random"], rules, 100, seed=1)
-    against_random = res.pairwise()[0][1]  # wins only: a draw at a limit is not a win
-    assert against_random is not None and against_random["games"] == 100
-    assert against_random["wins"] >= 95, against_random
+    res = run_tournament([str(run_dir / "checkpoints" / "last.pt"), "random"], rules, games, seed=1,
+                         max_plies=max_plies)
+    against_random = res.pairwise()[0][1]
+    assert against_random is not None and against_random["games"] == games
+    return int(against_random["wins"])
+
+
+def test_the_quickstart_tests_evaluation_path_runs_on_a_tiny_run(tmp_path: Path) -> None:
+    wins = _train_and_count_wins_against_random(from_dict(tiny_config()), tmp_path / "tiny", games=2, max_plies=20)
+    assert 0 <= wins <= 2
+
+
+@pytest.mark.slow
+def test_quickstart_beats_random(tmp_path: Path) -> None:
+    """The real quickstart run (about a minute on 2 quiet cores) and its evaluation against random."""
+    cfg = load_config(ROOT / "configs" / "quickstart.yaml")
+    wins = _train_and_count_wins_against_random(cfg, tmp_path / cfg.name, games=100)
+    assert wins >= 95, wins
 
 
 def test_status_line_shows_a_dash_when_no_game_ended() -> None:
