@@ -583,7 +583,8 @@ def test_a_finished_game_cannot_be_resigned() -> None:
     ("load", "load FILE"), ("load a b", "load FILE"), ("replay", "replay FILE"), ("replay a b", "replay FILE"),
     ("save", "save FILE"), ("save a b", "save FILE"),
     # the commands without arguments refuse one rather than ignore it
-    ("quit now", "quit"), ("Q 1", "q"), ("undo 2", "undo"), ("resign seat", "resign"), ("new game", "new"),
+    ("quit now", "quit"), ("exit now", "exit"), ("Q 1", "q"), ("undo 2", "undo"), ("resign seat", "resign"),
+    ("new game", "new"),
     ("moves all", "moves"), ("help me", "help"), ("board 1", "board"), ("numbers off", "numbers"),
 ])
 def test_commands_are_refused_with_other_arguments_and_show_their_form(line: str, form: str) -> None:
