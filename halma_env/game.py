@@ -360,6 +360,8 @@ class Game:
         other._gen = dict(self._gen)
         return other
 
+    __copy__ = copy  # copy.copy(game) must not share the board with the original (python-chess does the same)
+
     def __getstate__(self) -> dict:
         """Pickle the position, outcome and history, not the lookup tables: they are shared by
         every game of a variant and seat count (``_tables`` caches them) and weigh ~200 kB."""

@@ -369,3 +369,16 @@ def test_random_playout_returns_its_plies_and_play_moves_stops_at_an_illegal_one
     with pytest.raises(IllegalMoveError, match=r"^move 1 \(113-104\): no piece on hole 113$"):
         play_moves(game, ["113-104", "113-104", "7-16"])
     assert game.moves == [Move(113, 104)] and game.ply == 1  # the moves before it stay played
+
+
+@pytest.mark.parametrize("make_copy", [copy.copy, copy.deepcopy, Game.copy])
+def test_a_copied_game_plays_on_without_touching_the_original(make_copy) -> None:
+    game = Game(Rules("star", 2))
+    game.play("113-104")
+    before = (game.position(), game.history, game.places)
+    clone = make_copy(game)
+    clone.play(clone.legal_moves()[0])
+    clone.play(clone.legal_moves()[-1])
+    assert (game.position(), game.history, game.places) == before
+    game.play(game.legal_moves()[0])  # the original's own move lists are intact
+    assert game.ply == 2 and clone.ply == 3
