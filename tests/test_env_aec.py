@@ -925,3 +925,132 @@ def test_an_ordinary_piece_is_shaped_by_goal_distance_next_to_a_king() -> None:
     assert king_distance("diamond", 3, 0)[2] > king_distance("diamond", 3, 0)[0]  # the king's table would pay
     e.step(e.encode_move(0, (2, 0)))
     assert e._cumulative_rewards["player_0"] == 0.0
+
+
+# --- a failing CPU player changes nothing; truncation; seeds of late CPU players (session 40) -----
+
+def _env_state(env) -> tuple:
+    return (env.game.position(), env.game.history, env.agent_selection, list(env.agents), dict(env.rewards),
+            dict(env._cumulative_rewards), dict(env.terminations), dict(env.truncations),
+            {a: dict(i) for a, i in env.infos.items()}, env.action_mask(env.agent_selection).tolist())
+
+
+class _FailsOnce:
+    """A CPU player whose first answer is not a move; after that it plays the first legal move."""
+
+    name = "fails_once"
+
+    def __init__(self, error: BaseException | None = None) -> None:
+        self.calls = 0
+        self.error = error
+
+    def select_move(self, game, time_budget=None):
+        self.calls += 1
+        if self.calls == 1:
+            if self.error is not None:
+                raise self.error
+            return (0, 0)
+        return game.legal_moves()[0]
+
+
+@pytest.mark.parametrize("error", [None, RuntimeError("the player's own bug")])
+def test_a_failing_cpu_player_leaves_the_env_as_it_was_before_the_step(error) -> None:
+    env = raw_env(num_players=3, opponents={1: _FailsOnce(error)})
+    env.reset(seed=0)
+    before = _env_state(env)
+    action = env.encode_move(0, "113-104")
+    with pytest.raises((IllegalMoveError, RuntimeError)) as caught:
+        env.step(action)
+    if error is None:
+        assert "fails_once" in str(caught.value) and "player_1" in str(caught.value)
+    assert _env_state(env) == before  # the learner's move was taken back with the CPU's failure
+    env.step(action)  # the same move again: the CPU now answers
+    assert env.game.ply == 2 and env.agent_selection == "player_2"
+
+
+def test_a_failing_cpu_player_taken_on_by_set_cpu_or_resign_changes_nothing() -> None:
+    env = raw_env(num_players=3)
+    env.reset(seed=0)
+    env.step(env.encode_move(0, "113-104"))  # player_1 to move
+    before = _env_state(env)
+    with pytest.raises(IllegalMoveError):
+        env.set_cpu("player_1", _FailsOnce())
+    assert _env_state(env) == before and env.cpu_seats() == {}
+    env.set_cpu("player_2", _FailsOnce())  # not its turn: it is not asked yet
+    with pytest.raises(IllegalMoveError):
+        env.resign("player_1")  # player_2 would move next and fails
+    assert _env_state(env) == before and env.game.status == ["active"] * 3
+    env.resign("player_1")
+    assert env.game.status[1] == "resigned" and env.game.ply == 2
+
+
+def test_a_cpu_player_that_fails_on_the_first_turn_leaves_no_game_to_step() -> None:
+    env = raw_env(num_players=2, opponents={0: _FailsOnce()})
+    with pytest.raises(IllegalMoveError):
+        env.reset(seed=0)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+    env.reset(seed=0)  # the player answers from its second call on
+    assert env.game.ply == 1 and env.agent_selection == "player_1"
+
+
+def test_a_seat_that_finishes_on_the_move_limit_ply_is_terminated_not_truncated() -> None:
+    lay = layout("star", 3)
+    goal = sorted(lay.goals[0])
+    hole = goal[-1]  # the goal hole left empty; the piece that fills it stands on a neighbour outside
+    game = Game(Rules("star", 3))
+    outside = next(x for x in game.geometry.neighbours[hole] if x not in lay.goals[0] and x not in lay.start[1]
+                   and x not in lay.start[2])
+    pieces = {h: "0" for h in goal[:-1]}
+    pieces[outside] = "0"
+    pieces.update({h: "1" for h in lay.start[1]})
+    pieces.update({h: "2" for h in lay.start[2]})
+    env = raw_env(num_players=3, move_limit=10)
+    env.reset(options={"position": position("star", 3, pieces, 0, 9)})
+    env.step(env.encode_move(0, (outside, hole)))
+    assert env.game.end_reason == "move_limit" and env.game.status == ["finished", "active", "active"]
+    assert env.terminations["player_0"] and not env.truncations["player_0"]
+    assert env.truncations["player_1"] and not env.terminations["player_1"]
+    assert env.truncations["player_2"] and not env.terminations["player_2"]
+
+
+def _cpu_moves(seed: int | None, late: bool) -> list:
+    env = raw_env(num_players=2, move_limit=12) if late else raw_env(num_players=2, move_limit=12,
+                                                                      opponents={1: "random"})
+    env.reset(seed=seed)
+    if late:
+        env.set_cpu("player_1", "random")
+    while env.agents:
+        obs, _, term, trunc, _ = env.last()
+        env.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
+    return [m for m in env.game.moves]
+
+
+def test_a_cpu_player_set_after_a_seeded_reset_is_seeded_by_it() -> None:
+    assert _cpu_moves(0, late=True) == _cpu_moves(0, late=True)
+    assert _cpu_moves(0, late=True) == _cpu_moves(0, late=False)  # the seed reset gives that seat
+    assert _cpu_moves(0, late=True) != _cpu_moves(1, late=True)
+
+
+@pytest.mark.parametrize("move", [(9, 18, 3), None, 5, [113, 104], "113"])
+def test_encode_move_refuses_what_is_not_a_move(move) -> None:
+    env = raw_env(num_players=2)
+    with pytest.raises(ValueError, match="move"):
+        env.encode_move(0, move)
+
+
+@pytest.mark.parametrize("agent", ["player_9", 0, ["player_0"]])
+def test_the_spaces_of_an_unknown_agent_are_refused_by_name(agent) -> None:
+    env = raw_env(num_players=2)
+    for space in (env.action_space, env.observation_space):
+        with pytest.raises(ValueError, match="unknown agent .*player_0, player_1"):
+            space(agent)
+
+
+def test_progress_shaping_takes_any_real_number_type() -> None:
+    a = raw_env(num_players=2, progress_shaping=np.float32(0.5))
+    b = raw_env(num_players=2, progress_shaping=0.5)
+    assert a.progress_shaping == b.progress_shaping == 0.5 and type(a.progress_shaping) is float
+    for bad in ("0.5", np.True_, True, float("nan"), None):
+        with pytest.raises(ValueError, match="progress_shaping"):
+            raw_env(num_players=2, progress_shaping=bad)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import math
+import numbers
 import sys
 from typing import Any, cast
 
@@ -137,7 +138,7 @@ class raw_env(AECEnv, EzPickle):
         self.rules = Rules(variant, num_players, **rule_options)  # ValueError names bad options
         if reward not in REWARD_SCHEMES:
             raise ValueError(f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {reward!r}")
-        bad_shaping = isinstance(progress_shaping, bool) or not isinstance(progress_shaping, (int, float))
+        bad_shaping = isinstance(progress_shaping, (bool, np.bool_)) or not isinstance(progress_shaping, numbers.Real)
         if bad_shaping or not math.isfinite(progress_shaping):
             raise ValueError(f"progress_shaping must be a finite number, got {progress_shaping!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -177,6 +178,7 @@ class raw_env(AECEnv, EzPickle):
         self._cpu: dict[int, Any] = {}
         self.game: Game | None = None
         self._watch: int | None = None  # see _halted
+        self._seed: int | None = None  # the last reset's seed: set_cpu seeds a new CPU player from it
         if opponents is not None and not isinstance(opponents, dict):
             raise ValueError(f"opponents must be a dict {{agent name or seat: player}}, got {opponents!r}")
         for key, spec in (opponents or {}).items():
@@ -185,10 +187,16 @@ class raw_env(AECEnv, EzPickle):
     # --- spaces ---------------------------------------------------------------------------
 
     def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
+        try:
+            return self.observation_spaces[agent]
+        except (KeyError, TypeError):  # TypeError: an unhashable agent
+            raise self._unknown_agent(agent) from None
 
     def action_space(self, agent: str) -> spaces.Discrete:
-        return self.action_spaces[agent]
+        try:
+            return self.action_spaces[agent]
+        except (KeyError, TypeError):
+            raise self._unknown_agent(agent) from None
 
     # --- encoding helpers -------------------------------------------------------------------
 
@@ -196,6 +204,10 @@ class raw_env(AECEnv, EzPickle):
         """The action of ``move`` (a Move, (src, dst) or "src-dst") in ``seat``'s canonical frame."""
         if isinstance(move, str):
             move = Move.parse(move)
+        if isinstance(move, Move):
+            move = (move.src, move.dst)
+        if not (isinstance(move, tuple) and len(move) == 2):  # as Game.play takes them
+            raise ValueError(f"a move is a Move, a (src, dst) pair or 'src-dst' text, got {move!r}")
         src, dst = (hole_int(h, self.num_holes) for h in move)
         return self.encoding.encode_move(self._seat(seat), src, dst)
 
@@ -297,9 +309,9 @@ class raw_env(AECEnv, EzPickle):
         else:
             game = Game(self.rules)
         if seed is not None:
+            self._seed = seed
             for s, spec in self._cpu_specs.items():
-                # folded into 0..2**63-1: players take no negative seed, reset() takes any integer
-                self._cpu[s] = reseed(self._cpu[s], spec, (seed + 7919 * (s + 1)) % 2**63)
+                self._cpu[s] = reseed(self._cpu[s], spec, self._cpu_seed(s))
         self.game = game
         self._turn_key = 0
         self._turn_cache = None
@@ -312,7 +324,11 @@ class raw_env(AECEnv, EzPickle):
         self._skip_agent_selection = None
         self._paid = [False] * len(self.agents)
         self.agent_selection = self.possible_agents[game.to_move]
-        self._settle()
+        try:
+            self._settle()
+        except BaseException:
+            self.game = None  # a CPU player failed before the first policy turn: no game to go on with
+            raise
         if self.render_mode == "human":
             self.render()
 
@@ -323,8 +339,9 @@ class raw_env(AECEnv, EzPickle):
             raise RuntimeError("the game is over and every agent has left: call reset() to play again")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
+            saved = self._save() if self._cpu else None
             self._was_dead_step(action)
-            self._settle()
+            self._settle_or_restore(saved)
             return
         seat = self.agent_name_mapping[agent]
         if action is None:
@@ -345,10 +362,11 @@ class raw_env(AECEnv, EzPickle):
             except IllegalMoveError as e:
                 reason = str(e)
             raise IllegalMoveError(f"action {action} ({src}-{dst}) is illegal for {agent}: {reason}")
+        saved = self._save() if self._cpu else None  # without CPU seats _settle plays no move
         self._cumulative_rewards[agent] = 0.0
         self._clear_rewards()
         self._play(src, dst)
-        self._settle()
+        self._settle_or_restore(saved)
         if self.render_mode == "human":
             self.render()
 
@@ -377,17 +395,19 @@ class raw_env(AECEnv, EzPickle):
     def set_cpu(self, agent: Any, player: Any = None) -> None:
         """Hand ``agent`` (name or seat) to a CPU ``player`` (a name, a callable (game) -> move or
         an object with ``select_move``), or take it back with ``None``.  The game is unchanged;
-        when it is that seat's turn now, the CPU plays at once."""
+        when it is that seat's turn now, the CPU plays at once.  A player built from a name after a
+        seeded ``reset`` gets the seed that reset gives that seat, so the episode stays reproducible."""
         seat = self._seat(agent)
+        saved = self._save() if self.game is not None else None
         if player is None:
             self._cpu_specs.pop(seat, None)
             self._cpu.pop(seat, None)
         else:
-            self._cpu[seat] = make_player(player, None)
+            self._cpu[seat] = make_player(player, None if self._seed is None else self._cpu_seed(seat))
             self._cpu_specs[seat] = player
         if self.game is not None and self.agents and not self.game.is_over and self.game.to_move in self._cpu:
             self._clear_rewards()  # the CPU moves played now are this transition's rewards
-            self._settle()
+            self._settle_or_restore(saved)
 
     def cpu_seats(self) -> dict[str, Any]:
         """Agents currently played by a CPU, with their players."""
@@ -402,10 +422,11 @@ class raw_env(AECEnv, EzPickle):
         name = self.possible_agents[seat]
         if name not in self.agents or self.terminations[name] or self.truncations[name]:
             raise ValueError(f"{name} is no longer playing and cannot resign")
+        saved = self._save() if self._cpu else None
         self._clear_rewards()
         self.game.resign(seat)
         self._turn_key += 1
-        self._settle()
+        self._settle_or_restore(saved)
 
     # --- internals ------------------------------------------------------------------------------
 
@@ -419,10 +440,43 @@ class raw_env(AECEnv, EzPickle):
         """The seat of a known agent name; an error naming the agent otherwise (or before reset)."""
         seat = self.agent_name_mapping.get(agent) if isinstance(agent, str) else None
         if seat is None:
-            raise ValueError(f"unknown agent {agent!r}; the agents are {', '.join(self.possible_agents)}")
+            raise self._unknown_agent(agent)
         if self.game is None:
             raise RuntimeError(f"call reset() before {caller}()")
         return seat
+
+    def _cpu_seed(self, seat: int) -> int:
+        """The seed of ``seat``'s CPU player after ``reset(seed=self._seed)``: folded into 0..2**63-1,
+        as players take no negative seed and reset() takes any integer."""
+        return (cast(int, self._seed) + 7919 * (seat + 1)) % 2**63
+
+    def _save(self) -> tuple:
+        """What ``_settle_or_restore`` puts back if a CPU player fails."""
+        return (len(cast(Game, self.game)._history), self._turn_key, dict(self.rewards), dict(self._cumulative_rewards),
+                dict(self.terminations), dict(self.truncations), dict(self.infos), list(self._paid), list(self.agents),
+                self.agent_selection, self._skip_agent_selection, dict(self._cpu), dict(self._cpu_specs))
+
+    def _settle_or_restore(self, saved: tuple | None) -> None:
+        """``_settle``; if a CPU player fails in it (an illegal move, an exception of its own), the
+        env and its game are put back as ``_save`` found them before the error goes on: the move,
+        resignation or seat change that led to it is not made.  ``saved`` is None only where no CPU
+        seat could play."""
+        try:
+            self._settle()
+        except BaseException:
+            if saved is None:
+                raise
+            game = cast(Game, self.game)
+            (moves, self._turn_key, self.rewards, self._cumulative_rewards, self.terminations, self.truncations,
+             self.infos, self._paid, self.agents, self.agent_selection, self._skip_agent_selection, self._cpu,
+             self._cpu_specs) = saved
+            while len(game._history) > moves:
+                game.undo()
+            self._turn_cache = None  # the turn key was put back: its cached turn may be of a later position
+            raise
+
+    def _unknown_agent(self, agent: Any) -> ValueError:
+        return ValueError(f"unknown agent {agent!r}; the agents are {', '.join(self.possible_agents)}")
 
     def _live(self, agent: str) -> bool:
         return agent in self.terminations and not (self.terminations[agent] or self.truncations[agent])
@@ -499,7 +553,7 @@ class raw_env(AECEnv, EzPickle):
             self._paid[seat] = True
             # the seat's place is decided (or the game is over): its reward is not None
             self._give(name, cast(float, values[seat]))
-            if game.end_reason == "move_limit":
-                self.truncations[name] = True
+            if game.end_reason == "move_limit" and game.status[seat] == "active":
+                self.truncations[name] = True  # cut off; a seat that finished on the last ply is terminated
             else:
                 self.terminations[name] = True
