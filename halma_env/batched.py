@@ -123,10 +123,10 @@ class BatchedGame:
         if reward not in REWARD_SCHEMES:
             raise ValueError(f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {reward!r}")
         try:
-            shaping = float(progress_shaping)
+            shaping = math.nan if isinstance(progress_shaping, (str, bytes)) else float(progress_shaping)
         except (TypeError, ValueError):
             shaping = math.nan
-        if isinstance(progress_shaping, bool) or not math.isfinite(shaping):
+        if isinstance(progress_shaping, (bool, np.bool_)) or not math.isfinite(shaping):
             raise ValueError(f"progress_shaping must be a finite number, got {progress_shaping!r}")
         progress_shaping = shaping
         self.rules = rules
@@ -145,6 +145,8 @@ class BatchedGame:
                 raise ValueError(f"device {device!r}: torch sees {count} CUDA device(s), cuda:0 .. cuda:{count - 1}")
         self.reward = reward
         self.progress_shaping = progress_shaping
+        if not isinstance(rotate_first_seat, (bool, np.bool_)):  # bool("no") would be True
+            raise ValueError(f"rotate_first_seat must be True or False, got {rotate_first_seat!r}")
         self.rotate_first_seat = bool(rotate_first_seat)
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(seed)
@@ -833,12 +835,13 @@ class BatchedGame:
             raise ValueError(f"actions must have shape ({B},), got {tuple(actions.shape)}")
         if actions.dtype.is_floating_point or actions.dtype.is_complex or actions.dtype == torch.bool:
             raise TypeError(f"actions must be an integer tensor, got dtype {actions.dtype}")  # .long() would truncate
-        actions = actions.long()
-        out_of_range = (actions < 0) | (actions >= self.num_actions)
+        wide = actions.double() if actions.dtype == torch.uint64 else actions  # .long() wraps those past 2**63
+        out_of_range = (wide < 0) | (wide >= self.num_actions)
         if bool(out_of_range.any()):
             bad = out_of_range.nonzero().squeeze(1)[:8]
             raise ValueError(f"actions must be 0..{self.num_actions - 1}: got {actions[bad].tolist()} in game(s) "
                              f"{bad.tolist()}; nothing was played")
+        actions = actions.long()
         cs, cd = actions // H, actions % H
         hit = self._rows == cs[:, None]  # (B, R)
         word = self._bits.gather(2, (cd // 64).view(B, 1, 1).expand(-1, hit.shape[1], 1)).squeeze(2)

@@ -238,3 +238,24 @@ def test_hungarian_phases_solve_any_square_cost_table(monkeypatch):
         matched = sum(table[match[k, j] - 1][j - 1] for j in range(1, S + 1))
         best = min_cost_assignment(table)
         assert matched == best == int(u[k, 1:].sum() + v[k, 1:].sum()), f"table {k}"
+
+
+def test_unsigned_actions_past_int64_are_named_as_given_and_play_nothing() -> None:
+    games = BatchedGame(Rules("star", 2), 4, seed=0)
+    before = games.owner.clone()
+    huge = np.array([1, 2, 3, 2**64 - 1], dtype=np.uint64)
+    with pytest.raises(ValueError, match=r"got \[18446744073709551615\] in game\(s\) \[3\]"):
+        games.step(huge)
+    assert torch.equal(games.owner, before)
+
+
+@pytest.mark.parametrize("options", [{"progress_shaping": "0.5"}, {"progress_shaping": np.True_},
+                                     {"rotate_first_seat": "no"}, {"rotate_first_seat": 1}])
+def test_settings_of_the_wrong_type_are_refused_not_converted(options) -> None:
+    with pytest.raises(ValueError, match=next(iter(options))):
+        BatchedGame(Rules("star", 2), 2, **options)
+
+
+def test_numpy_settings_are_taken() -> None:
+    games = BatchedGame(Rules("star", 2), 2, progress_shaping=np.float32(0.5), rotate_first_seat=np.True_)
+    assert games.progress_shaping == 0.5 and games.rotate_first_seat is True
