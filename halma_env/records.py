@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import errno
 import json
+import operator
 import os
 import re
 import tempfile
@@ -65,7 +66,14 @@ class GameRecord:
     def from_game(
         cls, game: Game, players: list[str] | None = None, metadata: dict[str, Any] | None = None
     ) -> GameRecord:
-        """The record of ``game`` as played so far (finished or not)."""
+        """The record of ``game`` as played so far (finished or not).  ``players``: one name per seat;
+        ``metadata``: a dict of JSON values."""
+        if not isinstance(game, Game):
+            raise TypeError(f"from_game needs a halma_env.Game, got {type(game).__name__}")
+        if players is not None and (isinstance(players, (str, bytes)) or not isinstance(players, (list, tuple))):
+            raise TypeError(f"players must be a list of names, one per seat, got {players!r}")
+        if metadata is not None and not isinstance(metadata, dict):
+            raise TypeError(f"metadata must be a dict, got {type(metadata).__name__}")
         events = game_events(game)
         # the start position: take back every move and resignation on a copy
         first = game.copy()
@@ -89,6 +97,14 @@ class GameRecord:
             metadata=dict(metadata or {}),
         )
         record._check_shape()
+        start = record.start_game()
+        if (start.places, start.status) != (first.places, first.status):
+            # e.g. BatchedGame.to_games of a game in which seats finished one after the other
+            raise ValueError(
+                f"this game cannot be recorded: at its start seats already had places {first.places} "
+                f"(status {first.status}), which the start position's text cannot hold (loaded from it, "
+                f"they are {start.places}, status {start.status}), so the record would not replay"
+            )
         return record
 
     # --- JSON -------------------------------------------------------------------------
@@ -272,9 +288,13 @@ class GameRecord:
     def _stop(self, upto: int | None) -> int:
         if upto is None:
             return len(self.events)
-        if isinstance(upto, bool) or not isinstance(upto, int) or not 0 <= upto <= len(self.events):
+        try:
+            stop = None if isinstance(upto, bool) else operator.index(upto)  # numpy integers too
+        except TypeError:
+            stop = None
+        if stop is None or not 0 <= stop <= len(self.events):
             raise ValueError(f"upto must be an event count 0..{len(self.events)}, got {upto!r}")
-        return upto
+        return stop
 
     def _check_shape(self) -> None:
         n = self.rules.num_players

@@ -6,6 +6,7 @@ import json
 import random
 import re
 
+import numpy as np
 import pytest
 from engine_helpers import position
 
@@ -409,3 +410,34 @@ def test_failed_save_keeps_the_old_file_and_leaves_no_temporary_file(tmp_path, m
     with pytest.raises(OSError, match="No space left"):
         GameRecord.from_game(_played("star", 2, 8)).save(path)
     assert path.read_text() == before and [p.name for p in tmp_path.iterdir()] == ["g.json"]
+
+
+@pytest.mark.parametrize(("args", "error", "match"), [
+    (("not a game",), TypeError, "needs a halma_env.Game, got str"),
+    ((None, "abc"), TypeError, "players must be a list of names"),
+    ((None, 5), TypeError, "players must be a list of names"),
+    ((None, None, [("a", 1)]), TypeError, "metadata must be a dict, got list"),
+])
+def test_from_game_refuses_arguments_of_the_wrong_kind(args, error, match) -> None:
+    game = _played(seats=3, plies=4)
+    args = (game if args[0] is None else args[0], *args[1:])
+    with pytest.raises(error, match=match):
+        GameRecord.from_game(*args)
+
+
+def test_a_game_whose_start_places_the_notation_cannot_hold_is_not_recorded() -> None:
+    """A loaded position gives every seat that has already finished the top place (docs/rules.md);
+    a game whose start carries a finishing order (here set as BatchedGame.to_games does) would be
+    written as a record that its own replay refuses, so from_game refuses it."""
+    game = Game.from_position(position("star", 4, {60: "2", 62: "3", 10: "0", 111: "1"}))
+    game._places[:2] = [1, 2]
+    game._status[:2] = ["finished", "finished"]
+    with pytest.raises(ValueError, match=r"cannot be recorded: at its start seats already had places \[1, 2, None"):
+        GameRecord.from_game(game)
+
+
+def test_replay_takes_numpy_integers_for_upto() -> None:
+    record = GameRecord.from_game(_played(plies=6))
+    assert record.replay(upto=np.int64(3)).ply == record.replay(upto=3).ply == 3
+    with pytest.raises(ValueError, match="upto must be an event count"):
+        record.replay(upto=np.float64(3))
