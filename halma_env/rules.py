@@ -60,7 +60,7 @@ class Rules:
         variant: str = "star",
         num_players: int = 2,
         *,
-        anti_blocking: bool | None = DEFAULT,
+        anti_blocking: bool = DEFAULT,
         play_to_end: bool = True,
         move_limit: int | None = None,
         limit_outcome: str = "draw",
@@ -133,6 +133,10 @@ class Rules:
             raise ValueError(f"unknown preset {name!r}; expected one of {', '.join(PRESETS)}")
         if "variant" in overrides:
             raise ValueError(f"the {name} preset is a star rule set: it takes no variant option")
+        seats = _integer(num_players)
+        if seats is None:
+            raise ValueError(f"num_players must be an int, got {num_players!r}")
+        num_players = seats
         if name == "qdan":
             return cls("star", num_players, **overrides)
         if name == "kawu":

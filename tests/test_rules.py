@@ -1212,3 +1212,19 @@ def test_did_you_mean_names_the_nearest_known_name_or_nothing() -> None:
     assert in_section == " (did you mean 'ppo.learning_rate'?)"
     assert did_you_mean("xyzzy", ["move_limit", "stall_limit"]) == ""
     assert did_you_mean("x", []) == ""
+
+
+@pytest.mark.parametrize("seats", ["2", 2.0, None])
+def test_a_preset_names_a_seat_count_that_is_not_an_int(seats) -> None:
+    with pytest.raises(ValueError, match=f"num_players must be an int, got {re.escape(repr(seats))}"):
+        Rules.preset("kawu", seats)
+
+
+def test_a_seat_without_pieces_is_ranked_by_progress_as_the_spec_defines_it() -> None:
+    """SPEC §4's progress of a seat without any piece (puzzles only) is 0 pieces in its goal and a
+    remaining distance of 0, ahead of a seat whose pieces are all still outside its goal
+    (docs/rules.md records the decision); it can never finish."""
+    game = Game.from_position(position("star", 2, {60: "0"}), move_limit=1, limit_outcome="progress")
+    assert game.progress(1) == Progress(0, 0) and game.progress(0).distance > 0
+    game.play(game.legal_moves()[0])
+    assert game.end_reason == "move_limit" and game.places == [2, 1]
