@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
-from agents.player import Player
+from agents.player import Player, check_time
 from agents.ratings import Rating, competition_ranks, mean_interval, rate_games, wilson_interval
 from halma_env import Game, IllegalMoveError, Rules
 from halma_env.records import game_events
@@ -935,8 +935,7 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
             raise ValueError(f"--workers must be >= 1, got {args.workers}")
         if args.max_plies is not None and args.max_plies < 1:
             raise ValueError(f"--max-plies must be >= 1, got {args.max_plies}")
-        if args.time_per_move is not None and not args.time_per_move > 0:
-            raise ValueError(f"--time-per-move must be > 0 seconds, got {args.time_per_move}")
+        check_time("--time-per-move", args.time_per_move)  # inf and nan too, before any game
         if args.solo is not None:
             if args.players:
                 raise ValueError("--solo takes one agent and no other players")

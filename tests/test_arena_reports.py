@@ -491,15 +491,20 @@ def _run(*argv: str, factory: Any = _first_factory) -> int:
     return arena.run(p.parse_args(list(argv)), factory)
 
 
+TIME_ERROR = "--time-per-move must be > 0 seconds (a finite number) or none"
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["greedy", "random", "--games", "-1"], "--games must be >= 1, got -1"),
         (["greedy", "random", "--workers", "0"], "--workers must be >= 1, got 0"),
         (["greedy", "random", "--max-plies", "0"], "--max-plies must be >= 1, got 0"),
-        (["greedy", "random", "--time-per-move", "0"], "--time-per-move must be > 0 seconds, got 0.0"),
-        (["greedy", "random", "--time-per-move", "-0.5"], "--time-per-move must be > 0 seconds, got -0.5"),
-        (["greedy", "random", "--time-per-move", "nan"], "--time-per-move must be > 0 seconds, got nan"),
+        (["greedy", "random", "--time-per-move", "0"], f"{TIME_ERROR}, got 0.0"),
+        (["greedy", "random", "--time-per-move", "-0.5"], f"{TIME_ERROR}, got -0.5"),
+        (["greedy", "random", "--time-per-move", "nan"], f"{TIME_ERROR}, got nan"),
+        (["greedy", "random", "--time-per-move", "inf"], f"{TIME_ERROR}, got inf"),
+        (["--solo", "greedy", "--time-per-move", "inf"], "--time-per-move must be > 0 seconds (a finite number)"),
         (["--solo", "greedy", "--games", "0"], "--games must be >= 1, got 0"),
         (["--solo", "greedy", "--max-plies", "0"], "--max-plies must be >= 1, got 0"),
         (["--solo", "greedy", "--seats", "2"], "--solo is the star solitaire (1 seat, default rules); drop "),
