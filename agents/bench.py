@@ -39,6 +39,8 @@ DEVICE_TARGETS = ("env", "train")  # the benchmarks that run torch code; engine 
 def run(args: argparse.Namespace) -> int:
     try:
         check_number("--seconds", args.seconds, strict=True)
+        if not 0 <= args.seed < 2**63:  # one check for all four benchmarks, whose libraries word it differently
+            raise ValueError(f"--seed must be an integer 0..2**63-1, got {args.seed}")
         if args.repeat < 1:
             raise ValueError(f"--repeat must be >= 1, got {args.repeat}")
         if args.repeat != 1 and args.target != "train":

@@ -66,6 +66,8 @@ def test_bench_train_repeat_reports_the_median_of_interleaved_readings(monkeypat
         (["engine", "--device", "cpu"], "--device is for the env and train benchmarks"),
         (["train", "--device", "bogus"], "--device 'bogus' is not a torch device"),
         (["train", "--device", "meta"], "--device 'meta' is not a device to compute on"),
+        *[([target, "--seed", seed], f"--seed must be an integer 0..2**63-1, got {seed}")
+          for target in ("engine", "env", "train", "opponent") for seed in ("-1", str(2**63))],
     ],
 )
 def test_bench_options_are_checked_before_anything_runs(capsys, argv, message) -> None:
