@@ -42,12 +42,31 @@ def run_show(args: argparse.Namespace) -> int:
         game = _game(args)
     except ValueError as e:
         return _error("show", str(e))
-    if args.moves_from is not None and not 0 <= args.moves_from < game.geometry.num_holes:
-        return _error("show", f"--moves-from must be a hole 0..{game.geometry.num_holes - 1}, got {args.moves_from}")
-    marks = game.legal_destinations(args.moves_from) if args.moves_from is not None else ()
+    marks: list[int] = []
+    if args.moves_from is not None:
+        problem = _moves_from_problem(game, args.moves_from)
+        if problem:
+            return _error("show", f"--moves-from {args.moves_from}: {problem}")
+        marks = game.legal_destinations(args.moves_from)
     color = not args.no_color and sys.stdout.isatty()
     print(render_text(game, numbers=args.numbers, color=color, marks=marks))
+    if args.moves_from is not None and not marks:
+        print(f"the piece on hole {args.moves_from} has no legal move")
     return 0
+
+
+def _moves_from_problem(game: Game, hole: int) -> str | None:
+    """Why no move can start on ``hole`` in ``game`` (as ``halma play`` words it), or None."""
+    if not 0 <= hole < game.geometry.num_holes:
+        return f"not a hole (0..{game.geometry.num_holes - 1})"
+    if game.is_over:
+        return f"the game is over ({game.end_reason})"
+    piece = game.piece_at(hole)
+    if piece is None:
+        return "the hole is empty"
+    if piece[0] != game.to_move:
+        return f"the piece is seat {piece[0]}'s, and seat {game.to_move} is to move"
+    return None
 
 
 def add_perft_arguments(p: argparse.ArgumentParser) -> None:

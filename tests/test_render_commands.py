@@ -158,10 +158,25 @@ def test_show_moves_from_the_first_and_last_hole(capsys) -> None:
     text = position("star", 2, {0: "1", 60: "0"}, to_move=1)
     code, out, err = run(capsys, "show", "--no-color", "--moves-from", "0", text)
     assert (code, err) == (0, "") and out.count("*") == 2  # 0 steps to 1 and 2
-    code, out, err = run(capsys, "show", "--no-color", "--moves-from", "120", text)
-    assert (code, err) == (0, "") and out.count("*") == 0  # an empty hole
     code, out, err = run(capsys, "show", "--moves-from", "-1", text)
-    assert code == 2 and out == "" and err == "halma show: error: --moves-from must be a hole 0..120, got -1\n"
+    assert code == 2 and out == "" and err == "halma show: error: --moves-from -1: not a hole (0..120)\n"
+
+
+@pytest.mark.parametrize(("text", "hole", "problem"), [
+    (position("star", 2, {0: "1", 60: "0"}, to_move=1), 120, "the hole is empty"),
+    (position("star", 2, {0: "1", 60: "0"}, to_move=1), 60, "the piece is seat 0's, and seat 1 is to move"),
+])
+def test_show_moves_from_a_hole_no_move_can_start_on_is_an_error(capsys, text, hole, problem) -> None:
+    code, out, err = run(capsys, "show", "--no-color", "--moves-from", str(hole), text)
+    assert (code, out) == (2, "") and err == f"halma show: error: --moves-from {hole}: {problem}\n"
+
+
+def test_show_moves_from_a_piece_that_cannot_move_says_so(capsys) -> None:
+    walled = Game(Rules("star", 2))  # at the start the tip's piece (hole 120) is walled in by its own
+    assert walled.legal_destinations(120) == [] and walled.to_move == 0
+    code, out, err = run(capsys, "show", "--no-color", "--moves-from", "120")
+    assert (code, err) == (0, "") and out.count("*") == 0
+    assert out.endswith("the piece on hole 120 has no legal move\n")
     code, out, err = run(capsys, "perft", "-1")
     assert code == 2 and out == "" and err == "halma perft: error: depth must be >= 0, got -1\n"
 
