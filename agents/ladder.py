@@ -603,11 +603,15 @@ def print_ladder(args: argparse.Namespace, path: Path, data: dict[str, Any]) -> 
     if args.variant is not None or args.seats is not None:
         if args.variant is not None and args.seats is not None:
             game_key(args.variant, args.seats)
+        elif args.seats is not None and not any(args.seats in counts for counts in SEAT_COUNTS.values()):
+            counts = "; ".join(f"{v} {', '.join(map(str, c))}" for v, c in SEAT_COUNTS.items())
+            raise LadderError(f"--seats {args.seats}: no game is played by {args.seats} seats ({counts})")
         games = {key: entry for key, entry in games.items()
                  if (args.variant is None or key.rsplit("-", 1)[0] == args.variant)
                  and (args.seats is None or key.rsplit("-", 1)[1] == str(args.seats))}
         if not games:
-            wanted = "-".join(str(x) for x in (args.variant, args.seats) if x is not None)
+            wanted = (f"{args.seats}-seat" if args.variant is None else
+                      args.variant if args.seats is None else f"{args.variant}-{args.seats}")
             have = ", ".join(data["games"]) or "none"
             raise LadderError(f"ladder {str(path)!r} has no {wanted} entry; it has {have}")
     print(f"ladder {path}: ratings are openskill ordinals within each game\n")

@@ -291,7 +291,9 @@ def test_printing_the_ladder_filters_by_game_and_refuses_tournament_flags(capsys
         (["--workers", "2", "--separation", "1", "--levels", "a,b", "--time-per-move", "0.1", "--models-dir", "m"],
          "--levels, --workers, --time-per-move, --models-dir, --separation only apply"),
         (["--variant", "diamond", "--seats", "5"], "diamond is played by 2, 3 seats, not 5"),
-        (["--seats", "7"], "has no 7 entry; it has star-2, star-3"),
+        (["--seats", "7"],
+         "--seats 7: no game is played by 7 seats (star 1, 2, 3, 4, 5, 6; diamond 2, 3; halma16 2, 4)"),
+        (["--seats", "1"], "has no 1-seat entry; it has star-2, star-3"),
     ]:
         assert main(["ladder", "--ladder", str(DEFAULT_LADDER), *flags]) == 2
         out, err = capsys.readouterr()

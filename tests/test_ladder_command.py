@@ -48,7 +48,7 @@ def test_printing_a_game_the_ladder_lacks_names_the_games_it_has(tmp_path: Path,
     empty = _ladder_file(tmp_path / "empty.json", {})
     assert main(["ladder", "--ladder", str(empty), "--seats", "2"]) == 2
     out, err = capsys.readouterr()
-    assert f"halma ladder: error: ladder '{empty}' has no 2 entry; it has none\n" == err and out == ""
+    assert f"halma ladder: error: ladder '{empty}' has no 2-seat entry; it has none\n" == err and out == ""
 
 
 def test_a_dry_run_prints_the_table_then_the_entry_as_indented_json(tmp_path: Path, capsys, monkeypatch) -> None:
