@@ -947,7 +947,7 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
             if match_only:
                 raise ValueError(f"--solo plays its games one after another and has no opponents' places to "
                                  f"settle: drop {'/'.join(match_only)}")
-            _check_players([args.solo], factory, Rules("star", 1))
+            check_players([args.solo], factory, Rules("star", 1))
         else:
             if not args.players:
                 raise ValueError("name at least one player (e.g. 'halma eval greedy random') or use --solo AGENT")
@@ -955,7 +955,7 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
             rules = build_rules(args.variant, seats, args.rule, args.preset)
             if rules.num_players < 2:
                 raise ValueError("matches need 2+ seats; the 1-seat star is the solitaire: use --solo AGENT")
-            _check_players(args.players, factory, rules)
+            check_players(args.players, factory, rules)
         if args.out:
             _check_out_dir(args.out)
     except ValueError as e:
@@ -988,7 +988,7 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
     return 0
 
 
-def _check_players(specs: Sequence[str], factory: Factory, rules: Rules) -> None:
+def check_players(specs: Sequence[str], factory: Factory, rules: Rules) -> None:
     """Make each player and let it choose a move in the starting position (a short time budget),
     so that an unknown name, a bad file or a player of another game (a 2-seat checkpoint asked to
     play 3 seats) fails with its reason before any game starts."""

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import types
 import typing
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -266,6 +268,13 @@ class _Section(Protocol):
     def validate(self) -> None: ...
 
 
+# every seed the trainer derives from `seed` (seed * 1_000_003 + process + 7919 * update for a data-parallel
+# process or a resume, agents/ppo.py) must stay below 2**64, the most torch.manual_seed takes: 2**63 - 1 overflowed it
+MAX_SEED = 2**32 - 1
+# torch 2.13 on the 2-core CPU machine: 1024 threads trained (slowly), 2048 segfaulted at the first update
+MAX_TORCH_THREADS = 256
+
+
 @dataclass
 class TrainConfig:
     name: str
@@ -292,8 +301,11 @@ class TrainConfig:
             value = getattr(self, f.name)
             if dataclasses.is_dataclass(value):  # a section: every one has a validate()
                 cast(_Section, value).validate()
-        if self.torch_threads < 0:
-            raise ValueError("torch_threads must be >= 0")
+        if not 0 <= self.seed <= MAX_SEED:
+            raise ValueError(f"seed must be an integer in [0, {MAX_SEED}], got {self.seed}")
+        if not 0 <= self.torch_threads <= MAX_TORCH_THREADS:
+            raise ValueError(f"torch_threads must be in [0, {MAX_TORCH_THREADS}] (0: torch's default), "
+                             f"got {self.torch_threads}")
         if self.processes < 1:
             raise ValueError(f"processes must be >= 1, got {self.processes}")
         update_steps = (self.env.num_envs + self.env.solo_envs) * self.ppo.num_steps
@@ -331,19 +343,30 @@ class TrainConfig:
                              "set crossing.planner_width and crossing.coef to 0")
 
     def _check_players(self) -> None:
-        """Every bot or opponent named in the config exists and takes the parameters given (so a typo
-        fails here, before a run directory is made, not minutes into a run)."""
+        """Every bot or opponent named in the config exists, takes the parameters given and can play the
+        config's game (so a typo, or a checkpoint of another variant or seat count, fails here, before a
+        run directory is made, not minutes into a run or after it)."""
+        from agents.arena import check_players  # the check `halma eval` makes of its players
+        from agents.player import Player
         from agents.registry import make_player  # bots are imported on demand, only those named
 
         named = [("pool.bots", self.pool.bots), ("eval.opponents", self.eval.opponents),
                  ("eval.final_opponents", self.eval.final_opponents),
                  ("imitation.bot", [self.imitation.bot] if self.imitation.bot else [])]
+        rules = self.game.rules()  # every one of them plays (or, imitation.bot, records) this game
+        made: dict[str, Player] = {}
+
+        def made_player(spec: str, seed: int | None) -> Player:  # check_players asks a factory: the one just made
+            return made[spec]
+
         for where, specs in named:
             for i, spec in enumerate(specs):
+                at = where if where == "imitation.bot" else f"{where}[{i}]"
                 try:
-                    make_player(spec, seed=0)
+                    made[spec] = make_player(spec, seed=0)
+                    # a move in the starting position: a player of another game refuses it, naming the game it plays
+                    check_players([spec], made_player, rules)
                 except ValueError as exc:
-                    at = where if where == "imitation.bot" else f"{where}[{i}]"
                     raise ValueError(f"{at}: {exc}") from None
 
     def to_dict(self) -> dict[str, Any]:
@@ -351,6 +374,20 @@ class TrainConfig:
 
 
 # --- loading ------------------------------------------------------------------------------
+
+
+# an integral number in exponent notation, for an integer key (5e6, 5.0e+6, 1E3)
+_EXPONENT = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+
+
+def _written_number(value: Any) -> Decimal | None:
+    """A finite float, or a string in exponent notation, as an exact number (else None): YAML 1.1 reads 5e6
+    (no dot) as a string and 5.0e+6 as a float.  Decimal, not float: exact where a float would round."""
+    if isinstance(value, str) and _EXPONENT.fullmatch(value.strip()) and math.isfinite(float(value)):
+        return Decimal(value)  # (1e999 is left out: not a finite number, so not an integer either)
+    if isinstance(value, float) and math.isfinite(value):
+        return Decimal(value)
+    return None
 
 
 def _type_name(tp: Any) -> str:
@@ -384,6 +421,11 @@ def _coerce(value: Any, tp: Any, path: str) -> Any:
             raise ValueError(f"{path}: expected true or false, got {value!r}")
         return value
     if tp is int:
+        number = _written_number(value)  # 5e6 and 5.0e+6 (step counts) are integers too; 2.5 and 1e-3 are not
+        if number is not None:
+            if number != number.to_integral_value():
+                raise ValueError(f"{path}: expected an integer, got {value!r} (not a whole number)")
+            return int(number)
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"{path}: expected an integer, got {value!r}")
         return value

@@ -24,7 +24,7 @@ import sys
 import numpy as np
 import torch
 
-from agents.arena import ARENA_LIMIT, _check_players, build_rules, run_tournament
+from agents.arena import ARENA_LIMIT, build_rules, check_players, run_tournament
 from agents.checkpoint import load_checkpoint, model_from_checkpoint
 from agents.imitation import _padded
 from agents.network import HalmaNet
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         player = factory(spec)  # loaded here once so that a bad file or setting stops before any game
         rules = build_rules(player.net.variant, 2)
-        _check_players([args.opponent], factory, rules)  # an unknown name, or a player of another game
+        check_players([args.opponent], factory, rules)  # an unknown name, or a player of another game
     except (ValueError, FileNotFoundError) as e:  # CheckpointError is a ValueError naming the file
         print(f"error: {e}", file=sys.stderr)
         return 2

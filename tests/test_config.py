@@ -5,14 +5,28 @@ defaults and the YAML round trip (agents/config.py, docs/training.md "Configurat
 from __future__ import annotations
 
 import dataclasses
+import re
+import shlex
 from pathlib import Path
 
 import pytest
 import yaml
 
-from agents.config import GameConfig, TrainConfig, apply_overrides, default_dict, dump_yaml, from_dict, load_config
+from agents.config import (
+    MAX_SEED,
+    MAX_TORCH_THREADS,
+    GameConfig,
+    TrainConfig,
+    apply_overrides,
+    default_dict,
+    dump_yaml,
+    from_dict,
+    load_config,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
+DIAMOND2 = str(ROOT / "agents" / "checkpoints" / "diamond2.pt")  # a policy of diamond with 2 seats
+STAR3 = str(ROOT / "agents" / "checkpoints" / "star3.pt")  # a policy of star with 3 seats
 
 
 def _load(*overrides: str) -> TrainConfig:
@@ -82,7 +96,11 @@ REFUSED = [
     (["log.status_every=0"], r"log\.status_every must be > 0"),
     # top level
     *[([f"name={name!r}"], r"name must be a plain directory name") for name in ("", "a/b", ".hidden")],
-    (["torch_threads=-1"], r"torch_threads must be >= 0"),
+    (["torch_threads=-1"], r"torch_threads must be in \[0, 256\] \(0: torch's default\), got -1"),
+    (["torch_threads=257"], r"torch_threads must be in \[0, 256\]"),
+    (["torch_threads=5000"], r"torch_threads must be in \[0, 256\]"),  # segfaulted torch once a run had started
+    *[([f"seed={seed}"], rf"^seed must be an integer in \[0, 4294967295\], got {seed}$")
+      for seed in (-1, 2**32, 2**63 - 1, 99999999999999999999)],  # the last: torch's `Overflow when unpacking`
     # one update is (env.num_envs + env.solo_envs) x ppo.num_steps steps
     (["env.num_envs=4", "env.solo_envs=4", "ppo.num_steps=16", "ppo.total_steps=127"],
      r"ppo\.total_steps \(127\) is less than one update: .* = 128 steps"),
@@ -122,7 +140,7 @@ ACCEPTED = [
     ["eval.move_limit=1"], ["eval.every=0", "eval.opponents=[]"], ["eval.games=0", "eval.opponents=[]"],
     ["eval.final_games=0", "eval.final_opponents=[]"],
     ["checkpoint.every=1", "checkpoint.keep=1"], ["log.status_every=0.5"],
-    ["name=a.b"], ["torch_threads=0"],
+    ["name=a.b"], ["torch_threads=0"], ["torch_threads=256"], ["seed=0"], ["seed=4294967295"],
     ["env.num_envs=4", "env.solo_envs=4", "ppo.num_steps=16", "ppo.total_steps=128", "ppo.num_minibatches=128"],
     ["processes=1", "device=cuda"],  # the device itself is checked when a run starts (agents/devices.py)
     ["processes=2", "device=cpu"],
@@ -138,6 +156,106 @@ def test_each_check_lets_its_last_good_value_through(overrides: list[str]) -> No
         for part in key.split("."):
             node = getattr(node, part)
         assert node == yaml.safe_load(raw), item
+
+
+def test_the_bounds_are_the_documented_ones() -> None:
+    assert (MAX_SEED, MAX_TORCH_THREADS) == (2**32 - 1, 256)
+    doc = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+    assert "0 to 4294967295" in doc and "at most 256" in doc
+
+
+# Each case: a player the config names that cannot play the config's game (star with 2 seats unless set), and
+# the error that names its key, the player and both games.
+OTHER_GAME = [
+    ([f"pool.bots=[random, {DIAMOND2}]"],
+     r"^pool\.bots\[1\]: player '.*diamond2\.pt' cannot play star with 2 seats: policy:diamond2 plays diamond "
+     r"with 2 seats, not star with 2$"),
+    ([f"eval.opponents=[{STAR3}]"],
+     r"^eval\.opponents\[0\]: player '.*star3\.pt' cannot play star with 2 seats: policy:star3 plays star with 3"),
+    ([f"eval.final_opponents=[random, greedy, {STAR3}]"],
+     r"^eval\.final_opponents\[2\]: player '.*star3\.pt' cannot play star with 2 seats"),
+    ([f"imitation.bot={DIAMOND2}", "imitation.games=1", "imitation.epochs=1"],
+     r"^imitation\.bot: player '.*diamond2\.pt' cannot play star with 2 seats: policy:diamond2 plays diamond"),
+    (["game.variant=diamond", f"pool.bots=[{STAR3}]"], r"^pool\.bots\[0\]: .* cannot play diamond with 2 seats"),
+    (["game.variant=diamond", "game.num_players=3", f"eval.opponents=[{DIAMOND2}]"],
+     r"^eval\.opponents\[0\]: .* cannot play diamond with 3 seats: policy:diamond2 plays diamond with 2 seats"),
+    # an exported opponent says so in its own words
+    (["game.variant=diamond", f"eval.opponents=[{ROOT / 'agents' / 'ladder' / 'star-2-star2.onnx'}]"],
+     r"^eval\.opponents\[0\]: .* cannot play diamond with 2 seats: .*exported for star with 2 seats"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "message"), OTHER_GAME, ids=[" ".join(o) for o, _ in OTHER_GAME])
+def test_a_player_of_another_game_is_refused_at_load_naming_its_key(overrides: list[str], message: str) -> None:
+    """docs/training.md: every player the config names is built while the config loads; one that plays another
+    variant or seat count used to pass and fail mid-run (pool.bots, eval.opponents) or after it (the final
+    evaluation)."""
+    with pytest.raises(ValueError, match=message):
+        _load(*overrides)
+
+
+def test_a_checkpoint_player_of_the_config_s_own_game_is_accepted() -> None:
+    cfg = _load("game.variant=diamond", f"pool.bots=[greedy, {DIAMOND2}]", f"eval.opponents=[{DIAMOND2}]",
+                f"eval.final_opponents=[{DIAMOND2}]", f"imitation.bot={DIAMOND2}", "imitation.games=1",
+                "imitation.epochs=1")
+    assert cfg.pool.bots == ["greedy", DIAMOND2] and cfg.imitation.bot == DIAMOND2
+    assert _load("game.num_players=3", f"eval.opponents=[{STAR3}]").eval.opponents == [STAR3]
+
+
+@pytest.mark.parametrize(("raw", "value"), [("5e6", 5_000_000), ("5.0e+6", 5_000_000), ("1e3", 1000), ("1E4", 10_000),
+                                            ("2.5e3", 2500), ("3.0", 3), ("12345678901234567891e0",
+                                                                             12345678901234567891)])
+def test_an_integer_key_takes_a_whole_number_in_exponent_notation(raw: str, value: int, tmp_path: Path) -> None:
+    """``--set ppo.total_steps=5e6`` (docs/training.md's own example) was refused as a string; YAML 1.1 reads
+    5e6 as a string and 5.0e+6 as a float: both are taken, exactly (no float rounding), in a file too."""
+    big = ["env.num_envs=1", "ppo.num_steps=1", "ppo.num_minibatches=1"]  # one update is 1 step
+    cfg = _load(*big, f"ppo.total_steps={raw}", f"eval.every={raw}")
+    assert cfg.ppo.total_steps == cfg.eval.every == value and type(cfg.ppo.total_steps) is int
+    data = apply_overrides(default_dict(), big)
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(data).replace("total_steps: 150000", f"total_steps: {raw}"))
+    assert load_config(path).ppo.total_steps == value
+    assert _load(f"game.move_limit={raw}").game.move_limit == value  # int | None too
+
+
+@pytest.mark.parametrize("raw", ["2.5", "1e-3", "1.5e0", "2.5e-1", "-1e-3"])
+def test_an_integer_key_refuses_a_number_that_is_not_whole(raw: str) -> None:
+    with pytest.raises(ValueError, match=r"^ppo\.num_steps: expected an integer, got \S+ \(not a whole number\)$"):
+        _load(f"ppo.num_steps={raw}")
+    with pytest.raises(ValueError, match=r"^game\.move_limit: expected int or NoneType, got"):
+        _load(f"game.move_limit={raw}")
+    for other in ("true", "1e999", ".inf", "abc"):  # a bool, a number too big to be finite, not a number
+        with pytest.raises(ValueError, match=r"^ppo\.num_steps: expected an integer, got [^(]*$"):
+            _load(f"ppo.num_steps={other}")
+
+
+def _training_commands() -> list[list[str]]:
+    """The arguments after ``halma train`` of docs/training.md's command lines that train from a config of
+    ``configs/`` (shell blocks and inline code, lines continued with a backslash joined)."""
+    text = re.sub(r"\\\n\s*", " ", (ROOT / "docs" / "training.md").read_text(encoding="utf-8"))
+    fence = re.compile(r"^```\w*\n(.*?)^```", re.M | re.S)
+    lines = [line for block in fence.findall(text) for line in block.splitlines()]
+    lines += [re.sub(r"\s*\n\s*", " ", code) for code in re.findall(r"`([^`]+)`", fence.sub("", text))]
+    found = (re.search(r"halma train (configs/\S+\.yaml\b.*)", line) for line in lines)
+    return [shlex.split(m.group(1), comments=True) for m in found if m]
+
+
+def test_the_docs_training_commands_load_their_configs() -> None:
+    """Every ``halma train configs/... --set ...`` of docs/training.md is a config the loader takes (its
+    tests/test_docs.py counterpart only parses the command line): ``--set ppo.total_steps=5e6`` was refused.
+    An ``init_from`` naming a run's own checkpoint (not shipped) is left out."""
+    commands = _training_commands()
+    assert ["configs/star2.yaml", "--set", "ppo.total_steps=5e6"] in commands
+    failures = []
+    for argv in commands:
+        overrides = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--set"]
+        overrides = [o for o in overrides if not o.startswith("init_from=") or (ROOT / o.split("=", 1)[1]).is_file()]
+        try:
+            load_config(ROOT / argv[0], overrides)
+        except ValueError as exc:
+            failures.append(f"halma train {shlex.join(argv)}: {exc}")
+    assert not failures, "\n".join(failures)
+    assert len(commands) >= 30
 
 
 def test_init_from_names_an_existing_file_and_excludes_imitation_games(tmp_path: Path) -> None:
