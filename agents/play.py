@@ -11,7 +11,7 @@ any name ``agents.registry.make_player`` accepts).  Commands at a human's turn:
     cpu SEAT NAME  hand a seat to a CPU player; human SEAT takes it back
     save FILE      save the game record (JSON); load FILE continues a saved game
                    (same seat count; this session's seats play on)
-    replay FILE    step through a record move by move (Enter: next, q: stop)
+    replay FILE    step through a record move by move (Enter: next, q or end of input: stop)
     new            start the next game (the start seat rotates)
     numbers        toggle hole numbers; board redraws; help; quit
 
@@ -33,15 +33,17 @@ from __future__ import annotations
 import argparse
 import copy
 import math
+import os
 import select
 import sys
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from halma_env import Game, IllegalMoveError, Move, Rules
 from halma_env.records import GameRecord, load_record
 from halma_env.render import SEAT_COLOUR_NAMES, render_text
-from halma_env.rules import VARIANTS, parse_rule_options
+from halma_env.rules import OPTION_NAMES, VARIANTS, parse_rule_options
 from halma_env.suggest import did_you_mean
 
 if TYPE_CHECKING:
@@ -57,6 +59,9 @@ COMMAND_ARGUMENTS = {
 HELP = __doc__.split("Commands at a human's turn:", 1)[1].split("Bad input", 1)[0]
 CHECK_BUDGET = 0.05  # seconds: the move a CPU player is asked for to check it can play the game (as halma eval)
 STAND_IN = "medium"  # the CPU that moves for a human whose time ran out
+REPLAY_PROMPT = "Enter: next move, q: stop > "
+# what --rule sets: variant and num_players come from --variant/--seats (parse_rule_options refuses them)
+RULE_OPTIONS = tuple(name for name in OPTION_NAMES if name not in ("variant", "num_players"))
 
 
 class TimeUp(Exception):
@@ -106,6 +111,8 @@ class PlaySession:
         self.listed: list[Move] = []
         self.listed_position = ""
         self.marks: list[int] = []
+        # how a replay asks for its next step: run() sets the session's own reader, so one buffer serves both
+        self.read: Callable[[str, float | None], str] = terminal_read
 
     # --- seats -------------------------------------------------------------------------
 
@@ -345,19 +352,28 @@ class PlaySession:
         self.draw()
 
     def replay(self, record: GameRecord, step: Callable[[], str] | None = None) -> None:
-        """Show a record position by position; ``step`` returns the user's answer each time."""
-        step = step or (lambda: input("Enter: next move, q: stop > "))
+        """Show a record position by position; ``step`` returns the user's answer each time.  ``q`` or
+        the end of input (EOFError, as at the main prompt) stops it."""
+        step = step or (lambda: self.read(REPLAY_PROMPT, None))
         for i, game in enumerate(record.games()):
             self.out(render_text(game, numbers=self.numbers, color=self.color))
             last = record.events[i - 1] if i else "start"
             self.out(f"[{i}/{len(record.events)}] {last}")
-            if i < len(record.events) and step().strip().lower() == "q":
+            if i == len(record.events):
+                break
+            try:
+                answer = step()
+            except EOFError:
+                self.out("")  # end the prompt's line
+                break
+            if answer.strip().lower() == "q":
                 break
 
     # --- the loop ----------------------------------------------------------------------
 
     def run(self, read: Callable[[str, float | None], str]) -> None:
         """Read commands until quit; ``read(prompt, timeout)`` raises TimeUp or EOFError."""
+        self.read = read
         self.out("type 'help' for commands")
         for seat in sorted(self.cpu):
             self.out(f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}): {self.player_label(seat)}")
@@ -397,17 +413,62 @@ def _seat(text: str) -> int:
     return int(text)
 
 
+class LineReader:
+    """Lines read from a file descriptor through this reader's own buffer.  select() sees only the
+    descriptor: lines read ahead into ``sys.stdin``'s buffer (a pipe, or typing ahead) would be
+    invisible to it, so every read of stdin goes through here and select() runs only when no whole
+    line is buffered."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.pending = b""
+
+    def readline(self, timeout: float | None = None) -> str:
+        """The next line with its newline; the last one without it, then "" at the end of input.
+        TimeUp when no whole line comes within ``timeout`` seconds (what was typed of one is kept)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while b"\n" not in self.pending:
+            if deadline is not None:
+                ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
+                if not ready:
+                    raise TimeUp()
+            chunk = os.read(self.fd, 4096)
+            if not chunk:  # not sticky: a terminal can go on after Ctrl-D
+                line, self.pending = self.pending, b""
+                return line.decode(errors="replace")
+            self.pending += chunk
+        line, sep, self.pending = self.pending.partition(b"\n")
+        return (line + sep).decode(errors="replace")  # whole lines: no UTF-8 character is split
+
+
+_stdin_reader: tuple[object, LineReader] | None = None  # sys.stdin and its reader (a new stdin, a new buffer)
+
+
+def _reader() -> LineReader | None:
+    """The reader of the current ``sys.stdin``, or None when it has no descriptor (a StringIO)."""
+    global _stdin_reader
+    if _stdin_reader is None or _stdin_reader[0] is not sys.stdin:
+        try:
+            fd = sys.stdin.fileno()
+        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+            return None
+        _stdin_reader = (sys.stdin, LineReader(fd))
+    return _stdin_reader[1]
+
+
 def terminal_read(prompt: str, timeout: float | None) -> str:
-    """input() with an optional time limit (POSIX terminals)."""
-    if timeout is None:
+    """A line of stdin (EOFError at its end) with an optional time limit (POSIX: select() on a
+    pipe or a terminal); a stdin without a descriptor is read by input(), without the limit."""
+    reader = _reader()
+    if reader is None:
         return input(prompt)
-    sys.stdout.write(f"{prompt}({timeout:.0f} s) ")
+    sys.stdout.write(prompt if timeout is None else f"{prompt}({timeout:.0f} s) ")
     sys.stdout.flush()
-    ready, _, _ = select.select([sys.stdin], [], [], timeout)
-    if not ready:
+    try:
+        line = reader.readline(timeout)
+    except TimeUp:
         sys.stdout.write("\n")
-        raise TimeUp()
-    line = sys.stdin.readline()
+        raise
     if not line:
         raise EOFError
     return line
@@ -428,14 +489,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="comma-separated, one per seat: 'human' or a CPU level/bot; seats beyond the list get --level "
              "(default: human, then --level for the rest)",
     )
-    p.add_argument("--level", default=None, help="CPU level for the seats not given by --players (default medium)")
+    p.add_argument("--level", default=None, help="CPU level for the seats not given by --players (default medium); "
+                                                 "refused when there are none")
     p.add_argument("--preset", choices=["qdan", "kawu"], help="a public rule set")
-    p.add_argument("--rule", action="append", default=None, metavar="KEY=VALUE", help="a rule option (repeatable)")
+    p.add_argument("--rule", action="append", default=None, metavar="KEY=VALUE",
+                   help=f"a rule option (repeatable): {', '.join(RULE_OPTIONS)}")
     p.add_argument(
         "--time-limit", type=int, choices=[30, 60],
         help="seconds per human move, 30 or 60 as the public sites offer (default: none); then a CPU moves for them",
     )
-    p.add_argument("--cpu-time", type=float, default=None, help="CPU thinking budget per move in seconds")
+    p.add_argument("--cpu-time", type=float, default=None,
+                   help="CPU thinking budget per move in seconds (also for a seat handed to a CPU later with "
+                        "'cpu SEAT NAME' and the stand-in for a human out of time)")
     p.add_argument("--numbers", action="store_true", help="show hole numbers")
     p.add_argument("--no-color", action="store_true", help="no colours (off anyway when output is not a terminal)")
     p.add_argument("--seed", type=int, default=None, help="seed of the CPU players (default 0)")
@@ -449,10 +514,14 @@ def run(args: argparse.Namespace) -> int:
     if args.replay:
         return run_replay(args)
     args.variant = args.variant or "star"
-    args.level = "medium" if args.level is None else args.level
+    level = "medium" if args.level is None else args.level
     args.seed = 0 if args.seed is None else args.seed
     try:
         options = parse_rule_options(args.rule or [])
+        unknown = sorted(set(options) - set(RULE_OPTIONS))
+        if unknown:  # before Rules, whose list of known options has variant and num_players too
+            names = ", ".join(name + did_you_mean(name, RULE_OPTIONS) for name in unknown)
+            raise ValueError(f"unknown rule option(s): {names}; known: {', '.join(RULE_OPTIONS)}")
         players = [s.strip() for s in args.players.split(",")] if args.players else None
         seat_count = args.seats if args.seats is not None else len(players) if players else 2
         if args.preset:
@@ -462,8 +531,16 @@ def run(args: argparse.Namespace) -> int:
         else:
             rules = Rules(args.variant, seat_count, **options)
         given = players if players is not None else [HUMAN]
+        # --level gives only the seats left over: refused when there are none (`cpu SEAT NAME` names its own
+        # player, so it could not matter later); --cpu-time and --seed can (`cpu SEAT NAME`, a time-up stand-in)
+        if args.level is not None and len(given) == rules.num_players:
+            if players is not None:
+                raise ValueError(f"--level is for the seats --players leaves out, and it names every seat of "
+                                 f"{_game_name(rules)} (drop --level)")
+            raise ValueError(f"--level is for the CPU seats, and {_game_name(rules)} has only the human's "
+                             "(drop --level)")
         # fewer players than seats: the rest get --level; more is an error (PlaySession says so)
-        seats = given + [args.level] * (rules.num_players - len(given))
+        seats = given + [level] * (rules.num_players - len(given))
         session = PlaySession(
             rules, seats, time_limit=args.time_limit, seed=args.seed, color=not args.no_color and sys.stdout.isatty(),
             numbers=args.numbers, cpu_budget=args.cpu_time,

@@ -853,3 +853,177 @@ def test_a_level_its_ladder_cannot_describe_is_labelled_by_its_name() -> None:
     s = PlaySession(Rules("star", 2), ["known", "unknown"], color=False, out=lambda line: None,
                     make_player=lambda name, seed=None: players[name])
     assert [s.player_label(0), s.player_label(1)] == ["known = greedy", "unknown"]
+
+
+# --- the end of input in a replay, input read ahead with a time limit, flags that would go unused ---------
+
+
+def _two_move_record(tmp_path):
+    """A saved 2-seat record of two moves."""
+    s, _ = session([HUMAN, HUMAN])
+    s.handle("113-104")
+    s.handle(str(s.game.legal_moves()[0]))
+    path = tmp_path / "game.json"
+    s.handle(f"save {path}")
+    return path
+
+
+def test_a_replay_ends_quietly_at_the_end_of_input(tmp_path, monkeypatch, capsys) -> None:
+    """The end of input stops a replay as ``q`` does, with a newline after its prompt: ``halma play
+    --replay FILE < /dev/null`` and ``replay FILE`` as the last command exit 0, no EOFError."""
+    import io
+
+    from agents.cli import main
+    from halma_env.records import load_record
+
+    path = _two_move_record(tmp_path)
+    s, out = session([HUMAN, HUMAN])
+
+    def end() -> str:
+        raise EOFError
+
+    s.replay(load_record(path), step=end)
+    assert [line for line in out if line.startswith("[")] == ["[0/2] start"] and out[-1] == ""
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert main(["play", "--replay", str(path), "--no-color"]) == 0
+    assert capsys.readouterr().out.endswith("[0/2] start\nEnter: next move, q: stop > \n")
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"replay {path}\n\n"))
+    assert main(["play", "--players", "human,human", "--no-color"]) == 0
+    out_text = capsys.readouterr().out
+    assert "[1/2] 113-104" in out_text and "[2/2]" not in out_text  # one Enter, then the end of input
+
+
+def test_lines_piped_ahead_are_obeyed_within_the_time_limit(monkeypatch) -> None:
+    """Two commands written at once into a pipe that stays open: with a time limit the second is read at
+    once from what the first read took in, not left behind select() until the time is up."""
+    import os
+
+    from agents.play import terminal_read
+
+    read_end, write_end = os.pipe()
+    with os.fdopen(read_end) as stdin:
+        monkeypatch.setattr("sys.stdin", stdin)
+        os.write(write_end, b"moves\nquit\n")
+        s, out = session([HUMAN, "first"], time_limit=5)
+        reads: list[float | None] = []
+
+        def read(prompt: str, timeout: float | None) -> str:
+            reads.append(timeout)
+            if len(reads) > 3:  # without the fix the session goes on with the CPU moving for the human
+                raise EOFError
+            return terminal_read(prompt, 1 if timeout else None)  # 1 s: what a failure costs, not 5
+
+        s.run(read)
+        os.close(write_end)
+    assert reads == [5, 5] and s.game.ply == 0 and not any("time is up" in line for line in out)
+
+
+def test_the_line_reader_keeps_a_partial_line_and_reads_the_last_one(monkeypatch) -> None:
+    """A line typed in part when the time runs out is kept for the next read; a last line without a
+    newline is returned as it is, then the end of input is EOFError."""
+    import os
+
+    from agents.play import terminal_read
+
+    read_end, write_end = os.pipe()
+    with os.fdopen(read_end) as stdin:
+        monkeypatch.setattr("sys.stdin", stdin)
+        os.write(write_end, b"113-")
+        with pytest.raises(TimeUp):
+            terminal_read("> ", 0.05)
+        os.write(write_end, b"104\nundo\nqu")
+        assert terminal_read("> ", 5) == "113-104\n"
+        assert terminal_read("> ", None) == "undo\n"
+        os.close(write_end)
+        assert terminal_read("> ", None) == "qu"
+        with pytest.raises(EOFError):
+            terminal_read("> ", 5)
+
+
+def test_cli_obeys_commands_piped_ahead_with_a_time_limit(tmp_path) -> None:
+    """``(printf 'moves\\nquit\\n'; sleep 40) | halma play --time-limit 30``: quit is obeyed at once."""
+    import subprocess
+
+    with open(tmp_path / "out.txt", "wb") as out:
+        p = subprocess.Popen([sys.executable, "-m", "agents.cli", "play", "--no-color", "--time-limit", "30",
+                              "--players", "human,random"], cwd=ROOT, stdin=subprocess.PIPE, stdout=out,
+                             stderr=subprocess.STDOUT)
+        assert p.stdin is not None
+        p.stdin.write(b"moves\nquit\n")
+        p.stdin.flush()  # and kept open, as a person typing ahead
+        try:
+            assert p.wait(timeout=15) == 0
+        finally:
+            p.kill()
+            p.stdin.close()
+    text = (tmp_path / "out.txt").read_text()
+    assert "#1 " in text and "time is up" not in text
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX terminal")
+def test_terminal_read_on_a_terminal_times_out_and_reads_lines(monkeypatch) -> None:
+    """On a terminal (a pty): nothing typed is TimeUp, lines typed ahead are read one by one, Ctrl-D at
+    an empty line is EOFError and the terminal can still be read after it."""
+    import os
+    import pty
+
+    from agents.play import terminal_read
+
+    master, slave = pty.openpty()
+    with os.fdopen(slave) as stdin:
+        monkeypatch.setattr("sys.stdin", stdin)
+        with pytest.raises(TimeUp):
+            terminal_read("> ", 0.05)
+        os.write(master, b"moves\nquit\n")
+        assert [terminal_read("> ", 5), terminal_read("> ", 5)] == ["moves\n", "quit\n"]
+        os.write(master, b"\x04")
+        with pytest.raises(EOFError):
+            terminal_read("> ", 5)
+        os.write(master, b"new\n")
+        assert terminal_read("> ", None) == "new\n"
+    os.close(master)
+
+
+def test_cli_refuses_a_level_no_seat_gets_and_keeps_the_cpu_time_for_later_cpu_seats(monkeypatch, capsys) -> None:
+    """--level gives only the seats --players leaves out: with none left it is refused (``cpu SEAT NAME``
+    names its own player).  --cpu-time with no CPU seat is kept: a seat handed to a CPU later uses it."""
+    from agents.cli import main
+
+    sessions = _cli_sessions(monkeypatch, tty=False)
+    assert main(["play", "--players", "human,random", "--level", "hard"]) == 2
+    assert capsys.readouterr().err == ("halma play: error: --level is for the seats --players leaves out, and it "
+                                       "names every seat of star with 2 seats (drop --level)\n")
+    assert main(["play", "--seats", "1", "--level", "hard"]) == 2
+    assert capsys.readouterr().err == ("halma play: error: --level is for the CPU seats, and star with 1 seat has "
+                                       "only the human's (drop --level)\n")
+    assert sessions == []
+    assert main(["play", "--players", "human,human", "--cpu-time", "1"]) == 0
+    assert sessions[0].cpu_budget == 1
+    assert main(["play", "--seats", "3", "--players", "human,random", "--level", "greedy"]) == 0
+    assert sessions[1].seats == [HUMAN, "random", "greedy"]
+
+    from agents.play import CHECK_BUDGET
+
+    budgets: list[float | None] = []
+
+    class Timed(FirstMove):
+        def select_move(self, game, time_budget=None):
+            budgets.append(time_budget)
+            return super().select_move(game, time_budget)
+
+    s = PlaySession(Rules("star", 2), [HUMAN, HUMAN], cpu_budget=1, color=False, out=lambda line: None,
+                    make_player=lambda name, seed=None: Timed())
+    s.handle("cpu 0 first")
+    assert budgets == [CHECK_BUDGET, 1] and s.game.ply == 1  # the check before the seat changes, then its move
+
+
+def test_an_unknown_rule_option_lists_only_what_rule_accepts(capsys) -> None:
+    """variant and num_players are refused as --rule options, so the known list leaves them out."""
+    from agents.cli import main
+
+    assert main(["play", "--rule", "bogus=1"]) == 2
+    assert capsys.readouterr().err == (
+        "halma play: error: unknown rule option(s): bogus; known: anti_blocking, play_to_end, move_limit, "
+        "limit_outcome, stall_limit, repetition_limit, first_seat\n")
+    assert main(["play", "--rule", "move_limimt=3"]) == 2
+    assert "move_limimt (did you mean 'move_limit'?); known: anti_blocking," in capsys.readouterr().err
