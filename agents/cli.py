@@ -84,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
         status = int(run(args) or 0)
         sys.stdout.flush()  # a closed pipe raises here, not in the interpreter's exit
         return status
+    except KeyboardInterrupt:  # Ctrl-C: one line instead of a traceback, and the shell's status for SIGINT
+        print(f"\nhalma {name}: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         # The reader went away (``halma perft 3 --divide | head``): stop quietly, as Unix tools do.
         # stdout goes to /dev/null so the interpreter's final flush does not raise again.

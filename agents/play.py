@@ -352,8 +352,8 @@ class PlaySession:
         self.draw()
 
     def replay(self, record: GameRecord, step: Callable[[], str] | None = None) -> None:
-        """Show a record position by position; ``step`` returns the user's answer each time.  ``q`` or
-        the end of input (EOFError, as at the main prompt) stops it."""
+        """Show a record position by position; ``step`` returns the user's answer each time.  ``q``,
+        the end of input or Ctrl-C (as at the main prompt) stops it."""
         step = step or (lambda: self.read(REPLAY_PROMPT, None))
         for i, game in enumerate(record.games()):
             self.out(render_text(game, numbers=self.numbers, color=self.color))
@@ -363,7 +363,7 @@ class PlaySession:
                 break
             try:
                 answer = step()
-            except EOFError:
+            except (EOFError, KeyboardInterrupt):  # as at the main prompt
                 self.out("")  # end the prompt's line
                 break
             if answer.strip().lower() == "q":
@@ -548,7 +548,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"halma play: error: {e}", file=sys.stderr)
         return 2
-    session.run(terminal_read)
+    session.run(terminal_read)  # Ctrl-C at a prompt ends it quietly; while a CPU thinks, agents.cli says so
     return 0
 
 

@@ -1027,3 +1027,29 @@ def test_an_unknown_rule_option_lists_only_what_rule_accepts(capsys) -> None:
         "limit_outcome, stall_limit, repetition_limit, first_seat\n")
     assert main(["play", "--rule", "move_limimt=3"]) == 2
     assert "move_limimt (did you mean 'move_limit'?); known: anti_blocking," in capsys.readouterr().err
+
+
+def test_ctrl_c_stops_a_replay_and_ends_a_session_while_a_cpu_thinks(tmp_path, monkeypatch, capsys) -> None:
+    """Ctrl-C at a replay's prompt stops the replay as at the main prompt; during a CPU's move (here the
+    check that it can play the game) it ends ``halma play`` with exit status 130 (the shell's for SIGINT),
+    a line saying so and no traceback (agents/cli.py, for every command)."""
+    from agents.cli import main
+    from halma_env.records import load_record
+
+    s, out = session([HUMAN, HUMAN])
+
+    def interrupt() -> str:
+        raise KeyboardInterrupt
+
+    s.replay(load_record(_two_move_record(tmp_path)), step=interrupt)
+    assert [line for line in out if line.startswith("[")] == ["[0/2] start"] and out[-1] == ""
+
+    def thinking(self, game, time_budget=None):
+        raise KeyboardInterrupt
+
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    monkeypatch.setattr("agents.bots.random_bot.RandomBot.select_move", thinking)
+    assert main(["play", "--players", "random,human", "--no-color"]) == 130
+    assert capsys.readouterr().err == "\nhalma play: interrupted\n"
