@@ -28,6 +28,7 @@ import itertools
 import json
 import math
 import os
+import re
 import sys
 import time
 from collections import Counter
@@ -35,7 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
-from agents.player import Player, check_time
+from agents.player import Player, check_int, check_time
 from agents.ratings import Rating, competition_ranks, mean_interval, rate_games, wilson_interval
 from halma_env import Game, IllegalMoveError, Rules
 from halma_env.records import game_events
@@ -200,16 +201,24 @@ def play_game(
     forfeit is reported, not hidden.  ``max_plies`` stops the game (end reason "max_plies").
     """
     n = rules.num_players
-    if len(players) != n:
-        raise ValueError(f"{rules.variant} with {n} seats needs {n} players, got {len(players)}")
+    if isinstance(players, (str, bytes)) or len(players) != n:
+        raise ValueError(f"{rules.variant} with {n} seats needs a list of {n} players, got {players!r}")
     if cap_outcome not in ("draw", "progress"):
         raise ValueError(f"cap_outcome must be 'draw' or 'progress', got {cap_outcome!r}")
-    if max_plies is not None and max_plies < 1:
-        raise ValueError(f"max_plies must be >= 1 (or None), got {max_plies}")
+    check_int("seed", seed)
+    check_time("time_budget", time_budget)
+    if max_plies is not None:
+        check_int("max_plies", max_plies, 1)
     factory = factory or default_factory
     seat_players = list(seat_players) if seat_players is not None else list(range(n))
+    if len(seat_players) != n:
+        raise ValueError(f"seat_players must give a player index for each of the {n} seats, got {seat_players!r}")
+    for index_of_seat in seat_players:
+        check_int("a seat_players entry", index_of_seat)
     labels = [str(p) if isinstance(p, str) else getattr(p, "name", type(p).__name__) for p in players]
     names = list(names) if names is not None else labels
+    if len(names) != n:
+        raise ValueError(f"names must give a name for each of the {n} seats, got {names!r}")
     actors = [factory(p, derive_seed(seed, j)) if isinstance(p, str) else p for j, p in enumerate(players)]
 
     game = Game(rules)
@@ -622,8 +631,18 @@ class TournamentResult:
         plt.close(fig)
 
     def save(self, out_dir: str) -> list[str]:
-        """Write results.json, results.md, results.png and games/game_NNNNN.json; return the paths."""
-        os.makedirs(os.path.join(out_dir, "games"), exist_ok=True)
+        """Write results.json, results.md, results.png and games/game_NNNNN.json; return the paths.  Saving
+        again into the same folder rewrites the files; a folder holding game records this result does not
+        have (another tournament's) is refused before anything is written, as they would mix."""
+        ours = {f"game_{g.index:05d}.json" for g in self.games if g.record is not None}
+        games_dir = os.path.join(out_dir, "games")
+        stale = sorted(name for name in (os.listdir(games_dir) if os.path.isdir(games_dir) else [])
+                       if re.fullmatch(r"game_\d{5,}\.json", name) and name not in ours)
+        if stale:
+            more = f" and {len(stale) - 3} more" if len(stale) > 3 else ""
+            raise ValueError(f"{out_dir!r} holds game records of another tournament ({', '.join(stale[:3])}{more}); "
+                             "save into another directory or remove them")
+        os.makedirs(games_dir, exist_ok=True)
         paths = []
         p = os.path.join(out_dir, "results.json")
         _write_json(p, self.to_dict())
@@ -712,7 +731,10 @@ def _clean(o: Any) -> Any:
 def load_results(path: str) -> TournamentResult:
     """A tournament back from its ``results.json`` (to re-report or re-rate it without replaying)."""
     with open(path) as f:
-        data = json.load(f)
+        try:
+            data = json.load(f)
+        except ValueError as e:  # not JSON (UnicodeDecodeError is a ValueError too)
+            raise ValueError(f"{path}: not a halma eval results.json (not JSON: {e})") from None
     try:
         games = []
         for g in data["games"]:
@@ -754,12 +776,20 @@ def run_tournament(
     """Play ``games`` games among ``players`` (names or paths for ``factory``, default the
     registry) under ``rules`` with the balanced seat schedule; ``workers`` processes (None: one
     per core).  The result does not depend on ``workers``."""
+    if isinstance(players, (str, bytes)) or not all(isinstance(p, str) for p in players):
+        # names, not Player objects: each game makes its own, seeded, in whichever worker plays it
+        raise ValueError(f"players must be a list of names or paths for the factory (play_game takes Player "
+                         f"objects), got {players!r}")
     if not players:
         raise ValueError("a tournament needs at least one player")
-    if games < 1:
-        raise ValueError(f"games must be >= 1, got {games}")
-    if time_budget is not None and not time_budget > 0:
-        raise ValueError(f"the time per move must be > 0 seconds, got {time_budget}")
+    check_int("games", games, 1)
+    check_int("seed", seed)
+    if time_budget is not None:
+        check_time("the time per move", time_budget)
+    if workers is not None:
+        check_int("workers", workers, 1)
+    if max_plies is not None:
+        check_int("max_plies", max_plies, 1)
     labels = unique_labels(players)
     n = rules.num_players
     base = rules.to_dict()
@@ -936,6 +966,7 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
         if args.max_plies is not None and args.max_plies < 1:
             raise ValueError(f"--max-plies must be >= 1, got {args.max_plies}")
         check_time("--time-per-move", args.time_per_move)  # inf and nan too, before any game
+        check_int("--seed", args.seed)
         if args.solo is not None:
             if args.players:
                 raise ValueError("--solo takes one agent and no other players")

@@ -671,10 +671,30 @@ def test_play_game_defaults_and_argument_checks() -> None:
     assert play_game(rules, ["random", "random"], max_plies=1).plies == 1
     with pytest.raises(ValueError, match="max_plies must be >= 1"):
         play_game(rules, ["random", "random"], max_plies=0)
-    with pytest.raises(ValueError, match="star with 2 seats needs 2 players, got 3"):
+    with pytest.raises(ValueError, match=r"star with 2 seats needs a list of 2 players, got \['random', 'random', "):
         play_game(rules, ["random"] * 3, max_plies=4)  # a mutant without the check stops soon
     with pytest.raises(ValueError, match="cap_outcome must be"):
         play_game(rules, ["random", "random"], cap_outcome="nosuch", max_plies=4)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"players": "rr"}, "needs a list of 2 players, got 'rr'"),
+    ({"seat_players": [0]}, r"seat_players must give a player index for each of the 2 seats, got \[0\]"),
+    ({"seat_players": [0, 1, 2]}, "seat_players must give a player index for each of the 2 seats"),
+    ({"seat_players": [0, -1]}, "a seat_players entry must be >= 0"),
+    ({"names": ["a"], "keep_record": True}, r"names must give a name for each of the 2 seats, got \['a'\]"),
+    ({"max_plies": 2.5}, "max_plies must be >= 1 \\(an integer\\), got 2.5"),
+    ({"max_plies": True}, "max_plies must be >= 1"),
+    *[({"seed": seed}, "seed must be >= 0 \\(an integer\\)") for seed in (None, -5, 1.5, "abc")],
+    ({"time_budget": float("inf")}, "time_budget must be > 0 seconds \\(a finite number\\)"),
+    ({"time_budget": "1"}, "time_budget must be > 0 seconds"),
+])
+def test_play_game_refuses_bad_arguments_before_any_move(kwargs, message) -> None:
+    """Once these dropped a player from the result (seat_players too short), failed with an IndexError
+    or were taken as given (a float cap, a seed of None)."""
+    args = {"players": ["random", "random"], **kwargs}
+    with pytest.raises(ValueError, match=message):
+        play_game(Rules("star", 2), max_plies=args.pop("max_plies", 4), **args)
 
 
 class _Nameless:
@@ -712,13 +732,21 @@ def test_run_tournament_defaults_and_argument_checks(capsys) -> None:
     assert 0 <= res.elapsed < 60  # wall seconds
     assert capsys.readouterr().err == ""  # no progress bar unless asked for
     assert run_tournament(["x", "y"], Rules("star", 2), 1, max_plies=1, factory=_scripted_factory,
-                          workers=0).games[0].plies == 1  # at least one worker
+                          workers=5).games[0].plies == 1  # no more workers than games
     for kwargs, message in [({"games": 0}, "games must be >= 1"), ({"time_budget": 0.0}, "time per move must be > 0"),
-                            ({"time_budget": -1.0}, "time per move must be > 0")]:
+                            ({"time_budget": -1.0}, "time per move must be > 0"),
+                            ({"time_budget": float("inf")}, "time per move must be > 0 seconds \\(a finite number\\)"),
+                            ({"time_budget": "1"}, "time per move must be > 0"),
+                            ({"games": 2.5}, "games must be >= 1 \\(an integer\\), got 2.5"),
+                            ({"workers": 0}, "workers must be >= 1"), ({"max_plies": 0}, "max_plies must be >= 1"),
+                            ({"seed": -1}, "seed must be >= 0"), ({"seed": None}, "seed must be >= 0")]:
         with pytest.raises(ValueError, match=message):
             run_tournament(["x", "y"], Rules("star", 2), **{"games": 1, **kwargs})  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="at least one player"):
         run_tournament([], Rules("star", 2), 1)
+    for players in ("greedy", [_Scripted("bob"), "random"]):  # a string was taken letter by letter
+        with pytest.raises(ValueError, match="players must be a list of names or paths for the factory"):
+            run_tournament(players, Rules("star", 2), 1)  # type: ignore[arg-type]
     assert len(run_tournament(["x", "y"], Rules("star", 2), 1, max_plies=1, factory=_scripted_factory,
                               time_budget=1.0).games) == 1
 

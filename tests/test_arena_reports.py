@@ -232,6 +232,30 @@ def test_save_writes_the_documented_files_in_order(tmp_path) -> None:
     assert (out / "results.md").read_text() == MATCH_MD + "\n"
 
 
+def test_save_refuses_a_folder_with_another_tournaments_records(tmp_path) -> None:
+    """Saving a 4-game result, then a 2-game one into the same folder left game_00002/3.json of the first
+    beside the second's results.json (``halma eval --out`` refuses such a folder; the method did not)."""
+    played = arena.play_game(Rules("star", 2), ["random", "random"], seed=1, max_plies=4, keep_record=True)
+    first, second = _match(), _match()
+    for g in first.games:
+        g.record = played.record
+    second.games = [g for g in second.games if g.index == 0]
+    second.games[0].record = played.record
+    first.save(str(tmp_path))
+    before = {p.name: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    with pytest.raises(ValueError, match=r"holds game records of another tournament \(game_00001\.json, game_0000"):
+        second.save(str(tmp_path))
+    assert {p.name: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before  # nothing written
+    assert first.save(str(tmp_path))  # the same result again: rewritten
+
+
+def test_load_results_names_a_file_that_is_not_json(tmp_path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text("not json")
+    with pytest.raises(ValueError, match=r"bad\.json: not a halma eval results\.json \(not JSON: Expecting value"):
+        arena.load_results(str(path))
+
+
 def test_save_without_records_still_makes_the_games_folder(tmp_path) -> None:
     paths = _self_play().save(str(tmp_path))
     assert [Path(p).name for p in paths] == ["results.json", "results.md", "results.png"]
@@ -505,6 +529,7 @@ TIME_ERROR = "--time-per-move must be > 0 seconds (a finite number) or none"
         (["greedy", "random", "--time-per-move", "nan"], f"{TIME_ERROR}, got nan"),
         (["greedy", "random", "--time-per-move", "inf"], f"{TIME_ERROR}, got inf"),
         (["--solo", "greedy", "--time-per-move", "inf"], "--time-per-move must be > 0 seconds (a finite number)"),
+        (["greedy", "random", "--seed", "-1"], "--seed must be >= 0 (an integer), got -1"),
         (["--solo", "greedy", "--games", "0"], "--games must be >= 1, got 0"),
         (["--solo", "greedy", "--max-plies", "0"], "--max-plies must be >= 1, got 0"),
         (["--solo", "greedy", "--seats", "2"], "--solo is the star solitaire (1 seat, default rules); drop "),
