@@ -13,10 +13,13 @@ The ladder file (``agents/ladder/ladder.json``, shipped as package data; ``HALMA
 A level's ``player`` is a bot spec (``agents.registry``) or an exported model (a ``.onnx`` path
 relative to the ladder file, optionally with options ``model.onnx:search=top=6``).
 
-``level_player(level, variant, seats)`` makes a level's player; ``LevelPlayer`` (what
-``make_player("hard")`` and ``ladder:hard`` give) looks the level up when it sees the game, so
-one name works for every variant and seat count.  Nothing here imports torch, except exporting a
-``.pt`` candidate in ``halma ladder``.
+``level_player(level, variant, seats)`` makes a level's player for that game only (what
+``ladder:star-2:hard`` gives: a model refuses another game, and so does a bot level, a ``LevelBot``);
+``LevelPlayer`` (what ``make_player("hard")`` and ``ladder:hard`` give) looks the level up when it
+sees the game, so one name works for every variant and seat count.  Both take ``temperature``,
+``search`` and ``time_budget`` for the level's player: a model uses all three, a bot only
+``time_budget`` (its budget for a move asked for without one) and refuses the others by name.
+Nothing here imports torch, except exporting a ``.pt`` candidate in ``halma ladder``.
 """
 
 from __future__ import annotations
@@ -164,42 +167,107 @@ def level_entry(level: str, variant: str, seats: int, path: str | Path | None = 
 
 
 def entry_player(player: str, seed: int | None = None, base: Path | None = None, name: str | None = None,
-                 **options: Any) -> Any:
+                 game: tuple[str, int] | None = None, **options: Any) -> Any:
     """The Player for a ladder/candidate ``player`` string: a bot spec or a ``.onnx`` model
-    (relative paths are taken from ``base``, the ladder file's directory)."""
+    (relative paths are taken from ``base``, the ladder file's directory).
+
+    ``options`` (``temperature``, ``search``, ``time_budget``; ``None``: not given) override a model's
+    own; a bot takes only ``time_budget`` (its budget for a move asked for without one) and refuses the
+    others by name.  With ``game`` (variant, seats) the player is that game's: a model for another is
+    refused now, and a bot is wrapped (``LevelBot``) so that it refuses to play another."""
     from agents.opponent import load_opponent, parse_opponent_spec
 
+    given = {k: v for k, v in options.items() if v is not None}
+    what = f"level {name!r}" if name else "the ladder player"
+    if game is not None:
+        what += f" for {game[0]} with {game[1]} seats"
     lower = player.lower()
     if lower.endswith(".onnx") or ".onnx:" in lower:
         spec = parse_opponent_spec(player)
         path = Path(spec.path)
         if base is not None and not path.is_absolute():
             path = base / path
-        merged = {**spec.options, **{k: v for k, v in options.items() if v is not None}}
+        merged = {**spec.options, **given}
         opp = load_opponent(str(path), seed=seed, temperature=merged.get("temperature"),
                             search=merged.get("search"), time_budget=merged.get("time_budget"))
+        plays = (opp.policy.variant, opp.policy.num_players)
+        if game is not None and plays != tuple(game):
+            raise LadderError(f"{what} is the model {player!r}, exported for {plays[0]} with {plays[1]} seats")
         if name:
             opp.name = name
         return opp
     if lower.startswith("ladder:") or player in LEVELS:
         raise LadderError(f"a ladder level must name a bot spec or a model, not another level ({player!r})")
+    refused = [k for k in given if k != "time_budget"]
+    if refused:  # a bot has no policy to sample or search with: never drop the setting silently
+        k = refused[0]
+        raise LadderError(f"{what} is the bot {player!r}, which cannot take {k}={given[k]!r}: a bot level takes "
+                          "only time_budget (temperature and search are an exported model's)")
+    from agents.player import check_time
     from agents.registry import make_player
 
+    budget = check_time("time_budget", given.get("time_budget"))
     bot = make_player(player, seed=seed)
     if name:
         bot.name = name
-    return bot
+    if game is None and budget is None:
+        return bot
+    return LevelBot(bot, player, game, budget)
 
 
 def level_player(level: str, variant: str, seats: int, seed: int | None = None,
-                 path: str | Path | None = None) -> Any:
-    """The Player of ``level`` for ``variant`` with ``seats`` seats, from the ladder."""
+                 path: str | Path | None = None, *, temperature: float | None = None,
+                 search: str | dict[str, Any] | int | None = None, time_budget: float | None = None) -> Any:
+    """The Player of ``level`` for ``variant`` with ``seats`` seats, from the ladder; it plays that game
+    only (a ``LadderError`` naming both games for another).  ``temperature``, ``search`` and
+    ``time_budget`` override the level's own (see ``entry_player``)."""
     lv = level_entry(level, variant, seats, path)
     options = {k: lv[k] for k in PLAYER_OPTIONS if k in lv}
-    player = entry_player(lv["player"], seed=seed, base=ladder_path(path).resolve().parent, name=level, **options)
+    options.update((k, v) for k, v in (("temperature", temperature), ("search", search),
+                                       ("time_budget", time_budget)) if v is not None)
+    player = entry_player(lv["player"], seed=seed, base=ladder_path(path).resolve().parent, name=level,
+                          game=(variant, seats), **options)
     # what the level resolved to, as LevelPlayer.describe says it (halma play announces ladder:star-2:hard so)
     player.describe = ResolvedLevel(lv["player"])
     return player
+
+
+class LevelBot:
+    """A bot that is a ladder level of one game (``ladder:star-3:expert``, ``level_player``): like a
+    model level, it refuses to play another game (with a ``LadderError`` naming both; the plain level
+    name follows the game instead), and it gives the bot the level's ``time_budget`` for a move asked
+    for without one (a budget given with the move wins, as for an exported model).  Every other
+    attribute (``seed``, ``last_info``, ...) is the bot's."""
+
+    def __init__(self, bot: Any, spec: str, game: tuple[str, int] | None, time_budget: float | None) -> None:
+        from agents.player import check_time
+
+        self.bot = bot
+        self.spec = spec
+        self.name: str = bot.name
+        self.game = None if game is None else (game[0], int(game[1]))
+        self.time_budget = check_time("time_budget", time_budget)
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__") or attr == "bot":  # not there yet while unpickling or copying
+            raise AttributeError(attr)
+        return getattr(self.bot, attr)
+
+    def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        from agents.player import check_time
+
+        check_time("time_budget", time_budget)
+        r = game.rules
+        if self.game is not None and (r.variant, r.num_players) != self.game:
+            raise LadderError(f"level {self.name!r} ({self.spec}) was resolved for {self.game[0]} with "
+                              f"{self.game[1]} seats; it cannot play {r.variant} with {r.num_players} seats (the "
+                              f"plain level name {self.name!r} follows the game played)")
+        return self.bot.select_move(game, self.time_budget if time_budget is None else time_budget)
+
+    def __repr__(self) -> str:
+        game = "" if self.game is None else f", game={self.game[0]}-{self.game[1]}"
+        budget = "" if self.time_budget is None else f", time_budget={self.time_budget}"
+        return f"LevelBot({self.bot!r}{game}{budget})"
 
 
 class ResolvedLevel:
@@ -220,16 +288,27 @@ class LevelPlayer:
     """A level by name, resolved from the ladder for each game's variant and seat count.
 
     Games the ladder has no entry for (the 1-seat solitaire, a ladder file without that game) use
-    the registry's fallback spec of the level (``agents.registry.LEVELS``) when there is one."""
+    the registry's fallback spec of the level (``agents.registry.LEVELS``) when there is one.
 
-    def __init__(self, level: str, seed: int | None = None, path: str | Path | None = None) -> None:
+    ``temperature``, ``search`` and ``time_budget`` are checked now and passed to each game's player
+    when it is made (``entry_player``): a game whose level is a bot refuses temperature and search
+    then, at the first move of that game."""
+
+    def __init__(self, level: str, seed: int | None = None, path: str | Path | None = None, *,
+                 temperature: float | None = None, search: str | dict[str, Any] | int | None = None,
+                 time_budget: float | None = None) -> None:
+        from agents.opponent import check_play_options
+
         known = level_names(path)
         if level not in known:
             raise LadderError(f"unknown level {level!r}; levels: {', '.join(known)}")
+        check_play_options(temperature, search, time_budget)
         self.name = level
         self.level = level
         self.seed = seed
         self.path = path
+        self.options: dict[str, Any] = {k: v for k, v in (("temperature", temperature), ("search", search),
+                                                          ("time_budget", time_budget)) if v is not None}
         self._players: dict[tuple[str, int], Any] = {}
 
     def describe(self, rules: Rules) -> str:
@@ -265,28 +344,39 @@ class LevelPlayer:
                 if self.level not in FALLBACK:
                     raise LadderError(f"level {self.level!r}: the ladder has no entry for {key[0]} with "
                                       f"{key[1]} seats and the level has no fallback bot")
-                self._players[key] = entry_player(FALLBACK[self.level], seed=self.seed, name=self.level)
+                # the bot itself (wrapped only for a time_budget): this player already picks it per game
+                self._players[key] = entry_player(FALLBACK[self.level], seed=self.seed, name=self.level,
+                                                  **self.options)
             else:
-                self._players[key] = level_player(self.level, key[0], key[1], self.seed, self.path)
+                self._players[key] = level_player(self.level, key[0], key[1], self.seed, self.path, **self.options)
         return self._players[key]
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
         return self.player_for(game.rules).select_move(game, time_budget)
 
     def __repr__(self) -> str:
-        return f"LevelPlayer({self.level!r}, seed={self.seed!r})"
+        options = "".join(f", {k}={v!r}" for k, v in self.options.items())
+        return f"LevelPlayer({self.level!r}, seed={self.seed!r}{options})"
 
 
-def ladder_player(name: str, seed: int | None = None, path: str | Path | None = None) -> Any:
-    """``ladder:LEVEL`` (resolved per game) or ``ladder:VARIANT-SEATS:LEVEL`` (that game's player)."""
+def ladder_player(name: str, seed: int | None = None, path: str | Path | None = None, *,
+                  temperature: float | None = None, search: str | dict[str, Any] | int | None = None,
+                  time_budget: float | None = None) -> Any:
+    """``ladder:LEVEL`` (resolved per game) or ``ladder:VARIANT-SEATS:LEVEL`` (that game's player, which
+    plays no other); ``temperature``, ``search`` and ``time_budget`` go to the level's player (a bot
+    takes only ``time_budget``, see ``entry_player``)."""
+    options: dict[str, Any] = {"temperature": temperature, "search": search, "time_budget": time_budget}
     parts = name.split(":")
     if len(parts) == 2 and parts[0].lower() == "ladder" and parts[1]:
-        return LevelPlayer(parts[1].strip(), seed=seed, path=path)
+        return LevelPlayer(parts[1].strip(), seed=seed, path=path, **options)
     if len(parts) == 3 and parts[0].lower() == "ladder" and parts[2]:
         variant, _, seats = parts[1].strip().rpartition("-")
         if not seats.isdigit():
             raise LadderError(f"{name!r}: the game is written VARIANT-SEATS, e.g. ladder:star-2:hard")
-        return level_player(parts[2].strip(), variant, int(seats), seed, path)
+        from agents.opponent import check_play_options
+
+        check_play_options(temperature, search, time_budget)  # whatever the level turns out to be
+        return level_player(parts[2].strip(), variant, int(seats), seed, path, **options)
     raise LadderError(f"{name!r}: expected ladder:LEVEL or ladder:VARIANT-SEATS:LEVEL (e.g. ladder:star-2:hard)")
 
 

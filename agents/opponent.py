@@ -24,8 +24,9 @@ or ``ladder:GAME:LEVEL`` (``GAME`` like ``star-2``).
 
 Bad files fail with ``OpponentError`` (a ``ValueError``) naming the file and the problem: no
 manifest, a manifest that is not JSON or lacks fields, a model file that is not ONNX or does not
-match the manifest's checksum, an encoding version newer than this code, a model for another
-variant or seat count than the game it is asked to play.
+match the manifest's checksum, an encoding version newer than this code, a manifest whose game
+disagrees with its own interface fields, the checkpoint config it records, the graph or the file's
+name, a model for another variant or seat count than the game it is asked to play.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import numbers
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,6 +100,10 @@ def read_manifest(onnx_path: str | Path, check_hash: bool = True) -> dict[str, A
     missing = [k for k in REQUIRED_FIELDS if k not in data]
     if missing:
         raise OpponentError(f"manifest {str(mpath)!r} lacks {', '.join(missing)}")
+    # JSON true and 1.0 compare equal to 1: a field that counts something must be a JSON integer
+    for key in ("format_version", "num_players", "num_actions"):
+        if key in data and not _is_int(data[key]):
+            raise OpponentError(f"manifest {str(mpath)!r}: {key} must be an integer, got {data[key]!r}")
     if data["format_version"] != MANIFEST_VERSION:
         raise OpponentError(f"manifest {str(mpath)!r} has format version {data['format_version']!r}; "
                             f"this code reads version {MANIFEST_VERSION}")
@@ -114,6 +121,7 @@ def read_manifest(onnx_path: str | Path, check_hash: bool = True) -> dict[str, A
         raise OpponentError(f"manifest {str(mpath)!r}: unknown variant {variant!r}; variants: {', '.join(VARIANTS)}")
     if seats not in SEAT_COUNTS[variant]:
         raise OpponentError(f"manifest {str(mpath)!r}: {variant} cannot be played by {seats!r} seats")
+    _check_consistent(data, onnx_path, mpath)
     if check_hash:
         digest = file_sha256(onnx_path)
         if digest != data["onnx_sha256"]:
@@ -122,6 +130,38 @@ def read_manifest(onnx_path: str | Path, check_hash: bool = True) -> dict[str, A
                                 "the model was changed or corrupted after export, or an export of this name was "
                                 "interrupted between moving the model and its manifest into place (export it again)")
     return data
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_consistent(data: dict[str, Any], onnx_path: Path, mpath: Path) -> None:
+    """The manifest's game against its other fields: the interface it records, the checkpoint config
+    it was exported from and the model file's name (the graph itself is checked in ``_session``).  A
+    manifest edited to claim another game must not make the model play it."""
+    variant, seats = data["variant"], data["num_players"]
+    game = f"{variant} with {seats} seats"
+    enc = encoding(variant, seats)
+    shape = data.get("observation_shape", list(enc.observation_shape))
+    if not (isinstance(shape, list) and all(map(_is_int, shape)) and shape == list(enc.observation_shape)):
+        raise OpponentError(f"manifest {str(mpath)!r}: observation_shape {data['observation_shape']!r} is not that "
+                            f"of its game ({game}: {list(enc.observation_shape)})")
+    if "num_actions" in data and data["num_actions"] != enc.num_actions:
+        raise OpponentError(f"manifest {str(mpath)!r}: num_actions {data['num_actions']!r} is not that of its game "
+                            f"({game}: {enc.num_actions})")
+    source = data.get("source")
+    config = source.get("config") if isinstance(source, dict) else None
+    trained = config.get("game") if isinstance(config, dict) else None
+    if isinstance(trained, dict):  # the training config of the checkpoint (export.py copies it)
+        for key, value in (("variant", variant), ("num_players", seats)):
+            if key in trained and (trained[key] != value or isinstance(trained[key], bool)):
+                raise OpponentError(f"manifest {str(mpath)!r}: {key} {value!r} disagrees with the game the network "
+                                    f"was trained for (source.config.game.{key} {trained[key]!r})")
+    if "onnx_file" in data and data["onnx_file"] != onnx_path.name:
+        raise OpponentError(f"manifest {str(mpath)!r}: onnx_file {data['onnx_file']!r} is not the model it "
+                            f"describes ({onnx_path.name!r}); a renamed export keeps its name in the manifest: "
+                            "give the files their names back, or export it again with --name")
 
 
 def write_manifest(onnx_path: str | Path, data: dict[str, Any]) -> Path:
@@ -133,7 +173,7 @@ def write_manifest(onnx_path: str | Path, data: dict[str, Any]) -> Path:
     return mpath
 
 
-def _session(onnx_path: Path, num_actions: int) -> Any:
+def _session(onnx_path: Path, variant: str, seats: int) -> Any:
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -146,15 +186,23 @@ def _session(onnx_path: Path, num_actions: int) -> Any:
     except Exception as e:  # onnxruntime raises its own exception types (InvalidProtobuf, Fail, ...)
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise OpponentError(f"opponent model {str(onnx_path)!r} is not a valid ONNX model ({first})") from None
+    enc = encoding(variant, seats)
     inputs = [i.name for i in sess.get_inputs()]
     outputs = [o.name for o in sess.get_outputs()]
     if tuple(inputs) != INPUT_NAMES or tuple(outputs) != OUTPUT_NAMES:
         raise OpponentError(f"opponent model {str(onnx_path)!r} has inputs {inputs} and outputs {outputs}; "
                             f"expected {list(INPUT_NAMES)} -> {list(OUTPUT_NAMES)}")
     width = sess.get_inputs()[1].shape[-1]
-    if isinstance(width, int) and width != num_actions:
+    if isinstance(width, int) and width != enc.num_actions:
         raise OpponentError(f"opponent model {str(onnx_path)!r} scores {width} actions but its manifest's game "
-                            f"has {num_actions}")
+                            f"has {enc.num_actions}")
+    # the board the graph reads (17 x 17 for star and diamond, 16 x 16 for halma16); a symbolic axis is not checked
+    shape = list(sess.get_inputs()[0].shape[1:])
+    expected = list(enc.observation_shape)
+    if len(shape) != len(expected) or any(isinstance(a, int) and a != b for a, b in zip(shape, expected)):
+        raise OpponentError(f"opponent model {str(onnx_path)!r} reads observations of shape {shape}, but its "
+                            f"manifest {str(manifest_path(onnx_path))!r} (variant {variant!r}, num_players {seats}) "
+                            f"needs {expected}")
     return sess
 
 
@@ -170,7 +218,7 @@ class OnnxPolicy:
         self.variant: str = self.manifest["variant"]
         self.num_players: int = int(self.manifest["num_players"])
         self.encoding = encoding(self.variant, self.num_players)
-        self.session = _session(self.path, self.encoding.num_actions)
+        self.session = _session(self.path, self.variant, self.num_players)
 
     # an onnxruntime session cannot be pickled or deep-copied: copies share it (the policy never changes
     # and a session may be run from several threads), and a pickled policy is its file, loaded and
@@ -224,38 +272,55 @@ class OnnxPolicy:
 # --- the player ----------------------------------------------------------------------------
 
 
+def _search_top(value: Any) -> int:
+    """``top``: an integer >= 1 (Python or numpy; a digit string in the text form), not truncated."""
+    if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value.strip()):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"search top must be an integer, got {value!r}")
+    if value < 1:
+        raise ValueError(f"search top must be >= 1, got {value!r}")
+    return int(value)
+
+
 def parse_search(search: str | dict[str, Any] | int | None) -> dict[str, Any] | None:
-    """``None`` (no search), an int (``top``), a dict or ``"top=6,eval=heuristic"`` -> checked settings."""
+    """The search settings (checked) or ``None`` for no search, from one of (docs/export.md):
+
+    - ``None``, ``False``, ``0`` or ``"none"``/``"off"``/``"false"``/``"0"``/``""``: no search;
+    - ``True`` or ``"on"``/``"true"``/``"default"``: the defaults;
+    - an integer K >= 1 (numpy's too) or ``"K"``: ``top=K``;
+    - a dict or ``"top=K,eval=heuristic|value"``: those settings over the defaults.
+
+    Anything else (a float, ``top=2.5``, ``top=True``, an unknown key) is a ``ValueError`` naming it:
+    a value is never truncated or read as another type."""
     if search is None or search is False:
         return None
-    if isinstance(search, bool):
+    if search is True:
         return dict(SEARCH_DEFAULTS)
-    if isinstance(search, int):
+    if isinstance(search, str):
+        text = search.strip()
+        if text.lower() in ("", "none", "off", "false"):
+            return None
+        if text.lower() in ("on", "true", "default"):
+            return dict(SEARCH_DEFAULTS)
+        if re.fullmatch(r"-?[0-9]+", text):  # "3": top=3, as the integer 3 (and "0" as 0)
+            search = int(text)
+    if isinstance(search, numbers.Integral) and not isinstance(search, bool):
+        if search == 0:  # as "0": no search
+            return None
         items: dict[str, Any] = {"top": search}
     elif isinstance(search, dict):
         items = dict(search)
     elif isinstance(search, str):
-        text = search.strip()
-        if text.lower() in ("", "none", "off", "false", "0"):
-            return None
-        if text.lower() in ("on", "true", "default"):
-            return dict(SEARCH_DEFAULTS)
-        if text.isdigit():
-            text = f"top={text}"
-        items = dict(split_options(search, text, "search setting"))
+        items = dict(split_options(search, search.strip(), "search setting"))
     else:
         raise ValueError(f"search must be None, an int, a dict or 'top=K,eval=heuristic|value', got {search!r}")
     unknown = set(items) - set(SEARCH_DEFAULTS)
     if unknown:
-        raise ValueError(f"unknown search setting(s) {', '.join(sorted(unknown))}; known: top, eval")
+        raise ValueError(f"unknown search setting(s) {', '.join(sorted(map(str, unknown)))}; known: top, eval")
     out = dict(SEARCH_DEFAULTS, **items)
-    try:
-        out["top"] = int(out["top"])
-    except (TypeError, ValueError):
-        raise ValueError(f"search top must be an integer, got {out['top']!r}") from None
-    if out["top"] < 1:
-        raise ValueError(f"search top must be >= 1, got {out['top']}")
-    if out["eval"] not in SEARCH_EVALS:
+    out["top"] = _search_top(out["top"])
+    if not isinstance(out["eval"], str) or out["eval"] not in SEARCH_EVALS:
         raise ValueError(f"search eval must be one of {', '.join(SEARCH_EVALS)}, got {out['eval']!r}")
     return out
 
@@ -405,16 +470,30 @@ def parse_opponent_spec(name: str) -> OpponentSpec:
     return OpponentSpec(path, options)
 
 
+def check_play_options(temperature: Any = None, search: Any = None, time_budget: Any = None) -> None:
+    """The range checks of ``OnnxOpponent``'s options (``None``: not given), made before anything is
+    loaded or resolved, whatever the name turns out to be."""
+    if temperature is not None:
+        check_number("temperature", temperature)
+    parse_search(search)
+    check_time("time_budget", time_budget)
+
+
 def load_opponent(name_or_path: str | Path, seed: int | None = None, temperature: float | None = None,
                   search: str | dict[str, Any] | int | None = None, time_budget: float | None = None) -> Any:
     """A ``Player`` from an exported model path (options after ``.onnx:``) or a ladder level
-    (``ladder:LEVEL``, ``ladder:GAME:LEVEL``).  Arguments given here override the name's options."""
+    (``ladder:LEVEL``, ``ladder:GAME:LEVEL``).  Arguments given here override the name's options.
+
+    Every argument is checked here, whatever the name is.  A level passes them to its player: a model
+    takes all three; a bot takes ``time_budget`` only (its per-move budget when a move is asked for
+    without one) and refuses the others by name (agents/ladder.py), as it cannot use them."""
     name = str(name_or_path).strip()
     seed = check_seed(seed)  # now, not when a level resolves to a model at its first move
+    check_play_options(temperature, search, time_budget)
     if name.lower().startswith("ladder:"):
         from agents.ladder import ladder_player  # no torch either
 
-        return ladder_player(name, seed=seed)
+        return ladder_player(name, seed=seed, temperature=temperature, search=search, time_budget=time_budget)
     spec = parse_opponent_spec(name)
     options = dict(spec.options)
     for key, value in (("temperature", temperature), ("search", search), ("time_budget", time_budget)):

@@ -4,6 +4,7 @@ torch, answers in time, and bad files fail with errors that name the problem."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -232,8 +233,8 @@ def test_bad_files_fail_with_clear_errors(exported: tuple[Path, Path], tmp_path:
     with pytest.raises(OpponentError, match=f"encoding version {ENCODING_VERSION + 1}, newer than this code"):
         load_opponent(newer)
     # a manifest claiming another game than the graph was built for
-    lying = _copy(good, tmp_path / "lying")
-    _rewrite(lying, variant="halma16")
+    lying = _copy(good, tmp_path / "lying")  # its interface fields edited to match, so the graph tells
+    _rewrite(lying, variant="halma16", observation_shape=[16, 16, 12], num_actions=65536)
     with pytest.raises(OpponentError, match="scores 14641 actions but its manifest's game has 65536"):
         load_opponent(lying)
     bad_seats = _copy(good, tmp_path / "seats")
@@ -864,3 +865,105 @@ def test_bench_positions_are_seeded_unfinished_midgame_positions() -> None:
     assert len(games) == 3 and all(40 <= g.ply < 120 and not g.is_over for g in games)
     assert [g.moves for g in _bench_positions("star", 2, 3, seed=1)] == [g.moves for g in games]
     assert [g.moves for g in _bench_positions("star", 2, 3, seed=2)] != [g.moves for g in games]
+
+
+SHIPPED_MODEL = ROOT / "agents" / "ladder" / "star-2-star2.onnx"  # its manifest records the training config
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    # JSON true and 1.0 equal 1 in Python: a count must be an integer
+    ({"format_version": True}, "format_version must be an integer, got True"),
+    ({"format_version": 1.0}, "format_version must be an integer, got 1.0"),
+    ({"num_players": True}, "num_players must be an integer, got True"),
+    ({"num_players": 2.0}, "num_players must be an integer, got 2.0"),
+    ({"num_actions": 14641.0}, "num_actions must be an integer, got 14641.0"),
+    # another game than the network was trained for (the graph of star-2 and star-3 or diamond-2 is the same)
+    ({"num_players": 3}, r"num_players 3 disagrees with the game the network was trained for "
+                         r"\(source.config.game.num_players 2\)"),
+    ({"variant": "diamond"}, "variant 'diamond' disagrees with the game the network was trained for "
+                             r"\(source.config.game.variant 'star'\)"),
+    # the interface fields and the file name
+    ({"observation_shape": [16, 16, 12]}, r"observation_shape \[16, 16, 12\] is not that of its game "
+                                          r"\(star with 2 seats: \[17, 17, 12\]\)"),
+    ({"observation_shape": [17.0, 17, 12]}, r"observation_shape \[17.0, 17, 12\] is not that of its game"),
+    ({"num_actions": 65536}, r"num_actions 65536 is not that of its game \(star with 2 seats: 14641\)"),
+    ({"onnx_file": "other.onnx"}, r"onnx_file 'other.onnx' is not the model it describes \('star-2-star2.onnx'\)"),
+])
+def test_a_manifest_edited_to_claim_another_game_or_file_is_refused(tmp_path: Path, changes: dict,
+                                                                    message: str) -> None:
+    """The manifest's game is checked against what the model implies (its training config, its interface,
+    its graph) and its file name against the file loaded; the error names the manifest and the field."""
+    path = _copy(SHIPPED_MODEL, tmp_path / "m")
+    _rewrite(path, **changes)
+    with pytest.raises(OpponentError, match=rf"^manifest '{manifest_path(path)}': {message}"):
+        load_opponent(path)
+
+
+def test_a_manifest_without_a_training_config_is_checked_against_the_graph(
+        exported: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without ``source.config.game`` the graph is what tells the game: its action count, and the board
+    its observations have (checked even where the action count agrees)."""
+    import types
+
+    import onnxruntime
+
+    _, good = exported
+    lying = _copy(good, tmp_path / "lying")
+    _rewrite(lying, variant="halma16", observation_shape=[16, 16, 12], num_actions=65536)
+    with pytest.raises(OpponentError, match="scores 14641 actions but its manifest's game has 65536"):
+        load_opponent(lying)
+    real = onnxruntime.InferenceSession
+
+    class Board16:  # a graph scoring star's 14641 actions on a 16 x 16 board
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            self.session = real(*args, **kwargs)
+
+        def get_inputs(self) -> list:
+            obs, mask = self.session.get_inputs()
+            return [types.SimpleNamespace(name=obs.name, shape=["batch", 16, 16, 12]), mask]
+
+        def get_outputs(self) -> list:
+            return self.session.get_outputs()
+
+    monkeypatch.setattr(onnxruntime, "InferenceSession", Board16)
+    with pytest.raises(OpponentError, match=rf"reads observations of shape \[16, 16, 12\], but its manifest "
+                                            rf"'{manifest_path(good)}' \(variant 'star', num_players 2\) needs "
+                                            r"\[17, 17, 12\]$"):
+        load_opponent(good)
+
+
+def test_every_shipped_manifest_passes_the_cross_checks() -> None:
+    for manifest in sorted((ROOT / "agents" / "ladder").glob("*.manifest.json")):
+        model = manifest.with_name(manifest.name.replace(".manifest.json", ".onnx"))
+        m = read_manifest(model)
+        assert m["onnx_file"] == model.name and m["source"]["config"]["game"]["variant"] == m["variant"]
+
+
+def test_search_settings_are_strict_and_consistent(exported: tuple[Path, Path]) -> None:
+    """No truncation or type coercion: ``top`` is an integer (numpy's too), 0 means no search whether an
+    int or a string, a float or a bool is an error naming it."""
+    from agents.opponent import parse_search
+
+    defaults = {"top": 6, "eval": "heuristic"}
+    assert parse_search(0) is None and parse_search("0") is None and parse_search(np.int64(0)) is None
+    assert parse_search(np.int64(3)) == parse_search(3) == parse_search(" 3 ") == {**defaults, "top": 3}
+    assert parse_search({"top": np.int64(2)}) == parse_search({"top": 2}) == {**defaults, "top": 2}
+    assert parse_search({}) == defaults and parse_search(True) == defaults
+    for bad, message in (({"top": 2.5}, "search top must be an integer, got 2.5"),
+                         ({"top": True}, "search top must be an integer, got True"),
+                         ("top=2.5", "search top must be an integer, got '2.5'"),
+                         ("top=True", "search top must be an integer, got 'True'"),
+                         ({"top": 0}, "search top must be >= 1, got 0"),
+                         ("-1", "search top must be >= 1, got -1"),
+                         (-1, "search top must be >= 1, got -1"),
+                         ({"eval": 1}, "search eval must be one of heuristic, value, got 1"),
+                         ({1: 2}, "unknown search setting"),
+                         (np.float64(3.0), "search must be None, an int, a dict"),
+                         ([3], "search must be None, an int, a dict")):
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
+            parse_search(bad)  # type: ignore[arg-type]
+    _, path = exported
+    assert load_opponent(path, search=np.int64(3)).search == {**defaults, "top": 3}
+    assert load_opponent(path, search=0).search is None
+    with pytest.raises(ValueError, match="search top must be an integer, got 2.5"):
+        load_opponent(path, search={"top": 2.5})

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -84,8 +85,9 @@ def test_level_names_resolve_per_game_through_the_registry() -> None:
         expected = next(lv["player"] for lv in ladder["games"][key]["levels"] if lv["level"] == "hard")
         inner = hard.player_for(game.rules)
         assert inner.name == "hard"
-        if ".onnx" not in expected:
-            assert type(inner).__name__ == type(make_player(expected)).__name__
+        if ".onnx" not in expected:  # a bot level is the bot behind a LevelBot (which keeps it to its game)
+            assert type(inner).__name__ == "LevelBot" and inner.game == (variant, int(seats))
+            assert type(inner.bot).__name__ == type(make_player(expected)).__name__
     # the 1-seat solitaire has no ladder entry: the registry's fallback bot plays it
     solo = Game(Rules("star", 1))
     assert make_player("easy", seed=0).select_move(solo) in solo.legal_moves()
@@ -860,3 +862,133 @@ def test_build_entry_keeps_three_decimals_of_sigma(tmp_path: Path, monkeypatch) 
     _fake_tournament(monkeypatch, [(0.0, 1.23456), (20.0, 1.0)])
     entry = build_entry(["random", "greedy"], "star", 2, 4, levels=("easy", "hard"), path=tmp_path / "ladder.json")
     assert entry["levels"][0]["sigma"] == 1.235 and entry["candidates"][0]["sigma"] == 1.235
+
+
+# --- load_opponent's arguments for ladder names; a level resolved for one game ------------------
+
+
+@pytest.mark.parametrize("name", ["ladder:star-3:expert", "ladder:star-2:expert", "ladder:hard", "ladder:expert"])
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"temperature": -5}, "temperature must be >= 0"),
+    ({"search": "garbage"}, "search setting 'garbage'"),
+    ({"search": {"top": 2.5}}, "search top must be an integer, got 2.5"),
+    ({"time_budget": 0}, "time_budget must be > 0"),
+    ({"time_budget": 0.05, "temperature": -5, "search": "garbage"}, "temperature must be >= 0"),
+])
+def test_ladder_names_check_load_opponents_arguments(name: str, kwargs: dict, message: str) -> None:
+    """Invalid values are errors whatever the name resolves to (a bot, a model, a level per game)."""
+    from agents.opponent import load_opponent
+
+    with pytest.raises(ValueError, match=message):
+        load_opponent(name, **kwargs)
+
+
+def test_a_model_level_takes_load_opponents_arguments(tmp_path: Path) -> None:
+    """docs/export.md: the arguments override the name's options (here the level's own keys)."""
+    from agents.opponent import OnnxOpponent, load_opponent
+
+    p = load_opponent("ladder:star-2:expert", seed=2, temperature=0.5, search="top=2", time_budget=0.3)
+    assert isinstance(p, OnnxOpponent) and p.name == "expert"
+    assert (p.temperature, p.search, p.time_budget, p.seed) == (0.5, {"top": 2, "eval": "heuristic"}, 0.3, 2)
+    ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "levels": [
+        {"level": "easy", "player": f"{SHIPPED_EXPERT}:temperature=0.5,time_budget=0.4", "search": "top=3"}]}})
+    easy = level_player("easy", "star", 2, path=ladder, temperature=0.1, search=False)
+    assert (easy.temperature, easy.search, easy.time_budget) == (0.1, None, 0.4)
+    per_game = load_opponent("ladder:expert", temperature=0.25)  # the star-2 expert is a model
+    assert per_game.player_for(Rules("star", 2)).temperature == 0.25
+
+
+@pytest.mark.parametrize(("kwargs", "refused"), [({"temperature": 0.5}, "temperature=0.5"),
+                                                 ({"search": "top=2"}, "search='top=2'"),
+                                                 ({"search": False}, "search=False")])
+def test_a_bot_level_refuses_what_it_cannot_use_by_name(kwargs: dict, refused: str) -> None:
+    from agents.opponent import load_opponent
+
+    with pytest.raises(LadderError, match=rf"^level 'expert' for star with 3 seats is the bot "
+                                          rf"'search:depth=3,time=none', which cannot take {refused}: a bot level "
+                                          r"takes only time_budget"):
+        load_opponent("ladder:star-3:expert", **kwargs)
+    per_game = load_opponent("ladder:hard", **kwargs)  # resolved per game: refused when it meets a bot's game
+    with pytest.raises(LadderError, match=f"level 'hard' for star with 3 seats is the bot 'greedy', which cannot "
+                                          f"take {re.escape(refused)}"):
+        per_game.select_move(Game(Rules("star", 3)))
+    with pytest.raises(LadderError, match=f"level 'hard' is the bot .*, which cannot take {re.escape(refused)}"):
+        per_game.select_move(Game(Rules("star", 1)))  # the built-in fallback bot of a game without an entry
+
+
+def test_a_ladder_files_bot_level_with_model_options_is_refused(tmp_path: Path) -> None:
+    """A bot level carrying temperature or search (a model's options) was played without them."""
+    ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "levels": [
+        {"level": "easy", "player": "greedy", "temperature": 0.5}]}})
+    with pytest.raises(LadderError, match="level 'easy' for star with 2 seats is the bot 'greedy', which cannot "
+                                          "take temperature=0.5"):
+        level_player("easy", "star", 2, path=ladder)
+
+
+class _Recorder:
+    """A bot that records the budgets it is given."""
+
+    def __init__(self) -> None:
+        self.budgets: list[float | None] = []
+
+    def select_move(self, game: Game, time_budget: float | None = None):
+        self.budgets.append(time_budget)
+        return game.legal_moves()[0]
+
+
+def test_a_bot_level_takes_time_budget_as_its_per_move_budget() -> None:
+    """A bot's time_budget is the budget of a move asked for without one; a budget given with the move
+    wins (as for an exported model)."""
+    from agents.opponent import load_opponent
+
+    p = load_opponent("ladder:star-3:expert", seed=1, time_budget=0.05)
+    assert (p.name, p.time_budget, p.seed, type(p.bot).__name__) == ("expert", 0.05, 1, "SearchBot")
+    p.bot = _Recorder()
+    game = Game(Rules("star", 3))
+    p.select_move(game)
+    p.select_move(game, 0.5)
+    assert p.bot.budgets == [0.05, 0.5]
+    per_game = load_opponent("ladder:hard", time_budget=0.1)
+    for rules in (Rules("star", 3), Rules("star", 1)):  # a ladder entry's bot and a built-in fallback
+        inner = per_game.player_for(rules)
+        assert inner.time_budget == 0.1
+        inner.bot = _Recorder()
+        per_game.select_move(Game(rules))
+        assert inner.bot.budgets == [0.1]
+    assert repr(per_game) == "LevelPlayer('hard', seed=None, time_budget=0.1)"
+
+
+def test_a_level_resolved_for_one_game_refuses_another() -> None:
+    """``ladder:GAME:LEVEL`` is that game's level: a bot level refuses another game as a model level does;
+    the plain level names keep following the game."""
+    import copy
+    import pickle
+
+    from agents.opponent import OpponentError
+
+    bot = make_player("ladder:star-3:expert", seed=0)
+    star3 = Game(Rules("star", 3))
+    for p in (bot, copy.deepcopy(bot), pickle.loads(pickle.dumps(bot))):
+        with pytest.raises(LadderError, match=r"^level 'expert' \(search:depth=3,time=none\) was resolved for star "
+                                              r"with 3 seats; it cannot play halma16 with 4 seats"):
+            p.select_move(Game(Rules("halma16", 4)))
+    assert make_player("ladder:star-3:easy", seed=0).select_move(star3) in star3.legal_moves()
+    assert level_player("easy", "star", 3, seed=0).select_move(star3, 1.0) in star3.legal_moves()
+    with pytest.raises(LadderError, match="was resolved for star with 3 seats; it cannot play star with 2 seats"):
+        level_player("easy", "star", 3).select_move(Game(Rules("star", 2)))
+    model = make_player("ladder:star-2:expert", seed=0)  # the model level's refusal, for comparison
+    with pytest.raises(OpponentError, match="cannot play star with 3 seats"):
+        model.select_move(star3)
+    for name in ("easy", "ladder:easy"):  # one name, every game
+        plain = make_player(name, seed=0)
+        for rules in (Rules("star", 3), Rules("halma16", 4), Rules("star", 2), Rules("star", 1)):
+            g = Game(rules)
+            assert plain.select_move(g) in g.legal_moves()
+
+
+def test_a_ladder_entry_naming_a_model_of_another_game_is_refused(tmp_path: Path) -> None:
+    ladder = _ladder_file(tmp_path / "ladder.json", {"star-3": {"variant": "star", "seats": 3, "levels": [
+        {"level": "easy", "player": str(SHIPPED_EXPERT)}]}})
+    with pytest.raises(LadderError, match=f"level 'easy' for star with 3 seats is the model '{SHIPPED_EXPERT}', "
+                                          "exported for star with 2 seats"):
+        level_player("easy", "star", 3, path=ladder)
