@@ -11,13 +11,16 @@ A checkpoint is one ``torch.save`` file holding a dict:
 
 ``save_checkpoint`` writes to a temporary file in the same directory, flushes it to disk and
 moves it over the target with ``os.replace``, so a killed run never leaves a half-written file.
+Before anything is written it checks the payload as the loader will check the file (and loads its
+bytes back weights-only), so it never replaces a good file with one the loader refuses.
 ``load_checkpoint`` raises ``CheckpointError`` (a ``ValueError``) that names the file and the
 problem: not a checkpoint / corrupt, another format or encoding version, a different variant,
-seat count or network shape.
+seat count or network shape, NaN or infinite weights.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import io
 import os
@@ -44,16 +47,39 @@ class CheckpointError(ValueError):
 
 
 def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
-    """Atomically write ``payload`` (with the format header added) to ``path``."""
+    """Atomically write ``payload`` (with the format header added) to ``path``.
+
+    The payload is checked first, as ``load_checkpoint`` checks a file (the required entries, variant, seat
+    count, network entry, a state dict of finite tensors), and its bytes are loaded back weights-only: a
+    payload the loader would refuse raises ``CheckpointError`` (a ``ValueError``) naming the entry, and
+    ``path`` is not touched.  The format header is this function's to write: a payload may repeat it (a
+    loaded checkpoint saved again) but not change it."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"format": FORMAT, "format_version": FORMAT_VERSION, "encoding_version": ENCODING_VERSION}
-    data.update(payload)
-    missing = [k for k in REQUIRED if k not in data]
-    if missing:
-        raise ValueError(f"checkpoint payload lacks {', '.join(missing)}")
+    who = f"cannot save checkpoint {str(path)!r}: the payload"
+    header = {"format": FORMAT, "format_version": FORMAT_VERSION, "encoding_version": ENCODING_VERSION}
+    clash = [f"{k}={payload[k]!r}" for k, v in header.items()
+             if k in payload and (type(payload[k]) is not type(v) or payload[k] != v)]
+    if clash:
+        raise CheckpointError(f"{who} sets {', '.join(clash)}; the format header is written by save_checkpoint "
+                              f"({', '.join(f'{k}={v!r}' for k, v in header.items())})")
+    data = {**header, **payload}
+    _check_contents(data, who)
     buffer = io.BytesIO()
-    torch.save(data, buffer)
+    torch.save(data, buffer)  # what cannot be pickled at all (a lambda) raises pickle's own error here
+    try:
+        # the loader unpickles weights-only: numpy scalars or arrays, paths, ... save but do not load.  Loading
+        # the bytes back costs about three saves (per tensor), so only a payload holding more than plain
+        # Python data and tensors is loaded back to ask torch
+        if not _plainly_loadable(data):
+            torch.load(io.BytesIO(buffer.getvalue()), map_location="cpu", weights_only=True)
+    except Exception:
+        where, value = _refused_part(data, "")
+        kind = type(value).__qualname__ if type(value).__module__ == "builtins" else \
+            f"{type(value).__module__}.{type(value).__qualname__}"
+        entry = f"{who}'s {where}" if where else who
+        raise CheckpointError(f"{entry} is a {kind}, which does not save and load weights-only (store Python "
+                              "numbers, strings, lists, dicts and tensors)") from None
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -67,6 +93,53 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
             os.unlink(tmp)
         raise
     return path
+
+
+_PLAIN = (type(None), bool, int, float, str)
+
+
+def _plainly_loadable(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` holds only what a weights-only load surely takes: None, bools, ints, floats, strings,
+    dense tensors and parameters, in dicts (ordered too), lists and tuples; exact types, no subclasses.
+    False means "ask torch" (load the bytes back), not "refused"."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return True
+    if depth > 50:  # a deep or circular structure: torch decides
+        return False
+    if kind is torch.Tensor or kind is torch.nn.Parameter:
+        return bool(value.layout == torch.strided and not value.is_quantized)
+    if kind is list or kind is tuple:
+        return all(_plainly_loadable(v, depth + 1) for v in value)
+    if kind is dict or kind is collections.OrderedDict:  # a state dict is an OrderedDict with a _metadata attribute
+        return (all(type(k) in _PLAIN and _plainly_loadable(v, depth + 1) for k, v in value.items())
+                and (kind is dict or _plainly_loadable(vars(value), depth + 1)))
+    return False
+
+
+def _loads_weights_only(value: Any) -> bool:
+    buffer = io.BytesIO()
+    try:
+        torch.save(value, buffer)
+        torch.load(io.BytesIO(buffer.getvalue()), map_location="cpu", weights_only=True)
+    except Exception:
+        return False
+    return True
+
+
+def _refused_part(value: Any, where: str) -> tuple[str, Any]:
+    """The innermost entry of ``value`` that does not save and load weights-only on its own, with its
+    dotted name (``value`` itself when none of its parts is refused alone: its own type is)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            name = (f"{where}.{k}" if where else k) if isinstance(k, str) else f"{where}[{k!r}]"
+            if not _loads_weights_only({k: v}):
+                return _refused_part(v, name) if not _loads_weights_only(v) else (f"{name} key", k)
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            if not _loads_weights_only(v):
+                return _refused_part(v, f"{where}[{i}]")
+    return where, value
 
 
 def load_checkpoint(path: str | Path, *, variant: str | None = None, num_players: int | None = None,
@@ -86,52 +159,71 @@ def load_checkpoint(path: str | Path, *, variant: str | None = None, num_players
                               f"({type(exc).__name__}: {first})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{str(path)!r} is not a halma_env checkpoint (no format header {FORMAT!r})")
-    missing = [k for k in REQUIRED if k not in data]
-    if missing:
-        raise CheckpointError(f"checkpoint {str(path)!r} lacks {', '.join(missing)}")
-    # repr() and an exact int test: a hand-edited "1" (or True) must not pass for version 1, nor read like it
-    if not _is_int(data["format_version"]) or data["format_version"] != FORMAT_VERSION:
-        raise CheckpointError(f"checkpoint {str(path)!r} has format version {data['format_version']!r}, "
-                              f"this code reads version {FORMAT_VERSION!r}")
-    if not _is_int(data["encoding_version"]) or data["encoding_version"] != ENCODING_VERSION:
-        raise CheckpointError(f"checkpoint {str(path)!r} was trained with encoding version "
-                              f"{data['encoding_version']!r}, the environment now uses {ENCODING_VERSION!r}")
-    _check_game(data, path)
+    _check_contents(data, f"checkpoint {str(path)!r}")
     if variant is not None and data["variant"] != variant:
         raise CheckpointError(f"checkpoint {str(path)!r} is for variant {data['variant']!r}, not {variant!r}")
     if num_players is not None and data["num_players"] != num_players:
         raise CheckpointError(f"checkpoint {str(path)!r} is for {data['num_players']} seats, not {num_players}")
-    if not isinstance(data["network"], dict):
-        raise CheckpointError(f"checkpoint {str(path)!r} has a network entry of type "
-                              f"{type(data['network']).__name__}, not a mapping")
     # keys added to the network config after a checkpoint was written, with the value it was trained with
     data["network"] = {**NETWORK_KEYS_ADDED_LATER, **data["network"]}
-    _check_network_types(data["network"], path)
-    model = data["model"]
-    if not isinstance(model, dict) or not all(isinstance(v, torch.Tensor) for v in model.values()):
-        raise CheckpointError(f"checkpoint {str(path)!r} has a model entry of type {type(model).__name__}, "
-                              "not a state dict (a mapping of names to tensors)")
     if network is not None:
         check_network(data, network, path)
     return data
+
+
+def _check_contents(data: dict[str, Any], who: str) -> None:
+    """What the loader needs of a checkpoint's dict, checked on load and before a save; the errors begin
+    with ``who`` (``checkpoint 'PATH'``, or the payload of a save)."""
+    missing = [k for k in REQUIRED if k not in data]
+    if missing:
+        raise CheckpointError(f"{who} lacks {', '.join(missing)}")
+    # repr() and an exact int test: a hand-edited "1" (or True) must not pass for version 1, nor read like it
+    if not _is_int(data["format_version"]) or data["format_version"] != FORMAT_VERSION:
+        raise CheckpointError(f"{who} has format version {data['format_version']!r}, "
+                              f"this code reads version {FORMAT_VERSION!r}")
+    if not _is_int(data["encoding_version"]) or data["encoding_version"] != ENCODING_VERSION:
+        raise CheckpointError(f"{who} was trained with encoding version "
+                              f"{data['encoding_version']!r}, the environment now uses {ENCODING_VERSION!r}")
+    _check_game(data, who)
+    if not isinstance(data["network"], dict):
+        raise CheckpointError(f"{who} has a network entry of type "
+                              f"{type(data['network']).__name__}, not a mapping")
+    _check_network_types({**NETWORK_KEYS_ADDED_LATER, **data["network"]}, who)
+    model = data["model"]
+    if not isinstance(model, dict) or not all(isinstance(v, torch.Tensor) for v in model.values()):
+        raise CheckpointError(f"{who} has a model entry of type {type(model).__name__}, "
+                              "not a state dict (a mapping of names to tensors)")
+    _check_finite(model, who)
+
+
+def _check_finite(model: dict[str, Any], who: str) -> None:
+    """NaN or inf weights (a diverged run, a bad edit) would load and play without a word: greedy play
+    always picks the first legal move, sampling fails inside numpy, an export writes NaN into its manifest."""
+    bad = [k for k, t in model.items()
+           if (t.is_floating_point() or t.is_complex()) and not bool(torch.isfinite(t).all())]
+    if bad:
+        first = model[bad[0]]
+        what = " and ".join(w for w, f in (("NaN", torch.isnan), ("inf", torch.isinf)) if bool(f(first).any()))
+        more = f" ({len(bad) - 1} more tensors hold NaN or inf)" if len(bad) > 1 else ""
+        raise CheckpointError(f"{who} has non-finite weights (a diverged run?): {bad[0]} holds {what}{more}")
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _check_game(data: dict[str, Any], path: Path) -> None:
+def _check_game(data: dict[str, Any], who: str) -> None:
     """The header's variant and seat count are ones the engine plays (a hand-edited 9 or "2" would fail
     later as a bare KeyError)."""
     variant, seats = data["variant"], data["num_players"]
     if not isinstance(variant, str) or variant not in VARIANTS:
-        raise CheckpointError(f"checkpoint {str(path)!r} has variant {variant!r}, not one of {', '.join(VARIANTS)}")
+        raise CheckpointError(f"{who} has variant {variant!r}, not one of {', '.join(VARIANTS)}")
     if not _is_int(seats) or seats not in SEAT_COUNTS[variant]:
-        raise CheckpointError(f"checkpoint {str(path)!r} has num_players {seats!r}; {variant} is played by "
+        raise CheckpointError(f"{who} has num_players {seats!r}; {variant} is played by "
                               f"{', '.join(map(str, SEAT_COUNTS[variant]))} seats")
 
 
-def _check_network_types(network: dict[str, Any], path: Path) -> None:
+def _check_network_types(network: dict[str, Any], who: str) -> None:
     """Each known network key holds a value of its NetworkConfig default's type (bool is not an int here)."""
     from agents.config import NetworkConfig  # no torch, no cycle
 
@@ -140,7 +232,7 @@ def _check_network_types(network: dict[str, Any], path: Path) -> None:
             continue  # a partial entry is checked against the config (check_network) or when the model is built
         value, kind = network[f.name], type(f.default)
         if type(value) is not kind:
-            raise CheckpointError(f"checkpoint {str(path)!r} has network.{f.name} = {value!r} "
+            raise CheckpointError(f"{who} has network.{f.name} = {value!r} "
                                   f"({type(value).__name__}), expected {kind.__name__}")
 
 
@@ -168,10 +260,34 @@ def model_from_checkpoint(data: dict[str, Any], path: str | Path = "checkpoint")
         net = build_network(data["variant"], data["num_players"], SimpleNamespace(**data["network"]))
     except ValueError as exc:
         raise CheckpointError(f"checkpoint {str(path)!r}: {exc}") from None
+    _check_finite(data["model"], f"checkpoint {str(path)!r}")  # also for a dict that never went through the loader
     try:
         net.load_state_dict(data["model"])
     except RuntimeError as exc:
         raise CheckpointError(f"checkpoint {str(path)!r} weights do not fit its network: "
-                              f"{str(exc).splitlines()[0]}") from None
+                              f"{_misfit(net, data['model'], exc)}") from None
     net.eval()
     return net
+
+
+def _misfit(net: HalmaNet, state: dict[str, Any], exc: RuntimeError) -> str:
+    """Why ``state`` does not load into ``net``: the missing and unexpected tensors and those of another shape,
+    each list cut after a few names with a count of the rest (torch's message lists them all, one per line)."""
+    own = net.state_dict()
+    shapes = [f"{k} {tuple(state[k].shape)} vs {tuple(own[k].shape)}"
+              for k in own if k in state and state[k].shape != own[k].shape]
+    missing = [k for k in own if k not in state]
+    unexpected = [k for k in state if k not in own]
+    parts = [f"{len(shapes)} of another shape (checkpoint vs network): {_some(shapes)}" if shapes else "",
+             f"{len(missing)} missing: {_some(missing)}" if missing else "",
+             f"{len(unexpected)} unexpected: {_some(unexpected)}" if unexpected else ""]
+    if any(parts):
+        return "; ".join(p for p in parts if p)
+    lines = [line.strip().rstrip(".").strip() for line in str(exc).splitlines()]  # some other reason: torch's
+    return _some([line for line in lines[1:] if line] or lines[:1] or [type(exc).__name__])
+
+
+def _some(items: list[str], shown: int = 3) -> str:
+    """The first ``shown`` of ``items`` and how many more there are (never cut silently)."""
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return ", ".join(items[:shown]) + more

@@ -8,22 +8,27 @@ import numpy as np
 import torch
 
 from agents.checkpoint import load_checkpoint, model_from_checkpoint
+from agents.devices import check_device
 from agents.network import HalmaNet
-from agents.player import check_number, check_time
+from agents.player import check_number, check_seed, check_time
 from halma_env import Game, Move
 from halma_env.encoding import encoding
 
 
 class PolicyPlayer:
-    """Plays the network's most likely legal move (``temperature`` > 0: samples from softmax(logits / T))."""
+    """Plays the network's most likely legal move (``temperature`` > 0: samples from softmax(logits / T)).
+
+    Any finite temperature > 0 samples: the logits are shifted so the largest is 0 before they are divided
+    (in float64), so a tiny T cannot overflow into NaN probabilities: it plays the best move, drawing evenly
+    among exact ties, as greedy play with random tie-breaks would."""
 
     def __init__(self, net: HalmaNet, name: str = "policy", seed: int | None = None, temperature: float = 0.0,
                  device: str | torch.device = "cpu") -> None:
         self.temperature = check_number("temperature", temperature)
-        self.net = net.to(device).eval()
+        self._rng = np.random.default_rng(check_seed(seed))
+        self.device = check_device(str(device) if isinstance(device, torch.device) else device, "device")
+        self.net = net.to(self.device).eval()
         self.name = name
-        self.device = torch.device(device)
-        self._rng = np.random.default_rng(seed)
         self._enc = encoding(net.variant, net.num_players)
 
     def _check(self, game: Game) -> None:
@@ -52,7 +57,10 @@ class PolicyPlayer:
         valid = torch.ones_like(legal, dtype=torch.bool)
         with torch.no_grad():
             logits, _ = self.net(obs, legal, valid)
-        return logits[0].float().cpu()
+        out = logits[0].float().cpu()
+        if not bool(torch.isfinite(out).all()):  # else greedy play quietly takes the first move, sampling fails
+            raise ValueError(f"{self.name}: the network scores the moves NaN or inf (are its weights finite?)")
+        return out
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
         check_time("time_budget", time_budget)
@@ -63,13 +71,20 @@ class PolicyPlayer:
         logits = self._logits(game, moves)
         if self.temperature == 0:
             return moves[int(torch.argmax(logits))]
-        p = torch.softmax(logits / self.temperature, dim=0).double().numpy()
+        z = logits.double()
+        p = torch.exp((z - z.max()) / self.temperature).numpy()  # the best move 1, none NaN (T = 1e-300 included)
         return moves[int(self._rng.choice(len(moves), p=p / p.sum()))]
 
 
 def load_policy_player(path: str | Path, seed: int | None = None, temperature: float = 0.0,
                        device: str = "cpu") -> PolicyPlayer:
-    """A player from a training checkpoint or snapshot (greedy by default)."""
-    data = load_checkpoint(path, map_location=device)
+    """A player from a training checkpoint or snapshot (greedy by default).
+
+    The arguments are checked before the file is read, and the file is read to the CPU and the network moved
+    to ``device`` after: a CUDA device this machine lacks is named as such, not as a corrupt checkpoint."""
+    check_seed(seed)
+    check_number("temperature", temperature)
+    check_device(device, "device")
+    data = load_checkpoint(path, map_location="cpu")
     net = model_from_checkpoint(data, path)
     return PolicyPlayer(net, name=f"policy:{Path(path).stem}", seed=seed, temperature=temperature, device=device)

@@ -282,6 +282,90 @@ def test_policy_probabilities_and_sampling() -> None:
         assert drawn.count(move) / len(drawn) == pytest.approx(p[i], abs=0.15)
 
 
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"seed": -1}, "seed must be None or an integer >= 0, got -1"),
+    ({"seed": 1.5}, "seed must be None or an integer >= 0, got 1.5"),
+    ({"temperature": float("nan")}, "temperature must be >= 0 (a finite number), got nan"),
+    ({"device": "bogus"}, "device 'bogus' is not a torch device (expected cpu, cuda or cuda:N)"),
+    ({"device": "cuda:99"}, "device 'cuda:99'"),  # no such GPU here: not "checkpoint ... is corrupt"
+], ids=["seed-negative", "seed-float", "temperature-nan", "device-unknown", "device-missing"])
+def test_a_policy_players_arguments_are_named_before_the_file_is_read(tmp_path: Path, kwargs: dict[str, Any],
+                                                                       message: str) -> None:
+    """The seed, temperature and device are checked as the other players check them, before the checkpoint is
+    read (a fine file is never called corrupt for a device this machine lacks)."""
+    from agents.policy import PolicyPlayer, load_policy_player
+
+    for path in (STAR2, tmp_path / "missing.pt"):
+        with pytest.raises(ValueError, match="^" + re.escape(message)):
+            load_policy_player(path, **kwargs)
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        PolicyPlayer(_star2_net(), **kwargs)
+
+
+def test_a_policy_player_reads_the_file_to_the_cpu_and_moves_the_network_to_its_device(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checkpoint is read with ``map_location="cpu"`` whatever the device (a file saved from a GPU loads on
+    a machine without one); a ``torch.device`` is taken too."""
+    import torch
+
+    import agents.policy
+    from agents.policy import PolicyPlayer, load_policy_player
+
+    real = agents.policy.load_checkpoint
+    seen: list[object] = []
+
+    def spy(path: object, **kwargs: Any) -> dict[str, Any]:
+        seen.append(kwargs.get("map_location"))
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(agents.policy, "load_checkpoint", spy)
+    player = load_policy_player(STAR2, device="cpu")
+    assert seen == ["cpu"] and player.device == torch.device("cpu")
+    assert PolicyPlayer(player.net, device=torch.device("cpu")).device == torch.device("cpu")
+    # as on a machine with a GPU (the device check passes; the network then runs on the CPU here)
+    monkeypatch.setattr(agents.policy, "check_device", lambda name, what: torch.device("cpu"))
+    load_policy_player(STAR2, device="cuda")
+    assert seen == ["cpu", "cpu"]
+
+
+def test_a_tiny_temperature_samples_the_best_moves_not_nan() -> None:
+    """``softmax(logits / 1e-300)`` was NaN (inf - inf); shifted so the best logit is 0 first, any temperature > 0
+    samples: a tiny one the best move, evenly among exact ties; extreme logits at temperature 1 too."""
+    import torch
+
+    from agents.policy import PolicyPlayer
+
+    net = _star2_net()
+    game = Game(Rules("star", 2))
+    greedy = PolicyPlayer(net).select_move(game)
+    assert PolicyPlayer(net, seed=0, temperature=1e-300).select_move(game) == greedy
+    player = PolicyPlayer(net, seed=3, temperature=5e-324)  # the smallest float > 0
+    moves = game.legal_moves()
+    player._logits = lambda g, m: torch.tensor([1.0, 3.0, -1e30, 3.0] + [0.0] * (len(m) - 4))  # type: ignore[method-assign]
+    drawn = [player.select_move(game) for _ in range(60)]
+    assert set(drawn) == {moves[1], moves[3]}
+    player.temperature = 1.0
+    player._logits = lambda g, m: torch.tensor([3e38, -3e38] + [-3e38] * (len(m) - 2))  # type: ignore[method-assign]
+    assert player.select_move(game) == moves[0]
+
+
+def test_a_network_with_non_finite_weights_is_named_not_played() -> None:
+    """A network built in memory (no loader to refuse it) whose scores are NaN: greedy play would quietly take
+    the first legal move and sampling would fail inside numpy."""
+    import torch
+
+    from agents.policy import PolicyPlayer
+
+    net = _star2_net()
+    with torch.no_grad():
+        net.embed.bias.fill_(float("nan"))
+    game = Game(Rules("star", 2))
+    for temperature in (0.0, 1.0):
+        with pytest.raises(ValueError, match=r"^policy: the network scores the moves NaN or inf \(are its weights "
+                                             r"finite\?\)$"):
+            PolicyPlayer(net, seed=0, temperature=temperature).select_move(game)
+
+
 # --- agents/vecgame.py ----------------------------------------------------------------------------
 
 

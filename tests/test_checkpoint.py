@@ -4,14 +4,18 @@ of bad file or network entry."""
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import enum
 import fractions
 import os
+import pathlib
 import re
 import stat
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 
@@ -22,6 +26,10 @@ from agents.network import build_network
 from halma_env.encoding import ENCODING_VERSION
 
 SMALL = NetworkConfig(channels=8, blocks=1, pair_dim=8, value_hidden=8)
+
+
+class Seats(enum.IntEnum):  # an int subclass: pickled by reference to this module, which a weights-only load refuses
+    TWO = 2
 
 
 def _payload(**changes: Any) -> dict[str, Any]:
@@ -45,10 +53,10 @@ def test_save_makes_the_folders_returns_the_path_and_writes_a_shared_file(tmp_pa
 
 
 def test_save_refuses_a_payload_without_the_required_entries(tmp_path: Path) -> None:
-    path = tmp_path / "a.pt"
-    with pytest.raises(ValueError, match="^checkpoint payload lacks network, model$"):
+    path = tmp_path / "new" / "a.pt"
+    with pytest.raises(CheckpointError, match=r"^cannot save checkpoint '.*a\.pt': the payload lacks network, model$"):
         save_checkpoint(path, {"variant": "star", "num_players": 2})
-    assert not path.exists()
+    assert not path.parent.exists()  # refused before any folder is made
 
 
 def test_save_flushes_the_whole_file_to_disk_before_it_replaces_the_old_one(tmp_path: Path, monkeypatch) -> None:
@@ -136,7 +144,19 @@ def test_weights_of_another_network_are_named(tmp_path: Path) -> None:
     payload = _network_payload()
     payload["model"] = _network_payload(dataclasses.replace(SMALL, channels=16))["model"]
     save_checkpoint(path, payload)
-    with pytest.raises(CheckpointError, match=r"net\.pt' weights do not fit its network: Error"):
+    # the reason, not torch's heading ("Error(s) in loading state_dict for HalmaNet:"); long lists say how
+    # many more there are
+    with pytest.raises(CheckpointError, match=re.escape(
+            "net.pt' weights do not fit its network: 11 of another shape (checkpoint vs network): "
+            "position (121, 16) vs (121, 8), embed.weight (16, 12) vs (8, 12), embed.bias (16,) vs (8,) "
+            "and 8 more") + "$"):
+        model_from_checkpoint(load_checkpoint(path), path)
+    payload = _network_payload()
+    payload["model"].pop("position")
+    payload["model"]["extra.weight"] = torch.zeros(1)
+    save_checkpoint(path, payload)
+    with pytest.raises(CheckpointError, match=r"net\.pt' weights do not fit its network: 1 missing: position; "
+                                              r"1 unexpected: extra\.weight$"):
         model_from_checkpoint(load_checkpoint(path), path)
 
 
@@ -150,7 +170,8 @@ def test_a_checkpoint_holding_arbitrary_objects_is_refused_without_running_them(
     """Loading unpickles only tensors and plain data (``weights_only``): any other object is refused, and
     the error gives torch's first sentence, not its advice about how to load such a file anyway."""
     path = tmp_path / "pickled.pt"
-    save_checkpoint(path, _payload(extra=fractions.Fraction(1, 3)))
+    torch.save({**_payload(extra=fractions.Fraction(1, 3)), "format": FORMAT, "format_version": 1,
+                "encoding_version": ENCODING_VERSION}, path)  # save_checkpoint refuses to write it
     with pytest.raises(CheckpointError, match=r"pickled\.pt' is corrupt or not a checkpoint file "
                                               r"\(UnpicklingError: Weights only load failed\)$"):
         load_checkpoint(path)
@@ -171,3 +192,110 @@ def test_an_empty_file_is_named_as_corrupt(tmp_path: Path) -> None:
     path.write_bytes(b"")
     with pytest.raises(CheckpointError, match=r"empty\.pt' is corrupt or not a checkpoint file \(EOFError: ?\)$"):
         load_checkpoint(path)
+
+
+def _nan_state(state: dict[str, torch.Tensor], key: str, value: float) -> dict[str, torch.Tensor]:
+    state = {k: v.clone() for k, v in state.items()}
+    state[key].view(-1)[0] = value
+    return state
+
+
+@pytest.mark.parametrize(("value", "word"), [(float("nan"), "NaN"), (float("inf"), "inf"), (-float("inf"), "inf")])
+def test_non_finite_weights_are_refused_naming_the_first_tensor(tmp_path: Path, value: float, word: str) -> None:
+    """NaN or inf weights would load and play without a word (greedy play always takes the first legal move,
+    sampling fails inside numpy, an export writes NaN into its manifest): the loader refuses them."""
+    path = tmp_path / "nan.pt"
+    payload = _network_payload()
+    save_checkpoint(path, payload)
+    good = torch.load(path, weights_only=True)
+    torch.save({**good, "model": _nan_state(good["model"], "embed.bias", value)}, path)  # the file, edited
+    with pytest.raises(CheckpointError, match=r"^checkpoint '.*nan\.pt' has non-finite weights \(a diverged run\?\): "
+                                              rf"embed\.bias holds {word}$"):
+        load_checkpoint(path)
+    # a dict that never went through the loader is checked too, every tensor counted
+    state = _nan_state(_nan_state(payload["model"], "embed.bias", value), "value_head.0.weight", value)
+    with pytest.raises(CheckpointError, match=rf"^checkpoint 'mem' has non-finite weights \(a diverged run\?\): "
+                                              rf"embed\.bias holds {word} \(1 more tensors hold NaN or inf\)$"):
+        model_from_checkpoint({**payload, "model": state}, "mem")
+
+
+def test_an_export_of_non_finite_weights_fails_before_writing_anything(tmp_path: Path) -> None:
+    """``halma export`` reads through the loader: no ONNX file, no manifest with "max_logit_diff": NaN."""
+    pytest.importorskip("onnxruntime")
+    from agents.export import export_checkpoint
+
+    path = tmp_path / "nan.pt"
+    save_checkpoint(path, _network_payload())
+    good = torch.load(path, weights_only=True)
+    torch.save({**good, "model": _nan_state(good["model"], "embed.weight", float("nan"))}, path)
+    with pytest.raises(CheckpointError, match="has non-finite weights"):
+        export_checkpoint(path, "nan", tmp_path / "exports")
+    assert sorted(os.listdir(tmp_path)) == ["nan.pt"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"extra": {"v": np.float64(1.5)}}, "the payload's extra.v is a numpy.float64, which does not save and load "
+                                            "weights-only (store Python numbers, strings, lists, dicts and tensors)"),
+        ({"extra": {"pool": [1, np.zeros(2)]}}, "the payload's extra.pool[1] is a numpy.ndarray, which does not"),
+        ({"config": {"run_dir": pathlib.PurePosixPath("runs")}}, "the payload's config.run_dir is a "
+                                                                 "pathlib.PurePosixPath, which does not"),
+        ({"extra": {np.str_("k"): 1}}, "the payload's extra.k key is a numpy.str_, which does not"),
+        ({"num_players": 9}, "the payload has num_players 9; star is played by"),
+        ({"variant": "hex"}, "the payload has variant 'hex', not one of"),
+        ({"network": {"channels": 4.0}}, "the payload has network.channels = 4.0 (float), expected int"),
+        ({"network": [4]}, "the payload has a network entry of type list, not a mapping"),
+        ({"model": {"w": [1.0]}}, "the payload has a model entry of type dict, not a state dict"),
+        ({"model": {"w": torch.tensor([1.0, float("nan")])}}, "the payload has non-finite weights (a diverged "
+                                                              "run?): w holds NaN"),
+        ({"format": "other"}, "the payload sets format='other'; the format header is written by save_checkpoint "
+                              f"(format={FORMAT!r}, format_version=1, encoding_version={ENCODING_VERSION!r})"),
+        ({"format_version": 2, "encoding_version": True}, "the payload sets format_version=2, encoding_version=True;"),
+    ],
+    ids=["numpy-scalar", "numpy-array", "path", "numpy-key", "seats-9", "variant", "network-type",
+         "network-list", "model-not-tensors", "nan-weights", "format", "versions"],
+)
+def test_save_refuses_what_the_loader_would_refuse_and_keeps_the_old_file(tmp_path: Path, changes: dict[str, Any],
+                                                                          message: str) -> None:
+    """Each of these saved before (atomically replacing the good file) and then failed to load."""
+    path = tmp_path / "last.pt"
+    save_checkpoint(path, _payload(global_step=1))
+    before = path.read_bytes()
+    with pytest.raises(CheckpointError, match=r"^cannot save checkpoint '.*last\.pt': " + re.escape(message)):
+        save_checkpoint(path, _payload(global_step=2, **changes))
+    assert path.read_bytes() == before and os.listdir(tmp_path) == ["last.pt"]
+
+
+def test_save_takes_a_loaded_checkpoint_and_anything_torch_loads_weights_only(tmp_path: Path) -> None:
+    """A payload may repeat the header (a loaded checkpoint saved again); a type outside the quick check's
+    plain data (a torch.Size, a set, an int subclass) is loaded back to ask torch, and saved if it loads."""
+    path = save_checkpoint(tmp_path / "a.pt", _payload())
+    assert load_checkpoint(save_checkpoint(path, load_checkpoint(path)))["variant"] == "star"
+    extra = {"size": torch.Size([2, 3]), "seen": {1, 2}, "flag": collections.OrderedDict(a=True)}
+    save_checkpoint(path, _payload(extra=extra))
+    assert load_checkpoint(path)["extra"] == extra
+
+
+def test_the_quick_check_passes_only_what_torch_loads_weights_only() -> None:
+    """``_plainly_loadable`` lets a save skip loading its bytes back (about three saves' time for a training
+    checkpoint); all it passes must load weights-only, in this torch too, and a training payload must pass."""
+    import io
+
+    from agents.checkpoint import _plainly_loadable
+
+    net = build_network("star", 2, SMALL)
+    optimizer = torch.optim.Adam(net.parameters())
+    for param in net.parameters():
+        param.grad = torch.ones_like(param)
+    optimizer.step()  # Adam's state: a step and two moments per parameter
+    plain = {"model": net.state_dict(), "optimizer": optimizer.state_dict(), "param": torch.nn.Parameter(torch.ones(1)),
+             "rng": {"python": (3, tuple(range(5)), None), "numpy": {"state": {"key": [1, 2**70]}}},
+             "misc": [None, True, 1.5, -(2**80), "text", ()], "ints": {1: 2}}
+    assert _plainly_loadable(plain)
+    buffer = io.BytesIO()
+    torch.save(plain, buffer)
+    torch.load(io.BytesIO(buffer.getvalue()), weights_only=True)  # what the quick check promises
+    for other in (np.float64(1.0), [np.int64(1)], torch.Size([1]), {1}, {(1, 2): 3}, b"x", 1j, Seats.TWO,
+                  collections.defaultdict(int), torch.ones(2).to_sparse()):
+        assert not _plainly_loadable(other), other
