@@ -362,7 +362,7 @@ def test_illegal_action_wrapped_and_raw() -> None:
     assert e.rewards["player_0"] == -1 and all(e.terminations.values())
     # the wrapper's end, as docs/environment.md says: truncated too, infos and game untouched
     assert all(e.truncations.values()) and e.unwrapped.game.ply == 0
-    assert e.infos["player_0"]["place"] is None and e.infos["player_0"]["end_reason"] is None
+    assert e.infos["player_0"]["place"] == 0 and e.infos["player_0"]["end_reason"] is None
     raw = raw_env()
     raw.reset()
     with pytest.raises(IllegalMoveError, match="no piece on hole"):

@@ -70,10 +70,32 @@ def test_episodes_to_the_end_pay_the_learners_place() -> None:
             seat = e.seat
             assert e.game.places[seat] is not None
             assert total == pytest.approx(seat_rewards(e.game, "place")[seat])
-            assert truncated == (e.game.end_reason == "move_limit")
+            assert truncated == (e.game.end_reason == "move_limit" and e.game.status[seat] == "active")
             assert info["place"] == e.game.places[seat] and not e.action_masks().any()
             with pytest.raises(RuntimeError, match="reset"):
                 e.step(0)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_vector_envs_stack_the_infos_when_episodes_end_at_different_times(mode: str) -> None:
+    """gymnasium's vector envs build each info array from the first env that reports a key: ``place`` was
+    None until decided, and an int array made from an ended game could not take another game's None
+    (``TypeError``), so 3 seats with random seats crashed within a few steps."""
+    import gymnasium
+
+    envs = gymnasium.make_vec(GYM_ID, num_envs=4, vectorization_mode=mode, num_players=3, seat=None, move_limit=10)
+    try:
+        envs.reset(seed=0)
+        places = []
+        for _ in range(40):
+            masks = envs.call("action_masks")
+            _, _, terminated, truncated, info = envs.step(np.array([np.flatnonzero(m)[0] if m.any() else 0
+                                                                     for m in masks]))
+            assert info["place"].dtype.kind == "i" and set(info["place"].tolist()) <= {0, 1, 2, 3}
+            places += [p for p, end in zip(info["place"].tolist(), terminated | truncated, strict=True) if end]
+        assert places and all(p >= 1 for p in places)  # every ended episode reports its decided place
+    finally:
+        envs.close()
 
 
 def test_learner_finishing_ends_its_episode_while_others_could_play_on() -> None:

@@ -526,7 +526,8 @@ class raw_env(AECEnv, EzPickle):
             seat = self.agent_name_mapping[name]
             self.infos[name] = {
                 "legal_moves": list(self._turn()[0]) if seat == to_move else [],
-                "place": places[seat],
+                # 0 while undecided, as BatchedGame's info: one type, so gymnasium's vector envs can stack it
+                "place": places[seat] or 0,
                 "end_reason": game.end_reason,
             }
         if to_move is not None:
