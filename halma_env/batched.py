@@ -105,7 +105,7 @@ class BatchedGame:
         self,
         rules: Rules,
         batch_size: int,
-        device: str | torch.device = "cpu",
+        device: str | torch.device | None = "cpu",
         seed: int = 0,
         reward: str = "place",
         progress_shaping: float = 0.0,
@@ -131,8 +131,8 @@ class BatchedGame:
         progress_shaping = shaping
         self.rules = rules
         self.batch_size = B = batch_size
-        try:
-            self.device = torch.device(device)
+        try:  # None: torch's default device, as torch's own functions take it
+            self.device = torch.get_default_device() if device is None else torch.device(device)
         except (RuntimeError, TypeError):  # torch's message lists every device type it knows
             raise ValueError(f"device must be a torch device such as cpu, cuda or cuda:1, got {device!r}") from None
         if self.device.type not in ("cpu", "cuda"):

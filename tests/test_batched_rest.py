@@ -259,3 +259,7 @@ def test_settings_of_the_wrong_type_are_refused_not_converted(options) -> None:
 def test_numpy_settings_are_taken() -> None:
     games = BatchedGame(Rules("star", 2), 2, progress_shaping=np.float32(0.5), rotate_first_seat=np.True_)
     assert games.progress_shaping == 0.5 and games.rotate_first_seat is True
+
+
+def test_device_none_is_torchs_default_device() -> None:
+    assert BatchedGame(Rules("star", 2), 2, device=None).device == torch.get_default_device()
