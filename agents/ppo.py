@@ -33,9 +33,11 @@ The seat that starts rotates from game to game in each environment.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import hashlib
 import json
 import math
+import os
 import random
 import time
 from collections.abc import Callable
@@ -342,6 +344,8 @@ class Trainer:
     def __init__(self, cfg: TrainConfig, run_dir: str | Path, device: str | None = None, resume: bool = False,
                  log: Callable[[str], None] | None = None, rank: int = 0, world_size: int = 1,
                  crossing_cache: str | Path | None = None) -> None:
+        if device and device != cfg.device:  # config.yaml and the checkpoints record the device used (--device)
+            cfg = dataclasses.replace(cfg, device=device)
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         # where the planner's crossing lines are kept between runs (None: planned at every start)
@@ -351,7 +355,7 @@ class Trainer:
         # flushed: runs are often redirected to a file
         self.log = (log or (lambda line: print(line, flush=True))) if self.main else (lambda line: None)
         # an unknown device, or cuda on a machine without one: a ValueError before anything is written
-        self.device = check_device(device or cfg.device, "--device" if device else "device")
+        self.device = check_device(cfg.device, "--device" if device else "device")
         if world_size > 1 and self.device.type != "cpu":
             raise ValueError(f"processes: {world_size} data-parallel processes run on the CPU; on {self.device.type} "
                              "use processes: 1")
@@ -384,9 +388,8 @@ class Trainer:
         if resume:
             self._resume()  # the run's own weights: init_from only starts a fresh run
         else:
-            if (self.ckpt_dir / "last.pt").exists():
-                raise ValueError(f"run directory {str(self.run_dir)!r} already holds a run; use --resume to "
-                                 "continue it, or --set name=NAME to start another beside it")
+            if self.main:  # the others would see the files process 0 has just begun to write
+                self._check_new_run_dir()
             if cfg.init_from is not None:
                 self._init_from(cfg.init_from)
             self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -394,16 +397,50 @@ class Trainer:
         if not self.main or self.update >= self.num_iterations:  # a resume with nothing to do changes nothing
             return
         (self.run_dir / "config.yaml").write_text(dump_yaml(cfg))
+        if resume:  # what the run logged after its checkpoint is replaced by what the resumed run logs
+            self._drop_evaluations_after(self.global_step)
         if cfg.log.tensorboard:
             from torch.utils.tensorboard import SummaryWriter
 
-            self.writer = SummaryWriter(str(self.run_dir / "tb"))
+            # on resume, TensorBoard hides the events the run wrote after its checkpoint's step
+            self.writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=self.global_step + 1 if resume else None)
             if not resume:
                 hp = "\n".join(f"|{k}|{v}|" for k, v in _flat(cfg.to_dict()).items())
                 self.writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + hp)
             elif self.resume_changes:
                 self.writer.add_text("resume_config_changes", "\n".join(f"- {c}" for c in self.resume_changes),
                                      self.global_step)
+
+    def _check_new_run_dir(self) -> None:
+        """Refuse to start a fresh run in a directory that holds files already: its logs, snapshots and
+        evaluations would mix with the new run's (a run stopped before its first checkpoint leaves them too)."""
+        held = sorted(p.name for p in self.run_dir.iterdir()) if self.run_dir.is_dir() else []
+        if not held:
+            return
+        where = f"run directory {str(self.run_dir)!r}"
+        if (self.ckpt_dir / "last.pt").exists():
+            raise ValueError(f"{where} already holds a run; use --resume to continue it, or --set name=NAME to "
+                             "start another beside it")
+        raise ValueError(f"{where} already holds {', '.join(held)} but no checkpoint (a run stopped before its first "
+                         "one), so there is nothing to resume: remove the directory to start over, or --set "
+                         "name=NAME to start another beside it")
+
+    def _drop_evaluations_after(self, global_step: int) -> None:
+        """Keep only the ``eval.jsonl`` lines up to ``global_step`` (a resumed run's checkpoint): a killed run's
+        later evaluations are replaced by the resumed run's.  Rewritten atomically, like a checkpoint."""
+        path = self.run_dir / "eval.jsonl"
+        if not path.exists():
+            return
+        kept = []
+        for line in path.read_text().splitlines():
+            try:
+                if json.loads(line)["global_step"] <= global_step:
+                    kept.append(line + "\n")
+            except (ValueError, KeyError, TypeError):  # a line the killed run left half-written
+                continue
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text("".join(kept))
+        os.replace(tmp, path)
 
     # --- checkpoints --------------------------------------------------------------------
 
@@ -423,7 +460,9 @@ class Trainer:
             data["rng"] = rng_states[0]
             if len(rng_states) > 1:
                 data["rng_ranks"] = rng_states
-            data["extra"] = {"snapshots": list(self.pool.snapshot_paths), "ratings": self.ratings}
+            # relative to the run directory: a resume from another working directory (or of a moved run) finds them
+            snapshots = [os.path.relpath(path, self.run_dir) for path in self.pool.snapshot_paths]
+            data["extra"] = {"snapshots": snapshots, "ratings": self.ratings}
         return data
 
     def save(self) -> Path:
@@ -445,7 +484,9 @@ class Trainer:
     def _resume(self) -> None:
         path = self.ckpt_dir / "last.pt"
         if not path.exists():
-            raise ValueError(f"--resume: no checkpoint {str(path)!r} to continue from")
+            raise ValueError(f"--resume: no checkpoint {str(path)!r} to continue from, so there is nothing to resume"
+                             + (": remove the run directory and start again without --resume"
+                                if self.run_dir.is_dir() and any(self.run_dir.iterdir()) else ""))
         data = load_checkpoint(path, variant=self.cfg.game.variant, num_players=self.n,
                                network=self._network_dict(), map_location=self.device)
         for key in ("optimizer", "rng", "global_step", "update", "extra"):
@@ -463,10 +504,17 @@ class Trainer:
             torch.manual_seed(self.cfg.seed * 1_000_003 + self.rank + 7919 * int(data["update"]))
         self.global_step, self.update = int(data["global_step"]), int(data["update"])
         self.ratings = data["extra"].get("ratings", {})
-        for snap in data["extra"].get("snapshots", []):
-            if Path(snap).exists():
+        missing = []
+        for listed in data["extra"].get("snapshots", []):
+            snap = self._find_snapshot(listed)
+            if snap is None:
+                missing.append(listed)
+            else:
                 self.pool.add(snap, self._load_snapshot(snap), self.cfg.pool.max_snapshots)
         self.log(f"resumed {self.run_dir} at update {self.update}, step {self.global_step}")
+        if missing:  # said, not silent: the opponent pool is smaller than the run's
+            self.log(f"opponent pool: {len(missing)} of the checkpoint's snapshots missing, left out: "
+                     f"{', '.join(missing)} (looked in {self.snap_dir})")
         self.resume_changes = config_changes(data.get("config") or {}, self.cfg.to_dict())
         if self.resume_changes:  # said, not silent: the run continues under the config given now
             self.log("config changed since the checkpoint (checkpoint -> now): " + ", ".join(self.resume_changes))
@@ -496,6 +544,15 @@ class Trainer:
         except (ValueError, RuntimeError) as exc:  # CheckpointError is a ValueError; a bad state dict a RuntimeError
             raise ValueError(f"init_from: {exc}") from None
         self.log(f"initialised from {path} (its update {data.get('update', '?')}, step {data.get('global_step', '?')})")
+
+    def _find_snapshot(self, listed: str) -> str | None:
+        """Where a snapshot that the checkpoint lists is now: in this run's ``snapshots/`` (checkpoints list
+        them relative to the run directory; older ones as written, e.g. ``runs/NAME/snapshots/...`` relative to
+        the working directory of the time), else at the path as listed; None if in neither."""
+        for path in (self.snap_dir / Path(listed).name, Path(listed)):
+            if path.is_file():
+                return str(path)
+        return None
 
     def _load_snapshot(self, path: str) -> HalmaNet:
         data = load_checkpoint(path, variant=self.cfg.game.variant, num_players=self.n,
@@ -629,11 +686,23 @@ class Trainer:
     # --- the loop -----------------------------------------------------------------------
 
     @property
+    def batch_steps(self) -> int:
+        """The environment steps of one rollout: (num_envs + solo_envs) x num_steps, of all processes."""
+        return (self.cfg.env.num_envs + self.cfg.env.solo_envs) * self.cfg.ppo.num_steps
+
+    @property
+    def end_step(self) -> int:
+        """The global step the run ends at: whole rollouts from the step it is at, as long as another one fits
+        under ``ppo.total_steps`` (rounded down as in CleanRL), and at least one for a fresh run.  Counted in
+        steps, not updates, so that a resume with another ``num_steps`` or ``num_envs`` still ends there."""
+        whole = max(0, self.cfg.ppo.total_steps - self.global_step) // self.batch_steps
+        return self.global_step + max(whole, 1 if self.update == 0 else 0) * self.batch_steps
+
+    @property
     def num_iterations(self) -> int:
-        """The run's updates: ``ppo.total_steps`` in whole rollouts of (num_envs + solo_envs) x num_steps
-        steps, rounded down as in CleanRL, and at least one."""
-        ppo, env = self.cfg.ppo, self.cfg.env
-        return max(1, ppo.total_steps // ((env.num_envs + env.solo_envs) * ppo.num_steps))
+        """The update the run ends at (``end_step``): for a run whose rollouts never changed, ``ppo.total_steps``
+        in whole rollouts, and at least one."""
+        return self.update + (self.end_step - self.global_step) // self.batch_steps
 
     def train(self, stop: Callable[[], bool] | None = None) -> dict[str, Any]:
         """Train up to ``ppo.total_steps``; ``stop`` (if given) is asked after every update and ends the
@@ -650,8 +719,7 @@ class Trainer:
         # this process's games (all of them with one process); a ply is a step of every process's games
         n, num_envs, num_solo = self.n, cfg.env.num_envs // self.world_size, cfg.env.solo_envs // self.world_size
         steps_per_ply = cfg.env.num_envs + cfg.env.solo_envs
-        batch_steps = steps_per_ply * ppo.num_steps
-        num_iterations = self.num_iterations
+        batch_steps, end_step = self.batch_steps, self.end_step
         seed = cfg.seed + 1000 * self.update + 1_000_000_007 * self.rank
         env = make_env(cfg, dev, seed=seed, num_envs=num_envs)
         env.reset()
@@ -667,15 +735,15 @@ class Trainer:
         # the running episode return of each (environment, seat); the pending transitions are the buffer's
         ep_return = np.zeros((num_envs + num_solo, n), dtype=np.float64)
         carry: dict[str, Any] | None = None
-        progress = _Progress(self, num_iterations * batch_steps)
+        progress = _Progress(self, end_step)
         episode_stats: list[dict[str, float]] = []
         solo_stats: list[dict[str, float]] = []
         stats: dict[str, float] = {}
         self.net.train()
-        while self.update < num_iterations:
+        while self.global_step < end_step:
             self.update += 1
-            if ppo.anneal_lr:
-                frac = 1.0 - (self.update - 1.0) / num_iterations
+            if ppo.anneal_lr:  # by steps (1 - (update - 1) / updates while the rollouts stay the same size)
+                frac = 1.0 - self.global_step / end_step
                 self.optimizer.param_groups[0]["lr"] = frac * ppo.learning_rate
             # ---- rollout: num_steps plies of every game; the learner's decisions go to the buffer ----
             t_rollout = time.perf_counter()
@@ -713,16 +781,17 @@ class Trainer:
             stats["perf/rollout_s"] = t_update - t_rollout
             stats["perf/update_s"] = time.perf_counter() - t_update
             # ---- logging, then the periodic snapshot, evaluation and checkpoint ----
-            stats.update(_game_stats(episode_stats, solo_stats))
+            episodes, solos = _gather_games(episode_stats, solo_stats)
+            stats.update(_game_stats(episodes, solos))
             episode_stats, solo_stats = [], []
-            progress.log(stats, batch_steps)
+            progress.log(stats, batch_steps, episodes, solos)
             if self.update % cfg.pool.snapshot_every == 0:
                 self._snapshot()
             if progress.evaluation_due(self.global_step):
                 if self.main:
                     res = self.run_evaluation(cfg.eval.opponents, cfg.eval.games)
                     self.log(eval_line(res, cfg.eval.opponents))
-            if self.update % cfg.checkpoint.every == 0 or self.update == num_iterations:
+            if self.update % cfg.checkpoint.every == 0 or self.global_step == end_step:
                 self.save()
             if stop is not None and stop():
                 break
@@ -863,6 +932,7 @@ class Trainer:
     def close(self) -> None:
         if self.writer:
             self.writer.close()
+            self.writer = None  # what runs after (the final evaluation) must not write to a closed log
 
 
 class RolloutBuffer:
@@ -978,12 +1048,16 @@ def _episode_stats(info: dict[str, Any], b: int | np.integer, seats: Any, return
              "game_finished": finished} for s in seats]
 
 
-def _game_stats(episode_stats: list[dict[str, float]], solo_stats: list[dict[str, float]]) -> dict[str, float]:
-    """The ``charts/`` means of the games that ended during an update, in every process (a collective:
-    every process calls it once per update)."""
+def _gather_games(episode_stats: list[dict[str, float]],
+                  solo_stats: list[dict[str, float]]) -> tuple[list[dict[str, float]], list[dict[str, float]]]:
+    """The statistics of the games that ended during an update in every process (a collective: every
+    process calls it once per update)."""
     gathered = parallel.gather((episode_stats, solo_stats))
-    episodes = [e for part, _ in gathered for e in part]
-    solos = [e for _, part in gathered for e in part]
+    return [e for part, _ in gathered for e in part], [e for _, part in gathered for e in part]
+
+
+def _game_stats(episodes: list[dict[str, float]], solos: list[dict[str, float]]) -> dict[str, float]:
+    """The ``charts/`` means of the games ``episodes`` (learner seats) and ``solos`` (solitaire)."""
     stats: dict[str, float] = {}
     if episodes:
         for key, name in (("return", "charts/episodic_return"), ("length", "charts/episodic_length"),
@@ -999,13 +1073,21 @@ def _game_stats(episode_stats: list[dict[str, float]], solo_stats: list[dict[str
 
 class _Progress:
     """A run's reporting: steps per second, TensorBoard, the progress bar or the periodic status line,
-    and when the next evaluation is due."""
+    and when the next evaluation is due.
+
+    TensorBoard gets each update's games; the status line (or the bar's figures) those that ended since
+    the previous line (or the bar's previous figures), so that a game ended between two lines shows."""
+
+    BAR_EVERY = 1.0  # seconds between the bar's figures (its mininterval)
 
     def __init__(self, trainer: Trainer, total_steps: int) -> None:
         cfg = trainer.cfg
         self.trainer = trainer
         self.start_time, self.start_step = time.time(), trainer.global_step
         self.last_status = time.time()
+        # the games that ended since the last status line or bar figures (every process's)
+        self.episodes: list[dict[str, float]] = []
+        self.solos: list[dict[str, float]] = []
         self.next_eval = ((trainer.global_step // cfg.eval.every + 1) * cfg.eval.every
                           if cfg.eval.every and cfg.eval.games else None)
         self.bar = None
@@ -1013,10 +1095,13 @@ class _Progress:
             from tqdm import tqdm
 
             self.bar = tqdm(total=total_steps, initial=min(trainer.global_step, total_steps), unit="step",
-                            dynamic_ncols=True, mininterval=1.0)
+                            dynamic_ncols=True, mininterval=self.BAR_EVERY)
+            self.last_status = 0.0  # the bar's first figures come with the first update
 
-    def log(self, stats: dict[str, float], steps: int) -> None:
-        """Report one update's ``stats`` (``steps`` environment steps), adding SPS and the learning rate."""
+    def log(self, stats: dict[str, float], steps: int, episodes: list[dict[str, float]] | None = None,
+            solos: list[dict[str, float]] | None = None) -> None:
+        """Report one update's ``stats`` (``steps`` environment steps; ``episodes`` and ``solos``: the games
+        that ended during it, as ``_gather_games`` gives them), adding SPS and the learning rate."""
         t = self.trainer
         sps = int((t.global_step - self.start_step) / max(time.time() - self.start_time, 1e-9))
         stats["charts/SPS"] = sps
@@ -1024,14 +1109,23 @@ class _Progress:
         if t.writer:
             for key, value in stats.items():
                 t.writer.add_scalar(key, value, t.global_step)
+        self.episodes += episodes or []
+        self.solos += solos or []
         if self.bar is not None:
             self.bar.update(steps)
-            self.bar.set_postfix(ret=f"{stats.get('charts/episodic_return', float('nan')):.2f}",
-                                 len=f"{stats.get('charts/episodic_length', float('nan')):.0f}",
-                                 fin=f"{stats.get('charts/finish_rate', float('nan')):.2f}", sps=sps)
-        elif time.time() - self.last_status >= t.cfg.log.status_every:
-            self.last_status = time.time()
-            t.log(status_line(t.update, t.num_iterations, t.global_step, stats))
+        every = self.BAR_EVERY if self.bar is not None else t.cfg.log.status_every
+        if time.time() - self.last_status < every:
+            return
+        self.last_status = time.time()
+        # this update's figures, its games' means replaced by those of every game since the last report
+        shown = {**stats, **_game_stats(self.episodes, self.solos)}
+        self.episodes, self.solos = [], []
+        if self.bar is not None:
+            self.bar.set_postfix(ret=_fmt(shown, "charts/episodic_return", ".2f"),
+                                 len=_fmt(shown, "charts/episodic_length", ".0f"),
+                                 fin=_fmt(shown, "charts/finish_rate", ".2f"), sps=sps)
+        else:
+            t.log(status_line(t.update, t.num_iterations, t.global_step, shown))
 
     def evaluation_due(self, global_step: int) -> bool:
         """True once per ``eval.every`` steps (in every process, so that they agree)."""
@@ -1047,12 +1141,18 @@ class _Progress:
             self.trainer.writer.flush()
 
 
+def _fmt(stats: dict[str, float], key: str, spec: str) -> str:
+    """``stats[key]`` formatted, or "-" when it is missing or NaN."""
+    value = stats.get(key)
+    return "-" if value is None or math.isnan(value) else format(value, spec)
+
+
 def status_line(update: int, total: int, step: int, stats: dict[str, float]) -> str:
-    """One progress line; game statistics read "-" when no game ended since the last line."""
+    """One progress line; game statistics (the means of the games that ended since the last line:
+    ``_Progress.log``) read "-" when no game ended since then."""
 
     def fmt(key: str, spec: str) -> str:
-        value = stats.get(key)
-        return "-" if value is None or math.isnan(value) else format(value, spec)
+        return _fmt(stats, key, spec)
 
     return (f"update {update}/{total} step {step} SPS {fmt('charts/SPS', '.0f')} "
             f"return {fmt('charts/episodic_return', '.3f')} length {fmt('charts/episodic_length', '.0f')} "

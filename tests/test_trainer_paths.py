@@ -98,7 +98,8 @@ def test_resume_hint_says_whether_there_is_a_checkpoint(tmp_path: Path) -> None:
     cfg = from_dict(tiny_config(checkpoint__every=7))
     args = namespace("c.yaml", runs_dir=str(tmp_path))
     assert resume_hint(cfg, args) == ("no checkpoint was written yet (the first comes after checkpoint.every=7 "
-                                      "updates), so there is nothing to resume: run the same command again to "
+                                      f"updates), so there is nothing to resume: remove {str(tmp_path / 'tiny')!r} "
+                                      "(or choose another --set name=NAME) and run the same command again to "
                                       "start over")
     last = tmp_path / "tiny" / "checkpoints" / "last.pt"
     last.parent.mkdir(parents=True)
@@ -467,8 +468,8 @@ def test_evaluations_fall_due_once_per_eval_every_steps() -> None:
 class Recorder:
     """A stand-in TensorBoard writer."""
 
-    def __init__(self, *args) -> None:
-        self.args, self.scalars, self.texts, self.flushed, self.closed = args, [], [], 0, 0
+    def __init__(self, *args, **kwargs) -> None:
+        self.args, self.kwargs, self.scalars, self.texts, self.flushed, self.closed = args, kwargs, [], [], 0, 0
 
     def add_scalar(self, key, value, step) -> None:
         self.scalars.append((key, value, step))
@@ -576,7 +577,8 @@ def test_checkpoints_snapshots_and_the_annealed_learning_rate(tmp_path: Path) ->
     last = load_checkpoint(ckpts / "last.pt")
     assert last["update"] == 3 and last["global_step"] == 3 * 64 and last["config"] == trainer.cfg.to_dict()
     assert last["network"] == vars(trainer.cfg.network) and last["variant"] == "star" and last["num_players"] == 2
-    assert last["extra"] == {"snapshots": [str(snaps / "snap_000002.pt")], "ratings": {}}
+    # the pool relative to the run directory: found again from another working directory
+    assert last["extra"] == {"snapshots": [os.path.join("snapshots", "snap_000002.pt")], "ratings": {}}
     assert "rng_ranks" not in last and set(last["rng"]) >= {"python", "numpy", "torch"}
     assert last["rng"]["numpy"] == trainer.np_rng.bit_generator.state
     numbered = load_checkpoint(ckpts / "update_000002.pt")
@@ -628,6 +630,8 @@ def test_a_resume_brings_back_ratings_snapshots_and_random_streams(tmp_path: Pat
     assert resumed.pool.snapshot_paths == [str(run / "snapshots" / "snap_000002.pt")]
     assert resumed.np_rng.bit_generator.state == saved["rng"]["numpy"]
     assert lines == [f"resumed {run} at update 2, step 128",
+                     "opponent pool: 1 of the checkpoint's snapshots missing, left out: snapshots/snap_000001.pt "
+                     f"(looked in {run / 'snapshots'})",
                      "config changed since the checkpoint (checkpoint -> now): log.status_every 1000000000.0 -> 5.0, "
                      "ppo.total_steps 128 -> 192"]
     assert resumed.resume_changes == ["log.status_every 1000000000.0 -> 5.0", "ppo.total_steps 128 -> 192"]
@@ -678,9 +682,11 @@ def test_tensorboard_gets_the_hyperparameters_or_the_changes_a_resume_made(tmp_p
     [(key, text, _)] = trainer.writer.texts
     assert key == "hyperparameters" and text.startswith("|param|value|\n|-|-|\n|name|tiny|\n|seed|3|\n")
     trainer.train()
+    writer = trainer.writer
     trainer.close()
-    assert trainer.writer.closed == 1 and trainer.writer.flushed == 1
-    assert ("losses/entropy", 64) in [(k, s) for k, _, s in trainer.writer.scalars]
+    assert writer.closed == 1 and writer.flushed == 1
+    assert trainer.writer is None  # nothing after close (the final evaluation) writes to the closed log
+    assert ("losses/entropy", 64) in [(k, s) for k, _, s in writer.scalars]
     same = Trainer(from_dict(tiny_config(ppo__total_steps=128, log__tensorboard=True, log__status_every=5.0)), run,
                    resume=True, log=quiet)
     assert same.writer.texts == [("resume_config_changes",
@@ -1467,3 +1473,194 @@ def test_evaluate_lets_the_opponent_move_only_on_its_turn(monkeypatch) -> None:
 
     res = evaluate(Even(), from_dict(tiny_config()), "random", 1, seed=0, device=torch.device("cpu"))
     assert asked == [] and res["mean_length"] == 2.0 and res["win_rate"] == 1.0
+
+
+# --- agents/ppo.py: what a resume keeps, the run directory, the end of a run, the reports ---------------------
+
+
+def test_a_resume_drops_what_the_run_logged_after_its_checkpoint(tmp_path: Path, monkeypatch) -> None:
+    """A run killed after its checkpoint's update: the resumed run purges TensorBoard past the checkpoint's
+    step (``purge_step``) and keeps only the ``eval.jsonl`` lines up to it, so nothing is logged twice."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    monkeypatch.setattr(agents.ppo, "evaluate", _fake_evaluate([], 0.5))
+    data = tiny_config(ppo__total_steps=4 * 64, checkpoint__every=2, log__tensorboard=True, eval__every=64,
+                       eval__games=1, eval__opponents=["random"])
+    run = tmp_path / "run"
+    killed = Trainer(from_dict(data), run, log=quiet)
+    killed.train(stop=lambda: killed.update == 3)  # killed after update 3; the checkpoint is update 2's
+    killed.close()
+    evals = run / "eval.jsonl"
+    evals.write_text(evals.read_text() + '{"global_step": 2')  # and in the middle of a line
+    assert load_checkpoint(run / "checkpoints" / "last.pt")["global_step"] == 128
+    resumed = Trainer(from_dict(data), run, resume=True, log=quiet)
+    assert [json.loads(x)["global_step"] for x in evals.read_text().splitlines()] == [64, 128]
+    assert not list(run.glob("*.tmp"))
+    resumed.train()
+    resumed.close()
+    assert [json.loads(x)["global_step"] for x in evals.read_text().splitlines()] == [64, 128, 192, 256]
+    events = EventAccumulator(str(run / "tb"))
+    events.Reload()
+    for key in ("losses/entropy", "eval/random/win_rate"):
+        assert [e.step for e in events.Scalars(key)] == [64, 128, 192, 256]
+
+
+def test_the_tensorboard_writer_of_a_resume_purges_past_the_checkpoint(tmp_path: Path, monkeypatch) -> None:
+    import torch.utils.tensorboard
+
+    monkeypatch.setattr(torch.utils.tensorboard, "SummaryWriter", Recorder)
+    data = tiny_config(ppo__total_steps=128, log__tensorboard=True)
+    trainer = Trainer(from_dict(data), tmp_path / "run", log=quiet)
+    assert trainer.writer.kwargs == {"purge_step": None}
+    trainer.train(stop=lambda: True)
+    trainer.close()
+    resumed = Trainer(from_dict(data), tmp_path / "run", resume=True, log=quiet)
+    assert resumed.writer.kwargs == {"purge_step": 65}  # the checkpoint's step 64 stays
+
+
+def test_a_fresh_run_refuses_a_directory_that_holds_files_even_without_a_checkpoint(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    data = tiny_config(checkpoint__every=100, ppo__total_steps=4 * 64)
+    stopped = Trainer(from_dict(data), run, log=quiet)  # stopped before its first checkpoint
+    stopped.train(stop=lambda: True)
+    stopped.close()
+    assert not (run / "checkpoints").exists()
+    with pytest.raises(ValueError, match=rf"^run directory '{run}' already holds config.yaml, snapshots but no "
+                                         r"checkpoint \(a run stopped before its first one\), so there is nothing "
+                                         "to resume: remove the directory to start over, or --set name=NAME to "
+                                         "start another beside it$"):
+        Trainer(from_dict(data), run, log=quiet)
+    with pytest.raises(ValueError, match=rf"^--resume: no checkpoint '{run / 'checkpoints' / 'last.pt'}' to "
+                                         "continue from, so there is nothing to resume: remove the run directory "
+                                         "and start again without --resume$"):
+        Trainer(from_dict(data), run, resume=True, log=quiet)
+    with pytest.raises(ValueError, match=r"--resume: no checkpoint .* nothing to resume$"):
+        Trainer(from_dict(data), tmp_path / "none", resume=True, log=quiet)
+    (tmp_path / "empty").mkdir()
+    Trainer(from_dict(data), tmp_path / "empty", log=quiet).close()  # an empty directory is no run
+    # another process than 0 does not look: process 0 may have begun to write there
+    Trainer(from_dict(data), run, log=quiet, rank=1, world_size=2).close()
+
+
+def _learning_rates(trainer: Trainer) -> list[float]:
+    """Train ``trainer`` to its end; the learning rate of each update."""
+    rates: list[float] = []
+    trainer.train(stop=lambda: rates.append(trainer.optimizer.param_groups[0]["lr"]) or False)
+    trainer.close()
+    return rates
+
+
+def test_a_resume_with_other_rollouts_ends_at_total_steps(tmp_path: Path) -> None:
+    """The run ends at ``ppo.total_steps`` in global steps, whatever ``num_steps`` or ``num_envs`` the resume
+    has: longer rollouts train on (not "nothing to do"), shorter ones stop there (no overshoot)."""
+    run = tmp_path / "run"
+    first = Trainer(from_dict(tiny_config(ppo__total_steps=128, ppo__learning_rate=0.004)), run, log=quiet)
+    assert (first.num_iterations, first.end_step) == (2, 128)
+    assert _learning_rates(first) == [0.004, 0.002]
+    longer = Trainer(from_dict(tiny_config(ppo__total_steps=256, ppo__num_steps=32, ppo__learning_rate=0.004)), run,
+                     resume=True, log=quiet)
+    assert (longer.num_iterations, longer.end_step) == (3, 256)  # one rollout of 128 steps fits
+    assert _learning_rates(longer) == [0.004 * (1 - 128 / 256)]
+    assert (longer.update, longer.global_step) == (3, 256)
+    shorter = Trainer(from_dict(tiny_config(ppo__total_steps=350, ppo__num_steps=8, env__num_envs=2)), run,
+                      resume=True, log=quiet)
+    assert (shorter.num_iterations, shorter.end_step) == (8, 256 + 5 * 16)  # five rollouts of 16 steps: 336
+    _learning_rates(shorter)
+    assert (shorter.update, shorter.global_step) == (8, 336)
+    assert load_checkpoint(run / "checkpoints" / "last.pt")["global_step"] == 336
+    done = Trainer(from_dict(tiny_config(ppo__total_steps=351, ppo__num_steps=8, env__num_envs=2)), run,
+                   resume=True, log=quiet)
+    assert done.num_iterations == done.update == 8  # 15 steps left: no whole rollout, nothing to do
+
+
+def test_the_learning_rate_of_a_run_whose_rollouts_never_change_is_by_update(tmp_path: Path) -> None:
+    """Annealed by steps, the learning rate is bit for bit the one by updates: 1 - (update - 1) / updates."""
+    data = tiny_config(ppo__total_steps=4 * 16 * 7 + 5, ppo__learning_rate=0.0037, checkpoint__every=100)
+    trainer = Trainer(from_dict(data), tmp_path / "run", log=quiet)
+    assert trainer.num_iterations == 7
+    assert _learning_rates(trainer) == [(1.0 - (u - 1.0) / 7) * 0.0037 for u in range(1, 8)]
+    assert sorted(p.name for p in (tmp_path / "run" / "checkpoints").iterdir()) == ["last.pt", "update_000007.pt"]
+
+
+def test_a_resume_from_another_working_directory_keeps_the_opponent_pool(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path)
+    _train(tiny_config(ppo__total_steps=128), Path("runs") / "tiny")  # a relative runs directory, as by default
+    run = tmp_path / "runs" / "tiny"
+    snaps = [str(run / "snapshots" / f"snap_00000{k}.pt") for k in (1, 2)]
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    lines: list[str] = []
+    resumed = Trainer(from_dict(tiny_config()), run, resume=True, log=lines.append)
+    assert resumed.pool.snapshot_paths == snaps and sorted(resumed.pool.nets) == snaps
+    assert not [x for x in lines if "missing" in x]
+    # an older checkpoint lists them as they were written (relative to the working directory of the time)
+    from agents.checkpoint import save_checkpoint
+
+    last = load_checkpoint(run / "checkpoints" / "last.pt")
+    last["extra"]["snapshots"] = [os.path.join("runs", "tiny", "snapshots", f"snap_00000{k}.pt") for k in (1, 2)]
+    save_checkpoint(run / "checkpoints" / "last.pt", last)
+    assert Trainer(from_dict(tiny_config()), run, resume=True, log=quiet).pool.snapshot_paths == snaps
+    # a snapshot that is nowhere is said, not dropped silently
+    (run / "snapshots" / "snap_000001.pt").unlink()
+    lines.clear()
+    resumed = Trainer(from_dict(tiny_config()), run, resume=True, log=lines.append)
+    assert resumed.pool.snapshot_paths == snaps[1:]
+    listed = os.path.join("runs", "tiny", "snapshots", "snap_000001.pt")
+    assert lines[1] == ("opponent pool: 1 of the checkpoint's snapshots missing, left out: "
+                        f"{listed} (looked in {run / 'snapshots'})")
+
+
+def _episode(ret: float, length: float, finished: float) -> dict[str, float]:
+    return {"return": ret, "length": length, "place": 1.0, "game_finished": finished}
+
+
+def test_the_status_line_shows_the_games_ended_since_the_last_line(monkeypatch) -> None:
+    now = [100.0]
+    monkeypatch.setattr(agents.ppo, "time", types.SimpleNamespace(time=lambda: now[0],
+                                                                  perf_counter=time.perf_counter))
+    trainer = _fake_trainer(from_dict(tiny_config(log__status_every=1.5)), 64)
+    progress = _Progress(trainer, 640)
+    now[0] = 101.0
+    progress.log({"charts/episodic_return": 1.0}, 64, [_episode(1.0, 30.0, 1.0)], [{"moves": 40.0, "finished": 0.0,
+                                                                                    "return": 0.0}])
+    assert trainer.lines == []  # not yet due
+    now[0] = 101.5
+    progress.log({}, 64, [_episode(0.0, 50.0, 0.0)], [])
+    assert trainer.lines[-1].endswith("return 0.500 length 40 finish 0.50 entropy - solo_moves 40.0")
+    now[0] = 103.0
+    progress.log({"losses/entropy": 2.0}, 64, [], [])
+    assert trainer.lines[-1].endswith("return - length - finish - entropy 2.000")  # none since the last line
+
+
+def test_the_progress_bar_shows_the_games_ended_since_its_last_figures(monkeypatch, capsys) -> None:
+    now = [100.0]
+    monkeypatch.setattr(agents.ppo, "time", types.SimpleNamespace(time=lambda: now[0],
+                                                                  perf_counter=time.perf_counter))
+    trainer = _fake_trainer(from_dict(tiny_config(log__progress_bar=True)), 64)
+    progress = _Progress(trainer, 640)
+    progress.log({}, 64, [_episode(1.0, 30.0, 1.0)], [])
+    assert progress.bar.postfix.startswith("fin=1.00, len=30, ret=1.00")  # the first update's games
+    now[0] = 100.5
+    progress.log({}, 64, [_episode(0.0, 50.0, 0.0)], [])
+    now[0] = 101.2
+    progress.log({}, 64, [], [])
+    assert progress.bar.postfix.startswith("fin=0.00, len=50, ret=0.00")  # not nan: a game ended since
+    now[0] = 102.5
+    progress.log({}, 64, [], [])
+    assert progress.bar.postfix.startswith("fin=-, len=-, ret=-")
+    progress.close()
+    capsys.readouterr()
+
+
+def test_the_run_directory_records_the_device_given_with_device(tmp_path: Path) -> None:
+    from agents.config import load_config
+
+    run = tmp_path / "run"
+    data = dict(tiny_config(ppo__total_steps=64), device="cuda")  # the config's device, overridden by --device
+    trainer = _train(data, run, device="cpu")
+    assert trainer.device == torch.device("cpu") and trainer.cfg.device == "cpu"
+    recorded = load_config(run / "config.yaml")
+    assert recorded.device == "cpu" and load_checkpoint(run / "checkpoints" / "last.pt")["config"]["device"] == "cpu"
+    recorded.ppo.total_steps = 128  # a plain --resume of the recorded config runs where the run ran
+    resumed = Trainer(recorded, run, resume=True, log=quiet)
+    assert resumed.device == torch.device("cpu") and resumed.resume_changes == ["ppo.total_steps 64 -> 128"]
