@@ -11,6 +11,8 @@ A checkpoint is one ``torch.save`` file holding a dict:
 
 ``save_checkpoint`` writes to a temporary file in the same directory, flushes it to disk and
 moves it over the target with ``os.replace``, so a killed run never leaves a half-written file.
+A save killed mid-write (SIGKILL) leaves its temporary file behind; the next save of the same file
+removes it.
 Before anything is written it checks the payload as the loader will check the file (and loads its
 bytes back weights-only), so it never replaces a good file with one the loader refuses.
 ``load_checkpoint`` raises ``CheckpointError`` (a ``ValueError``) that names the file and the
@@ -24,7 +26,9 @@ import collections
 import dataclasses
 import io
 import os
+import re
 import tempfile
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +44,8 @@ FORMAT = "halma_env.checkpoint"
 FORMAT_VERSION = 1
 NETWORK_KEYS_ADDED_LATER = {"attention_layers": 0, "reach_features": False}
 REQUIRED = ("format", "format_version", "encoding_version", "variant", "num_players", "network", "model")
+# a temporary file of a save untouched this long is a killed save's: a live one is written in one go, then replaced
+STALE_TMP_S = 60.0
 
 
 class CheckpointError(ValueError):
@@ -80,6 +86,7 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
         raise CheckpointError(f"{entry} is a {kind}, which does not save and load weights-only (store Python "
                               "numbers, strings, lists, dicts and tensors)") from None
     path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_temporaries(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -93,6 +100,26 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
             os.unlink(tmp)
         raise
     return path
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Remove the temporary files that saves of ``path`` killed mid-write (SIGKILL, the OOM killer) left beside it:
+    nothing else removes them, and a training checkpoint's is full-size.  Only what the ``mkstemp`` call below names
+    (``.NAME.XXXXXXXX.tmp``, eight random characters) in ``path``'s own folder, and only once untouched for
+    ``STALE_TMP_S``: another save of ``path`` under way keeps its file."""
+    own = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp")
+    now = time.time()
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if (own.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)
+                    and now - entry.stat(follow_symlinks=False).st_mtime > STALE_TMP_S):
+                os.unlink(entry.path)
+        except OSError:  # gone already (another save removed it), or not ours to remove: the save goes on
+            pass
 
 
 _PLAIN = (type(None), bool, int, float, str)

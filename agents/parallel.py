@@ -12,15 +12,20 @@ the trainer calls them unconditionally.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import fcntl
+import logging
 import os
 import pickle
+import shutil
+import signal
 import sys
 import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,27 +37,123 @@ import torch.multiprocessing as mp
 # imitation stage that only the first process runs; a crashed process ends the others sooner (spawn)
 TIMEOUT = datetime.timedelta(hours=12)
 PARENT_POLL_S = 1.0  # how often a process checks that the one that spawned it is still there
+FOLDER_PREFIX = "halma-ddp-"  # spawn's temporary folders, in tempfile.gettempdir()
+LOCK_FILE = "owner.lock"  # in each: locked by the process that made it while it is in use
 
 
 def spawn(fn: Callable[..., Any], world_size: int, *args: Any) -> Any:
     """Run ``fn(rank, world_size, *args)`` in ``world_size`` processes joined in a gloo process group.
 
     Returns what process 0's ``fn`` returned.  If a process fails, the others are stopped and the
-    error is raised here (``torch.multiprocessing.ProcessRaisedException``)."""
-    with tempfile.TemporaryDirectory(prefix="halma-ddp-") as tmp:
-        context = mp.start_processes(_entry, args=(fn, world_size, tmp, args, os.getpid()), nprocs=world_size,
-                                     join=False, start_method="spawn")
+    error is raised here: ``torch.multiprocessing.ProcessRaisedException`` for an exception (the first
+    process's own), ``ProcessExitedException`` for a process killed by a signal (the OOM killer's SIGKILL)
+    or ended by an exit status, its message one line naming the process.  SIGTERM of this process is
+    raised as ``Terminated``, a ``KeyboardInterrupt``, like Ctrl-C: either stops the processes and
+    removes the temporary folder on the way out."""
+    _remove_stale_folders()
+    tmp, lock = _make_folder()
+    try:
+        with _sigterm_raises(), _quiet_torch_spawn():
+            context = mp.start_processes(_entry, args=(fn, world_size, tmp, args, os.getpid()), nprocs=world_size,
+                                         join=False, start_method="spawn")
+            try:
+                while not context.join():
+                    pass
+            except KeyboardInterrupt:  # `kill -INT` of this process alone: without this it waited for them forever
+                _stop(context.processes)
+                raise
+            except (mp.ProcessRaisedException, mp.ProcessExitedException) as exc:  # torch stopped the others
+                raise _cause(exc, context.processes, Path(tmp)) from None
+            with open(Path(tmp) / "result.pkl", "rb") as f:
+                return pickle.load(f)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # still holding the lock: no other spawn removes it under us
+        os.close(lock)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a job scheduler) of the process in ``spawn``: raised as Ctrl-C's ``KeyboardInterrupt``
+    is, so that the same path stops the processes and removes the temporary folder (killed outright, the
+    parent left the folder behind)."""
+
+    signum = signal.SIGTERM
+
+
+@contextlib.contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield
+        return
+
+    def handle(signum: int, frame: Any) -> None:
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, handle)
+    try:
+        yield
+    finally:  # None: a handler installed outside Python; back to the default then
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+@contextlib.contextmanager
+def _quiet_torch_spawn() -> Iterator[None]:
+    """Without torch's "Terminating process N via signal SIGTERM" warning when a process fails: the error
+    raised says that the others were stopped, in one line."""
+    logger = logging.getLogger("torch.multiprocessing.spawn")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _stop(processes: list[Any], grace_s: float = 30.0) -> None:
+    """Terminate the processes and wait for them (killing what outlives ``grace_s``): the folder they
+    write to is removed next."""
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    deadline = time.monotonic() + grace_s
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
+            process.join()
+
+
+def _make_folder() -> tuple[str, int]:
+    """A new temporary folder (the rendezvous file, errors, the result) and the descriptor of the lock on it
+    that this process holds while the folder is in use: released by the kernel however the process ends."""
+    tmp = tempfile.mkdtemp(prefix=FOLDER_PREFIX)
+    fd = os.open(Path(tmp, LOCK_FILE + ".new"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    # renamed once locked: a folder with a lock file is locked for as long as the process that made it lives
+    os.rename(Path(tmp, LOCK_FILE + ".new"), Path(tmp, LOCK_FILE))
+    return tmp, fd
+
+
+def _remove_stale_folders() -> None:
+    """Remove the folders that ``spawn``s killed outright (SIGKILL) left in the temporary directory: those
+    named and locked by ``_make_folder``, owned by this user, whose lock nobody holds any more (a live
+    spawn's, on this machine or in another container sharing the folder, stays locked).  Cheap: a listing of
+    the temporary directory and a lock per folder found."""
+    for folder in Path(tempfile.gettempdir()).glob(FOLDER_PREFIX + "*"):
         try:
-            while not context.join():
-                pass
-        except KeyboardInterrupt:  # `kill -INT` of this process alone: without this it waited for them forever
-            for process in context.processes:
-                process.terminate()
-            raise
-        except mp.ProcessRaisedException as exc:
-            raise _first_failure(Path(tmp), [q.pid for q in context.processes]) or exc from None
-        with open(Path(tmp) / "result.pkl", "rb") as f:
-            return pickle.load(f)
+            if folder.is_symlink() or not folder.is_dir() or folder.stat().st_uid != os.getuid():
+                continue
+            fd = os.open(folder / LOCK_FILE, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:  # no lock file: being made (or not made by this code); or gone already
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # its spawn is alive
+            os.close(fd)
+            continue
+        try:
+            shutil.rmtree(folder, ignore_errors=True)
+        finally:
+            os.close(fd)
 
 
 def _entry(rank: int, fn: Callable[..., Any], world_size: int, tmp: str, args: tuple, parent: int) -> None:
@@ -90,6 +191,36 @@ def _first_failure(tmp: Path, pids: list[int]) -> mp.ProcessRaisedException | No
     _, rank, trace = min(failures)
     return mp.ProcessRaisedException(f"\n\n-- Process {rank} terminated with the following error:\n{trace}", rank,
                                      pids[rank])
+
+
+def _cause(exc: Exception, processes: list[Any], tmp: Path) -> Exception:
+    """What to raise for a failed run: a process killed by a signal (the OOM killer's SIGKILL, a segfault) as
+    a one-line ``ProcessExitedException`` naming it and the signal, otherwise the error of the process that
+    failed first (``_first_failure``).  A killed process writes no error, and the others then fail too
+    ("Connection closed by peer"): torch may notice one of those first, so the signal is looked for in every
+    process's exit status.  SIGTERM is left out there: torch stops the others with it.  SIGKILL comes first:
+    no process sends it to itself when another one fails (gloo may abort one, SIGABRT)."""
+    killed = sorted(((p.exitcode != -signal.SIGKILL, rank, p) for rank, p in enumerate(processes)
+                     if p.exitcode is not None and p.exitcode < 0 and -p.exitcode != signal.SIGTERM),
+                    key=lambda k: k[:2])
+    if killed and (not killed[0][0] or not isinstance(exc, mp.ProcessExitedException)):
+        _, rank, process = killed[0]
+        pid, code = process.pid, process.exitcode
+    elif isinstance(exc, mp.ProcessExitedException):
+        rank, pid, code = exc.error_index, exc.error_pid, exc.exit_code
+    else:
+        return _first_failure(tmp, [p.pid for p in processes]) or exc
+    if code >= 0:  # sys.exit(N) in fn: _entry wrote its traceback
+        return _first_failure(tmp, [p.pid for p in processes]) or mp.ProcessExitedException(
+            f"process {rank} (pid {pid}) ended with exit status {code} without an error; the other processes "
+            "were stopped", rank, pid, code)
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        name = f"signal {-code}"
+    why = " (the kernel's out-of-memory killer sends it, as does kill -9)" if -code == signal.SIGKILL else ""
+    return mp.ProcessExitedException(f"process {rank} (pid {pid}) was killed by {name}{why}; the other processes "
+                                     "were stopped", rank, pid, code, name)
 
 
 def _exit_with_parent(parent: int) -> None:

@@ -79,13 +79,22 @@ def run(args: argparse.Namespace) -> int:
         return 0
     try:
         if cfg.processes > 1:
+            from torch.multiprocessing import ProcessExitedException
+
             from agents.parallel import spawn
 
-            return spawn(train_and_evaluate, cfg.processes, cfg, args)
+            try:
+                return spawn(train_and_evaluate, cfg.processes, cfg, args)
+            except ProcessExitedException as exc:  # killed by a signal (the OOM killer): no traceback to show
+                print(f"halma train: {exc.msg}; {resume_hint(cfg, args)}", file=sys.stderr)
+                return 1  # as for a crash
         return train_and_evaluate(0, 1, cfg, args)
-    except KeyboardInterrupt:  # outside the updates (start, final evaluation), a second Ctrl-C, or processes > 1
-        print(f"\nhalma train: interrupted; {resume_hint(cfg, args)}", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # outside the updates (the start), a second Ctrl-C, or processes > 1
+        # SIGTERM of a run in several processes comes here too (parallel.Terminated), with the shell's status
+        signum = int(getattr(exc, "signum", signal.SIGINT))
+        what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
+        print(f"\nhalma train: {what}; {resume_hint(cfg, args)}", file=sys.stderr)
+        return 128 + signum
 
 
 def resume_command(args: argparse.Namespace) -> str:
@@ -105,9 +114,13 @@ def resume_hint(cfg: Any, args: argparse.Namespace) -> str:
     ckpt = Path(args.runs_dir) / cfg.name / "checkpoints" / "last.pt"
     if not ckpt.exists():
         return (f"no checkpoint was written yet (the first comes after checkpoint.every={cfg.checkpoint.every} "
-                "updates), so there is nothing to resume: run the same command again to start over")
+                f"updates), so there is nothing to resume: remove {str(ckpt.parent.parent)!r} (or choose another "
+                "--set name=NAME) and run the same command again to start over")
+    # several processes: the interrupted one may have been in the final evaluation, which process 0 runs alone
+    then = " (which trains on from there or, if training had finished, runs the final evaluation)" \
+        if cfg.processes > 1 and _final_eval_wanted(cfg, args) else ""
     return (f"the last checkpoint is {ckpt} (written every checkpoint.every={cfg.checkpoint.every} updates); "
-            f"continue with: {resume_command(args)}")
+            f"continue with: {resume_command(args)}{then}")
 
 
 class _GracefulInterrupt:
@@ -160,13 +173,19 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
         return 2
     main = rank == 0
     ckpt = run_dir / "checkpoints" / "last.pt"
-    if trainer.update >= trainer.num_iterations:  # only a resumed run can be there already
+    if training_done(trainer):  # only a resumed run can be there already
         trainer.close()
-        if main:
-            print(f"halma train: nothing to do: {ckpt} is at update {trainer.update} ({trainer.global_step} steps), "
-                  f"the end of ppo.total_steps={cfg.ppo.total_steps}; raise it with --set ppo.total_steps=N "
-                  "to train on", file=sys.stderr)
-        return 0
+        if not main:
+            return 0
+        at = f"{ckpt} is at update {trainer.update} ({trainer.global_step} steps), the end of " \
+             f"ppo.total_steps={cfg.ppo.total_steps}"
+        if not _final_eval_wanted(cfg, args) or _final_eval_written(run_dir, trainer.global_step):
+            print(f"halma train: nothing to do: {at}; raise it with --set ppo.total_steps=N to train on",
+                  file=sys.stderr)
+            return 0
+        # training finished, its final evaluation did not (interrupted, or a crash): that is what is left
+        print(f"halma train: {at}, but the run has no final evaluation of it: running it now", file=sys.stderr)
+        return _final_evaluation(trainer, world_size, cfg, args, t0)
     start_step = trainer.global_step
     if main:
         on = f"{trainer.device}" + (f", {world_size} processes" if world_size > 1 else "")
@@ -190,11 +209,48 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
     train_time = time.time() - t0
     session = f" ({trainer.global_step - start_step} of them now)" if start_step else ""
     print(f"trained {trainer.global_step} steps{session} in {train_time:.0f} s; checkpoint {ckpt}")
-    if not args.no_final_eval and cfg.eval.final_games and cfg.eval.final_opponents:
+    return _final_evaluation(trainer, world_size, cfg, args, t0)
+
+
+def training_done(trainer: Any) -> bool:
+    """Whether ``trainer`` is at the end of its run: the Trainer's own test (``update >= num_iterations``, as in
+    its ``__init__`` and ``train``), asked here alone."""
+    return bool(trainer.update >= trainer.num_iterations)
+
+
+def _final_eval_wanted(cfg: Any, args: argparse.Namespace) -> bool:
+    return bool(not args.no_final_eval and cfg.eval.final_games and cfg.eval.final_opponents)
+
+
+def _final_eval_written(run_dir: Path, global_step: int) -> bool:
+    """Whether the run directory holds the final evaluation of the checkpoint at ``global_step`` (one of an
+    earlier session that a resume trained on from does not count)."""
+    try:
+        res = json.loads((run_dir / "final_eval.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(res, dict) and res.get("global_step") == global_step and (run_dir / "final_eval.md").is_file()
+
+
+def _final_evaluation(trainer: Any, world_size: int, cfg: Any, args: argparse.Namespace, t0: float) -> int:
+    """The closing evaluation (process 0, after ``trainer.close()``): final_eval.json/md, eval.jsonl and the
+    table printed; not TensorBoard, whose writer is closed (it would open a second event file, and give eval/*
+    a second point at the last step)."""
+    run_dir = Path(args.runs_dir) / cfg.name
+    ckpt = run_dir / "checkpoints" / "last.pt"
+    if _final_eval_wanted(cfg, args):
         # the greedy policy alone, all games side by side (one batched forward per ply), rules without a
         # move limit and a cap of eval.move_limit plies counted as a draw, like `halma eval`'s default
         t1 = time.time()
-        res = trainer.run_evaluation(cfg.eval.final_opponents, cfg.eval.final_games, final=True)
+        try:
+            res = trainer.run_evaluation(cfg.eval.final_opponents, cfg.eval.final_games, final=True)
+        except KeyboardInterrupt:
+            if world_size > 1:  # the parent stops every process and says how to continue (run)
+                raise
+            print(f"\nhalma train: interrupted during the final evaluation; training is complete ({ckpt} is at "
+                  f"update {trainer.update}, {trainer.global_step} steps); run the final evaluation with: "
+                  f"{resume_command(args)}", file=sys.stderr)
+            return 130
         table = final_table(res, cfg.eval.final_opponents, cfg.eval.final_games)
         (run_dir / "final_eval.json").write_text(json.dumps(res, indent=2))
         (run_dir / "final_eval.md").write_text(table + "\n")

@@ -11,7 +11,11 @@ import fractions
 import os
 import pathlib
 import re
+import signal
 import stat
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +93,35 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary_file(tmp_path
     monkeypatch.undo()
     assert os.listdir(tmp_path) == ["a.pt"]
     assert load_checkpoint(path)["global_step"] == 1
+
+
+def test_a_save_removes_what_a_killed_save_of_the_same_file_left(tmp_path: Path) -> None:
+    """SIGKILL during a save leaves its hidden full-size temporary file, which nothing removed: the next save of
+    that file removes it once it is stale; another file's, a live save's (recent) and other names stay."""
+    path = tmp_path / "checkpoints" / "last.pt"
+    killed = ("import os, signal, sys, torch; import agents.checkpoint as c; "
+              "c.os.replace = lambda src, dst: os.kill(os.getpid(), signal.SIGKILL); "
+              "c.save_checkpoint(sys.argv[1], {'variant': 'star', 'num_players': 2, 'network': {'channels': 4}, "
+              "'model': {'w': torch.ones(2)}})")
+    root = str(Path(__file__).resolve().parents[1])
+    done = subprocess.run([sys.executable, "-c", killed, str(path)], cwd=root, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get(
+                              "PYTHONPATH")]))))
+    assert done.returncode == -signal.SIGKILL
+    [left] = [p.name for p in path.parent.iterdir()]
+    assert re.fullmatch(r"\.last\.pt\.[a-z0-9_]{8}\.tmp", left) and not path.exists()
+    others = [".update_000001.pt.abcd1234.tmp", ".last.pt.abcd1234.tmp.keep", "last.pt.abcd1234.tmp",
+              ".last.pt.abc.tmp"]
+    for name in others:
+        (path.parent / name).write_text("not ours")
+    (tmp_path / left).write_text("another folder's")
+    old = time.time() - 2 * agents.checkpoint.STALE_TMP_S
+    for p in [*path.parent.iterdir(), tmp_path / left]:
+        os.utime(p, (old, old))
+    (path.parent / ".last.pt.live0000.tmp").write_text("a save under way")  # just written: kept
+    save_checkpoint(path, _payload())
+    assert sorted(p.name for p in path.parent.iterdir()) == sorted([*others, ".last.pt.live0000.tmp", "last.pt"])
+    assert (tmp_path / left).exists()
 
 
 @pytest.mark.parametrize(

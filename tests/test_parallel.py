@@ -9,7 +9,9 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -140,16 +142,19 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT])
-def test_processes_stop_when_their_parent_is_killed(tmp_path: Path, how: int) -> None:
-    """``kill -9`` or ``kill -INT`` of ``halma train`` alone must not leave its processes training on."""
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM])
+def test_processes_stop_when_their_parent_is_killed(tmp_path: Path, how: int, monkeypatch) -> None:
+    """``kill -9``, ``kill -INT`` or ``kill`` of ``halma train`` alone must not leave its processes training on;
+    nor, but for ``kill -9``, its temporary folder, which the next spawn then removes."""
     code = ("from agents import parallel; import test_parallel as t; "
             f"parallel.spawn(t._write_pid_and_wait, 2, {str(tmp_path)!r})")
     path = os.pathsep.join(filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")]))
+    tmp = tmp_path / "tmp"  # spawn's temporary folders go here
+    tmp.mkdir()
     # A shell starts background jobs with SIGINT ignored, and Python then installs no KeyboardInterrupt
     # handler: restore the default, as a terminal's Ctrl-C finds it, so the test does not depend on how
     # pytest itself was started.
-    parent = subprocess.Popen([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=path),
+    parent = subprocess.Popen([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=path, TMPDIR=str(tmp)),
                               preexec_fn=_default_sigint)
     pids: list[int] = []
     try:
@@ -169,3 +174,72 @@ def test_processes_stop_when_their_parent_is_killed(tmp_path: Path, how: int) ->
         for pid in pids:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+    left = list(tmp.glob("halma-ddp-*"))
+    if how != signal.SIGKILL:
+        assert not left
+        return
+    assert len(left) == 1  # nothing can remove it then
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    assert parallel.spawn(_rank, 2) == 0
+    assert not list(tmp.glob("halma-ddp-*"))
+
+
+def _rank(rank: int, world_size: int) -> int:
+    return rank
+
+
+def test_only_folders_of_spawns_that_are_gone_are_removed(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    live, lock = parallel._make_folder()  # held by this process, as a running spawn holds its own
+    try:
+        gone, released = parallel._make_folder()
+        os.close(released)  # as when its process died
+        (tmp_path / "halma-ddp-without-lock").mkdir()  # not made by this code (or being made)
+        (tmp_path / "other").mkdir()
+        (tmp_path / "other" / parallel.LOCK_FILE).write_text("")
+        parallel._remove_stale_folders()
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted([Path(live).name, "halma-ddp-without-lock",
+                                                                       "other"])
+    finally:
+        os.close(lock)
+
+
+def _kill_one(rank: int, world_size: int, folder: str) -> None:
+    Path(folder, f"{rank}.pid").write_text(str(os.getpid()))
+    if rank == 1:
+        os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer does
+    parallel.gather("waiting for process 1")
+
+
+def test_a_process_killed_by_a_signal_is_named_in_one_line_and_the_others_stopped(tmp_path: Path,
+                                                                                  monkeypatch) -> None:
+    """It raised torch's ``process 1 terminated with signal SIGKILL``, which ``halma train`` printed as a traceback
+    without the resume hint (it handled only ProcessRaisedException)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with pytest.raises(torch.multiprocessing.ProcessExitedException) as info:
+        parallel.spawn(_kill_one, 2, str(tmp_path))
+    pids = [int((tmp_path / f"{rank}.pid").read_text()) for rank in range(2)]
+    assert str(info.value) == (f"process 1 (pid {pids[1]}) was killed by SIGKILL (the kernel's out-of-memory killer "
+                               "sends it, as does kill -9); the other processes were stopped")
+    assert not _alive(pids[0])
+    assert not list(tmp_path.glob("halma-ddp-*"))
+
+
+def test_a_signal_is_named_though_torch_noticed_another_process_first(tmp_path: Path) -> None:
+    """A killed process writes no error; the other one then fails ("Connection closed by peer") and torch may
+    report that one."""
+    Path(tmp_path, "error-0.txt").write_text(f"{time.time()!r}\nRuntimeError: Connection closed by peer\n")
+    processes = [types.SimpleNamespace(pid=10, exitcode=1), types.SimpleNamespace(pid=11, exitcode=-signal.SIGKILL)]
+    noticed = torch.multiprocessing.ProcessRaisedException("Connection closed by peer", 0, 10)
+    cause = parallel._cause(noticed, processes, tmp_path)
+    assert isinstance(cause, torch.multiprocessing.ProcessExitedException)
+    assert str(cause).startswith("process 1 (pid 11) was killed by SIGKILL")
+    # nor when torch noticed the other one die of a consequence first (gloo aborts a process whose peer is gone)
+    processes[0].exitcode = -signal.SIGABRT
+    noticed_abort = torch.multiprocessing.ProcessExitedException("process 0 terminated with signal SIGABRT", 0, 10,
+                                                                  -signal.SIGABRT, "SIGABRT")
+    assert str(parallel._cause(noticed_abort, processes, tmp_path)).startswith("process 1 (pid 11) was killed by "
+                                                                               "SIGKILL")
+    # torch's SIGTERM of the others after a process raised is no cause: the first error is
+    processes[0].exitcode, processes[1].exitcode = 1, -signal.SIGTERM
+    assert "Connection closed by peer" in str(parallel._cause(noticed, processes, tmp_path))

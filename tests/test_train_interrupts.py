@@ -1,0 +1,185 @@
+"""``halma train`` stopped on the way (agents/train.py, agents/parallel.py): Ctrl-C in the final evaluation, a
+process of several killed by a signal, SIGTERM of a run in several processes; what it leaves on disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from test_train import tiny_config
+
+import agents.ppo
+from agents.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _final_eval_config(path: Path, **changes) -> list[str]:
+    """A tiny run with a final evaluation (2 games against random, capped at 40 plies), and an evaluation during
+    training at its last step; the config file and the command's flags after ``train``."""
+    data = tiny_config(**changes)
+    data["eval"].update(every=4 * 16 * 3, games=1, opponents=["random"], final_games=2, final_opponents=["random"],
+                        move_limit=40)
+    path.write_text(yaml.safe_dump(data))
+    return [str(path), "--runs-dir", str(path.parent), "--quiet"]
+
+
+def _interrupt_final_evaluation(monkeypatch) -> None:
+    """Ctrl-C (a KeyboardInterrupt) as the final evaluation starts; evaluations during training run."""
+    real = agents.ppo.Trainer.run_evaluation
+
+    def run_evaluation(self, opponents, games, final=False):
+        if final:
+            raise KeyboardInterrupt
+        return real(self, opponents, games, final)
+
+    monkeypatch.setattr(agents.ppo.Trainer, "run_evaluation", run_evaluation)
+
+
+def test_ctrl_c_in_the_final_evaluation_is_finished_by_resume(tmp_path: Path, capsys, monkeypatch) -> None:
+    """The hint after Ctrl-C in the final evaluation says that training is complete; its --resume runs the final
+    evaluation (it said "nothing to do"), and only then is there nothing to do."""
+    flags = _final_eval_config(tmp_path / "c.yaml")
+    run = tmp_path / "tiny"
+    _interrupt_final_evaluation(monkeypatch)
+    assert main(["train", *flags]) == 130
+    out, err = capsys.readouterr()
+    assert "trained 192 steps" in out and "Traceback" not in err
+    assert "interrupted during the final evaluation; training is complete" in err
+    assert f"run the final evaluation with: halma train {flags[0]} --resume --runs-dir {tmp_path}" in err
+    assert not (run / "final_eval.json").exists()
+    monkeypatch.undo()
+
+    last = (run / "checkpoints" / "last.pt").read_bytes()
+    assert main(["train", *flags, "--resume", "--no-final-eval"]) == 0  # asked for none: nothing to do
+    assert "nothing to do" in capsys.readouterr().err and not (run / "final_eval.json").exists()
+
+    assert main(["train", *flags, "--resume"]) == 0
+    out, err = capsys.readouterr()
+    assert "has no final evaluation of it: running it now" in err and "nothing to do" not in err
+    assert "final evaluation (" in out and "| random | 2 |" in out and "trained" not in out
+    assert json.loads((run / "final_eval.json").read_text())["global_step"] == 192
+    assert (run / "final_eval.md").is_file()
+    assert (run / "checkpoints" / "last.pt").read_bytes() == last  # nothing trained
+
+    assert main(["train", *flags, "--resume"]) == 0
+    assert "nothing to do" in capsys.readouterr().err
+
+    # a longer session whose final evaluation is interrupted: the shorter session's final_eval.json is not its own
+    _interrupt_final_evaluation(monkeypatch)
+    assert main(["train", *flags, "--resume", "--set", "ppo.total_steps=256"]) == 130
+    capsys.readouterr()
+    monkeypatch.undo()
+    assert main(["train", *flags, "--resume", "--set", "ppo.total_steps=256"]) == 0
+    assert "running it now" in capsys.readouterr().err
+    assert json.loads((run / "final_eval.json").read_text())["global_step"] == 256
+
+
+def _scalar_steps(tb: Path, tag: str) -> list[int]:
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+    steps = []
+    for events in sorted(tb.glob("events.out.tfevents.*")):
+        for event in EventFileLoader(str(events)).Load():
+            steps += [event.step for value in event.summary.value if value.tag == tag]
+    return steps
+
+
+def test_the_final_evaluation_is_not_written_to_a_closed_tensorboard_log(tmp_path: Path, capsys) -> None:
+    """It went to TensorBoard after the writer was closed: a second event file, and a second eval/* point at the
+    last step.  It is in final_eval.json/md and eval.jsonl."""
+    flags = _final_eval_config(tmp_path / "c.yaml")
+    assert main(["train", *flags]) == 0
+    assert "final evaluation (" in capsys.readouterr().out
+    tb = tmp_path / "tiny" / "tb"
+    assert len(list(tb.glob("events.out.tfevents.*"))) == 1
+    assert _scalar_steps(tb, "eval/random/win_rate") == [192]  # the evaluation during training alone
+    lines = [json.loads(line) for line in (tmp_path / "tiny" / "eval.jsonl").read_text().splitlines()]
+    assert [line["final"] for line in lines] == [False, True]
+
+
+# --- several processes: signals -------------------------------------------------------------------------------
+
+
+def _alive(pid: int) -> bool:
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+    except (OSError, IndexError):
+        return False
+
+
+def _training_processes(parent: int) -> list[int]:
+    """The processes ``spawn`` started (not multiprocessing's resource tracker)."""
+    try:
+        children = [int(pid) for pid in Path(f"/proc/{parent}/task/{parent}/children").read_text().split()]
+    except OSError:
+        return []
+    found = []
+    for pid in children:
+        try:
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.parametrize("how", ["kill -9 of a process", "kill of halma train"])
+def test_a_run_in_two_processes_stopped_by_a_signal_says_how_to_continue(tmp_path: Path, how: str) -> None:
+    """SIGKILL of one process (the OOM killer) gave torch's ProcessExitedException traceback; SIGTERM of
+    ``halma train`` left its temporary folder.  Now: one line naming what happened, the resume hint, the other
+    processes stopped, the temporary folder removed."""
+    data = tiny_config(ppo__total_steps=4 * 16 * 10_000)  # stopped long before its end
+    data["processes"] = 2
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(data))
+    tmp = tmp_path / "tmp"  # spawn's temporary folder goes here
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp), PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT),
+                                                                                       os.environ.get("PYTHONPATH")])))
+    cmd = [sys.executable, "-m", "agents.cli", "train", str(tmp_path / "c.yaml"), "--runs-dir", str(tmp_path),
+           "--quiet"]
+    parent = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    pids: list[int] = []
+    try:
+        deadline = time.monotonic() + 180
+        while not (tmp_path / "tiny" / "checkpoints" / "last.pt").exists():  # a checkpoint at every update
+            assert parent.poll() is None, parent.communicate()
+            assert time.monotonic() < deadline, "no checkpoint was written"
+            time.sleep(0.2)
+        pids = _training_processes(parent.pid)
+        assert len(pids) == 2
+        if how == "kill -9 of a process":
+            os.kill(pids[1], signal.SIGKILL)
+        else:
+            parent.send_signal(signal.SIGTERM)
+        _, err = parent.communicate(timeout=120)
+        deadline = time.monotonic() + 30
+        while any(_alive(pid) for pid in pids):
+            assert time.monotonic() < deadline, "a process outlived the run"
+            time.sleep(0.2)
+    finally:
+        parent.kill()
+        for pid in pids:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("halma train:")]  # gloo may add its own
+    assert len(lines) == 1, err
+    if how == "kill -9 of a process":
+        assert parent.returncode == 1
+        assert lines[0].startswith("halma train: process ")
+        assert f"(pid {pids[1]}) was killed by SIGKILL" in lines[0]
+        assert "the other processes were stopped" in lines[0]
+    else:
+        assert parent.returncode == 128 + signal.SIGTERM
+        assert lines[0].startswith("halma train: stopped by SIGTERM; ")
+    assert f"continue with: halma train {tmp_path / 'c.yaml'} --resume --runs-dir {tmp_path}" in lines[0]
+    assert not list(tmp.glob("halma-ddp-*"))
