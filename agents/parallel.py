@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import fcntl
 import logging
 import os
 import pickle
@@ -38,7 +37,6 @@ import torch.multiprocessing as mp
 TIMEOUT = datetime.timedelta(hours=12)
 PARENT_POLL_S = 1.0  # how often a process checks that the one that spawned it is still there
 FOLDER_PREFIX = "halma-ddp-"  # spawn's temporary folders, in tempfile.gettempdir()
-LOCK_FILE = "owner.lock"  # in each: locked by the process that made it while it is in use
 
 
 def spawn(fn: Callable[..., Any], world_size: int, *args: Any) -> Any:
@@ -50,8 +48,7 @@ def spawn(fn: Callable[..., Any], world_size: int, *args: Any) -> Any:
     or ended by an exit status, its message one line naming the process.  SIGTERM of this process is
     raised as ``Terminated``, a ``KeyboardInterrupt``, like Ctrl-C: either stops the processes and
     removes the temporary folder on the way out."""
-    _remove_stale_folders()
-    tmp, lock = _make_folder()
+    tmp = tempfile.mkdtemp(prefix=FOLDER_PREFIX)
     try:
         with _sigterm_raises(), _quiet_torch_spawn():
             context = mp.start_processes(_entry, args=(fn, world_size, tmp, args, os.getpid()), nprocs=world_size,
@@ -67,8 +64,7 @@ def spawn(fn: Callable[..., Any], world_size: int, *args: Any) -> Any:
             with open(Path(tmp) / "result.pkl", "rb") as f:
                 return pickle.load(f)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)  # still holding the lock: no other spawn removes it under us
-        os.close(lock)
+        shutil.rmtree(tmp, ignore_errors=True)  # also after Ctrl-C and SIGTERM; only SIGKILL leaves it behind
 
 
 class Terminated(KeyboardInterrupt):
@@ -120,40 +116,6 @@ def _stop(processes: list[Any], grace_s: float = 30.0) -> None:
         if process.is_alive():
             process.kill()
             process.join()
-
-
-def _make_folder() -> tuple[str, int]:
-    """A new temporary folder (the rendezvous file, errors, the result) and the descriptor of the lock on it
-    that this process holds while the folder is in use: released by the kernel however the process ends."""
-    tmp = tempfile.mkdtemp(prefix=FOLDER_PREFIX)
-    fd = os.open(Path(tmp, LOCK_FILE + ".new"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    # renamed once locked: a folder with a lock file is locked for as long as the process that made it lives
-    os.rename(Path(tmp, LOCK_FILE + ".new"), Path(tmp, LOCK_FILE))
-    return tmp, fd
-
-
-def _remove_stale_folders() -> None:
-    """Remove the folders that ``spawn``s killed outright (SIGKILL) left in the temporary directory: those
-    named and locked by ``_make_folder``, owned by this user, whose lock nobody holds any more (a live
-    spawn's, on this machine or in another container sharing the folder, stays locked).  Cheap: a listing of
-    the temporary directory and a lock per folder found."""
-    for folder in Path(tempfile.gettempdir()).glob(FOLDER_PREFIX + "*"):
-        try:
-            if folder.is_symlink() or not folder.is_dir() or folder.stat().st_uid != os.getuid():
-                continue
-            fd = os.open(folder / LOCK_FILE, os.O_RDONLY | os.O_NOFOLLOW)
-        except OSError:  # no lock file: being made (or not made by this code); or gone already
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:  # its spawn is alive
-            os.close(fd)
-            continue
-        try:
-            shutil.rmtree(folder, ignore_errors=True)
-        finally:
-            os.close(fd)
 
 
 def _entry(rank: int, fn: Callable[..., Any], world_size: int, tmp: str, args: tuple, parent: int) -> None:
