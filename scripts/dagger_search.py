@@ -37,6 +37,7 @@ from agents.bots.search import SearchBot
 from agents.checkpoint import load_checkpoint, model_from_checkpoint, save_checkpoint
 from agents.files import output_problem
 from agents.imitation import _padded
+from agents.player import check_int, check_number
 from agents.policy import load_policy_player
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
@@ -120,6 +121,8 @@ def collect(args: argparse.Namespace) -> None:
 
 def load_data(path: str) -> dict[str, list]:
     """The positions ``collect`` wrote (ValueError naming the file when it is not such a file)."""
+    if Path(path).is_dir():
+        raise ValueError(f"data file {path!r} is a directory")
     if not Path(path).is_file():
         raise ValueError(f"data file {path!r} does not exist")
     try:  # the file is this script's own output: lists of numpy arrays, which weights_only refuses
@@ -230,20 +233,26 @@ def main(argv: list[str] | None = None) -> None:
     h.add_argument("--games", type=int, default=20)
     h.add_argument("--workers", type=int, default=2)
     args = p.parse_args(argv)
-    if getattr(args, "games", 1) < 1 or getattr(args, "workers", 1) < 1:
-        p.error("--games and --workers must be >= 1")
-    if getattr(args, "label_depth", 1) < 1:
-        p.error(f"--label-depth must be >= 1, got {args.label_depth}")
-    if args.command == "fit" and (args.epochs < 1 or not args.lr > 0 or not args.kl >= 0):
-        p.error("--epochs must be >= 1, --lr > 0 and --kl >= 0")
-    try:  # a bad checkpoint, or one of another game, fails here, before any game
+    try:  # a bad setting (named with its value), checkpoint or data file fails here, before any game
+        for flag in ("games", "workers", "label_depth", "epochs"):
+            if hasattr(args, flag):
+                check_int(f"--{flag.replace('_', '-')}", getattr(args, flag), 1)
+        if args.command == "fit":  # finite: an infinite rate or weight turns every weight into NaN
+            check_number("--lr", args.lr, strict=True)
+            check_number("--kl", args.kl)
         model_from_checkpoint(load_checkpoint(args.checkpoint, variant="star", num_players=2), args.checkpoint)
         rec = load_data(args.data) if args.command == "fit" else {}
     except ValueError as exc:  # CheckpointError is a ValueError naming the file
         p.error(str(exc))
-    problem = output_problem(args.out) if args.command in ("collect", "fit") else None
-    if problem:
-        p.error(problem)
+    if args.command in ("collect", "fit"):
+        problem = output_problem(args.out)
+        # the output replaces its file only at the end: over an input, it would destroy the file the run read
+        inputs = [args.checkpoint] + ([args.data] if args.command == "fit" else [])
+        same = [name for name in inputs if Path(name).resolve() == Path(args.out).resolve()]
+        if same:
+            problem = f"the output {args.out!r} is the input {same[0]!r}: give a new file"
+        if problem:
+            p.error(problem)
     torch.set_num_threads(1)
     if args.command == "fit":
         fit(args, rec)

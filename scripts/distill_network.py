@@ -32,9 +32,10 @@ import numpy as np
 import torch
 
 from agents.checkpoint import load_checkpoint, model_from_checkpoint, save_checkpoint
-from agents.config import GameConfig, NetworkConfig
+from agents.config import MAX_SEED, MAX_TORCH_THREADS, GameConfig, NetworkConfig
 from agents.files import output_problem
 from agents.network import MASKED_LOGIT, build_network
+from agents.player import check_int, check_number
 from halma_env.batched import BatchedGame
 
 
@@ -116,28 +117,43 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     args = p.parse_args(argv)
-    if args.positions < 2 or args.games < 1 or args.epochs < 1 or args.batch_size < 1 or args.threads < 1:
-        p.error("--positions must be >= 2 and --games, --epochs, --batch-size and --threads >= 1")
-    if not 0 < args.holdout < 1 or not 0 <= args.explore <= 1 or args.temperature < 0:
-        p.error("--holdout must lie in (0, 1), --explore in [0, 1] and --temperature be >= 0")
+    try:  # every setting named with its value; finite, as NaN or inf would only fail (or give NaN) after the work
+        check_int("--positions", args.positions, 2)
+        for flag in ("games", "epochs", "batch_size", "threads"):
+            check_int(f"--{flag.replace('_', '-')}", getattr(args, flag), 1)
+        check_number("--temperature", args.temperature)
+        check_number("--explore", args.explore, high=1.0)
+        check_number("--holdout", args.holdout, strict=True, high=1.0)
+        check_number("--learning-rate", args.learning_rate, strict=True)
+        check_number("--value-coef", args.value_coef)
+        check_int("--seed", args.seed)
+    except ValueError as exc:
+        p.error(str(exc))
+    if args.seed > MAX_SEED:  # the bound `halma train` sets; torch.manual_seed overflows past 2**64
+        p.error(f"--seed must be an integer in [0, {MAX_SEED}], got {args.seed}")
+    if args.threads > MAX_TORCH_THREADS:  # torch segfaults with thousands
+        p.error(f"--threads must be in [1, {MAX_TORCH_THREADS}], got {args.threads}")
     if not 1 <= round(args.positions * (1 - args.holdout)) < args.positions:
         p.error(f"--holdout {args.holdout} of --positions {args.positions} leaves no positions to fit or none held out")
-    if not args.learning_rate > 0 or not args.value_coef >= 0:
-        p.error("--learning-rate must be > 0 and --value-coef >= 0")
+    if args.games > args.positions:  # the extra games would be played and dropped: all positions from the first ply
+        p.error(f"--games {args.games} is more than --positions {args.positions}: every position would be a "
+                "first move")
     problem = output_problem(args.out)
     if problem:
         p.error(problem)
+    if Path(args.out).resolve() == Path(args.teacher).resolve():  # the student would replace its own teacher
+        p.error(f"the output {args.out!r} is the teacher {args.teacher!r}: give a new file")
     torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
+    torch.manual_seed(args.seed)  # before the teacher is built (its init draws too), as it always was
 
     try:
         data = load_checkpoint(args.teacher)  # fills network keys added after the file was written
         teacher = model_from_checkpoint(data, args.teacher)
     except ValueError as exc:  # CheckpointError names the file and what is wrong with it
-        raise SystemExit(f"distill_network: {exc}") from None
+        p.error(str(exc))
     config = data.get("config")
     if not isinstance(config, dict) or not isinstance(config.get("game"), dict):
-        raise SystemExit(f"{args.teacher}: the checkpoint has no training config to take the game from")
+        p.error(f"{args.teacher}: the checkpoint has no training config to take the game from")
     game = GameConfig(**config["game"])
     network = dict(data["network"])
     for name in ("channels", "blocks", "pair_dim", "value_hidden", "attention_layers"):
@@ -146,7 +162,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         NetworkConfig(**network).validate()
     except ValueError as exc:
-        raise SystemExit(f"distill_network: the student's {exc}") from None
+        p.error(f"the student's {exc}")
     student = build_network(data["variant"], data["num_players"], SimpleNamespace(**network))
     print(f"teacher {network_size(teacher)} parameters, student {network_size(student)} ({network})")
 

@@ -28,6 +28,9 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from agents.files import output_problem
+from agents.player import check_number
+
 ROOT = Path(__file__).resolve().parents[1]
 
 FLIPPED: dict[type[ast.cmpop], type[ast.cmpop]] = {
@@ -124,18 +127,26 @@ def mutants(source: str) -> list[Mutant]:
     return [Mutant(i, line, change, text) for i, (line, change, text) in enumerate(found)]
 
 
-def copy_repository(dest: Path) -> None:
-    """The files git tracks or would track (no runs/, caches or build output) copied to ``dest``."""
+def repository_files() -> list[str]:
+    """The files git tracks or would track (no runs/, caches or build output), relative to ROOT."""
     listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT,
                             capture_output=True, check=True).stdout.decode().split("\0")
-    for name in filter(None, listed):
-        source = ROOT / name
-        if source.is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, dest / name)
+    return [name for name in listed if name and (ROOT / name).is_file()]
+
+
+def copy_repository(dest: Path) -> None:
+    """The repository's files (``repository_files``) copied to ``dest``."""
+    for name in repository_files():
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, dest / name)
+
+
+class BaselineFails(Exception):
+    """The tests fail (or find nothing to run) on the unchanged module: every mutant would count as killed."""
 
 
 def run(module: str, tests: list[str], timeout: float, only: set[int] | None) -> list[Outcome]:
+    """``module`` is relative to ROOT: the mutants are written to the same path inside the copy."""
     path = ROOT / module
     original = path.read_text()
     outcomes: list[Outcome] = []
@@ -143,6 +154,24 @@ def run(module: str, tests: list[str], timeout: float, only: set[int] | None) ->
         copy_repository(Path(scratch))
         target = Path(scratch) / module
         env = {"PYTHONPATH": scratch, "PYTHONDONTWRITEBYTECODE": "1"}
+
+        def pytest() -> subprocess.CompletedProcess[bytes]:
+            return subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:xdist",
+                                   "-p", "no:cacheprovider", *tests], cwd=scratch, capture_output=True,
+                                  timeout=timeout, env={**os.environ, **env})
+
+        # a typo in --tests (no such file, a -k that selects nothing) fails every run: without this first
+        # run on the unchanged module every mutant would be reported killed
+        try:
+            baseline = pytest()
+        except subprocess.TimeoutExpired:
+            raise BaselineFails(f"the tests take more than --timeout {timeout:g} s without any mutant") from None
+        if baseline.returncode:
+            # pytest's own reason (no such file, nothing selected) is in its last lines
+            said = (baseline.stderr + baseline.stdout).decode(errors="replace")
+            tail = "\n".join([line for line in said.splitlines() if line.strip()][-5:])
+            raise BaselineFails(f"the tests fail without any mutant (pytest exit status {baseline.returncode}; "
+                            f"check --tests):\n{tail}")
         for m in mutants(original):
             if only is not None and m.index not in only:
                 continue
@@ -154,10 +183,7 @@ def run(module: str, tests: list[str], timeout: float, only: set[int] | None) ->
             else:
                 target.write_text(m.text)
                 try:
-                    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:xdist",
-                                           "-p", "no:cacheprovider", *tests], cwd=scratch, capture_output=True,
-                                          timeout=timeout, env={**os.environ, **env})
-                    status = "killed" if done.returncode else "SURVIVED"
+                    status = "killed" if pytest().returncode else "SURVIVED"
                 except subprocess.TimeoutExpired:
                     status = "timeout"  # counts as killed: the tests noticed something (a hang)
                 finally:
@@ -167,6 +193,20 @@ def run(module: str, tests: list[str], timeout: float, only: set[int] | None) ->
             if status == "SURVIVED":
                 print(f"survived #{m.index} line {m.line}: {m.change}", flush=True)
     return outcomes
+
+
+def write_json(path: str, outcomes: list[Outcome]) -> None:
+    """Written whole or not at all: an interrupted write leaves no truncated file behind."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(json.dumps([asdict(o) for o in outcomes], indent=1))
+        os.replace(tmp, out)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -182,18 +222,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--list", action="store_true", help="list the mutants and stop")
     p.add_argument("--json", metavar="FILE", help="write every outcome to FILE")
     args = p.parse_args(argv)
-    path = ROOT / args.module
-    if not path.is_file() or path.suffix != ".py":
+    path = (ROOT / args.module).resolve()
+    # relative to the repository, whatever was given: an absolute path would put each mutant into the working
+    # tree (ROOT / "/abs" is "/abs") while the tests ran on the unchanged copy, and every mutant would survive
+    module = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else None
+    if module is None or path.suffix != ".py" or module not in repository_files():
         p.error(f"module {args.module!r} is not a python file of this repository")
-    if args.timeout <= 0:
-        p.error(f"--timeout must be positive, got {args.timeout}")
+    try:
+        check_number("--timeout", args.timeout, strict=True)
+    except ValueError as exc:
+        p.error(str(exc))
     ranges = []
     for text in args.lines or []:
         first, _, last = text.partition("-")
         if not (first.isdigit() and last.isdigit() and 1 <= int(first) <= int(last)):
             p.error(f"--lines takes ranges FIRST-LAST of line numbers (1 <= FIRST <= LAST), got {text!r}")
         ranges.append((int(first), int(last)))
-    chosen = [m for m in mutants(path.read_text())
+    every = mutants(path.read_text())
+    unknown = sorted(set(args.only or []) - {m.index for m in every})
+    if unknown:  # not dropped quietly: a typo would leave a mutant unrun
+        p.error(f"no mutant of the module matches --only {' '.join(map(str, unknown))}: it has mutants #0 to "
+                f"#{len(every) - 1} (see --list)")
+    chosen = [m for m in every
               if (not args.only or m.index in args.only) and (not ranges or any(a <= m.line <= b for a, b in ranges))]
     if not chosen:
         p.error("no mutant of the module matches --only/--lines (see --list)")
@@ -201,12 +251,18 @@ def main(argv: list[str] | None = None) -> int:
         for m in chosen:
             print(f"#{m.index} line {m.line}: {m.change}")
         return 0
-    outcomes = run(args.module, args.tests, args.timeout, {m.index for m in chosen})
+    problem = output_problem(args.json, "--json") if args.json else None
+    if problem:  # now, not after a run of hours
+        p.error(problem)
+    try:
+        outcomes = run(module, args.tests, args.timeout, {m.index for m in chosen})
+    except BaselineFails as exc:
+        p.error(str(exc))
     counts = {s: sum(o.status == s for o in outcomes) for s in ("killed", "timeout", "SURVIVED", "syntax")}
-    print(f"{args.module}: {len(outcomes)} mutants, {counts['killed']} killed, {counts['timeout']} timed out, "
+    print(f"{module}: {len(outcomes)} mutants, {counts['killed']} killed, {counts['timeout']} timed out, "
           f"{counts['SURVIVED']} survived, {counts['syntax']} not valid python")
     if args.json:
-        Path(args.json).write_text(json.dumps([asdict(o) for o in outcomes], indent=1))
+        write_json(args.json, outcomes)
     return 0
 
 

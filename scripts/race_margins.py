@@ -30,7 +30,7 @@ from agents.bots.crossing import plan_crossing
 from agents.bots.evaluation import seat_tables
 from agents.bots.search import SearchBot
 from agents.checkpoint import load_checkpoint, model_from_checkpoint
-from agents.player import Player
+from agents.player import Player, check_int
 from agents.policy import load_policy_player
 from halma_env import Game, Rules
 
@@ -125,9 +125,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--width", type=int, default=100, help="the planner's beam width (default 100)")
     parser.add_argument("--json", action="store_true", help="also print each game as a JSON line")
     args = parser.parse_args(argv)
-    if args.games < 1 or args.workers < 1 or args.width < 1:
-        parser.error("--games, --workers and --width must be >= 1")
-    try:  # a bad checkpoint, or one of another game, fails here, before any game
+    try:  # a bad setting (named with its value), a bad checkpoint or one of another game fails here, before any game
+        for flag in ("games", "workers", "width"):
+            check_int(f"--{flag}", getattr(args, flag), 1)
         model_from_checkpoint(load_checkpoint(args.checkpoint, variant="star", num_players=2), args.checkpoint)
     except ValueError as exc:
         parser.error(str(exc))

@@ -11,14 +11,37 @@
 # quickstart run in OUT/runs/quickstart/, the ladder rebuilt in OUT/ladder.json.  The first command
 # that fails stops the script (set -e).
 set -euo pipefail
-out=${1:-results}
+usage="usage: scripts/results.sh [OUT]    (OUT: a new or empty folder, default ./results)"
+# every argument checked before any work: an option or a second word is not taken for OUT or dropped
+if [ $# -eq 1 ] && { [ "$1" = -h ] || [ "$1" = --help ]; }; then
+  echo "$usage"
+  exit 0
+fi
+if [ $# -gt 1 ]; then
+  echo "results.sh: one OUT folder at most, got $#: $*" >&2
+  echo "$usage" >&2
+  exit 2
+fi
+out=${1-results}
+if [ -z "$out" ] || [ "${out#-}" != "$out" ]; then
+  echo "results.sh: OUT must be a folder name, got '$out'" >&2
+  echo "$usage" >&2
+  exit 2
+fi
+if [ -e "$out" ] && [ ! -d "$out" ]; then
+  echo "results.sh: $out is not a folder; give a new folder (scripts/results.sh OUT)" >&2
+  exit 2
+fi
 # halma eval refuses an --out folder that already holds results, so a rerun into the same OUT would
 # stop at its first eval, after the benchmarks: refuse it now
 if [ -e "$out" ] && [ -n "$(ls -A "$out")" ]; then
   echo "results.sh: $out is not empty; give a new folder (scripts/results.sh OUT)" >&2
   exit 2
 fi
-mkdir -p "$out"
+if ! mkdir -p "$out" 2>/dev/null || [ ! -w "$out" ]; then
+  echo "results.sh: cannot make or write the folder $out" >&2
+  exit 2
+fi
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."  # the configs and checkpoints below are named from the repository root
 

@@ -29,6 +29,7 @@ from typing import Any
 import torch
 
 from agents import parallel
+from agents.player import check_number
 from agents.train import _bench_loop, bench_config
 
 
@@ -158,8 +159,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--moves", type=int, default=80, help="entries of each legal list (default 80)")
     p.add_argument("--repeat", type=int, default=40, help="optimiser steps timed (default 40)")
     args = parser.parse_args(argv)
-    if args.what in ("loop", "collectives") and not args.seconds > 0:
-        parser.error(f"--seconds must be > 0, got {args.seconds}")
+    if args.what in ("loop", "collectives"):
+        try:  # finite, as in `halma bench`: inf would time the loop for ever
+            check_number("--seconds", args.seconds, strict=True)
+        except ValueError as exc:
+            parser.error(str(exc))
     for name in ("updates", "envs", "positions", "moves", "repeat"):
         if getattr(args, name, 1) < 1:
             parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")

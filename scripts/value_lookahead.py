@@ -28,6 +28,7 @@ from agents.arena import ARENA_LIMIT, build_rules, check_players, run_tournament
 from agents.checkpoint import load_checkpoint, model_from_checkpoint
 from agents.imitation import _padded
 from agents.network import HalmaNet
+from agents.player import check_int, check_number
 from agents.registry import make_player
 from halma_env import Game, Move
 from halma_env.encoding import encoding
@@ -41,13 +42,10 @@ class ValueLookaheadPlayer:
     def __init__(self, net: HalmaNet, beta: float, top_k: int = 0, name: str = LOOKAHEAD) -> None:
         if net.num_players != 2:
             raise ValueError(f"the lookahead needs a 2-seat network, got one for {net.num_players} seats")
-        if not beta >= 0:
-            raise ValueError(f"beta must be >= 0, got {beta}")
-        if top_k < 0:
-            raise ValueError(f"top_k must be >= 0 (0: every legal move), got {top_k}")
+        # finite: an infinite beta times a drawn child's score of 0 is NaN, and max() over NaN picks any move
+        self.beta = check_number("beta", beta)
+        self.top_k = check_int("top_k", top_k)  # 0: every legal move
         self.net = net.eval()
-        self.beta = float(beta)
-        self.top_k = int(top_k)
         self.name = name
         self._enc = encoding(net.variant, net.num_players)
 
@@ -99,10 +97,14 @@ def lookahead_spec(checkpoint: str, beta: float, top_k: int) -> str:
 def factory(spec: str, seed: int | None = None):
     """Tournament players: this script's lookahead specs, every other name through the registry."""
     if spec.startswith(LOOKAHEAD + ":"):
-        _, beta, top_k, path = spec.split(":", 3)
+        parts = spec.split(":", 3)
+        try:
+            beta, top_k, path = float(parts[1]), int(parts[2]), parts[3]
+        except (IndexError, ValueError):  # not the bare unpacking or float() message, which names nothing
+            raise ValueError(f"a lookahead player is {LOOKAHEAD}:BETA:TOP_K:CHECKPOINT, got {spec!r}") from None
         data = load_checkpoint(path)
         net = model_from_checkpoint(data, path)
-        return ValueLookaheadPlayer(net, float(beta), int(top_k), name=f"{LOOKAHEAD}(beta={beta},top_k={top_k})")
+        return ValueLookaheadPlayer(net, beta, top_k, name=f"{LOOKAHEAD}(beta={parts[1]},top_k={parts[2]})")
     return make_player(spec, seed=seed)
 
 
@@ -116,11 +118,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)
-    if args.games < 1 or args.workers < 1:
-        parser.error("--games and --workers must be >= 1")
     torch.set_num_threads(1)
     spec = lookahead_spec(args.checkpoint, args.beta, args.top_k)
     try:
+        check_number("--beta", args.beta)  # named as the flag here; the player checks its own arguments again
+        check_int("--top-k", args.top_k)
+        check_int("--games", args.games, 1)
+        check_int("--workers", args.workers, 1)
+        check_int("--seed", args.seed)  # as halma eval: a negative one would fail in the tournament, with a traceback
+        # a 2-seat star checkpoint, as the help says: one of another game would be played at its own game unasked
+        load_checkpoint(args.checkpoint, variant="star", num_players=2)
         player = factory(spec)  # loaded here once so that a bad file or setting stops before any game
         rules = build_rules(player.net.variant, 2)
         check_players([args.opponent], factory, rules)  # an unknown name, or a player of another game

@@ -17,6 +17,7 @@ ROOT = Path(__file__).parents[1]
 SCRIPT = ROOT / "scripts" / "distill_network.py"
 distill = load_script("distill_network")
 TEACHER = ROOT / "agents" / "checkpoints" / "quickstart_star2.pt"
+SMALL = ["--positions", "64", "--games", "8", "--epochs", "1", "--holdout", "0.5", "--threads", "1"]  # seconds
 
 
 def teacher_and_game():
@@ -72,7 +73,17 @@ def test_the_script_fits_a_larger_student_and_writes_a_checkpoint_init_from_acce
                                          (["--learning-rate", "-1"], "--learning-rate"),
                                          (["--value-coef", "-0.5"], "--value-coef"),
                                          (["--positions", "2", "--holdout", "0.9"], "leaves no positions to fit"),
-                                         (["--positions", "2", "--holdout", "0.1"], "none held out")])
+                                         (["--positions", "2", "--holdout", "0.1"], "none held out"),
+                                         # these were taken and failed (or trained to NaN) only after the work
+                                         (["--temperature", "inf", *SMALL], "--temperature"),
+                                         (["--temperature", "nan", *SMALL], "--temperature"),
+                                         (["--learning-rate", "inf", *SMALL], "--learning-rate"),
+                                         (["--value-coef", "inf", *SMALL], "--value-coef"),
+                                         (["--seed", "-1", *SMALL], "--seed must be >= 0"),
+                                         (["--seed", str(2**70), *SMALL], "--seed must be an integer in [0, "),
+                                         ([*SMALL, "--threads", "100000"], "--threads must be in [1, 256]"),  # segfault
+                                         (["--positions", "16", "--games", "32", "--holdout", "0.5"],
+                                          "--games 32 is more than --positions 16")])
 def test_bad_arguments_are_refused_before_any_work(tmp_path: Path, args: list[str], named: str) -> None:
     out = tmp_path / "never.pt"
     result = subprocess.run([sys.executable, str(SCRIPT), str(TEACHER), str(out), *args],
@@ -97,3 +108,22 @@ def test_a_file_that_is_not_a_checkpoint_is_named(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, str(SCRIPT), str(bad), str(tmp_path / "out.pt")],
                             capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert result.returncode != 0 and "bad.pt" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("teacher, named", [("bad.pt", "corrupt"), ("none.pt", "does not exist"), (".", "directory")])
+def test_a_bad_teacher_is_a_usage_error(tmp_path: Path, teacher: str, named: str) -> None:
+    """Exit status 2, as for every other bad argument (it was 1)."""
+    (tmp_path / "bad.pt").write_bytes(b"not a checkpoint")
+    result = subprocess.run([sys.executable, str(SCRIPT), teacher, "out.pt"], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=120)
+    assert result.returncode == 2 and named in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "out.pt").exists()
+
+
+def test_the_output_is_not_written_over_the_teacher(tmp_path: Path) -> None:
+    teacher = tmp_path / "teacher.pt"
+    teacher.write_bytes(TEACHER.read_bytes())
+    result = subprocess.run([sys.executable, str(SCRIPT), str(teacher), str(tmp_path / "." / "teacher.pt"), *SMALL],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert result.returncode == 2 and "is the teacher" in result.stderr and "Traceback" not in result.stderr
+    assert teacher.read_bytes() == TEACHER.read_bytes()

@@ -86,10 +86,52 @@ def test_lines_and_only_select_the_mutants_listed_and_run() -> None:
 def test_bad_arguments_are_refused() -> None:
     for args, named in ((["no/such.py"], "is not a python file of this repository"),
                         (["README.md"], "is not a python file of this repository"),
-                        (["halma_env/rewards.py", "--timeout", "0"], "--timeout must be positive"),
+                        (["halma_env/rewards.py", "--timeout", "0"], "--timeout must be > 0"),
                         (["halma_env/rewards.py", "--lines", "9-3"], "--lines takes ranges FIRST-LAST"),
                         (["halma_env/rewards.py", "--lines", "9"], "--lines takes ranges FIRST-LAST"),
                         (["halma_env/rewards.py", "--lines", "99999-100000"], "no mutant of the module matches"),
-                        (["halma_env/rewards.py", "--only", "99999"], "no mutant of the module matches")):
+                        (["halma_env/rewards.py", "--only", "99999"], "no mutant of the module matches"),
+                        # taken before: NaN and inf, an --only index among real ones, an absolute path outside
+                        (["halma_env/rewards.py", "--timeout", "nan", "--list"], "--timeout must be > 0"),
+                        (["halma_env/rewards.py", "--timeout", "inf", "--list"], "--timeout must be > 0"),
+                        (["halma_env/rewards.py", "--only", "0", "99999", "--list"],
+                         "matches --only 99999: it has mutants #0 to"),
+                        ([str(ROOT.parent / "elsewhere.py")], "is not a python file of this repository")):
         done = run(*args)
         assert done.returncode == 2 and named in done.stderr and "Traceback" not in done.stderr
+
+
+PLACE_TEST = "tests/test_batched.py::test_place_rewards_match_the_shared_definition"
+
+
+def eq_mutant() -> str:
+    """The index of a rewards.py mutant that PLACE_TEST kills."""
+    listed = run("halma_env/rewards.py", "--list").stdout.splitlines()
+    return next(line.split()[0].lstrip("#") for line in listed if "Eq -> NotEq: n == 1" in line)
+
+
+def test_an_absolute_module_path_mutates_the_copy_not_the_working_tree() -> None:
+    """ROOT / "/abs/path" is "/abs/path": the mutant went into the working tree while the tests ran on the
+    unchanged copy, and every mutant survived."""
+    module = ROOT / "halma_env" / "rewards.py"
+    before = module.read_bytes()
+    done = run(str(module), "--only", eq_mutant(), "--tests", PLACE_TEST)
+    assert done.returncode == 0, done.stderr
+    assert "halma_env/rewards.py: 1 mutants, 1 killed, 0 timed out, 0 survived" in done.stdout
+    assert module.read_bytes() == before
+
+
+def test_tests_that_fail_without_a_mutant_are_refused() -> None:
+    """A typo in --tests failed every run, so every mutant counted as killed."""
+    for tests in (["tests/no_such_test_file.py"], ["-k no_such_test_name", "tests/test_mutants.py"]):
+        done = run("halma_env/rewards.py", "--only", "0", "--tests", *tests)
+        assert done.returncode == 2 and "the tests fail without any mutant" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr and "killed" not in done.stdout
+
+
+def test_a_json_file_that_cannot_be_written_is_refused_before_the_run(tmp_path: Path) -> None:
+    (tmp_path / "a_file").write_text("")
+    for out, named in ((tmp_path / "a_file" / "out.json", "cannot write --json"), (tmp_path, "is a directory")):
+        done = run("halma_env/rewards.py", "--only", eq_mutant(), "--json", str(out), "--tests", PLACE_TEST)
+        assert done.returncode == 2 and named in done.stderr and "Traceback" not in done.stderr
+        assert "mutants," not in done.stdout  # nothing ran

@@ -72,6 +72,9 @@ def test_a_game_is_read_to_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
     ([str(ROOT / "agents" / "checkpoints" / "star3.pt")], "3 seats"),
     ([str(STAR2), "--games", "0"], "--games"),
     ([str(STAR2), "--width", "-1"], "--width"),
+    # the one setting at fault and its value, not the three flags together
+    ([str(STAR2), "--workers", "0"], "--workers must be >= 1 (an integer), got 0"),
+    ([str(STAR2), "--width", "-1"], "--width must be >= 1 (an integer), got -1"),
 ])
 def test_bad_checkpoints_and_settings_are_refused_before_any_game(tmp_path: Path, args: list[str], named: str) -> None:
     (tmp_path / "bad.pt").write_bytes(b"not a checkpoint")

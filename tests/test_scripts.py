@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 
@@ -119,6 +120,7 @@ def test_train_loop_timing_runs_each_part(args: list[str], printed: str) -> None
     (["update", "--repeat", "0"], "--repeat"),
     (["update", "--positions", "-3"], "--positions"),
     (["update", "--moves", "0"], "--moves"),
+    (["loop", "--seconds", "inf"], "--seconds must be > 0 (a finite number), got inf"),  # it timed for ever
     (["lop"], "invalid choice"),
 ])
 def test_train_loop_timing_refuses_bad_values(args: list[str], named: str) -> None:
@@ -187,6 +189,11 @@ def test_dagger_names_a_bad_checkpoint_before_any_game(tmp_path: Path, command: 
     ("corrupt data", ["fit", STAR2, "junk.pt", "o.pt"], ["junk.pt", "not written by collect"]),
     ("missing data", ["fit", STAR2, "none.pt", "o.pt"], ["none.pt", "does not exist"]),
     ("no epochs", ["fit", STAR2, "junk.pt", "o.pt", "--epochs", "0"], ["--epochs"]),
+    # infinite rates and weights were taken (the tuned weights would be NaN)
+    ("infinite lr", ["fit", STAR2, "junk.pt", "o.pt", "--lr", "inf"], ["--lr must be > 0 (a finite number)"]),
+    ("infinite kl", ["fit", STAR2, "junk.pt", "o.pt", "--kl", "inf"], ["--kl must be >= 0 (a finite number)"]),
+    ("data is a folder", ["fit", STAR2, ".", "o.pt"], ["'.' is a directory"]),  # was "does not exist"
+    ("no workers, named", ["hybrid", STAR2, "--workers", "0"], ["--workers must be >= 1 (an integer), got 0"]),
 ])
 def test_dagger_refuses_bad_settings_data_and_outputs(tmp_path: Path, case: str, args: list[str | Path],
                                                       named: list[str]) -> None:
@@ -194,6 +201,25 @@ def test_dagger_refuses_bad_settings_data_and_outputs(tmp_path: Path, case: str,
     (tmp_path / "junk.pt").write_bytes(b"junk")
     refused(run("dagger_search", *args, cwd=tmp_path), *named)
     assert not (tmp_path / "o.pt").exists()
+
+
+def test_dagger_does_not_write_over_its_inputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """collect's data or fit's checkpoint written over the checkpoint or the data it read is refused before
+    any game (it replaced the file at the end)."""
+    module = load_script("dagger_search")
+    ran: list[str] = []
+    monkeypatch.setattr(module, "collect", lambda args: ran.append("collect"))
+    monkeypatch.setattr(module, "fit", lambda args, rec: ran.append("fit"))
+    checkpoint, data = tmp_path / "star2.pt", tmp_path / "data.pt"
+    checkpoint.write_bytes(STAR2.read_bytes())
+    torch.save({"obs": [np.zeros(3)], "legal": [[0]], "choice": [0], "ret": [0.0], "game": [1], "agent": [True]}, data)
+    for argv in (["collect", checkpoint, tmp_path / "." / "star2.pt"], ["fit", checkpoint, data, checkpoint],
+                 ["fit", checkpoint, data, data]):
+        with pytest.raises(SystemExit) as stop:
+            module.main([str(a) for a in argv])
+        assert stop.value.code == 2 and "is the input" in capsys.readouterr().err
+    assert not ran and checkpoint.read_bytes() == STAR2.read_bytes()
 
 
 # --- results.sh ---------------------------------------------------------------------------
@@ -241,3 +267,29 @@ def test_results_sh_commands_exist_with_their_flags(tmp_path: Path) -> None:
                            cwd=tmp_path, env=env, timeout=60)
     assert again.returncode == 2 and "not empty" in again.stderr
     assert len(log.read_text().splitlines()) == len(commands)
+
+
+@pytest.mark.parametrize("args, status, named", [
+    (["--help"], 0, "usage: scripts/results.sh [OUT]"),
+    (["-h"], 0, "usage: scripts/results.sh [OUT]"),  # was handed to mkdir as an option
+    (["out", "more"], 2, "one OUT folder at most, got 2"),  # the second word was dropped
+    ([""], 2, "OUT must be a folder name, got ''"),  # an empty OUT became ./results
+    (["--out"], 2, "OUT must be a folder name, got '--out'"),
+    (["a_file"], 2, "a_file is not a folder"),  # was "is not empty"
+    (["a_file/out"], 2, "cannot make or write the folder a_file/out"),  # was mkdir's message, status 1
+])
+def test_results_sh_refuses_bad_arguments_before_any_command(tmp_path: Path, args: list[str], status: int,
+                                                             named: str) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    halma = bin_dir / "halma"
+    halma.write_text(STAND_IN.format(python=sys.executable))
+    halma.chmod(halma.stat().st_mode | stat.S_IEXEC)
+    (tmp_path / "a_file").write_text("")
+    log = tmp_path / "commands.jsonl"
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HALMA_COMMANDS": str(log)}
+    result = subprocess.run(["bash", str(SCRIPTS / "results.sh"), *args], capture_output=True, text=True,
+                            cwd=tmp_path, env=env, timeout=60)
+    assert result.returncode == status and named in (result.stdout if status == 0 else result.stderr), result
+    assert not log.exists()  # no halma command ran
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "bin"]  # no folder made

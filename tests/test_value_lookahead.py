@@ -80,8 +80,27 @@ def test_the_command_plays_a_short_match(tmp_path: Path) -> None:
     (["--workers", "0"], "--workers"),
     (["--opponent", "nosuchbot"], "unknown player 'nosuchbot'"),
     (["--opponent", str(ROOT / "agents" / "checkpoints" / "star3.pt")], "cannot play star with 2 seats"),
+    (["--seed", "-1"], "--seed must be >= 0"),  # was a traceback from the tournament
+    (["--beta", "inf"], "--beta must be >= 0 (a finite number), got inf"),  # inf x a draw's 0 is NaN
+    (["--opponent", "lookahead:1"], "lookahead:BETA:TOP_K:CHECKPOINT"),
 ])
 def test_bad_settings_and_opponents_are_refused_before_any_game(args: list[str], named: str) -> None:
     run = subprocess.run([sys.executable, str(SCRIPT), str(STAR2), *args], capture_output=True, text=True,
                          timeout=120)
     assert run.returncode == 2 and named in run.stderr and "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("checkpoint, named", [("diamond2.pt", "variant 'diamond', not 'star'"),
+                                               ("halma16_2.pt", "variant 'halma16', not 'star'")])
+def test_a_two_seat_checkpoint_of_another_game_is_refused(checkpoint: str, named: str) -> None:
+    """The help asks for a 2-seat star checkpoint; one of another game was played at its own game."""
+    run = subprocess.run([sys.executable, str(SCRIPT), str(ROOT / "agents" / "checkpoints" / checkpoint),
+                          "--games", "1", "--workers", "1", "--opponent", "random"], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 2 and named in run.stderr and "Traceback" not in run.stderr
+    assert "wins" not in run.stdout
+
+
+def test_an_infinite_beta_is_refused_by_the_player() -> None:
+    with pytest.raises(ValueError, match="beta must be >= 0 \\(a finite number\\), got inf"):
+        lookahead.ValueLookaheadPlayer(net(), beta=float("inf"))
