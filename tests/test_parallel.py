@@ -138,6 +138,21 @@ def _alive(pid: int) -> bool:
     return not (stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z")  # a zombie has ended
 
 
+def wait_until_gone(pids: list[int], what: str, seconds: float = 30) -> None:
+    """Wait for the processes ``pids`` to end; fail with ``what`` if one outlives ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while any(_alive(pid) for pid in pids):
+        assert time.monotonic() < deadline, what
+        time.sleep(0.2)
+
+
+def kill_left(pids: list[int]) -> None:
+    """Kill what a failed test left running."""
+    for pid in pids:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
 def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
@@ -165,15 +180,10 @@ def test_processes_stop_when_their_parent_is_killed(tmp_path: Path, how: int) ->
             pids = [int(f.read_text()) for f in tmp_path.glob("*.pid") if f.read_text()]
         parent.send_signal(how)
         parent.wait(timeout=30)
-        deadline = time.monotonic() + 30
-        while any(_alive(pid) for pid in pids):
-            assert time.monotonic() < deadline, "the processes outlived their parent"
-            time.sleep(0.2)
+        wait_until_gone(pids, "the processes outlived their parent")
     finally:
         parent.kill()
-        for pid in pids:
-            if _alive(pid):
-                os.kill(pid, signal.SIGKILL)
+        kill_left(pids)
     left = list(tmp.glob("halma-ddp-*"))
     if how != signal.SIGKILL:
         assert not left

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_parallel import kill_left, wait_until_gone
 from test_train import tiny_config
 
 import agents.ppo
@@ -108,14 +109,6 @@ def test_the_final_evaluation_is_not_written_to_a_closed_tensorboard_log(tmp_pat
 # --- several processes: signals -------------------------------------------------------------------------------
 
 
-def _alive(pid: int) -> bool:
-    stat = Path(f"/proc/{pid}/stat")
-    try:
-        return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
-    except (OSError, IndexError):
-        return False
-
-
 def _training_processes(parent: int) -> list[int]:
     """The processes ``spawn`` started (not multiprocessing's resource tracker)."""
     try:
@@ -161,15 +154,10 @@ def test_a_run_in_two_processes_stopped_by_a_signal_says_how_to_continue(tmp_pat
         else:
             parent.send_signal(signal.SIGTERM)
         _, err = parent.communicate(timeout=120)
-        deadline = time.monotonic() + 30
-        while any(_alive(pid) for pid in pids):
-            assert time.monotonic() < deadline, "a process outlived the run"
-            time.sleep(0.2)
+        wait_until_gone(pids, "a process outlived the run")
     finally:
         parent.kill()
-        for pid in pids:
-            if _alive(pid):
-                os.kill(pid, signal.SIGKILL)
+        kill_left(pids)
     assert "Traceback" not in err
     lines = [line for line in err.splitlines() if line.startswith("halma train:")]  # gloo may add its own
     assert len(lines) == 1, err

@@ -1120,10 +1120,15 @@ def test_each_game_returns_the_rewards_of_its_own_plies(tmp_path: Path, monkeypa
     assert 0 < stats["perf/rollout_s"] < wall and 0 < stats["perf/update_s"] < wall
 
 
-def test_sps_and_the_status_line_follow_the_clock(monkeypatch) -> None:
+def _fake_clock(monkeypatch) -> list[float]:
+    """agents.ppo's wall clock made settable (``now[0]``, starting at 100 s); perf_counter stays real."""
     now = [100.0]
-    monkeypatch.setattr(agents.ppo, "time", types.SimpleNamespace(time=lambda: now[0],
-                                                                  perf_counter=time.perf_counter))
+    monkeypatch.setattr(agents.ppo, "time", types.SimpleNamespace(time=lambda: now[0], perf_counter=time.perf_counter))
+    return now
+
+
+def test_sps_and_the_status_line_follow_the_clock(monkeypatch) -> None:
+    now = _fake_clock(monkeypatch)
     trainer = _fake_trainer(from_dict(tiny_config(log__status_every=1.5)), 64)
     progress = _Progress(trainer, 640)
     trainer.global_step, now[0] = 128, 101.0
@@ -1615,9 +1620,7 @@ def _episode(ret: float, length: float, finished: float) -> dict[str, float]:
 
 
 def test_the_status_line_shows_the_games_ended_since_the_last_line(monkeypatch) -> None:
-    now = [100.0]
-    monkeypatch.setattr(agents.ppo, "time", types.SimpleNamespace(time=lambda: now[0],
-                                                                  perf_counter=time.perf_counter))
+    now = _fake_clock(monkeypatch)
     trainer = _fake_trainer(from_dict(tiny_config(log__status_every=1.5)), 64)
     progress = _Progress(trainer, 640)
     now[0] = 101.0
@@ -1633,9 +1636,7 @@ def test_the_status_line_shows_the_games_ended_since_the_last_line(monkeypatch) 
 
 
 def test_the_progress_bar_shows_the_games_ended_since_its_last_figures(monkeypatch, capsys) -> None:
-    now = [100.0]
-    monkeypatch.setattr(agents.ppo, "time", types.SimpleNamespace(time=lambda: now[0],
-                                                                  perf_counter=time.perf_counter))
+    now = _fake_clock(monkeypatch)
     trainer = _fake_trainer(from_dict(tiny_config(log__progress_bar=True)), 64)
     progress = _Progress(trainer, 640)
     progress.log({}, 64, [_episode(1.0, 30.0, 1.0)], [])
