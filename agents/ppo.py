@@ -394,7 +394,7 @@ class Trainer:
                 self._init_from(cfg.init_from)
             self.run_dir.mkdir(parents=True, exist_ok=True)
         self.writer = None
-        if not self.main or self.update >= self.num_iterations:  # a resume with nothing to do changes nothing
+        if not self.main or self.finished:  # a resume with nothing to do changes nothing
             return
         (self.run_dir / "config.yaml").write_text(dump_yaml(cfg))
         if resume:  # what the run logged after its checkpoint is replaced by what the resumed run logs
@@ -697,6 +697,11 @@ class Trainer:
         steps, not updates, so that a resume with another ``num_steps`` or ``num_envs`` still ends there."""
         whole = max(0, self.cfg.ppo.total_steps - self.global_step) // self.batch_steps
         return self.global_step + max(whole, 1 if self.update == 0 else 0) * self.batch_steps
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run is at its end (``end_step``): a resume of it has nothing to train."""
+        return self.global_step >= self.end_step
 
     @property
     def num_iterations(self) -> int:

@@ -173,7 +173,7 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
         return 2
     main = rank == 0
     ckpt = run_dir / "checkpoints" / "last.pt"
-    if training_done(trainer):  # only a resumed run can be there already
+    if trainer.finished:  # only a resumed run can be there already
         trainer.close()
         if not main:
             return 0
@@ -210,12 +210,6 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
     session = f" ({trainer.global_step - start_step} of them now)" if start_step else ""
     print(f"trained {trainer.global_step} steps{session} in {train_time:.0f} s; checkpoint {ckpt}")
     return _final_evaluation(trainer, world_size, cfg, args, t0)
-
-
-def training_done(trainer: Any) -> bool:
-    """Whether ``trainer`` is at the end of its run: the Trainer's own test (``update >= num_iterations``, as in
-    its ``__init__`` and ``train``), asked here alone."""
-    return bool(trainer.update >= trainer.num_iterations)
 
 
 def _final_eval_wanted(cfg: Any, args: argparse.Namespace) -> bool:

@@ -195,6 +195,10 @@ class FakeTrainer:
         self.calls: list = []
         FakeTrainer.made.append(self)
 
+    @property
+    def finished(self) -> bool:
+        return self.update >= self.num_iterations
+
     def train(self, stop=None) -> dict:
         self.calls.append("train")
         self.run_dir.mkdir(parents=True, exist_ok=True)
