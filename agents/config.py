@@ -347,25 +347,19 @@ class TrainConfig:
         config's game (so a typo, or a checkpoint of another variant or seat count, fails here, before a
         run directory is made, not minutes into a run or after it)."""
         from agents.arena import check_players  # the check `halma eval` makes of its players
-        from agents.player import Player
         from agents.registry import make_player  # bots are imported on demand, only those named
 
         named = [("pool.bots", self.pool.bots), ("eval.opponents", self.eval.opponents),
                  ("eval.final_opponents", self.eval.final_opponents),
                  ("imitation.bot", [self.imitation.bot] if self.imitation.bot else [])]
         rules = self.game.rules()  # every one of them plays (or, imitation.bot, records) this game
-        made: dict[str, Player] = {}
-
-        def made_player(spec: str, seed: int | None) -> Player:  # check_players asks a factory: the one just made
-            return made[spec]
-
         for where, specs in named:
             for i, spec in enumerate(specs):
                 at = where if where == "imitation.bot" else f"{where}[{i}]"
                 try:
-                    made[spec] = make_player(spec, seed=0)
+                    player = make_player(spec, seed=0)  # its own error (unknown name, bad parameter) as it is
                     # a move in the starting position: a player of another game refuses it, naming the game it plays
-                    check_players([spec], made_player, rules)
+                    check_players([spec], lambda _spec, _seed: player, rules)  # noqa: B023 (called at once)
                 except ValueError as exc:
                     raise ValueError(f"{at}: {exc}") from None
 
