@@ -35,6 +35,17 @@ def _integer(value: Any) -> int | None:
         return None
 
 
+def _flag(value: Any) -> bool | None:
+    """``value`` as a Python bool when it is one or a 0-d boolean array scalar (numpy's ``bool_``,
+    as a config read with numpy gives), else None (ints, text: 1 and "yes" are not flags)."""
+    if isinstance(value, bool):
+        return value
+    dtype = getattr(value, "dtype", None)
+    if getattr(dtype, "kind", None) == "b" and getattr(value, "shape", None) == ():
+        return bool(value)
+    return None
+
+
 @dataclass(frozen=True, init=False)
 class Rules:
     """The rules of one game.
@@ -86,9 +97,13 @@ class Rules:
             anti_blocking = variant != "halma16"
         if repetition_limit is DEFAULT:
             repetition_limit = 3 if variant == "halma16" else None
+        flags = {}  # stored as Python bools
         for name, value in (("anti_blocking", anti_blocking), ("play_to_end", play_to_end)):
-            if not isinstance(value, bool):
+            flag = _flag(value)
+            if flag is None:
                 raise ValueError(f"{name} must be true or false, got {value!r}")
+            flags[name] = flag
+        anti_blocking, play_to_end = flags["anti_blocking"], flags["play_to_end"]
         for name, limit, least in (
             ("move_limit", move_limit, 1),
             ("stall_limit", stall_limit, 1),

@@ -1150,6 +1150,20 @@ def test_numpy_integers_are_holes_and_seats() -> None:
         game.resign(np.float32(1))
 
 
+def test_numpy_bools_are_flags_and_numpy_ints_are_not() -> None:
+    """A rule set read with numpy (np.bool_ from an array or a structured config) is accepted and
+    stored as Python bools, equal to the same rules written with True and False; 1 and np.int64(1)
+    are not flags."""
+    import numpy as np
+
+    rules = Rules("star", 2, anti_blocking=np.bool_(False), play_to_end=np.array(False)[()])
+    assert rules == Rules("star", 2, anti_blocking=False, play_to_end=False)
+    assert type(rules.anti_blocking) is bool and type(rules.play_to_end) is bool
+    for value in (1, np.int64(1), np.array([True]), "true"):
+        with pytest.raises(ValueError, match="anti_blocking must be true or false"):
+            Rules("star", 2, anti_blocking=value)
+
+
 def test_numpy_integers_reach_the_first_and_last_hole_and_seat() -> None:
     """The full range check (taken for integer types other than int) accepts both ends."""
     import numpy as np
