@@ -153,7 +153,8 @@ class SteppingClock:
     (0.5, 1.0, 0.5),  # its own time, shorter than the budget's share
     (0.5, 0.4, 0.7 * 0.4 - 0.01),  # the budget less 30% and 10 ms
     (None, 1.0, 0.7 * 1.0 - 0.01),  # no time of its own (iterations set)
-    (0.5, 0.002, 0.005),  # at least 5 ms
+    (0.5, 0.02, 0.4 * 0.02),  # at least 40% of the budget
+    (None, 0.002, 0.4 * 0.002),  # and so inside a budget of a few ms
 ])
 def test_simulations_run_until_the_deadline(monkeypatch: pytest.MonkeyPatch, time_limit: float | None,
                                             budget: float | None, limit: float) -> None:

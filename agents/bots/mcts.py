@@ -26,7 +26,7 @@ import time
 from agents.bots.evaluation import STRAGGLE, SeatView, Tracker, escape_moves, safe_moves
 from agents.bots.greedy import finishing_moves, recent_configurations
 from agents.bots.search import TEMPO
-from agents.player import check_int, check_number, check_seed, check_time
+from agents.player import check_int, check_number, check_seed, check_time, search_time
 from halma_env import Game, Move
 
 
@@ -80,10 +80,7 @@ class MCTSBot:
         if not moves:
             raise ValueError("no legal move: the game is over")
         start = time.perf_counter()
-        limit = self.time
-        if time_budget is not None:
-            cap = max(0.005, 0.7 * time_budget - 0.01)
-            limit = cap if limit is None else min(limit, cap)
+        limit = search_time(self.time, time_budget)
         deadline = None if limit is None else start + limit
         self.last_info = {"simulations": 0, "children": 0, "visits": 0}  # until this call's search
         if len(moves) == 1:

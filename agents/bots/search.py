@@ -34,7 +34,7 @@ from typing import cast
 
 from agents.bots.evaluation import STRAGGLE, WIN, Tracker, escape_moves, safe_moves
 from agents.bots.greedy import REVISIT_PENALTY, recent_configurations, stalled_moves
-from agents.player import check_int, check_number, check_seed, check_time
+from agents.player import check_int, check_number, check_seed, check_time, search_time
 from halma_env import Game, Move
 from halma_env.rewards import place_rewards
 
@@ -87,11 +87,7 @@ class SearchBot:
         if not moves:
             raise ValueError("no legal move: the game is over")
         start = time.perf_counter()
-        limit = self.time
-        if time_budget is not None:
-            # keep a margin for the copy, the last iteration's unwinding and the caller
-            cap = max(0.005, 0.7 * time_budget - 0.01)
-            limit = cap if limit is None else min(limit, cap)
+        limit = search_time(self.time, time_budget)
         if len(moves) == 1:
             self.last_info = {"depth": 0, "nodes": 0, "move": str(moves[0])}  # not the last search's
             return moves[0]
