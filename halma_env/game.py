@@ -310,7 +310,7 @@ class Game:
                 passes.append(to_move)
             passes += self._advance()
         self._initial_passes = passes
-        if self.end_reason is None:
+        if self.end_reason is None and not self._limit_reached():  # SPEC §4: after move_limit plies it stops
             self._record_position()
 
     @classmethod
@@ -718,11 +718,7 @@ class Game:
         if key is not None and limit is not None and self._repetitions[key] >= limit:
             self._end_draw("repetition")
             return key
-        if rules.move_limit is not None and self.ply >= rules.move_limit:
-            if rules.limit_outcome == "draw":
-                self._end_draw("move_limit")
-            else:
-                self._end_by_progress("move_limit")
+        if self._limit_reached():
             return key
         if rules.stall_limit is not None:
             # a separate name: ``key`` is the repetition key that undo must take back
@@ -735,6 +731,17 @@ class Game:
                 if self._stall >= rules.stall_limit:
                     self._end_by_progress("stall_limit")
         return key
+
+    def _limit_reached(self) -> bool:
+        """End the game if it has reached its move limit (after a move, or loaded at or past it)."""
+        rules = self.rules
+        if rules.move_limit is None or self.ply < rules.move_limit:
+            return False
+        if rules.limit_outcome == "draw":
+            self._end_draw("move_limit")
+        else:
+            self._end_by_progress("move_limit")
+        return True
 
     def _record_position(self):
         """Count the position for the repetition rule; return its key (or None if unused)."""

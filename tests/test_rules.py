@@ -826,6 +826,24 @@ def test_move_limit_counts_the_loaded_ply() -> None:
     assert game.is_over and game.end_reason == "move_limit"
 
 
+def test_a_position_loaded_at_or_past_the_move_limit_is_over_at_once() -> None:
+    """SPEC §4: after move_limit plies the game stops; a game that stopped there and is loaded
+    again (or any position whose ply count has reached the limit) has no further move."""
+    game = Game(Rules("star", 2, move_limit=3))
+    for m in FORWARD_BACK[:3]:
+        game.play(m)
+    text = game.position()
+    for limit in (3, 2):
+        loaded = Game.from_position(text, move_limit=limit)
+        assert loaded.is_over and loaded.end_reason == "move_limit" and loaded.places == [1, 1]
+        assert loaded.legal_moves() == [] and loaded.ply == 3
+        with pytest.raises(IllegalMoveError, match="over"):
+            loaded.play("104-113")
+    by_progress = Game.from_position(text, move_limit=3, limit_outcome="progress")
+    assert by_progress.end_reason == "move_limit" and by_progress.places == [2, 1]  # seat 1 a row ahead
+    assert not Game.from_position(text, move_limit=4).is_over
+
+
 def test_progress_ranks_pieces_in_goal_before_distance() -> None:
     """Seat 0: 1 piece in its goal but far behind; seat 1: none in goal, much closer: seat 0 ranks first."""
     pieces = {0: "0", 111: "0", 112: "0", 113: "0", 98: "1", 100: "1", 101: "1", 102: "1", 103: "1"}
