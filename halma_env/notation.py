@@ -94,6 +94,13 @@ def parse_position(text: str) -> tuple[str, int, list[int], int, int, int]:
     for seat, count in enumerate(counts):
         if count > lay.max_pieces:
             raise ValueError(f"board field: seat {seat} has {count} pieces; {variant} gives at most {lay.max_pieces}")
+        # with kings, one of the pieces a seat is given is its king: the rest are ordinary (SPEC §1)
+        ordinary = count - king_seen[seat]
+        if lay.has_kings and ordinary > lay.max_pieces - 1:
+            raise ValueError(
+                f"board field: seat {seat} has {ordinary} ordinary pieces; {variant} gives at most "
+                f"{lay.max_pieces - 1} and a king"
+            )
     if to_move_text not in [str(s) for s in range(n)]:
         raise ValueError(f"to_move field: expected a seat 0..{n - 1}, got {_shown(to_move_text)}")
     ply = 0

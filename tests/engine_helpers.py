@@ -140,9 +140,11 @@ def scattered_position(variant: str, seats: int, rng, density: float | None = No
     for seat in range(seats):
         count = rng.randint(1, per_seat)
         mine = [holes.pop() for _ in range(count)]
+        with_king = lay.has_kings and rng.random() < 0.8
+        if lay.has_kings and not with_king and count == lay.max_pieces:
+            holes.append(mine.pop())  # without its king a seat has at most max_pieces - 1 (SPEC §1)
         for i, h in enumerate(mine):
-            king = lay.has_kings and i == 0 and rng.random() < 0.8
-            pieces[h] = "ABCDEF"[seat] if king else str(seat)
+            pieces[h] = "ABCDEF"[seat] if with_king and i == 0 else str(seat)
     return position(variant, seats, pieces, to_move=rng.randrange(seats))
 
 

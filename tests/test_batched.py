@@ -578,7 +578,7 @@ def test_diamond_seats_without_a_king_finish_on_their_goal_alone():
     rules = Rules("diamond", 2, move_limit=60)
     start = []
     for g in endgames(rules, 8, seed=21):
-        text = g.position().replace("A", "0")  # seat 0 loses its king (a puzzle position)
+        text = g.position().replace("A", ".")  # seat 0 loses its king (a puzzle position)
         loaded = Game.from_position(text, move_limit=60)
         if not loaded.is_over:
             start.append(loaded)
@@ -610,7 +610,10 @@ def odd_positions(rules: Rules, count: int, seed: int) -> list[Game]:
             holes = holes[: lay.max_pieces]
             for h in holes:
                 owner[h] = s
-            if lay.has_kings and holes and rng.random() < 0.8:
+            with_king = lay.has_kings and holes and rng.random() < 0.8
+            if lay.has_kings and not with_king and len(holes) == lay.max_pieces:
+                owner[holes.pop()] = -1  # without its king a seat has at most max_pieces - 1 (SPEC §1)
+            if with_king:
                 tip = lay.goal_tip[s]
                 king[tip if owner[tip] == s and rng.random() < 0.5 else rng.choice(holes)] = True
         seats = [s for s in range(n) if s in owner] or [0]

@@ -113,6 +113,10 @@ MALFORMED = {
         _with_board(_edit_row(_rows("diamond", 2), 8, 4, "A"), "diamond", 2),
         ["board field", "seat 0 has two kings"],
     ),
+    "a diamond seat's king made an ordinary piece": (
+        _with_board([row.replace("A", "0") for row in _rows("diamond", 2)], "diamond", 2),
+        ["board field", "seat 0 has 15 ordinary pieces", "at most 14 and a king"],
+    ),
     "king letter of a missing seat": (
         _with_board(_edit_row(_rows("diamond", 2), 8, 4, "C"), "diamond", 2),
         ["board field", "seat 2", "2 seats"],
