@@ -7,7 +7,8 @@ reference pieces only: ``Game`` for the rules, ``halma_env.encoding`` for observ
 engine is not available or when heuristic bots (which play a ``Game``) sit at the table, and it
 serves as the reference the batched engine is checked against.
 
-Starting-seat rotation: game k of environment b starts with seat ``(b + k) % n``.
+Starting-seat rotation: game k of environment b starts with seat ``(rules.first_seat + b + k) % n``,
+as in ``BatchedGame(..., rotate_first_seat=True)``.
 """
 
 from __future__ import annotations
@@ -48,13 +49,13 @@ class ScalarBatchedGame:
         self._king_distance = [np.array(piece_distance(rules.variant, n, s, True), dtype=np.int64)
                                if self._has_kings else None for s in range(n)]
         self._phi_start = [max(seat_potential(start, s), 1) for s in range(n)]
-        self._seed = seed
+        self._seed = seed  # taken for BatchedGame's interface: nothing in these games is random
         self.games: list[Game] = []
         self._count = np.zeros(batch_size, dtype=np.int64)
         self.reset()
 
     def _new_game(self, b: int) -> Game:
-        first = int((b + self._count[b]) % self.num_players)
+        first = int((self.rules.first_seat + b + self._count[b]) % self.num_players)
         self._count[b] += 1
         return Game(self._rules_by_first[first])
 

@@ -415,6 +415,24 @@ def test_king_onto_its_tip_gives_the_same_positive_shaping_in_aec_and_batched():
     assert rewards[0, 1:].tolist() == [0.0, 0.0]
 
 
+@pytest.mark.parametrize(("variant", "n", "first"), [("star", 3, 1), ("diamond", 2, 1), ("star", 6, 4)])
+def test_scalar_vector_game_rotates_from_the_rules_first_seat(variant: str, n: int, first: int):
+    """agents.vecgame rotates the starting seat from rules.first_seat, game after game, as the
+    batched engine does: game k of environment b starts with seat (first_seat + b + k) % n."""
+    from agents.vecgame import ScalarBatchedGame
+
+    rules = Rules(variant, n, first_seat=first, move_limit=3)  # every game ends after 3 plies
+    sg = ScalarBatchedGame(rules, 4)
+    bg = BatchedGame(rules, 4, rotate_first_seat=True)
+    for game in range(3):
+        expected = [(first + b + game) % n for b in range(4)]
+        assert sg.to_move.tolist() == bg.to_move.tolist() == expected, f"game {game}"
+        for _ in range(3):
+            actions = torch.multinomial(sg.action_mask().float(), 1, generator=torch.Generator().manual_seed(1))
+            sg.step(actions.squeeze(1))
+            bg.step(actions.squeeze(1))
+
+
 def test_scalar_vector_game_shapes_diamond_like_the_batched_engine():
     # the trainer's scalar fallback (agents.vecgame) credits the same shaping, kings included
     from agents.vecgame import ScalarBatchedGame
