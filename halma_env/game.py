@@ -59,7 +59,9 @@ class Move:
         parts = text.strip().split("-")
         # isascii: str.isdigit also accepts digits such as '²' that int() refuses
         if len(parts) != 2 or not all(p.strip().isascii() and p.strip().isdigit() for p in parts):
-            raise IllegalMoveError(f"a move is written 'src-dst' with two hole numbers, got {text!r}")
+            from halma_env.notation import quoted  # cut short: the text may be a whole line of input
+
+            raise IllegalMoveError(f"a move is written 'src-dst' with two hole numbers, got {quoted(text)}")
         try:
             return cls(int(parts[0]), int(parts[1]))
         except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)

@@ -14,12 +14,12 @@ PIECE_CHARS = "012345"
 KING_CHARS = "ABCDEF"
 
 
-def _is_number(text: str) -> bool:
+def is_ascii_number(text: str) -> bool:
     """ASCII digits only (``str.isdigit`` also accepts characters such as '²' that int() refuses)."""
     return text.isascii() and text.isdigit()
 
 
-def _shown(text: str) -> str:
+def quoted(text: str) -> str:
     """``repr(text)``, cut short for messages when the text is long."""
     return repr(text) if len(text) <= 40 else f"{text[:30]!r}... ({len(text)} characters)"
 
@@ -46,14 +46,15 @@ def parse_position(text: str) -> tuple[str, int, list[int], int, int, int]:
     # as write_position writes them
     ply_text = fields[4] if len(fields) == 5 else ""
     for name, number in (("seats", seats_text), ("to_move", to_move_text), ("ply", ply_text)):
-        if _is_number(number) and len(number) > 1 and number[0] == "0":
-            raise ValueError(f"{name} field: numbers are written without leading zeros, got {_shown(number)}")
+        if is_ascii_number(number) and len(number) > 1 and number[0] == "0":
+            raise ValueError(f"{name} field: numbers are written without leading zeros, got {quoted(number)}")
     if variant not in VARIANTS:
-        raise ValueError(f"variant field: expected one of {', '.join(VARIANTS)}, got {_shown(variant)}")
+        raise ValueError(f"variant field: expected one of {', '.join(VARIANTS)}, got {quoted(variant)}")
     # compared as text: int() refuses numbers of more than a few thousand digits
     if seats_text not in [str(k) for k in SEAT_COUNTS[variant]]:
         allowed = ", ".join(map(str, SEAT_COUNTS[variant]))
-        raise ValueError(f"seats field: {variant} takes {allowed} seats, got {_shown(seats_text)}")
+        hint = " (with 4-6 seats use the international 'star' rules)" if variant == "diamond" else ""  # as Rules says
+        raise ValueError(f"seats field: {variant} takes {allowed} seats, got {quoted(seats_text)}{hint}")
     n = int(seats_text)
     lay = layout(variant, n)
     g = lay.geometry
@@ -67,7 +68,7 @@ def parse_position(text: str) -> tuple[str, int, list[int], int, int, int]:
     hole = 0
     for r, (row, width) in enumerate(zip(rows, g.row_widths)):
         if len(row) != width:
-            raise ValueError(f"board field: row {r} must have {width} holes, got {len(row)} ({_shown(row)})")
+            raise ValueError(f"board field: row {r} must have {width} holes, got {len(row)} ({quoted(row)})")
         for ch in row:
             if ch != ".":
                 if ch in PIECE_CHARS:
@@ -102,11 +103,11 @@ def parse_position(text: str) -> tuple[str, int, list[int], int, int, int]:
                 f"{lay.max_pieces - 1} and a king"
             )
     if to_move_text not in [str(s) for s in range(n)]:
-        raise ValueError(f"to_move field: expected a seat 0..{n - 1}, got {_shown(to_move_text)}")
+        raise ValueError(f"to_move field: expected a seat 0..{n - 1}, got {quoted(to_move_text)}")
     ply = 0
     if len(fields) == 5:
-        if not _is_number(ply_text):
-            raise ValueError(f"ply field: expected a non-negative integer, got {_shown(ply_text)}")
+        if not is_ascii_number(ply_text):
+            raise ValueError(f"ply field: expected a non-negative integer, got {quoted(ply_text)}")
         try:
             ply = int(ply_text)
         except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from halma_env.game import Game, IllegalMoveError
+from halma_env.notation import quoted
 from halma_env.rules import OPTION_NAMES, Rules
 
 FORMAT = "halma_env.record"
@@ -141,10 +142,10 @@ class GameRecord:
         if unknown:
             raise RecordError(f"game record: unknown key(s) {', '.join(map(str, unknown))}")
         if data["format"] != FORMAT:
-            raise RecordError(f"game record: format must be {FORMAT!r}, got {data['format']!r}")
+            raise RecordError(f"game record: format must be {FORMAT!r}, got {_value(data['format'])}")
         version = data["version"]
         if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-            raise RecordError(f"game record: version must be a positive integer, got {version!r}")
+            raise RecordError(f"game record: version must be a positive integer, got {_value(version)}")
         if version > VERSION:
             raise RecordError(f"game record: version {version} is newer than this halma_env reads ({VERSION})")
         rules_data = data["rules"]
@@ -158,7 +159,7 @@ class GameRecord:
             raise RecordError(f"game record: rules: {e}") from None
         n = data["num_players"]
         if type(n) is not int or n != rules.num_players:
-            raise RecordError(f"game record: num_players is {n!r} but the rules say {rules.num_players}")
+            raise RecordError(f"game record: num_players is {_value(n)} but the rules say {rules.num_players}")
         events = data["events"]
         if not isinstance(events, list):
             raise RecordError(f"game record: events must be a list of strings, got {type(events).__name__}")
@@ -187,10 +188,14 @@ class GameRecord:
         """A record from JSON text; raises RecordError naming what is wrong."""
         try:
             data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        except RecordError:  # a key given twice, named by the hook
+            raise
         except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as e:
             raise RecordError(f"game record: not valid JSON: {e}") from None
         except RecursionError:  # the decoder recurses into nested arrays and objects
             raise RecordError("game record: not valid JSON: nested too deeply") from None
+        except ValueError:  # int() refuses a number of more than 4300 digits
+            raise RecordError("game record: a number in it is far too long (over 4300 digits)") from None
         return cls.from_dict(data)
 
     def save(self, path: str | os.PathLike) -> None:
@@ -301,17 +306,18 @@ class GameRecord:
         for i, event in enumerate(self.events):
             if not isinstance(event, str) or not (_MOVE_RE.fullmatch(event) or _RESIGN_RE.fullmatch(event)):
                 raise RecordError(
-                    f"game record: event {i} is {event!r}; expected a move 'src-dst' or 'resign:<seat>' "
+                    f"game record: event {i} is {_value(event)}; expected a move 'src-dst' or 'resign:<seat>' "
                     "(plain numbers: no spaces or leading zeros)"
                 )
         if len(self.places) != n:
             raise RecordError(f"game record: places must have {n} entries (one per seat), got {len(self.places)}")
         for p in self.places:
             if p is not None and (isinstance(p, bool) or not isinstance(p, int) or not 1 <= p <= n):
-                raise RecordError(f"game record: a place is an integer 1..{n} or null, got {p!r}")
+                raise RecordError(f"game record: a place is an integer 1..{n} or null, got {_value(p)}")
         if self.end_reason is not None and self.end_reason not in END_REASONS:
             raise RecordError(
-                f"game record: end_reason must be null or one of {', '.join(END_REASONS)}, got {self.end_reason!r}"
+                f"game record: end_reason must be null or one of {', '.join(END_REASONS)}, "
+                f"got {_value(self.end_reason)}"
             )
         for name in ("start", "final_position"):
             value = getattr(self, name)
@@ -338,10 +344,19 @@ def _apply(game: Game, index: int, event: str) -> None:
                 raise IllegalMoveError(f"seat must be 0..{game.num_players - 1}, got a {len(digits)}-digit number")
             game.resign(int(digits))
         else:
+            longest = max(len(digits) for digits in event.split("-"))
+            if longest > 9:  # the engine's error would echo the whole number
+                raise IllegalMoveError(f"a move's hole number is far too long ({longest} digits)")
             game.play(event)
     except IllegalMoveError as e:
         kind = "resignation" if resign else "move"
-        raise RecordError(f"game record: event {index} ({event!r}) is an illegal {kind}: {e}") from None
+        raise RecordError(f"game record: event {index} ({quoted(event)}) is an illegal {kind}: {e}") from None
+
+
+def _value(value: object) -> str:
+    """A value read from a record, for an error message: a text cut short when long (``quoted``),
+    anything else as its repr."""
+    return quoted(value) if isinstance(value, str) else repr(value)
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -349,7 +364,7 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     data: dict[str, Any] = {}
     for key, value in pairs:
         if key in data:
-            raise RecordError(f"game record: key {key!r} appears twice in one object")
+            raise RecordError(f"game record: key {quoted(key)} appears twice in one object")
         data[key] = value
     return data
 

@@ -382,3 +382,16 @@ def test_a_copied_game_plays_on_without_touching_the_original(make_copy) -> None
     assert (game.position(), game.history, game.places) == before
     game.play(game.legal_moves()[0])  # the original's own move lists are intact
     assert game.ply == 2 and clone.ply == 3
+
+
+def test_move_parse_cuts_a_long_text_short_in_its_error() -> None:
+    """The error names the bad text as notation does (``quoted``): a long one by its first characters
+    and its length, not echoed whole."""
+    from halma_env import IllegalMoveError
+
+    with pytest.raises(IllegalMoveError) as info:
+        Move.parse("a" * 100_000)
+    assert str(info.value) == ("a move is written 'src-dst' with two hole numbers, got "
+                               f"{'a' * 30!r}... (100000 characters)")
+    with pytest.raises(IllegalMoveError, match=r"got '1-2-3'$"):
+        Move.parse("1-2-3")  # a short one whole, as before

@@ -97,7 +97,9 @@ MALFORMED = {
     "double space": (" ".join(_start()).replace(" 0 0", "  0 0"), ["single spaces", "empty field"]),
     "variant": ("chess " + " ".join(_start()[1:]), ["variant field", "'chess'"]),
     "seats out of range": ("star 7 " + " ".join(_start()[2:]), ["seats field", "'7'"]),
-    "seats for the variant": ("diamond 4 " + " ".join(_start()[2:]), ["seats field", "diamond", "2, 3"]),
+    "seats for the variant": (
+        "diamond 4 " + " ".join(_start()[2:]), ["seats field", "diamond", "2, 3", "use the international 'star'"]
+    ),
     "seats not a number": ("star two " + " ".join(_start()[2:]), ["seats field", "'two'"]),
     "row count": (_with_board(_rows()[:-1]), ["board field", "17 rows", "got 16"]),
     "row width": (_with_board(_edit_row(_rows(), 8, 0, "..")), ["board field", "row 8", "9 holes", "got 10"]),

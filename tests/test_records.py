@@ -203,6 +203,13 @@ def test_duplicate_keys_are_refused() -> None:
         GameRecord.from_json(text.replace('"move_limit": null', '"move_limit": null, "move_limit": 5'))
 
 
+def test_a_number_too_long_for_int_is_a_record_error() -> None:
+    """Python's int() refuses more than 4300 digits with a plain ValueError: the record names it."""
+    text = json.dumps(_doc()).replace('"version": 1', '"version": ' + "9" * 5000)
+    with pytest.raises(RecordError, match="a number in it is far too long"):
+        GameRecord.from_json(text)
+
+
 def test_start_must_agree_with_first_seat() -> None:
     seat1 = Game(Rules("star", 2)).position().split(" ")
     seat1[3] = "1"
@@ -441,3 +448,31 @@ def test_replay_takes_numpy_integers_for_upto() -> None:
     assert record.replay(upto=np.int64(3)).ply == record.replay(upto=3).ply == 3
     with pytest.raises(ValueError, match="upto must be an event count"):
         record.replay(upto=np.float64(3))
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    (lambda d: d["events"].append("resign:" + "9" * 5000),
+     "event 6 ('resign:99999999999999999999999'... (5007 characters)) is an illegal resignation: seat must be "
+     "0..1, got a 5000-digit number"),
+    (lambda d: d["events"].append("9" * 4000 + "-1"),  # int() converts it: the engine's error would echo it
+     f"event 6 ({'9' * 30!r}... (4002 characters)) is an illegal move: a move's hole number is far too long "
+     "(4000 digits)"),
+    (lambda d: d["events"].__setitem__(0, "x" * 5000), f"event 0 is {'x' * 30!r}... (5000 characters); expected"),
+    (lambda d: d.update(format="f" * 5000), f"format must be 'halma_env.record', got {'f' * 30!r}... (5000 "),
+    (lambda d: d.update(end_reason="e" * 5000), f"got {'e' * 30!r}... (5000 characters)"),
+], ids=["resignation", "move", "event", "format", "end_reason"])
+def test_long_texts_in_a_record_are_cut_short_in_its_errors(change, words: str) -> None:
+    """A record's texts are echoed in its errors as notation echoes a position's fields (``quoted``): a long
+    one by its first characters and its length."""
+    doc = _doc()
+    change(doc)
+    with pytest.raises(RecordError) as info:
+        GameRecord.from_dict(doc).replay()
+    assert words in str(info.value) and len(str(info.value)) < 250, str(info.value)[:300]
+
+
+def test_a_key_given_twice_is_cut_short_in_the_error() -> None:
+    key = "k" * 5000
+    with pytest.raises(RecordError) as info:
+        GameRecord.from_json(f'{{"{key}": 1, "{key}": 2}}')
+    assert str(info.value) == f"game record: key {'k' * 30!r}... (5000 characters) appears twice in one object"
