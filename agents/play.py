@@ -17,10 +17,23 @@ any name ``agents.registry.make_player`` accepts).  Commands at a human's turn:
 
 Bad input never changes the game: the session says what was wrong and asks again (a command
 with other arguments shows its form, ``cpu is written 'cpu SEAT NAME'``; a misspelt one gets the
-nearest command).  Every CPU
+nearest command).  Numbers (holes, seats, ``#N``) are ASCII digits: '²' and '１１３' are refused.
+Input echoed in an error is cut short when long (its first characters and its length).  Every CPU
 seat's player is checked against the game before it can move (at the start, ``cpu SEAT NAME``,
 ``load FILE``): one that cannot play it (a model of another variant or seat count) is refused at
-once, naming the seat, the player and the game.
+once, naming the seat, the player and the game.  ``replay FILE`` (and ``--replay FILE``) refuses a
+record whose events, stored outcome or final position do not replay, as ``load FILE`` does.
+
+When no human seat is left in the game (every seat a CPU, or the humans resigned or finished),
+the CPUs play on a move at a time and the session reads commands between their moves without
+waiting for them: ``human SEAT`` takes a seat back, ``save``, ``board`` and ``quit`` work as
+ever, and the end of input (Ctrl-D, or the end of a piped script) ends the session, as it does
+at a human's prompt, so such a game never runs on with nobody able to stop it.  Run it at a
+terminal to watch a game between CPUs to its end.
+
+``--time-limit`` times a human's turn as a whole: the clock starts at the turn's first prompt and
+runs on across the commands of that turn (``board``, ``help``, a mistyped move); each prompt
+shows the seconds left.  When they run out, a CPU moves for the human.
 
 A saved record's ``players`` are the seats' players when it was saved; a seat that changed hands
 during the game is listed in its metadata, ``"seat_changes": [{"ply": 12, "seat": 1, "player":
@@ -41,6 +54,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from halma_env import Game, IllegalMoveError, Move, Rules
+from halma_env.game import ACTIVE
+from halma_env.notation import is_ascii_number, quoted
 from halma_env.records import GameRecord, load_record
 from halma_env.render import SEAT_COLOUR_NAMES, render_text
 from halma_env.rules import OPTION_NAMES, VARIANTS, parse_rule_options
@@ -60,6 +75,7 @@ HELP = __doc__.split("Commands at a human's turn:", 1)[1].split("Bad input", 1)[
 CHECK_BUDGET = 0.05  # seconds: the move a CPU player is asked for to check it can play the game (as halma eval)
 STAND_IN = "medium"  # the CPU that moves for a human whose time ran out
 REPLAY_PROMPT = "Enter: next move, q: stop > "
+MAX_DIGITS = 9  # a seat, hole or move number of more digits is out of any range (and int() refuses > 4300)
 # what --rule sets: variant and num_players come from --variant/--seats (parse_rule_options refuses them)
 RULE_OPTIONS = tuple(name for name in OPTION_NAMES if name not in ("variant", "num_players"))
 
@@ -113,6 +129,10 @@ class PlaySession:
         self.marks: list[int] = []
         # how a replay asks for its next step: run() sets the session's own reader, so one buffer serves both
         self.read: Callable[[str, float | None], str] = terminal_read
+        # --time-limit: the clock, and the human turn being timed (its game and event count) since when
+        self.clock: Callable[[], float] = time.monotonic
+        self._turn: tuple[Game, int] | None = None
+        self._turn_start = 0.0
 
     # --- seats -------------------------------------------------------------------------
 
@@ -166,6 +186,14 @@ class PlaySession:
     def is_human(self, seat: int) -> bool:
         return seat not in self.cpu
 
+    def cpu_to_move(self) -> bool:
+        """The game goes on and a CPU seat is to move."""
+        return not self.game.is_over and not self.is_human(self.game.to_move)
+
+    def humans_in_play(self) -> bool:
+        """Some human seat is still in the game (has not resigned or finished), so it will be to move again."""
+        return any(self.is_human(seat) and status == ACTIVE for seat, status in enumerate(self.game.status))
+
     # --- drawing -----------------------------------------------------------------------
 
     def draw(self) -> None:
@@ -178,20 +206,29 @@ class PlaySession:
     # --- playing -----------------------------------------------------------------------
 
     def play_cpu_turns(self) -> None:
-        """Let the CPU seats move until a human is to move or the game ends, then draw the board once."""
-        while not self.game.is_over and not self.is_human(self.game.to_move):
-            seat = self.game.to_move
-            try:
-                move = self.cpu[seat].select_move(self.game, self.cpu_budget)
-            except ValueError as e:  # e.g. a checkpoint of another variant: the seat goes back to a human
-                name = self.seats[seat]
-                self.set_seat(seat, HUMAN)
-                self.out(f"error: seat {seat}'s player {name} cannot play this game ({e}); a human plays seat "
-                         f"{seat} again")
+        """Let the CPU seats move until a human is to move or the game ends, then draw the board once.
+        With no human seat left in the game nobody would get the prompt back, so then it plays no move:
+        ``run`` plays such a game a move at a time (``play_cpu_move``), reading commands between them."""
+        while self.cpu_to_move() and self.humans_in_play():
+            if not self.play_cpu_move():
                 break
-            self.game.play(move)
-            self.out(f"seat {seat} ({self.seats[seat]}) plays {move}")
         self.draw()
+
+    def play_cpu_move(self) -> bool:
+        """The CPU seat to move plays one move; False when its player cannot play this game (the seat
+        goes back to a human)."""
+        seat = self.game.to_move
+        try:
+            move = self.cpu[seat].select_move(self.game, self.cpu_budget)
+        except ValueError as e:  # e.g. a checkpoint of another variant: the seat goes back to a human
+            name = self.seats[seat]
+            self.set_seat(seat, HUMAN)
+            self.out(f"error: seat {seat}'s player {name} cannot play this game ({e}); a human plays seat "
+                     f"{seat} again")
+            return False
+        self.game.play(move)
+        self.out(f"seat {seat} ({self.seats[seat]}) plays {move}")
+        return True
 
     def move_for_human(self) -> None:
         """The human ran out of time: a CPU (``medium``) moves for them this once."""
@@ -221,7 +258,7 @@ class PlaySession:
         game = self.game
         form = COMMAND_ARGUMENTS.get(cmd)
         if form is not None and len(args) != len(form.split()):
-            raise ValueError(f"{cmd} is written {f'{cmd} {form}'.strip()!r}, got {line!r}")
+            raise ValueError(f"{cmd} is written {f'{cmd} {form}'.strip()!r}, got {quoted(line)}")
         if cmd in ("quit", "exit", "q"):
             return False
         if cmd == "help":
@@ -240,16 +277,20 @@ class PlaySession:
             rows = ["".join(cells[k:k + MOVES_PER_LINE]).rstrip() for k in range(0, len(cells), MOVES_PER_LINE)]
             self.out("\n".join(rows) or "no legal moves")
         elif cmd.startswith("#"):
-            index = cmd[1:]
             if not self.listed or self.listed_position != game.position():
-                raise ValueError(f"there is no numbered list of this position to pick {cmd} from: type 'moves' first")
-            if not index.isdigit() or not 1 <= int(index) <= len(self.listed):
-                raise ValueError(f"pick a move #1..#{len(self.listed)} from the last 'moves' list, got {cmd}")
-            self._human_move(self.listed[int(index) - 1])
+                raise ValueError(f"there is no numbered list of this position to pick {quoted(cmd)} from: "
+                                 "type 'moves' first")
+            index = int(cmd[1:]) if is_ascii_number(cmd[1:]) and len(cmd) <= MAX_DIGITS else 0
+            if not 1 <= index <= len(self.listed):
+                raise ValueError(f"pick a move #1..#{len(self.listed)} from the last 'moves' list, got {quoted(cmd)}")
+            self._human_move(self.listed[index - 1])
         elif "-" in cmd and not args:
+            for part in cmd.split("-"):
+                if is_ascii_number(part):
+                    _number(part, "hole")  # a hole number of many digits is refused here, cut short
             self._human_move(Move.parse(cmd))
-        elif cmd.isdigit() and not args:
-            hole = int(cmd)
+        elif cmd.isdigit() and not args:  # isdigit: '²' and '１１３' too, refused by _number
+            hole = _number(cmd, "hole")
             owner = game.piece_at(hole)  # the engine names a hole off the board
             if owner is None or owner[0] != game.to_move:
                 raise ValueError(f"hole {hole} holds no piece of seat {game.to_move}")
@@ -275,8 +316,10 @@ class PlaySession:
             self.out(f"seat {seat} is now played by {self.player_label(seat)}")
             self.play_cpu_turns()
         elif cmd == "human":
-            self.set_seat(_seat(args[0]), HUMAN)
-            self.out(f"seat {args[0]} is played by a human again")
+            seat = _seat(args[0])
+            self.set_seat(seat, HUMAN)
+            self.out(f"seat {seat} is played by a human again")
+            self.play_cpu_turns()  # when the CPUs were playing on, they do up to this seat's turn
         elif cmd == "save":
             GameRecord.from_game(game, players=list(self.seats), metadata=self.record_metadata()).save(args[0])
             self.out(f"saved to {args[0]}")
@@ -292,7 +335,7 @@ class PlaySession:
             self.out(f"new game; seat {self.rules.first_seat} starts")
             self.play_cpu_turns()
         else:
-            raise ValueError(f"unknown command {line!r}{did_you_mean(cmd, COMMAND_ARGUMENTS)}; type 'help'")
+            raise ValueError(f"unknown command {quoted(line)}{did_you_mean(cmd, COMMAND_ARGUMENTS)}; type 'help'")
         return True
 
     def record_metadata(self) -> dict:
@@ -353,7 +396,9 @@ class PlaySession:
 
     def replay(self, record: GameRecord, step: Callable[[], str] | None = None) -> None:
         """Show a record position by position; ``step`` returns the user's answer each time.  ``q``,
-        the end of input or Ctrl-C (as at the main prompt) stops it."""
+        the end of input or Ctrl-C (as at the main prompt) stops it.  A record whose events, stored
+        outcome or final position do not replay is refused first (RecordError, as ``load`` does)."""
+        record.replay()  # the full check: names the illegal event or what differs from the stored outcome
         step = step or (lambda: self.read(REPLAY_PROMPT, None))
         for i, game in enumerate(record.games()):
             self.out(render_text(game, numbers=self.numbers, color=self.color))
@@ -371,23 +416,45 @@ class PlaySession:
 
     # --- the loop ----------------------------------------------------------------------
 
+    def time_left(self) -> float | None:
+        """The seconds left of the human turn now being played (None: no time limit).  The clock starts
+        at the turn's first prompt and runs on across its commands until the game changes (a move,
+        a resignation, undo, load, new)."""
+        if self.time_limit is None:
+            return None
+        now = self.clock()
+        turn = (self.game, len(self.game.history))
+        if self._turn is None or self._turn[0] is not turn[0] or self._turn[1] != turn[1]:
+            self._turn, self._turn_start = turn, now
+        return max(0.0, self.time_limit - (now - self._turn_start))
+
     def run(self, read: Callable[[str, float | None], str]) -> None:
-        """Read commands until quit; ``read(prompt, timeout)`` raises TimeUp or EOFError."""
+        """Read commands until quit or the end of input.  ``read(prompt, timeout)`` returns a line, or
+        raises TimeUp when none comes within ``timeout`` seconds, or EOFError at the end of input.
+        While the CPUs play on with no human seat left, it is asked ``read("", 0)`` before each CPU
+        move: a silent look for a command typed meanwhile (TimeUp: none, the CPU moves)."""
         self.read = read
         self.out("type 'help' for commands")
         for seat in sorted(self.cpu):
             self.out(f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}): {self.player_label(seat)}")
         self.play_cpu_turns()
         while True:
-            if self.game.is_over or not self.is_human(self.game.to_move):
-                timeout = None
+            cpus_play_on = self.cpu_to_move()  # play_cpu_turns left them to this loop: no human seat in play
+            if cpus_play_on:
+                prompt, timeout = "", 0.0
+            elif self.game.is_over:
+                prompt, timeout = "> ", None
             else:
-                timeout = self.time_limit
+                prompt, timeout = "> ", self.time_left()
             try:
-                line = read("> ", timeout)
+                line = read(prompt, timeout)
             except TimeUp:
-                self.move_for_human()
-                self.play_cpu_turns()
+                if cpus_play_on:
+                    if not self.play_cpu_move() or not self.cpu_to_move():
+                        self.draw()  # the game is over, or the seat went back to a human
+                else:
+                    self.move_for_human()
+                    self.play_cpu_turns()
                 continue
             except (EOFError, KeyboardInterrupt):
                 self.out("")
@@ -407,10 +474,19 @@ def _game_name(rules: Rules) -> str:
     return f"{rules.variant} with {rules.num_players} seat{'s' if rules.num_players > 1 else ''}"
 
 
+def _number(text: str, what: str) -> int:
+    """A number typed in a command: ASCII digits only (``int`` also reads '１１３' and refuses '²' with its
+    own message); a ValueError naming the token, cut short when long, otherwise."""
+    if not is_ascii_number(text):
+        raise ValueError(f"{what} must be a number, got {quoted(text)}")
+    digits = text.lstrip("0") or "0"  # int() counts leading zeros against its limit of digits
+    if len(digits) > MAX_DIGITS:
+        raise ValueError(f"{what} {quoted(text)} is far too large")
+    return int(digits)
+
+
 def _seat(text: str) -> int:
-    if not text.isdigit():
-        raise ValueError(f"seat must be a number, got {text!r}")
-    return int(text)
+    return _number(text, "seat")
 
 
 class LineReader:
@@ -462,12 +538,14 @@ def terminal_read(prompt: str, timeout: float | None) -> str:
     reader = _reader()
     if reader is None:
         return input(prompt)
-    sys.stdout.write(prompt if timeout is None else f"{prompt}({timeout:.0f} s) ")
-    sys.stdout.flush()
+    if prompt:  # an empty one: a silent look for a line (run() between CPU moves), timeout 0
+        sys.stdout.write(prompt if timeout is None else f"{prompt}({timeout:.0f} s) ")
+        sys.stdout.flush()
     try:
         line = reader.readline(timeout)
     except TimeUp:
-        sys.stdout.write("\n")
+        if prompt:
+            sys.stdout.write("\n")
         raise
     if not line:
         raise EOFError

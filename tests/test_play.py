@@ -32,6 +32,22 @@ def session(seats, lines=None, **kw):
     return s, out
 
 
+def scripted(lines):
+    """A reader for ``PlaySession.run``: the lines one at a prompt, then the end of input; a look for a
+    command between the moves of CPUs playing on (the empty prompt) finds none."""
+    lines = iter(lines)
+
+    def read(prompt, timeout):
+        if prompt == "":
+            raise TimeUp()
+        line = next(lines, None)
+        if line is None:
+            raise EOFError
+        return line
+
+    return read
+
+
 def test_hot_seat_moves_and_bad_input_leaves_game_unchanged():
     s, out = session([HUMAN, HUMAN])
     s.handle("113-104")
@@ -86,7 +102,7 @@ def test_game_over_is_drawn_once():
     s3, out3 = session([HUMAN, "first", "first"])
     s3.rules = Rules("star", 3, move_limit=30)
     s3.game = Game(s3.rules)
-    s3.handle("resign")  # the CPUs play the game to its end
+    s3.run(scripted(["resign"]))  # the CPUs play the game to its end, a move at a time
     assert s3.game.is_over and sum("game over" in line for line in out3) == 1
 
 
@@ -151,13 +167,13 @@ def test_save_load_replay(tmp_path):
 def test_numbered_moves_belong_to_the_position_they_were_listed_in():
     s, out = session([HUMAN, HUMAN])
     s.handle("#1")
-    assert out[-1] == "error: there is no numbered list of this position to pick #1 from: type 'moves' first"
+    assert out[-1] == "error: there is no numbered list of this position to pick '#1' from: type 'moves' first"
     s.handle("moves")
     s.handle("#1")
     assert s.game.ply == 1
     assert "seat 0 (human) plays 111-102" in out  # a human's move is echoed like a CPU's
     s.handle("#1")  # the list was for the position before that move
-    assert s.game.ply == 1 and out[-1].startswith("error: there is no numbered list")
+    assert s.game.ply == 1 and out[-1].startswith("error: there is no numbered list of this position to pick '#1'")
     s.handle("moves")
     s.handle("undo")  # back to the start: a list of ply 1 does not hold there
     s.handle("#1")
@@ -222,8 +238,8 @@ def test_whole_game_between_cpus_ends():
     s, out = session(["first", "first"])
     s.rules = Rules("star", 2, move_limit=40)
     s.game = Game(s.rules)
-    s.play_cpu_turns()
-    assert s.game.is_over and "game over" in out[-1]
+    s.run(scripted([]))  # no command typed between the moves; then the end of input at the prompt
+    assert s.game.is_over and "game over" in out[-2] and out[-1] == ""
 
 
 def test_a_level_seat_says_what_it_plays_as():
@@ -553,7 +569,7 @@ def test_numbered_picks_are_checked() -> None:
     last = len(s.game.legal_moves())
     for bad in ("#0", f"#{last + 1}", "#x", "#"):
         s.handle(bad)
-        assert out[-1] == f"error: pick a move #1..#{last} from the last 'moves' list, got {bad}", bad
+        assert out[-1] == f"error: pick a move #1..#{last} from the last 'moves' list, got {bad!r}", bad
     assert s.game.ply == 0
     listed = s.game.legal_moves()[-1]
     s.handle(f"#{last}")
@@ -915,7 +931,9 @@ def test_lines_piped_ahead_are_obeyed_within_the_time_limit(monkeypatch) -> None
 
         s.run(read)
         os.close(write_end)
-    assert reads == [5, 5] and s.game.ply == 0 and not any("time is up" in line for line in out)
+    # the second read is of the same turn: what is left of its 5 s
+    assert reads[0] == 5 and 0 < reads[1] <= 5 and len(reads) == 2
+    assert s.game.ply == 0 and not any("time is up" in line for line in out)
 
 
 def test_the_line_reader_keeps_a_partial_line_and_reads_the_last_one(monkeypatch) -> None:
@@ -1053,3 +1071,245 @@ def test_ctrl_c_stops_a_replay_and_ends_a_session_while_a_cpu_thinks(tmp_path, m
     monkeypatch.setattr("agents.bots.random_bot.RandomBot.select_move", thinking)
     assert main(["play", "--players", "random,human", "--no-color"]) == 130
     assert capsys.readouterr().err == "\nhalma play: interrupted\n"
+
+
+# --- CPUs playing on with no human seat, the time of a whole turn, numbers and long input, replay checks ---
+
+
+class Bounded(FirstMove):
+    """The first legal move, but only so many of them: a session that never stops for input fails here
+    instead of running on."""
+
+    def __init__(self, moves: int = 40) -> None:
+        self.left = moves
+
+    def select_move(self, game, time_budget=None):
+        self.left -= 1
+        if self.left < 0:
+            raise RuntimeError("the CPUs played on without reading a command")
+        return super().select_move(game, time_budget)
+
+
+def _bounded_session(seats: list[str], **kw) -> tuple[PlaySession, list[str]]:
+    out: list[str] = []
+    make = lambda name, seed=None: Bounded() if name == "bounded" else make_first(name, seed)  # noqa: E731
+    return PlaySession(Rules("star", len(seats)), seats, color=False, out=out.append, make_player=make, **kw), out
+
+
+def test_cpus_playing_on_read_commands_between_their_moves() -> None:
+    """``cpu 0 NAME`` in a human-vs-CPU game leaves no human seat: the CPUs play on a move at a time and
+    the session looks for a command (``read("", 0)``) before each move, so ``board``, ``save`` and
+    ``human 0`` are obeyed meanwhile; ``human 0`` gets the prompt back on seat 0's turn."""
+    s, out = _bounded_session([HUMAN, "bounded"])
+    reads: list[tuple[str, float | None]] = []
+    polls = iter([TimeUp(), TimeUp(), "board", TimeUp(), "human 0"])
+    prompts = iter(["cpu 0 bounded", "quit"])
+
+    def read(prompt: str, timeout: float | None) -> str:
+        reads.append((prompt, timeout))
+        item = next(polls) if prompt == "" else next(prompts)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    s.run(read)
+    assert reads == [("> ", None)] + [("", 0)] * 5 + [("> ", None)]
+    # 3 CPU moves between the looks, then seat 1's move up to seat 0's turn
+    assert s.game.ply == 4 and s.game.to_move == 0 and s.is_human(0)
+    assert "seat 0 is played by a human again" in out and out[-1] == "seat 0 (red, human) to move"
+
+
+def test_cpus_playing_on_stop_at_the_end_of_input() -> None:
+    """With every seat a CPU and no limit on the game, the end of input ends the session (as at a
+    human's prompt) instead of a game that nobody can stop; so does quit typed meanwhile."""
+    def end(prompt: str, timeout: float | None) -> str:
+        raise EOFError
+
+    s, out = _bounded_session(["bounded", "bounded"])
+    s.run(end)
+    assert s.game.ply == 0 and out[-1] == ""
+    s, out = _bounded_session(["bounded", "bounded"])
+    answers = iter([TimeUp(), TimeUp(), "quit"])
+
+    def read(prompt: str, timeout: float | None) -> str:
+        item = next(answers)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    s.run(read)
+    assert s.game.ply == 2
+
+
+def test_a_resigned_humans_cpus_play_on_a_move_at_a_time() -> None:
+    """A human who resigns in a 3-seat game leaves the game to the CPUs: ``resign`` returns at once and
+    the session reads commands between their moves (here the end of input ends it)."""
+    s, out = _bounded_session([HUMAN, "bounded", "bounded"])
+    s.handle("resign")
+    assert s.game.ply == 0 and not s.game.is_over and s.cpu_to_move() and not s.humans_in_play()
+    answers = iter([TimeUp(), EOFError()])
+
+    def read(prompt: str, timeout: float | None) -> str:
+        raise next(answers)
+
+    s.run(read)
+    assert s.game.ply == 1 and out[-1] == ""
+
+
+def test_terminal_read_with_an_empty_prompt_looks_for_a_line_silently(monkeypatch, capsys) -> None:
+    """``terminal_read("", 0)``, the look between CPU moves, writes nothing: TimeUp when no whole line
+    is there, the line when one is, EOFError at the end of input."""
+    import os
+
+    from agents.play import terminal_read
+
+    read_end, write_end = os.pipe()
+    with os.fdopen(read_end) as stdin:
+        monkeypatch.setattr("sys.stdin", stdin)
+        os.write(write_end, b"qu")
+        with pytest.raises(TimeUp):
+            terminal_read("", 0)
+        os.write(write_end, b"it\n")
+        assert terminal_read("", 0) == "quit\n"
+        os.close(write_end)
+        with pytest.raises(EOFError):
+            terminal_read("", 0)
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize(("players", "script"), [("human,random", "cpu 0 random\nsave {path}\nquit\n"),
+                                                 ("random,random", "")])
+def test_cli_session_of_cpus_ends_with_its_input(players: str, script: str, tmp_path) -> None:
+    """``printf 'cpu 0 random\\nsave g.json\\nquit\\n' | halma play --players human,random`` and ``halma play
+    --players random,random < /dev/null`` (star, no move limit) end at once."""
+    import subprocess
+
+    path = tmp_path / "g.json"
+    result = subprocess.run([sys.executable, "-m", "agents.cli", "play", "--no-color", "--players", players],
+                            cwd=ROOT, input=script.format(path=path).encode(), capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert path.exists() == bool(script)  # save was obeyed while the CPUs played on
+
+
+def test_the_time_limit_is_for_the_whole_turn() -> None:
+    """--time-limit 30: commands that do not change the game (board, help, a bad command) spend the
+    turn's time instead of starting it again; the next turn, after a move, has the full time."""
+    s, out = session([HUMAN, HUMAN], time_limit=30)
+    now = [100.0]
+    s.clock = lambda: now[0]
+    timeouts: list[float | None] = []
+    script = iter([("board", 10), ("help", 10), ("frobnicate", 5), (TimeUp(), 5), ("moves", 12), ("#1", 1),
+                   ("quit", 0)])
+
+    def read(prompt: str, timeout: float | None) -> str:
+        timeouts.append(timeout)
+        item, spent = next(script)
+        now[0] += spent
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    s.run(read)
+    assert timeouts == [30, 20, 10, 5, 30, 18, 30]
+    assert s.game.ply == 2 and sum("time is up" in line for line in out) == 1
+
+
+def test_undo_or_a_new_game_starts_a_turns_clock_again() -> None:
+    """The clock belongs to a turn: after undo, new or load the seat to move has the full time."""
+    s, _ = session([HUMAN, HUMAN], time_limit=60)
+    now = [0.0]
+    s.clock = lambda: now[0]
+    assert s.time_left() == 60
+    now[0] = 50.0
+    assert s.time_left() == 10
+    s.handle("113-104")
+    assert s.time_left() == 60
+    now[0] = 70.0
+    s.handle("undo")
+    assert s.time_left() == 60
+    now[0] = 200.0
+    assert s.time_left() == 0  # and no less
+    s.handle("new")
+    assert s.time_left() == 60
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("²", "hole must be a number, got '²'"),
+    ("１１３", "hole must be a number, got '１１３'"),  # full-width digits are not hole 113
+    ("9" * 5000, f"hole '{'9' * 30}'... (5000 characters) is far too large"),
+    ("0" * 5000 + "113", None),  # leading zeros: hole 113 (int() would count them against its limit)
+    ("9" * 1000 + "-1", f"hole '{'9' * 30}'... (1000 characters) is far too large"),
+    ("１１３-１０４", "a move is written 'src-dst' with two hole numbers, got '１１３-１０４'"),
+    ("cpu ² first", "seat must be a number, got '²'"),
+    ("cpu １ first", "seat must be a number, got '１'"),
+    ("human ²", "seat must be a number, got '²'"),
+    ("cpu 99999999999 first", "seat '99999999999' is far too large"),
+], ids=["superscript", "full-width", "5000 digits", "leading zeros", "1000-digit move", "full-width move",
+        "cpu superscript", "cpu full-width", "human superscript", "cpu 11 digits"])
+def test_numbers_in_commands_are_ascii_digits(line: str, message: str | None) -> None:
+    s, out = session([HUMAN, HUMAN])
+    before = (s.game.position(), list(s.seats))
+    s.handle(line)
+    assert (s.game.position(), s.seats) == before
+    if message is None:
+        assert out[-1] == "113 can go to: 104, 105"
+    else:
+        assert out[-1] == f"error: {message}"
+
+
+def test_numbered_picks_take_ascii_digits_only() -> None:
+    s, out = session([HUMAN, HUMAN])
+    s.handle("moves")
+    last = len(s.game.legal_moves())
+    for bad in ("#²", "#１", "#" + "9" * 5000):
+        s.handle(bad)
+        assert out[-1].startswith(f"error: pick a move #1..#{last} from the last 'moves' list, got '#"), bad
+        assert len(out[-1]) < 120 and s.game.ply == 0, bad
+
+
+def test_a_long_line_is_cut_short_in_the_error() -> None:
+    s, out = session([HUMAN, HUMAN])
+    for line in ("x" * 100_000, "save " + "a " * 50_000, "#" + "x" * 100_000, "a" * 100_000 + "-1"):
+        s.handle(line)
+        assert out[-1].startswith("error: ") and "characters)" in out[-1] and len(out[-1]) < 150, out[-1][:200]
+    assert s.game.ply == 0
+
+
+def _tampered_record(tmp_path, change) -> str:
+    """A saved finished game (seat 0 moved, seat 1 resigned) with ``change`` made to its JSON document."""
+    import json
+
+    s, _ = session([HUMAN, HUMAN])
+    s.handle("113-104")
+    s.handle("resign")
+    path = tmp_path / "tampered.json"
+    s.handle(f"save {path}")
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+@pytest.mark.parametrize(("change", "named"), [
+    (lambda d: d.update(places=[2, 1]), "stored outcome places=[2, 1] end_reason='resign', but the replay gives "
+                                        "places=[1, 2] end_reason='resign'"),
+    (lambda d: d.update(final_position=d["final_position"].rsplit(" ", 1)[0] + " 7"), "stored final position"),
+    (lambda d: d["events"].insert(1, "7-7"), "event 1 ('7-7') is an illegal move"),
+], ids=["places", "final position", "illegal event"])
+def test_replay_refuses_a_record_that_does_not_replay_as_stored(tmp_path, capsys, monkeypatch, change, named) -> None:
+    """``halma play --replay FILE`` and ``replay FILE`` check the record as ``load`` does: a stored
+    outcome or final position that differs from the replay's, or an illegal event, is refused before
+    any position is shown (exit status 2 for the command line)."""
+    import io
+
+    from agents.cli import main
+
+    path = _tampered_record(tmp_path, change)
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n" * 10))
+    assert main(["play", "--replay", path, "--no-color"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith("halma play: error: game record: ")
+    assert named in captured.err
+    s, out = session([HUMAN, HUMAN])
+    s.handle(f"replay {path}")
+    assert out[-1].startswith("error: ") and named in out[-1] and not any(line.startswith("[") for line in out)
