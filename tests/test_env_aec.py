@@ -133,6 +133,22 @@ def test_canonical_frame_every_seat_sees_the_same_start() -> None:
             assert view == first, (variant, n, seat)  # every seat: home at the bottom, same moves
 
 
+def test_the_documented_frame_examples() -> None:
+    """docs/environment.md's worked examples of the canonical frame and of the grid, which a program
+    in another language implements from: 180, 60 and 90-degree turns, and the centre cell."""
+    star2, star3 = raw_env(variant="star", num_players=2), raw_env(variant="star", num_players=3)
+    assert star2.encode_move(0, "111-102") == star2.encode_move(1, "9-18") == 111 * 121 + 102 == 13_533
+    assert layout("star", 3).rotation[1] == 4
+    assert star3.encode_move(1, "13-14") == 13_533
+    assert encoding("star", 3).to_canonical[1][10] == 120
+    square = encoding("halma16", 2).to_canonical[1]
+    assert (square[0], square[17]) == (255, 238)
+    centre = Game.from_position(position("star", 2, {60: "0", 0: "1"}))  # seat 0's frame is the board's
+    planes = encoding("star", 2).observation(centre, 0)
+    assert planes.shape[:2] == (17, 17) and planes[..., 0].sum() == 1 and planes[8, 8, 0] == 1
+    assert planes[..., 9].sum() == 121  # plane 9: the holes of the board
+
+
 @pytest.mark.parametrize(("variant", "n"), [("diamond", 3), ("star", 4), ("halma16", 2)])
 def test_each_named_plane_holds_what_its_name_says(variant: str, n: int) -> None:
     """``PLANE_NAMES`` is the public plane order of encoding.py's docstring: every plane, hole by
