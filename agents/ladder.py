@@ -457,13 +457,18 @@ RUN_FOLDERS = ("checkpoints", "snapshots")  # a run directory's folders of .pt f
 
 def _export_stem(checkpoint: str) -> str:
     """The level a ``.pt`` candidate is exported as (its model: ``VARIANT-SEATS-STEM.onnx``): the file's
-    stem, after the run's name for a file in a run's folders (runs/NAME/checkpoints/last.pt -> NAME-last,
-    .../update_000100.pt -> NAME-update_000100) and for ``last``, ``best`` or a number elsewhere."""
+    stem, after its run's name when the stem is one that every run writes (``last``, ``best``,
+    ``update_NNNNNN``, ``snap_NNNNNN``) or starts with a digit: runs/NAME/checkpoints/last.pt ->
+    NAME-last, a run's snapshots/snap_000100.pt -> NAME-snap_000100, kept/5m.pt -> kept-5m.  A file named
+    by its author keeps its name wherever it lies (agents/checkpoints/star2.pt -> star2)."""
     src = Path(checkpoint).resolve()
-    if src.parent.name in RUN_FOLDERS or src.stem in ("last", "best") or src.stem[:1].isdigit():
+    stem = src.stem
+    written_by_a_run = stem in ("last", "best") or stem[:1].isdigit() or (
+        stem.partition("_")[0] in ("update", "snap") and stem.partition("_")[2].isdigit())
+    if written_by_a_run:
         run_dir = next((q.name for q in src.parents if q.name not in RUN_FOLDERS), "")
-        return f"{run_dir}-{src.stem}"
-    return src.stem
+        return f"{run_dir}-{stem}"
+    return stem
 
 
 def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_dir: Path) -> list[str]:

@@ -832,10 +832,14 @@ def test_checkpoints_in_a_runs_folders_are_exported_under_the_runs_name(tmp_path
     files = [make_checkpoint(tmp_path / "runs" / run / "checkpoints" / "update_000010.pt") for run in ("a", "b")]
     files.append(make_checkpoint(tmp_path / "runs" / "a" / "snapshots" / "snap_000010.pt"))
     files += [make_checkpoint(tmp_path / "kept" / name) for name in ("5m.pt", "last.pt", "best.pt", "mine.pt")]
+    # a name given by its author is kept, also in a folder called checkpoints (as agents/checkpoints/star2.pt)
+    files += [make_checkpoint(tmp_path / "runs" / "a" / "checkpoints" / "picked.pt"),
+              make_checkpoint(tmp_path / "agents" / "checkpoints" / "star2.pt")]
     models = _prepare_candidates([str(f) for f in files], "star", 2, tmp_path / "models")
     assert [Path(m).name for m in models] == [
         "star-2-a-update_000010.onnx", "star-2-b-update_000010.onnx", "star-2-a-snap_000010.onnx",
-        "star-2-kept-5m.onnx", "star-2-kept-last.onnx", "star-2-kept-best.onnx", "star-2-mine.onnx"]
+        "star-2-kept-5m.onnx", "star-2-kept-last.onnx", "star-2-kept-best.onnx", "star-2-mine.onnx",
+        "star-2-picked.onnx", "star-2-star2.onnx"]
 
 
 def test_candidates_that_would_share_a_model_name_are_refused_before_any_export(tmp_path: Path) -> None:
