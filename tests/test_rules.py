@@ -654,8 +654,9 @@ def test_diamond_anti_blocking_with_an_opponent_in_the_edge_row() -> None:
 
 
 def test_diamond_puzzle_seat_without_a_king_finishes_on_its_goal_alone() -> None:
-    goal = sorted(layout("diamond", 2).goals[0])
-    pieces = {h: "0" for h in goal if h != 16}
+    lay = layout("diamond", 2)
+    tip = lay.goal_tip[0]  # left empty: without a king nothing has to stand there
+    pieces = {h: "0" for h in lay.goals[0] if h not in (16, tip)}  # 13 of the 14 ordinary pieces
     below = walk("star", 16, "SW")
     pieces.update({below: "0", 60: "B", 61: "1"})
     game = Game.from_position(position("diamond", 2, pieces))
