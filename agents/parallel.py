@@ -120,6 +120,7 @@ def _stop(processes: list[Any], grace_s: float = 30.0) -> None:
 
 def _entry(rank: int, fn: Callable[..., Any], world_size: int, tmp: str, args: tuple, parent: int) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    _killed_with_parent()
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
     dist.init_process_group("gloo", init_method=f"file://{Path(tmp) / 'rendezvous'}", rank=rank,
                             world_size=world_size, timeout=TIMEOUT)
@@ -183,6 +184,19 @@ def _cause(exc: Exception, processes: list[Any], tmp: Path) -> Exception:
     why = " (the kernel's out-of-memory killer sends it, as does kill -9)" if -code == signal.SIGKILL else ""
     return mp.ProcessExitedException(f"process {rank} (pid {pid}) was killed by {name}{why}; the other processes "
                                      "were stopped", rank, pid, code, name)
+
+
+def _killed_with_parent() -> None:
+    """Linux: have this process killed at once when its parent dies.  Torch's spawn asks for SIGINT then,
+    which interrupted a process mid-update (in a checkpoint's save, say) and printed a traceback on the
+    terminal after ``halma train`` was gone; a killed process writes nothing, and an interrupted save
+    leaves only its temporary file, which the next save removes.  Elsewhere ``_exit_with_parent`` polls."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1  # <linux/prctl.h>
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGKILL))
 
 
 def _exit_with_parent(parent: int) -> None:

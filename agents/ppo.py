@@ -233,9 +233,9 @@ def evaluate(net: HalmaNet, cfg: TrainConfig, opponent: str, games: int, seed: i
 
     The learner takes seat ``i % n`` of game ``i`` and the start rotates; the other seats are the
     opponent.  Games stop after ``eval.move_limit`` plies as a draw (limit_outcome "draw"), so a win
-    means the agent really finished first.  Returns win rate, mean place (and the opponents' mean
-    place), finish rate (the agent completed its crossing), decided rate (every place decided) and
-    mean length in plies.
+    means the agent really finished first (unless the config's stall_limit ends a game by progress).
+    Returns win rate, mean place (and the opponents' mean place), finish rate (the agent completed its
+    crossing), decided rate (every place decided) and mean length in plies.
     """
     n = cfg.game.num_players
     enc = encoding(cfg.game.variant, n)

@@ -109,13 +109,35 @@ def resume_command(args: argparse.Namespace) -> str:
     return " ".join(shlex.quote(w) for w in words)
 
 
+def cross_check_command(checkpoint: Path, cfg: Any) -> str:
+    """The ``halma eval`` command that plays the closing evaluation's game in the arena: the first final
+    opponent, the config's game with its rule options (those that differ from the variant's defaults;
+    not the training move limit, which evaluation games do not have) and eval.move_limit as the cap."""
+    from agents.arena import CAP_PER_SEAT
+    from halma_env import Rules
+
+    game = cfg.game
+    words = ["halma", "eval", str(checkpoint), *cfg.eval.final_opponents[:1],
+             "--variant", game.variant, "--seats", str(game.num_players)]
+    ours, default = game.rules().to_dict(), Rules(game.variant, game.num_players).to_dict()
+    for name in ("anti_blocking", "play_to_end", "stall_limit"):
+        if ours[name] != default[name]:
+            value = ours[name]
+            words += ["--rule", f"{name}={str(value).lower() if isinstance(value, bool) else value}"]
+    if cfg.eval.move_limit != CAP_PER_SEAT * game.num_players:
+        words += ["--max-plies", str(cfg.eval.move_limit)]
+    return " ".join(shlex.quote(w) for w in [*words, "--games", "100"])
+
+
 def resume_hint(cfg: Any, args: argparse.Namespace) -> str:
     """Where an interrupted run stands on disk and how to continue it."""
     ckpt = Path(args.runs_dir) / cfg.name / "checkpoints" / "last.pt"
+    run_dir = ckpt.parent.parent
     if not ckpt.exists():
+        start_over = (f"remove {str(run_dir)!r} (or choose another --set name=NAME) and run the same command again"
+                      if run_dir.exists() else "run the same command again")  # interrupted before the run made it
         return (f"no checkpoint was written yet (the first comes after checkpoint.every={cfg.checkpoint.every} "
-                f"updates), so there is nothing to resume: remove {str(ckpt.parent.parent)!r} (or choose another "
-                "--set name=NAME) and run the same command again to start over")
+                f"updates), so there is nothing to resume: {start_over} to start over")
     # several processes: the interrupted one may have been in the final evaluation, which process 0 runs alone
     then = " (which trains on from there or, if training had finished, runs the final evaluation)" \
         if cfg.processes > 1 and _final_eval_wanted(cfg, args) else ""
@@ -251,9 +273,7 @@ def _final_evaluation(trainer: Any, world_size: int, cfg: Any, args: argparse.Na
         print(f"final evaluation ({time.time() - t1:.0f} s), policy alone; written to {run_dir / 'final_eval.md'} "
               "and final_eval.json:")
         print(table)
-        players = " ".join(cfg.eval.final_opponents[:1])
-        print(f"cross-check with the arena: halma eval {ckpt} {players} --variant {cfg.game.variant} "
-              f"--seats {cfg.game.num_players} --games 100")
+        print(f"cross-check with the arena: {cross_check_command(ckpt, cfg)}")
     print(f"total time {time.time() - t0:.0f} s")
     return 0
 

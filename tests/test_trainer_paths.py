@@ -97,10 +97,12 @@ def test_resume_command_repeats_config_overrides_runs_dir_and_device() -> None:
 def test_resume_hint_says_whether_there_is_a_checkpoint(tmp_path: Path) -> None:
     cfg = from_dict(tiny_config(checkpoint__every=7))
     args = namespace("c.yaml", runs_dir=str(tmp_path))
-    assert resume_hint(cfg, args) == ("no checkpoint was written yet (the first comes after checkpoint.every=7 "
-                                      f"updates), so there is nothing to resume: remove {str(tmp_path / 'tiny')!r} "
-                                      "(or choose another --set name=NAME) and run the same command again to "
-                                      "start over")
+    none_yet = "no checkpoint was written yet (the first comes after checkpoint.every=7 updates), so there is nothing "
+    # interrupted before the run directory was made (several processes starting): nothing to remove
+    assert resume_hint(cfg, args) == none_yet + "to resume: run the same command again to start over"
+    (tmp_path / "tiny").mkdir()
+    assert resume_hint(cfg, args) == (none_yet + f"to resume: remove {str(tmp_path / 'tiny')!r} (or choose another "
+                                      "--set name=NAME) and run the same command again to start over")
     last = tmp_path / "tiny" / "checkpoints" / "last.pt"
     last.parent.mkdir(parents=True)
     last.write_bytes(b"")
@@ -334,7 +336,34 @@ def test_the_closing_evaluation_is_written_and_printed(tmp_path: Path, fake_trai
     assert (run / "final_eval.md").read_text() == table + "\n"
     assert f"policy alone; written to {run / 'final_eval.md'} and final_eval.json:\n{table}\n" in out
     assert (f"cross-check with the arena: halma eval {run / 'checkpoints' / 'last.pt'} random --variant star "
-            "--seats 2 --games 100\n") in out
+            "--seats 2 --max-plies 30 --games 100\n") in out  # the tiny config's eval.move_limit, 30
+
+
+@pytest.mark.parametrize("game", [
+    {"variant": "star", "num_players": 2},
+    {"variant": "star", "num_players": 3, "anti_blocking": False, "play_to_end": False, "stall_limit": 40},
+    {"variant": "halma16", "num_players": 2, "anti_blocking": True},
+    {"variant": "diamond", "num_players": 3, "play_to_end": True, "anti_blocking": None},
+])
+def test_the_printed_cross_check_plays_the_evaluations_game(game: dict) -> None:
+    """`halma eval` run with the printed words plays what the closing evaluation played: the config's
+    rule options but no training move limit, and eval.move_limit plies as its cap; a path with a space
+    is quoted for the shell."""
+    import shlex
+
+    from agents.arena import CAP_PER_SEAT, build_rules
+    from agents.cli import build_parser
+    from agents.train import cross_check_command
+
+    cfg = from_dict(tiny_config(**{f"game__{key}": value for key, value in game.items()}))
+    checkpoint = Path("runs") / "my run" / "checkpoints" / "last.pt"
+    words = shlex.split(cross_check_command(checkpoint, cfg))
+    assert words[:3] == ["halma", "eval", str(checkpoint)]
+    args = build_parser(load="eval").parse_args(words[1:])
+    assert args.players == [str(checkpoint), cfg.eval.final_opponents[0]] and args.games == 100
+    rules = build_rules(args.variant, args.seats, args.rule, args.preset)
+    assert rules == cfg.game.rules().replace(move_limit=None, limit_outcome="draw")
+    assert (args.max_plies or CAP_PER_SEAT * rules.num_players) == cfg.eval.move_limit
 
 
 # --- agents/train.py: run() ---------------------------------------------------------------------
