@@ -1438,3 +1438,15 @@ def test_filling_another_seats_last_goal_hole_is_refused_only_when_it_walls_a_pi
     safe = safe_moves(game, moves)
     assert [str(m) for m in moves if m not in safe] == refused and all(m in moves for m in safe)
     assert str(GreedyBot(seed=0).select_move(game)) not in refused
+
+
+def test_the_per_position_tables_are_kept_in_bounded_caches() -> None:
+    """A server plays game after game in one process: with 3+ seats the camp tables' keys (every seat's
+    goal fill) have no useful bound, and an unbounded cache grew by about half a megabyte a game."""
+    from agents.bots import evaluation
+
+    for table in (evaluation.camp_table, evaluation.endgame_table):
+        assert table.cache_info().maxsize == evaluation.TABLES_KEPT == 2048
+    for k in range(evaluation.TABLES_KEPT + 10):  # that many different fills, in twentieths, of the six goals
+        evaluation.camp_table("star", 6, 0, tuple(k // 21**s % 21 for s in range(6)))
+    assert evaluation.camp_table.cache_info().currsize == evaluation.TABLES_KEPT

@@ -58,6 +58,9 @@ SHORTENED = {
 NOT_RUN = {
     ("docs/batched.md", "# A/B recipe: python ab.py REV"):
         "a benchmark recipe that takes a git revision on its command line and runs for about a minute",
+    ("docs/measurements.md", "# python cachebench.py CAP VARIANT SEATS GAMES"):
+        "a measurement that takes its settings on its command line and rebinds the bots' table caches of the "
+        "process it runs in",
 }
 
 # Placeholders the docs use in command lines, and a value of the right kind for each.

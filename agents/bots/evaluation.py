@@ -35,7 +35,7 @@ and searches update potentials incrementally.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from halma_env import Game
 from halma_env.layout import layout
@@ -47,6 +47,11 @@ CAMP = 1.0  # penalty per exit step for a piece parked in another seat's goal ca
 CAMP_BASE = 0.25  # the camp penalty's share that applies even while the goal's owner is far away
 CAMP_FILL = 12.0  # how much the camp penalty grows as the goal's owner fills (or nears) its goal
 WIN = 1_000_000.0  # terminal scores dwarf any potential
+# the per-position tables (camp penalties by goal fills, endgame pulls by empty goal holes) kept for reuse:
+# their keys are unbounded with 3+ seats or on halma16, so a server playing game after game grew without
+# end (star-6 greedy: 239 MB after 400 games); 2,048 of each bound them (about 16 MB on the star, 32 on
+# halma16) and cost no speed (agents/bots/evaluation.py timing in docs/bots.md)
+TABLES_KEPT = 2048
 
 
 @dataclass(frozen=True, eq=False)
@@ -105,7 +110,7 @@ def _goal_distances(variant: str, num_players: int, seat: int) -> dict[int, tupl
     return {x: tuple(g.distance(h, x) for h in range(g.num_holes)) for x in lay.goals[seat]}
 
 
-@cache
+@lru_cache(maxsize=TABLES_KEPT)
 def endgame_table(variant: str, num_players: int, seat: int, empty_goal: frozenset[int]) -> tuple[float, ...]:
     """``ENDGAME`` x distance from each hole to the nearest of ``empty_goal`` (0 inside the goal)."""
     lay = layout(variant, num_players)
@@ -138,7 +143,7 @@ def _exit_steps(variant: str, num_players: int, seat: int) -> tuple[float, ...]:
     return tuple(out)
 
 
-@cache
+@lru_cache(maxsize=TABLES_KEPT)
 def camp_table(variant: str, num_players: int, seat: int, fills: tuple[int, ...]) -> tuple[float, ...]:
     """The camp penalty of ``seat``'s ordinary pieces per hole; ``fills[t]`` is seat t's goal fill
     in twentieths (quantised so the tables can be cached)."""
