@@ -35,6 +35,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -254,9 +255,10 @@ class LevelBot:
         return getattr(self.bot, attr)
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
-        from agents.player import check_time
+        from agents.player import check_is_game, check_time
 
         check_time("time_budget", time_budget)
+        check_is_game(game)
         r = game.rules
         if self.game is not None and (r.variant, r.num_players) != self.game:
             raise LadderError(f"level {self.name!r} ({self.spec}) was resolved for {self.game[0]} with "
@@ -284,6 +286,10 @@ class ResolvedLevel:
         return f"ResolvedLevel({self.player!r})"
 
 
+_MAKING_PLAYERS = threading.Lock()  # LevelPlayer.player_for: one thread makes a level's player (module-wide:
+# a lock held by the player would stop it being copied and pickled)
+
+
 class LevelPlayer:
     """A level by name, resolved from the ladder for each game's variant and seat count.
 
@@ -298,6 +304,7 @@ class LevelPlayer:
                  temperature: float | None = None, search: str | dict[str, Any] | int | None = None,
                  time_budget: float | None = None) -> None:
         from agents.opponent import check_play_options
+        from agents.player import check_seed
 
         known = level_names(path)
         if level not in known:
@@ -305,7 +312,7 @@ class LevelPlayer:
         check_play_options(temperature, search, time_budget)
         self.name = level
         self.level = level
-        self.seed = seed
+        self.seed = check_seed(seed)  # now, not at the first move, as make_player checks it
         self.path = path
         self.options: dict[str, Any] = {k: v for k, v in (("temperature", temperature), ("search", search),
                                                           ("time_budget", time_budget)) if v is not None}
@@ -334,24 +341,34 @@ class LevelPlayer:
         return f"{str(path)} has no {key} entry"
 
     def player_for(self, rules: Rules) -> Any:
-        """The concrete player for ``rules`` (made once per variant and seat count)."""
+        """The concrete player for ``rules``, made once per variant and seat count: threads of a server
+        that share this player and meet a game first at the same time wait for one of them to make it
+        (each made its own before, loading the same model again and dropping all but one)."""
         key = (rules.variant, rules.num_players)
-        if key not in self._players:
-            entry = load_ladder(self.path)["games"].get(f"{key[0]}-{key[1]}")
-            if entry is None:
-                from agents.registry import LEVELS as FALLBACK
+        player = self._players.get(key)
+        if player is None:
+            with _MAKING_PLAYERS:
+                player = self._players.get(key)
+                if player is None:
+                    player = self._players[key] = self._make(key)
+        return player
 
-                if self.level not in FALLBACK:
-                    raise LadderError(f"level {self.level!r}: the ladder has no entry for {key[0]} with "
-                                      f"{key[1]} seats and the level has no fallback bot")
-                # the bot itself (wrapped only for a time_budget): this player already picks it per game
-                self._players[key] = entry_player(FALLBACK[self.level], seed=self.seed, name=self.level,
-                                                  **self.options)
-            else:
-                self._players[key] = level_player(self.level, key[0], key[1], self.seed, self.path, **self.options)
-        return self._players[key]
+    def _make(self, key: tuple[str, int]) -> Any:
+        entry = load_ladder(self.path)["games"].get(f"{key[0]}-{key[1]}")
+        if entry is None:
+            from agents.registry import LEVELS as FALLBACK
+
+            if self.level not in FALLBACK:
+                raise LadderError(f"level {self.level!r}: the ladder has no entry for {key[0]} with "
+                                  f"{key[1]} seats and the level has no fallback bot")
+            # the bot itself (wrapped only for a time_budget): this player already picks it per game
+            return entry_player(FALLBACK[self.level], seed=self.seed, name=self.level, **self.options)
+        return level_player(self.level, key[0], key[1], self.seed, self.path, **self.options)
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        from agents.player import check_is_game
+
+        check_is_game(game)  # before game.rules picks the player
         return self.player_for(game.rules).select_move(game, time_budget)
 
     def __repr__(self) -> str:

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.player import check_number, check_seed, check_time, split_options
+from agents.player import check_is_game, check_number, check_seed, check_time, split_options
 from halma_env import Game, Move
 from halma_env.encoding import ENCODING_VERSION, encoding
 from halma_env.rules import SEAT_COUNTS, VARIANTS
@@ -351,6 +351,7 @@ class OnnxOpponent:
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
         start = time.perf_counter()
         check_time("time_budget", time_budget)
+        check_is_game(game)
         self.policy.check_game(game, f"opponent {self.name!r} ({self.policy.path.name})")
         moves, logits, _ = self.policy.scores(game)
         search = self.search

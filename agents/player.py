@@ -75,6 +75,14 @@ def check_time(what: str, value: Any) -> float | None:
     return float(value)
 
 
+def check_is_game(game: Any) -> None:
+    """``select_move``'s game: a ``halma_env.Game``; anything else (a position text a server stored, None)
+    is a TypeError naming it, before a player reads an attribute of it."""
+    if not isinstance(game, Game):
+        hint = " (load a position text with Game.from_position)" if isinstance(game, str) else ""
+        raise TypeError(f"select_move needs a halma_env.Game, got {type(game).__name__}{hint}")
+
+
 def search_time(own: float | None, time_budget: float | None) -> float | None:
     """How long a searching bot may think: its own ``time`` limit, capped by the caller's
     ``time_budget``.  Of the budget it takes 70% less 10 ms (the copy, the last iteration's

@@ -10,7 +10,7 @@ import torch
 from agents.checkpoint import load_checkpoint, model_from_checkpoint
 from agents.devices import check_device
 from agents.network import HalmaNet
-from agents.player import check_number, check_seed, check_time
+from agents.player import check_is_game, check_number, check_seed, check_time
 from halma_env import Game, Move
 from halma_env.encoding import encoding
 
@@ -64,6 +64,7 @@ class PolicyPlayer:
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
         check_time("time_budget", time_budget)
+        check_is_game(game)
         self._check(game)
         moves = game.legal_moves()
         if not moves:

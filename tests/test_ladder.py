@@ -996,3 +996,53 @@ def test_a_ladder_entry_naming_a_model_of_another_game_is_refused(tmp_path: Path
     with pytest.raises(LadderError, match=f"level 'easy' for star with 3 seats is the model '{SHIPPED_EXPERT}', "
                                           "exported for star with 2 seats"):
         level_player("easy", "star", 3, path=ladder)
+
+
+@pytest.mark.parametrize("spec", ["random", "greedy", "search:depth=1,time=none", "mcts:iterations=5", "crossing",
+                                  "agents/checkpoints/star2.pt", "agents/ladder/star-2-star2.onnx", "hard",
+                                  "ladder:star-2:hard", "ladder:star-2:expert"])
+def test_every_player_refuses_what_is_not_a_game(spec: str) -> None:
+    """A server that stored a position text (or lost the game) gets a TypeError naming what it passed,
+    not an AttributeError from inside the player, and never a move."""
+    player = make_player(str(ROOT / spec) if spec.startswith("agents/") else spec, seed=0)
+    with pytest.raises(TypeError, match=r"select_move needs a halma_env\.Game, got NoneType$"):
+        player.select_move(None)
+    with pytest.raises(TypeError, match=r"got str \(load a position text with Game\.from_position\)"):
+        player.select_move(Game(Rules("star", 2)).position(), 0.5)
+
+
+def test_a_level_player_checks_its_seed_when_made() -> None:
+    for seed in (-1, 2.0, True, "3"):
+        with pytest.raises(ValueError, match="seed must be None or an integer >= 0"):
+            LevelPlayer("medium", seed=seed)
+
+
+def test_threads_sharing_a_level_player_make_its_game_player_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Eight threads meeting a game at once: one makes the player (a model load), the others wait for it."""
+    import threading
+    import time
+
+    import agents.ladder
+
+    made: list[str] = []
+
+    def slow_level_player(level: str, variant: str, seats: int, *args, **kwargs) -> str:
+        made.append(level)
+        time.sleep(0.05)  # a model load: long enough for the other threads to arrive meanwhile
+        return f"player of {variant}-{seats}"
+
+    monkeypatch.setattr(agents.ladder, "level_player", slow_level_player)
+    shared = LevelPlayer("hard", seed=1)
+    start = threading.Barrier(8)
+    got: list[str] = []
+
+    def ask() -> None:
+        start.wait()
+        got.append(shared.player_for(Rules("star", 2)))
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert made == ["hard"] and got == ["player of star-2"] * 8

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import cast
 
 from agents.bots.evaluation import seat_tables
-from agents.player import check_int, check_number, check_seed, check_time
+from agents.player import check_int, check_is_game, check_number, check_seed, check_time
 from halma_env import Game, Move
 
 MAX_MOVES = 400  # a plan longer than this is cut off (no crossing needs nearly as many)
@@ -132,6 +132,7 @@ class CrossingBot:
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
         check_time("time_budget", time_budget)
+        check_is_game(game)
         if game.is_over:
             raise ValueError("no legal move: the game is over")
         position = game.position()

@@ -28,7 +28,7 @@ import random
 from typing import cast
 
 from agents.bots.evaluation import STRAGGLE, SeatView, Tracker, escape_moves, safe_moves
-from agents.player import check_int, check_number, check_seed, check_time
+from agents.player import check_int, check_is_game, check_number, check_seed, check_time
 from halma_env import Game, Move
 
 REVISIT_PENALTY = 4.0
@@ -160,6 +160,7 @@ class GreedyBot:
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
         check_time("time_budget", time_budget)
+        check_is_game(game)
         moves = game.legal_moves()
         if not moves:
             raise ValueError("no legal move: the game is over")

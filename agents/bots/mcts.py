@@ -26,7 +26,7 @@ import time
 from agents.bots.evaluation import STRAGGLE, SeatView, Tracker, escape_moves, safe_moves
 from agents.bots.greedy import finishing_moves, recent_configurations
 from agents.bots.search import TEMPO
-from agents.player import check_int, check_number, check_seed, check_time, search_time
+from agents.player import check_int, check_is_game, check_number, check_seed, check_time, search_time
 from halma_env import Game, Move
 
 
@@ -76,6 +76,7 @@ class MCTSBot:
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
         check_time("time_budget", time_budget)
+        check_is_game(game)
         moves = game.legal_moves()
         if not moves:
             raise ValueError("no legal move: the game is over")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from agents.player import check_seed, check_time
+from agents.player import check_is_game, check_seed, check_time
 from halma_env import Game, Move
 
 
@@ -18,6 +18,7 @@ class RandomBot:
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
         check_time("time_budget", time_budget)
+        check_is_game(game)
         moves = game.legal_moves()
         if not moves:
             raise ValueError("no legal move: the game is over")

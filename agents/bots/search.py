@@ -34,7 +34,7 @@ from typing import cast
 
 from agents.bots.evaluation import STRAGGLE, WIN, Tracker, escape_moves, safe_moves
 from agents.bots.greedy import REVISIT_PENALTY, recent_configurations, stalled_moves
-from agents.player import check_int, check_number, check_seed, check_time, search_time
+from agents.player import check_int, check_is_game, check_number, check_seed, check_time, search_time
 from halma_env import Game, Move
 from halma_env.rewards import place_rewards
 
@@ -83,6 +83,7 @@ class SearchBot:
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
         check_time("time_budget", time_budget)
+        check_is_game(game)
         moves = game.legal_moves()
         if not moves:
             raise ValueError("no legal move: the game is over")
