@@ -920,13 +920,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def parse_rule_options(items: Sequence[str]) -> dict[str, Any]:
+def parse_rule_options(items: Sequence[str], first_seat: bool = False) -> dict[str, Any]:
     """``["key=value", ...]`` -> options (halma_env.rules.parse_rule_options), minus the ones the
-    arena sets itself."""
-    settable = [n for n in OPTION_NAMES if n not in ("variant", "num_players", "first_seat")]
+    command sets itself: variant and seats always, and first_seat unless ``first_seat`` (the arena
+    rotates it; ``halma play`` lets it be set)."""
+    settable = [n for n in OPTION_NAMES if n not in ("variant", "num_players") and (first_seat or n != "first_seat")]
     out = rules_parse_options(list(items))
     for key in out:
-        if key == "first_seat":
+        if key == "first_seat" and not first_seat:
             raise ValueError("first_seat is rotated by the arena (every seat starts equally often); it cannot be set")
         if key in ("variant", "num_players"):
             raise ValueError(f"{key} is set with --variant/--seats, not --rule")
@@ -935,9 +936,11 @@ def parse_rule_options(items: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-def build_rules(variant: str, seats: int, rule_items: Sequence[str] = (), preset: str | None = None) -> Rules:
-    """Rules from the command-line options (ValueError naming the problem)."""
-    options = parse_rule_options(rule_items)
+def build_rules(variant: str, seats: int, rule_items: Sequence[str] = (), preset: str | None = None,
+                first_seat: bool = False) -> Rules:
+    """Rules from the command-line options, ``halma eval``'s and ``halma play``'s (ValueError naming the
+    problem); ``first_seat``: whether ``--rule first_seat=N`` may be given."""
+    options = parse_rule_options(rule_items, first_seat)
     if preset is not None:
         if variant != "star":
             raise ValueError(f"the {preset} preset is a star rule set; it cannot be used with --variant {variant}")

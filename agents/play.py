@@ -53,12 +53,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from agents.arena import build_rules
 from halma_env import Game, IllegalMoveError, Move, Rules
 from halma_env.game import ACTIVE
 from halma_env.notation import is_ascii_number, quoted
 from halma_env.records import GameRecord, load_record
 from halma_env.render import SEAT_COLOUR_NAMES, render_text
-from halma_env.rules import OPTION_NAMES, VARIANTS, parse_rule_options
+from halma_env.rules import OPTION_NAMES, VARIANTS
 from halma_env.suggest import did_you_mean
 
 if TYPE_CHECKING:
@@ -595,19 +596,9 @@ def run(args: argparse.Namespace) -> int:
     level = "medium" if args.level is None else args.level
     args.seed = 0 if args.seed is None else args.seed
     try:
-        options = parse_rule_options(args.rule or [])
-        unknown = sorted(set(options) - set(RULE_OPTIONS))
-        if unknown:  # before Rules, whose list of known options has variant and num_players too
-            names = ", ".join(name + did_you_mean(name, RULE_OPTIONS) for name in unknown)
-            raise ValueError(f"unknown rule option(s): {names}; known: {', '.join(RULE_OPTIONS)}")
         players = [s.strip() for s in args.players.split(",")] if args.players else None
         seat_count = args.seats if args.seats is not None else len(players) if players else 2
-        if args.preset:
-            rules = Rules.preset(args.preset, seat_count, **options)
-            if args.variant != "star":
-                raise ValueError(f"the {args.preset} preset is for the star variant")
-        else:
-            rules = Rules(args.variant, seat_count, **options)
+        rules = build_rules(args.variant, seat_count, args.rule or [], args.preset, first_seat=True)
         given = players if players is not None else [HUMAN]
         # --level gives only the seats left over: refused when there are none (`cpu SEAT NAME` names its own
         # player, so it could not matter later); --cpu-time and --seed can (`cpu SEAT NAME`, a time-up stand-in)

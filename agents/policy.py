@@ -29,7 +29,6 @@ class PolicyPlayer:
         self.device = check_device(str(device) if isinstance(device, torch.device) else device, "device")
         self.net = net.to(self.device).eval()
         self.name = name
-        self._enc = encoding(net.variant, net.num_players)
 
     def _check(self, game: Game) -> None:
         r = game.rules
@@ -51,7 +50,7 @@ class PolicyPlayer:
 
     def _logits(self, game: Game, moves: list[Move]) -> torch.Tensor:
         seat = game.to_move
-        enc = encoding(game.rules.variant, game.rules.num_players)
+        enc = encoding(game.rules.variant, game.rules.num_players)  # (the solitaire's own, for a 1-seat game)
         obs = torch.from_numpy(enc.observation(game, seat)).unsqueeze(0).to(self.device)
         legal = torch.tensor([[enc.encode_move(seat, m.src, m.dst) for m in moves]], device=self.device)
         valid = torch.ones_like(legal, dtype=torch.bool)

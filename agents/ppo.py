@@ -579,7 +579,8 @@ class Trainer:
             r = evaluate(self.net, self.cfg, opp, games, seed=self.cfg.seed + 7919 * (self.update + 1),
                          device=self.device)
             results[opp] = r
-            # a rating of the agent against each bot from the evaluation games (a draw counts half)
+            # a rating of the agent against each bot from the evaluation games (a game not won, a draw
+            # included, counts as a loss: the evaluation keeps only the win rate)
             me = model.rating(**self.ratings.get("agent", {})) if "agent" in self.ratings else model.rating()
             them = model.rating(**self.ratings[opp]) if opp in self.ratings else model.rating()
             wins = int(round(r["win_rate"] * games))

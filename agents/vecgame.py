@@ -24,7 +24,8 @@ from halma_env.rewards import piece_distance, place_rewards, seat_potential, sea
 
 
 class ScalarBatchedGame:
-    """``batch_size`` independent games; ``step`` plays one move in each and restarts finished ones."""
+    """``batch_size`` independent games; ``step`` plays one move in each and restarts finished ones.
+    ``seed`` is taken for ``BatchedGame``'s interface: nothing in these games is random."""
 
     def __init__(self, rules: Rules, batch_size: int, device: str | torch.device = "cpu", seed: int | None = None,
                  reward: str = "place", progress_shaping: float = 0.0) -> None:
@@ -49,7 +50,6 @@ class ScalarBatchedGame:
         self._king_distance = [np.array(piece_distance(rules.variant, n, s, True), dtype=np.int64)
                                if self._has_kings else None for s in range(n)]
         self._phi_start = [max(seat_potential(start, s), 1) for s in range(n)]
-        self._seed = seed  # taken for BatchedGame's interface: nothing in these games is random
         self.games: list[Game] = []
         self._count = np.zeros(batch_size, dtype=np.int64)
         self.reset()

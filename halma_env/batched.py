@@ -4,7 +4,7 @@ It plays exactly the games of the scalar engine (``halma_env.Game``) and produce
 arrays of ``halma_env.encoding`` (observations, action masks in the mover's canonical frame) and the
 rewards of ``halma_env.rewards``; tests step both side by side.  See docs/batched.md.
 
-Move generation (NOTES.md): the hop graph between empty holes is the same for every ordinary
+Move generation (docs/batched.md): the hop graph between empty holes is the same for every ordinary
 piece, so its connected components are found once per position by min-label propagation; a
 piece reaches its empty neighbours and the components of its first-hop landings.  Everything is
 done in the mover's canonical frame, where its goal, home and closed camps are the same holes for
@@ -238,7 +238,6 @@ class BatchedGame:
         self.t_open_col = self.t_open.view(H, 1)
         self.t_lock = t(canon_goal[0]) if rules.variant == "halma16" else None
         if self.t_lock is not None:
-            self.t_lock_col = self.t_lock.view(H, 1)
             self.t_lock_x = torch.cat([self.t_lock, torch.zeros(1, dtype=torch.bool, device=dev)])
             self._goal_holes = _HoleSet(np.flatnonzero(canon_goal[0]), mid, land, nb, self.t_bits, dev)
         goal_abs = np.zeros((n, H + 1), dtype=bool)

@@ -160,7 +160,6 @@ class _Tables:
     up_shifts: tuple[int, ...]
     down_shifts: tuple[int, ...]
     goal_masks: tuple[int, ...]
-    home_masks: tuple[int, ...]
     tip_masks: tuple[int, ...]
     lock_masks: tuple[int, ...]  # halma16: a piece starting its turn here may not leave
     hop_window: int  # see _hop_table
@@ -236,7 +235,6 @@ def _tables(variant: str, num_players: int) -> _Tables:
         up_shifts=tuple(s for s in g.shifts if s > 0),
         down_shifts=tuple(-s for s in g.shifts if s < 0),
         goal_masks=goal_masks,
-        home_masks=tuple(g.mask(home) for home in lay.homes),
         tip_masks=tuple(g.mask([t]) if t is not None else 0 for t in lay.goal_tip),
         lock_masks=goal_masks if variant == "halma16" else (0,) * num_players,
         hop_window=window,

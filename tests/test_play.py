@@ -762,7 +762,8 @@ def test_cli_preset_plays_the_public_rule_set_on_the_star_only(monkeypatch, caps
     assert main(["play", "--preset", "kawu", "--players", "human,human,human"]) == 0
     assert sessions[0].rules == Rules.preset("kawu", 3) != Rules("star", 3)  # a move limit, decided by progress
     assert main(["play", "--preset", "kawu", "--variant", "diamond"]) == 2
-    assert capsys.readouterr().err == "halma play: error: the kawu preset is for the star variant\n"
+    assert capsys.readouterr().err == ("halma play: error: the kawu preset is a star rule set; it cannot be used with "
+                                       "--variant diamond\n")
     assert len(sessions) == 1  # nothing set up for the refused command
 
 
@@ -1041,10 +1042,10 @@ def test_an_unknown_rule_option_lists_only_what_rule_accepts(capsys) -> None:
 
     assert main(["play", "--rule", "bogus=1"]) == 2
     assert capsys.readouterr().err == (
-        "halma play: error: unknown rule option(s): bogus; known: anti_blocking, play_to_end, move_limit, "
+        "halma play: error: unknown rule option 'bogus'; known: anti_blocking, play_to_end, move_limit, "
         "limit_outcome, stall_limit, repetition_limit, first_seat\n")
     assert main(["play", "--rule", "move_limimt=3"]) == 2
-    assert "move_limimt (did you mean 'move_limit'?); known: anti_blocking," in capsys.readouterr().err
+    assert "'move_limimt' (did you mean 'move_limit'?); known: anti_blocking," in capsys.readouterr().err
 
 
 def test_ctrl_c_stops_a_replay_and_ends_a_session_while_a_cpu_thinks(tmp_path, monkeypatch, capsys) -> None:
