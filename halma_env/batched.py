@@ -92,6 +92,14 @@ class _HoleSet:
         self.arange_col = torch.arange(n, device=device).view(n, 1).to(self.dtype)
 
 
+
+# The batch's state and buffers are updated in place, which torch refuses for tensors made under
+# torch.inference_mode() once outside it: a rollout function wrapped in @torch.inference_mode() left a
+# batch that failed half-way through its next step outside one (its board moved, its seat to move
+# not).  Every public method runs with inference mode off, so the batch only ever holds ordinary
+# tensors; nothing here needs autograd either way.
+_outside_inference_mode = torch.inference_mode(False)
+
 class BatchedGame:
     """``batch_size`` games of ``rules`` played in lockstep (one move per game per ``step``).
 
@@ -101,6 +109,7 @@ class BatchedGame:
     ``(rules.first_seat + b + k) % n``; without it every game begins with ``rules.first_seat``.
     """
 
+    @_outside_inference_mode
     def __init__(
         self,
         rules: Rules,
@@ -430,6 +439,7 @@ class BatchedGame:
 
     # --- state ------------------------------------------------------------------------
 
+    @_outside_inference_mode
     def reset(self) -> None:
         """Every game back to the start (seat ``rules.first_seat`` to move)."""
         self.first_seat.fill_(self.rules.first_seat)
@@ -686,6 +696,7 @@ class BatchedGame:
 
     # --- reading ----------------------------------------------------------------------
 
+    @_outside_inference_mode
     def action_mask(self) -> torch.Tensor:
         """(B, H*H) bool: the legal moves of each game's mover, ``canon(src) * H + canon(dst)``.
 
@@ -713,11 +724,12 @@ class BatchedGame:
             self._mask = buf[: B * H].view(B, H * H)
         return self._mask
 
+    @_outside_inference_mode
     def legal_moves(self) -> tuple[torch.Tensor, torch.Tensor]:
         """The compact form of the mask: ``(rows, dest)`` with ``rows`` (B, R) the canonical
         source holes of the mover's pieces (H = no piece) and ``dest`` (B, R, H) bool their
-        canonical destinations.  Far smaller than the dense mask.  ``dest`` is a view of a buffer
-        that the next step's call rewrites."""
+        canonical destinations.  Far smaller than the dense mask.  ``rows`` is a copy; ``dest`` is a
+        (non-contiguous) view of a buffer that the next step's call rewrites."""
         if self._dest is None:
             # one table lookup per byte of the bit sets (little-endian: bit h is in byte h // 8)
             B, R, W = self._bits.shape
@@ -726,8 +738,9 @@ class BatchedGame:
             dest = self._buffer("dest", (B * R * W * 8,), torch.long)  # valid until the next step
             torch.index_select(self.t_byte_bits64, 0, by, out=dest)
             self._dest = dest.view(torch.bool).view(B, R, W * 64)[:, :, : self.H]
-        return self._rows, self._dest
+        return self._rows.clone(), self._dest  # rows copied: step checks legality against the engine's own
 
+    @_outside_inference_mode
     def legal_lists(self) -> tuple[torch.Tensor, torch.Tensor]:
         """The legal actions as padded lists: (B, M) int64 ascending, and (B, M) validity, with
         M the largest number of legal moves in the batch."""
@@ -739,6 +752,7 @@ class BatchedGame:
         cols, valid = padded_lists(dest.gather(1, order.unsqueeze(-1).expand(B, R, H)).view(B, R * H))
         return (rows.gather(1, cols // H) * H + cols % H) * valid, valid
 
+    @_outside_inference_mode
     def random_actions(self, generator: torch.Generator | None = None) -> torch.Tensor:
         """(B,) uniformly random legal actions (from the compact form, without the dense mask)."""
         B, H = self.batch_size, self.H
@@ -760,6 +774,7 @@ class BatchedGame:
         src = self._rows.gather(1, r[:, None]).squeeze(1)
         return src * H + c
 
+    @_outside_inference_mode
     def observation(self) -> torch.Tensor:
         """(B, rows, cols, 12) int8: ``encoding.observation(game, to_move)`` of every game.
 
@@ -811,6 +826,7 @@ class BatchedGame:
 
     # --- playing ----------------------------------------------------------------------
 
+    @_outside_inference_mode
     def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
         """Play one action per game (canonical frame of its mover).
 
@@ -1081,6 +1097,7 @@ class BatchedGame:
 
     # --- conversion -------------------------------------------------------------------
 
+    @_outside_inference_mode
     def to_games(self) -> list[Game]:
         """Scalar ``Game`` objects of the current positions (places, status, ply and stall
         counters included; the repetition history is not carried over)."""
@@ -1125,6 +1142,7 @@ class BatchedGame:
             out.append(game)
         return out
 
+    @_outside_inference_mode
     def from_games(self, games: Iterable[Game]) -> None:
         """Load ``batch_size`` scalar games (same rules but for ``first_seat``, not over) into the batch, their
         repetition counts, stall counters, places and status included."""

@@ -263,3 +263,39 @@ def test_numpy_settings_are_taken() -> None:
 
 def test_device_none_is_torchs_default_device() -> None:
     assert BatchedGame(Rules("star", 2), 2, device=None).device == torch.get_default_device()
+
+
+def test_a_batch_moves_in_and_out_of_inference_mode() -> None:
+    """A rollout function wrapped in @torch.inference_mode() made the batch's tensors inference tensors,
+    which torch refuses to update in place outside it: the next step failed half-way (board moved, seat
+    to move not).  Built, stepped and read in either mode, the batch plays as one that never was."""
+    rules = Rules("star", 3, move_limit=12)
+    plain = BatchedGame(rules, 6, seed=4, rotate_first_seat=True)
+    with torch.inference_mode():
+        mixed = BatchedGame(rules, 6, seed=4, rotate_first_seat=True)
+    for ply in range(30):
+        actions = plain.random_actions()
+        with torch.inference_mode(ply % 2 == 0):
+            mixed_actions = mixed.random_actions()
+            assert torch.equal(mixed.action_mask(), plain.action_mask())
+            assert torch.equal(mixed.observation(), plain.observation())
+            r2, d2, _ = mixed.step(mixed_actions)
+        r1, d1, _ = plain.step(actions)
+        assert torch.equal(actions, mixed_actions) and torch.equal(r1, r2) and torch.equal(d1, d2), ply
+    with torch.inference_mode():
+        mixed.reset()
+    plain.reset()
+    assert torch.equal(mixed.to_move, plain.to_move) and not mixed.action_mask().is_inference()
+
+
+def test_legal_moves_rows_are_a_copy() -> None:
+    """Writing into the rows legal_moves returns does not make an illegal move legal (they were the
+    engine's own table, which step checks moves against)."""
+    game = BatchedGame(Rules("star", 2), 1, seed=0)
+    rows, dest = game.legal_moves()
+    k = int(dest[0].any(1).nonzero()[0])
+    dst = int(dest[0, k].nonzero()[0])
+    rows[0, k] = 60  # the empty centre
+    with pytest.raises(ValueError, match="illegal"):
+        game.step(torch.tensor([60 * 121 + dst]))
+    assert game.legal_moves()[0][0, k] != 60
