@@ -163,18 +163,21 @@ def _cause(exc: Exception, processes: list[Any], tmp: Path) -> Exception:
     ("Connection closed by peer"): torch may notice one of those first, so the signal is looked for in every
     process's exit status.  SIGTERM is left out there: torch stops the others with it.  SIGKILL comes first:
     no process sends it to itself when another one fails (gloo may abort one, SIGABRT)."""
+    raised = _first_failure(tmp, [p.pid for p in processes])
+    # gloo aborts (SIGABRT) a process whose peer went away: after a process raised, that is its consequence
+    consequences = (signal.SIGTERM, signal.SIGABRT) if raised is not None else (signal.SIGTERM,)
     killed = sorted(((p.exitcode != -signal.SIGKILL, rank, p) for rank, p in enumerate(processes)
-                     if p.exitcode is not None and p.exitcode < 0 and -p.exitcode != signal.SIGTERM),
+                     if p.exitcode is not None and p.exitcode < 0 and -p.exitcode not in consequences),
                     key=lambda k: k[:2])
     if killed and (not killed[0][0] or not isinstance(exc, mp.ProcessExitedException)):
         _, rank, process = killed[0]
         pid, code = process.pid, process.exitcode
-    elif isinstance(exc, mp.ProcessExitedException):
+    elif isinstance(exc, mp.ProcessExitedException) and -exc.exit_code not in consequences[1:]:
         rank, pid, code = exc.error_index, exc.error_pid, exc.exit_code
     else:
-        return _first_failure(tmp, [p.pid for p in processes]) or exc
+        return raised or exc
     if code >= 0:  # sys.exit(N) in fn: _entry wrote its traceback
-        return _first_failure(tmp, [p.pid for p in processes]) or mp.ProcessExitedException(
+        return raised or mp.ProcessExitedException(
             f"process {rank} (pid {pid}) ended with exit status {code} without an error; the other processes "
             "were stopped", rank, pid, code)
     try:

@@ -233,3 +233,21 @@ def test_a_signal_is_named_though_torch_noticed_another_process_first(tmp_path: 
     # torch's SIGTERM of the others after a process raised is no cause: the first error is
     processes[0].exitcode, processes[1].exitcode = 1, -signal.SIGTERM
     assert "Connection closed by peer" in str(parallel._cause(noticed, processes, tmp_path))
+
+
+def test_an_abort_after_another_process_raised_is_no_cause(tmp_path: Path) -> None:
+    """Process 1 raised; gloo then aborted process 0 (SIGABRT: its peer was gone), and under load torch may
+    notice that first. The error raised is process 1's, not "process 0 was killed by SIGABRT" (seen once in
+    a full run of test_a_process_that_fails_stops_the_others)."""
+    Path(tmp_path, "error-1.txt").write_text(f"{time.time()!r}\nValueError: process 1 failed\n")
+    processes = [types.SimpleNamespace(pid=10, exitcode=-signal.SIGABRT), types.SimpleNamespace(pid=11, exitcode=1)]
+    raised = torch.multiprocessing.ProcessRaisedException("ValueError: process 1 failed", 1, 11)
+    aborted = torch.multiprocessing.ProcessExitedException("process 0 terminated with signal SIGABRT", 0, 10,
+                                                           -signal.SIGABRT, "SIGABRT")
+    for noticed in (raised, aborted):
+        cause = parallel._cause(noticed, processes, tmp_path)
+        assert isinstance(cause, torch.multiprocessing.ProcessRaisedException), noticed
+        assert "process 1 failed" in str(cause) and cause.error_index == 1
+    # with no process's error written, the abort is what there is to report
+    Path(tmp_path, "error-1.txt").unlink()
+    assert "process 0 (pid 10) was killed by SIGABRT" in str(parallel._cause(aborted, processes, tmp_path))
