@@ -234,8 +234,9 @@ def evaluate(net: HalmaNet, cfg: TrainConfig, opponent: str, games: int, seed: i
     The learner takes seat ``i % n`` of game ``i`` and the start rotates; the other seats are the
     opponent.  Games stop after ``eval.move_limit`` plies as a draw (limit_outcome "draw"), so a win
     means the agent really finished first (unless the config's stall_limit ends a game by progress).
-    Returns win rate, mean place (and the opponents' mean place), finish rate (the agent completed its
-    crossing), decided rate (every place decided) and mean length in plies.
+    Returns win rate, draw rate (first place shared with another seat), mean place (and the opponents'
+    mean place), finish rate (the agent completed its crossing), decided rate (every place decided) and
+    mean length in plies.
     """
     n = cfg.game.num_players
     enc = encoding(cfg.game.variant, n)
@@ -269,10 +270,11 @@ def evaluate(net: HalmaNet, cfg: TrainConfig, opponent: str, games: int, seed: i
             g = table[i]
             if i not in moved and not g.is_over:
                 g.play(bots[i].select_move(g))
-    wins = places = others = finished = decided = length = 0.0
+    wins = draws = places = others = finished = decided = length = 0.0
     for g, s in zip(table, seats):
         p = g.places
         wins += p[s] == 1 and p.count(1) == 1
+        draws += p[s] == 1 and p.count(1) > 1  # first place shared: a draw at the cap, say
         place = p[s]
         places += place if place is not None else n
         others += np.mean([q if q is not None else n for k, q in enumerate(p) if k != s])
@@ -280,8 +282,8 @@ def evaluate(net: HalmaNet, cfg: TrainConfig, opponent: str, games: int, seed: i
         decided += all(x is not None for x in p) and len(set(p)) == n
         length += g.ply
     k = max(games, 1)
-    return {"win_rate": wins / k, "mean_place": places / k, "opponent_mean_place": others / k,
-            "finish_rate": finished / k,
+    return {"win_rate": wins / k, "draw_rate": draws / k, "mean_place": places / k,
+            "opponent_mean_place": others / k, "finish_rate": finished / k,
             "decided_rate": decided / k, "mean_length": length / k}
 
 
@@ -579,13 +581,14 @@ class Trainer:
             r = evaluate(self.net, self.cfg, opp, games, seed=self.cfg.seed + 7919 * (self.update + 1),
                          device=self.device)
             results[opp] = r
-            # a rating of the agent against each bot from the evaluation games (a game not won, a draw
-            # included, counts as a loss: the evaluation keeps only the win rate)
+            # a rating of the agent against each bot from the evaluation games: a win, a draw (a tie, which
+            # counts as half a win: SPEC §5) or a loss each
             me = model.rating(**self.ratings.get("agent", {})) if "agent" in self.ratings else model.rating()
             them = model.rating(**self.ratings[opp]) if opp in self.ratings else model.rating()
             wins = int(round(r["win_rate"] * games))
+            draws = int(round(r["draw_rate"] * games))
             for k in range(games):
-                ranks: list[float] = [1, 2] if k < wins else [2, 1]
+                ranks: list[float] = [1, 2] if k < wins else [1, 1] if k < wins + draws else [2, 1]
                 [me], [them] = model.rate([[me], [them]], ranks=ranks)
             self.ratings["agent"] = {"mu": me.mu, "sigma": me.sigma}
             self.ratings[opp] = {"mu": them.mu, "sigma": them.sigma}

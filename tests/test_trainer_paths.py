@@ -745,11 +745,11 @@ def test_a_resume_with_the_same_config_writes_no_changes(tmp_path: Path, monkeyp
 # --- agents/ppo.py: evaluation during training ------------------------------------------------
 
 
-def _fake_evaluate(calls: list, win_rate: float):
+def _fake_evaluate(calls: list, win_rate: float, draw_rate: float = 0.0):
     def evaluate(net, cfg, opponent, games, seed, device):
         calls.append((opponent, games, seed, net.training))
-        return {"win_rate": win_rate, "mean_place": 1.5, "opponent_mean_place": 1.5, "finish_rate": 0.5,
-                "decided_rate": 1.0, "mean_length": 60.0}
+        return {"win_rate": win_rate, "draw_rate": draw_rate, "mean_place": 1.5, "opponent_mean_place": 1.5,
+                "finish_rate": 0.5, "decided_rate": 1.0, "mean_length": 60.0}
 
     return evaluate
 
@@ -790,6 +790,22 @@ def test_run_evaluation_rates_the_agent_and_appends_to_eval_jsonl(tmp_path: Path
     [me], [them] = model.rate([[me], [them]], ranks=[2, 1])  # 0.5 of 1 game rounds to 0 wins
     assert res2["random"]["rating_agent"] == pytest.approx(me.ordinal()) and res2["final"] is True
     assert len((tmp_path / "run" / "eval.jsonl").read_text().splitlines()) == 2
+
+
+def test_a_draw_in_the_evaluation_rates_as_a_tie(tmp_path: Path, monkeypatch) -> None:
+    """SPEC §5: in rated games a draw counts as half a win. The evaluation's draws (first place shared,
+    at the cap) are ties in the agent's rating, not losses."""
+    from openskill.models import PlackettLuce
+
+    monkeypatch.setattr(agents.ppo, "evaluate", _fake_evaluate([], 0.25, draw_rate=0.5))
+    trainer = Trainer(from_dict(tiny_config()), tmp_path / "run", log=quiet)
+    res = trainer.run_evaluation(["random"], 4)
+    model = PlackettLuce()
+    me, them = model.rating(), model.rating()
+    for ranks in ([1, 2], [1, 1], [1, 1], [2, 1]):  # one win, two draws, one loss
+        [me], [them] = model.rate([[me], [them]], ranks=ranks)
+    assert res["random"]["rating_agent"] == pytest.approx(me.ordinal())
+    assert res["random"]["draw_rate"] == 0.5
 
 
 def test_run_evaluation_adds_the_solitaire_when_training_has_it(tmp_path: Path, monkeypatch) -> None:
@@ -933,8 +949,11 @@ def test_evaluate_plays_and_scores_the_documented_games(opponent: str) -> None:
         assert sum(wins) == 1 and sum(g.ply == 200 for g, _ in played) == 3
     else:  # four losses
         assert not any(wins) and all(g.ply < 200 for g, _ in played)
+    draws = [g.places[s] == 1 and g.places.count(1) > 1 for g, s in played]
+    assert sum(draws) == (3 if opponent == "random" else 0)
     assert res == pytest.approx({
         "win_rate": sum(wins) / 4,
+        "draw_rate": sum(draws) / 4,
         "mean_place": sum(g.places[s] or n for g, s in played) / 4,
         "opponent_mean_place": sum(np.mean([q or n for k, q in enumerate(g.places) if k != s])
                                    for g, s in played) / 4,
@@ -1342,8 +1361,8 @@ def test_evaluate_of_no_games_is_all_zeros() -> None:
     from agents.ppo import evaluate
 
     res = evaluate(Forward("star", 2), from_dict(tiny_config()), "random", 0, seed=0, device=torch.device("cpu"))
-    assert res == {"win_rate": 0.0, "mean_place": 0.0, "opponent_mean_place": 0.0, "finish_rate": 0.0,
-                   "decided_rate": 0.0, "mean_length": 0.0}
+    assert res == {"win_rate": 0.0, "draw_rate": 0.0, "mean_place": 0.0, "opponent_mean_place": 0.0,
+                   "finish_rate": 0.0, "decided_rate": 0.0, "mean_length": 0.0}
 
 
 class Scripted(torch.nn.Module):
@@ -1476,7 +1495,7 @@ def test_evaluate_scores_a_sole_first_place_of_three_seats_and_one_game(monkeypa
     monkeypatch.setattr(agents.ppo, "Game", _Decided)
     cfg = from_dict(tiny_config(game__num_players=3))
     res = evaluate(Forward("star", 2), cfg, "random", 1, seed=0, device=torch.device("cpu"))
-    assert res == pytest.approx({"win_rate": 1.0, "mean_place": 1.0, "opponent_mean_place": 2.0,
+    assert res == pytest.approx({"win_rate": 1.0, "draw_rate": 0.0, "mean_place": 1.0, "opponent_mean_place": 2.0,
                                  "finish_rate": 1.0, "decided_rate": 0.0, "mean_length": 7.0})
 
 
