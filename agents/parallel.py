@@ -169,10 +169,12 @@ def _cause(exc: Exception, processes: list[Any], tmp: Path) -> Exception:
     killed = sorted(((p.exitcode != -signal.SIGKILL, rank, p) for rank, p in enumerate(processes)
                      if p.exitcode is not None and p.exitcode < 0 and -p.exitcode not in consequences),
                     key=lambda k: k[:2])
+    noticed_an_abort = (raised is not None and isinstance(exc, mp.ProcessExitedException)
+                        and exc.exit_code == -signal.SIGABRT)
     if killed and (not killed[0][0] or not isinstance(exc, mp.ProcessExitedException)):
         _, rank, process = killed[0]
         pid, code = process.pid, process.exitcode
-    elif isinstance(exc, mp.ProcessExitedException) and -exc.exit_code not in consequences[1:]:
+    elif isinstance(exc, mp.ProcessExitedException) and not noticed_an_abort:
         rank, pid, code = exc.error_index, exc.error_pid, exc.exit_code
     else:
         return raised or exc
