@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -832,25 +833,39 @@ def test_run_greets_prompts_and_times_only_a_live_humans_turn() -> None:
     assert out[-1] == ""  # a newline after the end of input
 
 
-def test_terminal_read_times_out_reads_a_line_and_reports_the_end_of_input(monkeypatch, capsys) -> None:
+@pytest.fixture
+def piped_stdin(monkeypatch) -> Iterator[int]:
+    """``sys.stdin`` read from a pipe, as a terminal or a piped script gives it: yields the pipe's write
+    end (a test may close it, which is the end of input)."""
+    import os
+
+    read_end, write_end = os.pipe()
+    with os.fdopen(read_end) as stdin:
+        monkeypatch.setattr("sys.stdin", stdin)
+        yield write_end
+    try:
+        os.close(write_end)
+    except OSError:  # closed by the test
+        pass
+
+
+def test_terminal_read_times_out_reads_a_line_and_reports_the_end_of_input(piped_stdin, capsys) -> None:
     """With a time limit, ``terminal_read`` waits on stdin: nothing within it is TimeUp, a line is
     returned as typed, a closed input is EOFError; the prompt shows the seconds."""
     import os
 
     from agents.play import terminal_read
 
-    read_end, write_end = os.pipe()
-    with os.fdopen(read_end) as stdin:
-        monkeypatch.setattr("sys.stdin", stdin)
-        with pytest.raises(TimeUp):
-            terminal_read("> ", 0.05)
-        assert capsys.readouterr().out == "> (0 s) \n"
-        os.write(write_end, b"113-104\n")
-        assert terminal_read("> ", 30) == "113-104\n"
-        assert capsys.readouterr().out == "> (30 s) "
-        os.close(write_end)
-        with pytest.raises(EOFError):
-            terminal_read("> ", 30)
+    write_end = piped_stdin
+    with pytest.raises(TimeUp):
+        terminal_read("> ", 0.05)
+    assert capsys.readouterr().out == "> (0 s) \n"
+    os.write(write_end, b"113-104\n")
+    assert terminal_read("> ", 30) == "113-104\n"
+    assert capsys.readouterr().out == "> (30 s) "
+    os.close(write_end)
+    with pytest.raises(EOFError):
+        terminal_read("> ", 30)
 
 
 def test_a_level_its_ladder_cannot_describe_is_labelled_by_its_name() -> None:
@@ -910,53 +925,52 @@ def test_a_replay_ends_quietly_at_the_end_of_input(tmp_path, monkeypatch, capsys
     assert "[1/2] 113-104" in out_text and "[2/2]" not in out_text  # one Enter, then the end of input
 
 
-def test_lines_piped_ahead_are_obeyed_within_the_time_limit(monkeypatch) -> None:
+def test_lines_piped_ahead_are_obeyed_within_the_time_limit(piped_stdin) -> None:
     """Two commands written at once into a pipe that stays open: with a time limit the second is read at
     once from what the first read took in, not left behind select() until the time is up."""
     import os
 
     from agents.play import terminal_read
 
-    read_end, write_end = os.pipe()
-    with os.fdopen(read_end) as stdin:
-        monkeypatch.setattr("sys.stdin", stdin)
-        os.write(write_end, b"moves\nquit\n")
-        s, out = session([HUMAN, "first"], time_limit=5)
-        reads: list[float | None] = []
+    write_end = piped_stdin
+    os.write(write_end, b"moves\nquit\n")
+    s, out = session([HUMAN, "first"], time_limit=5)
+    reads: list[float | None] = []
 
-        def read(prompt: str, timeout: float | None) -> str:
-            reads.append(timeout)
-            if len(reads) > 3:  # without the fix the session goes on with the CPU moving for the human
-                raise EOFError
-            return terminal_read(prompt, 1 if timeout else None)  # 1 s: what a failure costs, not 5
+    def read(prompt: str, timeout: float | None) -> str:
+        reads.append(timeout)
+        if len(reads) > 3:  # without the fix the session goes on with the CPU moving for the human
+            raise EOFError
+        return terminal_read(prompt, 1 if timeout else None)  # 1 s: what a failure costs, not 5
 
-        s.run(read)
-        os.close(write_end)
+    s.run(read)
     # the second read is of the same turn: what is left of its 5 s
     assert reads[0] == 5 and 0 < reads[1] <= 5 and len(reads) == 2
     assert s.game.ply == 0 and not any("time is up" in line for line in out)
 
 
-def test_the_line_reader_keeps_a_partial_line_and_reads_the_last_one(monkeypatch) -> None:
+@pytest.mark.parametrize("prompt", ["> ", ""])
+def test_the_line_reader_keeps_a_partial_line_and_reads_the_last_one(piped_stdin, capsys, prompt: str) -> None:
     """A line typed in part when the time runs out is kept for the next read; a last line without a
-    newline is returned as it is, then the end of input is EOFError."""
+    newline is returned as it is, then the end of input is EOFError.  With an empty prompt (run()'s
+    look for a command between CPU moves, timeout 0) nothing is written."""
     import os
 
     from agents.play import terminal_read
 
-    read_end, write_end = os.pipe()
-    with os.fdopen(read_end) as stdin:
-        monkeypatch.setattr("sys.stdin", stdin)
-        os.write(write_end, b"113-")
-        with pytest.raises(TimeUp):
-            terminal_read("> ", 0.05)
-        os.write(write_end, b"104\nundo\nqu")
-        assert terminal_read("> ", 5) == "113-104\n"
-        assert terminal_read("> ", None) == "undo\n"
-        os.close(write_end)
-        assert terminal_read("> ", None) == "qu"
-        with pytest.raises(EOFError):
-            terminal_read("> ", 5)
+    write_end = piped_stdin
+    os.write(write_end, b"113-")
+    with pytest.raises(TimeUp):
+        terminal_read(prompt, 0.05 if prompt else 0)
+    os.write(write_end, b"104\nundo\nqu")
+    assert terminal_read(prompt, 5 if prompt else 0) == "113-104\n"
+    assert terminal_read(prompt, None if prompt else 0) == "undo\n"
+    os.close(write_end)
+    assert terminal_read(prompt, None if prompt else 0) == "qu"
+    with pytest.raises(EOFError):
+        terminal_read(prompt, 5 if prompt else 0)
+    if not prompt:
+        assert capsys.readouterr().out == ""
 
 
 def test_cli_obeys_commands_piped_ahead_with_a_time_limit(tmp_path) -> None:
@@ -1155,27 +1169,6 @@ def test_a_resigned_humans_cpus_play_on_a_move_at_a_time() -> None:
 
     s.run(read)
     assert s.game.ply == 1 and out[-1] == ""
-
-
-def test_terminal_read_with_an_empty_prompt_looks_for_a_line_silently(monkeypatch, capsys) -> None:
-    """``terminal_read("", 0)``, the look between CPU moves, writes nothing: TimeUp when no whole line
-    is there, the line when one is, EOFError at the end of input."""
-    import os
-
-    from agents.play import terminal_read
-
-    read_end, write_end = os.pipe()
-    with os.fdopen(read_end) as stdin:
-        monkeypatch.setattr("sys.stdin", stdin)
-        os.write(write_end, b"qu")
-        with pytest.raises(TimeUp):
-            terminal_read("", 0)
-        os.write(write_end, b"it\n")
-        assert terminal_read("", 0) == "quit\n"
-        os.close(write_end)
-        with pytest.raises(EOFError):
-            terminal_read("", 0)
-    assert capsys.readouterr().out == ""
 
 
 @pytest.mark.parametrize(("players", "script"), [("human,random", "cpu 0 random\nsave {path}\nquit\n"),
