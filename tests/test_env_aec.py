@@ -620,15 +620,6 @@ def test_shaping_matches_goal_distance_per_move() -> None:
     assert e._cumulative_rewards["player_0"] == pytest.approx(2.0 * (table[111] - table[102]) / phi0)
 
 
-def test_speed_helpers_measure_real_turns() -> None:
-    from halma_env.envs.speed import aec_turns_per_second, gym_steps_per_second
-
-    aec = aec_turns_per_second(seconds=0.3, move_limit=30)
-    assert aec["turns"] > 20 and aec["wall"] > 0 and aec["cpu"] > 0
-    gym = gym_steps_per_second(seconds=0.3, move_limit=30)
-    assert gym["steps"] > 10 and gym["wall"] > 0
-
-
 # a diamond 3-seat endgame from training: seat 0 has 14 pieces in its goal but its king A on hole 8,
 # off the goal tip (hole 0), so it has not finished
 KING_OFF_TIP = ("diamond 3 0/00/000/00A0/....2000022../....2.B02.../.....2.1.../1.11211.../.....1.21/"

@@ -1,19 +1,16 @@
-"""The environments' helper modules: the CPU players (``halma_env.envs.players``), the throughput
-loops (``halma_env.envs.speed``) and the RGB pictures (``halma_env.envs.rendering``)."""
+"""The environments' helper modules: the CPU players (``halma_env.envs.players``) and the RGB
+pictures (``halma_env.envs.rendering``)."""
 
 from __future__ import annotations
 
 import functools
-import subprocess
-import sys
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pytest
 
 from halma_env import Game, IllegalMoveError, Rules
-from halma_env.envs import aec, players, single_agent, speed
+from halma_env.envs import aec, players
 from halma_env.envs.players import CallablePlayer, RandomPlayer, make_player, reseed
 from halma_env.envs.rendering import (
     BACKGROUND,
@@ -111,169 +108,6 @@ def test_reseed_rebuilds_a_named_player_without_seed(monkeypatch: pytest.MonkeyP
     assert isinstance(rebuilt, RandomPlayer)
     game = Game(Rules("star", 2))
     assert rebuilt.select_move(game) == RandomPlayer(2).select_move(game)
-
-
-# --- speed -------------------------------------------------------------------------------------
-
-
-class FakeClock:
-    """``perf_counter`` reads 100, 101, 102, ... s and ``process_time`` 50, 50.5, 51, ... s: a
-    timed loop of ``seconds=10.5`` runs exactly 10 rounds and measures 12 s wall, 0.5 s CPU."""
-
-    def __init__(self) -> None:
-        self.wall, self.cpu = 99.0, 49.5
-
-    def perf_counter(self) -> float:
-        self.wall += 1.0
-        return self.wall
-
-    def process_time(self) -> float:
-        self.cpu += 0.5
-        return self.cpu
-
-
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
-    fake = FakeClock()
-    monkeypatch.setattr(speed, "time", SimpleNamespace(perf_counter=fake.perf_counter, process_time=fake.process_time))
-    return fake
-
-
-@pytest.fixture
-def made(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
-    """Records which AEC constructor ``aec_turns_per_second`` calls (``env`` builds a ``raw_env``
-    inside) with which arguments, and the seed of every ``raw_env.reset``."""
-    calls: list[tuple[str, Any]] = []
-    wrap = aec.env
-    real_reset = RAW_ENV.reset
-
-    def reset(self: aec.raw_env, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        calls.append(("reset", seed))
-        real_reset(self, seed=seed, options=options)
-
-    def recorder(label: str, factory: Any) -> Any:
-        def build(**kwargs: Any) -> Any:
-            calls.append((label, kwargs))
-            return factory(**kwargs)
-        return build
-
-    monkeypatch.setattr(RAW_ENV, "reset", reset)
-    monkeypatch.setattr(aec, "raw_env", recorder("raw_env", RAW_ENV))
-    monkeypatch.setattr(aec, "env", recorder("env", wrap))
-    return calls
-
-
-def test_aec_speed_defaults_and_rates(clock: FakeClock, made: list[tuple[str, Any]]) -> None:
-    """Defaults: the wrapped ``env()`` of star with 2 seats, reset with seed 0; each timed round is
-    one turn per agent; rates are turns over the elapsed wall and CPU time."""
-    r = speed.aec_turns_per_second(seconds=10.5, move_limit=200)
-    assert made[:3] == [("env", {"variant": "star", "num_players": 2, "move_limit": 200}),
-                        ("raw_env", {"variant": "star", "num_players": 2, "move_limit": 200}), ("reset", 0)]
-    assert r == {"wall": 20 / 12, "cpu": 20 / 0.5, "turns": 20}
-
-
-def test_aec_speed_raw_env_and_seed(clock: FakeClock, made: list[tuple[str, Any]]) -> None:
-    """``wrapped=False`` builds ``raw_env()`` alone; ``seed`` is the first reset's seed."""
-    r = speed.aec_turns_per_second(num_players=3, seconds=10.5, wrapped=False, seed=7, move_limit=200)
-    assert made[:2] == [("raw_env", {"variant": "star", "num_players": 3, "move_limit": 200}), ("reset", 7)]
-    assert r["turns"] == 30
-
-
-def test_aec_speed_resets_at_the_end_of_every_game(clock: FakeClock, made: list[tuple[str, Any]]) -> None:
-    """A game cut by the move limit (every agent truncated) is followed at once by a new one, so
-    every round still plays one turn per agent."""
-    r = speed.aec_turns_per_second(seconds=10.5, move_limit=3)
-    assert r["turns"] == 20
-    assert [c for c in made if c[0] == "reset"] == [("reset", 0)] + [("reset", None)] * 6  # plies 3, 6, ... 18
-
-
-def test_aec_speed_steps_dead_agents_with_none(
-    clock: FakeClock, made: list[tuple[str, Any]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A seat that has finished while the others play on is stepped with ``None`` (PettingZoo's
-    dead step), never with an action drawn from its empty mask."""
-    lay = layout("star", 3)
-    pieces = {h: "0" for h in lay.goals[0]} | {h: "1" for h in lay.start[1]} | {h: "2" for h in lay.start[2]}
-    text = position("star", 3, pieces, to_move=1)  # seat 0 has finished: terminated at reset
-    real_reset = RAW_ENV.reset
-
-    def reset(self: aec.raw_env, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        real_reset(self, seed=seed, options={"position": text})
-
-    monkeypatch.setattr(RAW_ENV, "reset", reset)
-    r = speed.aec_turns_per_second(num_players=3, seconds=2.5, move_limit=200)
-    assert r["turns"] == 3 + 2  # round 1: the dead step of player_0, then player_1 and player_2
-
-
-@pytest.fixture
-def gym_made(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
-    """Records the ``HalmaEnv`` that ``gym_steps_per_second`` builds and the seed of every reset."""
-    calls: list[tuple[str, Any]] = []
-
-    class Recording(single_agent.HalmaEnv):
-        def __init__(self, **kwargs: Any) -> None:
-            calls.append(("HalmaEnv", kwargs))
-            super().__init__(**kwargs)
-
-        def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
-            calls.append(("reset", seed))
-            return super().reset(seed=seed, options=options)
-
-    monkeypatch.setattr(single_agent, "HalmaEnv", Recording)
-    return calls
-
-
-def test_gym_speed_defaults_and_rates(clock: FakeClock, gym_made: list[tuple[str, Any]]) -> None:
-    """Defaults: ``HalmaEnv`` on star with 2 seats, reset with seed 0; one learner step per timed
-    round, a new episode after each end; rates are steps over the elapsed wall and CPU time."""
-    r = speed.gym_steps_per_second(seconds=10.5, move_limit=4)
-    assert gym_made[:2] == [("HalmaEnv", {"variant": "star", "num_players": 2, "move_limit": 4}), ("reset", 0)]
-    assert gym_made[2:] == [("reset", None)] * 5  # each episode is 2 learner steps (4 plies)
-    assert r == {"wall": 10 / 12, "cpu": 10 / 0.5, "steps": 10}
-
-
-def test_speed_main_runs_the_four_rows(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """``main`` measures wrapped star 2, raw star 2, wrapped star 6 and the Gymnasium env with the
-    given seconds and move limit (defaults 3 s and 200 plies) and prints one row each."""
-    calls: list[tuple[str, dict[str, Any]]] = []
-
-    def fake(label: str) -> Any:
-        def measure(**kwargs: Any) -> dict[str, float]:
-            calls.append((label, kwargs))
-            return {"wall": 12345.0, "cpu": 678.0}
-        return measure
-
-    monkeypatch.setattr(speed, "aec_turns_per_second", fake("aec"))
-    monkeypatch.setattr(speed, "gym_steps_per_second", fake("gym"))
-    speed.main(["--seconds", "0.5", "--move-limit", "7"])
-    assert calls == [
-        ("aec", {"seconds": 0.5, "move_limit": 7}),
-        ("aec", {"seconds": 0.5, "wrapped": False, "move_limit": 7}),
-        ("aec", {"num_players": 6, "seconds": 0.5, "move_limit": 7}),
-        ("gym", {"seconds": 0.5, "move_limit": 7}),
-    ]
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["environment", "per", "s", "(wall)", "per", "CPU", "s"]
-    names = ["AEC env(), star 2", "AEC raw_env(), star 2", "AEC env(), star 6", "Gymnasium HalmaEnv, star 2 vs random"]
-    assert [ln[:40].rstrip() for ln in lines[1:]] == names
-    assert all(ln[40:].split() == ["12,345", "678"] for ln in lines[1:])
-    calls.clear()
-    speed.main([])
-    assert calls[0] == ("aec", {"seconds": 3.0, "move_limit": 200})
-
-
-def test_speed_help_and_module_entry(capsys: pytest.CaptureFixture[str]) -> None:
-    """``--help`` shows the module's first docstring line and the default move limit;
-    ``python -m halma_env.envs.speed`` prints the table."""
-    with pytest.raises(SystemExit):
-        speed.main(["--help"])
-    out = " ".join(capsys.readouterr().out.split())
-    assert "Throughput of the AEC and Gymnasium environments with random legal actions." in out
-    assert "--move-limit MOVE_LIMIT bounds random games (default 200 plies)" in out
-    done = subprocess.run([sys.executable, "-m", "halma_env.envs.speed", "--seconds", "0.02", "--move-limit", "10"],
-                          capture_output=True, text=True, timeout=120, check=True)
-    rows = done.stdout.splitlines()
-    assert len(rows) == 5 and rows[0].startswith("environment") and rows[4].startswith("Gymnasium HalmaEnv")
 
 
 # --- rendering ---------------------------------------------------------------------------------
