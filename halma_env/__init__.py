@@ -14,6 +14,7 @@ __all__ = [
 __version__ = "0.1.0"
 
 GYM_ID = "halma_env/Halma-v0"
+GYM_ENTRY_POINT = "halma_env.envs.single_agent:HalmaEnv"  # registered here or by halma_env.envs
 _LAZY_ENVS = ("env", "raw_env", "HalmaEnv")
 
 
@@ -34,7 +35,7 @@ def _register_gymnasium() -> None:
     gym = sys.modules.get("gymnasium")
     registry = getattr(gym, "registry", None)
     if gym is not None and registry is not None and GYM_ID not in registry:
-        gym.register(id=GYM_ID, entry_point="halma_env.envs.single_agent:HalmaEnv")
+        gym.register(id=GYM_ID, entry_point=GYM_ENTRY_POINT)
 
 
 _register_gymnasium()

@@ -16,14 +16,14 @@ import gymnasium
 import numpy as np
 from gymnasium.utils import EzPickle
 
-from halma_env import GYM_ID
+from halma_env import GYM_ENTRY_POINT, GYM_ID
 from halma_env.envs.aec import action_int, check_seed, copy_state, raw_env
 
 
 def register() -> None:
     """Register ``halma_env/Halma-v0`` with gymnasium (idempotent)."""
     if GYM_ID not in gymnasium.registry:
-        gymnasium.register(id=GYM_ID, entry_point="halma_env.envs.single_agent:HalmaEnv")
+        gymnasium.register(id=GYM_ID, entry_point=GYM_ENTRY_POINT)
 
 
 class HalmaEnv(gymnasium.Env, EzPickle):
