@@ -40,8 +40,7 @@ from agents.player import Player, check_int, check_time
 from agents.ratings import Rating, competition_ranks, mean_interval, rate_games, wilson_interval
 from halma_env import Game, IllegalMoveError, Rules
 from halma_env.records import game_events
-from halma_env.rules import OPTION_NAMES, SEAT_COUNTS, VARIANTS
-from halma_env.rules import parse_rule_options as rules_parse_options
+from halma_env.rules import OPTION_NAMES, SEAT_COUNTS, VARIANTS, parse_rule_options
 from halma_env.suggest import did_you_mean
 
 Factory = Callable[[str, "int | None"], Player]
@@ -920,12 +919,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def parse_rule_options(items: Sequence[str], first_seat: bool = False) -> dict[str, Any]:
+def command_rule_options(items: Sequence[str], first_seat: bool = False) -> dict[str, Any]:
     """``["key=value", ...]`` -> options (halma_env.rules.parse_rule_options), minus the ones the
     command sets itself: variant and seats always, and first_seat unless ``first_seat`` (the arena
     rotates it; ``halma play`` lets it be set)."""
     settable = [n for n in OPTION_NAMES if n not in ("variant", "num_players") and (first_seat or n != "first_seat")]
-    out = rules_parse_options(list(items))
+    out = parse_rule_options(list(items))
     for key in out:
         if key == "first_seat" and not first_seat:
             raise ValueError("first_seat is rotated by the arena (every seat starts equally often); it cannot be set")
@@ -940,7 +939,7 @@ def build_rules(variant: str, seats: int, rule_items: Sequence[str] = (), preset
                 first_seat: bool = False) -> Rules:
     """Rules from the command-line options, ``halma eval``'s and ``halma play``'s (ValueError naming the
     problem); ``first_seat``: whether ``--rule first_seat=N`` may be given."""
-    options = parse_rule_options(rule_items, first_seat)
+    options = command_rule_options(rule_items, first_seat)
     if preset is not None:
         if variant != "star":
             raise ValueError(f"the {preset} preset is a star rule set; it cannot be used with --variant {variant}")
