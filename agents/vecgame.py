@@ -1,11 +1,12 @@
 """A batch of scalar ``halma_env.Game``s behind the batched engine's interface.
 
-``ScalarBatchedGame`` has the same interface as ``halma_env.batched.BatchedGame`` (reset,
-to_move, observation, action_mask, step with auto-reset, per-seat rewards) and is built from the
+``ScalarBatchedGame`` has the part of ``halma_env.batched.BatchedGame``'s interface the trainer uses
+(reset, to_move, observation, action_mask, legal_lists, step with auto-reset, per-seat rewards; its
+``info`` holds numpy arrays and a list of end reasons rather than tensors, and no final boards) and is built from the
 reference pieces only: ``Game`` for the rules, ``halma_env.encoding`` for observations and actions,
-``halma_env.rewards`` for place rewards and progress shaping.  The trainer uses it when the torch
-engine is not available or when heuristic bots (which play a ``Game``) sit at the table, and it
-serves as the reference the batched engine is checked against.
+``halma_env.rewards`` for place rewards and progress shaping.  The trainer uses it when heuristic
+bots (which play a ``Game``) sit at the table (``env.engine``), and it serves as the reference the
+batched engine is checked against.
 
 Starting-seat rotation: game k of environment b starts with seat ``(rules.first_seat + b + k) % n``,
 as in ``BatchedGame(..., rotate_first_seat=True)``.
