@@ -287,7 +287,7 @@ class Game:
         self._status = [ACTIVE] * n
         self.end_reason: str | None = None
         self._top, self._bottom = 1, n
-        self._history: list[tuple] = []  # (events, undo snapshot, board change)
+        self._history: list[tuple] = []  # (events, undo snapshot, board change, repetition key)
         self._repetitions: Counter = Counter()
         self._stall = 0
         self._best = [self.progress(s).key() for s in range(n)] if rules.stall_limit else []
