@@ -54,7 +54,7 @@ from agents import parallel
 from agents.checkpoint import check_network, load_checkpoint, model_from_checkpoint, save_checkpoint
 from agents.config import TrainConfig, dump_yaml
 from agents.devices import check_device
-from agents.network import HalmaNet, build_network, legal_lists, load_extending
+from agents.network import HalmaNet, build_network, load_extending
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
 
@@ -129,12 +129,6 @@ def make_solo_env(cfg: TrainConfig, device: torch.device, seed: int, num_envs: i
                        progress_shaping=cfg.game.progress_shaping)
 
 
-def env_legal(env) -> tuple[torch.Tensor, torch.Tensor]:
-    if hasattr(env, "legal_lists"):
-        return env.legal_lists()
-    return legal_lists(env.action_mask())
-
-
 def env_games(env) -> list[Game]:
     """Scalar games of the current positions (for heuristic bots)."""
     return env.games if hasattr(env, "games") else env.to_games()
@@ -143,11 +137,10 @@ def env_games(env) -> list[Game]:
 # --- opponent pool -----------------------------------------------------------------------
 
 
-def make_bot(name: str, seed: int):
-    try:
-        from agents.registry import make_player
-    except ImportError as exc:  # the bots live in agents.registry (another part of the project)
-        raise ValueError(f"bot {name!r} needs agents.registry, which cannot be imported: {exc}") from None
+def make_bot(name: str, seed: int) -> Any:
+    """A player of the pool, the evaluation or the imitation by its registry name."""
+    from agents.registry import make_player  # (imported late: the registry loads every player's module)
+
     return make_player(name, seed=seed)
 
 
@@ -811,7 +804,7 @@ class Trainer:
         """Every game's move for this ply: the learner samples (and its decisions go to ``buf``),
         snapshots sample from their own policy, bots choose with their own generators."""
         obs = env.observation()
-        legal, valid = env_legal(env)
+        legal, valid = env.legal_lists()
         mover = env.to_move.cpu().numpy()
         learner = seating.learner_moves(mover)
         actions = torch.zeros(len(mover), dtype=torch.int64, device=self.device)

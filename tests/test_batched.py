@@ -472,7 +472,6 @@ def test_place_rewards_match_the_shared_definition(n):
 def test_unfinished_solitaire_earns_nothing_at_the_move_limit():
     """The move limit gives the lone seat place 1, but its +1 is for finishing: 0 in every engine."""
     import halma_env
-    from agents.ppo import env_legal
     from agents.vecgame import ScalarBatchedGame
 
     rules = Rules("star", 1, move_limit=3, limit_outcome="progress")
@@ -480,7 +479,7 @@ def test_unfinished_solitaire_earns_nothing_at_the_move_limit():
         engine.reset()
         total = torch.zeros(2)
         for _ in range(3):
-            legal, _ = env_legal(engine)
+            legal, _ = engine.legal_lists()
             rewards, done, info = engine.step(legal[:, 0])
             total += torch.as_tensor(rewards)[:, 0]
         assert done.all() and torch.equal(total, torch.zeros(2)), type(engine).__name__

@@ -480,12 +480,12 @@ def test_rollout_buffer_gae_matches_per_seat_trajectories_across_two_rollouts() 
 def _learner_batch(trainer: Trainer, plies: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
     """Decisions from ``plies`` plies of random play, with made-up old log-probabilities, values,
     advantages and returns far enough from the network's own that the ratio and value clips bite."""
-    from agents.ppo import env_legal, make_env
+    from agents.ppo import make_env
 
     env = make_env(trainer.cfg, torch.device("cpu"), seed=0)
     parts: dict[str, list[torch.Tensor]] = {"obs": [], "legal": [], "valid": []}
     for _ in range(plies):
-        legal, valid = env_legal(env)
+        legal, valid = env.legal_lists()
         parts["obs"].append(env.observation())
         parts["legal"].append(legal)
         parts["valid"].append(valid)

@@ -1336,21 +1336,10 @@ def test_bench_train_repeated_readings_are_to_0_1_under_a_medians_header(monkeyp
     assert out[1:] == [f"  {key:40s} {value}" for key, value in figures.items()]
 
 
-def test_env_legal_and_env_games_use_the_engines_own_lists_or_fall_back() -> None:
-    """``env_legal``: the engine's ``legal_lists()`` where it has one, else the lists read off its
-    ``action_mask()``; ``env_games``: its ``games`` where it keeps them, else ``to_games()``."""
-    from agents.network import legal_lists
-    from agents.ppo import env_games, env_legal
+def test_env_games_use_the_engines_own_games_or_make_them() -> None:
+    """``env_games``: the engine's ``games`` where it keeps them (the scalar engine), else ``to_games()``."""
+    from agents.ppo import env_games
 
-    mask = torch.zeros(2, 10, dtype=torch.bool)
-    mask[0, [1, 4]] = True
-    mask[1, 7] = True
-    own = (torch.ones(1, 1, dtype=torch.int64), torch.ones(1, 1, dtype=torch.bool))
-    assert env_legal(types.SimpleNamespace(legal_lists=lambda: own, action_mask=lambda: mask)) is own
-    legal, valid = env_legal(types.SimpleNamespace(action_mask=lambda: mask))
-    expected = legal_lists(mask)
-    assert torch.equal(legal, expected[0]) and torch.equal(valid, expected[1])
-    assert [legal[b][valid[b]].tolist() for b in range(2)] == [[1, 4], [7]]
     kept, made = ["kept"], ["made"]
     assert env_games(types.SimpleNamespace(games=kept, to_games=lambda: made)) is kept
     assert env_games(types.SimpleNamespace(to_games=lambda: made)) is made
@@ -1397,7 +1386,7 @@ def test_evaluate_solo_says_a_completed_crossing_finished() -> None:
 def test_sample_draws_a_legal_slot_with_its_log_probability_and_value(tmp_path: Path) -> None:
     trainer = Trainer(from_dict(tiny_config()), tmp_path / "run", log=quiet)
     env = agents.ppo.make_env(trainer.cfg, torch.device("cpu"), seed=0)
-    legal, valid = agents.ppo.env_legal(env)
+    legal, valid = env.legal_lists()
     obs = env.observation()
     torch.manual_seed(0)
     slot, logp, value = trainer._sample(obs, legal, valid)
@@ -1467,14 +1456,6 @@ def test_the_batched_training_engine_rotates_the_first_seat() -> None:
     """``make_env``'s batched engine starts game b with seat b (``rotate_first_seat``), as the scalar one does."""
     env = agents.ppo.make_env(from_dict(tiny_config(env__engine="batched")), torch.device("cpu"), seed=0)
     assert env.rotate_first_seat is True
-
-
-def test_make_bot_without_the_registry_says_so(monkeypatch) -> None:
-    import sys
-
-    monkeypatch.setitem(sys.modules, "agents.registry", None)  # `from agents.registry import ...` fails
-    with pytest.raises(ValueError, match="bot 'random' needs agents.registry"):
-        agents.ppo.make_bot("random", seed=0)
 
 
 class _Decided:
