@@ -91,7 +91,7 @@ def record(cfg: TrainConfig, make_bot: Callable[[str, int], Any], seed: int) -> 
             move = bots[seat].select_move(game)
             phi_before = seat_potential(game, seat)
             obs.append(enc.observation(game, seat))
-            legal.append([enc.encode_move(seat, m.src, m.dst) for m in moves])
+            legal.append(enc.move_actions(seat, moves).tolist())
             choice.append(moves.index(move))
             game_of.append(g)
             ret.append(0.0)  # set below, once the game's end is known
@@ -165,7 +165,7 @@ def crossing_demonstrations(cfg: TrainConfig, lines: CrossingLines) -> tuple[Dem
             if move not in moves:
                 raise ValueError(f"crossing line {index}: {move} is not legal in its position")
             obs.append(enc.observation(game, 0))
-            legal.append([enc.encode_move(0, m.src, m.dst) for m in moves])
+            legal.append(enc.move_actions(0, moves).tolist())
             choice.append(moves.index(move))
             line_of.append(index)
             game.play(move)

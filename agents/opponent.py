@@ -252,10 +252,7 @@ class OnnxPolicy:
         if not moves:
             raise ValueError("no legal move: the game is over")
         enc = self.encoding
-        canon = enc.to_canonical[seat]
-        src = np.fromiter((m.src for m in moves), dtype=np.int64, count=len(moves))
-        dst = np.fromiter((m.dst for m in moves), dtype=np.int64, count=len(moves))
-        actions = canon[src] * enc.num_holes + canon[dst]
+        actions = enc.move_actions(seat, moves)
         mask = np.zeros((1, enc.num_actions), dtype=np.int8)
         mask[0, actions] = 1
         obs = enc.observation(game, seat)[None]

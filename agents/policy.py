@@ -52,7 +52,7 @@ class PolicyPlayer:
         seat = game.to_move
         enc = encoding(game.rules.variant, game.rules.num_players)  # (the solitaire's own, for a 1-seat game)
         obs = torch.from_numpy(enc.observation(game, seat)).unsqueeze(0).to(self.device)
-        legal = torch.tensor([[enc.encode_move(seat, m.src, m.dst) for m in moves]], device=self.device)
+        legal = torch.from_numpy(enc.move_actions(seat, moves)).unsqueeze(0).to(self.device)
         valid = torch.ones_like(legal, dtype=torch.bool)
         with torch.no_grad():
             logits, _ = self.net(obs, legal, valid)

@@ -252,7 +252,7 @@ def evaluate(net: HalmaNet, cfg: TrainConfig, opponent: str, games: int, seed: i
             valid = torch.zeros(len(mine), m, dtype=torch.bool)
             for k, (i, ms) in enumerate(zip(mine, moves)):
                 s = table[i].to_move
-                legal[k, : len(ms)] = torch.tensor([enc.encode_move(s, x.src, x.dst) for x in ms])
+                legal[k, : len(ms)] = torch.from_numpy(enc.move_actions(s, ms))
                 valid[k, : len(ms)] = True
             logits, _ = net(obs, legal.to(device), valid.to(device))
             best = logits.argmax(dim=1).tolist()
@@ -290,7 +290,7 @@ def evaluate_solo(net: HalmaNet, cfg: TrainConfig, device: torch.device) -> dict
     while not game.is_over:
         moves = game.legal_moves()
         obs = torch.from_numpy(enc.observation(game, 0)[None]).to(device)
-        legal = torch.tensor([[enc.encode_move(0, m.src, m.dst) for m in moves]], device=device)
+        legal = torch.from_numpy(enc.move_actions(0, moves)).unsqueeze(0).to(device)
         logits, _ = net(obs, legal, torch.ones_like(legal, dtype=torch.bool))
         game.play(moves[int(logits.argmax())])
     return {"moves": float(game.ply), "finished": float(game.status[0] == "finished")}

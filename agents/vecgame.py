@@ -82,14 +82,10 @@ class ScalarBatchedGame:
 
     def legal_lists(self) -> tuple[torch.Tensor, torch.Tensor]:
         """The legal actions as padded lists (B, M) int64 plus (B, M) validity (ascending actions)."""
-        enc, h = self.encoding, self.num_holes
+        enc = self.encoding
         rows = []
         for g in self.games:
-            c = enc.to_canonical[g.to_move]
-            moves = g.legal_moves()
-            src = np.fromiter((m.src for m in moves), dtype=np.int64, count=len(moves))
-            dst = np.fromiter((m.dst for m in moves), dtype=np.int64, count=len(moves))
-            rows.append(np.sort(c[src] * h + c[dst]))
+            rows.append(np.sort(enc.move_actions(g.to_move, g.legal_moves())))
         m = max(1, max(len(r) for r in rows))
         legal = np.zeros((len(rows), m), dtype=np.int64)
         valid = np.zeros((len(rows), m), dtype=bool)

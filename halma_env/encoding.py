@@ -32,9 +32,9 @@ import numpy as np
 from halma_env.layout import Layout, layout
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
-    from halma_env.game import Game
+    from halma_env.game import Game, Move
 
 ENCODING_VERSION = 1
 MAX_SEATS = 6
@@ -80,6 +80,14 @@ class Encoding:
     def encode_move(self, seat: int, src: int, dst: int) -> int:
         c = self.to_canonical[seat]
         return int(c[src]) * self.num_holes + int(c[dst])
+
+    def move_actions(self, seat: int, moves: Sequence[Move]) -> np.ndarray:
+        """The actions of ``moves`` (``seat``'s, in board holes) as an int64 array, in their order:
+        ``encode_move`` of each, at once."""
+        c = self.to_canonical[seat]
+        src = np.fromiter((m.src for m in moves), dtype=np.int64, count=len(moves))
+        dst = np.fromiter((m.dst for m in moves), dtype=np.int64, count=len(moves))
+        return c[src] * self.num_holes + c[dst]
 
     def decode_action(self, seat: int, action: int) -> tuple[int, int]:
         if not 0 <= action < self.num_actions:

@@ -51,8 +51,7 @@ class ValueLookaheadPlayer:
 
     def _evaluate(self, games: list[Game]) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits over each game's legal moves (padded) and each game's value, from the mover's seat."""
-        actions, valid = _padded([[self._enc.encode_move(g.to_move, m.src, m.dst) for m in g.legal_moves()]
-                                  for g in games])
+        actions, valid = _padded([self._enc.move_actions(g.to_move, g.legal_moves()).tolist() for g in games])
         obs = torch.from_numpy(np.stack([self._enc.observation(g, g.to_move) for g in games]))
         with torch.no_grad():
             logits, value = self.net(obs, actions, valid)

@@ -133,6 +133,20 @@ def test_canonical_frame_every_seat_sees_the_same_start() -> None:
             assert view == first, (variant, n, seat)  # every seat: home at the bottom, same moves
 
 
+@pytest.mark.parametrize(("variant", "n"), [("star", 3), ("diamond", 2), ("halma16", 4)])
+def test_move_actions_encode_a_list_of_moves_as_encode_move_does(variant: str, n: int) -> None:
+    enc = encoding(variant, n)
+    game = Game(Rules(variant, n))
+    rng = random.Random(5)
+    for _ in range(12):
+        moves = game.legal_moves()
+        actions = enc.move_actions(game.to_move, moves)
+        assert actions.dtype == np.int64
+        assert actions.tolist() == [enc.encode_move(game.to_move, m.src, m.dst) for m in moves]
+        game.play(rng.choice(moves))
+    assert enc.move_actions(0, []).shape == (0,)
+
+
 def test_the_documented_frame_examples() -> None:
     """docs/environment.md's worked examples of the canonical frame and of the grid, which a program
     in another language implements from: 180, 60 and 90-degree turns, and the centre cell."""

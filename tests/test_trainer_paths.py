@@ -1501,7 +1501,8 @@ def test_evaluate_lets_the_opponent_move_only_on_its_turn(monkeypatch) -> None:
     asked: list = []
     monkeypatch.setattr(agents.ppo, "Game", Passed)
     monkeypatch.setattr(agents.ppo, "encoding", lambda variant, n: types.SimpleNamespace(
-        observation=lambda game, seat: np.zeros(3, dtype=np.float32), encode_move=lambda seat, src, dst: 0))
+        observation=lambda game, seat: np.zeros(3, dtype=np.float32),
+        move_actions=lambda seat, moves: np.zeros(len(moves), dtype=np.int64)))
     monkeypatch.setattr(agents.ppo, "make_bot", lambda name, seed: types.SimpleNamespace(
         select_move=lambda game: asked.append(game) or game.legal_moves()[0]))
 
