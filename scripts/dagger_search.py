@@ -78,7 +78,7 @@ def collect_games(checkpoint: str, games: list[int], label_depth: int) -> dict[s
                 move = label = opponent.select_move(game)
             before = seat_potential(game, seat)
             rec["obs"].append(enc.observation(game, seat))
-            rec["legal"].append([enc.encode_move(seat, m.src, m.dst) for m in moves])
+            rec["legal"].append(enc.move_actions(seat, moves).tolist())
             rec["choice"].append(moves.index(label))
             rec["game"].append(index)
             rec["agent"].append(seat == agent_seat)
