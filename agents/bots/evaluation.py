@@ -49,8 +49,8 @@ CAMP_FILL = 12.0  # how much the camp penalty grows as the goal's owner fills (o
 WIN = 1_000_000.0  # terminal scores dwarf any potential
 # the per-position tables (camp penalties by goal fills, endgame pulls by empty goal holes) kept for reuse:
 # their keys are unbounded with 3+ seats or on halma16, so a server playing game after game grew without
-# end (star-6 greedy: 239 MB after 400 games); 2,048 of each bound them (about 16 MB on the star, 32 on
-# halma16) and cost no speed (agents/bots/evaluation.py timing in docs/bots.md)
+# end; 2,048 of each bound them at no cost in speed (star-6 greedy self-play, 400 games in one process:
+# 239 MB unbounded, 34 MB bounded; docs/measurements.md, "The bots' table caches")
 TABLES_KEPT = 2048
 
 
