@@ -27,9 +27,11 @@ record whose events, stored outcome or final position do not replay, as ``load F
 When no human seat is left in the game (every seat a CPU, or the humans resigned or finished),
 the CPUs play on a move at a time and the session reads commands between their moves without
 waiting for them: ``human SEAT`` takes a seat back, ``save``, ``board`` and ``quit`` work as
-ever, and the end of input (Ctrl-D, or the end of a piped script) ends the session, as it does
-at a human's prompt, so such a game never runs on with nobody able to stop it.  Run it at a
-terminal to watch a game between CPUs to its end.
+ever (a move or ``resign`` typed then is refused: the seat to move is a CPU's), and the end of
+input (Ctrl-D, or the end of a piped script) ends the session, as it does at a human's prompt, so
+such a game never runs on with nobody able to stop it.  Run it at a terminal to watch a game
+between CPUs to its end.  A stdin that cannot be polled (a notebook's) is not looked at between
+CPU moves: the CPUs play on until a human seat is to move or the game ends.
 
 ``--time-limit`` times a human's turn as a whole: the clock starts at the turn's first prompt and
 runs on across the commands of that turn (``board``, ``help``, a mistyped move); each prompt
@@ -307,7 +309,7 @@ class PlaySession:
         elif cmd == "resign":
             if game.is_over:
                 raise ValueError("the game is over")
-            seat = game.to_move
+            seat = self._human_to_move("resign")
             game.resign(seat)
             self.out(f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}) resigns")
             self.play_cpu_turns()
@@ -375,10 +377,19 @@ class PlaySession:
     def _human_move(self, move: Move) -> None:
         if self.game.is_over:
             raise IllegalMoveError(f"the game is over ({self.game.end_reason}); type 'new' for another")
-        seat = self.game.to_move
+        seat = self._human_to_move("move")
         self.game.play(move)
         self.out(f"seat {seat} ({self.seats[seat]}) plays {move}")
         self.play_cpu_turns()
+
+    def _human_to_move(self, what: str) -> int:
+        """The seat to move, when a human plays it: while the CPUs play on (commands are read between their
+        moves) a move or a resignation typed then is refused, not made for the CPU seat."""
+        seat = self.game.to_move
+        if not self.is_human(seat):
+            raise ValueError(f"seat {seat} is to {what}, and {self.player_label(seat)} plays it; "
+                             f"type 'human {seat}' to take the seat back")
+        return seat
 
     def _undo(self) -> None:
         """Take back the last move (or resignation) of a human seat and every CPU move after it."""
@@ -538,6 +549,8 @@ def terminal_read(prompt: str, timeout: float | None) -> str:
     pipe or a terminal); a stdin without a descriptor is read by input(), without the limit."""
     reader = _reader()
     if reader is None:
+        if timeout == 0:  # run()'s look between CPU moves: such a stdin (a notebook's) cannot be polled
+            raise TimeUp
         return input(prompt)
     if prompt:  # an empty one: a silent look for a line (run() between CPU moves), timeout 0
         sys.stdout.write(prompt if timeout is None else f"{prompt}({timeout:.0f} s) ")

@@ -1134,6 +1134,39 @@ def test_cpus_playing_on_read_commands_between_their_moves() -> None:
     assert "seat 0 is played by a human again" in out and out[-1] == "seat 0 (red, human) to move"
 
 
+def test_a_move_or_resignation_typed_while_the_cpus_play_on_is_refused() -> None:
+    """Commands are read between the CPUs' moves, but a move, a pick from the list or a resignation
+    typed then is the CPU seat's turn: refused (naming how to take the seat back), the game unchanged."""
+    s, out = _bounded_session(["bounded", "bounded"])
+    polls = iter(["moves", "#1", "113-104", "resign", "quit"])
+
+    def read(prompt: str, timeout: float | None) -> str:
+        assert prompt == ""  # no human seat: every read is a look between CPU moves
+        return next(polls)
+
+    s.run(read)
+    assert s.game.ply == 0 and s.game.status == ["active", "active"]
+    refusals = [line for line in out if line.startswith("error: seat 0 is to")]
+    assert refusals == ["error: seat 0 is to move, and bounded plays it; type 'human 0' to take the seat back"] * 2 + [
+        "error: seat 0 is to resign, and bounded plays it; type 'human 0' to take the seat back"]
+
+
+def test_cpus_playing_on_advance_when_stdin_cannot_be_polled(monkeypatch) -> None:
+    """A stdin without a descriptor (a notebook's, a StringIO) cannot be looked at without waiting: the
+    look between CPU moves finds nothing there, so the CPUs play (they never moved before)."""
+    import io
+
+    from agents.play import terminal_read
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("board\n"))
+    with pytest.raises(TimeUp):
+        terminal_read("", 0)
+    s = PlaySession(Rules("star", 2, move_limit=6), ["first", "first"], color=False, out=lambda line: None,
+                    make_player=make_first)
+    s.run(terminal_read)
+    assert s.game.is_over and s.game.end_reason == "move_limit" and s.game.ply == 6
+
+
 def test_cpus_playing_on_stop_at_the_end_of_input() -> None:
     """With every seat a CPU and no limit on the game, the end of input ends the session (as at a
     human's prompt) instead of a game that nobody can stop; so does quit typed meanwhile."""
