@@ -35,6 +35,8 @@ import torch.multiprocessing as mp
 # a process waits this long for the others at a collective: long enough for an evaluation or the
 # imitation stage that only the first process runs; a crashed process ends the others sooner (spawn)
 TIMEOUT = datetime.timedelta(hours=12)
+# what a process raises when its peer is gone (gloo's words): such an error is a consequence, not a cause
+LOST_PEER = ("Connection closed by peer", "Connection reset by peer", "Broken pipe")
 PARENT_POLL_S = 1.0  # how often a process checks that the one that spawned it is still there
 FOLDER_PREFIX = "halma-ddp-"  # spawn's temporary folders, in tempfile.gettempdir()
 
@@ -164,12 +166,14 @@ def _cause(exc: Exception, processes: list[Any], tmp: Path) -> Exception:
     process's exit status.  SIGTERM is left out there: torch stops the others with it.  SIGKILL comes first:
     no process sends it to itself when another one fails (gloo may abort one, SIGABRT)."""
     raised = _first_failure(tmp, [p.pid for p in processes])
-    # gloo aborts (SIGABRT) a process whose peer went away: after a process raised, that is its consequence
-    consequences = (signal.SIGTERM, signal.SIGABRT) if raised is not None else (signal.SIGTERM,)
+    # gloo aborts (SIGABRT) a process whose peer went away: after a process raised an error of its own, that
+    # is its consequence; but an error that is itself about the lost peer follows a real abort
+    raised_on_its_own = raised is not None and not any(lost in str(raised) for lost in LOST_PEER)
+    consequences = (signal.SIGTERM, signal.SIGABRT) if raised_on_its_own else (signal.SIGTERM,)
     killed = sorted(((p.exitcode != -signal.SIGKILL, rank, p) for rank, p in enumerate(processes)
                      if p.exitcode is not None and p.exitcode < 0 and -p.exitcode not in consequences),
                     key=lambda k: k[:2])
-    noticed_an_abort = (raised is not None and isinstance(exc, mp.ProcessExitedException)
+    noticed_an_abort = (raised_on_its_own and isinstance(exc, mp.ProcessExitedException)
                         and exc.exit_code == -signal.SIGABRT)
     if killed and (not killed[0][0] or not isinstance(exc, mp.ProcessExitedException)):
         _, rank, process = killed[0]

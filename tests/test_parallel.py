@@ -251,3 +251,9 @@ def test_an_abort_after_another_process_raised_is_no_cause(tmp_path: Path) -> No
     # with no process's error written, the abort is what there is to report
     Path(tmp_path, "error-1.txt").unlink()
     assert "process 0 (pid 10) was killed by SIGABRT" in str(parallel._cause(aborted, processes, tmp_path))
+    # nor when the error written is about the lost peer: then the abort came first (a native abort in
+    # process 0, say) and the other process only lost its connection to it
+    Path(tmp_path, "error-1.txt").write_text(f"{time.time()!r}\nRuntimeError: [gloo] Connection closed by peer\n")
+    lost = torch.multiprocessing.ProcessRaisedException("RuntimeError: [gloo] Connection closed by peer", 1, 11)
+    for noticed in (lost, aborted):
+        assert "process 0 (pid 10) was killed by SIGABRT" in str(parallel._cause(noticed, processes, tmp_path))
