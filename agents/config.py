@@ -36,6 +36,8 @@ class GameConfig:
     move_limit: int | None = 300  # training games need an end: random play never finishes
     limit_outcome: str = "progress"  # at the move limit rank unfinished seats by progress
     stall_limit: int | None = None
+    # null: the variant's default (3 for halma16, none otherwise, as anti_blocking); false: no repetition rule
+    repetition_limit: int | bool | None = None
     reward: str = "place"  # halma_env.rewards scheme
     progress_shaping: float = 1.0  # total shaping of a whole crossing (0 = off)
 
@@ -46,6 +48,8 @@ class GameConfig:
         )
         if self.anti_blocking is not None:
             options["anti_blocking"] = self.anti_blocking
+        if self.repetition_limit is not None:
+            options["repetition_limit"] = None if self.repetition_limit is False else self.repetition_limit
         return Rules(self.variant, self.num_players, **options)
 
     def validate(self) -> None:
@@ -57,6 +61,10 @@ class GameConfig:
             raise ValueError(f"game.limit_outcome must be one of {', '.join(LIMIT_OUTCOMES)}")
         if self.progress_shaping < 0:
             raise ValueError("game.progress_shaping must be >= 0")
+        limit = self.repetition_limit
+        if limit is True or (limit is not None and limit is not False and limit < 2):
+            raise ValueError(f"game.repetition_limit must be an integer >= 2, false (no repetition rule) or null "
+                             f"(the variant's default), got {limit!r}")
         try:
             self.rules()  # Rules validates the variant, seat count and options
         except ValueError as exc:  # its messages name the option ("move_limit ..."): say it is game.'s

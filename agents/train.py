@@ -120,10 +120,11 @@ def cross_check_command(checkpoint: Path, cfg: Any) -> str:
     words = ["halma", "eval", str(checkpoint), *cfg.eval.final_opponents[:1],
              "--variant", game.variant, "--seats", str(game.num_players)]
     ours, default = game.rules().to_dict(), Rules(game.variant, game.num_players).to_dict()
-    for name in ("anti_blocking", "play_to_end", "stall_limit"):
+    for name in ("anti_blocking", "play_to_end", "stall_limit", "repetition_limit"):
         if ours[name] != default[name]:
             value = ours[name]
-            words += ["--rule", f"{name}={str(value).lower() if isinstance(value, bool) else value}"]
+            written = "none" if value is None else str(value).lower() if isinstance(value, bool) else value
+            words += ["--rule", f"{name}={written}"]
     if cfg.eval.move_limit != CAP_PER_SEAT * game.num_players:
         words += ["--max-plies", str(cfg.eval.move_limit)]
     return " ".join(shlex.quote(w) for w in [*words, "--games", "100"])

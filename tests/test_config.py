@@ -93,6 +93,9 @@ REFUSED = [
     # checkpoint, log
     (["checkpoint.every=0"], r"checkpoint\.every and checkpoint\.keep must be >= 1"),
     (["checkpoint.keep=0"], r"checkpoint\.every and checkpoint\.keep must be >= 1"),
+    *[([f"game.repetition_limit={value}"], r"^game\.repetition_limit must be an integer >= 2, false \(no repetition "
+       rf"rule\) or null \(the variant's default\), got {shown}$") for value, shown in (("1", "1"), ("0", "0"),
+                                                                                  ("-3", "-3"), ("true", "True"))],
     (["log.status_every=0"], r"log\.status_every must be > 0"),
     # top level
     *[([f"name={name!r}"], r"name must be a plain directory name") for name in ("", "a/b", ".hidden")],
@@ -120,7 +123,7 @@ def test_each_bad_value_is_refused_naming_its_key(overrides: list[str], message:
 # Each case: the last values a check lets through (its boundary, or a value its constant must allow).
 ACCEPTED = [
     ["game.progress_shaping=0"], ["game.progress_shaping=0.5"], ["game.reward=win_loss"],
-    ["game.limit_outcome=draw"],
+    ["game.limit_outcome=draw"], ["game.repetition_limit=2"], ["game.repetition_limit=false"],
     ["env.num_envs=1"], ["env.solo_move_cost=0.99"], ["env.engine=batched"], ["env.engine=scalar"],
     ["env.solo_envs=4"],  # on the star: the solitaire crossing
     [f"ppo.{key}=1" for key in ("num_steps", "num_minibatches", "update_epochs")],
@@ -271,6 +274,12 @@ def test_game_options_reach_the_rules() -> None:
     assert _load("game.anti_blocking=false").game.rules().anti_blocking is False
     assert _load("game.anti_blocking=true", "game.variant=halma16").game.rules().anti_blocking is True
     assert _load("game.anti_blocking=null", "game.variant=halma16").game.rules().anti_blocking is False  # its own
+    # repetition_limit as anti_blocking: null is the variant's own (3 on halma16, none elsewhere); false is none
+    assert _load("game.repetition_limit=null", "game.variant=halma16").game.rules().repetition_limit == 3
+    assert _load("game.repetition_limit=null").game.rules().repetition_limit is None
+    assert _load("game.repetition_limit=false", "game.variant=halma16").game.rules().repetition_limit is None
+    assert _load("game.repetition_limit=5").game.rules().repetition_limit == 5
+    assert _load("game.repetition_limit=off").game.rules().repetition_limit is None  # YAML's off is false
     rules = GameConfig().rules()
     assert rules.first_seat == 0 and rules.move_limit == 300 and rules.limit_outcome == "progress"
     assert GameConfig().rules(first_seat=1).first_seat == 1
@@ -287,6 +296,7 @@ def test_game_options_reach_the_rules() -> None:
         ("pool.bots=random", r"^pool\.bots: expected a list, got 'random'$"),
         ("pool.bots=[random, 3]", r"^pool\.bots\[1\]: expected a string, got 3$"),
         ("game.move_limit=many", r"^game\.move_limit: expected int or NoneType, got 'many'$"),
+        ("game.repetition_limit=2.5", r"^game\.repetition_limit: expected int or bool or NoneType, got 2\.5$"),
         ("ppo.target_kl=x", r"^ppo\.target_kl: expected float or NoneType, got 'x'$"),
         ("game=3", r"^game: expected a mapping, got 3$"),
     ],
@@ -375,3 +385,16 @@ def test_an_unknown_key_in_a_config_file_suggests_the_nearest_known_one() -> Non
     del data["ppo"]
     with pytest.raises(ValueError, match=r"^pool: unknown key\(s\) pool\.xyzzy; known: "):
         from_dict({**default_dict(), "pool": data["pool"]})
+
+
+def test_every_key_is_in_the_docs_configuration_reference() -> None:
+    """docs/training.md lists every key ("every hyper-parameter"): a key added to the schema without its row fails."""
+    doc = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+
+    def dotted(data: dict, prefix: str = ""):
+        for key, value in data.items():
+            yield from dotted(value, f"{prefix}{key}.") if isinstance(value, dict) else [f"{prefix}{key}"]
+
+    keys = list(dotted(default_dict()))
+    assert "game.repetition_limit" in keys and len(keys) > 60
+    assert [key for key in keys if f"`{key}`" not in doc] == []

@@ -344,6 +344,9 @@ def test_the_closing_evaluation_is_written_and_printed(tmp_path: Path, fake_trai
     {"variant": "star", "num_players": 3, "anti_blocking": False, "play_to_end": False, "stall_limit": 40},
     {"variant": "halma16", "num_players": 2, "anti_blocking": True},
     {"variant": "diamond", "num_players": 3, "play_to_end": True, "anti_blocking": None},
+    {"variant": "halma16", "num_players": 2, "repetition_limit": False},  # --rule repetition_limit=none
+    {"variant": "star", "num_players": 2, "repetition_limit": 4},
+    {"variant": "halma16", "num_players": 2, "repetition_limit": 3},  # the variant's own: no --rule
 ])
 def test_the_printed_cross_check_plays_the_evaluations_game(game: dict) -> None:
     """`halma eval` run with the printed words plays what the closing evaluation played: the config's
@@ -1699,3 +1702,14 @@ def test_the_run_directory_records_the_device_given_with_device(tmp_path: Path) 
     recorded.ppo.total_steps = 128  # a plain --resume of the recorded config runs where the run ran
     resumed = Trainer(recorded, run, resume=True, log=quiet)
     assert resumed.device == torch.device("cpu") and resumed.resume_changes == ["ppo.total_steps 64 -> 128"]
+
+
+@pytest.mark.parametrize("engine", ["batched", "scalar"])
+@pytest.mark.parametrize(("variant", "given", "played"), [("halma16", None, 3), ("halma16", False, None),
+                                                         ("star", None, None), ("star", 4, 4)])
+def test_the_training_games_play_the_config_s_repetition_rule(engine: str, variant: str, given, played) -> None:
+    from agents.ppo import make_env
+
+    cfg = from_dict(tiny_config(game__variant=variant, game__repetition_limit=given, env__engine=engine))
+    env = make_env(cfg, torch.device("cpu"), seed=0)
+    assert env.rules.repetition_limit == played
