@@ -834,7 +834,7 @@ class Trainer:
     def _act_solo(self, solo, buf: RolloutBuffer, first_row: int):
         """One move of every solitaire game, sampled by the learner (buffer rows ``first_row``..);
         returns the solitaire engine's (rewards, done, info)."""
-        s_obs = solo.observation()
+        s_obs = solo.observation().clone()  # the engine's buffer, rewritten next ply: the rollout keeps a copy
         s_legal, s_valid = solo.legal_lists()
         slot, logp, value = self._sample(s_obs, s_legal, s_valid)
         rows = np.arange(first_row, first_row + len(s_obs))

@@ -1231,3 +1231,29 @@ def test_shipped_checkpoints_come_from_their_documented_runs(name: str) -> None:
     assert (data["variant"], data["num_players"], data["global_step"]) == (variant, seats, steps)
     assert (data["network"]["channels"], data["network"]["blocks"]) == (channels, blocks)
     assert data["config"]["pool"]["bots"] == bots
+
+
+@pytest.mark.parametrize("changes", [{"env__solo_envs": 2}, {"env__engine": "batched"},
+                                     {"env__engine": "scalar", "game__num_players": 3}])
+def test_the_update_starts_from_the_rollout_s_own_log_probabilities(tmp_path: Path, monkeypatch, changes) -> None:
+    """Before the first optimiser step of an update the network is the one that sampled the rollout, so every
+    stored decision's log-probability must come back exactly (CleanRL's ratio of 1). The solitaire games
+    stored a view of the engine's observation buffer, which the next ply rewrote: every solitaire row held
+    its game's last position (log ratios up to 10, clip fraction 0.99)."""
+    trainer = Trainer(from_dict(tiny_config(**changes)), tmp_path / "run", log=quiet)
+    seen: list = []
+    original = trainer._ppo_update
+
+    def first_checked(d):
+        with torch.no_grad():
+            logits, _ = trainer.net(d["obs"], d["legal"], d["valid"])
+        seen.append(torch.log_softmax(logits, -1).gather(1, d["slot"][:, None]).squeeze(1) - d["logp"])
+        return original(d)
+
+    monkeypatch.setattr(trainer, "_ppo_update", first_checked)
+    trainer.train()
+    trainer.close()
+    # (the first update only: a later one also trains the decisions pending at the previous rollout's cut,
+    # sampled by the network before that update)
+    assert len(seen) >= 2 and len(seen[0]) > 0
+    assert float(seen[0].abs().max()) < 1e-5
