@@ -744,9 +744,10 @@ class Trainer:
         self.net.train()
         while self.global_step < end_step:
             self.update += 1
-            if ppo.anneal_lr:  # by steps (1 - (update - 1) / updates while the rollouts stay the same size)
-                frac = 1.0 - self.global_step / end_step
-                self.optimizer.param_groups[0]["lr"] = frac * ppo.learning_rate
+            # annealed by steps (1 - (update - 1) / updates while the rollouts stay the same size); set every
+            # update either way, so a resumed run steps at this config's rate, not the one its optimiser state kept
+            frac = 1.0 - self.global_step / end_step if ppo.anneal_lr else 1.0
+            self.optimizer.param_groups[0]["lr"] = frac * ppo.learning_rate
             # ---- rollout: num_steps plies of every game; the learner's decisions go to the buffer ----
             t_rollout = time.perf_counter()
             buf = RolloutBuffer(carry, n, num_envs + num_solo)

@@ -1257,3 +1257,30 @@ def test_the_update_starts_from_the_rollout_s_own_log_probabilities(tmp_path: Pa
     # sampled by the network before that update)
     assert len(seen) >= 2 and len(seen[0]) > 0
     assert float(seen[0].abs().max()) < 1e-5
+
+
+@pytest.mark.parametrize("anneal_before", [True, False])
+def test_a_resumed_run_steps_at_the_learning_rate_its_config_gives_now(tmp_path: Path, monkeypatch,
+                                                                        anneal_before: bool) -> None:
+    """docs/training.md: "The resumed run follows the config given now". Without annealing the optimiser
+    kept the rate its checkpoint stored (a resume at another ppo.learning_rate, or from an annealed run,
+    trained at the old one)."""
+    data = tiny_config(ppo__anneal_lr=anneal_before, ppo__learning_rate=1e-3, ppo__total_steps=4 * 16 * 3)
+    data["ppo"]["total_steps"] = 4 * 16 * 2
+    first = Trainer(from_dict(data), tmp_path / "tiny", log=quiet)
+    first.train()
+    first.close()
+    assert first.optimizer.param_groups[0]["lr"] == (0.5e-3 if anneal_before else 1e-3)
+    data["ppo"].update(anneal_lr=False, learning_rate=4e-4, total_steps=4 * 16 * 4)
+    resumed = Trainer(from_dict(data), tmp_path / "tiny", resume=True, log=quiet)
+    rates: list[float] = []
+    step = resumed.optimizer.step
+
+    def recorded_step(*args, **kwargs):
+        rates.append(resumed.optimizer.param_groups[0]["lr"])
+        return step(*args, **kwargs)
+
+    monkeypatch.setattr(resumed.optimizer, "step", recorded_step)
+    resumed.train()
+    resumed.close()
+    assert len(rates) == 2 * 2 * 2 and set(rates) == {4e-4}  # 2 updates of 2 epochs x 2 minibatches
