@@ -1075,3 +1075,23 @@ def test_progress_shaping_takes_any_real_number_type() -> None:
     for bad in ("0.5", np.True_, True, float("nan"), None):
         with pytest.raises(ValueError, match="progress_shaping"):
             raw_env(num_players=2, progress_shaping=bad)
+
+
+def test_the_next_mover_has_its_moves_while_a_finished_agent_takes_its_dead_step() -> None:
+    """PettingZoo's turn_based_aec_to_parallel reads every agent's observation right after the step, while
+    the finished agent is selected for its dead step: the seat to move needs its mask then (it got zeros, and
+    a policy sampling from that mask forfeited with an illegal move)."""
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    e = make_env(variant="star", num_players=3)
+    parallel = turn_based_aec_to_parallel(e)
+    parallel.reset(options={"position": finishing_position()})
+    finish = e.unwrapped.encode_move(0, (14, 6))
+    obs, rewards, terminations, _, infos = parallel.step({agent: finish if agent == "player_0" else 0
+                                                          for agent in parallel.agents})
+    assert terminations["player_0"] and rewards["player_0"] == 1.0
+    assert infos["player_1"]["active_agent"] == "player_1"
+    game = e.unwrapped.game
+    assert np.array_equal(obs["player_1"]["action_mask"], e.unwrapped.encoding.action_mask(game, 1))
+    assert obs["player_1"]["action_mask"].sum() == len(game.legal_moves()) == 14
+    assert not obs["player_0"]["action_mask"].any() and not obs["player_2"]["action_mask"].any()

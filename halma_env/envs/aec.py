@@ -283,11 +283,14 @@ class raw_env(AECEnv, EzPickle):
         return {"observation": self.encoding.observation(game, seat), "action_mask": mask.copy()}
 
     def action_mask(self, agent: str) -> np.ndarray:
-        """int8 mask over actions: the legal moves when ``agent`` is selected and alive, else zeros.
-        The array is cached for the turn: do not modify it."""
-        self._agent(agent, "action_mask")
+        """int8 mask over actions: the legal moves when ``agent``'s seat is to move, else zeros.
+        The array is cached for the turn: do not modify it.
+
+        The seat to move, not the selected agent: while a finished agent takes its dead step the
+        next mover already has its moves (PettingZoo's ``turn_based_aec_to_parallel`` reads them then)."""
+        seat = self._agent(agent, "action_mask")
         game = cast(Game, self.game)  # _agent() refused a call before reset()
-        if agent == self.agent_selection and self._live(agent) and not game.is_over:
+        if seat == game.to_move and self._live(agent) and not game.is_over:
             return self._turn()[1]
         return np.zeros(self.encoding.num_actions, dtype=np.int8)
 
