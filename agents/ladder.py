@@ -318,6 +318,16 @@ class LevelPlayer:
                                                           ("time_budget", time_budget)) if v is not None}
         self._players: dict[tuple[str, int], Any] = {}
 
+    def reseed(self, seed: int | None) -> None:
+        """Start again from ``seed`` (the environments' ``reset(seed=...)`` calls it): the players already
+        made for a game are reseeded with it, as ``player_for`` would make them now."""
+        from agents.player import check_seed
+
+        self.seed = check_seed(seed)
+        with _MAKING_PLAYERS:
+            for player in self._players.values():
+                player.reseed(self.seed)
+
     def describe(self, rules: Rules) -> str:
         """What the level plays as in ``rules``' game: the ladder entry's player, or the fallback bot
         followed by why (``search:time=0.2 (built-in: my_ladder.json has no star-3 entry)``): a

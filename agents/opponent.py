@@ -330,16 +330,20 @@ class OnnxOpponent:
                  time_budget: float | None = None) -> None:
         self.temperature = check_number("temperature", temperature)
         self.time_budget = check_time("time_budget", time_budget)
-        self.seed = check_seed(seed)
+        self.reseed(seed)
         self.policy = policy
         self.name = name or policy.manifest.get("level") or policy.path.stem
         self.search = parse_search(search)
-        self._rng = np.random.default_rng(self.seed)
         if self.search is not None and self.search["eval"] == "heuristic":
             from agents.bots.evaluation import seat_tables  # pure python, no torch
 
             for seat in range(policy.num_players):  # build the cached tables now, not in the first move's budget
                 seat_tables(policy.variant, policy.num_players, seat)
+
+    def reseed(self, seed: int | None) -> None:
+        """Start the sampling stream again from ``seed`` (the environments' ``reset(seed=...)`` calls it)."""
+        self.seed = check_seed(seed)
+        self._rng = np.random.default_rng(self.seed)
 
     @property
     def manifest(self) -> dict[str, Any]:

@@ -4,7 +4,8 @@ A player is given a game (never modified: players work on ``game.copy()`` if the
 an optional time budget in seconds, and returns one of ``game.legal_moves()``.  Players are
 seeded at construction and reproducible: the same seed and the same sequence of positions give
 the same moves (a time budget can cut a search short, so exact reproducibility holds for
-fixed-depth or fixed-iteration settings).
+fixed-depth or fixed-iteration settings).  Every player here also has ``reseed(seed)``, which
+makes it play as one new made with that seed (the environments' ``reset(seed=...)`` calls it).
 """
 
 from __future__ import annotations

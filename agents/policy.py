@@ -25,10 +25,15 @@ class PolicyPlayer:
     def __init__(self, net: HalmaNet, name: str = "policy", seed: int | None = None, temperature: float = 0.0,
                  device: str | torch.device = "cpu") -> None:
         self.temperature = check_number("temperature", temperature)
-        self._rng = np.random.default_rng(check_seed(seed))
+        self.reseed(seed)
         self.device = check_device(str(device) if isinstance(device, torch.device) else device, "device")
         self.net = net.to(self.device).eval()
         self.name = name
+
+    def reseed(self, seed: int | None) -> None:
+        """Start the sampling stream again from ``seed`` (the environments' ``reset(seed=...)`` calls it)."""
+        self.seed = check_seed(seed)
+        self._rng = np.random.default_rng(self.seed)
 
     def _check(self, game: Game) -> None:
         r = game.rules

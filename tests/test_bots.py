@@ -1450,3 +1450,33 @@ def test_the_per_position_tables_are_kept_in_bounded_caches() -> None:
     for k in range(evaluation.TABLES_KEPT + 10):  # that many different fills, in twentieths, of the six goals
         evaluation.camp_table("star", 6, 0, tuple(k // 21**s % 21 for s in range(6)))
     assert evaluation.camp_table.cache_info().currsize == evaluation.TABLES_KEPT
+
+
+RESEEDED = ["random", "greedy:noise=0.5,temperature=1.0", "search:depth=1,time=none", "mcts:iterations=30,time=none",
+            "crossing:width=4", "easy", "agents/checkpoints/quickstart_star2.pt",
+            "agents/ladder/star-2-quickstart_star2.onnx:temperature=1.0"]
+
+
+@pytest.mark.parametrize("spec", RESEEDED)
+def test_reseed_makes_a_player_play_as_one_new_made_with_that_seed(spec: str) -> None:
+    """Every player of agents has ``reseed(int)``, which the environments' ``reset(seed=...)`` calls on the
+    player objects they were given (the bots kept their seed as an attribute, so the envs could not reseed
+    them and a seeded reset replayed nothing)."""
+    import random as random_module
+
+    from agents.registry import make_player
+
+    def moves(player, seed: int) -> list:
+        game = Game(Rules("star", 2))
+        rng = random_module.Random(seed)
+        for _ in range(8):  # the player's own moves and random replies: each position reached by play
+            game.play(player.select_move(game))
+            game.play(rng.choice(game.legal_moves()))
+        return game.moves
+
+    used = make_player(spec, seed=1)
+    moves(used, 0)  # its random stream (and any plan it keeps) moved on
+    used.reseed(7)
+    fresh = moves(make_player(spec, seed=7), 3)
+    assert moves(used, 3) == fresh
+    assert used.seed == 7

@@ -374,3 +374,25 @@ def test_deepcopy_before_reset_shares_an_opponent_that_cannot_be_copied() -> Non
     assert clone.aec.cpu_seats() == {"player_1": player} and e.game is None
     clone.step(first_legal(clone))
     assert clone.game.ply == 2
+
+
+@pytest.mark.parametrize("spec", ["random", "greedy:noise=0.5"])
+def test_check_env_passes_with_a_bot_object_as_the_opponent(spec: str) -> None:
+    """reset(seed=...) reseeds opponent objects (the project's bots have ``reseed``): check_env's determinism
+    check failed with ``opponents=make_player("random", 0)``, which the env could not reseed."""
+    from agents.registry import make_player
+
+    check_env(HalmaEnv(num_players=2, seat=1, opponents=make_player(spec, 0)))
+    env = HalmaEnv(num_players=2, opponents=make_player(spec, 0), move_limit=40)
+
+    def episode() -> list:
+        env.reset(seed=5)
+        rng = random.Random(0)
+        done = False
+        while not done:
+            mask = env.action_masks()
+            _, _, terminated, truncated, _ = env.step(rng.choice(np.flatnonzero(mask).tolist()))
+            done = terminated or truncated
+        return list(env.unwrapped.game.moves)
+
+    assert episode() == episode()

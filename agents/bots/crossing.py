@@ -126,6 +126,11 @@ class CrossingBot:
         self.depth = check_int("crossing depth", depth)
         self.time = check_time("crossing time", time)
         self.name = name
+        self.reseed(seed)
+
+    def reseed(self, seed: int | None) -> None:
+        """Start the bot's random stream again from ``seed`` (the environments' ``reset(seed=...)`` calls it),
+        with no plan kept: its moves are then those of a bot new made with ``seed``."""
         self.seed = check_seed(seed)
         self._rng = random.Random(self.seed)  # breaks ties between lines of equal potential
         self._plan: dict[str, Move] = {}  # position -> planned move, along the last plan

@@ -116,12 +116,16 @@ class GreedyBot:
         name: str = "greedy",
     ) -> None:
         self.name = name
-        self.seed = check_seed(seed)
+        self.reseed(seed)
         self.noise = check_number("greedy noise", noise, high=1.0)
         self.temperature = check_number("greedy temperature", temperature)
         self.memory = check_int("greedy memory", memory)
         self.straggle = check_number("greedy straggle", straggle)
         self.lookahead = check_number("greedy lookahead", lookahead)
+
+    def reseed(self, seed: int | None) -> None:
+        """Start the bot's random stream again from ``seed`` (the environments' ``reset(seed=...)`` calls it)."""
+        self.seed = check_seed(seed)
         self._rng = random.Random(self.seed)
 
     def scores(

@@ -70,9 +70,13 @@ class MCTSBot:
         self.memory = check_int("mcts memory", memory)
         self.straggle = check_number("mcts straggle", straggle)
         self.name = name
+        self.reseed(seed)
+        self.last_info: dict = {}
+
+    def reseed(self, seed: int | None) -> None:
+        """Start the bot's random stream again from ``seed`` (the environments' ``reset(seed=...)`` calls it)."""
         self.seed = check_seed(seed)
         self._rng = random.Random(self.seed)
-        self.last_info: dict = {}
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
         check_time("time_budget", time_budget)

@@ -13,6 +13,10 @@ class RandomBot:
 
     def __init__(self, seed: int | None = None, name: str = "random") -> None:
         self.name = name
+        self.reseed(seed)
+
+    def reseed(self, seed: int | None) -> None:
+        """Start the bot's random stream again from ``seed`` (the environments' ``reset(seed=...)`` calls it)."""
         self.seed = check_seed(seed)
         self._rng = random.Random(self.seed)
 

@@ -75,9 +75,13 @@ class SearchBot:
         self.memory = check_int("search memory", memory)
         self.straggle = check_number("search straggle", straggle)
         self.name = name
+        self.reseed(seed)
+        self.last_info: dict = {}
+
+    def reseed(self, seed: int | None) -> None:
+        """Start the bot's random stream again from ``seed`` (the environments' ``reset(seed=...)`` calls it)."""
         self.seed = check_seed(seed)
         self._rng = random.Random(self.seed)
-        self.last_info: dict = {}
 
     # --- public ------------------------------------------------------------------------
 

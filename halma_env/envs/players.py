@@ -30,7 +30,7 @@ class RandomPlayer:
             raise IllegalMoveError("no legal move: the game is over or the seat cannot move")
         return moves[self._rng.randrange(len(moves))]
 
-    def seed(self, seed: int | None) -> None:
+    def reseed(self, seed: int | None) -> None:
         self._rng.seed(seed)
 
 
@@ -84,13 +84,15 @@ def make_player(spec: Any, seed: int | None = None) -> Any:
 
 
 def reseed(player: Any, spec: Any, seed: int | None) -> Any:
-    """The player to use after ``reset(seed=...)``: players with a ``seed(int)`` method are
-    reseeded, other named players are rebuilt with the new seed, other objects are kept as is."""
+    """The player to use after ``reset(seed=...)``: players with a ``reseed(int)`` method (every
+    player of ``agents``) or a ``seed(int)`` method (Python's ``random`` convention) are reseeded,
+    other named players are rebuilt with the new seed, other objects are kept as is."""
     if seed is None:
         return player
-    if callable(getattr(player, "seed", None)):
-        player.seed(seed)
-        return player
+    for method in ("reseed", "seed"):
+        if callable(getattr(player, method, None)):
+            getattr(player, method)(seed)
+            return player
     if isinstance(spec, str):
         return make_player(spec, seed)
     return player
