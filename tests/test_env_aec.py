@@ -1095,3 +1095,21 @@ def test_the_next_mover_has_its_moves_while_a_finished_agent_takes_its_dead_step
     assert np.array_equal(obs["player_1"]["action_mask"], e.unwrapped.encoding.action_mask(game, 1))
     assert obs["player_1"]["action_mask"].sum() == len(game.legal_moves()) == 14
     assert not obs["player_0"]["action_mask"].any() and not obs["player_2"]["action_mask"].any()
+
+
+def test_game_attributes_before_a_game_say_to_call_reset() -> None:
+    """A new raw env, or a wrapped env after pickle.loads (EzPickle builds a fresh env under a wrapper whose
+    copied state says it was reset), has no game: its AEC attributes say so instead of a bare AttributeError."""
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before last\(\)"):
+        raw_env().last()
+    wrapped = make_env(num_players=3)
+    wrapped.reset()
+    fresh = pickle.loads(pickle.dumps(wrapped))
+    for attempt in (lambda: fresh.agents, lambda: fresh.last(), lambda: fresh.step(0)):
+        with pytest.raises(AttributeError, match="no game yet; call reset"):
+            attempt()
+    assert not hasattr(raw_env(), "agents") and not hasattr(raw_env(), "no_such_thing")
+    with pytest.raises(AttributeError, match="'raw_env' object has no attribute 'no_such_thing'"):
+        raw_env().no_such_thing  # noqa: B018
+    fresh.reset()
+    assert fresh.agents == ["player_0", "player_1", "player_2"]

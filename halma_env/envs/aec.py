@@ -108,6 +108,11 @@ def check_seed(seed: Any) -> int | None:
     return int(seed)
 
 
+# what reset() sets for the game it starts (PettingZoo's AEC attributes)
+_GAME_ATTRIBUTES = frozenset({"agents", "agent_selection", "rewards", "_cumulative_rewards", "terminations",
+                              "truncations", "infos"})
+
+
 class raw_env(AECEnv, EzPickle):
     """One game of Halma, Sternhalma or the Diamond game for ``num_players`` agents."""
 
@@ -120,6 +125,19 @@ class raw_env(AECEnv, EzPickle):
     # set by reset(): the turn counter and the cache of _turn() it keys
     _turn_key: int
     _turn_cache: tuple[int, tuple[list[tuple[int, int]], np.ndarray]] | None
+
+    def __getattr__(self, name: str) -> Any:
+        # only called for attributes not set: those of a game before reset() (a new env, or one from
+        # pickle.loads, which builds a fresh env even under a wrapper that was reset) get a message saying so
+        if name in _GAME_ATTRIBUTES:
+            raise AttributeError(f"{name!r}: the env has no game yet; call reset() first (an env made by "
+                                 "pickle.loads is a fresh one, whatever its wrapper says)")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if self.game is None:
+            raise RuntimeError("call reset() before last()")
+        return super().last(observe)
 
     def __init__(
         self,
