@@ -542,12 +542,33 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def shipped_config_names() -> list[str]:
+    from agents.files import shipped_configs_dir
+
+    return sorted(p.stem for p in shipped_configs_dir().glob("*.yaml"))
+
+
+def config_path(name: str | Path) -> Path:
+    """The file of a config given as a path, or by the name of a shipped one (``quickstart``: a name with no
+    folder and no suffix that is not a file here), so an installed package trains without the repository."""
+    from agents.files import shipped_configs_dir
+
+    path = Path(name)
+    if path.exists() or path.suffix or len(path.parts) != 1:
+        return path
+    shipped = shipped_configs_dir() / f"{path.name}.yaml"
+    return shipped if shipped.is_file() else path
+
+
 def load_dict(path: str | Path) -> dict[str, Any]:
-    path = Path(path)
+    path = config_path(path)
     if path.is_dir():
         raise ValueError(f"config file {str(path)!r} is a directory")
+    if path.exists() and not path.is_file():
+        raise ValueError(f"config file {str(path)!r} is not a regular file")
     if not path.is_file():
-        raise ValueError(f"config file {str(path)!r} does not exist")
+        raise ValueError(f"config file {str(path)!r} does not exist (the shipped configs, by name: "
+                         f"{', '.join(shipped_config_names())})")
     try:
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=_StrictLoader)
     except UnicodeDecodeError as exc:

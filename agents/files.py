@@ -1,9 +1,24 @@
-"""Files the tools write: whether one can be written, checked before any work is done (no torch)."""
+"""Files the tools read and write: where the package's own files are, and whether a file can be
+written, checked before any work is done (no torch)."""
 
 from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parent  # agents/
+
+
+def from_source_checkout(package_dir: Path = PACKAGE_DIR) -> bool:
+    """Whether ``agents`` runs from the project's source tree (an editable install: ``pyproject.toml``
+    beside the package), not from a package installed into site-packages."""
+    return (package_dir.parent / "pyproject.toml").is_file()
+
+
+def shipped_configs_dir(package_dir: Path = PACKAGE_DIR) -> Path:
+    """The training configs: ``configs/`` of the source tree, or ``agents/configs`` in an installed
+    package (pyproject.toml maps the one to the other in the wheel)."""
+    return package_dir.parent / "configs" if from_source_checkout(package_dir) else package_dir / "configs"
 
 
 def output_problem(path: str | Path, what: str = "") -> str | None:

@@ -683,19 +683,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def from_source_checkout(package_dir: Path = LADDER_DIR.parent) -> bool:
-    """Whether ``agents`` runs from the project's source tree (an editable install: ``pyproject.toml``
-    beside the package), not from a package installed into site-packages."""
-    return (package_dir.parent / "pyproject.toml").is_file()
-
-
 def check_writable(path: Path) -> None:
     """Raise ``LadderError`` unless the ladder file ``path`` can be written (before the tournament).
 
     The shipped ladder is rebuilt only in the source tree: in an installed package a rebuild would
     change what every user of that environment plays, a reinstall would undo it, and ``pip uninstall``
     would leave the models it wrote behind."""
-    from agents.files import output_problem
+    from agents.files import from_source_checkout, output_problem
 
     if path.resolve() == DEFAULT_LADDER and not from_source_checkout():
         raise LadderError(f"the shipped ladder {str(path)!r} is part of the installed package; write a ladder of "

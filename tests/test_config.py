@@ -398,3 +398,25 @@ def test_every_key_is_in_the_docs_configuration_reference() -> None:
     keys = list(dotted(default_dict()))
     assert "game.repetition_limit" in keys and len(keys) > 60
     assert [key for key in keys if f"`{key}`" not in doc] == []
+
+
+def test_a_shipped_config_loads_by_name_from_any_directory(tmp_path: Path, monkeypatch) -> None:
+    """``halma train quickstart``: a bare name that is not a file here is a shipped config (an installed
+    wheel has them in agents/configs, not the repository's configs/ folder); a file of that name wins."""
+    from agents.config import config_path, shipped_config_names
+
+    assert shipped_config_names() == sorted(p.stem for p in (ROOT / "configs").glob("*.yaml"))
+    monkeypatch.chdir(tmp_path)
+    assert load_config("star2").to_dict() == load_config(ROOT / "configs" / "star2.yaml").to_dict()
+    assert config_path("quickstart") == ROOT / "configs" / "quickstart.yaml"
+    Path("quickstart").write_text(yaml.safe_dump({**default_dict(), "name": "mine"}))
+    assert config_path("quickstart") == Path("quickstart") and load_config("quickstart").name == "mine"
+    for given in ("quickstart.yaml", "configs/quickstart", "nosuch"):  # a suffix or a folder: a path, as given
+        with pytest.raises(ValueError, match=rf"^config file '{given}' does not exist \(the shipped configs, by "
+                                             r"name: diamond2, diamond3, .*quickstart, star2, .*star6\)$"):
+            load_config(given)
+
+
+def test_a_config_path_that_is_not_a_regular_file_is_named() -> None:
+    with pytest.raises(ValueError, match=r"^config file '/dev/null' is not a regular file$"):
+        load_config("/dev/null")

@@ -1,5 +1,6 @@
-"""``output_problem`` (agents/files.py): why a file cannot be written, found before any work is done,
-naming the file as the user gave it; missing folders are no problem (they are made on writing)."""
+"""agents/files.py: ``output_problem``, why a file cannot be written, found before any work is done,
+naming the file as the user gave it (missing folders are no problem: they are made on writing); and
+where the package's own files are, in the source tree and in an installed wheel."""
 
 from __future__ import annotations
 
@@ -37,3 +38,34 @@ def test_an_error_without_an_errno_text_is_named_by_its_message(tmp_path: Path, 
 
     monkeypatch.setattr(agents.files.tempfile, "TemporaryFile", refuse)
     assert output_problem(tmp_path / "x.pt") == f"cannot write {str(tmp_path / 'x.pt')!r}: quota exceeded"
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_source_tree_is_told_from_an_installed_package(tmp_path: Path) -> None:
+    from agents.files import PACKAGE_DIR, from_source_checkout, shipped_configs_dir
+
+    assert from_source_checkout() and PACKAGE_DIR == ROOT / "agents"  # the tests run from the source tree
+    assert shipped_configs_dir() == ROOT / "configs"
+    installed = tmp_path / "site-packages" / "agents"
+    installed.mkdir(parents=True)
+    assert not from_source_checkout(installed) and shipped_configs_dir(installed) == installed / "configs"
+    (tmp_path / "site-packages" / "pyproject.toml").write_text("")
+    assert from_source_checkout(installed)
+
+
+def test_pyproject_names_every_package_and_ships_the_configs_inside_agents() -> None:
+    """The wheel's packages are listed by name (for the configs' mapping): a new package left out of the list
+    would be missing from an installed wheel while every test in the source tree passed."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # python 3.10: the same parser as the tomli package
+        import tomli as tomllib
+
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    packages = sorted(str(p.parent.relative_to(ROOT)).replace("/", ".")
+                      for top in ("halma_env", "agents") for p in (ROOT / top).rglob("__init__.py"))
+    assert sorted(tool["packages"]) == sorted([*packages, "agents.configs"])
+    assert tool["package-dir"] == {"agents.configs": "configs"}
+    assert tool["package-data"]["agents.configs"] == ["*.yaml"]

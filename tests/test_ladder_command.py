@@ -173,11 +173,12 @@ def test_an_installed_package_s_shipped_ladder_is_not_rebuilt(tmp_path: Path, ca
     """From a wheel (no pyproject.toml beside the package) `halma ladder CANDIDATES` without --ladder wrote
     into site-packages: the shipped ladder lost its levels until a reinstall. It is refused before the
     tournament, naming --ladder; a dry run and the source tree's own rebuild still work."""
+    import agents.files
     import agents.ladder
 
     _no_tournament(monkeypatch)
     monkeypatch.delenv("HALMA_LADDER", raising=False)
-    monkeypatch.setattr(agents.ladder, "from_source_checkout", lambda: False)
+    monkeypatch.setattr(agents.files, "from_source_checkout", lambda: False)
     before = agents.ladder.DEFAULT_LADDER.read_bytes()
     assert main(["ladder", "--quiet", "--levels", "a,b", "random", "greedy"]) == 2
     out, err = capsys.readouterr()
@@ -185,13 +186,3 @@ def test_an_installed_package_s_shipped_ladder_is_not_rebuilt(tmp_path: Path, ca
                           "installed package; write a ladder of your own with --ladder FILE") and out == ""
     assert agents.ladder.DEFAULT_LADDER.read_bytes() == before
 
-
-def test_the_source_tree_is_told_from_an_installed_package(tmp_path: Path) -> None:
-    from agents.ladder import LADDER_DIR, from_source_checkout
-
-    assert from_source_checkout()  # the tests run from the source tree
-    installed = tmp_path / "site-packages" / "agents"
-    installed.mkdir(parents=True)
-    assert not from_source_checkout(installed)
-    (tmp_path / "site-packages" / "pyproject.toml").write_text("")
-    assert from_source_checkout(installed) and LADDER_DIR.parent.name == "agents"
