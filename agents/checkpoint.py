@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from agents.files import shipped_file_hint
 from halma_env.encoding import ENCODING_VERSION
 from halma_env.rules import SEAT_COUNTS, VARIANTS
 
@@ -151,7 +152,7 @@ def load_checkpoint(path: str | Path, *, variant: str | None = None, num_players
     if path.is_dir():
         raise CheckpointError(f"checkpoint {str(path)!r} is a directory, not a checkpoint file")
     if not path.is_file():
-        raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
+        raise CheckpointError(f"checkpoint {str(path)!r} does not exist{shipped_file_hint(path)}")
     try:
         data = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as exc:  # unpickling garbage raises anything: KeyError, struct.error, RuntimeError, ...

@@ -334,7 +334,10 @@ class TrainConfig:
             if Path(self.init_from).is_dir():
                 raise ValueError(f"init_from: {self.init_from!r} is a directory, not a checkpoint file")
             if not Path(self.init_from).is_file():
-                raise ValueError(f"init_from: checkpoint {self.init_from!r} does not exist")
+                from agents.files import shipped_file_hint
+
+                raise ValueError(f"init_from: checkpoint {self.init_from!r} does not exist"
+                                 f"{shipped_file_hint(self.init_from)}")
             if self.imitation.games:
                 raise ValueError("init_from and imitation.games both set the starting weights; choose one (set "
                                  "imitation.games and imitation.epochs to 0: imitation.distill_coef may stay)")

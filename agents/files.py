@@ -21,6 +21,17 @@ def shipped_configs_dir(package_dir: Path = PACKAGE_DIR) -> Path:
     return package_dir.parent / "configs" if from_source_checkout(package_dir) else package_dir / "configs"
 
 
+def shipped_file_hint(path: str | Path) -> str:
+    """For a relative path that names none of the files here but one of the package's own (the docs'
+    ``agents/checkpoints/star2.pt``, from another directory or an installed wheel): where that file is,
+    as a clause to add to a "does not exist" error; else ''."""
+    given = Path(path)
+    shipped = PACKAGE_DIR.parent / given
+    if given.is_absolute() or given.exists() or not given.parts or given.parts[0] != PACKAGE_DIR.name:
+        return ""
+    return f" here (the package's own file is {str(shipped)!r})" if shipped.is_file() else ""
+
+
 def output_problem(path: str | Path, what: str = "") -> str | None:
     """Why a file cannot be written at ``path`` (None: it can), found before any work is done: the
     nearest existing folder above it takes a temporary file (missing folders are made on writing).

@@ -86,7 +86,9 @@ def read_manifest(onnx_path: str | Path, check_hash: bool = True) -> dict[str, A
     """The checked manifest of an exported model (``OpponentError`` naming what is wrong)."""
     onnx_path = Path(onnx_path)
     if not onnx_path.is_file():
-        raise OpponentError(f"opponent model {str(onnx_path)!r} does not exist")
+        from agents.files import shipped_file_hint
+
+        raise OpponentError(f"opponent model {str(onnx_path)!r} does not exist{shipped_file_hint(onnx_path)}")
     mpath = manifest_path(onnx_path)
     if not mpath.is_file():
         raise OpponentError(f"opponent model {str(onnx_path)!r} has no manifest: expected {str(mpath)!r} "

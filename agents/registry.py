@@ -25,6 +25,7 @@ import inspect
 import os
 from typing import Any
 
+from agents.files import shipped_file_hint
 from agents.player import Player, check_seed, split_options
 from halma_env.suggest import did_you_mean
 
@@ -125,7 +126,7 @@ def make_player(name: str, seed: int | None = None) -> Player:
     lower = name.lower()
     if lower.endswith(".pt"):
         if not os.path.exists(name):
-            raise ValueError(f"checkpoint file {name!r} does not exist")
+            raise ValueError(f"checkpoint file {name!r} does not exist{shipped_file_hint(name)}")
         return _load_external("agents.policy", "load_policy_player", name, seed)
     if lower.startswith("ladder:") or lower.endswith(".onnx") or ".onnx:" in lower:
         if not lower.startswith("ladder:"):
@@ -133,7 +134,7 @@ def make_player(name: str, seed: int | None = None) -> Player:
 
             path = opponent_file(name)  # "model.onnx" or "model.onnx:option=value,..."
             if not os.path.exists(path):
-                raise ValueError(f"opponent file {path!r} does not exist")
+                raise ValueError(f"opponent file {path!r} does not exist{shipped_file_hint(path)}")
         return _load_external("agents.opponent", "load_opponent", name, seed)
     if name in LEVELS:  # levels come from the rated ladder (agents/ladder.py) for the game being played
         return _load_external("agents.ladder", "LevelPlayer", name, seed)

@@ -69,3 +69,23 @@ def test_pyproject_names_every_package_and_ships_the_configs_inside_agents() -> 
     assert sorted(tool["packages"]) == sorted([*packages, "agents.configs"])
     assert tool["package-dir"] == {"agents.configs": "configs"}
     assert tool["package-data"]["agents.configs"] == ["*.yaml"]
+
+
+def test_a_missing_relative_path_to_a_shipped_file_names_where_it_is(tmp_path: Path, monkeypatch, capsys) -> None:
+    """The docs' `agents/checkpoints/star2.pt` run from another directory (or with an installed wheel) said
+    only 'does not exist'; the error now says where the package's own file is. Other paths get no hint."""
+    from agents.cli import main
+    from agents.files import shipped_file_hint
+
+    star2 = ROOT / "agents" / "checkpoints" / "star2.pt"
+    monkeypatch.chdir(tmp_path)
+    assert shipped_file_hint("agents/checkpoints/star2.pt") == f" here (the package's own file is {str(star2)!r})"
+    for other in ("agents/checkpoints/nosuch.pt", "star2.pt", str(star2), "elsewhere/agents/checkpoints/star2.pt"):
+        assert shipped_file_hint(other) == ""
+    for command in (["eval", "agents/checkpoints/star2.pt", "random", "--games", "2"],
+                    ["export", "agents/checkpoints/star2.pt", "--out", "exports"],
+                    ["eval", "agents/ladder/star-2-star2.onnx", "random", "--games", "2"]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert f"does not exist here (the package's own file is '{ROOT / command[1]}')" in err, err
+    assert list(tmp_path.iterdir()) == []
