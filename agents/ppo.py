@@ -166,8 +166,11 @@ class Seating:
     ``learner_seat[b]``, against that opponent in all the other seats); ``opponent[b]`` holds the
     snapshot's (path, network) or the bot."""
 
-    def __init__(self, cfg: TrainConfig, pool: Pool, rng: np.random.Generator, num_envs: int, rank: int) -> None:
+    def __init__(self, cfg: TrainConfig, pool: Pool, rng: np.random.Generator, num_envs: int, rank: int,
+                 first_update: int = 0) -> None:
         self.cfg, self.pool, self.rng, self.rank = cfg, pool, rng, rank
+        # a resumed session's bots start from their own seeds, not the first session's again
+        self.seed_base = cfg.seed * 100_003 + 1000 * first_update + 1_000_000_007 * rank
         self.kind = np.zeros(num_envs, dtype=np.int64)
         self.learner_seat = np.zeros(num_envs, dtype=np.int64)
         self.opponent: list[Any] = [None] * num_envs
@@ -191,7 +194,7 @@ class Seating:
         elif self.kind[b] == BOT:
             name = self.pool.bots[int(self.rng.integers(len(self.pool.bots)))]
             self.bots_made += 1
-            self.opponent[b] = make_bot(name, seed=self.cfg.seed * 100_003 + self.bots_made + 1_000_000_007 * self.rank)
+            self.opponent[b] = make_bot(name, seed=self.seed_base + self.bots_made)
         else:
             self.opponent[b] = None
 
@@ -733,7 +736,7 @@ class Trainer:
                          if cfg.imitation.distill_coef > 0 else None)
         if solo is not None:
             solo.reset()
-        seating = Seating(cfg, self.pool, self.np_rng, num_envs, self.rank)
+        seating = Seating(cfg, self.pool, self.np_rng, num_envs, self.rank, first_update=self.update)
         # the running episode return of each (environment, seat); the pending transitions are the buffer's
         ep_return = np.zeros((num_envs + num_solo, n), dtype=np.float64)
         carry: dict[str, Any] | None = None

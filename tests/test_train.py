@@ -325,17 +325,42 @@ def test_tables_are_drawn_by_the_documented_scheme() -> None:
 
 def test_each_bot_of_each_process_gets_its_own_documented_seed() -> None:
     """Bot k (counted from 1) made in process ``rank`` of a run seeded ``seed`` is seeded
-    seed * 100003 + k + 1000000007 * rank: reproducible, and distinct across processes and runs."""
+    seed * 100003 + k + 1000 * u + 1000000007 * rank: reproducible, and distinct across processes, runs and
+    the sessions of a resumed run (u, the update a session starts from: a resume made the first session's
+    bots again, random streams and all)."""
     from agents.ppo import Pool, Seating
 
     cfg = from_dict(tiny_config(pool__self_prob=0.0, pool__snapshot_prob=0.0, pool__bot_prob=1.0,
                                 pool__bots=["random"]))
-    for rank in (0, 1):
-        seating = Seating(cfg, Pool(bots=["random"]), np.random.default_rng(0), num_envs=3, rank=rank)
+    for rank, first_update in ((0, 0), (1, 0), (0, 7)):
+        seating = Seating(cfg, Pool(bots=["random"]), np.random.default_rng(0), num_envs=3, rank=rank,
+                          first_update=first_update)
         seating.draw(1)
         assert seating.bots_made == 4
         seeds = [bot.seed for bot in seating.opponent]
-        assert seeds == [3 * 100003 + k + 1000000007 * rank for k in (1, 4, 3)]  # env 1 drew again: bot 4
+        # env 1 drew again: bot 4
+        assert seeds == [3 * 100003 + k + 1000 * first_update + 1000000007 * rank for k in (1, 4, 3)]
+
+
+def test_a_resumed_session_seeds_its_bots_from_the_update_it_starts_at(tmp_path: Path, monkeypatch) -> None:
+    import agents.ppo
+
+    made: list[int] = []
+    make_bot = agents.ppo.make_bot
+    monkeypatch.setattr(agents.ppo, "make_bot", lambda name, seed: made.append(seed) or make_bot(name, seed=seed))
+    data = tiny_config(pool__self_prob=0.0, pool__snapshot_prob=0.0, pool__bot_prob=1.0, pool__bots=["random"],
+                       ppo__total_steps=4 * 16 * 2)
+    trainer = Trainer(from_dict(data), tmp_path / "run", log=quiet)
+    trainer.train()
+    trainer.close()
+    first = list(made)
+    data["ppo"]["total_steps"] = 4 * 16 * 4
+    made.clear()
+    resumed = Trainer(from_dict(data), tmp_path / "run", resume=True, log=quiet)
+    resumed.train()
+    resumed.close()
+    assert first[:4] == [3 * 100003 + k for k in (1, 2, 3, 4)]
+    assert made[:4] == [3 * 100003 + 1000 * 2 + k for k in (1, 2, 3, 4)] and not set(made) & set(first)
 
 
 def test_who_moves_and_who_is_trained_follow_the_table() -> None:
