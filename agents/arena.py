@@ -23,6 +23,7 @@ draw``) or ranks them by progress, and counts as not finished.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import itertools
 import json
@@ -32,7 +33,7 @@ import re
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
@@ -758,6 +759,24 @@ def _one_thread_per_worker() -> None:
         sys.modules["torch"].set_num_threads(1)
 
 
+@contextlib.contextmanager
+def _one_torch_thread(players: Sequence[str]) -> Iterator[None]:
+    """Games played in this process (``workers=1``) with a checkpoint player: torch on one thread, as in
+    a worker, and back to the caller's count after (a checkpoint's small network on torch's default
+    threads was 28x slower per move on a loaded 2-core machine, and timed bots lost their cores)."""
+    if not any(p.lower().endswith(".pt") for p in players):
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def run_tournament(
     players: Sequence[str],
     rules: Rules,
@@ -806,9 +825,10 @@ def run_tournament(
 
     with tqdm(total=games, disable=not progress, unit="game", desc="halma eval", file=sys.stderr) as bar:
         if workers == 1:
-            for t in tasks:
-                results.append(_run_task(t))
-                bar.update()
+            with _one_torch_thread(players):
+                for t in tasks:
+                    results.append(_run_task(t))
+                    bar.update()
         else:
             import multiprocessing as mp
 

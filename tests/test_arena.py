@@ -766,3 +766,30 @@ def test_load_results_gives_the_games_back(tmp_path) -> None:
     (tmp_path / "other.json").write_text(json.dumps({"players": []}))
     with pytest.raises(ValueError, match="not a halma eval results.json"):
         arena.load_results(str(tmp_path / "other.json"))
+
+
+def test_games_in_this_process_run_a_checkpoint_on_one_torch_thread_and_give_the_count_back(monkeypatch) -> None:
+    """workers=1 plays in the caller's process: a checkpoint player's forward passes ran on torch's default
+    threads there (28 ms a move on a loaded 2-core machine against 1 ms in a one-thread worker)."""
+    import torch
+
+    import agents.arena
+    from agents.arena import run_tournament
+    from halma_env import Rules
+
+    seen: list[int] = []
+    run_task = agents.arena._run_task
+
+    def recording(task):
+        seen.append(torch.get_num_threads())
+        return run_task(task)
+
+    monkeypatch.setattr(agents.arena, "_run_task", recording)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        run_tournament(["agents/checkpoints/quickstart_star2.pt", "random"], Rules("star", 2, move_limit=20), 2)
+        run_tournament(["greedy", "random"], Rules("star", 2, move_limit=20), 2)  # no torch player: left alone
+        assert seen == [1, 1, 2, 2] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
