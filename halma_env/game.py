@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from halma_env.assignment import min_cost_assignment
 from halma_env.layout import Layout, layout
@@ -140,6 +140,26 @@ class Progress(NamedTuple):
     def key(self) -> tuple[int, int]:
         """Smaller is better."""
         return (-self.in_goal, self.distance)
+
+    # ordered by how far along, not as plain tuples (which would call the longer distance the greater):
+    # a < b when b is further along, so max() of several is the best and sorted() goes worst first
+    def __lt__(self, other: tuple[Any, ...]) -> bool:
+        return self.key() > _progress_key(other)
+
+    def __le__(self, other: tuple[Any, ...]) -> bool:
+        return self.key() >= _progress_key(other)
+
+    def __gt__(self, other: tuple[Any, ...]) -> bool:
+        return self.key() < _progress_key(other)
+
+    def __ge__(self, other: tuple[Any, ...]) -> bool:
+        return self.key() <= _progress_key(other)
+
+
+def _progress_key(other: Any) -> tuple[int, int]:
+    if not isinstance(other, Progress):  # a plain tuple would be compared in the other order
+        raise TypeError(f"a Progress is ordered against another Progress, not {type(other).__name__}")
+    return other.key()
 
 
 class Event(NamedTuple):
@@ -880,7 +900,13 @@ class Game:
         return f"hole {dst} cannot be reached from {src} by a step or a jump sequence"
 
     def __repr__(self) -> str:
-        return f"Game.from_position({self.position()!r})"
+        """``Game.from_position(...)`` with the rule options that are not the variant's defaults: it
+        rebuilds the position and the rules (not the history, nor ``first_seat``, which the position's
+        seat to move sets)."""
+        ours, default = self.rules.to_dict(), Rules(self.rules.variant, self.num_players).to_dict()
+        options = "".join(f", {k}={v!r}" for k, v in ours.items()
+                          if k not in ("variant", "num_players", "first_seat") and v != default[k])
+        return f"Game.from_position({self.position()!r}{options})"
 
 
 def _as_int(value):

@@ -321,6 +321,13 @@ def test_repr_is_the_from_position_call_that_rebuilds_the_game() -> None:
     text = repr(game)
     assert text == f"Game.from_position({game.position()!r})"
     assert eval(text, {"Game": Game}).position() == game.position()
+    # rule options other than the variant's defaults are part of it (it read as a rebuild and lost them)
+    for rules in (Rules("star", 2, move_limit=50, anti_blocking=False, first_seat=1),
+                  Rules("halma16", 2, repetition_limit=None, stall_limit=30), Rules("diamond", 3, play_to_end=False)):
+        game = Game(rules)
+        text = repr(game)
+        assert eval(text, {"Game": Game}).rules == rules and "first_seat" not in text, text
+    assert repr(Game(Rules("halma16", 2))).endswith(" 0 0')")  # its own repetition_limit 3 is a default
 
 
 def _landings_allowed(game: Game) -> None:

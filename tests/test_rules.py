@@ -1261,3 +1261,15 @@ def test_a_seat_without_pieces_is_ranked_by_progress_as_the_spec_defines_it() ->
     assert game.progress(1) == Progress(0, 0) and game.progress(0).distance > 0
     game.play(game.legal_moves()[0])
     assert game.end_reason == "move_limit" and game.places == [2, 1]
+
+
+def test_progress_orders_by_how_far_along_not_as_a_plain_tuple() -> None:
+    """max() of progresses is the best one: more pieces in the goal, then the shorter distance (as a plain
+    tuple the longer distance compared greater, so max() picked the worse of two with equal pieces)."""
+    ahead, behind, fewer = Progress(5, 2), Progress(5, 10), Progress(3, 0)
+    assert max(behind, ahead) == ahead and min(ahead, behind, fewer) == fewer
+    assert sorted([behind, fewer, ahead]) == [fewer, behind, ahead]  # worst first, as key() sorts in reverse
+    assert behind < ahead and ahead > behind and ahead >= Progress(5, 2) and behind <= ahead
+    assert not ahead < Progress(5, 2) and ahead == (5, 2)  # equality stays the tuple's
+    with pytest.raises(TypeError):
+        ahead < (5, 3)  # noqa: B015 (a plain tuple has no progress order)
