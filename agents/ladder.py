@@ -38,8 +38,9 @@ import tempfile
 import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from agents.player import SeededPlayer
 from halma_env import Game, Move, Rules
 from halma_env.rules import SEAT_COUNTS, VARIANTS
 
@@ -176,7 +177,7 @@ def entry_player(player: str, seed: int | None = None, base: Path | None = None,
     own; a bot takes only ``time_budget`` (its budget for a move asked for without one) and refuses the
     others by name.  With ``game`` (variant, seats) the player is that game's: a model for another is
     refused now, and a bot is wrapped (``LevelBot``) so that it refuses to play another."""
-    from agents.opponent import load_opponent, parse_opponent_spec
+    from agents.opponent import OnnxOpponent, load_opponent, parse_opponent_spec
 
     given = {k: v for k, v in options.items() if v is not None}
     what = f"level {name!r}" if name else "the ladder player"
@@ -189,8 +190,8 @@ def entry_player(player: str, seed: int | None = None, base: Path | None = None,
         if base is not None and not path.is_absolute():
             path = base / path
         merged = {**spec.options, **given}
-        opp = load_opponent(str(path), seed=seed, temperature=merged.get("temperature"),
-                            search=merged.get("search"), time_budget=merged.get("time_budget"))
+        opp = cast(OnnxOpponent, load_opponent(str(path), seed=seed, temperature=merged.get("temperature"),
+                                               search=merged.get("search"), time_budget=merged.get("time_budget")))
         plays = (opp.policy.variant, opp.policy.num_players)
         if game is not None and plays != tuple(game):
             raise LadderError(f"{what} is the model {player!r}, exported for {plays[0]} with {plays[1]} seats")
@@ -218,7 +219,8 @@ def entry_player(player: str, seed: int | None = None, base: Path | None = None,
 
 def level_player(level: str, variant: str, seats: int, seed: int | None = None,
                  path: str | Path | None = None, *, temperature: float | None = None,
-                 search: str | dict[str, Any] | int | None = None, time_budget: float | None = None) -> Any:
+                 search: str | dict[str, Any] | int | None = None,
+                 time_budget: float | None = None) -> SeededPlayer:
     """The Player of ``level`` for ``variant`` with ``seats`` seats, from the ladder; it plays that game
     only (a ``LadderError`` naming both games for another).  ``temperature``, ``search`` and
     ``time_budget`` override the level's own (see ``entry_player``)."""
@@ -388,7 +390,7 @@ class LevelPlayer:
 
 def ladder_player(name: str, seed: int | None = None, path: str | Path | None = None, *,
                   temperature: float | None = None, search: str | dict[str, Any] | int | None = None,
-                  time_budget: float | None = None) -> Any:
+                  time_budget: float | None = None) -> SeededPlayer:
     """``ladder:LEVEL`` (resolved per game) or ``ladder:VARIANT-SEATS:LEVEL`` (that game's player, which
     plays no other); ``temperature``, ``search`` and ``time_budget`` go to the level's player (a bot
     takes only ``time_budget``, see ``entry_player``)."""

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.player import check_is_game, check_number, check_seed, check_time, split_options
+from agents.player import SeededPlayer, check_is_game, check_number, check_seed, check_time, split_options
 from halma_env import Game, Move
 from halma_env.encoding import ENCODING_VERSION, encoding
 from halma_env.rules import SEAT_COUNTS, VARIANTS
@@ -484,9 +484,11 @@ def check_play_options(temperature: Any = None, search: Any = None, time_budget:
 
 
 def load_opponent(name_or_path: str | Path, seed: int | None = None, temperature: float | None = None,
-                  search: str | dict[str, Any] | int | None = None, time_budget: float | None = None) -> Any:
+                  search: str | dict[str, Any] | int | None = None,
+                  time_budget: float | None = None) -> SeededPlayer:
     """A ``Player`` from an exported model path (options after ``.onnx:``) or a ladder level
-    (``ladder:LEVEL``, ``ladder:GAME:LEVEL``).  Arguments given here override the name's options.
+    (``easy``..``expert``, ``ladder:LEVEL``, ``ladder:GAME:LEVEL``).  Arguments given here override the
+    name's options.
 
     Every argument is checked here, whatever the name is.  A level passes them to its player: a model
     takes all three; a bot takes ``time_budget`` only (its per-move budget when a move is asked for
@@ -494,17 +496,21 @@ def load_opponent(name_or_path: str | Path, seed: int | None = None, temperature
     name = str(name_or_path).strip()
     seed = check_seed(seed)  # now, not when a level resolves to a model at its first move
     check_play_options(temperature, search, time_budget)
-    if name.lower().startswith("ladder:"):
-        from agents.ladder import ladder_player  # no torch either
+    from agents.ladder import LEVELS  # no torch either
 
-        return ladder_player(name, seed=seed, temperature=temperature, search=search, time_budget=time_budget)
+    if name.lower().startswith("ladder:") or name in LEVELS:
+        from agents.ladder import ladder_player
+
+        level = name if name.lower().startswith("ladder:") else f"ladder:{name}"
+        return ladder_player(level, seed=seed, temperature=temperature, search=search, time_budget=time_budget)
     spec = parse_opponent_spec(name)
     options = dict(spec.options)
     for key, value in (("temperature", temperature), ("search", search), ("time_budget", time_budget)):
         if value is not None:
             options[key] = value
     if not spec.path.lower().endswith(".onnx"):
-        raise OpponentError(f"an exported opponent is a .onnx file or a ladder:LEVEL name, got {name!r}")
+        raise OpponentError(f"an exported opponent is a .onnx file or a level (easy, medium, hard, expert, "
+                            f"ladder:LEVEL), got {name!r}")
     policy = OnnxPolicy(spec.path)
     return OnnxOpponent(policy, seed=seed, temperature=options.get("temperature") or 0.0,
                         search=options.get("search"), time_budget=options.get("time_budget"))

@@ -28,6 +28,18 @@ class Player(Protocol):
         ...
 
 
+@runtime_checkable
+class SeededPlayer(Player, Protocol):
+    """A ``Player`` that can start again from a seed, as every player of ``agents`` can (what
+    ``make_player`` and ``load_opponent`` return)."""
+
+    seed: int | None
+
+    def reseed(self, seed: int | None) -> None:
+        """Play from now on as a player new made with ``seed``."""
+        ...
+
+
 # --- checks shared by the players' constructors and select_move ---------------------------------
 
 

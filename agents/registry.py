@@ -26,7 +26,7 @@ import os
 from typing import Any
 
 from agents.files import shipped_file_hint
-from agents.player import Player, check_seed, split_options
+from agents.player import SeededPlayer, check_seed, split_options
 from halma_env.suggest import did_you_mean
 
 # bot name -> "module:class"; imported only when asked for
@@ -113,11 +113,11 @@ def valid_names() -> list[str]:
     return [*BOTS, *LEVELS, "<bot>:key=value,...", "<checkpoint>.pt", "<opponent>.onnx", "ladder:<level>"]
 
 
-def _load_external(module_name: str, function: str, path: str, *args: Any) -> Player:
+def _load_external(module_name: str, function: str, path: str, *args: Any) -> SeededPlayer:
     return getattr(_import(module_name, f"loading {path!r}"), function)(path, *args)
 
 
-def make_player(name: str, seed: int | None = None) -> Player:
+def make_player(name: str, seed: int | None = None) -> SeededPlayer:
     """A player by name (bot, bot spec, level, checkpoint or exported opponent); see the module doc."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"a player name must be a non-empty string, got {name!r}; valid: {', '.join(valid_names())}")

@@ -13,7 +13,7 @@ import operator
 import random
 from bisect import insort
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, NamedTuple
@@ -67,7 +67,7 @@ class Move:
         except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
             raise IllegalMoveError(f"a move's hole number is far too long ({len(text)} characters)") from None
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         yield self.src
         yield self.dst
 

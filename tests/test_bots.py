@@ -1474,7 +1474,10 @@ def test_reseed_makes_a_player_play_as_one_new_made_with_that_seed(spec: str) ->
             game.play(rng.choice(game.legal_moves()))
         return game.moves
 
+    from agents.player import SeededPlayer
+
     used = make_player(spec, seed=1)
+    assert isinstance(used, SeededPlayer)  # what make_player's annotation promises
     moves(used, 0)  # its random stream (and any plan it keeps) moved on
     used.reseed(7)
     fresh = moves(make_player(spec, seed=7), 3)

@@ -69,6 +69,9 @@ def test_pyproject_names_every_package_and_ships_the_configs_inside_agents() -> 
     assert sorted(tool["packages"]) == sorted([*packages, "agents.configs"])
     assert tool["package-dir"] == {"agents.configs": "configs"}
     assert tool["package-data"]["agents.configs"] == ["*.yaml"]
+    # PEP 561: without the marker, a user's mypy skipped the packages' hints ("missing library stubs")
+    for package in ("halma_env", "agents"):
+        assert "py.typed" in tool["package-data"][package] and (ROOT / package / "py.typed").is_file()
 
 
 def test_a_missing_relative_path_to_a_shipped_file_names_where_it_is(tmp_path: Path, monkeypatch, capsys) -> None:

@@ -432,3 +432,22 @@ def test_ladder_names_are_resolved_by_the_ladder() -> None:
     assert isinstance(easy, OnnxOpponent) and easy.policy.path == SHIPPED and easy.seed == 1
     level = load_opponent("ladder:medium", seed=2)
     assert isinstance(level, LevelPlayer) and (level.level, level.seed) == ("medium", 2)
+
+
+@pytest.mark.parametrize("name", ["hard", "easy", "ladder:hard", "ladder:star-2:expert",
+                                  "agents/ladder/star-2-star2.onnx"])
+def test_load_opponent_takes_the_names_the_docs_list_and_returns_a_seeded_player(name: str) -> None:
+    """docs/export.md lists easy..expert among the names load_opponent takes; it refused them (only
+    ladder:LEVEL worked). Whatever it returns can be reseeded (agents.player.SeededPlayer)."""
+    from agents.opponent import load_opponent
+    from agents.player import SeededPlayer
+
+    player = load_opponent(name, seed=4)
+    assert isinstance(player, SeededPlayer) and player.seed == 4
+    game = Game(Rules("star", 2))
+    assert player.select_move(game) in game.legal_moves()
+    if name in ("hard", "easy"):
+        assert repr(player) == f"LevelPlayer({name!r}, seed=4)"
+    with pytest.raises(OpponentError, match=r"is a \.onnx file or a level \(easy, medium, hard, expert, "
+                                            r"ladder:LEVEL\), got 'hardest'"):
+        load_opponent("hardest")
