@@ -288,6 +288,7 @@ class ResolvedLevel:
         return f"ResolvedLevel({self.player!r})"
 
 
+MIN_MOVE_BUDGET = 0.001  # seconds left for a move when making its player took the whole budget
 _MAKING_PLAYERS = threading.Lock()  # LevelPlayer.player_for: one thread makes a level's player (module-wide:
 # a lock held by the player would stop it being copied and pickled)
 
@@ -378,10 +379,20 @@ class LevelPlayer:
         return level_player(self.level, key[0], key[1], self.seed, self.path, **self.options)
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
-        from agents.player import check_is_game
+        """The move of the level's player for this game.  The first move of a game kind also makes that
+        player (loading its model: tens of ms): what that took comes off ``time_budget``, and a server
+        that cannot spare it calls ``player_for(rules)`` before the clock starts."""
+        import time
+
+        from agents.player import check_is_game, check_time
 
         check_is_game(game)  # before game.rules picks the player
-        return self.player_for(game.rules).select_move(game, time_budget)
+        check_time("time_budget", time_budget)
+        start = time.perf_counter()
+        player = self.player_for(game.rules)
+        if time_budget is not None:  # the rest of it, and at least a token budget: the move is owed
+            time_budget = max(time_budget - (time.perf_counter() - start), MIN_MOVE_BUDGET)
+        return player.select_move(game, time_budget)
 
     def __repr__(self) -> str:
         options = "".join(f", {k}={v!r}" for k, v in self.options.items())
