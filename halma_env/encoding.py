@@ -24,6 +24,7 @@ every seat.  See docs/environment.md for the full description.
 
 from __future__ import annotations
 
+import operator
 from functools import cache
 from typing import TYPE_CHECKING, cast
 
@@ -76,31 +77,58 @@ class Encoding:
         # hole -> index of its plane-0 entry in the flat (cells * PLANES) observation, per seat
         self._flat_cell = [(self.grid_index[self.to_canonical[s]] * PLANES).tolist() for s in range(n)]
         self._static_bytes = [static[s].tobytes() for s in range(n)]
+        # shared by every env of this game (encoding() caches it): nobody may write into them
+        for table in (self.to_canonical, self.from_canonical, self.grid_index, self.static_planes):
+            table.flags.writeable = False
+
+    def _seat(self, seat: object) -> int:
+        """``seat`` as an int, if it is one of this game's seats (a negative index would wrap to another seat)."""
+        value = _as_index(seat, "seat")
+        if not 0 <= value < self.layout.num_players:
+            raise ValueError(f"seat must be 0..{self.layout.num_players - 1}, got {seat!r}")
+        return value
+
+    def _hole(self, hole: object, what: str) -> int:
+        value = _as_index(hole, what)
+        if not 0 <= value < self.num_holes:
+            raise ValueError(f"{what} must be a hole 0..{self.num_holes - 1}, got {hole!r}")
+        return value
+
+    def _check_game(self, game: Game) -> None:
+        r = game.rules
+        if (r.variant, r.num_players) != (self.layout.variant, self.layout.num_players):
+            raise ValueError(f"this encoding is {self.layout.variant} with {self.layout.num_players} seats, the game "
+                             f"{r.variant} with {r.num_players}")
 
     def encode_move(self, seat: int, src: int, dst: int) -> int:
-        c = self.to_canonical[seat]
-        return int(c[src]) * self.num_holes + int(c[dst])
+        """The action of ``seat``'s move ``src`` -> ``dst`` (board holes); a ``ValueError`` naming a seat or
+        hole out of range (numpy would wrap a negative one to another hole)."""
+        c = self.to_canonical[self._seat(seat)]
+        return int(c[self._hole(src, "src")]) * self.num_holes + int(c[self._hole(dst, "dst")])
 
     def move_actions(self, seat: int, moves: Sequence[Move]) -> np.ndarray:
         """The actions of ``moves`` (``seat``'s, in board holes) as an int64 array, in their order:
         ``encode_move`` of each, at once."""
-        c = self.to_canonical[seat]
+        c = self.to_canonical[self._seat(seat)]
         src = np.fromiter((m.src for m in moves), dtype=np.int64, count=len(moves))
         dst = np.fromiter((m.dst for m in moves), dtype=np.int64, count=len(moves))
         return c[src] * self.num_holes + c[dst]
 
     def decode_action(self, seat: int, action: int) -> tuple[int, int]:
-        if not 0 <= action < self.num_actions:
+        """``(src, dst)`` in board holes of ``seat``'s action (an integer: a float is refused, not truncated)."""
+        value = _as_index(action, "action")
+        if not 0 <= value < self.num_actions:
             raise ValueError(f"action must be 0..{self.num_actions - 1}, got {action}")
-        cs, cd = divmod(int(action), self.num_holes)
-        back = self.from_canonical[seat]
+        cs, cd = divmod(value, self.num_holes)
+        back = self.from_canonical[self._seat(seat)]
         return int(back[cs]), int(back[cd])
 
     def action_mask(self, game: Game, seat: int | None = None) -> np.ndarray:
         """int8 mask over actions: the legal moves of ``seat`` (default: the seat to move).
         All zero for a seat that is not to move or once the game is over."""
+        self._check_game(game)
         mask = np.zeros(self.num_actions, dtype=np.int8)
-        seat = game.to_move if seat is None else seat
+        seat = game.to_move if seat is None else self._seat(seat)
         if game.is_over or seat != game.to_move:
             return mask
         c = self.to_canonical[seat]
@@ -113,6 +141,8 @@ class Encoding:
 
     def observation(self, game: Game, seat: int) -> np.ndarray:
         """The planes described in the module docstring, from ``seat``'s point of view."""
+        self._check_game(game)
+        seat = self._seat(seat)
         n = self.layout.num_players
         rows, cols, _ = self.observation_shape
         # a copy of the static planes as a bytearray, set entry by entry and wrapped by numpy
@@ -135,6 +165,17 @@ class Encoding:
                     if piece_at(h)[1]:
                         obs[flat[h] + 6] = 1
         return np.frombuffer(obs, dtype=np.int8).reshape(rows, cols, PLANES)
+
+
+def _as_index(value: object, what: str) -> int:
+    """An integer of any integer type (numpy's too) as a Python int; a ``TypeError`` naming ``what`` for
+    bools, floats (refused, not truncated) and the rest."""
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)  # type: ignore[arg-type]
+        except TypeError:
+            pass
+    raise TypeError(f"{what} must be an integer, got {value!r}")
 
 
 @cache

@@ -1113,3 +1113,31 @@ def test_game_attributes_before_a_game_say_to_call_reset() -> None:
         raw_env().no_such_thing  # noqa: B018
     fresh.reset()
     assert fresh.agents == ["player_0", "player_1", "player_2"]
+
+
+def test_the_reference_encoding_refuses_what_would_wrap_or_truncate() -> None:
+    """halma_env.encoding.Encoding, the reference the docs point to: a negative hole or seat wrapped to another
+    one (numpy indexing), a float action was truncated, and its shared tables could be written into."""
+    from halma_env.encoding import encoding
+
+    enc = encoding("star", 2)
+    game = Game(Rules("star", 2))
+    assert enc.encode_move(np.int64(0), 111, 102) == 13533 and enc.decode_action(0, np.int64(13533)) == (111, 102)
+    for args, error, message in (((0, -1, 5), ValueError, "src must be a hole 0..120, got -1"),
+                                 ((0, 5, 121), ValueError, "dst must be a hole 0..120, got 121"),
+                                 ((2, 5, 6), ValueError, "seat must be 0..1, got 2"),
+                                 ((-1, 5, 6), ValueError, "seat must be 0..1, got -1"),
+                                 ((0, 5.0, 6), TypeError, "src must be an integer, got 5.0")):
+        with pytest.raises(error, match=message):
+            enc.encode_move(*args)
+    with pytest.raises(TypeError, match=r"action must be an integer, got 13533\.7"):
+        enc.decode_action(0, 13533.7)
+    with pytest.raises(ValueError, match="seat must be 0..1, got -1"):
+        enc.observation(game, -1)
+    with pytest.raises(ValueError, match="seat must be 0..1, got 5"):
+        enc.action_mask(game, 5)
+    with pytest.raises(ValueError, match="this encoding is star with 2 seats, the game star with 3"):
+        enc.observation(Game(Rules("star", 3)), 0)
+    with pytest.raises(ValueError, match="read-only"):
+        enc.to_canonical[0, 0] = 5
+    assert enc.to_canonical[0, 0] == 0 and enc.static_planes.flags.writeable is False

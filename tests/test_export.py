@@ -350,7 +350,7 @@ def test_bad_options_and_names() -> None:
         parse_opponent_spec("b.onnx:time_budget=0")
     assert parse_opponent_spec("b.onnx:temperature=0,time_budget=none").options == {"temperature": 0.0,
                                                                                      "time_budget": None}
-    with pytest.raises(OpponentError, match="a .onnx file or a ladder:LEVEL"):
+    with pytest.raises(OpponentError, match=r"a \.onnx file or a level \(easy, medium, hard, expert, ladder:LEVEL\)"):
         load_opponent("model.pt")
     with pytest.raises(OpponentError, match="empty opponent option in 'b.onnx:temperature=0.5,,time_budget=1'"):
         parse_opponent_spec("b.onnx:temperature=0.5,,time_budget=1")
