@@ -3,6 +3,7 @@ written, checked before any work is done (no torch)."""
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -49,3 +50,25 @@ def output_problem(path: str | Path, what: str = "") -> str | None:
     except OSError as exc:
         return f"cannot write {named}: {exc.strerror or exc}"
     return None
+
+
+def write_atomic(path: str | Path, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` all at once: into a new temporary file beside it (``mkstemp``: a name no
+    one could have planted a symlink at), then ``os.replace``.  A reader sees the old file or the new
+    one, never half of one, and a symlink at ``path`` is replaced, not followed."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.chmod(tmp, 0o644 & ~_umask())  # mkstemp makes it 0600; the file is the user's, as before
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -92,3 +92,24 @@ def test_a_missing_relative_path_to_a_shipped_file_names_where_it_is(tmp_path: P
         err = capsys.readouterr().err
         assert f"does not exist here (the package's own file is '{ROOT / command[1]}')" in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_write_atomic_replaces_a_planted_symlink_instead_of_writing_through_it(tmp_path: Path) -> None:
+    from agents.files import write_atomic
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    target = tmp_path / "results.json"
+    target.symlink_to(victim)
+    write_atomic(target, "{}\n")
+    assert victim.read_text() == "keep me" and not target.is_symlink() and target.read_text() == "{}\n"
+    write_atomic(target, b"\x00\x01")
+    assert target.read_bytes() == b"\x00\x01" and sorted(p.name for p in tmp_path.iterdir()) == ["results.json",
+                                                                                                  "victim.txt"]
+    assert oct(target.stat().st_mode & 0o777) == oct(0o644 & ~_current_umask())
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
