@@ -61,14 +61,17 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
-        os.chmod(tmp, 0o644 & ~_umask())  # mkstemp makes it 0600; the file is the user's, as before
+        os.chmod(tmp, 0o644 & ~_UMASK)  # mkstemp makes it 0600; as a plain open() would, the umask decides
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def _umask() -> int:
+def _read_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+_UMASK = _read_umask()  # once, at import: os.umask sets as it reads, which other threads could see
