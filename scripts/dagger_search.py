@@ -28,7 +28,6 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -77,7 +76,7 @@ def collect_games(checkpoint: str, games: list[int], label_depth: int) -> dict[s
             else:
                 move = label = opponent.select_move(game)
             before = seat_potential(game, seat)
-            rec["obs"].append(enc.observation(game, seat))
+            rec["obs"].append(torch.from_numpy(enc.observation(game, seat)))  # tensors: loadable weights_only
             rec["legal"].append(enc.move_actions(seat, moves).tolist())
             rec["choice"].append(moves.index(label))
             rec["game"].append(index)
@@ -125,12 +124,15 @@ def load_data(path: str) -> dict[str, list]:
         raise ValueError(f"data file {path!r} is a directory")
     if not Path(path).is_file():
         raise ValueError(f"data file {path!r} does not exist")
-    try:  # the file is this script's own output: lists of numpy arrays, which weights_only refuses
-        rec = torch.load(path, weights_only=False)
+    try:  # weights_only: a pickle that would run code is refused (collect writes tensors, lists and numbers)
+        rec = torch.load(path, weights_only=True)
     except Exception as exc:  # unpickling garbage raises anything
         raise ValueError(f"data file {path!r} is corrupt or not written by collect ({type(exc).__name__})") from None
     if not isinstance(rec, dict) or any(k not in rec for k in FIELDS):
         raise ValueError(f"data file {path!r} is not written by collect (it lacks {', '.join(FIELDS)})")
+    if not all(isinstance(x, torch.Tensor) for x in rec["obs"]):
+        raise ValueError(f"data file {path!r} is not written by collect (its obs are not tensors: written by an "
+                         "older collect? collect again)")
     if not rec["choice"]:
         raise ValueError(f"data file {path!r} holds no positions")
     if all(game % 10 == 0 for game in rec["game"]):
@@ -143,7 +145,7 @@ def fit(args: argparse.Namespace, rec: dict[str, list]) -> None:
     data = load_checkpoint(args.checkpoint)
     net = model_from_checkpoint(data, args.checkpoint)
     anchor = copy.deepcopy(net).eval()
-    obs = torch.from_numpy(np.stack(rec["obs"]))
+    obs = torch.stack(rec["obs"])
     legal, valid = _padded(rec["legal"])
     choice, ret = torch.as_tensor(rec["choice"]), torch.as_tensor(rec["ret"], dtype=torch.float32)
     held = torch.as_tensor(rec["game"]) % 10 == 0

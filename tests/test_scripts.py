@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 import torch
 
@@ -213,7 +212,7 @@ def test_dagger_does_not_write_over_its_inputs(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setattr(module, "fit", lambda args, rec: ran.append("fit"))
     checkpoint, data = tmp_path / "star2.pt", tmp_path / "data.pt"
     checkpoint.write_bytes(STAR2.read_bytes())
-    torch.save({"obs": [np.zeros(3)], "legal": [[0]], "choice": [0], "ret": [0.0], "game": [1], "agent": [True]}, data)
+    torch.save({"obs": [torch.zeros(3)], "legal": [[0]], "choice": [0], "ret": [0.0], "game": [1], "agent": [True]}, data)
     for argv in (["collect", checkpoint, tmp_path / "." / "star2.pt"], ["fit", checkpoint, data, checkpoint],
                  ["fit", checkpoint, data, data]):
         with pytest.raises(SystemExit) as stop:
@@ -293,3 +292,20 @@ def test_results_sh_refuses_bad_arguments_before_any_command(tmp_path: Path, arg
     assert result.returncode == status and named in (result.stdout if status == 0 else result.stderr), result
     assert not log.exists()  # no halma command ran
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "bin"]  # no folder made
+
+
+def test_dagger_fit_refuses_a_data_file_whose_pickle_would_run_code(tmp_path: Path) -> None:
+    """load_data read its file with torch.load(weights_only=False): a data file whose pickle calls a function
+    ran it (a security review created a marker file this way). It reads with weights_only=True now."""
+    import pickle
+
+    marker = tmp_path / "pwned"
+
+    class Payload:
+        def __reduce__(self):
+            return (Path.touch, (marker,))
+
+    data = tmp_path / "evil.pt"
+    torch.save({"obs": Payload()}, data, pickle_module=pickle)
+    refused(run("dagger_search", "fit", STAR2, data, tmp_path / "out.pt"), "is corrupt or not written by collect")
+    assert not marker.exists()
