@@ -212,7 +212,8 @@ def test_dagger_does_not_write_over_its_inputs(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setattr(module, "fit", lambda args, rec: ran.append("fit"))
     checkpoint, data = tmp_path / "star2.pt", tmp_path / "data.pt"
     checkpoint.write_bytes(STAR2.read_bytes())
-    torch.save({"obs": [torch.zeros(3)], "legal": [[0]], "choice": [0], "ret": [0.0], "game": [1], "agent": [True]}, data)
+    torch.save({"obs": [torch.zeros(3)], "legal": [[0]], "choice": [0], "ret": [0.0], "game": [1], "agent": [True]},
+               data)
     for argv in (["collect", checkpoint, tmp_path / "." / "star2.pt"], ["fit", checkpoint, data, checkpoint],
                  ["fit", checkpoint, data, data]):
         with pytest.raises(SystemExit) as stop:
