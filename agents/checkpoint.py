@@ -26,8 +26,10 @@ import dataclasses
 import io
 import os
 import re
+import reprlib
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -145,6 +147,30 @@ def _refused_part(value: Any, where: str) -> tuple[str, Any]:
     return where, value
 
 
+def _shown(value: Any) -> str:
+    """``repr(value)`` cut short: a hostile file's nested lists that share their parts (pickle's memo) would
+    spell out to megabytes in an error message."""
+    return _SHORT.repr(value)
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother, _SHORT.maxlist, _SHORT.maxdict = 3, 80, 80, 8, 8
+
+
+def _check_archive(path: Path) -> None:
+    """A checkpoint is torch's zip archive, its entries stored, not compressed: a compressed entry (a zip
+    bomb: 390 KB that inflate to 400 MB) is refused before anything is read out of it."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            packed = [i.filename for i in archive.infolist() if i.compress_type != zipfile.ZIP_STORED]
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a checkpoint file (not torch's zip "
+                              f"archive: {exc})") from None
+    if packed:
+        raise CheckpointError(f"checkpoint {str(path)!r} is not a checkpoint file: it has compressed entries "
+                              f"({_shown(packed)}), which torch.save never writes")
+
+
 def load_checkpoint(path: str | Path, *, variant: str | None = None, num_players: int | None = None,
                     network: dict[str, Any] | None = None, map_location: str | torch.device = "cpu") -> dict[str, Any]:
     """Read and check a checkpoint; the keyword arguments are what the caller expects of it."""
@@ -153,6 +179,7 @@ def load_checkpoint(path: str | Path, *, variant: str | None = None, num_players
         raise CheckpointError(f"checkpoint {str(path)!r} is a directory, not a checkpoint file")
     if not path.is_file():
         raise CheckpointError(f"checkpoint {str(path)!r} does not exist{shipped_file_hint(path)}")
+    _check_archive(path)
     try:
         data = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as exc:  # unpickling garbage raises anything: KeyError, struct.error, RuntimeError, ...
@@ -164,7 +191,7 @@ def load_checkpoint(path: str | Path, *, variant: str | None = None, num_players
         raise CheckpointError(f"{str(path)!r} is not a halma_env checkpoint (no format header {FORMAT!r})")
     _check_contents(data, f"checkpoint {str(path)!r}")
     if variant is not None and data["variant"] != variant:
-        raise CheckpointError(f"checkpoint {str(path)!r} is for variant {data['variant']!r}, not {variant!r}")
+        raise CheckpointError(f"checkpoint {str(path)!r} is for variant {_shown(data['variant'])}, not {variant!r}")
     if num_players is not None and data["num_players"] != num_players:
         raise CheckpointError(f"checkpoint {str(path)!r} is for {data['num_players']} seats, not {num_players}")
     # keys added to the network config after a checkpoint was written, with the value it was trained with
@@ -182,11 +209,11 @@ def _check_contents(data: dict[str, Any], who: str) -> None:
         raise CheckpointError(f"{who} lacks {', '.join(missing)}")
     # repr() and an exact int test: a hand-edited "1" (or True) must not pass for version 1, nor read like it
     if not _is_int(data["format_version"]) or data["format_version"] != FORMAT_VERSION:
-        raise CheckpointError(f"{who} has format version {data['format_version']!r}, "
+        raise CheckpointError(f"{who} has format version {_shown(data['format_version'])}, "
                               f"this code reads version {FORMAT_VERSION!r}")
     if not _is_int(data["encoding_version"]) or data["encoding_version"] != ENCODING_VERSION:
         raise CheckpointError(f"{who} was trained with encoding version "
-                              f"{data['encoding_version']!r}, the environment now uses {ENCODING_VERSION!r}")
+                              f"{_shown(data['encoding_version'])}, the environment now uses {ENCODING_VERSION!r}")
     _check_game(data, who)
     if not isinstance(data["network"], dict):
         raise CheckpointError(f"{who} has a network entry of type "
@@ -220,9 +247,9 @@ def _check_game(data: dict[str, Any], who: str) -> None:
     later as a bare KeyError)."""
     variant, seats = data["variant"], data["num_players"]
     if not isinstance(variant, str) or variant not in VARIANTS:
-        raise CheckpointError(f"{who} has variant {variant!r}, not one of {', '.join(VARIANTS)}")
+        raise CheckpointError(f"{who} has variant {_shown(variant)}, not one of {', '.join(VARIANTS)}")
     if not _is_int(seats) or seats not in SEAT_COUNTS[variant]:
-        raise CheckpointError(f"{who} has num_players {seats!r}; {variant} is played by "
+        raise CheckpointError(f"{who} has num_players {_shown(seats)}; {variant} is played by "
                               f"{', '.join(map(str, SEAT_COUNTS[variant]))} seats")
 
 
@@ -235,7 +262,7 @@ def _check_network_types(network: dict[str, Any], who: str) -> None:
             continue  # a partial entry is checked against the config (check_network) or when the model is built
         value, kind = network[f.name], type(f.default)
         if type(value) is not kind:
-            raise CheckpointError(f"{who} has network.{f.name} = {value!r} "
+            raise CheckpointError(f"{who} has network.{f.name} = {_shown(value)} "
                                   f"({type(value).__name__}), expected {kind.__name__}")
 
 
@@ -243,7 +270,8 @@ def check_network(data: dict[str, Any], network: dict[str, Any], path: str | Pat
     """Raise ``CheckpointError`` naming every key where a loaded checkpoint's network differs from ``network``."""
     if dict(data["network"]) != dict(network):
         diff = sorted(k for k in set(network) | set(data["network"]) if network.get(k) != data["network"].get(k))
-        details = ", ".join(f"{k}: checkpoint {data['network'].get(k)!r} vs config {network.get(k)!r}" for k in diff)
+        details = ", ".join(f"{k}: checkpoint {_shown(data['network'].get(k))} vs config {_shown(network.get(k))}"
+                            for k in diff)
         raise CheckpointError(f"checkpoint {str(path)!r} has a different network shape ({details})")
 
 

@@ -223,7 +223,8 @@ def test_an_empty_file_is_named_as_corrupt(tmp_path: Path) -> None:
     """A file cut to nothing (a full disk, another tool's killed write): torch's EOFError has no message."""
     path = tmp_path / "empty.pt"
     path.write_bytes(b"")
-    with pytest.raises(CheckpointError, match=r"empty\.pt' is corrupt or not a checkpoint file \(EOFError: ?\)$"):
+    with pytest.raises(CheckpointError, match=r"empty\.pt' is corrupt or not a checkpoint file \(not torch's zip "
+                                              r"archive: File is not a zip file\)$"):
         load_checkpoint(path)
 
 
@@ -308,3 +309,37 @@ def test_save_takes_a_loaded_checkpoint_and_anything_torch_loads_weights_only(tm
     extra = {"size": torch.Size([2, 3]), "seen": {1, 2}, "flag": collections.OrderedDict(a=True)}
     save_checkpoint(path, _payload(extra=extra))
     assert load_checkpoint(path)["extra"] == extra
+
+
+SHIPPED_QUICKSTART = Path(__file__).resolve().parents[1] / "agents" / "checkpoints" / "quickstart_star2.pt"
+
+
+def test_a_compressed_archive_is_refused_before_anything_is_inflated(tmp_path: Path) -> None:
+    """torch.save stores its entries; a checkpoint with deflated ones (a zip bomb: a security review's 390 KB
+    file made the loader allocate 400 MB before any check) is refused from the archive's directory alone."""
+    import zipfile
+
+    good = tmp_path / "good.pt"
+    good.write_bytes(SHIPPED_QUICKSTART.read_bytes())
+    bomb = tmp_path / "bomb.pt"
+    with zipfile.ZipFile(good) as source, zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as packed:
+        for info in source.infolist():
+            packed.writestr(info.filename, source.read(info))
+    with pytest.raises(CheckpointError, match=r"bomb\.pt' is not a checkpoint file: it has compressed entries "
+                                              r"\(\[.*\]\), which torch\.save never writes"):
+        load_checkpoint(bomb)
+    assert load_checkpoint(good)["variant"] == "star"
+
+
+def test_an_error_shows_a_hostile_value_cut_short(tmp_path: Path) -> None:
+    """Lists that share their parts (pickle's memo) spell out to 2**24 entries: the message stays short."""
+    shared: list = [0]
+    for _ in range(24):
+        shared = [shared, shared]
+    data = load_checkpoint(SHIPPED_QUICKSTART)
+    data["variant"] = shared
+    path = tmp_path / "dag.pt"
+    torch.save(data, path)
+    with pytest.raises(CheckpointError, match=r"has variant \[\[\[\[\.\.\.\], \[\.\.\.\]\]") as caught:
+        load_checkpoint(path)
+    assert len(str(caught.value)) < 400

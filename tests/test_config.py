@@ -420,3 +420,19 @@ def test_a_shipped_config_loads_by_name_from_any_directory(tmp_path: Path, monke
 def test_a_config_path_that_is_not_a_regular_file_is_named() -> None:
     with pytest.raises(ValueError, match=r"^config file '/dev/null' is not a regular file$"):
         load_config("/dev/null")
+
+
+def test_yaml_aliases_are_refused_in_a_file_and_in_an_override(tmp_path: Path) -> None:
+    """Nested aliases make a small file spell out to gigabytes (a 2.4 KB config ran out of memory)."""
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        for i in range(20))
+    path = tmp_path / "bomb.yaml"
+    path.write_text(bomb)
+    with pytest.raises(ValueError, match=r"is not valid YAML: an alias \(\*a\) is not allowed in a config"):
+        load_config(path)
+    with pytest.raises(ValueError, match=r"--set pool\.bots: value .* is not valid YAML: an alias"):
+        apply_overrides(default_dict(), ["pool.bots=[&r random, *r]"])
+    anchored = tmp_path / "anchor.yaml"  # an anchor alone is harmless
+    anchored.write_text(yaml.safe_dump(default_dict()).replace("name: run", "name: &n run"))
+    assert load_config(anchored).name == "run"
