@@ -35,6 +35,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import hashlib
+import io
 import json
 import math
 import os
@@ -54,6 +55,7 @@ from agents import parallel
 from agents.checkpoint import check_network, load_checkpoint, model_from_checkpoint, save_checkpoint
 from agents.config import TrainConfig, dump_yaml
 from agents.devices import check_device
+from agents.files import write_atomic
 from agents.network import HalmaNet, build_network, load_extending
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
@@ -397,11 +399,11 @@ class Trainer:
         (self.run_dir / "config.yaml").write_text(dump_yaml(cfg))
         if resume:  # what the run logged after its checkpoint is replaced by what the resumed run logs
             self._drop_evaluations_after(self.global_step)
+            drop_events_after(self.run_dir / "tb", self.global_step)
         if cfg.log.tensorboard:
             from torch.utils.tensorboard import SummaryWriter
 
-            # on resume, TensorBoard hides the events the run wrote after its checkpoint's step
-            self.writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=self.global_step + 1 if resume else None)
+            self.writer = SummaryWriter(str(self.run_dir / "tb"))
             if not resume:
                 hp = "\n".join(f"|{k}|{v}|" for k, v in _flat(cfg.to_dict()).items())
                 self.writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + hp)
@@ -436,9 +438,7 @@ class Trainer:
                     kept.append(line + "\n")
             except (ValueError, KeyError, TypeError):  # a line the killed run left half-written
                 continue
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text("".join(kept))
-        os.replace(tmp, path)
+        write_atomic(path, "".join(kept))
 
     # --- checkpoints --------------------------------------------------------------------
 
@@ -573,9 +573,11 @@ class Trainer:
 
         results: dict[str, Any] = {"global_step": self.global_step, "update": self.update, "final": final}
         model = PlackettLuce()
+        # the final evaluation's games are its own: at the update of the last evaluation during training its
+        # seed gave the same games again (and the rating counted them twice)
+        seed = self.cfg.seed + 7919 * (self.update + 1) + (1 if final else 0)
         for opp in opponents:
-            r = evaluate(self.net, self.cfg, opp, games, seed=self.cfg.seed + 7919 * (self.update + 1),
-                         device=self.device)
+            r = evaluate(self.net, self.cfg, opp, games, seed=seed, device=self.device)
             results[opp] = r
             # a rating of the agent against each bot from the evaluation games: a win, a draw (a tie, which
             # counts as half a win: SPEC §5) or a loss each
@@ -910,16 +912,17 @@ class Trainer:
                 self.optimizer.step()
             if ppo.target_kl is not None and parallel.mean(float(approx_kl)) > ppo.target_kl:
                 break
-        explained_var = np.nan
-        if size:
-            y_pred, y_true = d["value"].cpu().numpy(), d["ret"].cpu().numpy()
-            var_y = np.var(y_true)
-            explained_var = np.nan if var_y == 0 else 1 - np.var(y_true - y_pred) / var_y
+        # over the whole rollout, every process's share: from each one's count and sums
+        y_true, residual = d["ret"].double().cpu(), (d["ret"] - d["value"]).double().cpu()
+        mine = (len(y_true), float(y_true.sum()), float((y_true ** 2).sum()), float(residual.sum()),
+                float((residual ** 2).sum()))
+        count, *sums = np.sum(parallel.gather(mine), axis=0)
+        explained_var = explained_variance(int(count), *sums)
         return {
             "losses/value_loss": v_loss.item(), "losses/policy_loss": pg_loss.item(),
             "losses/entropy": entropy_loss.item(), "losses/old_approx_kl": float((-logratio).mean().item()),
             "losses/approx_kl": approx_kl.item(), "losses/clipfrac": float(np.mean(clipfracs)) if clipfracs else 0.0,
-            "losses/explained_variance": float(explained_var), "charts/transitions": float(size),
+            "losses/explained_variance": explained_var, "charts/transitions": float(count),
             "losses/distill": distill_loss.item(), "charts/distill_coef": distill_coef,
             "losses/crossing": crossing_loss.item(),
         }
@@ -1094,6 +1097,7 @@ class _Progress:
         # the games that ended since the last status line or bar figures (every process's)
         self.episodes: list[dict[str, float]] = []
         self.solos: list[dict[str, float]] = []
+        self.unreported: dict[str, float] | None = None  # the last update's stats, when no line showed them
         self.next_eval = ((trainer.global_step // cfg.eval.every + 1) * cfg.eval.every
                           if cfg.eval.every and cfg.eval.games else None)
         self.bar = None
@@ -1121,11 +1125,19 @@ class _Progress:
             self.bar.update(steps)
         every = self.BAR_EVERY if self.bar is not None else t.cfg.log.status_every
         if time.time() - self.last_status < every:
+            self.unreported = stats
             return
+        self.report(stats)
+
+    def report(self, stats: dict[str, float]) -> None:
+        """The status line or the bar's figures: this update's ``stats``, their game means replaced by those of
+        every game since the last report."""
+        t = self.trainer
         self.last_status = time.time()
-        # this update's figures, its games' means replaced by those of every game since the last report
+        self.unreported = None
         shown = {**stats, **_game_stats(self.episodes, self.solos)}
         self.episodes, self.solos = [], []
+        sps = int(stats["charts/SPS"])
         if self.bar is not None:
             self.bar.set_postfix(ret=_fmt(shown, "charts/episodic_return", ".2f"),
                                  len=_fmt(shown, "charts/episodic_length", ".0f"),
@@ -1141,6 +1153,8 @@ class _Progress:
         return True
 
     def close(self) -> None:
+        if self.unreported is not None and self.bar is None:  # the last updates' games get their line too
+            self.report(self.unreported)
         if self.bar is not None:
             self.bar.close()
         if self.trainer.writer:
@@ -1173,6 +1187,41 @@ def eval_line(res: dict[str, Any], opponents: list[str]) -> str:
         parts.append(f"solitaire: {res['solo']['moves']:.0f} moves" + ("" if res["solo"]["finished"] else
                                                                        " (unfinished)"))
     return f"eval @ step {res['global_step']}: " + "; ".join(parts)
+
+
+def explained_variance(count: int, sum_y: float, sum_y2: float, sum_r: float, sum_r2: float) -> float:
+    """CleanRL's ``1 - var(returns - values) / var(returns)`` from counts and sums (so the processes of a
+    data-parallel run can add theirs): ``sum_r``, ``sum_r2`` are those of the residuals. NaN when the
+    returns do not vary (or there are none)."""
+    if count == 0:
+        return float("nan")
+    var_y = sum_y2 / count - (sum_y / count) ** 2
+    var_r = sum_r2 / count - (sum_r / count) ** 2
+    return float("nan") if var_y <= 1e-12 * max(1.0, sum_y2 / count) else 1 - var_r / var_y
+
+
+def drop_events_after(tb_dir: Path, global_step: int) -> None:
+    """Rewrite the TensorBoard event files in ``tb_dir`` without the events past ``global_step`` (a resumed
+    run's checkpoint), so a killed run's later points do not stand beside the resumed run's.  TensorBoard's
+    own ``purge_step`` was not enough: its default (Rust) loader ignores it, and its Python loader applies it
+    only after a first session marker that a fresh run's writer never writes.  A record the kill cut short
+    goes too; a file with nothing to drop is left as it is."""
+    if not tb_dir.is_dir():
+        return
+    from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+    from tensorboard.compat.proto import event_pb2
+    from tensorboard.summary.writer.record_writer import RecordWriter
+
+    for path in sorted(tb_dir.glob("events.out.tfevents.*")):
+        records = list(RawEventFileLoader(str(path)).Load())
+        kept = [r for r in records if event_pb2.Event.FromString(r).step <= global_step]
+        if len(kept) == len(records) and path.stat().st_size == sum(len(r) + 16 for r in records):
+            continue  # (16: each record's length, its checksum and the data's checksum)
+        out = io.BytesIO()
+        writer = RecordWriter(out)
+        for record in kept:
+            writer.write(record)
+        write_atomic(path, out.getvalue())
 
 
 def config_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:

@@ -82,6 +82,14 @@ def test_two_processes_train_deterministically_and_resume(tmp_path: Path) -> Non
     assert len(runs[0]["rng_ranks"]) == 2 and runs[0]["rng"]["numpy"] == runs[0]["rng_ranks"][0]["numpy"]
     assert runs[0]["rng_ranks"][0]["numpy"] != runs[0]["rng_ranks"][1]["numpy"]  # each process its own games
     assert len(list((tmp_path / "r0" / "tiny" / "tb").glob("events.out.tfevents.*"))) == 1  # process 0 logs
+    # every process's transitions are counted (process 0's alone were about half of the 64 plies of self-play
+    # per update: a ply's decision is completed by the seat's next move, at most 2 per game pending at a cut)
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(tmp_path / "r0" / "tiny" / "tb"))
+    events.Reload()
+    assert [e.step for e in events.Scalars("charts/transitions")] == [64, 128, 192]
+    assert all(56 <= e.value <= 72 for e in events.Scalars("charts/transitions"))
 
     # a run of 2 updates resumed to 3 continues from its weights, optimiser and each process's random streams
     short = copy.deepcopy(data)

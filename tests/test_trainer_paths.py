@@ -789,6 +789,8 @@ def test_run_evaluation_rates_the_agent_and_appends_to_eval_jsonl(tmp_path: Path
     assert scalars["eval/rating_ordinal"] == pytest.approx(me.mu - 3 * me.sigma)
     # the next evaluation goes on from the ratings so far; the file grows
     res2 = trainer.run_evaluation(["random"], 1, final=True)
+    # the final evaluation at the same update plays other games (the same seed replayed the last ones)
+    assert calls[-1][:3] == ("random", 1, 3 + 7919 * 3 + 1)
     them = model.rating(**expected["random"])
     [me], [them] = model.rate([[me], [them]], ranks=[2, 1])  # 0.5 of 1 game rounds to 0 wins
     assert res2["random"]["rating_agent"] == pytest.approx(me.ordinal()) and res2["final"] is True
@@ -833,7 +835,10 @@ def test_evaluations_during_training_are_logged(tmp_path: Path, monkeypatch) -> 
     trainer.close()
     # steps 64, 128, 192: due at 128 (the first past 100); the next at 200 is not reached
     assert [c[:2] for c in calls] == [("random", 2)]
-    assert lines == ["eval @ step 128: random: win 100% finish 50% len 60 plies"]
+    assert lines[0] == "eval @ step 128: random: win 100% finish 50% len 60 plies"
+    # status_every is far off (1e9 s): the last updates' line comes when the run ends (their games were never
+    # reported before)
+    assert len(lines) == 2 and lines[1].startswith("update 3/3 step 192 SPS ")
     assert [json.loads(x)["update"] for x in (tmp_path / "run" / "eval.jsonl").read_text().splitlines()] == [2]
 
 
@@ -1521,8 +1526,10 @@ def test_evaluate_lets_the_opponent_move_only_on_its_turn(monkeypatch) -> None:
 
 
 def test_a_resume_drops_what_the_run_logged_after_its_checkpoint(tmp_path: Path, monkeypatch) -> None:
-    """A run killed after its checkpoint's update: the resumed run purges TensorBoard past the checkpoint's
-    step (``purge_step``) and keeps only the ``eval.jsonl`` lines up to it, so nothing is logged twice."""
+    """A run killed after its checkpoint's update: the resumed run removes the TensorBoard events past the
+    checkpoint's step from the files and keeps only the ``eval.jsonl`` lines up to it, so nothing is logged
+    twice (read back here record by record, as TensorBoard's default loader reads them: purge_step alone left
+    the killed run's points in place there)."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     monkeypatch.setattr(agents.ppo, "evaluate", _fake_evaluate([], 0.5))
@@ -1545,19 +1552,39 @@ def test_a_resume_drops_what_the_run_logged_after_its_checkpoint(tmp_path: Path,
     events.Reload()
     for key in ("losses/entropy", "eval/random/win_rate"):
         assert [e.step for e in events.Scalars(key)] == [64, 128, 192, 256]
+        assert sorted(_raw_steps(run / "tb", key)) == [64, 128, 192, 256]
 
 
-def test_the_tensorboard_writer_of_a_resume_purges_past_the_checkpoint(tmp_path: Path, monkeypatch) -> None:
-    import torch.utils.tensorboard
+def _raw_steps(tb_dir: Path, tag: str) -> list[int]:
+    """Every step ``tag`` was written at, in every event file, with nothing purged."""
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
-    monkeypatch.setattr(torch.utils.tensorboard, "SummaryWriter", Recorder)
-    data = tiny_config(ppo__total_steps=128, log__tensorboard=True)
-    trainer = Trainer(from_dict(data), tmp_path / "run", log=quiet)
-    assert trainer.writer.kwargs == {"purge_step": None}
-    trainer.train(stop=lambda: True)
-    trainer.close()
-    resumed = Trainer(from_dict(data), tmp_path / "run", resume=True, log=quiet)
-    assert resumed.writer.kwargs == {"purge_step": 65}  # the checkpoint's step 64 stays
+    return [event.step for path in tb_dir.glob("events.out.tfevents.*") for event in EventFileLoader(str(path)).Load()
+            if any(value.tag == tag for value in event.summary.value)]
+
+
+def test_drop_events_after_rewrites_only_the_files_with_later_events(tmp_path: Path) -> None:
+    from torch.utils.tensorboard import SummaryWriter
+
+    from agents.ppo import drop_events_after
+
+    first, second = tmp_path / "tb" / "a", tmp_path / "tb"
+    for folder, steps in ((first, range(1, 4)), (second, range(1, 7))):
+        writer = SummaryWriter(str(folder))
+        for step in steps:
+            writer.add_scalar("x", float(step), step)
+        writer.close()
+    (old,) = first.glob("events.out.tfevents.*")  # (a subfolder: not this run's files, left alone)
+    (mine,) = second.glob("events.out.tfevents.*")
+    with mine.open("ab") as f:
+        f.write(b"\x10\x00\x00")  # a record the kill cut short
+    before = old.read_bytes()
+    drop_events_after(second, 4)
+    assert sorted(_raw_steps(second, "x")) == [1, 2, 3, 4] and old.read_bytes() == before
+    untouched = mine.read_bytes()
+    drop_events_after(second, 4)  # nothing past 4 now: the file is not written again
+    assert mine.read_bytes() == untouched and not list(second.glob("*.tmp"))
+    drop_events_after(tmp_path / "none", 4)  # a run without TensorBoard
 
 
 def test_a_fresh_run_refuses_a_directory_that_holds_files_even_without_a_checkpoint(tmp_path: Path) -> None:
@@ -1713,3 +1740,21 @@ def test_the_training_games_play_the_config_s_repetition_rule(engine: str, varia
     cfg = from_dict(tiny_config(game__variant=variant, game__repetition_limit=given, env__engine=engine))
     env = make_env(cfg, torch.device("cpu"), seed=0)
     assert env.rules.repetition_limit == played
+
+
+def test_explained_variance_from_sums_adds_up_over_processes() -> None:
+    """CleanRL's 1 - var(y - v) / var(y), from counts and sums that two processes' shares add up to (the
+    logged figure was process 0's half of the rollout)."""
+    from agents.ppo import explained_variance
+
+    rng = np.random.default_rng(0)
+    y, v = rng.normal(0.2, 0.5, 300), rng.normal(0.1, 0.5, 300)
+
+    def sums(a, b):
+        return (len(a), a.sum(), (a ** 2).sum(), (a - b).sum(), ((a - b) ** 2).sum())
+
+    whole = 1 - np.var(y - v) / np.var(y)
+    assert explained_variance(*sums(y, v)) == pytest.approx(whole, rel=1e-9)
+    halves = np.sum([sums(y[:120], v[:120]), sums(y[120:], v[120:])], axis=0)
+    assert explained_variance(int(halves[0]), *halves[1:]) == pytest.approx(whole, rel=1e-9)
+    assert np.isnan(explained_variance(0, 0, 0, 0, 0)) and np.isnan(explained_variance(*sums(np.full(5, 0.3), v[:5])))
