@@ -501,6 +501,9 @@ def _seat(text: str) -> int:
     return _number(text, "seat")
 
 
+MAX_LINE = 65536  # bytes of one input line kept (LineReader)
+
+
 class LineReader:
     """Lines read from a file descriptor through this reader's own buffer.  select() sees only the
     descriptor: lines read ahead into ``sys.stdin``'s buffer (a pipe, or typing ahead) would be
@@ -509,24 +512,34 @@ class LineReader:
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
-        self.pending = b""
+        self.pending = bytearray()
+        self.scanned = 0  # the bytes of ``pending`` already searched for a newline (each chunk once)
 
     def readline(self, timeout: float | None = None) -> str:
         """The next line with its newline; the last one without it, then "" at the end of input.
-        TimeUp when no whole line comes within ``timeout`` seconds (what was typed of one is kept)."""
+        TimeUp when no whole line comes within ``timeout`` seconds (what was typed of one is kept).
+        A line longer than ``MAX_LINE`` bytes keeps its first ``MAX_LINE`` only (no command is that long:
+        what reads it refuses it, quoting its start), so a huge line costs its length once, not squared."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        while b"\n" not in self.pending:
+        while (end := self.pending.find(b"\n", self.scanned)) < 0:
+            if len(self.pending) > MAX_LINE:
+                del self.pending[MAX_LINE:]
+            self.scanned = len(self.pending)
             if deadline is not None:
                 ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
                 if not ready:
                     raise TimeUp()
             chunk = os.read(self.fd, 4096)
             if not chunk:  # not sticky: a terminal can go on after Ctrl-D
-                line, self.pending = self.pending, b""
+                line = bytes(self.pending[:MAX_LINE])
+                self.pending.clear()
+                self.scanned = 0
                 return line.decode(errors="replace")
             self.pending += chunk
-        line, sep, self.pending = self.pending.partition(b"\n")
-        return (line + sep).decode(errors="replace")  # whole lines: no UTF-8 character is split
+        line = bytes(self.pending[:end + 1]) if end <= MAX_LINE else bytes(self.pending[:MAX_LINE]) + b"\n"
+        del self.pending[:end + 1]
+        self.scanned = 0
+        return line.decode(errors="replace")  # whole lines: no UTF-8 character is split
 
 
 _stdin_reader: tuple[object, LineReader] | None = None  # sys.stdin and its reader (a new stdin, a new buffer)

@@ -24,6 +24,9 @@ def quoted(text: str) -> str:
     return repr(text) if len(text) <= 40 else f"{text[:30]!r}... ({len(text)} characters)"
 
 
+MAX_PLY_DIGITS = 12  # a ply count of a position: up to 999,999,999,999 (far more than any game plays)
+
+
 def parse_position(text: str) -> tuple[str, int, list[int], int, int, int]:
     """-> (variant, seats, piece bit sets per seat, king bit set, seat to move, ply).
 
@@ -108,10 +111,10 @@ def parse_position(text: str) -> tuple[str, int, list[int], int, int, int]:
     if len(fields) == 5:
         if not is_ascii_number(ply_text):
             raise ValueError(f"ply field: expected a non-negative integer, got {quoted(ply_text)}")
-        try:
-            ply = int(ply_text)
-        except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
-            raise ValueError(f"ply field: a ply count of {len(ply_text)} digits is far too long") from None
+        if len(ply_text) > MAX_PLY_DIGITS:  # (int() would take up to 4300 digits; the batched engine's int64 not)
+            raise ValueError(f"ply field: a ply count of {len(ply_text)} digits is far too long (at most "
+                             f"{MAX_PLY_DIGITS})")
+        ply = int(ply_text)
     return variant, n, pieces, kings, int(to_move_text), ply
 
 

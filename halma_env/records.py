@@ -252,7 +252,8 @@ class GameRecord:
 
     def games(self, upto: int | None = None) -> Iterator[Game]:
         """Yield the game after 0, 1, ... events (the start first); each yielded game is a copy
-        the caller may keep or change.  Raises RecordError at the first illegal event."""
+        the caller may keep or change, history included (so each costs time in the plies so far:
+        ``positions`` for the texts alone).  Raises RecordError at the first illegal event."""
         game = self.start_game()
         stop = self._stop(upto)
         yield game.copy()
@@ -261,8 +262,13 @@ class GameRecord:
             yield game.copy()
 
     def positions(self, upto: int | None = None) -> Iterator[str]:
-        """Yield the position text after 0, 1, ... events (the start first)."""
-        for game in self.games(upto):
+        """Yield the position text after 0, 1, ... events (the start first), from one game played
+        on (no copies: a record of n plies costs n moves, not n^2 / 2 history entries copied)."""
+        game = self.start_game()
+        stop = self._stop(upto)
+        yield game.position()
+        for i, event in enumerate(self.events[:stop]):
+            _apply(game, i, event)
             yield game.position()
 
     def replay(self, upto: int | None = None) -> Game:

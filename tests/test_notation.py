@@ -26,6 +26,12 @@ def test_spec_example_is_the_start() -> None:
     assert game.pieces(0) == list(range(111, 121)) and game.pieces(1) == list(range(10))
 
 
+def test_a_ply_count_of_twelve_digits_is_read() -> None:
+    from halma_env.notation import parse_position
+
+    assert parse_position(" ".join(_start()[:4] + ["9" * 12]))[5] == 999_999_999_999
+
+
 def test_ply_is_optional_and_defaults_to_zero() -> None:
     text = SPEC_EXAMPLE.rsplit(" ", 1)[0]
     game = Game.from_position(text)
@@ -136,6 +142,8 @@ MALFORMED = {
     "ply leading zero": (" ".join(_start()[:4] + ["007"]), ["ply field", "leading zeros", "'007'"]),
     # more digits than int() converts (sys.get_int_max_str_digits): still the field's own error
     "ply far too long": (" ".join(_start()[:4] + ["9" * 5000]), ["ply field", "5000 digits"]),
+    # int64 in the batched engine, and a position text of no real game: at most 12 digits
+    "ply of 13 digits": (" ".join(_start()[:4] + ["1" + "0" * 12]), ["ply field", "13 digits", "at most 12"]),
     "to_move far too long": (" ".join(_start()[:3] + ["9" * 5000, "0"]), ["to_move field", "0..1"]),
     "seats far too long": ("star " + "9" * 5000 + " " + " ".join(_start()[2:]), ["seats field", "1, 2, 3"]),
 }

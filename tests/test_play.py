@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 
@@ -1340,3 +1341,27 @@ def test_replay_refuses_a_record_that_does_not_replay_as_stored(tmp_path, capsys
     s, out = session([HUMAN, HUMAN])
     s.handle(f"replay {path}")
     assert out[-1].startswith("error: ") and named in out[-1] and not any(line.startswith("[") for line in out)
+
+
+def test_a_huge_input_line_is_read_once_and_kept_to_its_first_max_line_bytes() -> None:
+    """LineReader copied its whole buffer for every 4 KiB chunk (a 20 MB line took 35 s and 900 MB); a line
+    past MAX_LINE keeps its head, which no command matches, and the lines after it read as sent."""
+    import threading
+
+    from agents.play import MAX_LINE, LineReader
+
+    read_end, write_end = os.pipe()
+    huge = b"x" * (3 * 1024 * 1024) + "é".encode() + b"\n"
+
+    def send() -> None:
+        with os.fdopen(write_end, "wb") as w:
+            w.write(huge + b"113-104\r\nquit\n" + "né\n".encode() + b"last")
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    reader = LineReader(read_end)
+    first = reader.readline()
+    assert first == "x" * MAX_LINE + "\n"
+    assert [reader.readline() for _ in range(5)] == ["113-104\r\n", "quit\n", "né\n", "last", ""]
+    sender.join()
+    os.close(read_end)
