@@ -22,6 +22,7 @@ import json
 import operator
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -387,10 +388,21 @@ def game_events(game: Game) -> list[str]:
     return events
 
 
+MAX_RECORD_BYTES = 64 * 1024 * 1024  # about 5 million plies of moves
+
+
 def load_record(path: str | os.PathLike) -> GameRecord:
-    """Read a record saved with ``GameRecord.save``; raises RecordError if it is corrupt."""
+    """Read a record saved with ``GameRecord.save``; raises RecordError if it is corrupt, or if the path
+    is not a regular file (a FIFO would hang, /dev/zero fill the memory) or holds more than
+    ``MAX_RECORD_BYTES``."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        if not stat.S_ISREG(os.stat(path).st_mode):  # before opening: opening a FIFO waits for a writer
+            raise RecordError(f"game record {str(path)!r} is not a regular file")
+        with open(path, "rb") as f:
+            data = f.read(MAX_RECORD_BYTES + 1)
+        if len(data) > MAX_RECORD_BYTES:
+            raise RecordError(f"game record {str(path)!r} holds more than the {MAX_RECORD_BYTES} bytes a record may")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise RecordError(f"game record {str(path)!r}: not UTF-8 text: {e}") from None
     except OSError as e:  # missing, a directory, no permission: a RecordError like the others

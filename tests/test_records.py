@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -229,8 +231,14 @@ def test_load_record_file_errors_are_record_errors(tmp_path) -> None:
     missing = tmp_path / "missing.json"
     with pytest.raises(RecordError, match=re.escape(f"cannot read '{missing}': No such file")):
         load_record(missing)
-    with pytest.raises(RecordError, match=re.escape(f"cannot read '{tmp_path}'")):
+    with pytest.raises(RecordError, match=re.escape(f"game record '{tmp_path}' is not a regular file")):
         load_record(tmp_path)
+    # a FIFO (opening it would wait for a writer) and a device (/dev/zero would fill the memory)
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    for special in (fifo, Path("/dev/zero")):
+        with pytest.raises(RecordError, match=re.escape(f"game record '{special}' is not a regular file")):
+            load_record(special)
     latin1 = tmp_path / "latin1.json"
     latin1.write_bytes(json.dumps(_doc() | {"players": ["Jos\u00e9", "b"]}, ensure_ascii=False).encode("latin-1"))
     with pytest.raises(RecordError, match=re.escape(f"game record '{latin1}': not UTF-8 text")):
@@ -476,3 +484,16 @@ def test_a_key_given_twice_is_cut_short_in_the_error() -> None:
     with pytest.raises(RecordError) as info:
         GameRecord.from_json(f'{{"{key}": 1, "{key}": 2}}')
     assert str(info.value) == f"game record: key {'k' * 30!r}... (5000 characters) appears twice in one object"
+
+
+def test_a_record_file_over_the_size_a_record_may_have_is_refused_unread(tmp_path, monkeypatch) -> None:
+    import halma_env.records
+
+    path = tmp_path / "g.json"
+    GameRecord.from_game(Game()).save(path)
+    monkeypatch.setattr(halma_env.records, "MAX_RECORD_BYTES", path.stat().st_size - 1)
+    with pytest.raises(RecordError, match=re.escape(f"game record '{path}' holds more than the "
+                                                    f"{path.stat().st_size - 1} bytes a record may")):
+        load_record(path)
+    monkeypatch.setattr(halma_env.records, "MAX_RECORD_BYTES", path.stat().st_size)
+    assert load_record(path) == GameRecord.from_game(Game())
