@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import io
 import itertools
 import json
 import math
@@ -37,6 +38,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
+from agents.files import write_atomic
 from agents.player import Player, check_int, check_time
 from agents.ratings import Rating, competition_ranks, mean_interval, rate_games, wilson_interval
 from halma_env import Game, IllegalMoveError, Rules
@@ -590,7 +592,12 @@ class TournamentResult:
 
     def plot(self, path: str) -> None:
         """Ratings with error bars (the dot is mu, the bar mu ± 3 sigma, so its left end is the
-        ordinal, also marked) and the pairwise win-rate heatmap, as one PNG (matplotlib, Agg backend)."""
+        ordinal, also marked) and the pairwise win-rate heatmap, as one PNG (matplotlib, Agg backend),
+        written at ``path`` through a new temporary file (a link planted at ``path`` is not followed)."""
+        write_atomic(path, self.plot_png())
+
+    def plot_png(self) -> bytes:
+        """The figure ``plot`` writes, as PNG bytes."""
         import matplotlib
 
         matplotlib.use("Agg")
@@ -627,13 +634,16 @@ class TournamentResult:
         r = self.rules
         fig.suptitle(f"{r['variant']} {r['num_players']} seats, {len(self.games)} games")
         fig.tight_layout()
-        fig.savefig(path, dpi=110)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=110)
         plt.close(fig)
+        return buf.getvalue()
 
     def save(self, out_dir: str) -> list[str]:
         """Write results.json, results.md, results.png and games/game_NNNNN.json; return the paths.  Saving
         again into the same folder rewrites the files; a folder holding game records this result does not
-        have (another tournament's) is refused before anything is written, as they would mix."""
+        have (another tournament's) is refused before anything is written, as they would mix.  Each file is
+        written through a new temporary file and renamed over its name (a link planted there is not followed)."""
         ours = {f"game_{g.index:05d}.json" for g in self.games if g.record is not None}
         games_dir = os.path.join(out_dir, "games")
         stale = sorted(name for name in (os.listdir(games_dir) if os.path.isdir(games_dir) else [])
@@ -648,8 +658,7 @@ class TournamentResult:
         _write_json(p, self.to_dict())
         paths.append(p)
         p = os.path.join(out_dir, "results.md")
-        with open(p, "w") as f:
-            f.write(self.markdown() + "\n")
+        write_atomic(p, self.markdown() + "\n")
         paths.append(p)
         p = os.path.join(out_dir, "results.png")
         self.plot(p)
@@ -705,10 +714,8 @@ def _pct(x: float | None) -> str:
 
 
 def _write_json(path: str, data: Any) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(_clean(data), f, indent=1, allow_nan=False)
-    os.replace(tmp, path)  # never leave a half-written file
+    # all at once through a new temporary file: never a half-written file, never through a planted link
+    write_atomic(path, json.dumps(_clean(data), indent=1, allow_nan=False))
 
 
 def _save_record(path: str, record: dict[str, Any]) -> None:
@@ -1022,8 +1029,7 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
         if args.out:
             os.makedirs(os.path.join(args.out, "games"), exist_ok=True)
             _write_json(os.path.join(args.out, "solo.json"), res.to_dict())
-            with open(os.path.join(args.out, "solo.md"), "w") as f:
-                f.write(res.markdown() + "\n")
+            write_atomic(os.path.join(args.out, "solo.md"), res.markdown() + "\n")
             for g in res.games:
                 record = cast("dict[str, Any]", g.record)  # kept: keep_records=bool(args.out)
                 _save_record(os.path.join(args.out, "games", f"game_{g.index:05d}.json"), record)

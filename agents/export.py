@@ -44,11 +44,14 @@ from agents.opponent import (
 from agents.player import check_number
 from halma_env import Game, Rules
 from halma_env.encoding import ENCODING_VERSION, encoding
+from halma_env.notation import quoted
 
 OPSET = 17  # LayerNormalization is an opset-17 operator; onnxruntime 1.14+ runs it
 REACH_MIN_OPSET = 12  # the reach features' int8 Max and Where: onnxruntime has no int8 kernels before it
 CHECK_POSITIONS = 32
 LOGIT_ATOL = 1e-3
+MAX_NAME_LENGTH = 100  # characters of a level or file-name stem (and twice that in UTF-8 bytes): with its
+# VARIANT-SEATS- prefix and .manifest.json suffix a file name stays well under the usual 255-byte limit
 
 
 def _torch():
@@ -67,11 +70,15 @@ def opset_range() -> tuple[int, int]:
 
 def check_level_name(value: Any, what: str = "level") -> str:
     """A level or file-name stem: one plain word, as it goes into ``VARIANT-SEATS-LEVEL.onnx``, opponent
-    names (``model.onnx:option=...``) and the ladder, so no path parts or spec separators."""
+    names (``model.onnx:option=...``) and the ladder, so no path parts or spec separators, and at most
+    ``MAX_NAME_LENGTH`` characters (a longer one would fail as a file name only after the export)."""
     plain = isinstance(value, str) and value not in ("", ".", "..")
     if not plain or any(c.isspace() or c in "/\\:,=" for c in value):
         raise ValueError(f"{what} must be a plain name (not empty, '.' or '..'; no spaces, '/', '\\', ':', ',' "
                          f"or '='), got {value!r}")
+    if len(value) > MAX_NAME_LENGTH or len(value.encode("utf-8", "surrogatepass")) > 2 * MAX_NAME_LENGTH:
+        raise ValueError(f"{what} must be a plain name of at most {MAX_NAME_LENGTH} characters "
+                         f"({2 * MAX_NAME_LENGTH} bytes in UTF-8: it names a file), got {quoted(value)}")
     return value
 
 

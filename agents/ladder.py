@@ -11,7 +11,9 @@ The ladder file (``agents/ladder/ladder.json``, shipped as package data; ``HALMA
                           "tournament": {...}, "command": "halma ladder ...", "date": "..."}, ...}}
 
 A level's ``player`` is a bot spec (``agents.registry``) or an exported model (a ``.onnx`` path
-relative to the ladder file, optionally with options ``model.onnx:search=top=6``).
+relative to the ladder file and inside its folder, optionally with options ``model.onnx:search=top=6``).
+A ladder file chooses which models are loaded, so it is checked as untrusted input: no model outside
+its folder, finite numbers only, a regular file of at most 16 MiB; its strings are escaped when printed.
 
 ``level_player(level, variant, seats)`` makes a level's player for that game only (what
 ``ladder:star-2:hard`` gives: a model refuses another game, and so does a bot level, a ``LevelBot``);
@@ -32,7 +34,7 @@ import json
 import math
 import os
 import shlex
-import shutil
+import stat
 import sys
 import tempfile
 import threading
@@ -40,6 +42,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, cast
 
+from agents.files import write_atomic
 from agents.player import SeededPlayer
 from halma_env import Game, Move, Rules
 from halma_env.rules import SEAT_COUNTS, VARIANTS
@@ -54,6 +57,7 @@ PLAYER_OPTIONS = ("temperature", "search", "time_budget")
 # "clearly stronger": adjacent levels' openskill mu differ by at least this many combined sigmas,
 # sqrt(sigma_lower^2 + sigma_upper^2) (about 98% one-sided if the ratings were normal and independent)
 SEPARATION = 2.0
+MAX_LADDER_BYTES = 16 * 1024 * 1024  # a ladder file is a few kB; anything this large is not one
 
 
 class LadderError(ValueError):
@@ -98,20 +102,113 @@ def _check(data: Any, path: Path) -> dict[str, Any]:
             if rating is not None and (isinstance(rating, bool) or not isinstance(rating, (int, float))):
                 raise LadderError(f"ladder {str(path)!r}: entry {key!r} has a level with rating {rating!r}, "
                                   "not a number")
+            if rating is not None and not math.isfinite(rating):  # NaN would sort and compare as no rating does
+                raise LadderError(f"ladder {str(path)!r}: entry {key!r} has a level with rating {rating!r}, "
+                                  "not a finite number")
         names = [lv.get("level") if isinstance(lv, dict) else None for lv in entry["levels"]]
         if not names or None in names or any(not isinstance(lv.get("player"), str) for lv in entry["levels"]):
             raise LadderError(f"ladder {str(path)!r}: entry {key!r} has a level without 'level' and 'player'")
         if len(set(names)) != len(names):
             raise LadderError(f"ladder {str(path)!r}: entry {key!r} repeats a level name")
+        for lv in entry["levels"]:
+            model = _model_file(lv["player"])
+            if model is not None and _outside(model):
+                raise LadderError(f"ladder {str(path)!r}: entry {key!r}, level {lv['level']!r}: the model "
+                                  f"{model!r} is outside the ladder's folder; a level's model is a path relative "
+                                  "to the ladder file, inside its folder")
     return data
+
+
+def _model_file(player: str) -> str | None:
+    """The model file a ladder player string names (``model.onnx:search=top=6`` -> ``model.onnx``), or
+    None for a bot spec (as ``entry_player`` tells them apart)."""
+    from agents.opponent import opponent_file
+
+    lower = player.lower()
+    return opponent_file(player) if lower.endswith(".onnx") or ".onnx:" in lower else None
+
+
+def _outside(model: str) -> bool:
+    """Whether a level's model path, as written, leaves the ladder file's folder: an absolute path, or
+    one whose ``..`` climb out of it (``../x.onnx``, ``sub/../../x.onnx``)."""
+    path = Path(model)
+    return path.is_absolute() or bool(path.drive) or os.path.normpath(path).split(os.sep)[0] == os.pardir
+
+
+def level_model(base: Path, model: str, what: str) -> Path:
+    """The file of a level's ``model`` (as ``_model_file`` gives it) in the ladder whose folder is ``base``:
+    relative to that folder, and still inside it once symbolic links are followed (a ladder file, from
+    ``--ladder`` or ``$HALMA_LADDER``, chooses which files are loaded: never one elsewhere)."""
+    folder = base.resolve()
+    path = folder / model
+    if _outside(model) or not path.resolve().is_relative_to(folder):
+        raise LadderError(f"{what} is the model {model!r}, outside the ladder's folder {str(folder)!r}: a level's "
+                          "model is a path relative to the ladder file, inside its folder")
+    return path
+
+
+class _NotFinite(ValueError):
+    """A number the ladder's JSON holds that is not finite (NaN, Infinity, 1e999)."""
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotFinite(text)
+    return value
+
+
+def _no_constant(text: str) -> float:
+    raise _NotFinite(text)
+
+
+def printable(text: Any) -> str:
+    """``text`` as it may reach a terminal: unchanged when every character is printable, else Python's
+    escaped form (``'greedy\\x1b[2J'``), so that a ladder file's strings cannot send escape sequences."""
+    text = str(text)
+    return text if text.isprintable() else repr(text)
+
+
+def _read_ladder(path: str) -> str:
+    """The text of the ladder file ``path``: a regular file of at most ``MAX_LADDER_BYTES`` (a device or a
+    FIFO named by ``$HALMA_LADDER`` would be read without end, or never answer)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)  # opening a FIFO does not wait for a writer
+    fd = os.open(path, flags)
+    with os.fdopen(fd, "rb") as f:
+        kind = _not_regular(os.fstat(fd).st_mode)  # again: the file may have been swapped since load_ladder
+        if kind:
+            raise LadderError(f"ladder file {path!r} cannot be read (it is {kind}, not a regular file)")
+        data = f.read(MAX_LADDER_BYTES + 1)
+    if len(data) > MAX_LADDER_BYTES:
+        raise LadderError(f"ladder file {path!r} is larger than {MAX_LADDER_BYTES // 2**20} MiB: not a ladder file")
+    return data.decode("utf-8")
+
+
+def _not_regular(mode: int) -> str:
+    """What a file of ``mode`` is when it is not a regular file ('' when it is)."""
+    if stat.S_ISREG(mode):
+        return ""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a socket" if stat.S_ISSOCK(mode) else "a special file"
 
 
 @lru_cache(maxsize=8)
 def _load(path: str, mtime: float) -> dict[str, Any]:
     p = Path(path)
     try:
-        data = json.loads(p.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        data = json.loads(_read_ladder(path), parse_float=_finite_float, parse_constant=_no_constant)
+    except _NotFinite as e:
+        raise LadderError(f"ladder file {path!r} holds the number {str(e)}: its numbers must be finite") from None
+    except RecursionError:
+        raise LadderError(f"ladder file {path!r} cannot be read (its JSON is nested too deeply)") from None
+    except (OSError, ValueError) as e:  # JSONDecodeError, UnicodeDecodeError, an integer of too many digits
+        if isinstance(e, LadderError):
+            raise
         raise LadderError(f"ladder file {path!r} cannot be read ({type(e).__name__}: {e})") from None
     return _check(data, p)
 
@@ -126,19 +223,23 @@ def load_ladder(path: str | Path | None = None, *, missing_ok: bool = False) -> 
             return {"format": LADDER_FORMAT, "format_version": LADDER_VERSION, "games": {}}
         source = " (from $HALMA_LADDER)" if path is None and os.environ.get("HALMA_LADDER") else ""
         raise LadderError(f"ladder file {str(p)!r}{source} does not exist")
-    return _load(str(p.resolve()), p.stat().st_mtime)
+    st = p.stat()
+    kind = _not_regular(st.st_mode)  # a directory, /dev/zero, a FIFO: refused before anything is read
+    if kind:
+        source = " (from $HALMA_LADDER)" if path is None and os.environ.get("HALMA_LADDER") else ""
+        raise LadderError(f"ladder file {str(p)!r}{source} cannot be read (it is {kind}, not a regular file)")
+    return _load(str(p.resolve()), st.st_mtime)
 
 
 def save_ladder(data: dict[str, Any], path: str | Path | None = None) -> Path:
-    """Write the ladder atomically (games sorted by variant then seats)."""
+    """Write the ladder atomically (games sorted by variant then seats), through a new temporary file
+    beside it (``write_atomic``): a symbolic link planted at the ladder's name is replaced, not followed."""
     p = ladder_path(path)
     _check(data, p)
     order = {v: i for i, v in enumerate(VARIANTS)}
     games = dict(sorted(data["games"].items(), key=lambda kv: (order[kv[1]["variant"]], kv[1]["seats"])))
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text(json.dumps({**data, "games": games}, indent=2) + "\n")
-    os.replace(tmp, p)
+    write_atomic(p, json.dumps({**data, "games": games}, indent=2, allow_nan=False) + "\n")
     return p
 
 
@@ -160,7 +261,7 @@ def level_entry(level: str, variant: str, seats: int, path: str | Path | None = 
     for lv in entry["levels"]:
         if lv["level"] == level:
             return lv
-    have = ", ".join(lv["level"] for lv in entry["levels"])
+    have = ", ".join(printable(lv["level"]) for lv in entry["levels"])
     if level in entry.get("missing", ()):
         raise LadderError(f"level {level!r} is missing from the {key} ladder: its tournament separated only "
                           f"{len(entry['levels'])} levels clearly ({have}); rebuild it with a stronger candidate "
@@ -186,9 +287,9 @@ def entry_player(player: str, seed: int | None = None, base: Path | None = None,
     lower = player.lower()
     if lower.endswith(".onnx") or ".onnx:" in lower:
         spec = parse_opponent_spec(player)
-        path = Path(spec.path)
-        if base is not None and not path.is_absolute():
-            path = base / path
+        # a ladder's level (``base``: the ladder file's folder) loads only a model inside that folder; a
+        # candidate of the command line (no base) is any path, relative to the working directory
+        path = Path(spec.path) if base is None else level_model(base, spec.path, what)
         merged = {**spec.options, **given}
         opp = cast(OnnxOpponent, load_opponent(str(path), seed=seed, temperature=merged.get("temperature"),
                                                search=merged.get("search"), time_budget=merged.get("time_budget")))
@@ -282,7 +383,7 @@ class ResolvedLevel:
         self.player = player
 
     def __call__(self, rules: Rules | None = None) -> str:
-        return self.player
+        return printable(self.player)  # for a terminal: a ladder file's control characters escaped
 
     def __repr__(self) -> str:
         return f"ResolvedLevel({self.player!r})"
@@ -311,7 +412,7 @@ class LevelPlayer:
 
         known = level_names(path)
         if level not in known:
-            raise LadderError(f"unknown level {level!r}; levels: {', '.join(known)}")
+            raise LadderError(f"unknown level {level!r}; levels: {', '.join(map(printable, known))}")
         check_play_options(temperature, search, time_budget)
         self.name = level
         self.level = level
@@ -344,7 +445,7 @@ class LevelPlayer:
             if self.level not in FALLBACK:
                 return f"no player for this game ({why}, and the level has no built-in fallback)"
             return f"{FALLBACK[self.level]} (built-in: {why})"
-        return level_entry(self.level, rules.variant, rules.num_players, self.path)["player"]
+        return printable(level_entry(self.level, rules.variant, rules.num_players, self.path)["player"])
 
     def _no_entry(self, key: str) -> str:
         """Why the ladder has no player for game ``key``: the file in use lacks the entry."""
@@ -426,11 +527,10 @@ def shipped_models(path: str | Path | None = None) -> list[Path]:
 
     base = ladder_path(path).resolve().parent
     out: list[Path] = []
-    for entry in load_ladder(path)["games"].values():
+    for key, entry in load_ladder(path)["games"].items():
         for lv in entry["levels"]:
             if ".onnx" in lv["player"].lower():
-                p = Path(parse_opponent_spec(lv["player"]).path)
-                p = p if p.is_absolute() else base / p
+                p = level_model(base, parse_opponent_spec(lv["player"]).path, f"{key} level {lv['level']!r}")
                 if p not in out:
                     out.append(p)
     return out
@@ -527,6 +627,8 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
             data = load_checkpoint(c)
             game = (data["variant"], data["num_players"])
             stem = check_level_name(_export_stem(c), f"candidate {c!r}: the exported model's level")
+            # and the model's whole name, now: export_checkpoint would refuse it after the others were exported
+            check_level_name(f"{variant}-{seats}-{stem}", f"candidate {c!r}: the exported model's name")
             if stem in exported_as:  # two runs' files of one name must not become one model
                 raise LadderError(f"candidates {exported_as[stem]!r} and {c!r} would both be exported as "
                                   f"{variant}-{seats}-{stem}.onnx: export one under another name first "
@@ -566,10 +668,10 @@ def _ladder_name(candidate: str, base: Path, copy: bool = True) -> str:
     spec = parse_opponent_spec(candidate)
     src = Path(spec.path).resolve()
     if src.parent != base:
-        if copy:
+        if copy:  # read, then written through a new temporary file: a link planted at the name is not followed
             base.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, base / src.name)
-            shutil.copy2(manifest_path(src), manifest_path(base / src.name))
+            write_atomic(base / src.name, src.read_bytes())
+            write_atomic(manifest_path(base / src.name), manifest_path(src).read_bytes())
         src = base / src.name
     rest = candidate[len(spec.path):]
     return os.path.relpath(src, base) + rest
@@ -656,12 +758,14 @@ def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, 
 
 def _stamp_manifest(base: Path, name: str, level: str, rating: float, key: str) -> None:
     """Record the ladder's level and rating in an exported model's manifest."""
-    from agents.opponent import parse_opponent_spec, read_manifest, write_manifest
+    from agents.opponent import manifest_path, parse_opponent_spec, read_manifest
 
     p = base / parse_opponent_spec(name).path
     m = read_manifest(p)
     m.update(level=level, rating=rating, rating_source=f"halma ladder ({key}, {dt.date.today().isoformat()})")
-    write_manifest(p, m)
+    # as write_manifest writes it, but through a new temporary file (in the ladder's folder, which others
+    # may write to, a fixed temporary name could be a planted link)
+    write_atomic(manifest_path(p), json.dumps(m, indent=2, sort_keys=True) + "\n")
 
 
 # --- the command -----------------------------------------------------------------------------
@@ -721,9 +825,12 @@ def format_ladder(data: dict[str, Any]) -> str:
         cells = []
         for level in LEVELS:
             lv = by.get(level)
-            cells.append("-" if lv is None else f"{lv['player']} ({lv.get('rating', float('nan')):.1f})")
-        t = entry.get("tournament", {})
-        built = f"{t.get('games', '?')} games, {entry.get('date', '?')[:10]}"
+            rating = float("nan") if lv is None or lv.get("rating") is None else lv["rating"]
+            # the file's strings escaped: a player may not send escape sequences to the terminal
+            cells.append("-" if lv is None else f"{printable(lv['player'])} ({rating:.1f})")
+        t = entry.get("tournament")
+        t = t if isinstance(t, dict) else {}
+        built = f"{printable(t.get('games', '?'))} games, {printable(str(entry.get('date', '?'))[:10])}"
         lines.append(f"| {key} | " + " | ".join(cells) + f" | {built} |")
     return "\n".join(lines)
 
@@ -826,6 +933,9 @@ def run(args: argparse.Namespace) -> int:
         save_ladder(data, args.ladder)
     except OSError as e:
         print(f"halma ladder: error: cannot write the ladder file {str(path)!r}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    except ValueError as e:  # a LadderError from the check, or a number JSON cannot hold: nothing was written
+        print(f"halma ladder: error: cannot write the ladder file {str(path)!r}: {e}", file=sys.stderr)
         return 2
     print(f"\nwrote the {key} entry to {ladder_path(args.ladder)}")
     return 0

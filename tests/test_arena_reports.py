@@ -813,3 +813,55 @@ def test_bench_options_that_apply(monkeypatch, capsys) -> None:
     assert cli_main(["bench", "opponent", "--device", "cpu"]) == 2
     assert capsys.readouterr().err == ("halma bench: error: --device is for the env and train benchmarks; the "
                                        "opponent benchmark runs on the CPU only\n")
+
+
+# --- security review: the files of --out never follow a link planted at their names ------------------------
+
+
+def _planted(out: Path, names: list[str], victims_dir: Path) -> dict[Path, bytes]:
+    """A symbolic link at each of ``names`` in ``out`` to its own victim file; the victims and their text."""
+    out.mkdir(parents=True, exist_ok=True)
+    victims_dir.mkdir(parents=True, exist_ok=True)
+    victims = {}
+    for name in names:
+        victim = victims_dir / f"victim-{name}"
+        victim.write_text(f"victim of {name}")
+        victims[victim] = victim.read_bytes()
+        (out / name).symlink_to(victim)
+    return victims
+
+
+def test_save_replaces_links_planted_at_its_files_instead_of_writing_through_them(tmp_path) -> None:
+    """results.json went through ``results.json.tmp``, results.md was opened for writing and results.png
+    saved by matplotlib at their names: a link planted there (a shared --out folder) overwrote its target."""
+    names = ["results.json", "results.json.tmp", "results.md", "results.png"]
+    victims = _planted(tmp_path / "out", names, tmp_path / "v")
+    res = _match()
+    paths = res.save(str(tmp_path / "out"))
+    assert {v: v.read_bytes() for v in victims} == victims
+    for name in ("results.json", "results.md", "results.png"):
+        assert not (tmp_path / "out" / name).is_symlink()
+    assert (tmp_path / "out" / "results.md").read_text() == MATCH_MD + "\n"
+    assert (tmp_path / "out" / "results.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert json.loads((tmp_path / "out" / "results.json").read_text()) == json.loads(
+        json.dumps(arena._clean(res.to_dict())))
+    assert [Path(p).name for p in paths] == ["results.json", "results.md", "results.png"]
+
+
+def test_plot_png_is_what_plot_writes(tmp_path) -> None:
+    res = _self_play()
+    png = res.plot_png()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    res.plot(str(tmp_path / "r.png"))
+    assert (tmp_path / "r.png").read_bytes()[:8] == png[:8] and sorted(p.name for p in tmp_path.iterdir()) == ["r.png"]
+
+
+def test_the_solo_files_replace_links_planted_at_their_names(tmp_path, capsys) -> None:
+    """solo.md was opened for writing at its name, solo.json written through ``solo.json.tmp``."""
+    out = tmp_path / "solo"
+    victims = _planted(out, ["solo.md", "solo.json.tmp"], tmp_path / "v")
+    assert _run("--solo", "first", "--games", "1", "--max-plies", "3", "--out", str(out)) == 0
+    table = capsys.readouterr().out.split("\n\nwrote")[0]
+    assert {v: v.read_bytes() for v in victims} == victims
+    assert not (out / "solo.md").is_symlink() and (out / "solo.md").read_text() == table + "\n"
+    assert json.loads((out / "solo.json").read_text())["agent"] == "first"

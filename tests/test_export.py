@@ -967,3 +967,33 @@ def test_search_settings_are_strict_and_consistent(exported: tuple[Path, Path]) 
     assert load_opponent(path, search=0).search is None
     with pytest.raises(ValueError, match="search top must be an integer, got 2.5"):
         load_opponent(path, search={"top": 2.5})
+
+
+# --- security review: an over-long name is refused as the other bad names are ------------------------------
+
+
+@pytest.mark.parametrize("flag", ["--level", "--name"])
+def test_an_over_long_level_or_name_is_refused_before_anything_is_written(
+        exported: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture, flag: str) -> None:
+    """A 300-character --level or --name crashed with a bare 'OSError: File name too long' traceback."""
+    from agents.cli import main
+
+    checkpoint, _ = exported
+    out = tmp_path / "exports"
+    assert main(["export", str(checkpoint), flag, "x" * 300, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    what = flag.lstrip("-")
+    assert err == (f"halma export: error: {what} must be a plain name of at most 100 characters (200 bytes in UTF-8: "
+                   f"it names a file), got {'x' * 30!r}... (300 characters)\n")
+    assert not out.exists()
+
+
+def test_names_of_up_to_100_characters_and_200_bytes_are_plain() -> None:
+    from agents.export import MAX_NAME_LENGTH, check_level_name
+
+    assert MAX_NAME_LENGTH == 100
+    for name in ("x" * 100, "é" * 100):  # 200 bytes in UTF-8
+        assert check_level_name(name) == name
+    for name in ("x" * 101, "€" * 67):  # 201 bytes
+        with pytest.raises(ValueError, match="^level must be a plain name of at most 100 characters"):
+            check_level_name(name)

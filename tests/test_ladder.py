@@ -431,18 +431,19 @@ def _ladder_file(path: Path, games: dict) -> Path:
     return path
 
 
-SHIPPED_EXPERT = DEFAULT_LADDER.parent / "star-2-star2.onnx"  # a real exported model, used by absolute path
+SHIPPED_EXPERT = DEFAULT_LADDER.parent / "star-2-star2.onnx"  # a real exported model (copied beside a test's ladder)
 
 
 def test_a_level_passes_its_options_to_the_model(tmp_path: Path) -> None:
     """docs/export.md: a level may carry temperature, search and time_budget keys, passed to the model."""
+    name = _copy_shipped_model(tmp_path)  # a level's model lies in the ladder's folder
     ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "levels": [
-        {"level": "easy", "player": str(SHIPPED_EXPERT), "temperature": 0.5, "search": "top=2",
+        {"level": "easy", "player": name, "temperature": 0.5, "search": "top=2",
          "time_budget": 0.3},
-        {"level": "hard", "player": f"{SHIPPED_EXPERT}:temperature=0.25,time_budget=0.2"}]}})
+        {"level": "hard", "player": f"{name}:temperature=0.25,time_budget=0.2"}]}})
     easy = level_player("easy", "star", 2, seed=1, path=ladder)
     assert (easy.temperature, easy.search, easy.time_budget) == (0.5, {"top": 2, "eval": "heuristic"}, 0.3)
-    assert easy.name == "easy" and easy.describe(Rules("star", 2)) == str(SHIPPED_EXPERT)
+    assert easy.name == "easy" and easy.describe(Rules("star", 2)) == name
     hard = level_player("hard", "star", 2, path=ladder)  # options written in the player's name
     assert (hard.temperature, hard.search, hard.time_budget) == (0.25, None, 0.2)
 
@@ -484,10 +485,12 @@ def test_a_ladder_name_without_its_level_is_refused(name: str) -> None:
 
 def test_shipped_models_are_the_ladders_onnx_files_each_once(tmp_path: Path) -> None:
     assert [p.name for p in shipped_models(DEFAULT_LADDER)] == ["star-2-quickstart_star2.onnx", "star-2-star2.onnx"]
+    name = _copy_shipped_model(tmp_path / "sub")  # a subfolder of the ladder's folder is inside it
     ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "levels": [
         {"level": "a", "player": "m.onnx"}, {"level": "b", "player": "m.onnx:search=top=2"},
-        {"level": "c", "player": "greedy"}, {"level": "d", "player": str(SHIPPED_EXPERT)}]}})
-    assert shipped_models(ladder) == [tmp_path.resolve() / "m.onnx", SHIPPED_EXPERT]  # relative to the ladder file
+        {"level": "c", "player": "greedy"}, {"level": "d", "player": f"sub/{name}"}]}})
+    assert shipped_models(ladder) == [tmp_path.resolve() / "m.onnx",  # relative to the ladder file
+                                      tmp_path.resolve() / "sub" / name]
 
 
 def test_separation_without_uncertainty_and_the_ordinal_rule() -> None:
@@ -894,8 +897,9 @@ def test_a_model_level_takes_load_opponents_arguments(tmp_path: Path) -> None:
     p = load_opponent("ladder:star-2:expert", seed=2, temperature=0.5, search="top=2", time_budget=0.3)
     assert isinstance(p, OnnxOpponent) and p.name == "expert"
     assert (p.temperature, p.search, p.time_budget, p.seed) == (0.5, {"top": 2, "eval": "heuristic"}, 0.3, 2)
+    name = _copy_shipped_model(tmp_path)
     ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "levels": [
-        {"level": "easy", "player": f"{SHIPPED_EXPERT}:temperature=0.5,time_budget=0.4", "search": "top=3"}]}})
+        {"level": "easy", "player": f"{name}:temperature=0.5,time_budget=0.4", "search": "top=3"}]}})
     easy = level_player("easy", "star", 2, path=ladder, temperature=0.1, search=False)
     assert (easy.temperature, easy.search, easy.time_budget) == (0.1, None, 0.4)
     per_game = load_opponent("ladder:expert", temperature=0.25)  # the star-2 expert is a model
@@ -991,9 +995,10 @@ def test_a_level_resolved_for_one_game_refuses_another() -> None:
 
 
 def test_a_ladder_entry_naming_a_model_of_another_game_is_refused(tmp_path: Path) -> None:
+    name = _copy_shipped_model(tmp_path)
     ladder = _ladder_file(tmp_path / "ladder.json", {"star-3": {"variant": "star", "seats": 3, "levels": [
-        {"level": "easy", "player": str(SHIPPED_EXPERT)}]}})
-    with pytest.raises(LadderError, match=f"level 'easy' for star with 3 seats is the model '{SHIPPED_EXPERT}', "
+        {"level": "easy", "player": name}]}})
+    with pytest.raises(LadderError, match=f"level 'easy' for star with 3 seats is the model '{name}', "
                                           "exported for star with 2 seats"):
         level_player("easy", "star", 3, path=ladder)
 
@@ -1079,3 +1084,245 @@ def test_a_level_s_first_move_gives_its_player_what_is_left_of_the_budget(monkey
     assert given[-1] == MIN_MOVE_BUDGET
     with pytest.raises(ValueError, match="time_budget must be > 0"):
         slow.select_move(game, time_budget=0)
+
+
+# --- security review: a ladder file is untrusted input; writes never follow a planted link -------------
+
+
+def _plant(link: Path, victim: Path) -> None:
+    """A symbolic link at ``link`` (where a write is about to happen) pointing at ``victim``."""
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(victim)
+
+
+def test_save_ladder_replaces_a_planted_link_and_ignores_the_old_temporary_name(tmp_path: Path) -> None:
+    """save_ladder wrote through ``<ladder>.tmp`` (a fixed name another user of a shared folder could plant a
+    link at) and so overwrote the link's target; now a new temporary file is renamed over the name."""
+    from agents.ladder import save_ladder
+
+    victim, victim2 = tmp_path / "victim.txt", tmp_path / "victim2.txt"
+    victim.write_text("keep me")
+    victim2.write_text("keep me too")
+    ladder = tmp_path / "shared" / "ladder.json"
+    _plant(ladder, victim)
+    _plant(ladder.with_name("ladder.json.tmp"), victim2)
+    data = json.loads(_ladder_text({"star-2": {"variant": "star", "seats": 2, "levels": GOOD_LEVELS}}))
+    assert save_ladder(data, ladder) == ladder
+    assert victim.read_text() == "keep me" and victim2.read_text() == "keep me too"
+    assert not ladder.is_symlink() and load_ladder(ladder)["games"] == data["games"]
+    assert sorted(p.name for p in ladder.parent.iterdir()) == ["ladder.json", "ladder.json.tmp"]  # the link left
+
+
+def test_a_model_copied_beside_the_ladder_replaces_planted_links(tmp_path: Path, monkeypatch) -> None:
+    """A level's model and manifest were copied with shutil.copy2 (which writes through a link at the
+    destination) and the manifest stamped through ``<manifest>.tmp``: links planted at those names in the
+    ladder's folder overwrote their targets.  Now the files are replaced; the targets stay as they were."""
+    from agents.ladder import build_entry
+    from agents.opponent import manifest_path, read_manifest
+
+    _fake_tournament(monkeypatch, [(0.0, 1.0), (20.0, 1.0)])
+    folder = tmp_path / "shared"
+    victims = {}
+    for name in ("star-2-star2.onnx", "star-2-star2.manifest.json", "star-2-star2.manifest.json.tmp",
+                 "star-2-star2.onnx.tmp"):
+        victim = tmp_path / f"victim-{name}"
+        victim.write_text(f"victim of {name}")
+        victims[victim] = victim.read_bytes()
+        _plant(folder / name, victim)
+    entry = build_entry(["random", str(SHIPPED_EXPERT)], "star", 2, 4, levels=("easy", "expert"),
+                        path=folder / "ladder.json")
+    assert entry["levels"][1]["player"] == "star-2-star2.onnx"
+    assert {v: v.read_bytes() for v in victims} == victims
+    model = folder / "star-2-star2.onnx"
+    assert not model.is_symlink() and not manifest_path(model).is_symlink()
+    assert model.read_bytes() == SHIPPED_EXPERT.read_bytes()
+    assert read_manifest(model)["level"] == "expert"  # stamped, and its checksum still the model's
+
+
+@pytest.mark.parametrize("model", ["../outside.onnx", "sub/../../outside.onnx", "../outside.onnx:temperature=0.5",
+                                   "ABSOLUTE", "ABSOLUTE:search=top=2"])
+def test_a_level_s_model_outside_the_ladder_s_folder_is_refused(tmp_path: Path, model: str) -> None:
+    """A ladder file (--ladder, $HALMA_LADDER) named models anywhere (``../../x.onnx``, an absolute path) and
+    they were loaded; a level's model must be a relative path inside the ladder file's folder."""
+    _copy_shipped_model(tmp_path / "elsewhere")
+    (tmp_path / "elsewhere" / SHIPPED_EXPERT.name).rename(tmp_path / "outside.onnx")
+    model = model.replace("ABSOLUTE", str(tmp_path / "outside.onnx"))
+    (tmp_path / "ladders").mkdir()
+    ladder = _ladder_file(tmp_path / "ladders" / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "levels": [
+        {"level": "easy", "player": "random"}, {"level": "hard", "player": model}]}})
+    for attempt in (lambda: load_ladder(ladder), lambda: level_player("hard", "star", 2, path=ladder),
+                    lambda: shipped_models(ladder)):
+        with pytest.raises(LadderError) as info:
+            attempt()
+        message = str(info.value)
+        assert "entry 'star-2', level 'hard'" in message and "outside the ladder's folder" in message, message
+
+
+def test_a_link_in_the_ladder_s_folder_to_a_model_elsewhere_is_refused(tmp_path: Path) -> None:
+    """The path is checked as resolved too: a symbolic link beside the ladder does not lead out of it."""
+    from agents.opponent import manifest_path
+
+    name = _copy_shipped_model(tmp_path / "elsewhere")
+    folder = tmp_path / "ladders"
+    folder.mkdir()
+    for file in (Path(name), manifest_path(name)):  # the model and its manifest, both links
+        (folder / file).symlink_to(tmp_path / "elsewhere" / file)
+    ladder = _ladder_file(folder / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "levels": [
+        {"level": "hard", "player": name}]}})
+    with pytest.raises(LadderError, match=r"level 'hard' for star with 2 seats is the model 'star-2-star2\.onnx', "
+                                          r"outside the ladder's folder"):
+        level_player("hard", "star", 2, path=ladder)
+    with pytest.raises(LadderError, match="outside the ladder's folder"):
+        shipped_models(ladder)
+    for file in (Path(name), manifest_path(name)):  # the model itself beside the ladder is what a ladder names
+        (folder / file).unlink()
+    _copy_shipped_model(folder)
+    assert level_player("hard", "star", 2, path=ladder).name == "hard"
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_a_ladder_with_a_number_that_is_not_finite_is_refused(tmp_path: Path, number: str) -> None:
+    """``"rating": NaN`` (which Python's json reads) was accepted and printed as a rating of nan."""
+    bad = tmp_path / "ladder.json"
+    bad.write_text('{"format": "halma_env.ladder", "format_version": 1, "games": {"star-2": {"variant": "star", '
+                   f'"seats": 2, "levels": [{{"level": "easy", "player": "random", "rating": {number}}}]}}}}}}')
+    with pytest.raises(LadderError, match=f"ladder file '{re.escape(str(bad))}' holds the number {number}: its "
+                                          "numbers must be finite"):
+        load_ladder(bad)
+
+
+def test_a_deeply_nested_or_huge_number_ladder_is_a_ladder_error_naming_the_file(tmp_path: Path) -> None:
+    """A deeply nested document raised a bare RecursionError, an integer of more digits than Python converts
+    a bare ValueError (not a LadderError, so halma play and halma ladder showed a traceback)."""
+    nested = tmp_path / "nested.json"
+    nested.write_text('{"format": "halma_env.ladder", "format_version": 1, "games": {}, "x": '
+                      + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(LadderError, match=f"ladder file '{re.escape(str(nested))}' cannot be read \\(its JSON is "
+                                          "nested too deeply\\)"):
+        load_ladder(nested)
+    digits = tmp_path / "digits.json"
+    digits.write_text('{"format": "halma_env.ladder", "format_version": 1, "games": {}, "n": ' + "9" * 5000 + "}")
+    with pytest.raises(LadderError, match=f"ladder file '{re.escape(str(digits))}' cannot be read \\(ValueError: "):
+        load_ladder(digits)
+
+
+@pytest.mark.skipif(not Path("/dev/null").exists(), reason="needs /dev/null")
+def test_a_ladder_that_is_not_a_regular_file_is_refused_unread(tmp_path: Path, monkeypatch) -> None:
+    """HALMA_LADDER=/dev/zero read without end (memory grew until the process died), a FIFO waited forever
+    for a writer; /dev/null stands for the devices here (empty, so the old code did not hang on it)."""
+    monkeypatch.setenv("HALMA_LADDER", "/dev/null")
+    with pytest.raises(LadderError, match=re.escape("ladder file '/dev/null' (from $HALMA_LADDER) cannot be read "
+                                                    "(it is a device, not a regular file)")):
+        load_ladder()
+    with pytest.raises(LadderError, match="it is a device, not a regular file"):
+        load_ladder("/dev/null", missing_ok=True)  # a rebuild's read too
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_named_as_the_ladder_is_refused_without_waiting(tmp_path: Path) -> None:
+    import errno
+    import os
+    import threading
+    import time
+
+    fifo = tmp_path / "ladder.json"
+    os.mkfifo(fifo)
+    done = threading.Event()
+
+    def unblock() -> None:  # the old code waited for a writer: give it one after a while, so it fails, not hangs
+        deadline = time.monotonic() + 5
+        while not done.is_set() and time.monotonic() < deadline:
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+                return
+            except OSError as e:
+                if e.errno != errno.ENXIO:  # ENXIO: no reader yet
+                    raise
+                time.sleep(0.05)
+
+    helper = threading.Thread(target=unblock, daemon=True)
+    helper.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(LadderError, match="cannot be read \\(it is a FIFO, not a regular file\\)"):
+            load_ladder(fifo)
+    finally:
+        done.set()
+        helper.join()
+    assert time.monotonic() - start < 2
+
+
+def test_a_ladder_file_over_16_mib_is_refused_unread(tmp_path: Path) -> None:
+    from agents.ladder import MAX_LADDER_BYTES
+
+    assert MAX_LADDER_BYTES == 16 * 2**20
+    big = tmp_path / "ladder.json"
+    text = _ladder_text({}).encode()
+    with open(big, "wb") as f:  # a valid ladder followed by spaces (sparse where the file system allows)
+        f.write(text)
+        f.truncate(MAX_LADDER_BYTES + 1)
+    with pytest.raises(LadderError, match=f"ladder file '{re.escape(str(big))}' is larger than 16 MiB"):
+        load_ladder(big)
+    with open(big, "r+b") as f:
+        f.truncate(MAX_LADDER_BYTES)
+        f.seek(len(text))
+        f.write(b" " * (MAX_LADDER_BYTES - len(text)))
+    assert load_ladder(big)["games"] == {}  # 16 MiB exactly is still read
+
+
+def test_a_ladder_s_strings_reach_the_terminal_escaped(tmp_path: Path) -> None:
+    """A player (or date) holding escape sequences was printed raw by halma ladder and halma play (which shows
+    what a level resolves to); printable strings are shown as they are."""
+    from agents.ladder import format_ladder, printable
+
+    evil = "greedy\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2J\x1b[31mFAKE"
+    ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "date": "\x1b[2J2024",
+                                                                "levels": [{"level": "easy", "player": evil,
+                                                                            "rating": 1.0},
+                                                                           {"level": "hard\x07", "player": "greedy"}]}})
+    table = format_ladder(load_ladder(ladder))
+    assert "\x1b" not in table and "\x07" not in table
+    assert f"| star-2 | {evil!r} (1.0) | - | - | - | ? games, '\\x1b[2J2024' |" in table
+    assert printable("greedy:noise=0.25") == "greedy:noise=0.25" and printable("élan") == "élan"
+    assert printable("a\u202eb") == "'a\\u202eb'"  # a right-to-left override is not printable either
+    assert LevelPlayer("easy", path=ladder).describe(Rules("star", 2)) == repr(evil)
+    with pytest.raises(LadderError) as info:
+        level_player("expert", "star", 2, path=ladder)
+    assert "\x07" not in str(info.value) and "levels: easy, 'hard\\x07'" in str(info.value)
+
+
+def test_a_rating_of_null_is_printed_as_none_given(tmp_path: Path) -> None:
+    """``"rating": null`` passes the check (a level need not be rated) but made format_ladder raise TypeError."""
+    from agents.ladder import format_ladder
+
+    ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "levels": [
+        {"level": "easy", "player": "random", "rating": None}], "tournament": "odd"}})
+    assert "| star-2 | random (nan) | - | - | - | ? games, ? |" in format_ladder(load_ladder(ladder))
+
+
+def test_a_candidate_whose_model_name_would_be_too_long_is_refused_before_any_export(tmp_path: Path) -> None:
+    from agents.ladder import _prepare_candidates
+
+    run = tmp_path / ("r" * 95) / "checkpoints"
+    checkpoint = make_checkpoint(run / "last.pt")
+    with pytest.raises(ValueError, match="the exported model's (level|name) must be a plain name of at most 100 "):
+        _prepare_candidates([str(make_checkpoint(tmp_path / "ok.pt")), str(checkpoint)], "star", 2, tmp_path / "m")
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_ladder_entry_with_a_number_json_cannot_hold_is_not_written(tmp_path: Path, capsys, monkeypatch) -> None:
+    """save_ladder writes strict JSON: an entry with a NaN (which the loader now refuses) is an error naming the
+    file, exit 2, and the file is not written (it was written, then could not be read back)."""
+    from agents.cli import main
+    from agents.ladder import save_ladder
+
+    _fake_tournament(monkeypatch, [(0.0, 1.0), (math.nan, 1.0)])
+    ladder = tmp_path / "ladder.json"
+    assert main(["ladder", "--ladder", str(ladder), "--quiet", "--levels", "a", "random", "greedy"]) == 2
+    err = capsys.readouterr().err
+    assert f"halma ladder: error: cannot write the ladder file '{ladder}': " in err and "Traceback" not in err
+    assert not ladder.exists()
+    data = json.loads(_ladder_text({"star-2": {"variant": "star", "seats": 2, "levels": GOOD_LEVELS, "x": math.inf}}))
+    with pytest.raises(ValueError):
+        save_ladder(data, ladder)
+    assert not ladder.exists() and list(tmp_path.iterdir()) == []

@@ -186,3 +186,40 @@ def test_an_installed_package_s_shipped_ladder_is_not_rebuilt(tmp_path: Path, ca
                           "installed package; write a ladder of your own with --ladder FILE") and out == ""
     assert agents.ladder.DEFAULT_LADDER.read_bytes() == before
 
+
+
+# --- security review: what halma ladder prints of an untrusted ladder file --------------------------------
+
+
+def test_printing_a_ladder_escapes_its_control_characters(tmp_path: Path, capsys) -> None:
+    """A player holding escape sequences (set the clipboard, clear the screen, fake output) reached the
+    terminal raw; it is printed escaped, as Python writes the string, and the rest of the table as before."""
+    evil = "greedy\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2J\x1b[31mFAKE OUTPUT"
+    ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "levels": [
+        {"level": "easy", "player": evil, "rating": 1.0},
+        {"level": "hard", "player": "search:depth=1,time=none", "rating": 2.0}]}})
+    assert main(["ladder", "--ladder", str(ladder)]) == 0
+    out, err = capsys.readouterr()
+    assert "\x1b" not in out and "\x07" not in out and err == ""
+    assert ("| star-2 | 'greedy\\x1b]52;c;ZWNobyBwd25lZA==\\x07\\x1b[2J\\x1b[31mFAKE OUTPUT' (1.0) | - | "
+            "search:depth=1,time=none (2.0) | - | ? games, ? |") in out
+
+
+def test_halma_ladder_refuses_an_untrusted_ladder_file_by_name(tmp_path: Path, capsys, monkeypatch) -> None:
+    """NaN ratings, a model outside the ladder's folder, a device as $HALMA_LADDER: exit 2 with a message."""
+    nan = tmp_path / "nan.json"
+    nan.write_text('{"format": "halma_env.ladder", "format_version": 1, "games": {"star-2": {"variant": "star", '
+                   '"seats": 2, "levels": [{"level": "easy", "player": "random", "rating": NaN}]}}}')
+    assert main(["ladder", "--ladder", str(nan)]) == 2
+    assert capsys.readouterr().err == (f"halma ladder: error: ladder file '{nan}' holds the number NaN: its numbers "
+                                       "must be finite\n")
+    out = _ladder_file(tmp_path / "out.json", {"star-2": {"variant": "star", "seats": 2, "levels": [
+        {"level": "hard", "player": "../../../../tmp/m/plain.onnx"}]}})
+    assert main(["ladder", "--ladder", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"halma ladder: error: ladder '{out}': entry 'star-2', level 'hard': the model '../../../../tmp/m/plain.onnx' "
+        "is outside the ladder's folder; a level's model is a path relative to the ladder file, inside its folder\n")
+    monkeypatch.setenv("HALMA_LADDER", "/dev/null")
+    assert main(["ladder"]) == 2
+    assert capsys.readouterr().err == ("halma ladder: error: ladder file '/dev/null' (from $HALMA_LADDER) cannot be "
+                                       "read (it is a device, not a regular file)\n")
