@@ -167,6 +167,26 @@ def compare(net: Any, policy: OnnxPolicy, games: list[Game]) -> dict[str, Any]:
             "greedy_mismatches": int((greedy_t != greedy_o).sum())}
 
 
+MAX_CONFIG_ENTRIES = 10_000  # a training config has about 80 values; the manifest copies it
+
+
+def _check_config_size(config: Any, checkpoint: str | Path) -> None:
+    """A checkpoint's stored config of at most ``MAX_CONFIG_ENTRIES`` values, counted without spelling it
+    out: lists that share their parts (a pickle's memo) would write a manifest of megabytes (34 MB from a
+    38 KB checkpoint in a security review)."""
+    count, todo = 0, [config]
+    while todo:
+        item = todo.pop()
+        count += 1
+        if count > MAX_CONFIG_ENTRIES:
+            raise ValueError(f"checkpoint {str(checkpoint)!r}: its config holds more than {MAX_CONFIG_ENTRIES} "
+                             "values; a training config has about 80 (not a checkpoint halma train wrote?)")
+        if isinstance(item, dict):
+            todo.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            todo.extend(item)
+
+
 def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir: str | Path = "exports", *,
                       rating: float | None = None, name: str | None = None, opset: int = OPSET,
                       check_positions: int = CHECK_POSITIONS) -> Path:
@@ -189,6 +209,7 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
         raise ValueError(f"opset must be an integer from {low} to {high} (what torch's ONNX exporter supports), "
                          f"got {opset!r}")
     data = load_checkpoint(checkpoint)  # CheckpointError (a ValueError) for anything unreadable
+    _check_config_size(data.get("config"), checkpoint)  # the manifest copies it
     if level is None:
         level = default_level(data, checkpoint)
     net = model_from_checkpoint(data, checkpoint)

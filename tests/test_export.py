@@ -997,3 +997,23 @@ def test_names_of_up_to_100_characters_and_200_bytes_are_plain() -> None:
     for name in ("x" * 101, "€" * 67):  # 201 bytes
         with pytest.raises(ValueError, match="^level must be a plain name of at most 100 characters"):
             check_level_name(name)
+
+
+def test_a_checkpoint_whose_config_spells_out_to_millions_of_values_is_refused(tmp_path: Path) -> None:
+    """The manifest copies the checkpoint's config: lists sharing their parts (22 levels, 4 million leaves)
+    from a small checkpoint wrote a manifest of tens of megabytes."""
+    import torch
+
+    from agents.checkpoint import load_checkpoint
+    from agents.export import export_checkpoint
+
+    data = load_checkpoint(ROOT / "agents" / "checkpoints" / "quickstart_star2.pt")
+    shared: list = [0]
+    for _ in range(22):
+        shared = [shared, shared]
+    data["config"] = {"name": "dag", "game": shared}
+    path = tmp_path / "dag.pt"
+    torch.save(data, path)
+    with pytest.raises(ValueError, match=r"its config holds more than 10000 values; a training config has about 80"):
+        export_checkpoint(path, "x", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
