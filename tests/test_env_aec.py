@@ -417,6 +417,15 @@ def test_non_integer_actions_are_refused_not_truncated() -> None:
     raw.step(np.int64(legal))  # numpy integers and 0-d integer arrays are integers
     raw.step(np.array(raw.encode_move(1, (7, 16))))
     assert raw.game.ply == 2
+    # a 0-d integer tensor, as a torch policy's argmax gives it, is an integer too (it was refused); not a
+    # bool, float or several-value one
+    import torch
+
+    for bad in (torch.tensor(True), torch.tensor(3.0), torch.tensor([1, 2]), np.True_):
+        with pytest.raises(TypeError, match="action must be an integer"):
+            raw.step(bad)
+    raw.step(torch.tensor(raw.encode_move(0, raw.game.legal_moves()[0])))
+    assert raw.game.ply == 3
 
 
 def test_calls_before_reset_and_unknown_agents_name_the_problem() -> None:

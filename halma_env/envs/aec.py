@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import math
 import numbers
+import operator
 import sys
 from typing import Any, cast
 
@@ -42,11 +43,15 @@ def env(**kwargs: Any) -> AECEnv:
 
 
 def action_int(action: Any) -> int:
-    """An action as a Python int: ints and numpy integers (0-d integer arrays too) are accepted;
-    floats, text, bools and arrays are refused rather than truncated."""
+    """An action as a Python int: any integer that Python can use as an index (ints, numpy integers,
+    0-d integer arrays and tensors: ``operator.index``) is accepted; floats, text, bools and arrays of
+    several values are refused rather than truncated."""
     value = action[()] if isinstance(action, np.ndarray) and action.ndim == 0 else action
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return int(value)
+    if not isinstance(value, (bool, np.bool_)) and str(getattr(value, "dtype", "")) not in ("bool", "torch.bool"):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
     raise TypeError(f"action must be an integer, got {action!r} ({type(action).__name__})")
 
 
