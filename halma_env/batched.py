@@ -698,7 +698,8 @@ class BatchedGame:
 
     @_outside_inference_mode
     def action_mask(self) -> torch.Tensor:
-        """(B, H*H) bool: the legal moves of each game's mover, ``canon(src) * H + canon(dst)``.
+        """(B, H*H) bool, in a reused buffer (``.clone()`` to keep it): the legal moves of each game's
+        mover, ``canon(src) * H + canon(dst)``.
 
         Built on first call after a step (later calls return the same tensor).  It is a view of
         one buffer that the next ``action_mask()`` after a step rewrites: ``.clone()`` it to keep
@@ -776,7 +777,8 @@ class BatchedGame:
 
     @_outside_inference_mode
     def observation(self) -> torch.Tensor:
-        """(B, rows, cols, 12) int8: ``encoding.observation(game, to_move)`` of every game.
+        """(B, rows, cols, 12) int8, in a reused buffer (``.clone()`` to keep it):
+        ``encoding.observation(game, to_move)`` of every game.
 
         Every cell gets one code (its static planes, and the piece on it: seat relative to the
         mover, king, retired), and one table lookup expands the codes into the planes.  A view of

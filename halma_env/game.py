@@ -268,6 +268,11 @@ def _tables(variant: str, num_players: int) -> _Tables:
 class Game:
     """A game in progress: the position, whose turn it is, the history and the outcome.
 
+    Its state, read-only to callers (``play``, ``undo``, ``resign`` change it): ``rules``;
+    ``to_move``, the seat to move; ``ply``, plies played (from the position's own count for a
+    loaded one); ``end_reason`` (None while the game goes on); ``is_over``; ``places`` and
+    ``status`` per seat; ``history`` (events) and ``moves``; ``layout`` and ``geometry``, the board.
+
     >>> game = Game(Rules("star", 2))
     >>> len(game.legal_moves())
     14
@@ -401,10 +406,12 @@ class Game:
 
     @property
     def num_players(self) -> int:
+        """The seat count of the rules."""
         return self.rules.num_players
 
     @property
     def is_over(self) -> bool:
+        """Whether the game has ended (``end_reason`` says how)."""
         return self.end_reason is not None
 
     @property
@@ -427,6 +434,7 @@ class Game:
 
     @property
     def moves(self) -> list[Move]:
+        """The moves played, in order (``history`` without passes and resignations); a new list each time."""
         return [e.move for e in self.history if e.move is not None]  # only "move" events carry one
 
     def pieces(self, seat: int) -> list[int]:

@@ -60,7 +60,7 @@ class GameRecord:
     start: str | None = None
     final_position: str | None = None
     players: tuple[str, ...] | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict, hash=False)  # compared, not hashed: a dict is not hashable
 
     # --- building ---------------------------------------------------------------------
 

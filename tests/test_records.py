@@ -497,3 +497,12 @@ def test_a_record_file_over_the_size_a_record_may_have_is_refused_unread(tmp_pat
         load_record(path)
     monkeypatch.setattr(halma_env.records, "MAX_RECORD_BYTES", path.stat().st_size)
     assert load_record(path) == GameRecord.from_game(Game())
+
+
+def test_a_record_hashes_as_it_compares() -> None:
+    """GameRecord is a frozen dataclass, yet hash() raised on its metadata dict: records could not go in a set."""
+    game = _played("star", 2, 6, seed=1)
+    one, two = GameRecord.from_game(game, metadata={"site": "x"}), GameRecord.from_game(game, metadata={"site": "x"})
+    assert one == two and hash(one) == hash(two) and len({one, two}) == 1
+    other = GameRecord.from_game(game, metadata={"site": "y"})
+    assert other != one and len({one, other}) == 2  # equal hashes, told apart by ==
