@@ -393,7 +393,7 @@ class HalmaNet(nn.Module):
         table = neighbour_table(variant, num_players)
         self.register_buffer("table", torch.as_tensor(table).reshape(-1), persistent=False)
         self.register_buffer("reverse", torch.as_tensor(reverse_table(table)).reshape(-1), persistent=False)
-        self.register_buffer("grid_index", torch.as_tensor(enc.grid_index), persistent=False)
+        self.register_buffer("grid_index", torch.tensor(enc.grid_index), persistent=False)
         self._rows_cache: dict[tuple[int, torch.device], tuple[torch.Tensor, torch.Tensor]] = {}
         self.reach = JumpReach(variant, num_players) if reach_features else None
         self.embed = layer_init(nn.Linear(PLANES + (REACH_PLANES if reach_features else 0), channels))

@@ -828,3 +828,16 @@ def test_extending_a_reach_network_refuses_weights_of_another_width() -> None:
     with pytest.raises(ValueError, match=r"less some attention layers or the reach features: embed.weight "
                                          r"\(16, 12\) vs \(8, 18\)$"):
         load_extending(wide, other.state_dict())
+
+
+def test_building_a_network_warns_nothing() -> None:
+    """The encoding's shared tables are read-only: torch.as_tensor of one warned ('not writable') at every
+    network built (every bench and training run printed it)."""
+    import warnings
+
+    from agents.config import NetworkConfig
+    from agents.network import build_network
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        build_network("star", 2, NetworkConfig())
