@@ -23,10 +23,22 @@ Names: a path ``model.onnx``, optionally with options ``model.onnx:temperature=0
 or ``ladder:GAME:LEVEL`` (``GAME`` like ``star-2``).
 
 Bad files fail with ``OpponentError`` (a ``ValueError``) naming the file and the problem: no
-manifest, a manifest that is not JSON or lacks fields, a model file that is not ONNX or does not
-match the manifest's checksum, an encoding version newer than this code, a manifest whose game
-disagrees with its own interface fields, the checkpoint config it records, the graph or the file's
-name, a model for another variant or seat count than the game it is asked to play.
+manifest, a manifest that is not JSON (or nested too deeply, or with a number too long to read) or
+lacks fields, a model file that is not ONNX or does not match the manifest's checksum, an encoding
+version newer than this code, a manifest whose game disagrees with its own interface fields, the
+checkpoint config it records, the graph or the file's name, a model for another variant or seat
+count than the game it is asked to play.
+
+A model is untrusted input (a downloaded or uploaded file), so it may only be what ``halma export``
+writes (``_check_graph``): one file of at most ``MAX_MODEL_BYTES``, read once (its checksum, the
+checks and onnxruntime all use those bytes), every tensor stored inside it (no external data: it
+would read other files of its folder, which the checksum does not cover), only the operators the
+exporter emits (``EXPORT_OPS``, default domain: no loops, no custom operators), at most
+``MAX_GRAPH_ITEMS`` nodes, tensors and edges.  Those operators can still be given sizes that exhaust
+memory or time, so each run may allocate at most ``RUN_MEMORY_LIMIT`` bytes (one onnxruntime arena
+that every opponent of the process shares) and is stopped after ``RUN_TIME_LIMIT`` seconds, and
+onnxruntime folds no constants when it loads a model (that would run the graph's constant part
+unbounded).  A run that fails is an ``OpponentError`` naming the model.
 """
 
 from __future__ import annotations
@@ -37,9 +49,12 @@ import math
 import numbers
 import os
 import re
+import stat
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from time import monotonic as _monotonic  # the watchdog's clock (tests replace the module ``time``)
 from typing import Any
 
 import numpy as np
@@ -58,6 +73,25 @@ REQUIRED_FIELDS = ("format", "format_version", "variant", "num_players", "encodi
 SEARCH_DEFAULTS: dict[str, Any] = {"top": 6, "eval": "heuristic"}
 SEARCH_EVALS = ("heuristic", "value")
 BUDGET_SHARE = 0.8  # of the per-move budget the search may use (the rest covers overhead)
+
+# --- what a model file may be (docs/export.md) ---
+MAX_MODEL_BYTES = 64 << 20  # the shipped models are 50-200 KiB; a large exported network a few MiB
+MAX_MANIFEST_BYTES = 1 << 20  # the shipped manifests are ~3 KiB
+MAX_GRAPH_ITEMS = 50_000  # nodes, tensors, node inputs/outputs/attributes: ~1,000 in the shipped models
+# The operator types ``halma export`` writes (agents/export.py): the union over every opset it takes
+# (9-20) of the shipped checkpoints' networks, of networks with attention_layers and reach_features,
+# and of untrained ones (torch writes Identity for parameters with equal values, e.g. zero-initialised).
+# No control flow (Loop, Scan, If) and no other domain: a model can only compute a fixed graph.
+EXPORT_OPS = frozenset({
+    "Add", "And", "Cast", "Concat", "Constant", "ConstantOfShape", "Div", "Equal", "Expand", "Gather",
+    "Gemm", "Greater", "Identity", "LayerNormalization", "MatMul", "Max", "Mul", "Neg", "NonZero", "Not",
+    "Pow", "Range", "ReduceMax", "ReduceMean", "ReduceSum", "Relu", "Reshape", "Shape", "Slice", "Softmax",
+    "Split", "Sqrt", "Squeeze", "Sub", "Transpose", "Unsqueeze", "Where",
+})
+DEFAULT_DOMAINS = ("", "ai.onnx")
+# --- what running one may take ---
+RUN_MEMORY_LIMIT = 1 << 30  # bytes onnxruntime may allocate for the runs of all opponents of a process
+RUN_TIME_LIMIT = 10.0  # seconds one run may take (a move's evaluation takes well under 10 ms)
 
 
 class OpponentError(ValueError):
@@ -82,6 +116,33 @@ def file_sha256(path: str | Path) -> str:
     return h.hexdigest()
 
 
+def _read_file(path: Path, limit: int, what: str) -> bytes:
+    """A regular file's bytes, at most ``limit`` of them (``OpponentError`` naming ``what`` otherwise).
+    Opened without blocking (a FIFO put there after the caller's ``is_file`` check is refused, not
+    waited on) and read with a bound (a file that grows while it is read is refused too)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise OpponentError(f"{what} {str(path)!r} is not a regular file")
+            size = info.st_size
+            blob = f.read(limit + 1) if size <= limit else b""
+    except OSError as e:
+        raise OpponentError(f"cannot read {what} {str(path)!r}: {e.strerror or e}") from None
+    if size > limit or len(blob) > limit:
+        most = f"{limit >> 20} MiB" if limit % (1 << 20) == 0 else f"{limit} bytes"
+        raise OpponentError(f"{what} {str(path)!r} is {max(size, len(blob))} bytes, more than the {most} it may "
+                            "have (docs/export.md)")
+    return blob
+
+
+def read_model_bytes(onnx_path: str | Path) -> bytes:
+    """The model file's bytes, at most ``MAX_MODEL_BYTES`` (``OnnxPolicy`` reads them once: the
+    checksum, the graph checks and onnxruntime all see the same bytes)."""
+    return _read_file(Path(onnx_path), MAX_MODEL_BYTES, "opponent model")
+
+
 def read_manifest(onnx_path: str | Path, check_hash: bool = True) -> dict[str, Any]:
     """The checked manifest of an exported model (``OpponentError`` naming what is wrong)."""
     onnx_path = Path(onnx_path)
@@ -93,9 +154,10 @@ def read_manifest(onnx_path: str | Path, check_hash: bool = True) -> dict[str, A
     if not mpath.is_file():
         raise OpponentError(f"opponent model {str(onnx_path)!r} has no manifest: expected {str(mpath)!r} "
                             "(written by 'halma export' next to the model)")
+    text = _read_file(mpath, MAX_MANIFEST_BYTES, "manifest")
     try:
-        data = json.loads(mpath.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        data = json.loads(text.decode("utf-8"))
+    except (ValueError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError, a too long integer
         raise OpponentError(f"manifest {str(mpath)!r} is corrupt or not JSON ({type(e).__name__}: {e})") from None
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
         raise OpponentError(f"{str(mpath)!r} is not an opponent manifest (no format {MANIFEST_FORMAT!r})")
@@ -125,13 +187,17 @@ def read_manifest(onnx_path: str | Path, check_hash: bool = True) -> dict[str, A
         raise OpponentError(f"manifest {str(mpath)!r}: {variant} cannot be played by {seats!r} seats")
     _check_consistent(data, onnx_path, mpath)
     if check_hash:
-        digest = file_sha256(onnx_path)
-        if digest != data["onnx_sha256"]:
-            raise OpponentError(f"opponent model {str(onnx_path)!r} does not match its manifest's sha256 "
-                                f"(file {digest[:12]}..., manifest {str(data['onnx_sha256'])[:12]}...): "
-                                "the model was changed or corrupted after export, or an export of this name was "
-                                "interrupted between moving the model and its manifest into place (export it again)")
+        check_checksum(onnx_path, data, file_sha256(onnx_path))
     return data
+
+
+def check_checksum(onnx_path: str | Path, manifest: dict[str, Any], digest: str) -> None:
+    """The model's sha256 ``digest`` against its manifest's ``onnx_sha256``."""
+    if digest != manifest["onnx_sha256"]:
+        raise OpponentError(f"opponent model {str(onnx_path)!r} does not match its manifest's sha256 "
+                            f"(file {digest[:12]}..., manifest {str(manifest['onnx_sha256'])[:12]}...): "
+                            "the model was changed or corrupted after export, or an export of this name was "
+                            "interrupted between moving the model and its manifest into place (export it again)")
 
 
 def _is_int(value: Any) -> bool:
@@ -168,26 +234,97 @@ def _check_consistent(data: dict[str, Any], onnx_path: Path, mpath: Path) -> Non
 
 def write_manifest(onnx_path: str | Path, data: dict[str, Any]) -> Path:
     """Write (or rewrite) the manifest next to ``onnx_path`` atomically."""
+    from agents.files import write_atomic  # a fresh temporary name: never through a planted symlink
+
     mpath = manifest_path(onnx_path)
-    tmp = mpath.with_name(mpath.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, mpath)
+    write_atomic(mpath, json.dumps(data, indent=2, sort_keys=True) + "\n")
     return mpath
 
 
-def _session(onnx_path: Path, variant: str, seats: int) -> Any:
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def _check_graph(onnx_path: Path, model: bytes) -> None:
+    """Refuse a model that is not what ``halma export`` writes (module docstring): parsed by ``onnx``
+    from the bytes already read, without loading external data, before onnxruntime sees it."""
+    import onnx
+
+    name = f"opponent model {str(onnx_path)!r}"
+    try:
+        proto = onnx.load_model_from_string(model)  # never reads external data (it has no folder to read)
+    except Exception as e:  # protobuf's DecodeError and the like
+        raise OpponentError(f"{name} is not a valid ONNX model ({_first_line(e)})") from None
+    graph = proto.graph
+    if len(proto.functions) or len(proto.training_info):
+        raise OpponentError(f"{name} defines functions or training graphs; an exported model has neither")
+    if len(graph.sparse_initializer):
+        raise OpponentError(f"{name} has sparse initializers ({graph.sparse_initializer[0].values.name!r}); "
+                            "an exported model has none")
+    items = (len(graph.node) + len(graph.initializer) + len(graph.value_info) + len(graph.input)
+             + len(graph.output) + sum(len(n.input) + len(n.output) + len(n.attribute) for n in graph.node))
+    if items > MAX_GRAPH_ITEMS:
+        raise OpponentError(f"{name} has {len(graph.node)} nodes and {items} graph items (nodes, tensors, "
+                            f"inputs, outputs, attributes), more than the {MAX_GRAPH_ITEMS} an opponent may have")
+    tensors = [(t, "initializer") for t in graph.initializer]
+    for node in graph.node:
+        label = f"{node.op_type} node {node.name!r}" if node.name else f"{node.op_type} node"
+        if node.domain not in DEFAULT_DOMAINS:
+            raise OpponentError(f"{name} uses operator {node.op_type!r} of domain {node.domain!r}; an exported model "
+                                "uses only the default ONNX domain")
+        if node.op_type not in EXPORT_OPS:
+            raise OpponentError(f"{name} uses operator {node.op_type!r}, which 'halma export' never writes "
+                                "(agents.opponent.EXPORT_OPS lists the operators an opponent may use)")
+        for attr in node.attribute:
+            if attr.HasField("g") or len(attr.graphs) or attr.HasField("sparse_tensor") or len(attr.sparse_tensors):
+                raise OpponentError(f"{name}: {label} has a subgraph or sparse tensor attribute {attr.name!r}; "
+                                    "an exported model has none")
+            tensors += [(t, f"attribute {attr.name!r} of the {label}") for t in (attr.t, *attr.tensors)]
+    for tensor, where in tensors:
+        if tensor.data_location == onnx.TensorProto.EXTERNAL or len(tensor.external_data):
+            location = next((e.value for e in tensor.external_data if e.key == "location"), "?")
+            raise OpponentError(f"{name}: tensor {tensor.name!r} ({where}) keeps its data in another file "
+                                f"({location!r}); an exported model keeps every tensor inside the .onnx file")
+
+
+_ALLOCATOR_LOCK = threading.Lock()
+_allocator_registered = False
+
+
+def _share_capped_allocator(ort: Any) -> None:
+    """Register, once per process, the onnxruntime CPU arena the opponents' sessions share: it allocates
+    at most ``RUN_MEMORY_LIMIT`` bytes, so a graph asking for more fails its run instead of taking the
+    machine's memory.  (If something else registered one first, the sessions share that one.)"""
+    global _allocator_registered
+    with _ALLOCATOR_LOCK:
+        if _allocator_registered:
+            return
+        info = ort.OrtMemoryInfo("Cpu", ort.OrtAllocatorType.ORT_ARENA_ALLOCATOR, 0, ort.OrtMemType.DEFAULT)
+        try:
+            ort.create_and_register_allocator(info, ort.OrtArenaCfg(RUN_MEMORY_LIMIT, -1, -1, -1))
+        except Exception:  # already registered in this process: the sessions use that one
+            pass
+        _allocator_registered = True
+
+
+def _session(onnx_path: Path, variant: str, seats: int, model: bytes) -> Any:
+    """An onnxruntime session of ``model`` (the file's bytes, checked by ``_check_graph``), checked
+    against the manifest's game."""
     import onnxruntime as ort
 
+    _share_capped_allocator(ort)
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.log_severity_level = 3  # errors only
-    try:
-        sess = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+    options.add_session_config_entry("session.use_env_allocators", "1")  # the capped arena
+    try:  # no constant folding: it would compute the graph's constant part while loading, without any bound
+        sess = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"],
+                                    disabled_optimizers=["ConstantFolding"])
     except Exception as e:  # onnxruntime raises its own exception types (InvalidProtobuf, Fail, ...)
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise OpponentError(f"opponent model {str(onnx_path)!r} is not a valid ONNX model ({first})") from None
+        raise OpponentError(f"opponent model {str(onnx_path)!r} is not a valid ONNX model ({_first_line(e)})") from None
     enc = encoding(variant, seats)
     inputs = [i.name for i in sess.get_inputs()]
     outputs = [o.name for o in sess.get_outputs()]
@@ -208,6 +345,49 @@ def _session(onnx_path: Path, variant: str, seats: int) -> Any:
     return sess
 
 
+class _Watchdog:
+    """One daemon thread that stops onnxruntime runs past their deadline (``RunOptions.terminate``:
+    onnxruntime checks it between nodes).  A run costs a lock and a dict entry; the thread wakes only
+    at the earliest deadline of the runs in flight."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._runs: dict[int, tuple[float, Any]] = {}
+        self._count = 0
+        self._wake_at = math.inf
+        self._thread: threading.Thread | None = None
+
+    def watch(self, run_options: Any, seconds: float) -> int:
+        deadline = _monotonic() + seconds
+        with self._cond:
+            self._count += 1
+            self._runs[self._count] = (deadline, run_options)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, name="opponent-watchdog", daemon=True)
+                self._thread.start()
+            elif deadline < self._wake_at:
+                self._cond.notify()
+            return self._count
+
+    def forget(self, key: int) -> None:
+        with self._cond:
+            self._runs.pop(key, None)
+
+    def _loop(self) -> None:
+        with self._cond:
+            while True:
+                now = _monotonic()
+                for key, (deadline, run_options) in list(self._runs.items()):
+                    if deadline <= now:
+                        run_options.terminate = True
+                        del self._runs[key]
+                self._wake_at = min((deadline for deadline, _ in self._runs.values()), default=math.inf)
+                self._cond.wait(None if self._wake_at == math.inf else self._wake_at - now)
+
+
+_WATCHDOG = _Watchdog()
+
+
 # --- the model -----------------------------------------------------------------------------
 
 
@@ -216,11 +396,14 @@ class OnnxPolicy:
 
     def __init__(self, onnx_path: str | Path) -> None:
         self.path = Path(onnx_path)
-        self.manifest = read_manifest(self.path)
+        self.manifest = read_manifest(self.path, check_hash=False)
+        model = read_model_bytes(self.path)  # read once: checksum, checks and session use these bytes
+        check_checksum(self.path, self.manifest, hashlib.sha256(model).hexdigest())
         self.variant: str = self.manifest["variant"]
         self.num_players: int = int(self.manifest["num_players"])
         self.encoding = encoding(self.variant, self.num_players)
-        self.session = _session(self.path, self.variant, self.num_players)
+        _check_graph(self.path, model)
+        self.session = _session(self.path, self.variant, self.num_players, model)
 
     # an onnxruntime session cannot be pickled or deep-copied: copies share it (the policy never changes
     # and a session may be run from several threads), and a pickled policy is its file, loaded and
@@ -236,10 +419,33 @@ class OnnxPolicy:
 
     def evaluate(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(B, rows, cols, 12) int8 observations and (B, H*H) int8 masks -> (B, H*H) logits, (B,) values."""
-        logits, values = self.session.run(
-            None, {"observation": np.ascontiguousarray(observations, dtype=np.int8),
-                   "action_mask": np.ascontiguousarray(masks, dtype=np.int8)})
+        feeds = {"observation": np.ascontiguousarray(observations, dtype=np.int8),
+                 "action_mask": np.ascontiguousarray(masks, dtype=np.int8)}
+        import onnxruntime as ort
+
+        run_options = ort.RunOptions()
+        watch = _WATCHDOG.watch(run_options, RUN_TIME_LIMIT)
+        try:
+            logits, values = self.session.run(None, feeds, run_options)
+        except Exception as e:
+            if not type(e).__module__.startswith("onnxruntime"):
+                raise
+            raise self._run_error(e, stopped=run_options.terminate) from None
+        finally:
+            _WATCHDOG.forget(watch)
         return logits, values
+
+    def _run_error(self, e: Exception, stopped: bool) -> OpponentError:
+        """onnxruntime's error of a run (its own exception types) as an ``OpponentError`` naming the model."""
+        name = f"opponent model {str(self.path)!r}"
+        if stopped:
+            return OpponentError(f"{name} was stopped after running for {RUN_TIME_LIMIT:g} s (RUN_TIME_LIMIT); an "
+                                 "exported network evaluates a position in milliseconds")
+        first = _first_line(e)
+        if "Available memory of" in first or "Failed to allocate memory" in first:
+            return OpponentError(f"{name} needs more memory than the {RUN_MEMORY_LIMIT >> 20} MiB its runs may use "
+                                 f"(RUN_MEMORY_LIMIT) ({first})")
+        return OpponentError(f"{name} failed in onnxruntime ({first})")
 
     def check_game(self, game: Game, who: str) -> None:
         r = game.rules

@@ -9,6 +9,7 @@ import hashlib
 import json
 import math
 import pickle
+import re
 import shutil
 import types
 from dataclasses import FrozenInstanceError
@@ -451,3 +452,304 @@ def test_load_opponent_takes_the_names_the_docs_list_and_returns_a_seeded_player
     with pytest.raises(OpponentError, match=r"is a \.onnx file or a level \(easy, medium, hard, expert, "
                                             r"ladder:LEVEL\), got 'hardest'"):
         load_opponent("hardest")
+
+
+# --- untrusted model files -----------------------------------------------------------------
+# A model is a file someone else may have made: it must be what 'halma export' writes, and running it
+# is bounded.  The hostile models are tiny graphs built with onnx.helper (tests/opponent_helpers.py).
+
+
+def _graph(tmp_path: Path, name: str = "m", **kwargs: Any) -> Path:
+    from tests.opponent_helpers import write_graph_model
+
+    d = tmp_path / name
+    d.mkdir()
+    return write_graph_model(d / f"{name}.onnx", **kwargs)
+
+
+def _summed(tensor: str, cast: bool = True) -> list:
+    """Nodes making ``extra`` (a float scalar) from ``tensor``: the graph uses it, onnxruntime must run it."""
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("Cast", [tensor], ["as_float"], to=TensorProto.FLOAT)] if cast else []
+    return nodes + [helper.make_node("ReduceSum", ["as_float" if cast else tensor], ["extra"], keepdims=0)]
+
+
+def test_a_hand_built_graph_of_exporter_operators_loads_and_plays(tmp_path: Path) -> None:
+    """The helper's graph itself (Cast, Add, ReduceSum) is accepted: each refusal below is its hostile part."""
+    policy = OnnxPolicy(_graph(tmp_path))
+    game = Game(Rules("star", 2))
+    moves, logits, value = policy.scores(game)
+    assert np.all(logits == 1.0) and value == len(moves)
+
+
+def test_a_tensor_kept_in_another_file_is_refused(tmp_path: Path) -> None:
+    """External data: onnxruntime refuses an absolute, '..' or symlinked location but reads a file beside
+    the model, which the manifest's checksum does not cover.  Refused by name before onnxruntime sees it,
+    as an initializer and as a node attribute."""
+    from onnx import helper
+
+    from tests.opponent_helpers import external_tensor
+
+    path = _graph(tmp_path, "init", nodes=_summed("W"), initializers=[external_tensor("W", "upload.txt", 8)],
+                  extra="extra")
+    (path.parent / "upload.txt").write_bytes(b"secret!\n")
+    name = re.escape(repr(str(path)))
+    with pytest.raises(OpponentError, match=rf"^opponent model {name}: tensor 'W' \(initializer\) keeps its data "
+                                            r"in another file \('upload.txt'\); an exported model"):
+        OnnxPolicy(path)
+    const = helper.make_node("Constant", [], ["W"], name="c0", value=external_tensor("C", "upload.txt", 8))
+    path = _graph(tmp_path, "attr", nodes=[const, *_summed("W")], extra="extra")
+    (path.parent / "upload.txt").write_bytes(b"secret!\n")
+    with pytest.raises(OpponentError, match=r"tensor 'C' \(attribute 'value' of the Constant node 'c0'\) keeps its "
+                                            r"data in another file \('upload.txt'\)"):
+        OnnxPolicy(path)
+
+
+def test_the_session_is_made_from_the_bytes_whose_checksum_was_checked(monkeypatch: pytest.MonkeyPatch,
+                                                                       tmp_path: Path) -> None:
+    """The file is read once: a model swapped on disk after its checksum was checked is not what runs (the
+    session is made from the checked bytes, not opened again by path); onnxruntime folds no constants."""
+    import onnxruntime
+
+    path = _copy(tmp_path, "swap")
+    original = path.read_bytes()
+    real_check, real_session = agents.opponent._check_graph, onnxruntime.InferenceSession
+    seen: list[tuple[Any, dict]] = []
+
+    def check_then_swap(onnx_path: Path, model: bytes) -> None:
+        real_check(onnx_path, model)
+        path.write_bytes(b"swapped after the checks")
+
+    def spy(model: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append((model, kwargs))
+        return real_session(model, *args, **kwargs)
+
+    monkeypatch.setattr(agents.opponent, "_check_graph", check_then_swap)
+    monkeypatch.setattr(onnxruntime, "InferenceSession", spy)
+    policy = OnnxPolicy(path)
+    [(model, kwargs)] = seen
+    assert isinstance(model, bytes) and model == original
+    assert kwargs["disabled_optimizers"] == ["ConstantFolding"]
+    assert policy.session.get_session_options().get_session_config_entry("session.use_env_allocators") == "1"
+
+
+def test_a_model_file_over_the_size_cap_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert agents.opponent.MAX_MODEL_BYTES == 64 << 20  # docs/export.md
+    path = _copy(tmp_path, "big")
+    monkeypatch.setattr(agents.opponent, "MAX_MODEL_BYTES", 50_000)
+    with pytest.raises(OpponentError, match=rf"^opponent model {re.escape(repr(str(path)))} is 53209 bytes, more than "
+                                            r"the 50000 bytes it may have \(docs/export.md\)$"):
+        OnnxPolicy(path)
+
+
+@pytest.mark.parametrize("kind", ["loop", "domain", "sparse", "items"])
+def test_a_graph_that_is_not_what_the_exporter_writes_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 kind: str) -> None:
+    """A Loop of 10^15 iterations (it would never answer), an operator of another domain, a sparse
+    initializer (onnxruntime makes it dense when loading: any size), more graph items than the cap."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    if kind == "loop":
+        body = helper.make_graph(
+            [helper.make_node("Add", ["c_in", "one"], ["c_out"]), helper.make_node("Not", ["go"], ["stop"]),
+             helper.make_node("Not", ["stop"], ["go_on"])], "body",
+            [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+             helper.make_tensor_value_info("go", TensorProto.BOOL, []),
+             helper.make_tensor_value_info("c_in", TensorProto.FLOAT, [])],
+            [helper.make_tensor_value_info("go_on", TensorProto.BOOL, []),
+             helper.make_tensor_value_info("c_out", TensorProto.FLOAT, [])],
+            initializer=[numpy_helper.from_array(np.array(1.0, dtype=np.float32), "one")])
+        nodes = [helper.make_node("Loop", ["trips", "yes", "zero"], ["extra"], body=body)]
+        inits = [numpy_helper.from_array(np.array(10**15, dtype=np.int64), "trips"),
+                 numpy_helper.from_array(np.array(True), "yes"),
+                 numpy_helper.from_array(np.array(0.0, dtype=np.float32), "zero")]
+        path = _graph(tmp_path, nodes=nodes, initializers=inits, extra="extra")
+        message = r"uses operator 'Loop', which 'halma export' never writes \(agents.opponent.EXPORT_OPS"
+    elif kind == "domain":
+        path = _graph(tmp_path, nodes=[helper.make_node("Evil", ["mf"], ["extra"], domain="com.evil")], extra="extra",
+                      opsets={"com.evil": 1})
+        message = r"uses operator 'Evil' of domain 'com.evil'; an exported model uses only the default ONNX domain$"
+    elif kind == "sparse":
+        values = numpy_helper.from_array(np.zeros(0, dtype=np.float32), "S")
+        indices = numpy_helper.from_array(np.zeros(0, dtype=np.int64), "S_indices")
+        path = _graph(tmp_path, nodes=_summed("S", cast=False), extra="extra",
+                      sparse_initializers=[helper.make_sparse_tensor(values, indices, [1 << 20])])
+        message = r"has sparse initializers \('S'\); an exported model has none$"
+    else:
+        path = SHIPPED
+        monkeypatch.setattr(agents.opponent, "MAX_GRAPH_ITEMS", 600)
+        message = (r"has 150 nodes and 628 graph items \(nodes, tensors, inputs, outputs, attributes\), more than "
+                   r"the 600 an opponent may have$")
+    with pytest.raises(OpponentError, match=rf"^opponent model {re.escape(repr(str(path)))} {message}"):
+        OnnxPolicy(path)
+    assert agents.opponent.MAX_GRAPH_ITEMS >= 50_000 or kind == "items"
+
+
+def test_an_onnxruntime_error_in_a_run_is_an_opponent_error_naming_the_model(tmp_path: Path) -> None:
+    """A graph that loads but fails when run (a reshape of 14641 mask values into rows of 3): onnxruntime's
+    own exception type becomes an ``OpponentError`` (a ValueError) naming the model."""
+    from onnx import helper, numpy_helper
+
+    path = _graph(tmp_path, nodes=[helper.make_node("Reshape", ["mf", "rows"], ["r"]), *_summed("r", cast=False)],
+                  initializers=[numpy_helper.from_array(np.array([3, -1], dtype=np.int64), "rows")], extra="extra")
+    policy = OnnxPolicy(path)
+    with pytest.raises(OpponentError, match=rf"^opponent model {re.escape(repr(str(path)))} failed in onnxruntime "
+                                            r"\(.*Reshape"):
+        policy.scores(Game(Rules("star", 2)))
+    with pytest.raises(OpponentError, match="failed in onnxruntime"):
+        load_opponent(str(path)).select_move(Game(Rules("star", 2)))
+
+
+def test_a_run_is_stopped_after_the_time_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """400 chained 256 x 256 matrix products on the input (no loop: every operator is one the exporter
+    writes) take far longer than the limit set here; the run is stopped between nodes, not waited for."""
+    from onnx import helper, numpy_helper
+
+    nodes = [helper.make_node("ReduceSum", ["mf"], ["s"], keepdims=0),
+             helper.make_node("ConstantOfShape", ["square"], ["ones"],
+                              value=numpy_helper.from_array(np.array([1e-3], dtype=np.float32))),
+             helper.make_node("Add", ["ones", "s"], ["m0"])]  # depends on the input: nothing to fold
+    for i in range(400):
+        nodes.append(helper.make_node("MatMul", [f"m{i}", "m0"], [f"m{i + 1}"]))
+    nodes.append(helper.make_node("ReduceSum", ["m400"], ["extra"], keepdims=0))
+    path = _graph(tmp_path, nodes=nodes, initializers=[numpy_helper.from_array(np.array([256, 256], np.int64),
+                                                                                "square")], extra="extra")
+    policy = OnnxPolicy(path)
+    monkeypatch.setattr(agents.opponent, "RUN_TIME_LIMIT", 0.05)
+    with pytest.raises(OpponentError, match=rf"^opponent model {re.escape(repr(str(path)))} was stopped after running "
+                                            r"for 0.05 s \(RUN_TIME_LIMIT\)"):
+        policy.scores(Game(Rules("star", 2)))
+    assert agents.opponent.RUN_TIME_LIMIT == 0.05 and not agents.opponent._WATCHDOG._runs
+    monkeypatch.undo()
+    assert agents.opponent.RUN_TIME_LIMIT == 10.0  # docs/export.md
+    OnnxPolicy(SHIPPED).scores(Game(Rules("star", 2)))  # a normal run after it
+    assert not agents.opponent._WATCHDOG._runs
+
+
+def test_a_run_that_needs_too_much_memory_fails_by_name(tmp_path: Path) -> None:
+    """The sessions share one onnxruntime arena of RUN_MEMORY_LIMIT bytes (1 GiB; registered once per
+    process, so a fresh interpreter with a 16 MiB limit here): a graph asking for 32 MiB fails its run by
+    name instead of allocating it (the reviewer's model asked for 8 GiB with a 3-node graph)."""
+    import subprocess
+    import sys
+
+    from onnx import helper, numpy_helper
+
+    assert agents.opponent.RUN_MEMORY_LIMIT == 1 << 30  # docs/export.md
+    path = _graph(tmp_path, nodes=[helper.make_node("ConstantOfShape", ["size"], ["big"],
+                                                    value=numpy_helper.from_array(np.array([1.0], np.float32))),
+                                   *_summed("big", cast=False)],
+                  initializers=[numpy_helper.from_array(np.array([1 << 23], dtype=np.int64), "size")], extra="extra")
+    code = (
+        "import agents.opponent as o\n"
+        "from halma_env import Game, Rules\n"
+        "o.RUN_MEMORY_LIMIT = 16 << 20\n"
+        f"o.OnnxPolicy({str(SHIPPED)!r}).scores(Game(Rules('star', 2)))\n"  # a real model runs within it
+        f"p = o.OnnxPolicy({str(path)!r})\n"
+        "try:\n"
+        "    p.scores(Game(Rules('star', 2)))\n"
+        "    print('ran')\n"
+        "except o.OpponentError as e:\n"
+        "    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"opponent model {str(path)!r} needs more memory than the 16 MiB its runs may use "
+                                 "(RUN_MEMORY_LIMIT)"), out.stdout
+
+
+@pytest.mark.parametrize(("text", "error"), [("[" * 100_000 + "]" * 100_000, "RecursionError"),
+                                             ('{"format": 1' + "0" * 5000 + "}", "ValueError")],
+                         ids=["nested", "long-integer"])
+def test_a_manifest_that_json_cannot_read_is_an_opponent_error(tmp_path: Path, text: str, error: str) -> None:
+    """Nested too deeply for the parser, or an integer too long for Python to convert: named, not a crash."""
+    path = _copy(tmp_path, "m")
+    manifest_path(path).write_text(text)
+    with pytest.raises(OpponentError, match=rf"^manifest {re.escape(repr(str(manifest_path(path))))} is corrupt or "
+                                            rf"not JSON \({error}: "):
+        read_manifest(path)
+
+
+def test_a_manifest_over_its_size_cap_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert agents.opponent.MAX_MANIFEST_BYTES == 1 << 20  # docs/export.md
+    path = _copy(tmp_path, "m")
+    size = manifest_path(path).stat().st_size
+    monkeypatch.setattr(agents.opponent, "MAX_MANIFEST_BYTES", 1000)
+    with pytest.raises(OpponentError, match=rf"^manifest {re.escape(repr(str(manifest_path(path))))} is {size} bytes, "
+                                            r"more than the 1000 bytes it may have"):
+        read_manifest(path)
+
+
+def test_write_manifest_never_writes_through_a_planted_symlink(tmp_path: Path) -> None:
+    """The old fixed temporary name NAME.manifest.json.tmp was followed if someone planted a symlink
+    there; the manifest's own name is replaced, not followed, too."""
+    victim, other = tmp_path / "victim.txt", tmp_path / "other.txt"
+    victim.write_text("keep me\n")
+    other.write_text("keep me too\n")
+    target = tmp_path / "m.onnx"
+    (tmp_path / "m.manifest.json.tmp").symlink_to(victim)
+    write_manifest(target, {"a": 1})
+    assert victim.read_text() == "keep me\n"
+    manifest_path(target).unlink()
+    manifest_path(target).symlink_to(other)
+    write_manifest(target, {"b": 2})
+    assert other.read_text() == "keep me too\n"
+    assert not manifest_path(target).is_symlink() and json.loads(manifest_path(target).read_text()) == {"b": 2}
+
+
+@pytest.mark.parametrize("model", sorted((ROOT / "agents" / "ladder").glob("*.onnx")), ids=lambda p: p.name)
+def test_every_shipped_model_passes_the_checks_and_plays(model: Path) -> None:
+    import onnx
+
+    ops = {node.op_type for node in onnx.load(str(model), load_external_data=False).graph.node}
+    assert ops <= agents.opponent.EXPORT_OPS
+    player = load_opponent(str(model), seed=0)
+    assert isinstance(player, OnnxOpponent)
+    game = Game(Rules(player.policy.variant, player.policy.num_players))
+    assert player.select_move(game) in game.legal_moves()
+
+
+def test_a_fresh_export_with_attention_and_reach_features_loads_and_plays(tmp_path: Path) -> None:
+    """The network with the most operator types (halma16 with attention and reach features), exported now."""
+    from agents.export import export_checkpoint
+    from tests.opponent_helpers import make_checkpoint
+
+    ckpt = make_checkpoint(tmp_path / "both.pt", "halma16", 2, attention_layers=1, reach_features=True)
+    player = load_opponent(str(export_checkpoint(ckpt, "t", tmp_path / "out", check_positions=2)), seed=0)
+    game = Game(Rules("halma16", 2))
+    assert player.select_move(game) in game.legal_moves()
+
+
+@pytest.mark.slow
+def test_a_fresh_export_of_every_checkpoint_kind_at_every_opset_passes_the_checks(tmp_path: Path) -> None:
+    """Every shipped checkpoint, networks with attention and reach features and an untrained one (equal
+    zero-initialised parameters: torch writes Identity nodes), exported with the default opset, load and
+    play; at every opset 'halma export' takes their graphs pass the checks."""
+    from agents.checkpoint import load_checkpoint, model_from_checkpoint, save_checkpoint
+    from agents.cli import main
+    from agents.config import NetworkConfig
+    from agents.export import REACH_MIN_OPSET, onnx_bytes, opset_range
+    from agents.network import build_network
+    from tests.opponent_helpers import make_checkpoint
+
+    checkpoints = sorted((ROOT / "agents" / "checkpoints").glob("*.pt"))
+    assert len(checkpoints) >= 8
+    untrained = build_network("diamond", 3, NetworkConfig())
+    checkpoints += [make_checkpoint(tmp_path / "att.pt", attention_layers=1),
+                    make_checkpoint(tmp_path / "reach.pt", reach_features=True),
+                    make_checkpoint(tmp_path / "both.pt", "halma16", 2, attention_layers=2, reach_features=True),
+                    save_checkpoint(tmp_path / "untrained.pt", {"variant": "diamond", "num_players": 3,
+                                                                "network": vars(NetworkConfig()).copy(),
+                                                                "model": untrained.state_dict()})]
+    low, high = opset_range()
+    for ckpt in checkpoints:
+        out = tmp_path / "out" / ckpt.stem
+        assert main(["export", str(ckpt), "--level", "t", "--name", ckpt.stem, "--out", str(out)]) == 0
+        player = load_opponent(str(out / f"{ckpt.stem}.onnx"), seed=0)
+        assert isinstance(player, OnnxOpponent)
+        game = Game(Rules(player.policy.variant, player.policy.num_players))
+        assert player.select_move(game) in game.legal_moves()
+        net = model_from_checkpoint(load_checkpoint(ckpt), ckpt)
+        for opset in range(REACH_MIN_OPSET if net.reach is not None else low, high + 1):
+            agents.opponent._check_graph(Path(f"{ckpt.stem}@{opset}.onnx"), onnx_bytes(net, opset))
