@@ -4,6 +4,7 @@ written, checked before any work is done (no torch)."""
 from __future__ import annotations
 
 import os
+import secrets
 import tempfile
 from pathlib import Path
 
@@ -53,25 +54,22 @@ def output_problem(path: str | Path, what: str = "") -> str | None:
 
 
 def write_atomic(path: str | Path, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` all at once: into a new temporary file beside it (``mkstemp``: a name no
-    one could have planted a symlink at), then ``os.replace``.  A reader sees the old file or the new
-    one, never half of one, and a symlink at ``path`` is replaced, not followed."""
+    """Write ``data`` to ``path`` all at once: into a new temporary file beside it (a fresh random name,
+    created exclusively: no one could have planted a symlink at it), then ``os.replace``.  A reader sees
+    the old file or the new one, never half of one, and a symlink at ``path`` is replaced, not followed.
+    The file gets the permissions ``open()`` would give a new one (0o666 less the umask)."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    while True:
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:  # (a 64-bit random name taken: try another)
+            continue
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
-        os.chmod(tmp, 0o644 & ~_UMASK)  # mkstemp makes it 0600; as a plain open() would, the umask decides
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
-
-
-def _read_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-_UMASK = _read_umask()  # once, at import: os.umask sets as it reads, which other threads could see

@@ -106,10 +106,13 @@ def test_write_atomic_replaces_a_planted_symlink_instead_of_writing_through_it(t
     write_atomic(target, b"\x00\x01")
     assert target.read_bytes() == b"\x00\x01" and sorted(p.name for p in tmp_path.iterdir()) == ["results.json",
                                                                                                   "victim.txt"]
-    assert oct(target.stat().st_mode & 0o777) == oct(0o644 & ~_current_umask())
-
-
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    # the permissions open() gives a new file, under the umask of the moment (read at import, it was not)
+    for mask in (0o022, 0o002, 0o077):
+        previous = os.umask(mask)
+        try:
+            write_atomic(target, "x")
+            (tmp_path / "plain").unlink(missing_ok=True)
+            (tmp_path / "plain").write_text("x")
+        finally:
+            os.umask(previous)
+        assert target.stat().st_mode & 0o777 == (tmp_path / "plain").stat().st_mode & 0o777 == 0o666 & ~mask
