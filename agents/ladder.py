@@ -108,9 +108,16 @@ def _check(data: Any, path: Path) -> dict[str, Any]:
         names = [lv.get("level") if isinstance(lv, dict) else None for lv in entry["levels"]]
         if not names or None in names or any(not isinstance(lv.get("player"), str) for lv in entry["levels"]):
             raise LadderError(f"ladder {str(path)!r}: entry {key!r} has a level without 'level' and 'player'")
+        if any(not isinstance(name, str) for name in names):
+            raise LadderError(f"ladder {str(path)!r}: entry {key!r} has a level name that is not a string")
         if len(set(names)) != len(names):
             raise LadderError(f"ladder {str(path)!r}: entry {key!r} repeats a level name")
         for lv in entry["levels"]:
+            if lv["player"].strip().lower().endswith(".pt"):  # make_player would load it from anywhere
+                raise LadderError(f"ladder {str(path)!r}: entry {key!r}, level {printable(lv['level'])!r}: the "
+                                  f"player {printable(lv['player'])!r} is a checkpoint; a level's player is a bot spec "
+                                  "or an exported .onnx model inside the ladder's folder (halma ladder exports a "
+                                  ".pt candidate)")
             model = _model_file(lv["player"])
             if model is not None and _outside(model):
                 raise LadderError(f"ladder {str(path)!r}: entry {key!r}, level {lv['level']!r}: the model "

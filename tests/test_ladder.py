@@ -1326,3 +1326,21 @@ def test_a_ladder_entry_with_a_number_json_cannot_hold_is_not_written(tmp_path: 
     with pytest.raises(ValueError):
         save_ladder(data, ladder)
     assert not ladder.exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("player", ["/work/elsewhere/star2.pt", "../../star2.pt", "agents/checkpoints/star2.PT "])
+def test_a_ladder_level_cannot_be_a_checkpoint_loaded_from_anywhere(tmp_path: Path, player: str) -> None:
+    """make_player loads a .pt from any path (a relative one from the working directory): a ladder file's level
+    escaped the 'models inside the ladder's folder' rule that way. A level is a bot spec or an .onnx model."""
+    ladder = _ladder_file(tmp_path / "l.json", {
+        "star-2": {"variant": "star", "seats": 2, "levels": [{"level": "easy", "player": player}]}})
+    with pytest.raises(LadderError, match=r"entry 'star-2', level 'easy': the player .* is a checkpoint; a level's "
+                                          r"player is a bot spec or an exported \.onnx model"):
+        load_ladder(ladder)
+
+
+def test_a_ladder_level_name_must_be_a_string(tmp_path: Path) -> None:
+    ladder = _ladder_file(tmp_path / "l.json", {
+        "star-2": {"variant": "star", "seats": 2, "levels": [{"level": ["x"], "player": "random"}]}})
+    with pytest.raises(LadderError, match="entry 'star-2' has a level name that is not a string"):
+        load_ladder(ladder)
