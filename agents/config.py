@@ -464,8 +464,34 @@ def _build(cls: type, data: Any, path: str) -> Any:
         raise ValueError(f"{where}: unknown key(s) {named}; known: {', '.join(known)}")
     missing = [k for k in known if k not in data]
     if missing:
-        raise ValueError(f"{where}: missing key(s) {', '.join(_join(path, k) for k in missing)}")
+        added = [KEYS_ADDED_LATER[_join(path, k)][1] for k in missing if _join(path, k) in KEYS_ADDED_LATER]
+        raise ValueError(f"{where}: missing key(s) {', '.join(_join(path, k) for k in missing)}"
+                         + "".join(f"; {hint}" for hint in added))
     return cls(**{k: _coerce(data[k], hints[k], _join(path, k)) for k in known})
+
+
+# keys added after configs (and the checkpoints that store them) were written: the value that gives what a
+# config without the key trained with, and what to write.  Still required in a config file (every key is), but
+# the error says what to add, and a resume from an older checkpoint does not call the key a change.
+KEYS_ADDED_LATER: dict[str, tuple[Any, str]] = {
+    "game.repetition_limit": (None, "game.repetition_limit is new (2026-12-06): add 'repetition_limit: null' "
+                                    "under game: for the variant's default, which configs without it trained with"),
+}
+
+
+def with_keys_added_later(stored: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a stored config (a checkpoint's) with the keys added since, at the values it trained with."""
+    import copy
+
+    out = copy.deepcopy(stored)
+    for dotted, (value, _) in KEYS_ADDED_LATER.items():
+        *sections, key = dotted.split(".")
+        node: Any = out
+        for section in sections:
+            node = node.get(section) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.setdefault(key, value)
+    return out
 
 
 def _join(path: str, key: str) -> str:

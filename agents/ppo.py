@@ -53,7 +53,7 @@ from torch import nn
 
 from agents import parallel
 from agents.checkpoint import check_network, load_checkpoint, model_from_checkpoint, save_checkpoint
-from agents.config import TrainConfig, dump_yaml
+from agents.config import TrainConfig, dump_yaml, with_keys_added_later
 from agents.devices import check_device
 from agents.files import write_atomic
 from agents.network import HalmaNet, build_network, load_extending
@@ -513,7 +513,7 @@ class Trainer:
         if missing:  # said, not silent: the opponent pool is smaller than the run's
             self.log(f"opponent pool: {len(missing)} of the checkpoint's snapshots missing, left out: "
                      f"{', '.join(missing)} (looked in {self.snap_dir})")
-        self.resume_changes = config_changes(data.get("config") or {}, self.cfg.to_dict())
+        self.resume_changes = config_changes(with_keys_added_later(data.get("config") or {}), self.cfg.to_dict())
         if self.resume_changes:  # said, not silent: the run continues under the config given now
             self.log("config changed since the checkpoint (checkpoint -> now): " + ", ".join(self.resume_changes))
 

@@ -436,3 +436,22 @@ def test_yaml_aliases_are_refused_in_a_file_and_in_an_override(tmp_path: Path) -
     anchored = tmp_path / "anchor.yaml"  # an anchor alone is harmless
     anchored.write_text(yaml.safe_dump(default_dict()).replace("name: run", "name: &n run"))
     assert load_config(anchored).name == "run"
+
+
+def test_a_config_without_a_key_added_later_says_what_to_add() -> None:
+    """A config written before game.repetition_limit existed (every config before 2026-12-06) is still refused
+    (every key is required) but the error says what to write; a resume from such a checkpoint does not call
+    the key a change."""
+    from agents.config import with_keys_added_later
+    from agents.ppo import config_changes
+
+    old = default_dict()
+    del old["game"]["repetition_limit"]
+    with pytest.raises(ValueError, match=r"^game: missing key\(s\) game\.repetition_limit; game\.repetition_limit is "
+                                         r"new \(2026-12-06\): add 'repetition_limit: null' under game:"):
+        from_dict(old)
+    assert config_changes(with_keys_added_later(old), default_dict()) == []
+    assert config_changes(old, default_dict()) == ["game.repetition_limit (none) -> None"]
+    assert "repetition_limit" not in old["game"]  # the stored config is not changed
+    for odd in ({}, {"game": 3}):  # a stored config of another shape is left as it is
+        assert with_keys_added_later(odd) == odd
