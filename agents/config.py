@@ -595,7 +595,13 @@ def config_path(name: str | Path) -> Path:
     if path.exists() or path.suffix or len(path.parts) != 1:
         return path
     shipped = shipped_configs_dir() / f"{path.name}.yaml"
-    return shipped if shipped.is_file() else path
+    if not shipped.is_file():
+        return path
+    mine = path.with_suffix(".yaml")
+    if mine.exists() and mine.resolve() != shipped.resolve():  # (the source tree's configs/ is not "here")
+        raise ValueError(f"config {str(name)!r} names both {str(mine)!r} here and the shipped config {path.name}: "
+                         f"give {str(mine)!r} for yours, or {str(shipped)!r}")
+    return shipped
 
 
 def load_dict(path: str | Path) -> dict[str, Any]:

@@ -411,6 +411,11 @@ def test_a_shipped_config_loads_by_name_from_any_directory(tmp_path: Path, monke
     assert config_path("quickstart") == ROOT / "configs" / "quickstart.yaml"
     Path("quickstart").write_text(yaml.safe_dump({**default_dict(), "name": "mine"}))
     assert config_path("quickstart") == Path("quickstart") and load_config("quickstart").name == "mine"
+    Path("star2.yaml").write_text(yaml.safe_dump({**default_dict(), "name": "edited"}))  # --print-config > star2.yaml
+    with pytest.raises(ValueError, match=r"config 'star2' names both 'star2\.yaml' here and the shipped config star2: "
+                                         r"give 'star2\.yaml' for yours"):
+        load_config("star2")
+    assert load_config("star2.yaml").name == "edited"
     for given in ("quickstart.yaml", "configs/quickstart", "nosuch"):  # a suffix or a folder: a path, as given
         with pytest.raises(ValueError, match=rf"^config file '{given}' does not exist \(the shipped configs, by "
                                              r"name: diamond2, diamond3, .*quickstart, star2, .*star6\)$"):
