@@ -170,12 +170,17 @@ class Encoding:
 def _as_index(value: object, what: str) -> int:
     """An integer of any integer type (numpy's too) as a Python int; a ``TypeError`` naming ``what`` for
     bools, floats (refused, not truncated) and the rest."""
-    if not isinstance(value, bool):
+    if not _is_bool(value) and getattr(value, "ndim", 0) == 0:
         try:
             return operator.index(value)  # type: ignore[arg-type]
         except TypeError:
             pass
     raise TypeError(f"{what} must be an integer, got {value!r}")
+
+
+def _is_bool(value: object) -> bool:
+    """A bool of Python, numpy or torch (a bool tensor has __index__ too)."""
+    return isinstance(value, (bool, np.bool_)) or str(getattr(value, "dtype", "")) in ("bool", "torch.bool")
 
 
 @cache

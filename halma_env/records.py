@@ -396,9 +396,10 @@ def load_record(path: str | os.PathLike) -> GameRecord:
     is not a regular file (a FIFO would hang, /dev/zero fill the memory) or holds more than
     ``MAX_RECORD_BYTES``."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):  # before opening: opening a FIFO waits for a writer
-            raise RecordError(f"game record {str(path)!r} is not a regular file")
-        with open(path, "rb") as f:
+        # opened without waiting (a FIFO would wait for a writer), then checked on the open file itself
+        with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise RecordError(f"game record {str(path)!r} is not a regular file")
             data = f.read(MAX_RECORD_BYTES + 1)
         if len(data) > MAX_RECORD_BYTES:
             raise RecordError(f"game record {str(path)!r} holds more than the {MAX_RECORD_BYTES} bytes a record may")

@@ -421,7 +421,8 @@ def test_non_integer_actions_are_refused_not_truncated() -> None:
     # bool, float or several-value one
     import torch
 
-    for bad in (torch.tensor(True), torch.tensor(3.0), torch.tensor([1, 2]), np.True_):
+    for bad in (torch.tensor(True), torch.tensor(3.0), torch.tensor([1, 2]), torch.tensor([3]), torch.tensor([[3]]),
+                np.True_):
         with pytest.raises(TypeError, match="action must be an integer"):
             raw.step(bad)
     raw.step(torch.tensor(raw.encode_move(0, raw.game.legal_moves()[0])))
@@ -1141,6 +1142,11 @@ def test_the_reference_encoding_refuses_what_would_wrap_or_truncate() -> None:
             enc.encode_move(*args)
     with pytest.raises(TypeError, match=r"action must be an integer, got 13533\.7"):
         enc.decode_action(0, 13533.7)
+    import torch
+
+    for bad in (torch.tensor(True), torch.tensor([1]), np.array([1]), np.True_):  # bools and arrays are no seat
+        with pytest.raises(TypeError, match="seat must be an integer"):
+            enc.decode_action(bad, 5)
     with pytest.raises(ValueError, match="seat must be 0..1, got -1"):
         enc.observation(game, -1)
     with pytest.raises(ValueError, match="seat must be 0..1, got 5"):
@@ -1150,3 +1156,14 @@ def test_the_reference_encoding_refuses_what_would_wrap_or_truncate() -> None:
     with pytest.raises(ValueError, match="read-only"):
         enc.to_canonical[0, 0] = 5
     assert enc.to_canonical[0, 0] == 0 and enc.static_planes.flags.writeable is False
+
+
+def test_the_fallback_random_player_keeps_its_seed_method() -> None:
+    """halma_env.envs.RandomPlayer (exported) had seed(int); reseed is its new name and seed stays."""
+    from halma_env.envs import RandomPlayer
+
+    game = Game(Rules("star", 2))
+    one, two = RandomPlayer(1), RandomPlayer(2)
+    one.seed(7)
+    two.reseed(7)
+    assert [one.select_move(game) for _ in range(5)] == [two.select_move(game) for _ in range(5)]

@@ -47,7 +47,8 @@ def action_int(action: Any) -> int:
     0-d integer arrays and tensors: ``operator.index``) is accepted; floats, text, bools and arrays of
     several values are refused rather than truncated."""
     value = action[()] if isinstance(action, np.ndarray) and action.ndim == 0 else action
-    if not isinstance(value, (bool, np.bool_)) and str(getattr(value, "dtype", "")) not in ("bool", "torch.bool"):
+    is_bool = isinstance(value, (bool, np.bool_)) or str(getattr(value, "dtype", "")) in ("bool", "torch.bool")
+    if not is_bool and getattr(value, "ndim", 0) == 0:  # (a one-value tensor of any shape has __index__ too)
         try:
             return operator.index(value)
         except TypeError:

@@ -33,6 +33,8 @@ class RandomPlayer:
     def reseed(self, seed: int | None) -> None:
         self._rng.seed(seed)
 
+    seed = reseed  # its name before reseed (it is exported: code may call it)
+
 
 class CallablePlayer:
     """Adapts a plain function ``(game) -> move`` to the Player protocol."""
