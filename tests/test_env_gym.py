@@ -382,7 +382,8 @@ def test_check_env_passes_with_a_bot_object_as_the_opponent(spec: str) -> None:
     check failed with ``opponents=make_player("random", 0)``, which the env could not reseed."""
     from agents.registry import make_player
 
-    check_env(HalmaEnv(num_players=2, seat=1, opponents=make_player(spec, 0)))
+    check_env(gymnasium.make(GYM_ID, num_players=2, seat=1, opponents=make_player(spec, 0)).unwrapped,
+              skip_render_check=False)
     env = HalmaEnv(num_players=2, opponents=make_player(spec, 0), move_limit=40)
 
     def episode() -> list:

@@ -462,7 +462,7 @@ def _grid_conv_reference(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tens
     kernel = weight.new_zeros(weight.shape[0], c, 3, 3)
     for d, (dr, dc) in enumerate(offsets):
         kernel[:, :, 1 + dr, 1 + dc] = weight[:, d * c:(d + 1) * c]
-    cells = torch.as_tensor(enc.grid_index)
+    cells = torch.tensor(enc.grid_index)  # (a copy: the encoding's tables are read-only)
     grid = x.new_zeros(b, rows * cols, c)
     grid[:, cells] = x
     out = torch.nn.functional.conv2d(grid.view(b, rows, cols, c).permute(0, 3, 1, 2), kernel, bias, padding=1)
