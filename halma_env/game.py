@@ -639,6 +639,15 @@ class Game:
 
     # --- playing ----------------------------------------------------------------------
 
+    def is_legal(self, move: MoveLike) -> bool:
+        """Whether ``play(move)`` would play it: one bit test, without building ``legal_moves()``.  A
+        malformed move (out-of-range holes, bad text) or a finished game gives False, not an error."""
+        try:
+            src, dst = self._parse(move)
+        except ValueError:  # IllegalMoveError, and Move.parse's
+            return False
+        return bool(self._move_masks(self.to_move).get(self.geometry.bit[src], 0) >> self.geometry.bit[dst] & 1)
+
     def play(self, move: MoveLike) -> None:
         """Play a legal move of the seat to move (a Move, a (src, dst) pair or "src-dst").
 
@@ -906,6 +915,12 @@ class Game:
         if lock >> sb & 1 and not lock >> db & 1:
             return f"the piece on {src} began its turn in its goal and may not leave it (halma16)"
         return f"hole {dst} cannot be reached from {src} by a step or a jump sequence"
+
+    def __str__(self) -> str:
+        """The board as text, without colours (``print(game)``, as python-chess prints a board)."""
+        from halma_env.render import render_text
+
+        return render_text(self, color=False)
 
     def __repr__(self) -> str:
         """``Game.from_position(...)`` with the rule options that are not the variant's defaults: it

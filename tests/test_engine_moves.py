@@ -402,3 +402,28 @@ def test_move_parse_cuts_a_long_text_short_in_its_error() -> None:
                                f"{'a' * 30!r}... (100000 characters)")
     with pytest.raises(IllegalMoveError, match=r"got '1-2-3'$"):
         Move.parse("1-2-3")  # a short one whole, as before
+
+
+@pytest.mark.parametrize(("variant", "n"), [("star", 2), ("star", 6), ("diamond", 3), ("halma16", 4)])
+def test_is_legal_agrees_with_legal_moves(variant: str, n: int) -> None:
+    """Game.is_legal (python-chess's board.is_legal): a bit test that must say yes exactly for legal_moves()."""
+    import random
+
+    rng = random.Random(3)
+    game = Game(Rules(variant, n))
+    holes = range(game.geometry.num_holes)
+    for _ in range(30):
+        legal = {(m.src, m.dst) for m in game.legal_moves()}
+        own = game.pieces(game.to_move)
+        assert {(s, d) for s in own for d in holes if game.is_legal((s, d))} == legal
+        assert not any(game.is_legal((s, d)) for s in rng.sample(list(holes), 5) if s not in own for d in holes)
+        game.play(rng.choice(sorted(legal)))
+    for bad in ("x-y", (-1, 5), (5, 10_000), (True, 2), "113"):
+        assert game.is_legal(bad) is False
+
+
+def test_print_shows_the_board_without_colours() -> None:
+    from halma_env.render import render_text
+
+    game = Game(Rules("star", 2))
+    assert str(game) == render_text(game, color=False) and "\x1b" not in str(game) and str(game).count("1") >= 10
