@@ -9,3 +9,8 @@ def __getattr__(name: str):
 
         return load_opponent
     raise AttributeError(f"module 'agents' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """``load_opponent`` too, so that dir() and tab completion show it."""
+    return sorted(set(globals()) | {"load_opponent"})

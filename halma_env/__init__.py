@@ -27,6 +27,11 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'halma_env' has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    """The lazy names too, so that dir() and tab completion show them."""
+    return sorted(set(globals()) | set(_LAZY_ENVS))
+
+
 def _register_gymnasium() -> None:
     """Register ``halma_env/Halma-v0`` when gymnasium is already loaded, without importing it (or
     pettingzoo) here; ``import halma_env.envs`` always registers it."""

@@ -86,6 +86,14 @@ def test_package_level_names_are_lazy() -> None:
     assert halma_env.env is make_env and halma_env.raw_env is raw_env
     with pytest.raises(AttributeError):
         halma_env.no_such_name  # noqa: B018
+    # dir() (tab completion) lists them, without importing anything for it
+    import subprocess
+    import sys
+
+    code = ("import sys, halma_env, agents; assert {'env', 'raw_env', 'HalmaEnv', 'Game'} <= set(dir(halma_env)); "
+            "assert 'load_opponent' in dir(agents); "
+            "assert not {'gymnasium', 'torch', 'onnxruntime'} & set(sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).returncode == 0
 
 
 # --- agreement with the engine and encoding.py -----------------------------------------------
