@@ -528,8 +528,9 @@ class TournamentResult:
         lines = [
             f"### {r['variant']}, {r['num_players']} seats: {' vs '.join(self.players)}",
             "",
-            f"{s['games']} games, seed {self.seed}, time per move {budget}, arena cap {self.max_plies} plies "
-            f"({self.cap_outcome}); rules: {opts}",
+            f"{s['games']} games, seed {self.seed}, time per move {budget}, "
+            + (f"arena cap {self.max_plies} plies ({self.cap_outcome})" if self.max_plies is not None
+               else "no arena cap") + f"; rules: {opts}",
             "",
             "| player | rating (ordinal) | mu ± sigma | score vs field [95% CI] | mean place [95% CI] "
             "| ms/move | max ms |",

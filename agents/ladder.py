@@ -818,7 +818,7 @@ def check_writable(path: Path) -> None:
     if path.resolve() == DEFAULT_LADDER and not from_source_checkout():
         raise LadderError(f"the shipped ladder {str(path)!r} is part of the installed package; write a ladder of "
                           "your own with --ladder FILE (its models go next to it) and play it with "
-                          "HALMA_LADDER=FILE or --ladder FILE")
+                          "HALMA_LADDER=FILE (halma play, halma eval and the environments read it)")
     problem = output_problem(path, "the ladder file")
     if problem is not None:
         raise LadderError(problem)

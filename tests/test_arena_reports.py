@@ -865,3 +865,12 @@ def test_the_solo_files_replace_links_planted_at_their_names(tmp_path, capsys) -
     assert {v: v.read_bytes() for v in victims} == victims
     assert not (out / "solo.md").is_symlink() and (out / "solo.md").read_text() == table + "\n"
     assert json.loads((out / "solo.json").read_text())["agent"] == "first"
+
+
+def test_a_tournament_without_an_arena_cap_says_so() -> None:
+    """run_tournament's default max_plies is None: the header read 'arena cap None plies (draw)'."""
+    from agents.arena import run_tournament
+    from halma_env import Rules
+
+    res = run_tournament(["greedy", "random"], Rules("star", 2, move_limit=20), games=2)
+    assert "time per move none (bots' own settings), no arena cap; rules: " in res.markdown()
