@@ -34,7 +34,6 @@ import json
 import math
 import os
 import shlex
-import stat
 import sys
 import tempfile
 import threading
@@ -45,6 +44,7 @@ from typing import Any, cast
 from agents.files import write_atomic
 from agents.player import SeededPlayer
 from halma_env import Game, Move, Rules
+from halma_env.files import FileTooLarge, NotARegularFile, file_kind, read_regular_file
 from halma_env.rules import SEAT_COUNTS, VARIANTS
 
 LADDER_FORMAT = "halma_env.ladder"
@@ -179,29 +179,14 @@ def printable(text: Any) -> str:
 def _read_ladder(path: str) -> str:
     """The text of the ladder file ``path``: a regular file of at most ``MAX_LADDER_BYTES`` (a device or a
     FIFO named by ``$HALMA_LADDER`` would be read without end, or never answer)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)  # opening a FIFO does not wait for a writer
-    fd = os.open(path, flags)
-    with os.fdopen(fd, "rb") as f:
-        kind = _not_regular(os.fstat(fd).st_mode)  # again: the file may have been swapped since load_ladder
-        if kind:
-            raise LadderError(f"ladder file {path!r} cannot be read (it is {kind}, not a regular file)")
-        data = f.read(MAX_LADDER_BYTES + 1)
-    if len(data) > MAX_LADDER_BYTES:
-        raise LadderError(f"ladder file {path!r} is larger than {MAX_LADDER_BYTES // 2**20} MiB: not a ladder file")
+    try:
+        data = read_regular_file(path, MAX_LADDER_BYTES)
+    except NotARegularFile as e:  # (load_ladder checked before; the file may have been swapped since)
+        raise LadderError(f"ladder file {path!r} cannot be read (it is {e.kind}, not a regular file)") from None
+    except FileTooLarge:
+        raise LadderError(f"ladder file {path!r} is larger than {MAX_LADDER_BYTES // 2**20} MiB: not a ladder "
+                          "file") from None
     return data.decode("utf-8")
-
-
-def _not_regular(mode: int) -> str:
-    """What a file of ``mode`` is when it is not a regular file ('' when it is)."""
-    if stat.S_ISREG(mode):
-        return ""
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "a socket" if stat.S_ISSOCK(mode) else "a special file"
 
 
 @lru_cache(maxsize=8)
@@ -231,7 +216,7 @@ def load_ladder(path: str | Path | None = None, *, missing_ok: bool = False) -> 
         source = " (from $HALMA_LADDER)" if path is None and os.environ.get("HALMA_LADDER") else ""
         raise LadderError(f"ladder file {str(p)!r}{source} does not exist")
     st = p.stat()
-    kind = _not_regular(st.st_mode)  # a directory, /dev/zero, a FIFO: refused before anything is read
+    kind = file_kind(st.st_mode)  # a directory, /dev/zero, a FIFO: refused before anything is read
     if kind:
         source = " (from $HALMA_LADDER)" if path is None and os.environ.get("HALMA_LADDER") else ""
         raise LadderError(f"ladder file {str(p)!r}{source} cannot be read (it is {kind}, not a regular file)")

@@ -49,7 +49,6 @@ import math
 import numbers
 import os
 import re
-import stat
 import threading
 import time
 from dataclasses import dataclass
@@ -62,6 +61,7 @@ import numpy as np
 from agents.player import SeededPlayer, check_is_game, check_number, check_seed, check_time, split_options
 from halma_env import Game, Move
 from halma_env.encoding import ENCODING_VERSION, encoding
+from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file
 from halma_env.rules import SEAT_COUNTS, VARIANTS
 
 MANIFEST_FORMAT = "halma_env.opponent"
@@ -117,24 +117,18 @@ def file_sha256(path: str | Path) -> str:
 
 
 def _read_file(path: Path, limit: int, what: str) -> bytes:
-    """A regular file's bytes, at most ``limit`` of them (``OpponentError`` naming ``what`` otherwise).
-    Opened without blocking (a FIFO put there after the caller's ``is_file`` check is refused, not
-    waited on) and read with a bound (a file that grows while it is read is refused too)."""
+    """A regular file's bytes, at most ``limit`` of them (``OpponentError`` naming ``what`` otherwise:
+    ``halma_env.files.read_regular_file``, which neither waits on a FIFO nor reads without bound)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as f:
-            info = os.fstat(f.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise OpponentError(f"{what} {str(path)!r} is not a regular file")
-            size = info.st_size
-            blob = f.read(limit + 1) if size <= limit else b""
+        return read_regular_file(path, limit)
+    except NotARegularFile:
+        raise OpponentError(f"{what} {str(path)!r} is not a regular file") from None
+    except FileTooLarge as e:
+        most = f"{limit >> 20} MiB" if limit % (1 << 20) == 0 else f"{limit} bytes"
+        raise OpponentError(f"{what} {str(path)!r} is {e.size} bytes, more than the {most} it may "
+                            "have (docs/export.md)") from None
     except OSError as e:
         raise OpponentError(f"cannot read {what} {str(path)!r}: {e.strerror or e}") from None
-    if size > limit or len(blob) > limit:
-        most = f"{limit >> 20} MiB" if limit % (1 << 20) == 0 else f"{limit} bytes"
-        raise OpponentError(f"{what} {str(path)!r} is {max(size, len(blob))} bytes, more than the {most} it may "
-                            "have (docs/export.md)")
-    return blob
 
 
 def read_model_bytes(onnx_path: str | Path) -> bytes:

@@ -22,13 +22,13 @@ import json
 import operator
 import os
 import re
-import stat
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file
 from halma_env.game import Game, IllegalMoveError
 from halma_env.notation import quoted
 from halma_env.rules import OPTION_NAMES, Rules
@@ -396,17 +396,15 @@ def load_record(path: str | os.PathLike) -> GameRecord:
     is not a regular file (a FIFO would hang, /dev/zero fill the memory) or holds more than
     ``MAX_RECORD_BYTES``."""
     try:
-        # opened without waiting (a FIFO would wait for a writer), then checked on the open file itself
-        with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise RecordError(f"game record {str(path)!r} is not a regular file")
-            data = f.read(MAX_RECORD_BYTES + 1)
-        if len(data) > MAX_RECORD_BYTES:
-            raise RecordError(f"game record {str(path)!r} holds more than the {MAX_RECORD_BYTES} bytes a record may")
-        text = data.decode("utf-8")
+        text = read_regular_file(path, MAX_RECORD_BYTES).decode("utf-8")
+    except NotARegularFile:
+        raise RecordError(f"game record {str(path)!r} is not a regular file") from None
+    except FileTooLarge:
+        raise RecordError(f"game record {str(path)!r} holds more than the {MAX_RECORD_BYTES} bytes a record "
+                          "may") from None
     except UnicodeDecodeError as e:
         raise RecordError(f"game record {str(path)!r}: not UTF-8 text: {e}") from None
-    except OSError as e:  # missing, a directory, no permission: a RecordError like the others
+    except OSError as e:  # missing, no permission: a RecordError like the others
         raise RecordError(f"game record: cannot read {str(path)!r}: {e.strerror or e}") from None
     try:
         return GameRecord.from_json(text)

@@ -116,3 +116,27 @@ def test_write_atomic_replaces_a_planted_symlink_instead_of_writing_through_it(t
         finally:
             os.umask(previous)
         assert target.stat().st_mode & 0o777 == (tmp_path / "plain").stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_read_regular_file_refuses_what_would_hang_or_fill_the_memory_and_leaks_no_descriptor(tmp_path: Path) -> None:
+    """halma_env.files.read_regular_file, under load_record, load_opponent's files and ladder files."""
+    import pytest
+
+    from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    before = len(os.listdir("/proc/self/fd"))
+    for path, kind in ((fifo, "a FIFO"), (Path("/dev/zero"), "a device"), (tmp_path, "a directory")):
+        with pytest.raises(NotARegularFile, match=f"is {kind}, not a regular file") as caught:
+            read_regular_file(path, 100)
+        assert caught.value.kind == kind
+    data = tmp_path / "data"
+    data.write_bytes(b"x" * 10)
+    assert read_regular_file(data, 10) == b"x" * 10
+    with pytest.raises(FileTooLarge, match="holds 10 bytes, more than 9") as too_large:
+        read_regular_file(data, 9)
+    assert (too_large.value.size, too_large.value.limit) == (10, 9)
+    with pytest.raises(FileNotFoundError):
+        read_regular_file(tmp_path / "missing", 10)
+    assert len(os.listdir("/proc/self/fd")) == before

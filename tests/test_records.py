@@ -231,7 +231,7 @@ def test_load_record_file_errors_are_record_errors(tmp_path) -> None:
     missing = tmp_path / "missing.json"
     with pytest.raises(RecordError, match=re.escape(f"cannot read '{missing}': No such file")):
         load_record(missing)
-    with pytest.raises(RecordError, match=re.escape(f"cannot read '{tmp_path}'")):
+    with pytest.raises(RecordError, match=re.escape(f"game record '{tmp_path}' is not a regular file")):
         load_record(tmp_path)
     # a FIFO (opening it would wait for a writer) and a device (/dev/zero would fill the memory)
     fifo = tmp_path / "fifo.json"

@@ -1,0 +1,61 @@
+"""Reading a file that may be hostile (a record, a model, a ladder someone else wrote): a regular file
+only, opened without waiting, and never more than a bound of it.  The callers turn the two errors into
+their own, in their own words."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+
+class NotARegularFile(ValueError):
+    """The path names a directory, a device, a FIFO or a socket (``kind`` says which)."""
+
+    def __init__(self, path: str | os.PathLike[str], kind: str) -> None:
+        super().__init__(f"{str(path)!r} is {kind}, not a regular file")
+        self.kind = kind
+
+
+class FileTooLarge(ValueError):
+    """The file holds more than ``limit`` bytes (``size``: what it was seen to hold)."""
+
+    def __init__(self, path: str | os.PathLike[str], size: int, limit: int) -> None:
+        super().__init__(f"{str(path)!r} holds {size} bytes, more than {limit}")
+        self.size, self.limit = size, limit
+
+
+def file_kind(mode: int) -> str:
+    """What a file of ``os.stat`` mode ``mode`` is when it is not a regular file ('' when it is)."""
+    if stat.S_ISREG(mode):
+        return ""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a socket" if stat.S_ISSOCK(mode) else "a special file"
+
+
+def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them.  Opened without waiting (opening
+    a FIFO would wait for a writer) and checked on the open file (one swapped in after a caller's own check
+    is caught too), then read with a bound (``/dev/zero``, or a file that grows while it is read, cannot
+    fill the memory).  ``NotARegularFile`` or ``FileTooLarge``; ``OSError`` as ``open`` raises it."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        info = os.fstat(fd)
+        kind = file_kind(info.st_mode)
+        if kind:
+            raise NotARegularFile(path, kind)
+        if info.st_size > limit:
+            raise FileTooLarge(path, info.st_size, limit)
+        f = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise FileTooLarge(path, len(data), limit)
+    return data
