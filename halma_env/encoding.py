@@ -83,13 +83,13 @@ class Encoding:
 
     def _seat(self, seat: object) -> int:
         """``seat`` as an int, if it is one of this game's seats (a negative index would wrap to another seat)."""
-        value = _as_index(seat, "seat")
+        value = as_index(seat, "seat")
         if not 0 <= value < self.layout.num_players:
             raise ValueError(f"seat must be 0..{self.layout.num_players - 1}, got {seat!r}")
         return value
 
     def _hole(self, hole: object, what: str) -> int:
-        value = _as_index(hole, what)
+        value = as_index(hole, what)
         if not 0 <= value < self.num_holes:
             raise ValueError(f"{what} must be a hole 0..{self.num_holes - 1}, got {hole!r}")
         return value
@@ -116,7 +116,7 @@ class Encoding:
 
     def decode_action(self, seat: int, action: int) -> tuple[int, int]:
         """``(src, dst)`` in board holes of ``seat``'s action (an integer: a float is refused, not truncated)."""
-        value = _as_index(action, "action")
+        value = as_index(action, "action")
         if not 0 <= value < self.num_actions:
             raise ValueError(f"action must be 0..{self.num_actions - 1}, got {action}")
         cs, cd = divmod(value, self.num_holes)
@@ -167,15 +167,16 @@ class Encoding:
         return np.frombuffer(obs, dtype=np.int8).reshape(rows, cols, PLANES)
 
 
-def _as_index(value: object, what: str) -> int:
-    """An integer of any integer type (numpy's too) as a Python int; a ``TypeError`` naming ``what`` for
-    bools, floats (refused, not truncated) and the rest."""
+def as_index(value: object, what: str) -> int:
+    """An integer of any integer type (numpy's, a 0-d integer array or tensor: what ``operator.index``
+    takes) as a Python int; a ``TypeError`` naming ``what`` for bools, floats (refused, not truncated),
+    arrays of several values and the rest."""
     if not _is_bool(value) and getattr(value, "ndim", 0) == 0:
         try:
             return operator.index(value)  # type: ignore[arg-type]
         except TypeError:
             pass
-    raise TypeError(f"{what} must be an integer, got {value!r}")
+    raise TypeError(f"{what} must be an integer, got {value!r} ({type(value).__name__})")
 
 
 def _is_bool(value: object) -> bool:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import math
 import numbers
-import operator
 import sys
 from typing import Any, cast
 
@@ -20,7 +19,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from halma_env.encoding import encoding
+from halma_env.encoding import as_index, encoding
 from halma_env.game import Game, IllegalMoveError, Move
 from halma_env.layout import layout
 from halma_env.render import render_text
@@ -43,17 +42,9 @@ def env(**kwargs: Any) -> AECEnv:
 
 
 def action_int(action: Any) -> int:
-    """An action as a Python int: any integer that Python can use as an index (ints, numpy integers,
-    0-d integer arrays and tensors: ``operator.index``) is accepted; floats, text, bools and arrays of
-    several values are refused rather than truncated."""
-    value = action[()] if isinstance(action, np.ndarray) and action.ndim == 0 else action
-    is_bool = isinstance(value, (bool, np.bool_)) or str(getattr(value, "dtype", "")) in ("bool", "torch.bool")
-    if not is_bool and getattr(value, "ndim", 0) == 0:  # (a one-value tensor of any shape has __index__ too)
-        try:
-            return operator.index(value)
-        except TypeError:
-            pass
-    raise TypeError(f"action must be an integer, got {action!r} ({type(action).__name__})")
+    """An action as a Python int (``encoding.as_index``: ints, numpy integers, 0-d integer arrays and
+    tensors); floats, text, bools and arrays of several values are refused rather than truncated."""
+    return as_index(action, "action")
 
 
 def hole_int(hole: Any, num_holes: int) -> int:
