@@ -750,14 +750,12 @@ def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, 
 
 def _stamp_manifest(base: Path, name: str, level: str, rating: float, key: str) -> None:
     """Record the ladder's level and rating in an exported model's manifest."""
-    from agents.opponent import manifest_path, parse_opponent_spec, read_manifest
+    from agents.opponent import parse_opponent_spec, read_manifest, write_manifest
 
     p = base / parse_opponent_spec(name).path
     m = read_manifest(p)
     m.update(level=level, rating=rating, rating_source=f"halma ladder ({key}, {dt.date.today().isoformat()})")
-    # as write_manifest writes it, but through a new temporary file (in the ladder's folder, which others
-    # may write to, a fixed temporary name could be a planted link)
-    write_atomic(manifest_path(p), json.dumps(m, indent=2, sort_keys=True) + "\n")
+    write_manifest(p, m)  # (through write_atomic: never through a link planted in the ladder's folder)
 
 
 # --- the command -----------------------------------------------------------------------------
