@@ -19,6 +19,7 @@ import os
 import pickle
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 import threading
@@ -120,8 +121,22 @@ def _stop(processes: list[Any], grace_s: float = 30.0) -> None:
             process.join()
 
 
+def loopback_interface() -> str | None:
+    """The loopback interface's name (``lo`` on Linux, ``lo0`` on macOS), or None where there is none by
+    those names."""
+    with contextlib.suppress(OSError, AttributeError):  # if_nameindex: not on every platform
+        names = {name for _, name in socket.if_nameindex()}
+        return next((name for name in ("lo", "lo0") if name in names), None)
+    return None
+
+
 def _entry(rank: int, fn: Callable[..., Any], world_size: int, tmp: str, args: tuple, parent: int) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    # gloo listens on the address the host name resolves to (a cluster node's network address: any machine
+    # that reaches it could connect, gloo has no authentication); the processes of one run share a host
+    loopback = loopback_interface()
+    if loopback is not None:
+        os.environ["GLOO_SOCKET_IFNAME"] = loopback
     _killed_with_parent()
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
     dist.init_process_group("gloo", init_method=f"file://{Path(tmp) / 'rendezvous'}", rank=rank,

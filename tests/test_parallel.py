@@ -4,6 +4,7 @@ processes (deterministic, resumable, checked to hold the same weights)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import os
 import signal
@@ -130,6 +131,34 @@ def _fail_in_one(rank: int, world_size: int) -> None:
 def test_a_process_that_fails_stops_the_others() -> None:
     with pytest.raises(torch.multiprocessing.ProcessRaisedException, match="process 1 failed"):
         parallel.spawn(_fail_in_one, 2)
+
+
+def _listening_addresses(rank: int, world_size: int) -> list[str]:
+    """The local addresses of this process's listening TCP sockets (Linux: /proc)."""
+    parallel.gather("both processes are connected")
+    inodes = set()
+    for fd in Path("/proc/self/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:["):-1])
+    addresses = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # state LISTEN, one of this process's sockets
+                addresses.append(fields[1].split(":")[0])
+    return addresses
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists() or parallel.loopback_interface() is None,
+                    reason="reads Linux's /proc socket tables")
+def test_the_processes_listen_on_the_loopback_interface_only(monkeypatch) -> None:
+    # a name gloo cannot find: the processes must not use the environment's interface (a cluster node's
+    # network address), only the loopback one, whatever GLOO_SOCKET_IFNAME says
+    monkeypatch.setenv("GLOO_SOCKET_IFNAME", "halma-no-such-interface")
+    addresses = parallel.spawn(_listening_addresses, 2)
+    assert addresses and set(addresses) == {"0100007F"}  # 127.0.0.1, as /proc/net/tcp writes it
 
 
 def _write_pid_and_wait(rank: int, world_size: int, folder: str) -> None:
