@@ -58,6 +58,10 @@ PLAYER_OPTIONS = ("temperature", "search", "time_budget")
 # sqrt(sigma_lower^2 + sigma_upper^2) (about 98% one-sided if the ratings were normal and independent)
 SEPARATION = 2.0
 MAX_LADDER_BYTES = 16 * 1024 * 1024  # a ladder file is a few kB; anything this large is not one
+# a bot level of a ladder file thinks at most this long on a move asked for without a budget (the
+# environments ask so): the file is untrusted, and search:depth=40,time=none would never answer; the
+# same bound as a run of an exported model (agents.opponent.RUN_TIME_LIMIT)
+LEVEL_MOVE_LIMIT = 10.0
 
 
 class LadderError(ValueError):
@@ -269,7 +273,9 @@ def entry_player(player: str, seed: int | None = None, base: Path | None = None,
     ``options`` (``temperature``, ``search``, ``time_budget``; ``None``: not given) override a model's
     own; a bot takes only ``time_budget`` (its budget for a move asked for without one) and refuses the
     others by name.  With ``game`` (variant, seats) the player is that game's: a model for another is
-    refused now, and a bot is wrapped (``LevelBot``) so that it refuses to play another."""
+    refused now, and a bot is wrapped (``LevelBot``) so that it refuses to play another.  A bot level of a
+    ladder file (``base`` given) without a ``time_budget`` gets ``LEVEL_MOVE_LIMIT``: it never thinks
+    longer than that on a move asked for without a budget, whatever its spec says."""
     from agents.opponent import OnnxOpponent, load_opponent, parse_opponent_spec
 
     given = {k: v for k, v in options.items() if v is not None}
@@ -302,6 +308,8 @@ def entry_player(player: str, seed: int | None = None, base: Path | None = None,
     from agents.registry import make_player
 
     budget = check_time("time_budget", given.get("time_budget"))
+    if budget is None and base is not None:  # a ladder file's level: bounded (LEVEL_MOVE_LIMIT)
+        budget = LEVEL_MOVE_LIMIT
     bot = make_player(player, seed=seed)
     if name:
         bot.name = name

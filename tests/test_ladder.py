@@ -1344,3 +1344,38 @@ def test_a_ladder_level_name_must_be_a_string(tmp_path: Path) -> None:
         "star-2": {"variant": "star", "seats": 2, "levels": [{"level": ["x"], "player": "random"}]}})
     with pytest.raises(LadderError, match="entry 'star-2' has a level name that is not a string"):
         load_ladder(ladder)
+
+
+def test_a_ladder_files_bot_level_never_thinks_past_the_level_move_limit(tmp_path: Path, monkeypatch) -> None:
+    """A ladder file is untrusted: a level such as search:depth=40,time=none, asked for a move without a
+    budget (as the environments ask), would never answer; it gets LEVEL_MOVE_LIMIT instead. A budget given
+    with the move, or the level's own time_budget, still wins."""
+    import threading
+    import time
+
+    import agents.ladder as ladder
+
+    path = _ladder_file(tmp_path / "l.json", {"star-2": {"variant": "star", "seats": 2, "levels": [
+        {"level": "expert", "player": "search:depth=40,time=none"},
+        {"level": "hard", "player": "search:depth=40,time=none", "time_budget": 0.5}]}})
+    expert = ladder.level_player("expert", "star", 2, path=path)
+    assert expert.time_budget == ladder.LEVEL_MOVE_LIMIT == 10.0
+    assert ladder.level_player("hard", "star", 2, path=path).time_budget == 0.5
+    by_name = ladder.LevelPlayer("expert", path=path)
+    assert by_name.player_for(Rules("star", 2)).time_budget == ladder.LEVEL_MOVE_LIMIT
+    recorded = ladder.level_player("expert", "star", 2, path=path)
+    recorded.bot = _Recorder()
+    recorded.select_move(Game(Rules("star", 2)))
+    recorded.select_move(Game(Rules("star", 2)), 0.25)
+    assert recorded.bot.budgets == [ladder.LEVEL_MOVE_LIMIT, 0.25]
+
+    # and the real search answers within the (here shortened) limit
+    monkeypatch.setattr(ladder, "LEVEL_MOVE_LIMIT", 0.3)
+    player = ladder.level_player("expert", "star", 2, path=path)
+    moves: list = []
+    started = time.perf_counter()
+    thread = threading.Thread(target=lambda: moves.append(player.select_move(Game(Rules("star", 2)))), daemon=True)
+    thread.start()
+    thread.join(30)
+    assert moves and time.perf_counter() - started < 30
+    assert moves[0] in Game(Rules("star", 2)).legal_moves()
