@@ -62,7 +62,8 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
     while True:
         tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            # O_BINARY: Windows writes in text mode otherwise (LF -> CRLF)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
             break
         except FileExistsError:  # (a 64-bit random name taken: try another)
             continue

@@ -42,7 +42,8 @@ def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
     a FIFO would wait for a writer) and checked on the open file (one swapped in after a caller's own check
     is caught too), then read with a bound (``/dev/zero``, or a file that grows while it is read, cannot
     fill the memory).  ``NotARegularFile`` or ``FileTooLarge``; ``OSError`` as ``open`` raises it."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    # O_BINARY: Windows opens in text mode otherwise (CRLF -> LF, and a 0x1A byte ends the file)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
         info = os.fstat(fd)
         kind = file_kind(info.st_mode)

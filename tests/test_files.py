@@ -140,3 +140,24 @@ def test_read_regular_file_refuses_what_would_hang_or_fill_the_memory_and_leaks_
     with pytest.raises(FileNotFoundError):
         read_regular_file(tmp_path / "missing", 10)
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_files_are_opened_in_binary_mode_where_the_platform_has_one(tmp_path: Path, monkeypatch) -> None:
+    """Windows' os.open reads and writes text unless told O_BINARY (CRLF turned to LF, a 0x1A byte ending the
+    file): an exported model's checksum failed there. Here a stand-in flag checks that both openers pass it."""
+    import halma_env.files
+
+    fake_binary = 1 << 30  # no flag of this platform's
+    flags: list[int] = []
+    real_open = os.open
+
+    def recording_open(path, flag, *args):
+        flags.append(flag)
+        return real_open(path, flag & ~fake_binary, *args)
+
+    monkeypatch.setattr(os, "O_BINARY", fake_binary, raising=False)
+    monkeypatch.setattr(os, "open", recording_open)
+    data = b"\x1a\r\n\n" * 3
+    agents.files.write_atomic(tmp_path / "model.onnx", data)
+    assert halma_env.files.read_regular_file(tmp_path / "model.onnx", 1024) == data
+    assert len(flags) == 2 and all(flag & fake_binary for flag in flags)
