@@ -40,6 +40,7 @@ TIMEOUT = datetime.timedelta(hours=12)
 LOST_PEER = ("Connection closed by peer", "Connection reset by peer", "Broken pipe")
 PARENT_POLL_S = 1.0  # how often a process checks that the one that spawned it is still there
 FOLDER_PREFIX = "halma-ddp-"  # spawn's temporary folders, in tempfile.gettempdir()
+SIGKILL = getattr(signal, "SIGKILL", None)  # not on Windows
 
 
 def spawn(fn: Callable[..., Any], world_size: int, *args: Any) -> Any:
@@ -146,7 +147,7 @@ def _entry(rank: int, fn: Callable[..., Any], world_size: int, tmp: str, args: t
     except BaseException:
         # which process failed first: the others then fail too ("Connection closed by peer"), and
         # torch reports whichever it notices first
-        Path(tmp, f"error-{rank}.txt").write_text(f"{time.time()!r}\n{traceback.format_exc()}")
+        Path(tmp, f"error-{rank}.txt").write_text(f"{time.time()!r}\n{traceback.format_exc()}", encoding="utf-8")
         raise
     if rank == 0:
         with open(Path(tmp) / "result.pkl", "wb") as f:
@@ -164,7 +165,7 @@ def _first_failure(tmp: Path, pids: list[int]) -> mp.ProcessRaisedException | No
     """The error of the process that failed first (as torch words it), from the files ``_entry`` writes."""
     failures = []
     for path in tmp.glob("error-*.txt"):
-        when, _, trace = path.read_text().partition("\n")
+        when, _, trace = path.read_text(encoding="utf-8").partition("\n")
         failures.append((float(when), int(path.stem.split("-")[1]), trace))
     if not failures:
         return None
@@ -185,7 +186,7 @@ def _cause(exc: Exception, processes: list[Any], tmp: Path) -> Exception:
     # is its consequence; but an error that is itself about the lost peer follows a real abort
     raised_on_its_own = raised is not None and not any(lost in str(raised) for lost in LOST_PEER)
     consequences = (signal.SIGTERM, signal.SIGABRT) if raised_on_its_own else (signal.SIGTERM,)
-    killed = sorted(((p.exitcode != -signal.SIGKILL, rank, p) for rank, p in enumerate(processes)
+    killed = sorted(((SIGKILL is None or p.exitcode != -SIGKILL, rank, p) for rank, p in enumerate(processes)
                      if p.exitcode is not None and p.exitcode < 0 and -p.exitcode not in consequences),
                     key=lambda k: k[:2])
     noticed_an_abort = (raised_on_its_own and isinstance(exc, mp.ProcessExitedException)
@@ -205,7 +206,8 @@ def _cause(exc: Exception, processes: list[Any], tmp: Path) -> Exception:
         name = signal.Signals(-code).name
     except ValueError:
         name = f"signal {-code}"
-    why = " (the kernel's out-of-memory killer sends it, as does kill -9)" if -code == signal.SIGKILL else ""
+    oom = SIGKILL is not None and -code == SIGKILL
+    why = " (the kernel's out-of-memory killer sends it, as does kill -9)" if oom else ""
     return mp.ProcessExitedException(f"process {rank} (pid {pid}) was killed by {name}{why}; the other processes "
                                      "were stopped", rank, pid, code, name)
 
@@ -225,7 +227,15 @@ def _killed_with_parent() -> None:
 
 def _exit_with_parent(parent: int) -> None:
     """Stop this process once the one that spawned it is gone: a ``halma train`` killed by a signal it
-    cannot handle (``kill``, SIGKILL) would otherwise leave its processes training on, unseen."""
+    cannot handle (``kill``, SIGKILL) would otherwise leave its processes training on, unseen.  On Windows
+    ``os.getppid`` keeps naming a parent that is gone: there it waits on the parent's process handle."""
+    if os.name == "nt":
+        import multiprocessing
+
+        watched = multiprocessing.parent_process()
+        if watched is not None:
+            watched.join()
+            os._exit(1)
     while os.getppid() == parent:
         time.sleep(PARENT_POLL_S)
     os._exit(1)

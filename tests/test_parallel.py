@@ -133,6 +133,31 @@ def test_a_process_that_fails_stops_the_others() -> None:
         parallel.spawn(_fail_in_one, 2)
 
 
+def test_on_windows_a_process_waits_on_its_parent_s_handle(monkeypatch) -> None:
+    """os.getppid keeps naming a parent that is gone on Windows (the polling would never end): there the
+    process waits for multiprocessing's handle of its parent, then exits."""
+    import multiprocessing
+
+    events: list[str] = []
+
+    class Parent:
+        def join(self) -> None:
+            events.append("joined")
+
+    def exit_(code: int) -> None:
+        events.append(f"exit {code}")
+        raise SystemExit(code)
+
+    monkeypatch.setattr(multiprocessing, "parent_process", lambda: Parent())
+    monkeypatch.setattr(os, "_exit", exit_)
+    monkeypatch.setattr(os, "getppid", lambda: pytest.fail("polled getppid"))
+    monkeypatch.setattr(os, "name", "nt")
+    with pytest.raises(SystemExit):
+        parallel._exit_with_parent(12345)
+    monkeypatch.undo()
+    assert events == ["joined", "exit 1"]
+
+
 def _listening_addresses(rank: int, world_size: int) -> list[str]:
     """The local addresses of this process's listening TCP sockets (Linux: /proc)."""
     parallel.gather("both processes are connected")
