@@ -330,6 +330,13 @@ def _bench_loop(rank: int, world_size: int, cfg: Any, seconds: float) -> tuple[i
     return trainer.global_step - clock["steps"], elapsed, cpu
 
 
+def load_average() -> float | None:
+    """The machine's one-minute load average (two decimals), None where there is none (Windows)."""
+    import os
+
+    return round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
+
+
 def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     """Environment steps per second of the whole loop (rollout + update), default config, self-play.
 
@@ -339,7 +346,6 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     With ``repeat`` > 1 every configuration is measured that many times, interleaved, and the figures
     are the medians, with every wall-clock reading listed (``..._readings``).
     """
-    import os
 
     import torch
 
@@ -347,7 +353,7 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
 
     devices = [args.device] if getattr(args, "device", None) else ["cpu"] + (["cuda"] if torch.cuda.is_available()
                                                                              else [])
-    figures: dict[str, Any] = {"load_average_1min": round(os.getloadavg()[0], 2)}
+    figures: dict[str, Any] = {"load_average_1min": load_average()}
     seconds = float(getattr(args, "seconds", 2.0))
     repeat = int(getattr(args, "repeat", 1))
     # (device, engine, torch threads, processes)

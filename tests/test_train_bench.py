@@ -34,6 +34,16 @@ def test_bench_train_reports_every_engine_thread_and_process_count(monkeypatch: 
     assert "train_cpu_batched_2threads_steps_per_s" in out and "1 torch thread" in out
 
 
+def test_the_load_average_is_none_where_the_platform_has_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from agents.train import load_average
+
+    assert load_average() == round(os.getloadavg()[0], 2)
+    monkeypatch.delattr(os, "getloadavg")  # Windows: halma bench train raised AttributeError before measuring
+    assert load_average() is None
+
+
 def test_bench_train_repeat_reports_the_median_of_interleaved_readings(monkeypatch: pytest.MonkeyPatch) -> None:
     import agents.parallel
     import agents.train
