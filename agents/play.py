@@ -49,8 +49,10 @@ import argparse
 import copy
 import math
 import os
+import queue
 import select
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -60,7 +62,7 @@ from halma_env import Game, IllegalMoveError, Move, Rules
 from halma_env.game import ACTIVE
 from halma_env.notation import is_ascii_number, quoted
 from halma_env.records import GameRecord, load_record
-from halma_env.render import SEAT_COLOUR_NAMES, render_text
+from halma_env.render import SEAT_COLOUR_NAMES, colors_wanted, render_text
 from halma_env.rules import OPTION_NAMES, VARIANTS
 from halma_env.suggest import did_you_mean
 
@@ -502,18 +504,57 @@ def _seat(text: str) -> int:
 
 
 MAX_LINE = 65536  # bytes of one input line kept (LineReader)
+THREADED_STDIN = os.name == "nt"  # LineReader's default: Windows' select() takes sockets only
 
 
 class LineReader:
     """Lines read from a file descriptor through this reader's own buffer.  select() sees only the
     descriptor: lines read ahead into ``sys.stdin``'s buffer (a pipe, or typing ahead) would be
     invisible to it, so every read of stdin goes through here and select() runs only when no whole
-    line is buffered."""
+    line is buffered.  Windows' select() takes sockets only: there (``threaded``) a thread reads the
+    descriptor and a read with a time limit waits for that thread's next chunk instead."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, threaded: bool | None = None) -> None:
         self.fd = fd
         self.pending = bytearray()
         self.scanned = 0  # the bytes of ``pending`` already searched for a newline (each chunk once)
+        self.threaded = THREADED_STDIN if threaded is None else threaded
+        self._chunks: queue.Queue[bytes] | None = None  # the thread's chunks (threaded), b"" for an end
+        self._ended = False  # the thread has read a pipe's end and stopped
+
+    def _chunk(self, deadline: float | None) -> bytes:
+        """The next bytes of the descriptor, b"" at the end of input; TimeUp when none come by ``deadline``."""
+        if not self.threaded:
+            if deadline is not None:
+                ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
+                if not ready:
+                    raise TimeUp()
+            return os.read(self.fd, 4096)
+        if self._chunks is None:
+            self._chunks = queue.Queue()
+            threading.Thread(target=self._read_ahead, args=(self._chunks,), name="stdin-reader", daemon=True).start()
+        while True:
+            if self._ended and self._chunks.empty():
+                return b""
+            # in short waits, so that Ctrl-C is not held up by a wait on a lock (Windows)
+            wait = 0.1 if deadline is None else min(0.1, max(0.0, deadline - time.monotonic()))
+            try:
+                return self._chunks.get(timeout=wait)
+            except queue.Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise TimeUp() from None
+
+    def _read_ahead(self, chunks: queue.Queue[bytes]) -> None:
+        while True:
+            try:
+                chunk = os.read(self.fd, 4096)
+            except OSError:  # closed under the thread: an end of input
+                chunk = b""
+            if not chunk and not os.isatty(self.fd):  # a pipe's end is for good; a terminal goes on after Ctrl-D
+                self._ended = True
+                chunks.put(chunk)
+                return
+            chunks.put(chunk)
 
     def readline(self, timeout: float | None = None) -> str:
         """The next line with its newline; the last one without it, then "" at the end of input.
@@ -525,11 +566,7 @@ class LineReader:
             if len(self.pending) > MAX_LINE:
                 del self.pending[MAX_LINE:]
             self.scanned = len(self.pending)
-            if deadline is not None:
-                ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
-                if not ready:
-                    raise TimeUp()
-            chunk = os.read(self.fd, 4096)
+            chunk = self._chunk(deadline)
             if not chunk:  # not sticky: a terminal can go on after Ctrl-D
                 line = bytes(self.pending[:MAX_LINE])
                 self.pending.clear()
@@ -558,8 +595,9 @@ def _reader() -> LineReader | None:
 
 
 def terminal_read(prompt: str, timeout: float | None) -> str:
-    """A line of stdin (EOFError at its end) with an optional time limit (POSIX: select() on a
-    pipe or a terminal); a stdin without a descriptor is read by input(), without the limit."""
+    """A line of stdin (EOFError at its end) with an optional time limit (select() on a pipe or a
+    terminal; a reading thread on Windows); a stdin without a descriptor is read by input(), without the
+    limit."""
     reader = _reader()
     if reader is None:
         if timeout == 0:  # run()'s look between CPU moves: such a stdin (a notebook's) cannot be polled
@@ -607,7 +645,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="CPU thinking budget per move in seconds (also for a seat handed to a CPU later with "
                         "'cpu SEAT NAME' and the stand-in for a human out of time)")
     p.add_argument("--numbers", action="store_true", help="show hole numbers")
-    p.add_argument("--no-color", action="store_true", help="no colours (off anyway when output is not a terminal)")
+    p.add_argument("--no-color", action="store_true",
+                   help="no colours (off anyway when output is not a terminal or NO_COLOR is set)")
     p.add_argument("--seed", type=int, default=None, help="seed of the CPU players (default 0)")
     p.add_argument("--replay", metavar="FILE", help="step through a saved game record and exit")
 
@@ -637,7 +676,7 @@ def run(args: argparse.Namespace) -> int:
         # fewer players than seats: the rest get --level; more is an error (PlaySession says so)
         seats = given + [level] * (rules.num_players - len(given))
         session = PlaySession(
-            rules, seats, time_limit=args.time_limit, seed=args.seed, color=not args.no_color and sys.stdout.isatty(),
+            rules, seats, time_limit=args.time_limit, seed=args.seed, color=not args.no_color and colors_wanted(),
             numbers=args.numbers, cpu_budget=args.cpu_time,
         )
     except ValueError as e:
@@ -659,7 +698,7 @@ def run_replay(args: argparse.Namespace) -> int:
                              f"record's own game (drop {'them' if several else 'it'})")
         record = load_record(args.replay)
         session = PlaySession(record.rules, [HUMAN] * record.rules.num_players,
-                              color=not args.no_color and sys.stdout.isatty(), numbers=args.numbers)
+                              color=not args.no_color and colors_wanted(), numbers=args.numbers)
         session.replay(record)
     except ValueError as e:  # a missing or unreadable file too: load_record names it (RecordError)
         print(f"halma play: error: {e}", file=sys.stderr)

@@ -7,7 +7,7 @@ import sys
 import time
 
 from halma_env.game import Game, perft
-from halma_env.render import render_text
+from halma_env.render import colors_wanted, render_text
 from halma_env.rules import VARIANTS, Rules
 
 
@@ -16,7 +16,8 @@ def add_show_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--variant", choices=VARIANTS, help="variant for the start position (default: star)")
     p.add_argument("--seats", type=int, help="seats for the start position (default: 2)")
     p.add_argument("--numbers", action="store_true", help="write every hole's number")
-    p.add_argument("--no-color", action="store_true", help="plain text, no ANSI colours")
+    p.add_argument("--no-color", action="store_true",
+                   help="plain text, no ANSI colours (off anyway when output is not a terminal or NO_COLOR is set)")
     p.add_argument("--moves-from", type=int, metavar="HOLE", help="mark where the piece on HOLE can go")
 
 
@@ -48,7 +49,7 @@ def run_show(args: argparse.Namespace) -> int:
         if problem:
             return _error("show", f"--moves-from {args.moves_from}: {problem}")
         marks = game.legal_destinations(args.moves_from)
-    color = not args.no_color and sys.stdout.isatty()
+    color = not args.no_color and colors_wanted()
     print(render_text(game, numbers=args.numbers, color=color, marks=marks))
     if args.moves_from is not None and not marks:
         print(f"the piece on hole {args.moves_from} has no legal move")

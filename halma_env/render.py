@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from halma_env.notation import KING_CHARS, PIECE_CHARS
 
@@ -12,6 +14,39 @@ if TYPE_CHECKING:
 
 SEAT_COLOURS = ("31", "34", "32", "33", "35", "36")  # red, blue, green, yellow, magenta, cyan
 SEAT_COLOUR_NAMES = ("red", "blue", "green", "yellow", "magenta", "cyan")
+
+
+def colors_wanted(stream: TextIO | None = None) -> bool:
+    """Whether text written to ``stream`` (standard output by default) gets ANSI colours: only on a
+    terminal, never with ``NO_COLOR`` set (https://no-color.org), and on Windows only once its console
+    takes ANSI sequences (it shows them as text otherwise)."""
+    stream = sys.stdout if stream is None else stream
+    try:
+        terminal = stream.isatty()
+    except (AttributeError, ValueError):  # a closed or file-less stream
+        return False
+    if os.environ.get("NO_COLOR") or not terminal:
+        return False
+    return sys.platform != "win32" or _windows_console_takes_ansi(stream)
+
+
+def _windows_console_takes_ansi(stream: TextIO) -> bool:
+    """Turn on the console's virtual terminal mode (Windows 10 and later; the classic console starts without
+    it); False where it cannot be."""
+    if sys.platform != "win32":  # (and mypy, on another platform, checks no further)
+        return False
+    import ctypes
+    import msvcrt
+
+    try:
+        handle = msvcrt.get_osfhandle(stream.fileno())
+        kernel32 = ctypes.windll.kernel32
+        mode = ctypes.c_uint32()
+        if not kernel32.GetConsoleMode(handle, ctypes.byref(mode)):
+            return False
+        return bool(kernel32.SetConsoleMode(handle, mode.value | 0x0004))  # ENABLE_VIRTUAL_TERMINAL_PROCESSING
+    except (OSError, AttributeError, ValueError):
+        return False
 
 
 def render_text(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -834,12 +835,14 @@ def test_run_greets_prompts_and_times_only_a_live_humans_turn() -> None:
     assert out[-1] == ""  # a newline after the end of input
 
 
-@pytest.fixture
-def piped_stdin(monkeypatch) -> Iterator[int]:
+@pytest.fixture(params=[False, True], ids=["select", "thread"])
+def piped_stdin(monkeypatch, request) -> Iterator[int]:
     """``sys.stdin`` read from a pipe, as a terminal or a piped script gives it: yields the pipe's write
-    end (a test may close it, which is the end of input)."""
+    end (a test may close it, which is the end of input).  Each test runs with the line reader waiting in
+    select() and, as on Windows, on a reading thread."""
     import os
 
+    monkeypatch.setattr("agents.play.THREADED_STDIN", request.param)
     read_end, write_end = os.pipe()
     with os.fdopen(read_end) as stdin:
         monkeypatch.setattr("sys.stdin", stdin)
@@ -957,19 +960,30 @@ def test_the_line_reader_keeps_a_partial_line_and_reads_the_last_one(piped_stdin
     look for a command between CPU moves, timeout 0) nothing is written."""
     import os
 
+    import agents.play
     from agents.play import terminal_read
+
+    def read(timeout: float | None) -> str:
+        """A read; a look (timeout 0) on the reading thread may see what was just written at a later look."""
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                return terminal_read(prompt, timeout)
+            except TimeUp:
+                if timeout != 0 or not agents.play.THREADED_STDIN or time.monotonic() > deadline:
+                    raise
 
     write_end = piped_stdin
     os.write(write_end, b"113-")
     with pytest.raises(TimeUp):
         terminal_read(prompt, 0.05 if prompt else 0)
     os.write(write_end, b"104\nundo\nqu")
-    assert terminal_read(prompt, 5 if prompt else 0) == "113-104\n"
-    assert terminal_read(prompt, None if prompt else 0) == "undo\n"
+    assert read(5 if prompt else 0) == "113-104\n"
+    assert read(None if prompt else 0) == "undo\n"
     os.close(write_end)
-    assert terminal_read(prompt, None if prompt else 0) == "qu"
+    assert read(None if prompt else 0) == "qu"
     with pytest.raises(EOFError):
-        terminal_read(prompt, 5 if prompt else 0)
+        read(5 if prompt else 0)
     if not prompt:
         assert capsys.readouterr().out == ""
 
@@ -995,13 +1009,16 @@ def test_cli_obeys_commands_piped_ahead_with_a_time_limit(tmp_path) -> None:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a POSIX terminal")
-def test_terminal_read_on_a_terminal_times_out_and_reads_lines(monkeypatch) -> None:
+@pytest.mark.parametrize("threaded", [False, True], ids=["select", "thread"])
+def test_terminal_read_on_a_terminal_times_out_and_reads_lines(monkeypatch, threaded: bool) -> None:
     """On a terminal (a pty): nothing typed is TimeUp, lines typed ahead are read one by one, Ctrl-D at
     an empty line is EOFError and the terminal can still be read after it."""
     import os
     import pty
 
     from agents.play import terminal_read
+
+    monkeypatch.setattr("agents.play.THREADED_STDIN", threaded)
 
     master, slave = pty.openpty()
     with os.fdopen(slave) as stdin:
@@ -1343,7 +1360,8 @@ def test_replay_refuses_a_record_that_does_not_replay_as_stored(tmp_path, capsys
     assert out[-1].startswith("error: ") and named in out[-1] and not any(line.startswith("[") for line in out)
 
 
-def test_a_huge_input_line_is_read_once_and_kept_to_its_first_max_line_bytes() -> None:
+@pytest.mark.parametrize("threaded", [False, True], ids=["select", "thread"])
+def test_a_huge_input_line_is_read_once_and_kept_to_its_first_max_line_bytes(threaded: bool) -> None:
     """LineReader copied its whole buffer for every 4 KiB chunk (a 20 MB line took 35 s and 900 MB); a line
     past MAX_LINE keeps its head, which no command matches, and the lines after it read as sent."""
     import threading
@@ -1359,7 +1377,7 @@ def test_a_huge_input_line_is_read_once_and_kept_to_its_first_max_line_bytes() -
 
     sender = threading.Thread(target=send)
     sender.start()
-    reader = LineReader(read_end)
+    reader = LineReader(read_end, threaded=threaded)
     first = reader.readline()
     assert first == "x" * MAX_LINE + "\n"
     assert [reader.readline() for _ in range(5)] == ["113-104\r\n", "quit\n", "né\n", "last", ""]

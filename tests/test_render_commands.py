@@ -153,6 +153,24 @@ def test_show_colours_only_on_a_terminal(capsys, monkeypatch) -> None:
     assert code == 0 and "\x1b[" not in out
 
 
+def test_no_color_in_the_environment_turns_the_colours_off(capsys, monkeypatch) -> None:
+    """https://no-color.org: a non-empty NO_COLOR means no ANSI colours, on a terminal too (an empty one
+    does not count)."""
+    import io
+
+    from halma_env.render import colors_wanted
+
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setenv("NO_COLOR", "1")
+    code, out, _ = run(capsys, "show")
+    assert code == 0 and "\x1b[" not in out and not colors_wanted()
+    monkeypatch.setenv("NO_COLOR", "")
+    assert colors_wanted()
+    closed = io.StringIO()
+    closed.close()
+    assert not colors_wanted(closed) and not colors_wanted(io.StringIO())
+
+
 def test_show_moves_from_the_first_and_last_hole(capsys) -> None:
     """--moves-from takes every hole 0..120 (and only those)."""
     text = position("star", 2, {0: "1", 60: "0"}, to_move=1)

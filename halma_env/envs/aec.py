@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import math
 import numbers
-import sys
 from typing import Any, cast
 
 import numpy as np
@@ -22,7 +21,7 @@ from pettingzoo.utils import wrappers
 from halma_env.encoding import as_index, encoding
 from halma_env.game import Game, IllegalMoveError, Move
 from halma_env.layout import layout
-from halma_env.render import render_text
+from halma_env.render import colors_wanted, render_text
 from halma_env.rewards import REWARD_SCHEMES, piece_distance, seat_rewards, shaping_potential
 from halma_env.rules import Rules
 
@@ -402,7 +401,7 @@ class raw_env(AECEnv, EzPickle):
             from .rendering import render_rgb
 
             return render_rgb(self.game)
-        print(render_text(self.game, color=sys.stdout.isatty()))
+        print(render_text(self.game, color=colors_wanted()))
         return None
 
     def close(self) -> None:

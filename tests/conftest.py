@@ -1,0 +1,12 @@
+"""Settings every test starts from, whatever the shell running pytest has set."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _no_inherited_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
+    # NO_COLOR (https://no-color.org) in the caller's environment would turn off the colours that tests of
+    # terminal output expect; a test sets it itself when it is what the test is about
+    monkeypatch.delenv("NO_COLOR", raising=False)
