@@ -677,6 +677,18 @@ def _ladder_name(candidate: str, base: Path, copy: bool = True) -> str:
     return os.path.relpath(src, base) + rest
 
 
+def games_seating_everyone(players: int, seats: int) -> int:
+    """The fewest games of the arena's schedule in which every one of ``players`` plays."""
+    from agents.arena import cycle_length, schedule
+
+    seen: set[int] = set()
+    for g, lineup in enumerate(schedule(players, seats, cycle_length(players, seats))):
+        seen.update(lineup.seats)
+        if len(seen) == players:
+            return g + 1
+    raise AssertionError("a whole cycle of the schedule seats every player")  # (arena.schedule's promise)
+
+
 def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, seed: int = 0,
                 workers: int | None = 1, levels: tuple[str, ...] = LEVELS, path: str | Path | None = None,
                 models_dir: str | Path | None = None, time_budget: float | None = None,
@@ -693,7 +705,7 @@ def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, 
     tournament separates fewer candidates than ``levels`` names, the entry has only the lowest
     names (easy, medium, ...) and lists the rest under ``missing``: asking for a missing level
     then fails with a LadderError that says so (rebuild with stronger candidates or more games)."""
-    from agents.arena import CAP_PER_SEAT, run_tournament
+    from agents.arena import CAP_PER_SEAT, cycle_length, run_tournament, schedule
 
     key = game_key(variant, seats)
     if seats < 2:  # one seat has no opponent: every candidate would rate the same
@@ -703,6 +715,14 @@ def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, 
     if len(candidates) < len(levels):
         raise LadderError(f"{len(levels)} levels need at least {len(levels)} candidates, got {len(candidates)} "
                           f"(or name fewer with --levels, e.g. --levels {','.join(levels[:len(candidates)])})")
+    needed = games_seating_everyone(len(candidates), seats)
+    if games < needed:  # a candidate without a game has no score: found before the tournament, not after it
+        left_out = sorted({*range(len(candidates))} - {p for lineup in schedule(len(candidates), seats, games)
+                                                         for p in lineup.seats})
+        raise LadderError(f"--games {games} leaves {printable(candidates[left_out[0]])} without a game: the schedule "
+                          f"seats every one of {len(candidates)} candidates in its first {needed} games; play at "
+                          f"least that many (a multiple of {cycle_length(len(candidates), seats)} balances seats "
+                          "and starts)")
     # --dry-run: .pt candidates are exported to a scratch directory that goes away with the entry
     scratch = contextlib.nullcontext(None) if write_models else tempfile.TemporaryDirectory()
     with scratch as scratch_dir:
@@ -894,8 +914,8 @@ def run(args: argparse.Namespace) -> int:
             raise LadderError(f"--games must be >= 1, got {games}")
         if args.workers < 1:
             raise LadderError(f"--workers must be >= 1, got {args.workers}")
-        if not args.separation >= 0:
-            raise LadderError(f"--separation must be >= 0, got {args.separation}")
+        if not (math.isfinite(args.separation) and args.separation >= 0):  # inf: no level could ever be placed
+            raise LadderError(f"--separation must be a finite number >= 0, got {args.separation}")
         if not args.dry_run:
             check_writable(path)  # before the tournament, not after it
         command = "halma ladder " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["ladder"] \

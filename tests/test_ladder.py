@@ -684,7 +684,8 @@ def test_halma_ladder_records_its_own_command_line(tmp_path: Path, capsys, monke
 
 @pytest.mark.parametrize(("flags", "message"), [
     (["--games", "0"], "halma ladder: error: --games must be >= 1, got 0"),
-    (["--separation", "-0.5"], "halma ladder: error: --separation must be >= 0, got -0.5"),
+    (["--separation", "-0.5"], "halma ladder: error: --separation must be a finite number >= 0, got -0.5"),
+    (["--separation", "inf"], "halma ladder: error: --separation must be a finite number >= 0, got inf"),
     (["--time-per-move", "0"], "halma ladder: error: --time-per-move must be > 0"),
 ])
 def test_halma_ladder_refuses_bad_tournament_flags(tmp_path: Path, capsys, flags: list[str], message: str) -> None:
@@ -693,6 +694,26 @@ def test_halma_ladder_refuses_bad_tournament_flags(tmp_path: Path, capsys, flags
     ladder = tmp_path / "ladder.json"
     assert main(["ladder", "--ladder", str(ladder), "--quiet", "--levels", "a,b", *flags, "random", "greedy"]) == 2
     assert message in capsys.readouterr().err and not ladder.exists()
+
+
+def test_a_games_count_that_leaves_a_candidate_without_a_game_is_refused_before_any_game(tmp_path: Path, capsys,
+                                                                                          monkeypatch) -> None:
+    """--games 4 with four 2-seat candidates never seats the fourth: its score was NaN, and the ladder file could
+    not be written after the whole tournament (JSON has no NaN)."""
+    import agents.arena
+    from agents.cli import main
+    from agents.ladder import games_seating_everyone
+
+    assert [games_seating_everyone(k, 2) for k in (2, 3, 4)] == [1, 3, 5]
+    assert games_seating_everyone(4, 3) == 4 and games_seating_everyone(3, 6) == 1
+    monkeypatch.setattr(agents.arena, "run_tournament", lambda *a, **k: pytest.fail("a game was played"))
+    ladder = tmp_path / "ladder.json"
+    candidates = ["random", "greedy:noise=0.5", "greedy", "search:depth=1,time=none"]
+    assert main(["ladder", "--ladder", str(ladder), "--quiet", "--games", "4", *candidates]) == 2
+    assert ("halma ladder: error: --games 4 leaves search:depth=1,time=none without a game: the schedule seats every "
+            "one of 4 candidates in its first 5 games; play at least that many (a multiple of 24 balances seats and "
+            "starts)") in capsys.readouterr().err
+    assert not ladder.exists()
 
 
 def test_a_ladder_file_that_cannot_be_saved_after_the_tournament_is_an_error(tmp_path: Path, capsys,
