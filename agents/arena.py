@@ -1019,7 +1019,7 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
             if rules.num_players < 2:
                 raise ValueError("matches need 2+ seats; the 1-seat star is the solitaire: use --solo AGENT")
             check_players(args.players, factory, rules)
-        if args.out:
+        if args.out is not None:
             _check_out_dir(args.out)
     except ValueError as e:
         print(f"halma eval: error: {e}", file=sys.stderr)
@@ -1071,6 +1071,8 @@ def check_players(specs: Sequence[str], factory: Factory, rules: Rules) -> None:
 def _check_out_dir(out: str) -> None:
     """Create ``--out`` now: an unwritable place fails before the games, not after them.  A directory that
     already holds results is refused: writing over them would mix old game records with the new ones."""
+    if not out.strip():  # (an empty --out wrote nothing and said nothing)
+        raise ValueError(f"--out needs a directory, got {out!r}")
     previous = [name for name in ("results.json", "solo.json", "games") if os.path.exists(os.path.join(out, name))]
     if previous:
         raise ValueError(f"--out {out!r} already holds results ({', '.join(previous)}); choose another directory "

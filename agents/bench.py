@@ -22,11 +22,13 @@ TARGETS = {
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", choices=sorted(TARGETS), help="what to measure")
     p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
-    p.add_argument("--seconds", type=float, default=2.0, help="time spent on each measurement (default 2)")
+    p.add_argument("--seconds", type=float, default=2.0,
+                   help="time spent on each measurement (default 2); a benchmark makes many measurements, "
+                        "and loading and warm-up come on top, so a run takes much longer")
     p.add_argument("--repeat", type=int, default=1,
                    help="train only: measure every configuration this many times, interleaved, and report "
                         "the median (default 1; the machine's speed drifts)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the games played (default 0)")
     p.add_argument(
         "--device", default=None,
         help="torch device for the env and train benchmarks (default: cpu, plus cuda if present)",

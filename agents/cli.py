@@ -35,11 +35,13 @@ def flags_given(args: argparse.Namespace, dests: tuple[str, ...]) -> list[str]:
 
 
 def build_parser(load: str | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="halma", description="Halma family games: engine, environments, agents.")
+    # allow_abbrev=False: `--gam 1` is not --games (an abbreviation breaks once a longer flag shares its start)
+    parser = argparse.ArgumentParser(prog="halma", description="Halma family games: engine, environments, agents.",
+                                     allow_abbrev=False)
     parser.add_argument("--version", action="store_true", help="print the version of halma_env and its encoding")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        p = sub.add_parser(name, help=help_text, description=help_text, allow_abbrev=False)
         if name == load:
             parser.set_defaults(command_parser=p)
             module = importlib.import_module(module_name)
@@ -68,8 +70,14 @@ def main(argv: list[str] | None = None) -> int:
         if "--version" in argv:
             print(version())
             return 0
+        unknown = [a for a in argv if a not in ("-h", "--help")]
+        if unknown:
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
         parser.print_help()
-        return 0 if any(a in ("-h", "--help") for a in argv) else 2
+        return 0 if argv else 2
+    misplaced = [a for a in argv[:argv.index(name)] if a not in ("-h", "--help", "--version")]
+    if misplaced:  # `halma --quiet eval ...`: a command's flag given before the command
+        build_parser().error(f"{misplaced[0]} goes after the command: halma {name} {misplaced[0]} ...")
     parser = build_parser(load=name)
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # named by the command's own parser (its usage, "halma bench: error: ..."), not the top one

@@ -661,7 +661,12 @@ def run(args: argparse.Namespace) -> int:
     level = "medium" if args.level is None else args.level
     args.seed = 0 if args.seed is None else args.seed
     try:
-        players = [s.strip() for s in args.players.split(",")] if args.players else None
+        if args.seed < 0:  # (the CPU players' seeds are seed + seat modulo 2**63: -1 gave seat 1 seed 0)
+            raise ValueError(f"--seed must be >= 0 (an integer), got {args.seed}")
+        players = [s.strip() for s in args.players.split(",")] if args.players is not None else None
+        if players is not None and not all(players):
+            raise ValueError(f"--players {args.players!r} leaves a seat's player empty: name one per seat, comma "
+                             "separated (human, a level, a bot spec, a checkpoint or a model)")
         seat_count = args.seats if args.seats is not None else len(players) if players else 2
         rules = build_rules(args.variant, seat_count, args.rule or [], args.preset, first_seat=True)
         given = players if players is not None else [HUMAN]

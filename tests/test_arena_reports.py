@@ -579,6 +579,11 @@ def test_cli_refuses_an_out_dir_that_holds_results(tmp_path, capsys, previous: s
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([previous, "notes.txt"])
 
 
+def test_cli_refuses_an_empty_out(capsys) -> None:
+    code, out, err = _eval(capsys, "greedy", "random", "--games", "1", "--quiet", "--out", "")
+    assert (code, out, err) == (2, "", "halma eval: error: --out needs a directory, got ''\n")  # it wrote nothing
+
+
 def test_cli_writes_into_an_existing_empty_or_unrelated_dir(tmp_path, capsys) -> None:
     (tmp_path / "notes.txt").write_text("mine")
     code, out, _ = _eval(capsys, "random", "random", "--games", "2", "--max-plies", "2", "--quiet",
@@ -674,12 +679,26 @@ def test_halma_without_a_command_prints_help_and_exits_2(capsys, monkeypatch) ->
 
     from agents.cli import COMMANDS
 
-    for argv, code in [([], 2), (["--verbose"], 2), (["-h"], 0), (["--help"], 0)]:
+    for argv, code in [([], 2), (["-h"], 0), (["--help"], 0)]:
         monkeypatch.setattr(sys, "argv", ["halma", *argv])
         assert cli_main() == code, argv
         out, err = capsys.readouterr()
         assert out.startswith("usage: halma [-h] [--version] COMMAND ...") and err == ""
         assert all(f"    {name} " in out for name in COMMANDS)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--verbose"], "halma: error: unrecognized arguments: --verbose\n"),
+    (["--quiet", "eval", "greedy", "random"], "halma: error: --quiet goes after the command: halma eval --quiet ...\n"),
+    (["eval", "greedy", "random", "--gam", "1"], "halma eval: error: unrecognized arguments: --gam 1\n"),
+])
+def test_halma_names_a_flag_it_cannot_place(capsys, argv: list[str], message: str) -> None:
+    """An unknown top-level flag is named (it printed the help and nothing else), a command's flag before the
+    command is told where it goes, and no flag is taken from an abbreviation."""
+    with pytest.raises(SystemExit) as exit_:
+        cli_main(argv)
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 2 and out == "" and err.endswith(message)
 
 
 def test_halma_version_names_the_package_and_the_encoding(capsys) -> None:

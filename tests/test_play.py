@@ -1035,6 +1035,21 @@ def test_terminal_read_on_a_terminal_times_out_and_reads_lines(monkeypatch, thre
     os.close(master)
 
 
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--seed", "-1"], "--seed must be >= 0 (an integer), got -1"),
+    (["--players", ""], "--players '' leaves a seat's player empty: name one per seat, comma separated"),
+    (["--players", "human,,easy"], "--players 'human,,easy' leaves a seat's player empty"),
+])
+def test_cli_refuses_a_negative_seed_and_an_empty_player(monkeypatch, capsys, flags: list[str], message: str) -> None:
+    """A negative seed wrapped round to other seeds and an empty --players fell back to the default game,
+    where halma eval and halma ladder refuse both."""
+    from agents.cli import main
+
+    sessions = _cli_sessions(monkeypatch, tty=False)
+    assert main(["play", *flags]) == 2 and not sessions
+    assert capsys.readouterr().err.startswith(f"halma play: error: {message}")
+
+
 def test_cli_refuses_a_level_no_seat_gets_and_keeps_the_cpu_time_for_later_cpu_seats(monkeypatch, capsys) -> None:
     """--level gives only the seats --players leaves out: with none left it is refused (``cpu SEAT NAME``
     names its own player).  --cpu-time with no CPU seat is kept: a seat handed to a CPU later uses it."""
