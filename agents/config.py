@@ -54,13 +54,14 @@ class GameConfig:
 
     def validate(self) -> None:
         if self.num_players < 2:
-            raise ValueError("game.num_players must be at least 2 for self-play")
+            raise ValueError(f"game.num_players must be at least 2 for self-play, got {self.num_players}")
         if self.reward not in REWARD_SCHEMES:
             raise ValueError(f"game.reward must be one of {', '.join(REWARD_SCHEMES)}, got {self.reward!r}")
         if self.limit_outcome not in LIMIT_OUTCOMES:
-            raise ValueError(f"game.limit_outcome must be one of {', '.join(LIMIT_OUTCOMES)}")
+            raise ValueError(f"game.limit_outcome must be one of {', '.join(LIMIT_OUTCOMES)}, "
+                             f"got {self.limit_outcome!r}")
         if self.progress_shaping < 0:
-            raise ValueError("game.progress_shaping must be >= 0")
+            raise ValueError(f"game.progress_shaping must be >= 0, got {self.progress_shaping}")
         limit = self.repetition_limit
         if limit is True or (limit is not None and limit is not False and limit < 2):
             raise ValueError(f"game.repetition_limit must be an integer >= 2, false (no repetition rule) or null "
@@ -82,7 +83,7 @@ class EnvConfig:
 
     def validate(self) -> None:
         if self.num_envs < 1:
-            raise ValueError("env.num_envs must be >= 1")
+            raise ValueError(f"env.num_envs must be >= 1, got {self.num_envs}")
         if self.solo_envs < 0:
             raise ValueError(f"env.solo_envs must be >= 0, got {self.solo_envs}")
         if not 0 <= self.solo_move_cost < 1:
@@ -114,16 +115,16 @@ class PPOConfig:
 
     def validate(self) -> None:
         for name in ("total_steps", "num_steps", "num_minibatches", "update_epochs"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"ppo.{name} must be >= 1")
+            if (value := getattr(self, name)) < 1:
+                raise ValueError(f"ppo.{name} must be >= 1, got {value}")
         if not 0 < self.learning_rate < 1:
-            raise ValueError("ppo.learning_rate must be in (0, 1)")
+            raise ValueError(f"ppo.learning_rate must be in (0, 1), got {self.learning_rate}")
         for name in ("gamma", "gae_lambda"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise ValueError(f"ppo.{name} must be in [0, 1]")
+            if not 0 <= (value := getattr(self, name)) <= 1:
+                raise ValueError(f"ppo.{name} must be in [0, 1], got {value}")
         for name in ("clip_coef", "ent_coef", "vf_coef", "max_grad_norm"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"ppo.{name} must be >= 0")
+            if (value := getattr(self, name)) < 0:
+                raise ValueError(f"ppo.{name} must be >= 0, got {value}")
         if self.target_kl is not None and self.target_kl <= 0:
             raise ValueError(f"ppo.target_kl must be > 0 (null: no early stop), got {self.target_kl}")
 
@@ -142,12 +143,12 @@ class NetworkConfig:
 
     def validate(self) -> None:
         for name in ("channels", "pair_dim", "value_hidden"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"network.{name} must be >= 1")
+            if (value := getattr(self, name)) < 1:
+                raise ValueError(f"network.{name} must be >= 1, got {value}")
         if self.blocks < 0:
-            raise ValueError("network.blocks must be >= 0")
+            raise ValueError(f"network.blocks must be >= 0, got {self.blocks}")
         if self.attention_layers < 0:
-            raise ValueError("network.attention_layers must be >= 0")
+            raise ValueError(f"network.attention_layers must be >= 0, got {self.attention_layers}")
         if self.attention_layers:
             from agents.network import ATTENTION_HEADS  # here: torch only when a config asks for attention
 
@@ -172,9 +173,11 @@ class PoolConfig:
         if min(probs) < 0 or abs(sum(probs) - 1) > 1e-6:
             raise ValueError(f"pool.self_prob + snapshot_prob + bot_prob must be 1 (each >= 0), got {probs}")
         if self.bot_prob > 0 and not self.bots:
-            raise ValueError("pool.bots is empty but pool.bot_prob > 0")
-        if self.snapshot_every < 1 or self.max_snapshots < 1:
-            raise ValueError("pool.snapshot_every and pool.max_snapshots must be >= 1")
+            raise ValueError(f"pool.bots is empty but pool.bot_prob is {self.bot_prob}: name bots or set "
+                             "pool.bot_prob to 0")
+        for name in ("snapshot_every", "max_snapshots"):
+            if (value := getattr(self, name)) < 1:
+                raise ValueError(f"pool.{name} must be >= 1, got {value}")
 
 
 @dataclass
@@ -195,15 +198,15 @@ class ImitationConfig:
         if self.bot is None:
             if self.games or self.epochs or self.distill_coef:
                 raise ValueError("imitation.games, imitation.epochs and imitation.distill_coef need imitation.bot "
-                                 "(null: no imitation)")
+                                 f"(null: no imitation), got {self.games}, {self.epochs} and {self.distill_coef}")
             return
         if (self.games < 1 or self.epochs < 1) and not (self.games == self.epochs == 0 and self.distill_coef > 0):
             raise ValueError(f"imitation.bot {self.bot!r} needs imitation.games >= 1 and imitation.epochs >= 1 (or "
                              f"both 0 with imitation.distill_coef > 0), got {self.games} and {self.epochs}")
         if not 0 < self.learning_rate < 1:
-            raise ValueError("imitation.learning_rate must be in (0, 1)")
+            raise ValueError(f"imitation.learning_rate must be in (0, 1), got {self.learning_rate}")
         if self.minibatch_size < 1:
-            raise ValueError("imitation.minibatch_size must be >= 1")
+            raise ValueError(f"imitation.minibatch_size must be >= 1, got {self.minibatch_size}")
 
 
 @dataclass
@@ -216,15 +219,17 @@ class CrossingConfig:
     coef: float = 0.0  # weight of the cross-entropy toward the planned moves in every PPO minibatch
 
     def validate(self) -> None:
-        if self.planner_width < 0 or self.detours < 0 or self.detour_width < 1:
-            raise ValueError("crossing.planner_width and crossing.detours must be >= 0, crossing.detour_width >= 1")
+        for name, least in (("planner_width", 0), ("detours", 0), ("detour_width", 1)):
+            if (value := getattr(self, name)) < least:
+                raise ValueError(f"crossing.{name} must be >= {least}, got {value}")
         if self.coef < 0:
             raise ValueError(f"crossing.coef must be >= 0, got {self.coef}")
         if (self.planner_width > 0) != (self.coef > 0):
             raise ValueError("crossing.planner_width and crossing.coef go together: both > 0 to learn the planner's "
                              f"crossing, both 0 for none (got {self.planner_width} and {self.coef})")
         if self.detours and not self.planner_width:
-            raise ValueError("crossing.detours need crossing.planner_width > 0")
+            raise ValueError(f"crossing.detours need crossing.planner_width > 0, got {self.detours} and "
+                             f"{self.planner_width}")
 
 
 @dataclass
@@ -237,10 +242,11 @@ class EvalConfig:
     move_limit: int = 600  # evaluation games end (undecided: a draw) after this many plies (arena: 300/seat)
 
     def validate(self) -> None:
-        if self.every < 0 or self.games < 0 or self.final_games < 0:
-            raise ValueError("eval.every, eval.games and eval.final_games must be >= 0")
+        for name in ("every", "games", "final_games"):
+            if (value := getattr(self, name)) < 0:
+                raise ValueError(f"eval.{name} must be >= 0, got {value}")
         if self.move_limit < 1:
-            raise ValueError("eval.move_limit must be >= 1")
+            raise ValueError(f"eval.move_limit must be >= 1, got {self.move_limit}")
         if self.every and self.games and not self.opponents:
             raise ValueError("eval.opponents is empty but eval.every and eval.games ask for evaluations during "
                              "training; name opponents or set eval.every to 0")
@@ -255,8 +261,9 @@ class CheckpointConfig:
     keep: int = 2  # numbered checkpoints kept besides last.pt
 
     def validate(self) -> None:
-        if self.every < 1 or self.keep < 1:
-            raise ValueError("checkpoint.every and checkpoint.keep must be >= 1")
+        for name in ("every", "keep"):
+            if (value := getattr(self, name)) < 1:
+                raise ValueError(f"checkpoint.{name} must be >= 1, got {value}")
 
 
 @dataclass
@@ -267,7 +274,7 @@ class LogConfig:
 
     def validate(self) -> None:
         if self.status_every <= 0:
-            raise ValueError("log.status_every must be > 0")
+            raise ValueError(f"log.status_every must be > 0, got {self.status_every}")
 
 
 class _Section(Protocol):
@@ -351,8 +358,9 @@ class TrainConfig:
                 raise ValueError(f"init_from: checkpoint {self.init_from!r} does not exist"
                                  f"{shipped_file_hint(self.init_from)}")
             if self.imitation.games:
-                raise ValueError("init_from and imitation.games both set the starting weights; choose one (set "
-                                 "imitation.games and imitation.epochs to 0: imitation.distill_coef may stay)")
+                raise ValueError(f"init_from and imitation.games both set the starting weights (got {self.init_from!r} "
+                                 f"and {self.imitation.games}); choose one (set imitation.games and imitation.epochs "
+                                 "to 0: imitation.distill_coef may stay)")
         if self.env.solo_envs and self.game.variant != "star":
             raise ValueError(f"env.solo_envs: the solitaire crossing is a star game, not {self.game.variant}; "
                              "set it to 0")

@@ -168,7 +168,7 @@ def test_a_network_entry_that_cannot_be_built_is_named(tmp_path: Path) -> None:
     payload = _network_payload()
     payload["network"]["blocks"] = -1
     save_checkpoint(path, payload)
-    with pytest.raises(CheckpointError, match=r"net\.pt': network\.blocks must be >= 0$"):
+    with pytest.raises(CheckpointError, match=r"net\.pt': network\.blocks must be >= 0, got -1$"):
         model_from_checkpoint(load_checkpoint(path), path)
 
 

@@ -37,66 +37,71 @@ def _load(*overrides: str) -> TrainConfig:
 # Each case: overrides of the default config, and the start of the error they must raise.
 REFUSED = [
     # game
-    (["game.num_players=1"], r"game\.num_players must be at least 2 for self-play"),
+    (["game.num_players=1"], r"^game\.num_players must be at least 2 for self-play, got 1$"),
     (["game.reward=points"], r"game\.reward must be one of place, win_loss, got 'points'"),
-    (["game.limit_outcome=rank"], r"game\.limit_outcome must be one of draw, progress"),
-    (["game.progress_shaping=-0.5"], r"game\.progress_shaping must be >= 0"),
+    (["game.limit_outcome=rank"], r"^game\.limit_outcome must be one of draw, progress, got 'rank'$"),
+    (["game.progress_shaping=-0.5"], r"^game\.progress_shaping must be >= 0, got -0\.5$"),
     # env
-    (["env.num_envs=0"], r"env\.num_envs must be >= 1"),
+    (["env.num_envs=0"], r"^env\.num_envs must be >= 1, got 0$"),
     (["env.solo_move_cost=1"], r"env\.solo_move_cost must be in \[0, 1\), got 1\.0"),
     # ppo
-    *[([f"ppo.{key}=0"], rf"ppo\.{key} must be >= 1")
+    *[([f"ppo.{key}=0"], rf"^ppo\.{key} must be >= 1, got 0$")
       for key in ("total_steps", "num_steps", "num_minibatches", "update_epochs")],
-    (["ppo.learning_rate=0"], r"ppo\.learning_rate must be in \(0, 1\)"),
-    (["ppo.learning_rate=1"], r"ppo\.learning_rate must be in \(0, 1\)"),
-    *[([f"ppo.{key}={value}"], rf"ppo\.{key} must be in \[0, 1\]")
+    (["ppo.learning_rate=0"], r"^ppo\.learning_rate must be in \(0, 1\), got 0\.0$"),
+    (["ppo.learning_rate=1"], r"^ppo\.learning_rate must be in \(0, 1\), got 1\.0$"),
+    (["ppo.learning_rate=-1e-3"], r"^ppo\.learning_rate must be in \(0, 1\), got -0\.001$"),
+    *[([f"ppo.{key}={value}"], rf"^ppo\.{key} must be in \[0, 1\], got {re.escape(str(value))}$")
       for key in ("gamma", "gae_lambda") for value in (-0.1, 1.5)],
-    *[([f"ppo.{key}=-0.1"], rf"ppo\.{key} must be >= 0") for key in ("clip_coef", "ent_coef", "vf_coef",
-                                                                    "max_grad_norm")],
+    *[([f"ppo.{key}=-0.1"], rf"^ppo\.{key} must be >= 0, got -0\.1$") for key in ("clip_coef", "ent_coef", "vf_coef",
+                                                                                 "max_grad_norm")],
     # network
-    *[([f"network.{key}=0"], rf"network\.{key} must be >= 1") for key in ("channels", "pair_dim", "value_hidden")],
-    (["network.blocks=-1"], r"network\.blocks must be >= 0"),
-    (["network.attention_layers=-1"], r"network\.attention_layers must be >= 0"),
+    *[([f"network.{key}=0"], rf"^network\.{key} must be >= 1, got 0$")
+      for key in ("channels", "pair_dim", "value_hidden")],
+    (["network.blocks=-1"], r"^network\.blocks must be >= 0, got -1$"),
+    (["network.attention_layers=-1"], r"^network\.attention_layers must be >= 0, got -1$"),
     (["network.attention_layers=1", "network.channels=6"],
      r"network\.channels must be divisible by 4 \(the attention heads\) when network\.attention_layers > 0; got 6"),
     (["network.reach_features=true", "game.num_players=3"], r"network\.reach_features is for 2-seat games"),
     # pool
     (["pool.self_prob=-0.5", "pool.snapshot_prob=1.2", "pool.bot_prob=0.3"],
      r"pool\.self_prob \+ snapshot_prob \+ bot_prob must be 1 \(each >= 0\)"),
-    (["pool.bots=[]"], r"pool\.bots is empty but pool\.bot_prob > 0"),
-    (["pool.snapshot_every=0"], r"pool\.snapshot_every and pool\.max_snapshots must be >= 1"),
-    (["pool.max_snapshots=0"], r"pool\.snapshot_every and pool\.max_snapshots must be >= 1"),
+    (["pool.bots=[]"], r"^pool\.bots is empty but pool\.bot_prob is 0\.3: name bots or set pool\.bot_prob to 0$"),
+    (["pool.snapshot_every=0"], r"^pool\.snapshot_every must be >= 1, got 0$"),
+    (["pool.max_snapshots=0"], r"^pool\.max_snapshots must be >= 1, got 0$"),
+    (["pool.snapshot_every=-2", "pool.max_snapshots=0"], r"^pool\.snapshot_every must be >= 1, got -2$"),
     (["pool.bots=[random, nobody]"], r"^pool\.bots\[1\]: unknown player 'nobody'"),
     # imitation
     (["imitation.distill_coef=-1"], r"imitation\.distill_coef must be >= 0, got -1\.0"),
-    (["imitation.epochs=2"], r"imitation\.games, imitation\.epochs and imitation\.distill_coef need imitation\.bot"),
+    (["imitation.epochs=2"], r"^imitation\.games, imitation\.epochs and imitation\.distill_coef need imitation\.bot "
+                             r"\(null: no imitation\), got 0, 2 and 0\.0$"),
     (["imitation.distill_coef=0.5"], r"need imitation\.bot"),
     *[(["imitation.bot=greedy", f"imitation.games={games}", f"imitation.epochs={epochs}",
         f"imitation.distill_coef={coef}"],
        rf"imitation\.bot 'greedy' needs imitation\.games >= 1 and imitation\.epochs >= 1 .*got {games} and {epochs}")
       for games, epochs, coef in [(0, 1, 0), (1, 0, 0), (0, 3, 0.5), (2, 0, 0.5)]],
     (["imitation.bot=greedy", "imitation.games=1", "imitation.epochs=1", "imitation.learning_rate=1"],
-     r"imitation\.learning_rate must be in \(0, 1\)"),
+     r"^imitation\.learning_rate must be in \(0, 1\), got 1\.0$"),
     (["imitation.bot=greedy", "imitation.games=1", "imitation.epochs=1", "imitation.minibatch_size=0"],
-     r"imitation\.minibatch_size must be >= 1"),
+     r"^imitation\.minibatch_size must be >= 1, got 0$"),
     (["imitation.bot=nobody", "imitation.games=1", "imitation.epochs=1"], r"^imitation\.bot: unknown player"),
     # crossing
-    *[([f"crossing.{key}={value}"], r"crossing\.planner_width and crossing\.detours must be >= 0, "
-                                    r"crossing\.detour_width >= 1")
-      for key, value in (("planner_width", -1), ("detours", -1), ("detour_width", 0))],
+    *[([f"crossing.{key}={value}"], rf"^crossing\.{key} must be >= {least}, got {value}$")
+      for key, value, least in (("planner_width", -1, 0), ("detours", -1, 0), ("detour_width", 0, 1))],
+    (["crossing.detours=3"], r"^crossing\.detours need crossing\.planner_width > 0, got 3 and 0$"),
     # eval
-    *[([f"eval.{key}=-1"], r"eval\.every, eval\.games and eval\.final_games must be >= 0")
-      for key in ("every", "games", "final_games")],
-    (["eval.move_limit=0"], r"eval\.move_limit must be >= 1"),
+    *[([f"eval.{key}=-1"], rf"^eval\.{key} must be >= 0, got -1$") for key in ("every", "games", "final_games")],
+    (["eval.move_limit=0"], r"^eval\.move_limit must be >= 1, got 0$"),
     (["eval.opponents=[nobody]"], r"^eval\.opponents\[0\]: unknown player 'nobody'"),
     (["eval.final_opponents=[random, nobody]"], r"^eval\.final_opponents\[1\]: unknown player 'nobody'"),
     # checkpoint, log
-    (["checkpoint.every=0"], r"checkpoint\.every and checkpoint\.keep must be >= 1"),
-    (["checkpoint.keep=0"], r"checkpoint\.every and checkpoint\.keep must be >= 1"),
+    (["checkpoint.every=0"], r"^checkpoint\.every must be >= 1, got 0$"),
+    (["checkpoint.keep=0"], r"^checkpoint\.keep must be >= 1, got 0$"),
+    (["checkpoint.every=-5", "checkpoint.keep=0"], r"^checkpoint\.every must be >= 1, got -5$"),
     *[([f"game.repetition_limit={value}"], r"^game\.repetition_limit must be an integer >= 2, false \(no repetition "
        rf"rule\) or null \(the variant's default\), got {shown}$") for value, shown in (("1", "1"), ("0", "0"),
                                                                                   ("-3", "-3"), ("true", "True"))],
-    (["log.status_every=0"], r"log\.status_every must be > 0"),
+    (["log.status_every=0"], r"^log\.status_every must be > 0, got 0\.0$"),
+    (["log.status_every=-30"], r"^log\.status_every must be > 0, got -30\.0$"),
     # top level
     *[([f"name={name!r}"], r"name must be a plain directory name") for name in ("", "a/b", ".hidden")],
     # names that leave runs/ or cannot be made on Windows
@@ -269,7 +274,8 @@ def test_init_from_names_an_existing_file_and_excludes_imitation_games(tmp_path:
     weights.write_bytes(b"")  # the config checks the path; the checkpoint is read when the run starts
     bot = ["imitation.bot=greedy", "imitation.epochs=0", "imitation.distill_coef=0.5"]
     assert _load(f"init_from={weights}", *bot, "imitation.games=0").init_from == str(weights)
-    with pytest.raises(ValueError, match="init_from and imitation.games both set the starting weights"):
+    with pytest.raises(ValueError, match=r"^init_from and imitation\.games both set the starting weights \(got "
+                                         r"'.*w\.pt' and 2\); choose one"):
         _load(f"init_from={weights}", "imitation.bot=greedy", "imitation.games=2", "imitation.epochs=1")
 
 
