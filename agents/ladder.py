@@ -611,8 +611,9 @@ def _export_stem(checkpoint: str) -> str:
     return stem
 
 
-def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_dir: Path) -> list[str]:
-    """Export ``.pt`` candidates into ``models_dir`` and check every candidate can play the game.
+def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_dir: Path, games: int) -> list[str]:
+    """Export ``.pt`` candidates into ``models_dir`` and check every candidate can play the game, and plays
+    in ``games`` games.
 
     Every candidate is checked before anything is exported: a bad one leaves no file behind."""
     from agents.checkpoint import load_checkpoint
@@ -641,6 +642,7 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
             raise LadderError(f"candidate {c!r} plays {game[0]} with {game[1]} seats, not {variant} with {seats}")
         if not c.lower().endswith(".pt"):
             candidate_player(c, 0)  # a bad spec or file fails before any game (a .pt's once exported)
+    _check_everyone_plays(candidates, seats, games)
     out = []
     for c in candidates:
         if c.lower().endswith(".pt"):
@@ -677,6 +679,21 @@ def _ladder_name(candidate: str, base: Path, copy: bool = True) -> str:
     return os.path.relpath(src, base) + rest
 
 
+def _check_everyone_plays(candidates: list[str], seats: int, games: int) -> None:
+    """A candidate without a game has no score (NaN, which no ladder file can hold): refused before the
+    tournament, not after it."""
+    from agents.arena import cycle_length, schedule
+
+    needed = games_seating_everyone(len(candidates), seats)
+    if games < needed:
+        left_out = sorted({*range(len(candidates))} - {p for lineup in schedule(len(candidates), seats, games)
+                                                         for p in lineup.seats})
+        raise LadderError(f"--games {games} leaves {printable(candidates[left_out[0]])} without a game: the schedule "
+                          f"seats every one of {len(candidates)} candidates in its first {needed} games; play at "
+                          f"least that many (a multiple of {cycle_length(len(candidates), seats)} balances seats "
+                          "and starts)")
+
+
 def games_seating_everyone(players: int, seats: int) -> int:
     """The fewest games of the arena's schedule in which every one of ``players`` plays."""
     from agents.arena import cycle_length, schedule
@@ -705,7 +722,7 @@ def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, 
     tournament separates fewer candidates than ``levels`` names, the entry has only the lowest
     names (easy, medium, ...) and lists the rest under ``missing``: asking for a missing level
     then fails with a LadderError that says so (rebuild with stronger candidates or more games)."""
-    from agents.arena import CAP_PER_SEAT, cycle_length, run_tournament, schedule
+    from agents.arena import CAP_PER_SEAT, run_tournament
 
     key = game_key(variant, seats)
     if seats < 2:  # one seat has no opponent: every candidate would rate the same
@@ -715,19 +732,11 @@ def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, 
     if len(candidates) < len(levels):
         raise LadderError(f"{len(levels)} levels need at least {len(levels)} candidates, got {len(candidates)} "
                           f"(or name fewer with --levels, e.g. --levels {','.join(levels[:len(candidates)])})")
-    needed = games_seating_everyone(len(candidates), seats)
-    if games < needed:  # a candidate without a game has no score: found before the tournament, not after it
-        left_out = sorted({*range(len(candidates))} - {p for lineup in schedule(len(candidates), seats, games)
-                                                         for p in lineup.seats})
-        raise LadderError(f"--games {games} leaves {printable(candidates[left_out[0]])} without a game: the schedule "
-                          f"seats every one of {len(candidates)} candidates in its first {needed} games; play at "
-                          f"least that many (a multiple of {cycle_length(len(candidates), seats)} balances seats "
-                          "and starts)")
     # --dry-run: .pt candidates are exported to a scratch directory that goes away with the entry
     scratch = contextlib.nullcontext(None) if write_models else tempfile.TemporaryDirectory()
     with scratch as scratch_dir:
         models = Path(scratch_dir or (models_dir if models_dir is not None else base))
-        specs = _prepare_candidates(candidates, variant, seats, models)
+        specs = _prepare_candidates(candidates, variant, seats, models, games)
         rules = Rules(variant, seats)
         max_plies = CAP_PER_SEAT * seats
         result = run_tournament(specs, rules, games, seed=seed, workers=workers, time_budget=time_budget,

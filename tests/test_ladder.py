@@ -585,7 +585,7 @@ def test_build_entry_names_the_levels_it_cannot_fill(tmp_path: Path, monkeypatch
     from agents.ladder import build_entry
 
     calls = _fake_tournament(monkeypatch, [(0.0, 1.0), (1.0, 1.0), (2.0, 1.0), (20.0, 1.0)])
-    entry = build_entry(["random", "greedy:noise=0.9", "greedy:noise=0.5", "greedy"], "star", 2, 4,
+    entry = build_entry(["random", "greedy:noise=0.9", "greedy:noise=0.5", "greedy"], "star", 2, 5,
                         path=tmp_path / "ladder.json", command="halma ladder x")
     assert [lv["level"] for lv in entry["levels"]] == ["easy", "medium"] and entry["missing"] == ["hard", "expert"]
     assert entry["command"] == "halma ladder x"
@@ -630,7 +630,7 @@ def test_a_best_checkpoint_is_exported_under_its_run_name(tmp_path: Path) -> Non
     from agents.ladder import _prepare_candidates
 
     ckpt = make_checkpoint(tmp_path / "myrun" / "checkpoints" / "best.pt")
-    [model] = _prepare_candidates([str(ckpt)], "star", 2, tmp_path / "models")
+    [model] = _prepare_candidates([str(ckpt)], "star", 2, tmp_path / "models", 100)
     assert Path(model) == tmp_path / "models" / "star-2-myrun-best.onnx"
 
 
@@ -859,7 +859,7 @@ def test_checkpoints_in_a_runs_folders_are_exported_under_the_runs_name(tmp_path
     # a name given by its author is kept, also in a folder called checkpoints (as agents/checkpoints/star2.pt)
     files += [make_checkpoint(tmp_path / "runs" / "a" / "checkpoints" / "picked.pt"),
               make_checkpoint(tmp_path / "agents" / "checkpoints" / "star2.pt")]
-    models = _prepare_candidates([str(f) for f in files], "star", 2, tmp_path / "models")
+    models = _prepare_candidates([str(f) for f in files], "star", 2, tmp_path / "models", 100)
     assert [Path(m).name for m in models] == [
         "star-2-a-update_000010.onnx", "star-2-b-update_000010.onnx", "star-2-a-snap_000010.onnx",
         "star-2-kept-5m.onnx", "star-2-kept-last.onnx", "star-2-kept-best.onnx", "star-2-mine.onnx",
@@ -873,14 +873,14 @@ def test_candidates_that_would_share_a_model_name_are_refused_before_any_export(
     second = make_checkpoint(tmp_path / "y" / "model.pt")
     with pytest.raises(LadderError, match=f"candidates '{first}' and '{second}' would both be exported as "
                                           "star-2-model.onnx: export one under another name first"):
-        _prepare_candidates([str(first), str(second)], "star", 2, tmp_path / "models")
+        _prepare_candidates([str(first), str(second)], "star", 2, tmp_path / "models", 100)
     with pytest.raises(LadderError, match="candidates must be distinct"):
-        _prepare_candidates(["random", "greedy", " random"], "star", 2, tmp_path / "models")
+        _prepare_candidates(["random", "greedy", " random"], "star", 2, tmp_path / "models", 100)
     with pytest.raises(ValueError, match="nosuchbot"):  # a bad candidate after a checkpoint
-        _prepare_candidates([str(first), "nosuchbot"], "star", 2, tmp_path / "models")
+        _prepare_candidates([str(first), "nosuchbot"], "star", 2, tmp_path / "models", 100)
     odd = make_checkpoint(tmp_path / "z" / "my model.pt")  # a stem that is no level name
     with pytest.raises(ValueError, match="the exported model's level must be a plain name"):
-        _prepare_candidates([str(first), str(odd)], "star", 2, tmp_path / "models")
+        _prepare_candidates([str(first), str(odd)], "star", 2, tmp_path / "models", 100)
     assert not (tmp_path / "models").exists()  # nothing was exported
 
 
@@ -1327,7 +1327,7 @@ def test_a_candidate_whose_model_name_would_be_too_long_is_refused_before_any_ex
     run = tmp_path / ("r" * 95) / "checkpoints"
     checkpoint = make_checkpoint(run / "last.pt")
     with pytest.raises(ValueError, match="the exported model's (level|name) must be a plain name of at most 100 "):
-        _prepare_candidates([str(make_checkpoint(tmp_path / "ok.pt")), str(checkpoint)], "star", 2, tmp_path / "m")
+        _prepare_candidates([str(make_checkpoint(tmp_path / "ok.pt")), str(checkpoint)], "star", 2, tmp_path / "m", 100)
     assert not (tmp_path / "m").exists()
 
 

@@ -74,7 +74,7 @@ def test_a_dry_run_prints_the_table_then_the_entry_as_indented_json(tmp_path: Pa
 def test_levels_that_no_candidate_fills_are_reported_on_stderr(tmp_path: Path, capsys, monkeypatch) -> None:
     _fake_tournament(monkeypatch, [(0.0, 1.0), (1.0, 1.0), (2.0, 1.0), (20.0, 1.0)])
     ladder = tmp_path / "ladder.json"
-    assert main(["ladder", "--ladder", str(ladder), "--quiet", "--games", "4", "random", "greedy:noise=0.9",
+    assert main(["ladder", "--ladder", str(ladder), "--quiet", "--games", "5", "random", "greedy:noise=0.9",
                  "greedy:noise=0.5", "greedy"]) == 0
     err = capsys.readouterr().err
     assert err == ("\nonly 2 of 4 levels are clearly separated (mu 2 combined sigmas apart); missing: hard, expert."
