@@ -71,6 +71,8 @@ class LadderError(ValueError):
 def ladder_path(path: str | Path | None = None) -> Path:
     """The ladder file: ``path``, else ``$HALMA_LADDER``, else the shipped one."""
     if path is not None:
+        if not str(path).strip():  # Path("") is "." and was "a directory"
+            raise LadderError("a ladder file path is empty")
         return Path(path)
     env = os.environ.get("HALMA_LADDER")
     return Path(env) if env else DEFAULT_LADDER

@@ -655,7 +655,7 @@ SETUP_FLAGS = ("variant", "seats", "players", "level", "preset", "rule", "time_l
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.replay:
+    if args.replay is not None:  # (an empty one started a new game instead)
         return run_replay(args)
     args.variant = args.variant or "star"
     level = "medium" if args.level is None else args.level

@@ -701,6 +701,18 @@ def test_halma_names_a_flag_it_cannot_place(capsys, argv: list[str], message: st
     assert exit_.value.code == 2 and out == "" and err.endswith(message)
 
 
+@pytest.mark.parametrize(("argv", "message"), [
+    (["train", ""], "halma train: a config file path is empty"),
+    (["export", ""], "halma export: error: a checkpoint path is empty"),
+    (["ladder", "--ladder", "", "random", "greedy"], "halma ladder: error: a ladder file path is empty"),
+    (["play", "--replay", ""], "halma play: error: a game record path is empty"),
+])
+def test_an_empty_path_is_named_as_empty(capsys, argv: list[str], message: str) -> None:
+    """Path('') is '.': an empty path was 'a directory' (and halma play --replay '' started a new game)."""
+    assert cli_main(argv) == 2
+    assert capsys.readouterr().err.startswith(message)
+
+
 def test_halma_version_names_the_package_and_the_encoding(capsys) -> None:
     """``halma --version`` alone prints the version; beside a command it is an error, not ignored."""
     import importlib.metadata
