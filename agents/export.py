@@ -303,7 +303,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--level", default=None,
                    help="level name stored in the manifest and the file name (e.g. hard; default the checkpoint's "
                         "run name, e.g. quickstart)")
-    p.add_argument("--out", default="exports", metavar="DIR", help="output directory (default exports/)")
+    p.add_argument("--out", default="exports", metavar="DIR",
+                   help="output directory (default exports/); a model of the same name there is replaced")
     p.add_argument("--name", default=None, help="file name stem (default VARIANT-SEATS-LEVEL)")
     p.add_argument("--rating", type=float, default=None, help="rating to record (halma ladder fills it otherwise)")
     p.add_argument("--opset", type=int, default=OPSET, help=f"ONNX opset (default {OPSET})")
