@@ -26,6 +26,22 @@ COMMANDS = {
     "play": ("agents.play", "play in the terminal against CPU levels or hot seat"),
 }
 
+# name -> command lines shown at the end of its --help (tests/test_arena_reports.py parses each)
+EXAMPLES = {
+    "show": ["halma show", "halma show --variant star --seats 6 --numbers"],
+    "perft": ["halma perft 3", "halma perft 2 --divide --variant diamond --seats 3"],
+    "bench": ["halma bench engine", "halma bench train --seconds 10 --repeat 3", "halma bench opponent --json"],
+    "eval": ["halma eval greedy random --games 200", "halma eval search greedy mcts --seats 3 --games 60 --out "
+             "runs/eval-3p", "halma eval agents/checkpoints/star2.pt search --games 20", "halma eval --solo greedy"],
+    "train": ["halma train configs/quickstart.yaml", "halma train star2 --set ppo.total_steps=5e6",
+              "halma train configs/star2.yaml --resume"],
+    "export": ["halma export runs/quickstart/checkpoints/last.pt --level easy --name my_agent --out exports"],
+    "ladder": ["halma ladder --variant diamond", "halma ladder --ladder exports/my_ladder.json --games 192 random "
+               "greedy search:depth=2,time=none exports/my_agent.onnx"],
+    "play": ["halma play --level hard", "halma play --seats 3 --players human,human,expert --numbers",
+             "halma play --replay runs/eval-3p/games/game_00000.json"],
+}
+
 
 def flags_given(args: argparse.Namespace, dests: tuple[str, ...]) -> list[str]:
     """The ``--flags`` among ``dests`` given on the command line (options whose default is None, switches
@@ -37,11 +53,13 @@ def flags_given(args: argparse.Namespace, dests: tuple[str, ...]) -> list[str]:
 def build_parser(load: str | None = None) -> argparse.ArgumentParser:
     # allow_abbrev=False: `--gam 1` is not --games (an abbreviation breaks once a longer flag shares its start)
     parser = argparse.ArgumentParser(prog="halma", description="Halma family games: engine, environments, agents.",
-                                     allow_abbrev=False)
+                                     allow_abbrev=False, epilog="'halma COMMAND --help' shows a command's flags "
+                                     "and examples; README.md and docs/ tell the rest")
     parser.add_argument("--version", action="store_true", help="print the version of halma_env and its encoding")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text, allow_abbrev=False)
+        p = sub.add_parser(name, help=help_text, description=help_text, allow_abbrev=False,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
         if name == load:
             parser.set_defaults(command_parser=p)
             module = importlib.import_module(module_name)
@@ -49,6 +67,8 @@ def build_parser(load: str | None = None) -> argparse.ArgumentParser:
             add_arguments = cast("Callable[[argparse.ArgumentParser], object]",
                                  getattr(module, f"add_{name}_arguments", getattr(module, "add_arguments", None)))
             add_arguments(p)
+            examples = "examples:\n" + "\n".join(f"  {line}" for line in EXAMPLES[name])
+            p.epilog = f"{p.epilog}\n\n{examples}" if p.epilog else examples  # after a command's own (play's)
     return parser
 
 

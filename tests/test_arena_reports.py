@@ -713,6 +713,23 @@ def test_an_empty_path_is_named_as_empty(capsys, argv: list[str], message: str) 
     assert capsys.readouterr().err.startswith(message)
 
 
+def test_every_command_s_help_ends_with_examples_that_parse(capsys) -> None:
+    import shlex
+
+    from agents.cli import COMMANDS, EXAMPLES, build_parser
+
+    assert set(EXAMPLES) == set(COMMANDS)
+    for name, lines in EXAMPLES.items():
+        parser = build_parser(load=name)
+        with pytest.raises(SystemExit):
+            parser.parse_args([name, "--help"])
+        assert capsys.readouterr().out.endswith("examples:\n" + "".join(f"  {line}\n" for line in lines))
+        for line in lines:
+            words = shlex.split(line)
+            assert words[:2] == ["halma", name]
+            assert parser.parse_args(words[1:]).command == name  # every flag known, every value of its type
+
+
 def test_halma_version_names_the_package_and_the_encoding(capsys) -> None:
     """``halma --version`` alone prints the version; beside a command it is an error, not ignored."""
     import importlib.metadata
