@@ -37,7 +37,7 @@ from halma_env.encoding import PLANES, encoding
 from halma_env.game import ACTIVE, FINISHED, RESIGNED, Game, _progress
 from halma_env.layout import layout
 from halma_env.rewards import REWARD_SCHEMES, piece_distance, place_rewards, shaping_potential
-from halma_env.rules import Rules
+from halma_env.rules import Rules, is_bool
 
 END_REASONS = ("", "finished", "first_finish", "resign", "move_limit", "stall_limit", "repetition", "no_moves")
 """End reason codes: ``END_REASONS[code]``; 0 = the game has not ended."""
@@ -1219,9 +1219,7 @@ class BatchedGame:
 def _as_int(value: Any) -> int | None:
     """An integer of any integer type (numpy's and 0-d integer tensors too) as a Python int;
     None for anything else (bools, floats, strings)."""
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        return None
-    if isinstance(value, torch.Tensor) and value.dtype == torch.bool:  # operator.index gives 0 or 1
+    if is_bool(value) or not hasattr(value, "__index__"):  # operator.index gives a bool tensor 0 or 1
         return None
     try:
         return operator.index(value)

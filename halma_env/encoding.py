@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from halma_env.layout import Layout, layout
+from halma_env.rules import is_bool
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -171,17 +172,12 @@ def as_index(value: object, what: str) -> int:
     """An integer of any integer type (numpy's, a 0-d integer array or tensor: what ``operator.index``
     takes) as a Python int; a ``TypeError`` naming ``what`` for bools, floats (refused, not truncated),
     arrays of several values and the rest."""
-    if not _is_bool(value) and getattr(value, "ndim", 0) == 0:
+    if not is_bool(value) and getattr(value, "ndim", 0) == 0:
         try:
             return operator.index(value)  # type: ignore[arg-type]
         except TypeError:
             pass
     raise TypeError(f"{what} must be an integer, got {value!r} ({type(value).__name__})")
-
-
-def _is_bool(value: object) -> bool:
-    """A bool of Python, numpy or torch (a bool tensor has __index__ too)."""
-    return isinstance(value, (bool, np.bool_)) or str(getattr(value, "dtype", "")) in ("bool", "torch.bool")
 
 
 @cache

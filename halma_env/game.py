@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from halma_env.assignment import min_cost_assignment
 from halma_env.layout import Layout, layout
-from halma_env.rules import Rules
+from halma_env.rules import Rules, is_bool
 
 ACTIVE, FINISHED, RESIGNED = "active", "finished", "resigned"
 
@@ -935,7 +935,7 @@ class Game:
 def _as_int(value):
     """An integer of any integer type (numpy's too) as a Python int; anything else (bools
     included) unchanged, for the caller to reject with its own message."""
-    if isinstance(value, (int, bool)) or not hasattr(value, "__index__"):
+    if isinstance(value, int) or is_bool(value) or not hasattr(value, "__index__"):
         return value
     try:
         return operator.index(value)

@@ -31,7 +31,7 @@ from typing import Any
 from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file
 from halma_env.game import Game, IllegalMoveError
 from halma_env.notation import quoted
-from halma_env.rules import OPTION_NAMES, Rules
+from halma_env.rules import OPTION_NAMES, Rules, is_bool
 
 FORMAT = "halma_env.record"
 VERSION = 1
@@ -301,7 +301,7 @@ class GameRecord:
         if upto is None:
             return len(self.events)
         try:
-            stop = None if isinstance(upto, bool) else operator.index(upto)  # numpy integers too
+            stop = None if is_bool(upto) else operator.index(upto)  # numpy integers too
         except TypeError:
             stop = None
         if stop is None or not 0 <= stop <= len(self.events):

@@ -24,10 +24,16 @@ class _Default:
 DEFAULT: Any = _Default()
 
 
+def is_bool(value: object) -> bool:
+    """A bool of Python, numpy or torch: never an integer here, though numpy before 2.3 gives its bools an
+    index (``operator.index(np.bool_(True))`` is 1) and a bool tensor has one too."""
+    return isinstance(value, bool) or str(getattr(value, "dtype", "")) in ("bool", "torch.bool")
+
+
 def _integer(value: Any) -> int | None:
     """``value`` as a Python int when it is an integer of any type (numpy's too), else None (bools,
     floats, text)."""
-    if isinstance(value, bool):
+    if is_bool(value):
         return None
     try:
         return operator.index(value)

@@ -1273,3 +1273,33 @@ def test_progress_orders_by_how_far_along_not_as_a_plain_tuple() -> None:
     assert not ahead < Progress(5, 2) and ahead == (5, 2)  # equality stays the tuple's
     with pytest.raises(TypeError):
         ahead < (5, 3)  # noqa: B015 (a plain tuple has no progress order)
+
+
+class _OldNumpyBool:
+    """What numpy before 2.3 gives: a bool with an index (``operator.index(np.True_)`` was 1 there)."""
+
+    dtype = "bool"
+
+    def __index__(self) -> int:
+        return 1
+
+
+def test_bools_with_an_index_are_not_integers_anywhere() -> None:
+    """numpy 1.24-2.2 (the declared floor, and the newest on Python 3.10) index their bools: a bool seat,
+    hole, count or event number was taken as 1 there, as the checks relied on operator.index refusing it."""
+    import torch
+
+    from halma_env.batched import _as_int
+    from halma_env.records import GameRecord
+    from halma_env.rules import is_bool
+
+    assert is_bool(_OldNumpyBool()) and is_bool(True) and is_bool(torch.tensor(True)) and not is_bool(1)
+    with pytest.raises(ValueError, match="num_players must be an int"):
+        Rules("star", _OldNumpyBool())
+    game = Game(Rules("star", 2))
+    src, dst = game.legal_moves()[0]
+    _refused(game, (src, _OldNumpyBool()), "destination hole")
+    assert _as_int(_OldNumpyBool()) is None and _as_int(torch.tensor(True)) is None and _as_int(3) == 3
+    game.play((src, dst))
+    with pytest.raises(ValueError, match="upto must be an event count"):
+        GameRecord.from_game(game).replay(upto=_OldNumpyBool())
