@@ -47,7 +47,7 @@ from halma_env.encoding import ENCODING_VERSION, encoding
 from halma_env.notation import quoted
 
 OPSET = 17  # LayerNormalization is an opset-17 operator; onnxruntime 1.14+ runs it
-REACH_MIN_OPSET = 12  # the reach features' int8 Max and Where: onnxruntime has no int8 kernels before it
+REACH_MIN_OPSET = 12  # the reach features' integer Max (int32 in the export): ONNX has none before it
 CHECK_POSITIONS = 32
 LOGIT_ATOL = 1e-3
 MAX_NAME_LENGTH = 100  # characters of a level or file-name stem (and twice that in UTF-8 bytes): with its
@@ -215,7 +215,7 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
     net = model_from_checkpoint(data, checkpoint)
     if net.reach is not None and opset < REACH_MIN_OPSET:
         raise ValueError(f"a network with reach features (network.reach_features) needs opset {REACH_MIN_OPSET} "
-                         f"or later (onnxruntime runs no int8 Max/Where before it), got {opset}")
+                         f"or later (ONNX has no integer Max before it), got {opset}")
     variant, seats = data["variant"], int(data["num_players"])
     blob = onnx_bytes(net, opset)
     out = Path(out_dir)

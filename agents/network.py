@@ -327,7 +327,11 @@ class JumpReach(nn.Module):
     def forward(self, holes: torch.Tensor) -> torch.Tensor:
         """(B, H, 12) float observation planes per hole -> (B, H, ``REACH_PLANES``) float features."""
         b, h = holes.shape[0], self.num_holes
-        none = torch.tensor(_NO_CHAIN, dtype=torch.int8, device=holes.device)
+        exporting = torch.onnx.is_in_onnx_export()
+        # exported in int32: onnxruntime before 1.31 has no int8 Where or Max kernels (the same values)
+        small = torch.int32 if exporting else torch.int8
+        none = torch.tensor(_NO_CHAIN, dtype=small, device=holes.device)
+        distance, land_distance = self.distance.to(small), self.land_distance.to(small)
         sides = holes[..., :2] > 0  # (B, H, 2): actor, opponent
         occupied = sides.any(-1)
         empty = ~occupied
@@ -343,18 +347,17 @@ class JumpReach(nn.Module):
         link = jump & empty  # an edge of the jump graph between two empty holes
         # per empty hole: the goal distances of the side pieces one jump away ("starts", max over them)
         starting = over_occupied & empty
-        starts = [torch.where(starting & at(sides[..., k], land_rows), self.land_distance[k].unsqueeze(1),
+        starts = [torch.where(starting & at(sides[..., k], land_rows), land_distance[k].unsqueeze(1),
                               none).amax(dim=0) for k in (0, 1)]
         # values maxed over each component: -distance (its nearest hole to each goal) and the starts
-        values = torch.stack([-self.distance[0].expand(b, h), -self.distance[1].expand(b, h), *starts], dim=-1)
+        values = torch.stack([-distance[0].expand(b, h), -distance[1].expand(b, h), *starts], dim=-1)
         values = torch.where(empty.unsqueeze(-1), values, none)
         flat = torch.cat([values, none.expand(b, 1, 4)], dim=1).reshape(-1, 4)
         inner = values.reshape(-1, 4)
         pad_rows = self._rows(torch.full_like(self.land[:, :1], h), b)  # (D, B, 1): each position's pad row
         rows = torch.where(link, land_rows, pad_rows).reshape(-1)  # not a link: the pad row
-        exporting = torch.onnx.is_in_onnx_export()
         for _ in range(REACH_ROUNDS):
-            if exporting:  # plain ops: gather the int8 rows (ONNX has no bitcast)
+            if exporting:  # plain ops: gather the rows (ONNX has no bitcast)
                 linked = torch.index_select(flat, 0, rows)
             else:  # a hole's four int8 values as one int32: one gather of 4-byte rows per round
                 linked = torch.index_select(flat.view(torch.int32).view(-1), 0, rows).view(torch.int8)

@@ -609,7 +609,7 @@ def test_an_exporter_failure_is_a_value_error_naming_the_opset(exported: tuple[P
 
 def test_reach_features_need_opset_12_and_a_graph_onnxruntime_refuses_is_named(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """onnxruntime has no int8 Max/Where before opset 12: a reach-features network is refused below it
+    """ONNX has no integer Max before opset 12: a reach-features network is refused below it
     by name (before, the export check failed naming a scratch file already deleted); 12 exports.  Any
     graph onnxruntime will not load is refused naming the opset, and leaves no files."""
     import agents.export as export
