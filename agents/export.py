@@ -258,7 +258,7 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
                 "global_step": data.get("global_step"),
                 "update": data.get("update"),
             },
-            "exported_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "exported_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "torch_version": _torch().__version__,
             "onnx_file": path.name,
             "onnx_sha256": file_sha256(staged),

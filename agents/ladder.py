@@ -780,7 +780,7 @@ def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, 
                        "separation": f"adjacent levels: mu at least {min_separation:g} x sqrt(sigma_lower^2 + "
                        "sigma_upper^2) apart, ordinals increasing"},
         "command": command or "",
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
     if not entry["missing"]:
         del entry["missing"]

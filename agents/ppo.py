@@ -275,7 +275,7 @@ def evaluate(net: HalmaNet, cfg: TrainConfig, opponent: str, games: int, seed: i
         draws += p[s] == 1 and p.count(1) > 1  # first place shared: a draw at the cap, say
         place = p[s]
         places += place if place is not None else n
-        others += np.mean([q if q is not None else n for k, q in enumerate(p) if k != s])
+        others += float(np.mean([q if q is not None else n for k, q in enumerate(p) if k != s]))
         finished += g.status[s] == "finished"
         decided += all(x is not None for x in p) and len(set(p)) == n
         length += g.ply

@@ -96,13 +96,23 @@ def engine_figures(variant: str, seats: int, seconds: float, rng: random.Random)
     }
 
 
+def openspiel_checkers(**params: int) -> Any:
+    """OpenSpiel's ``chinese_checkers`` game (pyspiel); ImportError when open_spiel is missing or older
+    than 1.6.13, the first release with the game."""
+    import pyspiel
+
+    if "chinese_checkers" not in pyspiel.registered_names():
+        raise ImportError("open_spiel without chinese_checkers (it came with open-spiel 1.6.13)",
+                          name="open_spiel>=1.6.13")
+    return pyspiel.load_game("chinese_checkers", params)
+
+
 def openspiel_figures(seats: int, seconds: float, rng: random.Random) -> dict[str, float] | None:
     """OpenSpiel's chinese_checkers on the same machine, or None when it is not installed."""
     try:
-        import pyspiel
+        osg = openspiel_checkers(players=seats)
     except ImportError:
         return None
-    osg = pyspiel.load_game("chinese_checkers", {"players": seats})
 
     def playout() -> int:
         state = osg.new_initial_state()

@@ -132,9 +132,9 @@ def bench_batched(seconds: float, seed: int, device: str, sizes=BATCH_SIZES) -> 
 
 
 def bench_openspiel(seconds: float, seed: int) -> dict[str, float]:
-    import pyspiel
+    from halma_env.bench_engine import openspiel_checkers
 
-    game = pyspiel.load_game("chinese_checkers")
+    game = openspiel_checkers()
     rng = random.Random(seed)
     state = game.new_initial_state()
 

@@ -9,6 +9,8 @@ import sys
 import types
 from typing import Any
 
+import pytest
+
 from halma_env import bench_engine
 from halma_env.game import Game
 from halma_env.rules import Rules
@@ -147,6 +149,24 @@ def test_engine_figures_measure_200_positions_and_2000_ply_playouts(monkeypatch)
 def test_openspiel_figures_are_none_without_pyspiel(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "pyspiel", None)
     assert bench_engine.openspiel_figures(2, 0.01, random.Random(0)) is None
+
+
+def test_an_open_spiel_without_chinese_checkers_counts_as_missing(monkeypatch) -> None:
+    """open-spiel before 1.6.13 has no chinese_checkers: both benches leave the peer out, naming why, where
+    load_game raised pyspiel's 'Unknown game'."""
+    import pyspiel
+
+    from halma_env import bench_env
+
+    monkeypatch.setattr(pyspiel, "registered_names", lambda: ["chess", "go"])
+    assert bench_engine.openspiel_figures(2, 0.01, random.Random(0)) is None
+    with pytest.raises(ImportError, match="came with open-spiel 1.6.13") as missing:
+        bench_engine.openspiel_checkers()
+    assert missing.value.name == "open_spiel>=1.6.13"
+    for name in ("bench_aec", "bench_gymnasium", "bench_batched"):
+        monkeypatch.setattr(bench_env, name, lambda *a: {})
+    figures = bench_env.run_benchmark(types.SimpleNamespace(seconds=0.01, seed=0, json=True, device="cpu"))
+    assert figures["skipped"]["openspiel"] == "missing dependency: open_spiel>=1.6.13"
 
 
 class CountingState:

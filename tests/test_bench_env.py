@@ -152,7 +152,7 @@ def test_bench_openspiel_counts_one_turn_a_hop_or_step(monkeypatch) -> None:
     monkeypatch.setattr(bench_env, "time", types.SimpleNamespace(perf_counter=lambda: float(next(readings)),
                                                                  process_time=lambda: 0.0))
     assert bench_env.bench_openspiel(1.0, 0) == {"turns_per_s": 8.0}  # a clock reading after each turn
-    assert loaded == [("chinese_checkers",)]
+    assert loaded == [("chinese_checkers", {})]  # the default parameters
 
 
 class FakeBatchedGame:
