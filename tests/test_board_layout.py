@@ -231,7 +231,7 @@ def test_diamond_camp_is_the_point_and_its_hexagon_edge(k: int) -> None:
     assert not set(diamond_camp(k)) & set(diamond_camp((k + 3) % 6))
 
 
-@pytest.mark.parametrize(("sizes", "corner"), itertools.product([(5, 5, 4, 3, 2), (4, 4, 3, 2)], range(4)))
+@pytest.mark.parametrize(("sizes", "corner"), list(itertools.product([(5, 5, 4, 3, 2), (4, 4, 3, 2)], range(4))))
 def test_square_camp_is_the_corner_staircase(sizes: tuple[int, ...], corner: int) -> None:
     """Rows of ``sizes`` holes counted from the corner row; corners 0 bottom-right, 1 bottom-left,
     2 top-left, 3 top-right (clockwise)."""
