@@ -521,6 +521,7 @@ class LineReader:
         self.threaded = THREADED_STDIN if threaded is None else threaded
         self._chunks: queue.Queue[bytes] | None = None  # the thread's chunks (threaded), b"" for an end
         self._ended = False  # the thread has read a pipe's end and stopped
+        self.thread: threading.Thread | None = None  # the reading thread, once started
 
     def _chunk(self, deadline: float | None) -> bytes:
         """The next bytes of the descriptor, b"" at the end of input; TimeUp when none come by ``deadline``."""
@@ -532,7 +533,9 @@ class LineReader:
             return os.read(self.fd, 4096)
         if self._chunks is None:
             self._chunks = queue.Queue()
-            threading.Thread(target=self._read_ahead, args=(self._chunks,), name="stdin-reader", daemon=True).start()
+            self.thread = threading.Thread(target=self._read_ahead, args=(self._chunks,), name="stdin-reader",
+                                           daemon=True)
+            self.thread.start()
         while True:
             if self._ended and self._chunks.empty():
                 return b""
@@ -548,11 +551,12 @@ class LineReader:
         while True:
             try:
                 chunk = os.read(self.fd, 4096)
-            except OSError:  # closed under the thread: an end of input
-                chunk = b""
-            if not chunk and not os.isatty(self.fd):  # a pipe's end is for good; a terminal goes on after Ctrl-D
+                last = not chunk and not os.isatty(self.fd)  # a pipe's end is for good; a terminal goes on after Ctrl-D
+            except OSError:  # closed under the thread, or the terminal hung up: the end, for good
+                chunk, last = b"", True
+            if last:
                 self._ended = True
-                chunks.put(chunk)
+                chunks.put(b"")
                 return
             chunks.put(chunk)
 

@@ -842,15 +842,23 @@ def piped_stdin(monkeypatch, request) -> Iterator[int]:
     select() and, as on Windows, on a reading thread."""
     import os
 
+    import agents.play
+
     monkeypatch.setattr("agents.play.THREADED_STDIN", request.param)
     read_end, write_end = os.pipe()
     with os.fdopen(read_end) as stdin:
         monkeypatch.setattr("sys.stdin", stdin)
         yield write_end
-    try:
-        os.close(write_end)
-    except OSError:  # closed by the test
-        pass
+        try:
+            os.close(write_end)
+        except OSError:  # closed by the test
+            pass
+        # a reading thread ends at the pipe's end: wait for it while its descriptor is still this pipe's (once
+        # closed, the number goes to the next test's pipe, whose input the thread would read)
+        cached = agents.play._stdin_reader
+        if cached is not None and cached[0] is stdin and cached[1].thread is not None:
+            cached[1].thread.join(10)
+            assert not cached[1].thread.is_alive()
 
 
 def test_terminal_read_times_out_reads_a_line_and_reports_the_end_of_input(piped_stdin, capsys) -> None:
@@ -1016,6 +1024,7 @@ def test_terminal_read_on_a_terminal_times_out_and_reads_lines(monkeypatch, thre
     import os
     import pty
 
+    import agents.play
     from agents.play import terminal_read
 
     monkeypatch.setattr("agents.play.THREADED_STDIN", threaded)
@@ -1032,7 +1041,11 @@ def test_terminal_read_on_a_terminal_times_out_and_reads_lines(monkeypatch, thre
             terminal_read("> ", 5)
         os.write(master, b"new\n")
         assert terminal_read("> ", None) == "new\n"
-    os.close(master)
+        os.close(master)  # the terminal hangs up: a reading thread stops, before its descriptor is closed
+        reader = agents.play._reader()
+        if reader is not None and reader.thread is not None:
+            reader.thread.join(10)
+            assert not reader.thread.is_alive()
 
 
 @pytest.mark.parametrize(("flags", "message"), [
