@@ -432,6 +432,14 @@ class Game:
             out.extend(events)
         return out
 
+    def recent_events(self) -> Iterator[Event]:
+        """``history`` newest first, read as it is needed: a look back a few moves (the bots' memory of recent
+        arrangements) costs those moves, not the whole game's list, built anew."""
+        for events, _, _, _ in reversed(self._history):
+            yield from reversed(events)
+        for seat in reversed(self._initial_passes):
+            yield Event("pass", seat)
+
     @property
     def moves(self) -> list[Move]:
         """The moves played, in order (``history`` without passes and resignations); a new list each time."""

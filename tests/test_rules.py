@@ -1303,3 +1303,23 @@ def test_bools_with_an_index_are_not_integers_anywhere() -> None:
     game.play((src, dst))
     with pytest.raises(ValueError, match="upto must be an event count"):
         GameRecord.from_game(game).replay(upto=_OldNumpyBool())
+
+
+def test_recent_events_are_the_history_newest_first() -> None:
+    """Game.recent_events() (what the bots' memory of recent moves reads, lazily) is reversed(history),
+    passes at the load and after a resignation included."""
+    from halma_env import Event
+
+    walled = Game.from_position(position("star", 3, {0: "1", 1: "2", 2: "2", 3: "2", 5: "2", 60: "0"}, to_move=1))
+    assert walled.history[0] == Event("pass", 1)  # seat 1 passed as the position was loaded
+    rng = random.Random(3)
+    for game in (walled, Game(Rules("star", 3)), Game(Rules("diamond", 2))):
+        for ply in range(60):
+            if game.is_over:
+                break
+            if ply == 30 and game.rules.num_players == 3:
+                game.resign(game.to_move)
+            else:
+                game.play(rng.choice(game.legal_moves()))
+            assert list(game.recent_events()) == game.history[::-1]
+        assert next(game.recent_events()) == game.history[-1]

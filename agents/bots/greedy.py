@@ -43,7 +43,7 @@ def recent_configurations(game: Game, seat: int, memory: int) -> dict[int, int]:
         cfg |= 1 << h
     seen = {cfg: 1}
     count = 0
-    for event in reversed(game.history):
+    for event in game.recent_events():
         if count >= memory:
             break
         if event.kind != "move" or event.seat != seat:
@@ -61,7 +61,7 @@ def stalled_moves(game: Game, seat: int, view: SeatView, memory: int) -> int:
     now = pot = view.potential()
     king = view.king_hole
     count = stall = 0
-    for event in reversed(game.history):
+    for event in game.recent_events():
         if count >= memory:
             break
         if event.kind != "move" or event.seat != seat:
