@@ -7,6 +7,7 @@ The environments never import ``agents``: a name is looked up through the entry 
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable
 from importlib.metadata import entry_points
@@ -47,8 +48,10 @@ class CallablePlayer:
         return self.fn(game)
 
 
+@functools.cache  # scanning the installed distributions' entry points takes milliseconds, at every env made
 def _registry() -> Callable[..., Any] | None:
-    """``make_player`` from the ``halma_env.players`` entry point, or None when unavailable."""
+    """``make_player`` from the ``halma_env.players`` entry point, or None when unavailable (looked up once
+    per process)."""
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name == "agents":
             try:
