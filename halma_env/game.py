@@ -15,7 +15,7 @@ from bisect import insort
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
 from halma_env.assignment import min_cost_assignment
@@ -1018,14 +1018,9 @@ def _find_path(ctx, src: int, dst: int) -> tuple[int, ...]:
     raise IllegalMoveError(f"hole {dst} cannot be reached from {src}")
 
 
-_PROGRESS_CACHE: dict = {}
-
-
+# about 300 bytes an entry: ~10 MB full (a dict of 200,000 that was then cleared held 52-67 MB)
+@lru_cache(maxsize=32_768)
 def _progress(variant: str, n: int, seat: int, own: int, king: int, in_goal: int) -> Progress:
-    key = (variant, n, seat, own, king)
-    hit = _PROGRESS_CACHE.get(key)
-    if hit is not None:
-        return hit
     t = _tables(variant, n)
     g = t.layout.geometry
     goal = t.layout.goals[seat]
@@ -1040,11 +1035,7 @@ def _progress(variant: str, n: int, seat: int, own: int, king: int, in_goal: int
         else:
             cost.append([g.distance(h, x) for x in goal])
     distance = int(min_cost_assignment(cost)) if len(holes) <= len(goal) else _overfull(cost, g, holes, goal)
-    result = Progress(in_goal, distance)
-    if len(_PROGRESS_CACHE) > 200_000:
-        _PROGRESS_CACHE.clear()
-    _PROGRESS_CACHE[key] = result
-    return result
+    return Progress(in_goal, distance)
 
 
 def _overfull(cost, g, holes, goal) -> int:

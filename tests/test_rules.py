@@ -1323,3 +1323,17 @@ def test_recent_events_are_the_history_newest_first() -> None:
                 game.play(rng.choice(game.legal_moves()))
             assert list(game.recent_events()) == game.history[::-1]
         assert next(game.recent_events()) == game.history[-1]
+
+
+def test_the_progress_cache_is_a_bounded_lru() -> None:
+    """A long-lived process (a game server, a training run) keeps at most 32,768 progress entries, dropping
+    the least recently used (a dict of 200,000 cleared when full held 52-67 MB, then started over)."""
+    from halma_env.game import _progress
+
+    game = Game(Rules("star", 2, stall_limit=40))
+    game.play("113-104")
+    assert _progress.cache_info().maxsize == 32_768
+    before = _progress.cache_info().hits
+    game.progress(0)
+    game.progress(0)
+    assert _progress.cache_info().hits > before
