@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
-from agents.files import write_atomic
+from agents.files import missing_extra, write_atomic
 from agents.player import Player, check_int, check_time
 from agents.ratings import Rating, competition_ranks, mean_interval, rate_games, wilson_interval
 from halma_env import Game, IllegalMoveError, Rules
@@ -1020,6 +1020,12 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
                 raise ValueError("matches need 2+ seats; the 1-seat star is the solitaire: use --solo AGENT")
             check_players(args.players, factory, rules)
         if args.out is not None:
+            if args.solo is None:  # a match's --out draws results.png: found missing now, not after the games
+                try:
+                    import matplotlib  # noqa: F401
+                except ImportError as e:
+                    why = missing_extra(e) or f"matplotlib cannot be imported ({e})"
+                    raise ValueError(f"--out draws results.png, and {why}") from None
             _check_out_dir(args.out)
     except ValueError as e:
         print(f"halma eval: error: {e}", file=sys.stderr)

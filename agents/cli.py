@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable
 from typing import cast
 
+from agents.files import missing_extra
+
 # name -> (module, help); the module provides add_arguments(parser) and run(args)
 COMMANDS = {
     "show": ("halma_env.commands", "draw a position in the terminal"),
@@ -98,6 +100,17 @@ def main(argv: list[str] | None = None) -> int:
     misplaced = [a for a in argv[:argv.index(name)] if a not in ("-h", "--help", "--version")]
     if misplaced:  # `halma --quiet eval ...`: a command's flag given before the command
         build_parser().error(f"{misplaced[0]} goes after the command: halma {name} {misplaced[0]} ...")
+    try:
+        return _run(name, argv)
+    except ModuleNotFoundError as e:  # an optional dependency (pyproject's extras) the command needs
+        hint = missing_extra(e)
+        if hint is None:
+            raise
+        print(f"halma {name}: error: {hint}", file=sys.stderr)
+        return 2
+
+
+def _run(name: str, argv: list[str]) -> int:
     parser = build_parser(load=name)
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # named by the command's own parser (its usage, "halma bench: error: ..."), not the top one

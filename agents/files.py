@@ -23,6 +23,17 @@ def shipped_configs_dir(package_dir: Path = PACKAGE_DIR) -> Path:
     return package_dir.parent / "configs" if from_source_checkout(package_dir) else package_dir / "configs"
 
 
+# the optional dependencies (pyproject's extras): module -> the extra that installs it
+EXTRAS = {"torch": "train", "tensorboard": "train", "matplotlib": "plots"}
+
+
+def missing_extra(error: ImportError) -> str | None:
+    """How to install the optional dependency whose import failed (``error``), or None when it is not one."""
+    module = (error.name or "").partition(".")[0]
+    extra = EXTRAS.get(module)
+    return None if extra is None else f"{module} is not installed: it comes with pip install 'halma_env[{extra}]'"
+
+
 def shipped_file_hint(path: str | Path) -> str:
     """For a relative path that names none of the files here but one of the package's own (the docs'
     ``agents/checkpoints/star2.pt``, from another directory or an installed wheel): where that file is,

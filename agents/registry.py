@@ -25,7 +25,7 @@ import inspect
 import os
 from typing import Any
 
-from agents.files import shipped_file_hint
+from agents.files import missing_extra, shipped_file_hint
 from agents.player import SeededPlayer, check_seed, split_options
 from halma_env.suggest import did_you_mean
 
@@ -55,6 +55,9 @@ def _import(module_name: str, what: str):
     except ModuleNotFoundError as e:
         if e.name == module_name:
             raise ValueError(f"{what} is not available in this installation ({module_name} is missing)") from None
+        hint = missing_extra(e)
+        if hint:
+            raise ValueError(f"{what}: {hint}") from None
         raise
 
 

@@ -161,3 +161,40 @@ def test_files_are_opened_in_binary_mode_where_the_platform_has_one(tmp_path: Pa
     agents.files.write_atomic(tmp_path / "model.onnx", data)
     assert halma_env.files.read_regular_file(tmp_path / "model.onnx", 1024) == data
     assert len(flags) == 2 and all(flag & fake_binary for flag in flags)
+
+
+def test_without_the_optional_dependencies_commands_say_which_extra_to_install(tmp_path: Path) -> None:
+    """pyproject's core dependencies play, evaluate bots and run exported opponents; training and checkpoints
+    need the `train` extra (torch, tensorboard), results.png the `plots` extra (matplotlib). Without them
+    (imports blocked here) each command says what to install, writes nothing, or just works."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "for m in ('torch', 'tensorboard', 'matplotlib'):\n"
+        "    sys.modules[m] = None  # import torch now fails as if it were not installed\n"
+        "from agents.cli import main\n"
+        "status = main(sys.argv[1:])\n"
+        "assert 'torch' not in sys.modules or sys.modules['torch'] is None\n"
+        "sys.exit(status)\n"
+    )
+    train = "pip install 'halma_env[train]'"
+    cases = [
+        (["train", "quickstart", "--runs-dir", str(tmp_path / "runs")], 2,
+         f"halma train: error: torch is not installed: it comes with {train}"),
+        (["export", "agents/checkpoints/star2.pt", "--out", str(tmp_path / "exports")], 2,
+         f"halma export: error: torch is not installed: it comes with {train}"),
+        (["eval", "agents/checkpoints/star2.pt", "random", "--games", "1", "--workers", "1", "--quiet"], 2,
+         f"loading 'agents/checkpoints/star2.pt': torch is not installed: it comes with {train}"),
+        (["eval", "greedy", "random", "--games", "2", "--quiet", "--out", str(tmp_path / "out")], 2,
+         "--out draws results.png, and matplotlib is not installed: it comes with pip install 'halma_env[plots]'"),
+        (["eval", "easy", "greedy", "--games", "2", "--workers", "1", "--quiet", "--max-plies", "20"], 0, ""),
+    ]
+    root = Path(__file__).resolve().parent.parent
+    for argv, status, message in cases:
+        done = subprocess.run([sys.executable, "-c", script, *argv], cwd=root, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == status, (argv, done.stderr)
+        assert message in done.stderr, (argv, done.stderr)
+    assert list(tmp_path.iterdir()) == []  # no run, export or results folder was made
