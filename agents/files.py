@@ -3,9 +3,12 @@ written, checked before any work is done (no torch)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent  # agents/
@@ -85,3 +88,30 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+class LockHeld(Exception):
+    """Another process holds the lock ``held_lock`` was asked for."""
+
+
+@contextlib.contextmanager
+def held_lock(path: str | Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``path`` (made if missing) for the block, or raise ``LockHeld`` at
+    once when another process holds it.  The operating system's lock (flock, or msvcrt's on Windows), so a
+    process killed outright leaves none behind."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            if sys.platform == "win32":
+                import msvcrt
+
+                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+            else:
+                import fcntl
+
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # BlockingIOError here, PermissionError on Windows
+            raise LockHeld(str(path)) from None
+        yield
+    finally:
+        os.close(fd)  # the lock goes with the descriptor

@@ -11,6 +11,7 @@ that follow (docs/training.md, "The planner's crossing").
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shlex
 import signal
@@ -77,6 +78,31 @@ def run(args: argparse.Namespace) -> int:
             return 2
         print(dump_yaml(cfg), end="")
         return 0
+    from agents.files import LockHeld, held_lock
+
+    run_dir = Path(args.runs_dir) / cfg.name
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(held_lock(run_lock_file(run_dir)))
+        except LockHeld:  # a --resume beside the run it continues trained two runs into one directory
+            print(f"halma train: the run directory {str(run_dir)!r} is in use by another halma train; let it "
+                  "end or stop it first", file=sys.stderr)
+            return 2
+        return _train(cfg, args)
+
+
+def run_lock_file(run_dir: Path) -> Path:
+    """The file whose lock a ``halma train`` of ``run_dir`` holds: in the temporary folder, named by the
+    run directory's full path (refused input leaves the runs directory untouched)."""
+    import hashlib
+    import tempfile
+
+    key = hashlib.sha256(str(run_dir.resolve()).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"halma-run-{key}.lock"
+
+
+def _train(cfg: Any, args: argparse.Namespace) -> int:
+    """``halma train``'s run, with its run directory locked."""
     try:
         if cfg.processes > 1:
             from torch.multiprocessing import ProcessExitedException
