@@ -945,6 +945,8 @@ class BatchedGame:
             self.hist[li, self.hist_len[li]] = self.hash[li]
             self.hist_len[li] += 1
             width = int(self.hist_len.max())
+            if self.hist.shape[1] > 64 and 4 * width <= self.hist.shape[1]:  # the long games are over: room back
+                self.hist = self.hist[:, : self.hist.shape[1] // 2].clone()
             valid = torch.arange(width, device=dev) < self.hist_len[:, None]
             count = ((self.hist[:, :width] == self.hash[:, None]) & valid).sum(1)
             rep = live & (count >= rules.repetition_limit)

@@ -940,6 +940,22 @@ def test_repetition_history_grows_past_its_first_64_positions():
     assert reasons.get("repetition", 0) > 0, reasons
 
 
+def test_the_repetition_history_gives_its_room_back_once_the_long_games_are_over():
+    """The buffer doubles for a long game and halves again once every game's history fits in a quarter of it,
+    so a batch's memory follows its longest game now, not the longest one ever (B x 16,384 x 8 bytes at
+    B = 4,096 would be 512 MiB)."""
+    rules = Rules("star", 2, repetition_limit=3)
+    bg = BatchedGame(rules, 4, seed=0)
+    bg.hist = torch.cat([bg.hist, torch.zeros((4, 1024 - bg.hist.shape[1]), dtype=torch.long)], 1)  # after a long game
+    widths = []
+    for _ in range(6):
+        bg.step(bg.random_actions())
+        widths.append(bg.hist.shape[1])
+    assert widths[:5] == [512, 256, 128, 64, 64] and bg.hist_len.max() <= 8
+    # (test_repetition_history_grows_past_its_first_64_positions plays a buffer that grows and halves
+    # again against the scalar engine)
+
+
 def test_automatic_passes_in_several_games_at_once():
     # star 2: seat 1's only piece sits on the top tip boxed in by seat 0's pieces, so it passes
     # every turn and seat 0 moves again; three such games pass in the same step
