@@ -132,7 +132,18 @@ def resume_command(args: argparse.Namespace) -> str:
         words += ["--runs-dir", args.runs_dir]
     if args.device:
         words += ["--device", args.device]
-    return " ".join(shlex.quote(w) for w in words)
+    return shell_join(words)
+
+
+def shell_join(words: list[str], windows: bool | None = None) -> str:
+    """A command line to paste into the shell: POSIX quoting, or cmd.exe's on Windows (``windows``: the
+    platform's by default), where single quotes are not quotes."""
+    import os
+    import subprocess
+
+    if os.name == "nt" if windows is None else windows:
+        return subprocess.list2cmdline(words)
+    return shlex.join(words)
 
 
 def cross_check_command(checkpoint: Path, cfg: Any) -> str:
@@ -153,7 +164,7 @@ def cross_check_command(checkpoint: Path, cfg: Any) -> str:
             words += ["--rule", f"{name}={written}"]
     if cfg.eval.move_limit != CAP_PER_SEAT * game.num_players:
         words += ["--max-plies", str(cfg.eval.move_limit)]
-    return " ".join(shlex.quote(w) for w in [*words, "--games", "100"])
+    return shell_join([*words, "--games", "100"])
 
 
 def resume_hint(cfg: Any, args: argparse.Namespace) -> str:

@@ -86,6 +86,14 @@ def test_train_arguments_and_their_defaults() -> None:
                           "runs_dir": "r", "no_final_eval": True, "quiet": True, "print_config": True}
 
 
+def test_printed_commands_are_quoted_for_the_platform_s_shell() -> None:
+    from agents.train import shell_join
+
+    words = ["halma", "train", "my configs\\q.yaml", "--set", "name=a b"]
+    assert shell_join(words, windows=False) == "halma train 'my configs\\q.yaml' --set 'name=a b'"
+    assert shell_join(words, windows=True) == 'halma train "my configs\\q.yaml" --set "name=a b"'  # cmd.exe
+
+
 def test_resume_command_repeats_config_overrides_runs_dir_and_device() -> None:
     assert resume_command(namespace("configs/q.yaml")) == "halma train configs/q.yaml --resume"
     args = namespace("my configs/q.yaml", overrides=["ppo.total_steps=10", "name=a b"], runs_dir="elsewhere",
