@@ -947,6 +947,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="places of the unfinished seats of a capped game (default draw)")
     p.add_argument("--out", metavar="DIR", help="write results.json, results.md, results.png and every game record")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true",
+                   help="print the results as one JSON object (the document --out writes as results.json or "
+                        "solo.json) instead of the tables")
 
 
 def command_rule_options(items: Sequence[str], first_seat: bool = False) -> dict[str, Any]:
@@ -1034,7 +1037,7 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
     if args.solo is not None:
         res = run_solo(args.solo, args.games or 1, seed=args.seed, time_budget=args.time_per_move,
                        max_plies=args.max_plies or CAP_PER_SEAT, keep_records=bool(args.out), factory=factory)
-        print(res.markdown())
+        _print_results(res.to_dict(), res.markdown(), args.json)
         if args.out:
             os.makedirs(os.path.join(args.out, "games"), exist_ok=True)
             _write_json(os.path.join(args.out, "solo.json"), res.to_dict())
@@ -1042,18 +1045,25 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
             for g in res.games:
                 record = cast("dict[str, Any]", g.record)  # kept: keep_records=bool(args.out)
                 _save_record(os.path.join(args.out, "games", f"game_{g.index:05d}.json"), record)
-            print(f"\nwrote {args.out}/solo.json, solo.md and {len(res.games)} game records")
+            print(f"\nwrote {args.out}/solo.json, solo.md and {len(res.games)} game records",
+                  file=sys.stderr if args.json else sys.stdout)
         return 0
 
     max_plies = args.max_plies or CAP_PER_SEAT * rules.num_players
     result = run_tournament(args.players, rules, args.games or 100, seed=args.seed, workers=args.workers,
                             time_budget=args.time_per_move, max_plies=max_plies, cap_outcome=args.cap_outcome or "draw",
                             keep_records=bool(args.out), progress=not args.quiet, factory=factory)
-    print(result.markdown())
+    _print_results(result.to_dict(), result.markdown(), args.json)
     if args.out:
         paths = result.save(args.out)
-        print(f"\nwrote {len(paths)} files to {args.out} (results.json, results.md, results.png, games/)")
+        print(f"\nwrote {len(paths)} files to {args.out} (results.json, results.md, results.png, games/)",
+              file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+def _print_results(document: dict[str, Any], tables: str, as_json: bool) -> None:
+    """The results on stdout: the tables, or (--json) the document results.json holds, on one line."""
+    print(json.dumps(_clean(document), allow_nan=False) if as_json else tables)
 
 
 def check_players(specs: Sequence[str], factory: Factory, rules: Rules) -> None:

@@ -492,6 +492,22 @@ def _eval(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+def test_json_prints_the_results_document_that_out_writes(tmp_path, capsys) -> None:
+    """--json: stdout is one JSON object, the document --out writes (results.json, solo.json), and the
+    notice of the files written goes to stderr, so `halma eval ... --json > r.json` holds the results only."""
+    import json
+
+    code, out, err = _eval(capsys, "greedy", "random", "--games", "2", "--max-plies", "40", "--quiet", "--json",
+                           "--out", str(tmp_path / "match"))
+    assert code == 0 and "wrote " in err
+    assert json.loads(out) == json.loads((tmp_path / "match" / "results.json").read_text())
+    code, out, err = _eval(capsys, "--solo", "greedy", "--json", "--out", str(tmp_path / "solo"))
+    assert code == 0 and "wrote " in err
+    assert json.loads(out) == json.loads((tmp_path / "solo" / "solo.json").read_text())
+    code, out, _ = _eval(capsys, "greedy", "random", "--games", "2", "--max-plies", "40", "--quiet")
+    assert code == 0 and out.startswith("### ")  # the tables without it
+
+
 class _First:
     """Plays the first legal move (a player made by a test's factory)."""
 
