@@ -93,26 +93,30 @@ def schedule(num_players: int, num_seats: int, games: int) -> list[Lineup]:
     ``games`` is a multiple of ``cycle_length(num_players, num_seats)``; each block of
     ``min(k, n)`` games is itself balanced among the players it seats.
     """
+    if games < 0:
+        raise ValueError(f"games must be >= 0, got {games}")
+    return list(itertools.islice(iter_schedule(num_players, num_seats), games))
+
+
+def iter_schedule(num_players: int, num_seats: int) -> Iterator[Lineup]:
+    """``schedule``'s games one after another, without end (what looks for the first games with some
+    property need not build a whole cycle, which for 6 seats is 36 x C(players, 6) games)."""
     if num_players < 1:
         raise ValueError(f"a match needs at least one player, got {num_players}")
     if num_seats < 1:
         raise ValueError(f"a game needs at least one seat, got {num_seats}")
-    if games < 0:
-        raise ValueError(f"games must be >= 0, got {games}")
     k, n = num_players, num_seats
     m = min(k, n)
     groups = list(itertools.combinations(range(k), n)) if k > n else [tuple(range(k))]
     orders: dict[int, list[tuple[int, ...]]] = {}  # built when first used: many players, many subsets
-    out = []
-    for g in range(games):
+    for g in itertools.count():
         block, s = divmod(g, m)
         gi, v = block % len(groups), block // len(groups)
         first_seat = v % n
         if gi not in orders:
             orders[gi] = _cyclic_orders(groups[gi])
         group = orders[gi][(v // n) % len(orders[gi])]
-        out.append(Lineup(tuple(group[(j + s) % m] for j in range(n)), first_seat))
-    return out
+        yield Lineup(tuple(group[(j + s) % m] for j in range(n)), first_seat)
 
 
 def cycle_length(num_players: int, num_seats: int) -> int:

@@ -706,6 +706,11 @@ def test_a_games_count_that_leaves_a_candidate_without_a_game_is_refused_before_
 
     assert [games_seating_everyone(k, 2) for k in (2, 3, 4)] == [1, 3, 5]
     assert games_seating_everyone(4, 3) == 4 and games_seating_everyone(3, 6) == 1
+    from agents.arena import schedule
+
+    needed = games_seating_everyone(24, 6)  # without building the 36 x C(24, 6)-game cycle (21 s before)
+    seated = [{p for lineup in schedule(24, 6, g) for p in lineup.seats} for g in (needed - 1, needed)]
+    assert len(seated[0]) < 24 == len(seated[1])
     monkeypatch.setattr(agents.arena, "run_tournament", lambda *a, **k: pytest.fail("a game was played"))
     ladder = tmp_path / "ladder.json"
     candidates = ["random", "greedy:noise=0.5", "greedy", "search:depth=1,time=none"]
