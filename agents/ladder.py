@@ -276,8 +276,8 @@ def entry_player(player: str, seed: int | None = None, base: Path | None = None,
     own; a bot takes only ``time_budget`` (its budget for a move asked for without one) and refuses the
     others by name.  With ``game`` (variant, seats) the player is that game's: a model for another is
     refused now, and a bot is wrapped (``LevelBot``) so that it refuses to play another.  A bot level of a
-    ladder file (``base`` given) without a ``time_budget`` gets ``LEVEL_MOVE_LIMIT``: it never thinks
-    longer than that on a move asked for without a budget, whatever its spec says."""
+    ladder file (``base`` given) gets at most ``LEVEL_MOVE_LIMIT`` as its ``time_budget``: it never thinks
+    longer than that on a move asked for without a budget, whatever its spec or entry says."""
     from agents.opponent import OnnxOpponent, load_opponent, parse_opponent_spec
 
     given = {k: v for k, v in options.items() if v is not None}
@@ -310,8 +310,8 @@ def entry_player(player: str, seed: int | None = None, base: Path | None = None,
     from agents.registry import make_player
 
     budget = check_time("time_budget", given.get("time_budget"))
-    if budget is None and base is not None:  # a ladder file's level: bounded (LEVEL_MOVE_LIMIT)
-        budget = LEVEL_MOVE_LIMIT
+    if base is not None:  # a ladder file's level: bounded (LEVEL_MOVE_LIMIT), whatever its time_budget says
+        budget = LEVEL_MOVE_LIMIT if budget is None else min(budget, LEVEL_MOVE_LIMIT)
     bot = make_player(player, seed=seed)
     if name:
         bot.name = name
