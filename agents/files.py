@@ -115,3 +115,10 @@ def held_lock(path: str | Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # the lock goes with the descriptor
+
+
+def run_lock_file(run_dir: str | Path) -> Path:
+    """The file whose lock a ``halma train`` of ``run_dir`` holds while it runs: beside the run directory
+    (``.NAME.lock``; a run name cannot start with a dot)."""
+    run_dir = Path(run_dir)
+    return run_dir.parent / f".{run_dir.name}.lock"

@@ -32,6 +32,7 @@ The seat that starts rotates from game to game in each environment.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import dataclasses
 import hashlib
@@ -55,7 +56,7 @@ from agents import parallel
 from agents.checkpoint import check_network, load_checkpoint, model_from_checkpoint, save_checkpoint
 from agents.config import TrainConfig, dump_yaml, with_keys_added_later
 from agents.devices import check_device
-from agents.files import write_atomic
+from agents.files import LockHeld, held_lock, run_lock_file, write_atomic
 from agents.network import HalmaNet, build_network, load_extending
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
@@ -343,7 +344,7 @@ class Trainer:
 
     def __init__(self, cfg: TrainConfig, run_dir: str | Path, device: str | None = None, resume: bool = False,
                  log: Callable[[str], None] | None = None, rank: int = 0, world_size: int = 1,
-                 crossing_cache: str | Path | None = None) -> None:
+                 crossing_cache: str | Path | None = None, lock_run_dir: bool = False) -> None:
         if device and device != cfg.device:  # config.yaml and the checkpoints record the device used (--device)
             cfg = dataclasses.replace(cfg, device=device)
         self.cfg = cfg
@@ -392,6 +393,17 @@ class Trainer:
                 self._check_new_run_dir()
             if cfg.init_from is not None:
                 self._init_from(cfg.init_from)
+        # (``lock_run_dir``: halma train) one run at a time in a run directory, locked after the checks above
+        # and before the first write; the caller releases it (``with trainer.run_lock``)
+        self.run_lock = contextlib.ExitStack()
+        if lock_run_dir and self.main:
+            self.run_dir.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.run_lock.enter_context(held_lock(run_lock_file(self.run_dir)))
+            except LockHeld:  # a --resume started while the run it continues still trained: two in one directory
+                raise ValueError(f"the run directory {str(self.run_dir)!r} is in use by another halma train; let "
+                                 "it end or stop it first") from None
+        if not resume:
             self.run_dir.mkdir(parents=True, exist_ok=True)
         self.writer = None
         if not self.main or self.finished:  # a resume with nothing to do changes nothing

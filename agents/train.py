@@ -11,7 +11,6 @@ that follow (docs/training.md, "The planner's crossing").
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import shlex
 import signal
@@ -78,31 +77,12 @@ def run(args: argparse.Namespace) -> int:
             return 2
         print(dump_yaml(cfg), end="")
         return 0
-    from agents.files import LockHeld, held_lock
+    # the closing evaluation needs no tensorboard, but the run's first files would be written before the
+    # import of its SummaryWriter failed, and a second attempt refused as a run without a checkpoint
+    import torch  # noqa: F401
 
-    run_dir = Path(args.runs_dir) / cfg.name
-    with contextlib.ExitStack() as stack:
-        try:
-            stack.enter_context(held_lock(run_lock_file(run_dir)))
-        except LockHeld:  # a --resume beside the run it continues trained two runs into one directory
-            print(f"halma train: the run directory {str(run_dir)!r} is in use by another halma train; let it "
-                  "end or stop it first", file=sys.stderr)
-            return 2
-        return _train(cfg, args)
-
-
-def run_lock_file(run_dir: Path) -> Path:
-    """The file whose lock a ``halma train`` of ``run_dir`` holds: in the temporary folder, named by the
-    run directory's full path (refused input leaves the runs directory untouched)."""
-    import hashlib
-    import tempfile
-
-    key = hashlib.sha256(str(run_dir.resolve()).encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"halma-run-{key}.lock"
-
-
-def _train(cfg: Any, args: argparse.Namespace) -> int:
-    """``halma train``'s run, with its run directory locked."""
+    if cfg.log.tensorboard:
+        import tensorboard  # noqa: F401
     try:
         if cfg.processes > 1:
             from torch.multiprocessing import ProcessExitedException
@@ -221,7 +201,7 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
     error = None
     try:
         trainer = Trainer(cfg, run_dir, device=args.device, resume=args.resume, rank=rank, world_size=world_size,
-                          crossing_cache=Path(args.runs_dir) / CROSSING_CACHE)
+                          crossing_cache=Path(args.runs_dir) / CROSSING_CACHE, lock_run_dir=True)
     except ValueError as exc:
         error = str(exc)
     except OSError as exc:  # an unwritable --runs-dir, or a file in its place
@@ -231,6 +211,13 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
         if rank == 0:
             print(f"halma train: {errors[0]}", file=sys.stderr)
         return 2
+    with trainer.run_lock:  # held to the end of the closing evaluation
+        return _train_and_evaluate(trainer, rank, world_size, cfg, args, t0)
+
+
+def _train_and_evaluate(trainer: Any, rank: int, world_size: int, cfg: Any, args: argparse.Namespace,
+                        t0: float) -> int:
+    run_dir = Path(args.runs_dir) / cfg.name
     main = rank == 0
     ckpt = run_dir / "checkpoints" / "last.pt"
     if trainer.finished:  # only a resumed run can be there already

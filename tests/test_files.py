@@ -197,4 +197,12 @@ def test_without_the_optional_dependencies_commands_say_which_extra_to_install(t
                               timeout=300)
         assert done.returncode == status, (argv, done.stderr)
         assert message in done.stderr, (argv, done.stderr)
+    # torch there, tensorboard not: found before the run's first files (a second try was refused as a run
+    # without a checkpoint)
+    only_tensorboard = script.replace("('torch', 'tensorboard', 'matplotlib')", "('tensorboard',)").replace(
+        "assert 'torch' not in sys.modules or sys.modules['torch'] is None\n", "")
+    done = subprocess.run([sys.executable, "-c", only_tensorboard, "train", "quickstart", "--runs-dir",
+                           str(tmp_path / "runs")], cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and done.stderr.startswith(
+        f"halma train: error: tensorboard is not installed: it comes with {train}"), done.stderr
     assert list(tmp_path.iterdir()) == []  # no run, export or results folder was made

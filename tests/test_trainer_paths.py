@@ -9,6 +9,7 @@ itself runs on a tiny config (a few updates of 4 games in seconds).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -203,6 +204,7 @@ class FakeTrainer:
         self.update, self.global_step = FakeTrainer.start_update, FakeTrainer.start_step
         self.num_iterations = 3
         self.calls: list = []
+        self.run_lock = contextlib.nullcontext()  # what halma train holds to the end (lock_run_dir)
         FakeTrainer.made.append(self)
 
     @property
@@ -249,7 +251,7 @@ def test_the_trainer_is_made_as_the_arguments_say(tmp_path: Path, fake_trainer, 
     [trainer] = fake_trainer.made
     assert trainer.run_dir == tmp_path / "tiny"
     assert trainer.kwargs == {"device": "cpu", "resume": True, "rank": 0, "world_size": 1,
-                              "crossing_cache": tmp_path / ".crossing_cache"}
+                              "crossing_cache": tmp_path / ".crossing_cache", "lock_run_dir": True}
     assert trainer.calls == ["train", ("stop", False), ("stop", False), ("stop", False), "close"]
     out = capsys.readouterr().out
     assert out.startswith(f"training star 2 seats -> {tmp_path / 'tiny'} on cpu\n")
