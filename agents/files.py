@@ -31,9 +31,10 @@ EXTRAS = {"torch": "train", "tensorboard": "train", "matplotlib": "plots"}
 
 
 def missing_extra(error: ImportError) -> str | None:
-    """How to install the optional dependency whose import failed (``error``), or None when it is not one."""
-    module = (error.name or "").partition(".")[0]
-    extra = EXTRAS.get(module)
+    """How to install the optional dependency whose import failed (``error``), or None when it is not one
+    (a part missing inside an installed one, ``torch._C`` say, is a broken install: its own error stands)."""
+    module = error.name or ""
+    extra = EXTRAS.get(module) if isinstance(error, ModuleNotFoundError) else None
     return None if extra is None else f"{module} is not installed: it comes with pip install 'halma_env[{extra}]'"
 
 

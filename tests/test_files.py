@@ -206,3 +206,15 @@ def test_without_the_optional_dependencies_commands_say_which_extra_to_install(t
     assert done.returncode == 2 and done.stderr.startswith(
         f"halma train: error: tensorboard is not installed: it comes with {train}"), done.stderr
     assert list(tmp_path.iterdir()) == []  # no run, export or results folder was made
+
+
+def test_only_a_missing_optional_package_is_blamed_on_its_extra() -> None:
+    from agents.files import missing_extra
+
+    assert missing_extra(ModuleNotFoundError("no", name="torch")) == (
+        "torch is not installed: it comes with pip install 'halma_env[train]'")
+    assert missing_extra(ModuleNotFoundError("no", name="matplotlib")).endswith("'halma_env[plots]'")
+    # a broken install: its own error stands
+    assert missing_extra(ModuleNotFoundError("no", name="torch._C")) is None
+    assert missing_extra(ImportError("cannot import name 'x' from 'torch'", name="torch")) is None
+    assert missing_extra(ModuleNotFoundError("no", name="yaml")) is None  # a core dependency
