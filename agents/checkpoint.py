@@ -174,7 +174,7 @@ def _check_archive(path: Path) -> None:
 def load_checkpoint(path: str | Path, *, variant: str | None = None, num_players: int | None = None,
                     network: dict[str, Any] | None = None, map_location: str | torch.device = "cpu") -> dict[str, Any]:
     """Read and check a checkpoint; the keyword arguments are what the caller expects of it."""
-    if not str(path).strip():  # Path("") is "." and was "a directory"
+    if str(path) == "":  # Path("") is "." and was "a directory"
         raise CheckpointError("a checkpoint path is empty")
     path = Path(path)
     if path.is_dir():

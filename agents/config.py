@@ -625,7 +625,7 @@ def config_path(name: str | Path) -> Path:
 
 
 def load_dict(path: str | Path) -> dict[str, Any]:
-    if not str(path).strip():  # Path("") is "." and was "a directory"
+    if str(path) == "":  # Path("") is "." and was "a directory"
         raise ValueError("a config file path is empty: give a YAML file or a shipped config's name")
     path = config_path(path)
     if path.is_dir():

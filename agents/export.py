@@ -312,6 +312,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
+        if args.out == "":  # Path("") is the working directory: it wrote the model there
+            raise ValueError("--out needs a directory, got ''")
         path = export_checkpoint(args.checkpoint, args.level, args.out, rating=args.rating, name=args.name,
                                  opset=args.opset)
     except ValueError as e:  # CheckpointError is a ValueError

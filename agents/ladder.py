@@ -71,7 +71,7 @@ class LadderError(ValueError):
 def ladder_path(path: str | Path | None = None) -> Path:
     """The ladder file: ``path``, else ``$HALMA_LADDER``, else the shipped one."""
     if path is not None:
-        if not str(path).strip():  # Path("") is "." and was "a directory"
+        if str(path) == "":  # Path("") is "." and was "a directory"
             raise LadderError("a ladder file path is empty")
         return Path(path)
     env = os.environ.get("HALMA_LADDER")

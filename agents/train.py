@@ -64,6 +64,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"halma train: {exc}", file=sys.stderr)
         return 2
+    if args.runs_dir == "":  # Path("") is the working directory: it trained into ./NAME
+        print("halma train: --runs-dir needs a directory, got ''", file=sys.stderr)
+        return 2
     if args.quiet:
         cfg.log.progress_bar = False
     if args.print_config:

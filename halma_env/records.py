@@ -395,7 +395,7 @@ def load_record(path: str | os.PathLike) -> GameRecord:
     """Read a record saved with ``GameRecord.save``; raises RecordError if it is corrupt, or if the path
     is not a regular file (a FIFO would hang, /dev/zero fill the memory) or holds more than
     ``MAX_RECORD_BYTES``."""
-    if not str(path).strip():
+    if str(path) == "":  # Path("") is "."
         raise RecordError("a game record path is empty")
     try:
         text = read_regular_file(path, MAX_RECORD_BYTES).decode("utf-8")
