@@ -20,6 +20,7 @@ from typing import Any, Protocol, cast
 
 import yaml
 
+from agents.files import portable_file_name
 from halma_env.rewards import REWARD_SCHEMES
 from halma_env.rules import LIMIT_OUTCOMES, Rules
 from halma_env.suggest import did_you_mean
@@ -288,17 +289,6 @@ class _Section(Protocol):
 MAX_SEED = 2**32 - 1
 # torch 2.13 on the 2-core CPU machine: 1024 threads trained (slowly), 2048 segfaulted at the first update
 MAX_TORCH_THREADS = 256
-# names Windows keeps for devices, with or without an extension ("nul.txt" is NUL too)
-_RESERVED_NAMES = re.compile(r"(con|prn|aux|nul|com\d|lpt\d)(\..*)?", re.IGNORECASE)
-
-
-def plain_name(name: str) -> bool:
-    """Whether ``name`` names a directory inside the runs directory on every platform: no ``/``, ``\\`` or
-    ``:`` (a Windows drive or stream), no control character, not hidden or ``..``, no trailing space or dot
-    (Windows drops them), not a device name such as ``CON`` or ``nul.txt``."""
-    return (bool(name) and not any(c in name for c in '/\\:') and all(c >= " " and c != "\x7f" for c in name)
-            and not name.startswith(".") and not name.endswith((" ", "."))
-            and not _RESERVED_NAMES.fullmatch(name))
 
 
 @dataclass
@@ -321,9 +311,10 @@ class TrainConfig:
     init_from: str | None = None  # a checkpoint whose network weights start a fresh run (null: random init)
 
     def validate(self) -> None:
-        if not plain_name(self.name):
-            raise ValueError(f"name must be a plain directory name (no path separator, colon or control character, "
-                             f"not starting with a dot, not a name Windows reserves), got {self.name!r}")
+        if not portable_file_name(self.name) or self.name.startswith("."):  # (.NAME.lock is the run's lock)
+            raise ValueError("name must be a plain directory name (no path separator, colon, control character or "
+                             "any of <>\"|?*, not starting with a dot, not a name Windows reserves), "
+                             f"got {self.name!r}")
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if dataclasses.is_dataclass(value):  # a section: every one has a validate()

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.files import portable_file_name
 from agents.opponent import (
     INPUT_NAMES,
     MANIFEST_FORMAT,
@@ -72,10 +73,9 @@ def check_level_name(value: Any, what: str = "level") -> str:
     """A level or file-name stem: one plain word, as it goes into ``VARIANT-SEATS-LEVEL.onnx``, opponent
     names (``model.onnx:option=...``) and the ladder, so no path parts or spec separators, and at most
     ``MAX_NAME_LENGTH`` characters (a longer one would fail as a file name only after the export)."""
-    plain = isinstance(value, str) and value not in ("", ".", "..")
-    if not plain or any(c.isspace() or c in "/\\:,=" for c in value):
-        raise ValueError(f"{what} must be a plain name (not empty, '.' or '..'; no spaces, '/', '\\', ':', ',' "
-                         f"or '='), got {value!r}")
+    if not portable_file_name(value) or any(c.isspace() or c in ",=" for c in value):
+        raise ValueError(f"{what} must be a plain name (not empty, '.' or '..'; no spaces, '/', '\\', ':', ',', "
+                         f"'=' or any of <>\"|?*; not a name Windows reserves such as CON), got {value!r}")
     if len(value) > MAX_NAME_LENGTH or len(value.encode("utf-8", "surrogatepass")) > 2 * MAX_NAME_LENGTH:
         raise ValueError(f"{what} must be a plain name of at most {MAX_NAME_LENGTH} characters "
                          f"({2 * MAX_NAME_LENGTH} bytes in UTF-8: it names a file), got {quoted(value)}")

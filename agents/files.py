@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import sys
 import tempfile
@@ -24,6 +25,20 @@ def shipped_configs_dir(package_dir: Path = PACKAGE_DIR) -> Path:
     """The training configs: ``configs/`` of the source tree, or ``agents/configs`` in an installed
     package (pyproject.toml maps the one to the other in the wheel)."""
     return package_dir.parent / "configs" if from_source_checkout(package_dir) else package_dir / "configs"
+
+
+# names Windows keeps for devices, with or without an extension ("nul.txt" is NUL too)
+_RESERVED_NAMES = re.compile(r"(con|prn|aux|nul|com\d|lpt\d)(\..*)?", re.IGNORECASE)
+
+
+def portable_file_name(name: object) -> bool:
+    """Whether ``name`` is one file or directory name on every platform: not empty, ``.`` or ``..``; no
+    ``/``, ``\\``, ``:`` (a Windows drive or stream), control character or any of ``<>"|?*`` (Windows
+    refuses them); no trailing space or dot (Windows drops them); not a device name such as ``CON`` or
+    ``nul.txt``."""
+    return (isinstance(name, str) and name not in ("", ".", "..") and not any(c in name for c in '/\\:<>"|?*')
+            and all(c >= " " and c != "\x7f" for c in name) and not name.endswith((" ", "."))
+            and not _RESERVED_NAMES.fullmatch(name))
 
 
 # the optional dependencies (pyproject's extras): module -> the extra that installs it

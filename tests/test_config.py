@@ -106,7 +106,7 @@ REFUSED = [
     *[([f"name={name!r}"], r"name must be a plain directory name") for name in ("", "a/b", ".hidden")],
     # names that leave runs/ or cannot be made on Windows
     *[([f"name={name!r}"], r"name must be a plain directory name \(no path separator") for name in (
-        "C:\\x", "a\\..\\..\\x", "a:b", "CON", "nul.txt", "Lpt1", "run.", "run ", "a\tb")],
+        "C:\\x", "a\\..\\..\\x", "a:b", "CON", "nul.txt", "Lpt1", "run.", "run ", "a\tb", "a?b", "a|b", "<x>")],
     (["torch_threads=-1"], r"torch_threads must be in \[0, 256\] \(0: torch's default\), got -1"),
     (["torch_threads=257"], r"torch_threads must be in \[0, 256\]"),
     (["torch_threads=5000"], r"torch_threads must be in \[0, 256\]"),  # segfaulted torch once a run had started

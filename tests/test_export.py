@@ -421,6 +421,8 @@ def test_the_level_defaults_to_the_run_name_the_checkpoint_records(tmp_path: Pat
         (["--name", ""], "name must be a plain name"),
         (["--level", ""], "level must be a plain name"),
         (["--level", ".."], "level must be a plain name"),
+        (["--name", "CON"], "name must be a plain name"),  # the console device on Windows
+        (["--name", "a?b"], "name must be a plain name"),
     ],
 )
 def test_export_flags_are_checked_before_anything_is_written(
