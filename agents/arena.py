@@ -830,7 +830,7 @@ def run_tournament(
                            [labels[p] for p in lineup.seats], list(lineup.seats), time_budget,
                            max_plies, cap_outcome, factory, keep_records))
     workers = (os.cpu_count() or 1) if workers is None else workers
-    if os.name == "nt":  # Windows waits on at most 63 handles: 61 workers at most (concurrent.futures' docs)
+    if sys.platform == "win32":  # Windows waits on at most 63 handles: 61 workers at most (concurrent.futures' docs)
         workers = min(workers, 61)
     workers = max(1, min(workers, games))
     start = time.perf_counter()

@@ -229,7 +229,7 @@ def _exit_with_parent(parent: int) -> None:
     """Stop this process once the one that spawned it is gone: a ``halma train`` killed by a signal it
     cannot handle (``kill``, SIGKILL) would otherwise leave its processes training on, unseen.  On Windows
     ``os.getppid`` keeps naming a parent that is gone: there it waits on the parent's process handle."""
-    if os.name == "nt":
+    if sys.platform == "win32":
         import multiprocessing
 
         watched = multiprocessing.parent_process()

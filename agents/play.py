@@ -504,7 +504,7 @@ def _seat(text: str) -> int:
 
 
 MAX_LINE = 65536  # bytes of one input line kept (LineReader)
-THREADED_STDIN = os.name == "nt"  # LineReader's default: Windows' select() takes sockets only
+THREADED_STDIN = sys.platform == "win32"  # LineReader's default: Windows' select() takes sockets only
 
 
 class LineReader:

@@ -121,10 +121,9 @@ def resume_command(args: argparse.Namespace) -> str:
 def shell_join(words: list[str], windows: bool | None = None) -> str:
     """A command line to paste into the shell: POSIX quoting, or cmd.exe's on Windows (``windows``: the
     platform's by default), where single quotes are not quotes."""
-    import os
     import subprocess
 
-    if os.name == "nt" if windows is None else windows:
+    if sys.platform == "win32" if windows is None else windows:
         return subprocess.list2cmdline(words)
     return shlex.join(words)
 

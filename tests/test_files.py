@@ -58,10 +58,7 @@ def test_the_source_tree_is_told_from_an_installed_package(tmp_path: Path) -> No
 def test_pyproject_names_every_package_and_ships_the_configs_inside_agents() -> None:
     """The wheel's packages are listed by name (for the configs' mapping): a new package left out of the list
     would be missing from an installed wheel while every test in the source tree passed."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # python 3.10: the same parser as the tomli package
-        import tomli as tomllib
+    import tomllib
 
     tool = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
     packages = sorted(str(p.parent.relative_to(ROOT)).replace("/", ".")

@@ -151,7 +151,7 @@ def test_on_windows_a_process_waits_on_its_parent_s_handle(monkeypatch) -> None:
     monkeypatch.setattr(multiprocessing, "parent_process", lambda: Parent())
     monkeypatch.setattr(os, "_exit", exit_)
     monkeypatch.setattr(os, "getppid", lambda: pytest.fail("polled getppid"))
-    monkeypatch.setattr(os, "name", "nt")
+    monkeypatch.setattr(sys, "platform", "win32")
     with pytest.raises(SystemExit):
         parallel._exit_with_parent(12345)
     monkeypatch.undo()
