@@ -618,7 +618,6 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
     in ``games`` games.
 
     Every candidate is checked before anything is exported: a bad one leaves no file behind."""
-    from agents.checkpoint import load_checkpoint
     from agents.export import check_level_name
     from agents.opponent import OnnxPolicy, parse_opponent_spec
 
@@ -627,6 +626,8 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
     for c in candidates:
         game = None
         if c.lower().endswith(".pt"):
+            from agents.checkpoint import load_checkpoint  # (torch: only a checkpoint candidate needs it)
+
             data = load_checkpoint(c)
             game = (data["variant"], data["num_players"])
             stem = check_level_name(_export_stem(c), f"candidate {c!r}: the exported model's level")

@@ -194,6 +194,16 @@ def test_without_the_optional_dependencies_commands_say_which_extra_to_install(t
                               timeout=300)
         assert done.returncode == status, (argv, done.stderr)
         assert message in done.stderr, (argv, done.stderr)
+    # a ladder of bots, and the latency of the shipped models, need no torch either
+    for argv, shown in [
+        (["ladder", "--ladder", str(tmp_path / "l.json"), "--dry-run", "--quiet", "--games", "8", "greedy", "random",
+          "search:depth=1,time=none", "greedy:noise=0.5"], "### star-2: 8 games, seed 0"),
+        (["bench", "opponent", "--seconds", "0.02"], "skipped the default network's rows (games without a shipped "
+                                                     f"model): torch is not installed: it comes with {train}"),
+    ]:
+        done = subprocess.run([sys.executable, "-c", script, *argv], cwd=root, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0 and shown in done.stdout, (argv, done.stderr)
     # torch there, tensorboard not: found before the run's first files (a second try was refused as a run
     # without a checkpoint)
     only_tensorboard = script.replace("('torch', 'tensorboard', 'matplotlib')", "('tensorboard',)").replace(
