@@ -386,28 +386,45 @@ class Trainer:
         self.resume_changes: list[str] = []  # config keys changed since the checkpoint a resume starts from
         self.ckpt_dir = self.run_dir / "checkpoints"
         self.snap_dir = self.run_dir / "snapshots"
-        if resume:
-            self._resume()  # the run's own weights: init_from only starts a fresh run
-        else:
-            if self.main:  # the others would see the files process 0 has just begun to write
-                self._check_new_run_dir()
-            if cfg.init_from is not None:
-                self._init_from(cfg.init_from)
-        # (``lock_run_dir``: halma train) one run at a time in a run directory, locked after the checks above
-        # and before the first write; the caller releases it (``with trainer.run_lock``)
+        # (``lock_run_dir``: halma train) one run at a time in a run directory: locked before the checks of
+        # a directory that exists (a run in it may be writing), else after them (refused input writes
+        # nothing), and before the first write; the caller releases it (``with trainer.run_lock``), and an
+        # error on the way releases it here
         self.run_lock = contextlib.ExitStack()
-        if lock_run_dir and self.main:
-            self.run_dir.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                self.run_lock.enter_context(held_lock(run_lock_file(self.run_dir)))
-            except LockHeld:  # a --resume started while the run it continues still trained: two in one directory
-                raise ValueError(f"the run directory {str(self.run_dir)!r} is in use by another halma train; let "
-                                 "it end or stop it first") from None
-        if not resume:
-            self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.writer = None
-        if not self.main or self.finished:  # a resume with nothing to do changes nothing
-            return
+        self.writer: Any = None  # a SummaryWriter once the logs start
+        locking = lock_run_dir and self.main
+        try:
+            if locking and self.run_dir.exists():
+                self._lock_run_dir()
+            if resume:
+                self._resume()  # the run's own weights: init_from only starts a fresh run
+            else:
+                if self.main:  # the others would see the files process 0 has just begun to write
+                    self._check_new_run_dir()
+                if cfg.init_from is not None:
+                    self._init_from(cfg.init_from)
+            if locking and not self.run_dir.exists():
+                self._lock_run_dir()
+            if not resume:
+                self.run_dir.mkdir(parents=True, exist_ok=True)
+            if self.main and not self.finished:  # a resume with nothing to do changes nothing
+                self._start_logs(resume)
+        except BaseException:
+            self.close()
+            self.run_lock.close()
+            raise
+
+    def _lock_run_dir(self) -> None:
+        self.run_dir.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.run_lock.enter_context(held_lock(run_lock_file(self.run_dir)))
+        except LockHeld:  # a --resume started while the run it continues still trained: two in one directory
+            raise ValueError(f"the run directory {str(self.run_dir)!r} is in use by another halma train; let it "
+                             "end or stop it first") from None
+
+    def _start_logs(self, resume: bool) -> None:
+        """The run's config.yaml, and its logs from where a resume starts."""
+        cfg = self.cfg
         (self.run_dir / "config.yaml").write_text(dump_yaml(cfg))
         if resume:  # what the run logged after its checkpoint is replaced by what the resumed run logs
             self._drop_evaluations_after(self.global_step)

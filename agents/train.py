@@ -124,7 +124,9 @@ def shell_join(words: list[str], windows: bool | None = None) -> str:
     import subprocess
 
     if sys.platform == "win32" if windows is None else windows:
-        return subprocess.list2cmdline(words)
+        # list2cmdline quotes only blanks; cmd.exe also splits at & | < > ^ outside quotes
+        return " ".join(f'"{w}"' if any(c in w for c in '&|<>^()') and '"' not in w else subprocess.list2cmdline([w])
+                        for w in words)
     return shlex.join(words)
 
 
@@ -201,6 +203,7 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
     run_dir = Path(args.runs_dir) / cfg.name
     t0 = time.time()
     error = None
+    trainer = None
     try:
         trainer = Trainer(cfg, run_dir, device=args.device, resume=args.resume, rank=rank, world_size=world_size,
                           crossing_cache=Path(args.runs_dir) / CROSSING_CACHE, lock_run_dir=True)
@@ -209,7 +212,10 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
     except OSError as exc:  # an unwritable --runs-dir, or a file in its place
         error = f"cannot write the run directory {str(run_dir)!r}: {exc.strerror or exc}"
     errors = [e for e in parallel.gather(error) if e is not None]  # all processes stop if one cannot start
-    if errors:
+    if errors or trainer is None:
+        if trainer is not None:  # this one started, another did not: its log and lock go now
+            trainer.close()
+            trainer.run_lock.close()
         if rank == 0:
             print(f"halma train: {errors[0]}", file=sys.stderr)
         return 2

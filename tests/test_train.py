@@ -1313,8 +1313,9 @@ def test_a_resumed_run_steps_at_the_learning_rate_its_config_gives_now(tmp_path:
 
 def test_a_run_directory_in_use_by_another_halma_train_is_refused(tmp_path: Path, capsys) -> None:
     """`halma train ... --resume` while the run it continues was still training ran two trainers into one
-    directory (checkpoints and logs of both): a run holds a lock beside its directory, and a second one is
-    refused before it writes anything; refused input (a bad device) takes no lock and writes nothing."""
+    directory (checkpoints and logs of both): a run holds a lock beside its directory, and a second one, fresh
+    or resumed, is refused as such before it reads or writes anything; refused input (a bad device) for a
+    directory that does not exist yet takes no lock and writes nothing."""
     from agents.cli import main
     from agents.files import LockHeld, held_lock, run_lock_file
 
@@ -1322,17 +1323,28 @@ def test_a_run_directory_in_use_by_another_halma_train_is_refused(tmp_path: Path
     path.write_text(yaml.safe_dump(tiny_config()))
     runs = tmp_path / "runs"
     run_dir = runs / tiny_config()["name"]
+    assert main(["train", str(path), "--runs-dir", str(runs), "--quiet", "--device", "nosuch"]) == 2
+    assert not runs.exists()
+    capsys.readouterr()
     assert main(["train", str(path), "--runs-dir", str(runs), "--quiet", "--no-final-eval"]) == 0
-    written = sorted(p.relative_to(runs) for p in runs.rglob("*"))
+
+    def state() -> list:
+        return sorted((str(p.relative_to(runs)), p.read_bytes(), p.stat().st_mtime_ns)
+                      for p in runs.rglob("*") if p.is_file())
+
+    before = state()
     assert run_lock_file(run_dir) == runs / f".{run_dir.name}.lock"
+    in_use = (f"halma train: the run directory {str(run_dir)!r} is in use by another halma train; let it end or "
+              "stop it first\n")
+    more = ["--set", "ppo.total_steps=1024"]
     with held_lock(run_lock_file(run_dir)):  # what the other halma train holds while it runs
         with pytest.raises(LockHeld), held_lock(run_lock_file(run_dir)):
             pass
-        more = ["--set", "ppo.total_steps=1024"]
-        assert main(["train", str(path), "--runs-dir", str(runs), "--quiet", "--resume", *more]) == 2
-        assert capsys.readouterr().err == (f"halma train: the run directory {str(run_dir)!r} is in use by another "
-                                           "halma train; let it end or stop it first\n")
-        assert sorted(p.relative_to(runs) for p in runs.rglob("*")) == written  # nothing touched
+        for flags in (["--resume", *more], []):  # a fresh run was told to remove the directory of the live one
+            capsys.readouterr()
+            assert main(["train", str(path), "--runs-dir", str(runs), "--quiet", *flags]) == 2
+            assert capsys.readouterr().err == in_use
+        assert state() == before  # nothing read into, nothing written
     assert main(["train", str(path), "--runs-dir", str(runs), "--quiet", "--resume", "--no-final-eval", *more]) == 0
     with held_lock(run_lock_file(run_dir)):  # each run lets it go at its end
         pass
