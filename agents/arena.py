@@ -105,7 +105,10 @@ def iter_schedule(num_players: int, num_seats: int) -> Iterator[Lineup]:
         raise ValueError(f"a match needs at least one player, got {num_players}")
     if num_seats < 1:
         raise ValueError(f"a game needs at least one seat, got {num_seats}")
-    k, n = num_players, num_seats
+    return _lineups(num_players, num_seats)  # (checked here, not at the first next())
+
+
+def _lineups(k: int, n: int) -> Iterator[Lineup]:
     m = min(k, n)
     groups = list(itertools.combinations(range(k), n)) if k > n else [tuple(range(k))]
     orders: dict[int, list[tuple[int, ...]]] = {}  # built when first used: many players, many subsets

@@ -87,6 +87,12 @@ def test_schedule_rejects_bad_sizes() -> None:
     with pytest.raises(ValueError, match="at least one seat"):
         schedule(2, 0, 4)
     assert schedule(1, 1, 2) == [arena.Lineup((0,), 0)] * 2 and schedule(2, 2, 0) == []
+    # checked when asked, not at the first game drawn (a generator's body runs only then)
+    for players, seats in ((0, 2), (2, 0)):
+        with pytest.raises(ValueError, match="at least one"):
+            schedule(players, seats, 0)
+        with pytest.raises(ValueError, match="at least one"):
+            arena.iter_schedule(players, seats)
 
 
 # --- statistics -------------------------------------------------------------------------------------

@@ -93,6 +93,7 @@ def test_printed_commands_are_quoted_for_the_platform_s_shell() -> None:
     words = ["halma", "train", "my configs\\q.yaml", "--set", "name=a b"]
     assert shell_join(words, windows=False) == "halma train 'my configs\\q.yaml' --set 'name=a b'"
     assert shell_join(words, windows=True) == 'halma train "my configs\\q.yaml" --set "name=a b"'  # cmd.exe
+    assert shell_join(["halma", "train", "R&D\\q.yaml"], windows=True) == 'halma train "R&D\\q.yaml"'  # not split at &
 
 
 def test_resume_command_repeats_config_overrides_runs_dir_and_device() -> None:
