@@ -1094,7 +1094,7 @@ def check_players(specs: Sequence[str], factory: Factory, rules: Rules) -> None:
 def _check_out_dir(out: str) -> None:
     """Create ``--out`` now: an unwritable place fails before the games, not after them.  A directory that
     already holds results is refused: writing over them would mix old game records with the new ones."""
-    if not out.strip():  # (an empty --out wrote nothing and said nothing)
+    if out == "":  # (an empty --out wrote nothing and said nothing; a name of spaces is a name)
         raise ValueError(f"--out needs a directory, got {out!r}")
     previous = [name for name in ("results.json", "solo.json", "games") if os.path.exists(os.path.join(out, name))]
     if previous:

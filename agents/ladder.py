@@ -483,8 +483,9 @@ class LevelPlayer:
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
         """The move of the level's player for this game.  The first move of a game kind also makes that
-        player (loading its model: tens of ms): what that took comes off ``time_budget``, and a server
-        that cannot spare it calls ``player_for(rules)`` before the clock starts."""
+        player (a model level's, in a fresh process, imports onnxruntime and loads the model: about 0.6 s):
+        what that took comes off ``time_budget``, and a server that cannot spare it calls
+        ``player_for(rules)`` before the clock starts (docs/export.md)."""
         import time
 
         from agents.player import check_is_game, check_time
