@@ -428,7 +428,8 @@ class Trainer:
         (self.run_dir / "config.yaml").write_text(dump_yaml(cfg))
         if resume:  # what the run logged after its checkpoint is replaced by what the resumed run logs
             self._drop_evaluations_after(self.global_step)
-            drop_events_after(self.run_dir / "tb", self.global_step)
+            if cfg.log.tensorboard:  # (a session that logs none needs no tensorboard; the next that does drops them)
+                drop_events_after(self.run_dir / "tb", self.global_step)
         if cfg.log.tensorboard:
             from torch.utils.tensorboard import SummaryWriter
 
