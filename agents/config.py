@@ -535,16 +535,22 @@ def default_dict() -> dict[str, Any]:
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
     """Apply ``key=value`` strings (dotted keys, YAML values) to a copy of ``data``.
 
-    An override must name an existing key: ``ppo.learnin_rate=1`` is an error naming it.
+    An override must name an existing key: ``ppo.learnin_rate=1`` is an error naming it.  A key given
+    twice is an error too, as a key twice in one YAML mapping is (the last one silently winning would
+    hide a typo'd command line).
     """
     import copy
 
     out = copy.deepcopy(data)
+    seen: dict[str, str] = {}
     for item in overrides:
         if "=" not in item:
             raise ValueError(f"--set expects key=value, got {item!r}")
         key, raw = item.split("=", 1)
         key = key.strip()
+        if key in seen:
+            raise ValueError(f"--set {key} is given twice ({seen[key]!r} and {item!r}); give it once")
+        seen[key] = item
         parts = key.split(".")
         node = out
         for i, part in enumerate(parts):

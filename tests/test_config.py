@@ -349,6 +349,16 @@ def test_an_unknown_override_key_suggests_the_nearest_known_one() -> None:
     assert data == default_dict()  # a failed override changes nothing
 
 
+def test_an_override_key_given_twice_is_refused() -> None:
+    # as YAML refuses a key twice in one mapping: the last one silently winning would hide a typo
+    with pytest.raises(ValueError, match=r"^--set ppo\.gamma is given twice \('ppo\.gamma=0\.9' and ' ppo\.gamma "
+                                         r"=0\.95'\); give it once$"):
+        apply_overrides(default_dict(), ["ppo.gamma=0.9", "seed=1", " ppo.gamma =0.95"])
+    with pytest.raises(ValueError, match="seed is given twice"):
+        apply_overrides(default_dict(), ["seed=1", "seed=1"])  # even with the same value
+    assert apply_overrides(default_dict(), ["ppo.gamma=0.9", "pool.bots=[greedy]"])["ppo"]["gamma"] == 0.9
+
+
 def test_config_files_that_cannot_be_read_are_named(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"config file '.*nope\.yaml' does not exist"):
         load_config(tmp_path / "nope.yaml")

@@ -922,6 +922,8 @@ def test_cli_print_config_prints_the_resolved_config_and_writes_nothing(tmp_path
         assert out == "" and err == f"halma train: --print-config trains nothing, so {named}\n", flags
     assert main(["train", str(path), "--print-config", "--set", "ppo.gama=1"]) == 2  # the config is checked first
     assert "unknown key 'ppo.gama' (did you mean 'ppo.gamma'?)" in capsys.readouterr().err
+    assert main(["train", str(path), "--set", "seed=1", "--set", "seed=2", "--runs-dir", str(tmp_path / "r")]) == 2
+    assert "--set seed is given twice ('seed=1' and 'seed=2'); give it once" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml", "printed.yaml"]
 
 
