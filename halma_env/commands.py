@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 
@@ -76,6 +77,9 @@ def add_perft_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--variant", choices=VARIANTS, help="variant for the start position (default: star)")
     p.add_argument("--seats", type=int, help="seats for the start position (default: 2)")
     p.add_argument("--divide", action="store_true", help="also print the count below each first move")
+    p.add_argument("--json", action="store_true",
+                   help='print one JSON object instead of lines: {"position", "depth", "depths": {"1": count, ...} '
+                        '(or with --divide "moves": {"113-104": count, ...}), "total", "seconds"}')
 
 
 def run_perft(args: argparse.Namespace) -> int:
@@ -86,20 +90,33 @@ def run_perft(args: argparse.Namespace) -> int:
     if args.depth < 0:
         return _error("perft", f"depth must be >= 0, got {args.depth}")
     start = time.perf_counter()
+    counts: dict[str, int] = {}  # a first move's count (--divide) or a depth's, in the order printed
     if args.divide and args.depth >= 1:
-        total = 0
         for move in game.legal_moves():
             game.play(move)
-            count = perft(game, args.depth - 1)
+            counts[str(move)] = perft(game, args.depth - 1)
             game.undo()
-            print(f"{move}: {count}")
-            total += count
+            _line(args, f"{move}: {counts[str(move)]}")
+        total = sum(counts.values())
     else:
         for depth in range(1, args.depth + 1):
-            total = perft(game, depth)
-            print(f"depth {depth}: {total}")
+            counts[str(depth)] = perft(game, depth)
+            _line(args, f"depth {depth}: {counts[str(depth)]}")
+        total = counts[str(args.depth)] if args.depth else 1
         if args.depth == 0:
-            total = 1
-            print("depth 0: 1")
-    print(f"total {total} in {time.perf_counter() - start:.2f} s")
+            counts["0"] = 1
+            _line(args, "depth 0: 1")
+    seconds = time.perf_counter() - start
+    if args.json:
+        key = "moves" if args.divide and args.depth >= 1 else "depths"
+        print(json.dumps({"position": game.position(), "depth": args.depth, key: counts, "total": total,
+                          "seconds": round(seconds, 3)}))
+    else:
+        print(f"total {total} in {seconds:.2f} s")
     return 0
+
+
+def _line(args: argparse.Namespace, text: str) -> None:
+    """One line of perft's output as it comes (a long count shows its progress), unless --json."""
+    if not args.json:
+        print(text, flush=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -141,6 +142,20 @@ def test_perft_position_and_divide(capsys) -> None:
     from halma_env import perft
 
     assert total == perft(game, 2)
+
+
+def test_perft_json_is_one_object_with_the_counts_the_lines_give(capsys) -> None:
+    code, out, _ = run(capsys, "perft", "3", "--json")
+    data = json.loads(out)
+    assert code == 0 and out.count("\n") == 1
+    assert data["depths"] == {"1": 14, "2": 196, "3": 4760} and data["total"] == 4760 and data["depth"] == 3
+    assert data["position"] == Game(Rules("star", 2)).position() and data["seconds"] >= 0
+    code, out, _ = run(capsys, "perft", "2", "--divide", "--json", "--variant", "diamond", "--seats", "3")
+    data = json.loads(out)
+    assert set(data) == {"position", "depth", "moves", "total", "seconds"}
+    assert data["moves"] == {str(m): 20 for m in Game(Rules("diamond", 3)).legal_moves()} and data["total"] == 400
+    code, out, _ = run(capsys, "perft", "0", "--json", "--divide")  # nothing to divide at depth 0
+    assert json.loads(out)["depths"] == {"0": 1} and json.loads(out)["total"] == 1
 
 
 def test_console_script_runs() -> None:
