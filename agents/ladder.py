@@ -829,6 +829,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dry-run", action="store_true",
                    help="print the new entry; write nothing (neither the ladder nor models next to it)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true",
+                   help="print JSON instead of tables: the new entry (as the ladder file stores it) after a "
+                        "tournament, or the ladder file's document (its entries of --variant/--seats) without one")
 
 
 def check_writable(path: Path) -> None:
@@ -895,6 +898,9 @@ def print_ladder(args: argparse.Namespace, path: Path, data: dict[str, Any]) -> 
                       args.variant if args.seats is None else f"{args.variant}-{args.seats}")
             have = ", ".join(data["games"]) or "none"
             raise LadderError(f"ladder {str(path)!r} has no {wanted} entry; it has {have}")
+    if args.json:
+        print(json.dumps({**data, "games": games}, indent=2))
+        return
     print(f"ladder {path}: ratings are openskill ordinals within each game\n")
     print(format_ladder({**data, "games": games}))
 
@@ -942,21 +948,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"halma ladder: error: {e}", file=sys.stderr)
         return 2
     key = game_key(args.variant, args.seats)
-    print(f"### {key}: {games} games, seed {args.seed}\n")
-    print("| candidate | rating | mu ± sigma | score | mean place | ms/move | level | separation |")
-    print("|---|---|---|---|---|---|---|---|")
-    sep = {lv["level"]: lv.get("separation") for lv in entry["levels"]}
-    for r in reversed(entry["candidates"]):
-        z = sep.get(r.get("level"))
-        print(f"| {r['player']} | {r['rating']:.2f} | {r['mu']:.2f} ± {r['sigma']:.2f} | {r['score']:.2f} | "
-              f"{r['mean_place']:.2f} | {r['ms_per_move']:.1f} | {r.get('level') or ''} | "
-              f"{'' if z is None else f'{z:.2f}'} |")
+    if args.json:
+        print(json.dumps(entry, indent=2))
+    else:
+        print(format_tournament(key, entry, games, args.seed))
     if entry.get("missing"):
         print(f"\nonly {len(entry['levels'])} of {len(levels)} levels are clearly separated (mu {args.separation:g} "
               f"combined sigmas apart); missing: {', '.join(entry['missing'])}.  Add a stronger or weaker "
               "candidate, or play more games.", file=sys.stderr)
     if args.dry_run:
-        print("\n" + json.dumps(entry, indent=2))
+        if not args.json:  # --json printed it already
+            print("\n" + json.dumps(entry, indent=2))
         return 0
     data = load_ladder(args.ladder, missing_ok=True)  # again: another rebuild may have written meanwhile
     data = {**data, "games": {**data["games"], key: entry}}
@@ -968,5 +970,19 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:  # a LadderError from the check, or a number JSON cannot hold: nothing was written
         print(f"halma ladder: error: cannot write the ladder file {str(path)!r}: {e}", file=sys.stderr)
         return 2
-    print(f"\nwrote the {key} entry to {ladder_path(args.ladder)}")
+    print(f"\nwrote the {key} entry to {ladder_path(args.ladder)}", file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+def format_tournament(key: str, entry: dict[str, Any], games: int, seed: int) -> str:
+    """A new ladder entry's tournament as a markdown table, strongest candidate first."""
+    lines = [f"### {key}: {games} games, seed {seed}\n",
+             "| candidate | rating | mu ± sigma | score | mean place | ms/move | level | separation |",
+             "|---|---|---|---|---|---|---|---|"]
+    sep = {lv["level"]: lv.get("separation") for lv in entry["levels"]}
+    for r in reversed(entry["candidates"]):
+        z = sep.get(r.get("level"))
+        lines.append(f"| {r['player']} | {r['rating']:.2f} | {r['mu']:.2f} ± {r['sigma']:.2f} | {r['score']:.2f} | "
+                     f"{r['mean_place']:.2f} | {r['ms_per_move']:.1f} | {r.get('level') or ''} | "
+                     f"{'' if z is None else f'{z:.2f}'} |")
+    return "\n".join(lines)

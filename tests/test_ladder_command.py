@@ -134,6 +134,27 @@ def test_a_dry_run_does_not_need_a_writable_ladder(tmp_path: Path, capsys, monke
     assert len(calls) == 1 and (tmp_path / "a_file").read_text() == "not a directory"
 
 
+def test_json_prints_the_entry_alone_and_the_ladder_as_its_file_stores_it(tmp_path: Path, capsys,
+                                                                            monkeypatch) -> None:
+    _fake_tournament(monkeypatch, TWO)
+    ladder = tmp_path / "ladder.json"
+    argv = ["ladder", "--ladder", str(ladder), "--quiet", "--levels", "a,b", "--games", "6", "random", "greedy"]
+    assert main([*argv, "--dry-run", "--json"]) == 0
+    out, err = capsys.readouterr()
+    entry = json.loads(out)  # the whole of stdout: no table
+    assert out == json.dumps(entry, indent=2) + "\n" and err == "" and not ladder.exists()
+    assert [(lv["level"], lv["player"]) for lv in entry["levels"]] == [("a", "random"), ("b", "greedy")]
+    assert main([*argv, "--json"]) == 0
+    out, err = capsys.readouterr()
+    written = load_ladder(ladder)["games"]["star-2"]
+    assert json.loads(out) == written and err == f"\nwrote the star-2 entry to {ladder}\n"
+    assert main(["ladder", "--ladder", str(ladder), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out) == load_ladder(ladder) and err == ""
+    assert main(["ladder", "--ladder", str(ladder), "--json", "--seats", "3"]) == 2  # filtered as without --json
+    assert "has no 3-seat entry; it has star-2" in capsys.readouterr().err
+
+
 def test_a_rebuild_replaces_its_own_entry_and_keeps_the_others(tmp_path: Path, capsys, monkeypatch) -> None:
     _fake_tournament(monkeypatch, TWO)
     star3 = {"variant": "star", "seats": 3, "levels": [{"level": "easy", "player": "random"}]}
