@@ -62,10 +62,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         cfg = load_config(args.config, args.overrides)
     except ValueError as exc:
-        print(f"halma train: {exc}", file=sys.stderr)
+        print(f"halma train: error: {exc}", file=sys.stderr)
         return 2
     if args.runs_dir == "":  # Path("") is the working directory: it trained into ./NAME
-        print("halma train: --runs-dir needs a directory, got ''", file=sys.stderr)
+        print("halma train: error: --runs-dir needs a directory, got ''", file=sys.stderr)
         return 2
     if args.quiet:
         cfg.log.progress_bar = False
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
 
         given = flags_given(args, RUN_FLAGS) + (["--runs-dir"] if args.runs_dir != DEFAULT_RUNS_DIR else [])
         if given:
-            print(f"halma train: --print-config trains nothing, so {', '.join(given)} would do nothing: drop "
+            print(f"halma train: error: --print-config trains nothing, so {', '.join(given)} would do nothing: drop "
                   f"{'them' if len(given) > 1 else 'it'}", file=sys.stderr)
             return 2
         print(dump_yaml(cfg), end="")
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
             try:
                 return spawn(train_and_evaluate, cfg.processes, cfg, args)
             except ProcessExitedException as exc:  # killed by a signal (the OOM killer): no traceback to show
-                print(f"halma train: {exc.msg}; {resume_hint(cfg, args)}", file=sys.stderr)
+                print(f"halma train: error: {exc.msg}; {resume_hint(cfg, args)}", file=sys.stderr)
                 return 1  # as for a crash
         return train_and_evaluate(0, 1, cfg, args)
     except KeyboardInterrupt as exc:  # outside the updates (the start), a second Ctrl-C, or processes > 1
@@ -217,7 +217,7 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
             trainer.close()
             trainer.run_lock.close()
         if rank == 0:
-            print(f"halma train: {errors[0]}", file=sys.stderr)
+            print(f"halma train: error: {errors[0]}", file=sys.stderr)
         return 2
     with trainer.run_lock:  # held to the end of the closing evaluation
         return _train_and_evaluate(trainer, rank, world_size, cfg, args, t0)

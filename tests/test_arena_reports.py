@@ -718,12 +718,12 @@ def test_halma_names_a_flag_it_cannot_place(capsys, argv: list[str], message: st
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["train", ""], "halma train: a config file path is empty"),
+    (["train", ""], "halma train: error: a config file path is empty"),
     (["export", ""], "halma export: error: a checkpoint path is empty"),
     (["ladder", "--ladder", "", "random", "greedy"], "halma ladder: error: a ladder file path is empty"),
     (["play", "--replay", ""], "halma play: error: a game record path is empty"),
     (["export", "agents/checkpoints/star2.pt", "--out", ""], "halma export: error: --out needs a directory, got ''"),
-    (["train", "quickstart", "--runs-dir", ""], "halma train: --runs-dir needs a directory, got ''"),
+    (["train", "quickstart", "--runs-dir", ""], "halma train: error: --runs-dir needs a directory, got ''"),
 ])
 def test_an_empty_path_is_named_as_empty(capsys, argv: list[str], message: str) -> None:
     """Path('') is '.': an empty path was 'a directory' (and halma play --replay '' started a new game)."""

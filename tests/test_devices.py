@@ -67,5 +67,5 @@ def test_the_commands_name_such_a_device_before_any_work(tmp_path: Path, capsys)
     config.write_text(yaml.safe_dump(tiny_config()))
     runs = tmp_path / "runs"
     assert main(["train", str(config), "--runs-dir", str(runs), "--quiet", "--set", "device=hpu"]) == 2
-    assert "halma train: device 'hpu' is not available on this machine" in capsys.readouterr().err
+    assert "halma train: error: device 'hpu' is not available on this machine" in capsys.readouterr().err
     assert not runs.exists()

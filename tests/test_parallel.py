@@ -119,7 +119,7 @@ def test_a_process_that_cannot_start_stops_them_all(tmp_path: Path, capfd) -> No
     cfg = from_dict(dict(tiny_config(), processes=2))
     assert parallel.spawn(train_and_evaluate, 2, cfg, _args(tmp_path, resume=True)) == 2  # nothing to resume
     err = capfd.readouterr().err
-    assert "halma train: --resume: no checkpoint" in err and err.count("halma train:") == 1  # said once
+    assert "halma train: error: --resume: no checkpoint" in err and err.count("halma train:") == 1  # said once
 
 
 def _fail_in_one(rank: int, world_size: int) -> None:

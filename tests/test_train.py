@@ -919,7 +919,7 @@ def test_cli_print_config_prints_the_resolved_config_and_writes_nothing(tmp_path
                          (["--runs-dir", "elsewhere"], "--runs-dir would do nothing: drop it")]:
         assert main(["train", str(path), "--print-config", *flags]) == 2
         out, err = capsys.readouterr()
-        assert out == "" and err == f"halma train: --print-config trains nothing, so {named}\n", flags
+        assert out == "" and err == f"halma train: error: --print-config trains nothing, so {named}\n", flags
     assert main(["train", str(path), "--print-config", "--set", "ppo.gama=1"]) == 2  # the config is checked first
     assert "unknown key 'ppo.gama' (did you mean 'ppo.gamma'?)" in capsys.readouterr().err
     assert main(["train", str(path), "--set", "seed=1", "--set", "seed=2", "--runs-dir", str(tmp_path / "r")]) == 2
@@ -930,9 +930,9 @@ def test_cli_print_config_prints_the_resolved_config_and_writes_nothing(tmp_path
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["--device", "bogus"], "halma train: --device 'bogus' is not a torch device"),
-        (["--device", "meta"], "halma train: --device 'meta' is not a device to compute on"),
-        (["--set", "device=gpu"], "halma train: device 'gpu' is not a torch device"),
+        (["--device", "bogus"], "halma train: error: --device 'bogus' is not a torch device"),
+        (["--device", "meta"], "halma train: error: --device 'meta' is not a device to compute on"),
+        (["--set", "device=gpu"], "halma train: error: device 'gpu' is not a torch device"),
     ],
 )
 def test_cli_refuses_a_bad_device_before_writing(tmp_path: Path, capsys, flags: list[str], message: str) -> None:
@@ -1045,7 +1045,7 @@ def test_cli_unwritable_runs_dir_is_named(tmp_path: Path, capsys, runs_dir: str)
     runs = runs_dir if runs_dir.startswith("/") else str(tmp_path / runs_dir)
     assert main(["train", str(path), "--runs-dir", runs, "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert "halma train: cannot write the run directory" in err and "Traceback" not in err
+    assert "halma train: error: cannot write the run directory" in err and "Traceback" not in err
 
 
 def _train_and_count_wins_against_random(cfg: TrainConfig, run_dir: Path, games: int,
@@ -1336,7 +1336,7 @@ def test_a_run_directory_in_use_by_another_halma_train_is_refused(tmp_path: Path
 
     before = state()
     assert run_lock_file(run_dir) == runs / f".{run_dir.name}.lock"
-    in_use = (f"halma train: the run directory {str(run_dir)!r} is in use by another halma train; let it end or "
+    in_use = (f"halma train: error: the run directory {str(run_dir)!r} is in use by another halma train; let it end or "
               "stop it first\n")
     more = ["--set", "ppo.total_steps=1024"]
     with held_lock(run_lock_file(run_dir)):  # what the other halma train holds while it runs

@@ -163,7 +163,7 @@ def test_a_run_in_two_processes_stopped_by_a_signal_says_how_to_continue(tmp_pat
     assert len(lines) == 1, err
     if how == "kill -9 of a process":
         assert parent.returncode == 1
-        assert lines[0].startswith("halma train: process ")
+        assert lines[0].startswith("halma train: error: process ")
         assert f"(pid {pids[1]}) was killed by SIGKILL" in lines[0]
         assert "the other processes were stopped" in lines[0]
     else:

@@ -272,12 +272,12 @@ def test_a_trainer_that_cannot_start_is_named(tmp_path: Path, fake_trainer, monk
     cfg, args = from_dict(tiny_config()), namespace(runs_dir=str(tmp_path))
     monkeypatch.setattr(FakeTrainer, "fail", ValueError("no good"))
     assert train_and_evaluate(0, 1, cfg, args) == 2
-    assert capsys.readouterr().err == "halma train: no good\n"
+    assert capsys.readouterr().err == "halma train: error: no good\n"
     assert train_and_evaluate(1, 2, cfg, args) == 2  # every process stops; only process 0 says why
     assert capsys.readouterr().err == ""
     monkeypatch.setattr(FakeTrainer, "fail", PermissionError(13, "Permission denied"))
     assert train_and_evaluate(0, 1, cfg, args) == 2
-    assert capsys.readouterr().err == (f"halma train: cannot write the run directory {str(tmp_path / 'tiny')!r}: "
+    assert capsys.readouterr().err == (f"halma train: error: cannot write the run directory {str(tmp_path / 'tiny')!r}: "
                                        "Permission denied\n")
     monkeypatch.setattr(FakeTrainer, "fail", OSError("no strerror"))
     assert train_and_evaluate(0, 1, cfg, args) == 2
