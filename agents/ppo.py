@@ -15,7 +15,8 @@ decisions; its reward is everything the seat receives from that decision until i
 own progress shaping now, and its place reward if the game ends before it moves again, whoever
 made the last move); its successor is the seat's next decision, where the value is bootstrapped.
 A transition whose successor has not happened by the end of a rollout is carried over and trained
-with the next rollout (so every transition is trained exactly once, with a complete reward); it keeps
+with the next rollout (so every transition is trained once, with a complete reward; those still
+pending when a session ends, stopped or finished, are dropped, as a resume restarts its games); it keeps
 the log-probability and value of the weights that sampled it, one update or more before the weights
 it is trained from, so its ratio starts away from 1 (the importance ratio to the policy that acted).
 The GAE recursion follows these per-seat links (``next_index``) instead of "t + 1".
@@ -763,8 +764,10 @@ class Trainer:
         # solitaire games: environments num_envs.. of the rollout buffer, always the learner's, seat 0
         solo = make_solo_env(cfg, dev, seed=seed + 500, num_envs=num_solo) if num_solo else None
         # distillation toward the imitation bot's moves on the learner's own positions (kickstarting)
-        # (validate(): distill_coef > 0 needs imitation.bot)
-        self._teacher = (make_bot(cast(str, cfg.imitation.bot), seed=cfg.seed * 7 + 1)
+        # (validate(): distill_coef > 0 needs imitation.bot); seeded as the pool's bots are, so a resumed
+        # session and each process break the bot's ties with their own random stream
+        teacher_seed = cfg.seed * 7 + 1 + 1000 * self.update + 1_000_000_007 * self.rank
+        self._teacher = (make_bot(cast(str, cfg.imitation.bot), seed=teacher_seed)
                          if cfg.imitation.distill_coef > 0 else None)
         if solo is not None:
             solo.reset()
@@ -943,9 +946,11 @@ class Trainer:
             if ppo.target_kl is not None and parallel.mean(float(approx_kl)) > ppo.target_kl:
                 break
         # over the whole rollout, every process's share: from each one's count and sums
-        y_true, residual = d["ret"].double().cpu(), (d["ret"] - d["value"]).double().cpu()
-        mine = (len(y_true), float(y_true.sum()), float((y_true ** 2).sum()), float(residual.sum()),
-                float((residual ** 2).sum()))
+        mine = (0, 0.0, 0.0, 0.0, 0.0)  # a process with no decision (processes > 1) has no "ret" in its batch
+        if size:
+            y_true, residual = d["ret"].double().cpu(), (d["ret"] - d["value"]).double().cpu()
+            mine = (len(y_true), float(y_true.sum()), float((y_true ** 2).sum()), float(residual.sum()),
+                    float((residual ** 2).sum()))
         count, *sums = np.sum(parallel.gather(mine), axis=0)
         explained_var = explained_variance(int(count), *sums)
         return {

@@ -14,6 +14,7 @@ import tempfile
 import time
 import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -47,6 +48,34 @@ def test_gradients_are_averaged_by_sample_count() -> None:
     assert torch.equal(b, torch.full((3,), 3 * 10.0 / 4))
     assert empty_total.item() == 0 and torch.equal(empty_a, torch.zeros(2, 2))
     assert any_flag.item() and mean.item() == 0.5
+
+
+def _update_with_an_empty_share(rank: int, world_size: int, run_dir: str) -> list[Any]:
+    from test_train import _learner_batch, quiet
+
+    from agents.ppo import RolloutBuffer, Trainer
+
+    trainer = Trainer(from_dict(tiny_config()), Path(run_dir) / str(rank), log=quiet, rank=rank,
+                      world_size=world_size)
+    if rank == 0:
+        d = _learner_batch(trainer, plies=4, generator=torch.Generator().manual_seed(5))
+    else:  # this process's rollout had no learner decision (all tables bots, or a tiny num_steps)
+        empty = RolloutBuffer(None, num_players=2, num_envs=1)
+        empty.finish()
+        d = empty.batch(0.9, 0.9, torch.device("cpu"))
+    stats = trainer._ppo_update(d)
+    # what each process saw, to process 0 (spawn returns its result)
+    return parallel.gather([stats["charts/transitions"], stats["losses/explained_variance"],
+                            trainer.net.state_dict()])
+
+
+def test_a_process_without_decisions_takes_part_in_the_update(tmp_path: Path) -> None:
+    """Its batch holds only "adv", and the update read its returns for the explained variance: KeyError."""
+    (count0, var0, weights0), (count1, var1, weights1) = parallel.spawn(_update_with_an_empty_share, 2,
+                                                                         str(tmp_path))
+    assert count0 == count1 == 16 and var0 == var1  # over both processes' decisions: process 0's 16
+    for name, param in weights0.items():
+        torch.testing.assert_close(weights1[name], param, rtol=0, atol=0, msg=name)  # the same step in both
 
 
 def test_one_process_needs_no_group() -> None:

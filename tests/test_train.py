@@ -363,6 +363,28 @@ def test_a_resumed_session_seeds_its_bots_from_the_update_it_starts_at(tmp_path:
     assert made[:4] == [3 * 100003 + 1000 * 2 + k for k in (1, 2, 3, 4)] and not set(made) & set(first)
 
 
+def test_the_distillation_teacher_of_a_resumed_session_gets_its_own_seed(tmp_path: Path, monkeypatch) -> None:
+    """It was seeded seed * 7 + 1 in every session and process: a resume replayed the first session's
+    tie-breaks, which the pool's bots no longer did."""
+    import agents.ppo
+
+    made: list[tuple[str, int]] = []
+    make_bot = agents.ppo.make_bot
+    monkeypatch.setattr(agents.ppo, "make_bot",
+                        lambda name, seed: made.append((name, seed)) or make_bot(name, seed=seed))
+    data = tiny_config(ppo__total_steps=4 * 16 * 2)
+    data["imitation"].update(bot="greedy", games=0, epochs=0, distill_coef=0.5)
+    trainer = Trainer(from_dict(data), tmp_path / "run", log=quiet)
+    trainer.train()
+    trainer.close()
+    data["ppo"]["total_steps"] = 4 * 16 * 4
+    resumed = Trainer(from_dict(data), tmp_path / "run", resume=True, log=quiet)
+    resumed.train()
+    resumed.close()
+    teachers = [seed for name, seed in made if name == "greedy"]
+    assert teachers == [3 * 7 + 1, 3 * 7 + 1 + 1000 * 2]  # a fresh run's as before; the resume's from its update
+
+
 def test_who_moves_and_who_is_trained_follow_the_table() -> None:
     from agents.ppo import BOT, SELF, SNAPSHOT, Pool, Seating
 
