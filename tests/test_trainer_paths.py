@@ -277,8 +277,8 @@ def test_a_trainer_that_cannot_start_is_named(tmp_path: Path, fake_trainer, monk
     assert capsys.readouterr().err == ""
     monkeypatch.setattr(FakeTrainer, "fail", PermissionError(13, "Permission denied"))
     assert train_and_evaluate(0, 1, cfg, args) == 2
-    assert capsys.readouterr().err == (f"halma train: error: cannot write the run directory {str(tmp_path / 'tiny')!r}: "
-                                       "Permission denied\n")
+    assert capsys.readouterr().err == ("halma train: error: cannot write the run directory "
+                                       f"{str(tmp_path / 'tiny')!r}: Permission denied\n")
     monkeypatch.setattr(FakeTrainer, "fail", OSError("no strerror"))
     assert train_and_evaluate(0, 1, cfg, args) == 2
     assert capsys.readouterr().err.endswith(": no strerror\n")
