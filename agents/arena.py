@@ -647,8 +647,9 @@ class TournamentResult:
         plt.close(fig)
         return buf.getvalue()
 
-    def save(self, out_dir: str) -> list[str]:
-        """Write results.json, results.md, results.png and games/game_NNNNN.json; return the paths.  Saving
+    def save(self, out_dir: str, plot: bool = True) -> list[str]:
+        """Write results.json, results.md, results.png (not with ``plot=False``) and games/game_NNNNN.json;
+        return the paths.  Saving
         again into the same folder rewrites the files; a folder holding game records this result does not
         have (another tournament's) is refused before anything is written, as they would mix.  Each file is
         written through a new temporary file and renamed over its name (a link planted there is not followed)."""
@@ -668,9 +669,10 @@ class TournamentResult:
         p = os.path.join(out_dir, "results.md")
         write_atomic(p, self.markdown() + "\n")
         paths.append(p)
-        p = os.path.join(out_dir, "results.png")
-        self.plot(p)
-        paths.append(p)
+        if plot:
+            p = os.path.join(out_dir, "results.png")
+            self.plot(p)
+            paths.append(p)
         for g in self.games:
             if g.record is not None:
                 p = os.path.join(out_dir, "games", f"game_{g.index:05d}.json")
@@ -1029,13 +1031,15 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
             if rules.num_players < 2:
                 raise ValueError("matches need 2+ seats; the 1-seat star is the solitaire: use --solo AGENT")
             check_players(args.players, factory, rules)
+        plot = True
         if args.out is not None:
             if args.solo is None:  # a match's --out draws results.png: found missing now, not after the games
                 try:
                     import matplotlib  # noqa: F401
                 except ImportError as e:
+                    plot = False  # the rest needs no matplotlib: written, and the missing plot said at once
                     why = missing_extra(e) or f"matplotlib cannot be imported ({e})"
-                    raise ValueError(f"--out draws results.png, and {why}") from None
+                    print(f"halma eval: --out writes no results.png: {why}", file=sys.stderr)
             _check_out_dir(args.out)
     except ValueError as e:
         print(f"halma eval: error: {e}", file=sys.stderr)
@@ -1062,9 +1066,9 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
                             keep_records=bool(args.out), progress=not args.quiet, factory=factory)
     _print_results(result.to_dict(), result.markdown(), args.json)
     if args.out:
-        paths = result.save(args.out)
-        print(f"\nwrote {len(paths)} files to {args.out} (results.json, results.md, results.png, games/)",
-              file=sys.stderr if args.json else sys.stdout)
+        paths = result.save(args.out, plot=plot)
+        print(f"\nwrote {len(paths)} files to {args.out} (results.json, results.md, "
+              f"{'results.png, ' if plot else ''}games/)", file=sys.stderr if args.json else sys.stdout)
     return 0
 
 

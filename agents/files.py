@@ -50,7 +50,13 @@ def missing_extra(error: ImportError) -> str | None:
     (a part missing inside an installed one, ``torch._C`` say, is a broken install: its own error stands)."""
     module = error.name or ""
     extra = EXTRAS.get(module) if isinstance(error, ModuleNotFoundError) else None
-    return None if extra is None else f"{module} is not installed: it comes with pip install 'halma_env[{extra}]'"
+    if extra is None:
+        return None
+    # halma_env is not on PyPI: the extra is installed from the checkout (or a wheel, README "Set up")
+    hint = f"{module} is not installed: it comes with the {extra} extra (pip install -e '.[{extra}]' in the repository)"
+    if module == "torch":  # a plain torch requirement pulls a CUDA build of several GB
+        hint += "; on a machine without a GPU install torch's CPU build first (README, Set up)"
+    return hint
 
 
 def shipped_file_hint(path: str | Path) -> str:

@@ -31,7 +31,14 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
-import torch
+
+try:
+    import torch
+except ModuleNotFoundError as exc:  # the core install has no torch: say where it comes from
+    if exc.name != "torch":
+        raise
+    raise ModuleNotFoundError("halma_env.batched needs torch, which comes with the train extra (pip install -e "
+                              "'.[train]' in the repository; README, Set up)", name="torch") from None
 
 from halma_env.encoding import PLANES, encoding
 from halma_env.game import ACTIVE, FINISHED, RESIGNED, Game, _progress

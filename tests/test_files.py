@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import errno
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import agents.files
@@ -164,8 +166,6 @@ def test_without_the_optional_dependencies_commands_say_which_extra_to_install(t
     """pyproject's core dependencies play, evaluate bots and run exported opponents; training and checkpoints
     need the `train` extra (torch, tensorboard), results.png the `plots` extra (matplotlib). Without them
     (imports blocked here) each command says what to install, writes nothing, or just works."""
-    import subprocess
-    import sys
 
     script = (
         "import sys\n"
@@ -176,7 +176,8 @@ def test_without_the_optional_dependencies_commands_say_which_extra_to_install(t
         "assert 'torch' not in sys.modules or sys.modules['torch'] is None\n"
         "sys.exit(status)\n"
     )
-    train = "pip install 'halma_env[train]'"
+    train = ("the train extra (pip install -e '.[train]' in the repository); on a machine without a GPU install "
+             "torch's CPU build first (README, Set up)")
     cases = [
         (["train", "quickstart", "--runs-dir", str(tmp_path / "runs")], 2,
          f"halma train: error: torch is not installed: it comes with {train}"),
@@ -184,8 +185,6 @@ def test_without_the_optional_dependencies_commands_say_which_extra_to_install(t
          f"halma export: error: torch is not installed: it comes with {train}"),
         (["eval", "agents/checkpoints/star2.pt", "random", "--games", "1", "--workers", "1", "--quiet"], 2,
          f"loading 'agents/checkpoints/star2.pt': torch is not installed: it comes with {train}"),
-        (["eval", "greedy", "random", "--games", "2", "--quiet", "--out", str(tmp_path / "out")], 2,
-         "--out draws results.png, and matplotlib is not installed: it comes with pip install 'halma_env[plots]'"),
         (["eval", "easy", "greedy", "--games", "2", "--workers", "1", "--quiet", "--max-plies", "20"], 0, ""),
     ]
     root = Path(__file__).resolve().parent.parent
@@ -210,17 +209,37 @@ def test_without_the_optional_dependencies_commands_say_which_extra_to_install(t
         "assert 'torch' not in sys.modules or sys.modules['torch'] is None\n", "")
     done = subprocess.run([sys.executable, "-c", only_tensorboard, "train", "quickstart", "--runs-dir",
                            str(tmp_path / "runs")], cwd=root, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 2 and done.stderr.startswith(
-        f"halma train: error: tensorboard is not installed: it comes with {train}"), done.stderr
-    assert list(tmp_path.iterdir()) == []  # no run, export or results folder was made
+    assert done.returncode == 2 and done.stderr == (
+        "halma train: error: tensorboard is not installed: it comes with the train extra (pip install -e '.[train]' "
+        "in the repository)\n"), done.stderr  # torch is there: no word on its builds
+    assert list(tmp_path.iterdir()) == []  # no run or export folder was made
+    # without matplotlib --out writes everything but the plot, and says so before the games
+    done = subprocess.run([sys.executable, "-c", script, "eval", "greedy", "random", "--games", "2", "--quiet",
+                           "--out", str(tmp_path / "out")], cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stderr == (
+        "halma eval: --out writes no results.png: matplotlib is not installed: it comes with the plots extra "
+        "(pip install -e '.[plots]' in the repository)\n"), done.stderr
+    assert f"wrote 4 files to {tmp_path / 'out'} (results.json, results.md, games/)" in done.stdout
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["games", "results.json", "results.md"]
+
+
+def test_the_batched_engine_names_the_extra_it_needs() -> None:
+    """The README's RL snippet imports it; on the core install that was a bare "No module named 'torch'"."""
+    script = ("import sys\nsys.modules['torch'] = None\nimport halma_env, halma_env.envs\n"
+              "try:\n    import halma_env.batched\nexcept ModuleNotFoundError as e:\n    print(e.name, '|', e)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout == ("torch | halma_env.batched needs torch, which comes with the train extra (pip install -e "
+                           "'.[train]' in the repository; README, Set up)\n"), done.stderr
 
 
 def test_only_a_missing_optional_package_is_blamed_on_its_extra() -> None:
     from agents.files import missing_extra
 
     assert missing_extra(ModuleNotFoundError("no", name="torch")) == (
-        "torch is not installed: it comes with pip install 'halma_env[train]'")
-    assert missing_extra(ModuleNotFoundError("no", name="matplotlib")).endswith("'halma_env[plots]'")
+        "torch is not installed: it comes with the train extra (pip install -e '.[train]' in the repository); on a "
+        "machine without a GPU install torch's CPU build first (README, Set up)")
+    assert missing_extra(ModuleNotFoundError("no", name="matplotlib")) == (
+        "matplotlib is not installed: it comes with the plots extra (pip install -e '.[plots]' in the repository)")
     # a broken install: its own error stands
     assert missing_extra(ModuleNotFoundError("no", name="torch._C")) is None
     assert missing_extra(ImportError("cannot import name 'x' from 'torch'", name="torch")) is None
