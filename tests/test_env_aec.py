@@ -52,6 +52,13 @@ def test_pettingzoo_api_seed_render(variant: str, n: int) -> None:
 def test_api_test_without_limit_and_with_shaping() -> None:
     api_test(make_env(num_players=3, progress_shaping=1.0), num_cycles=12)
     api_test(make_env(num_players=2, reward="win_loss", move_limit=9, limit_outcome="progress"), num_cycles=8)
+    # a CPU seat that moves inside reset() with shaping: its shaping was paid there, and last() later
+    # reported more than the rewards seen since the reset (api_test: "reward returned by last is not ...")
+    api_test(make_env(num_players=3, opponents={"player_0": "random"}, progress_shaping=1.0, move_limit=40),
+             num_cycles=20)
+    e = make_env(num_players=3, opponents={"player_0": "random"}, progress_shaping=1.0)
+    e.reset(seed=0)
+    assert e.unwrapped.game.ply == 1 and set(e.rewards.values()) == {0.0}  # the CPU moved, nothing paid
 
 
 def test_metadata_agents_spaces() -> None:

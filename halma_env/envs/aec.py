@@ -346,6 +346,12 @@ class raw_env(AECEnv, EzPickle):
         except BaseException:
             self.game = None  # a CPU player failed before the first policy turn: no game to go on with
             raise
+        # An episode starts with every reward at 0 (PettingZoo's api_test checks it): the shaping of CPU
+        # moves played inside reset() is not paid, as no agent has acted yet.  A place already decided
+        # (a game that CPU seats played to its end) keeps its reward for the agent's dead step.
+        for seat, name in enumerate(self.possible_agents):
+            if not self._paid[seat]:
+                self.rewards[name] = self._cumulative_rewards[name] = 0.0
         if self.render_mode == "human":
             self.render()
 
