@@ -1182,3 +1182,26 @@ def test_the_fallback_random_player_keeps_its_seed_method() -> None:
     one.seed(7)
     two.reseed(7)
     assert [one.select_move(game) for _ in range(5)] == [two.select_move(game) for _ in range(5)]
+
+
+def test_infos_without_the_legal_moves_list_for_libraries_that_stack_infos() -> None:
+    """Tianshou's collector stacks infos into arrays, and a list whose length changes every turn broke it
+    ("could not broadcast (2,21,2) into (2,23,2)"): ``info_legal_moves=False`` leaves it out."""
+    from halma_env.envs import HalmaEnv
+
+    e = raw_env(num_players=3, info_legal_moves=False)
+    e.reset(seed=0)
+    for _ in range(4):
+        assert all(set(info) == {"place", "end_reason"} for info in e.infos.values())
+        e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0]))
+    copy = pickle.loads(pickle.dumps(e))  # EzPickle keeps the setting
+    copy.reset(seed=0)
+    assert "legal_moves" not in copy.infos["player_0"] and copy.info_legal_moves is False
+    with_moves = raw_env(num_players=3)
+    with_moves.reset(seed=0)
+    assert with_moves.infos["player_0"]["legal_moves"] == with_moves.game.legal_moves()  # the default keeps it
+    gym = HalmaEnv(num_players=2, info_legal_moves=False)
+    _, info = gym.reset(seed=0)
+    assert set(info) == {"place", "end_reason", "seat"}
+    with pytest.raises(ValueError, match="info_legal_moves must be True or False, got 'no'"):
+        raw_env(info_legal_moves="no")

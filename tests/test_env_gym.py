@@ -397,3 +397,26 @@ def test_check_env_passes_with_a_bot_object_as_the_opponent(spec: str) -> None:
         return list(env.unwrapped.game.moves)
 
     assert episode() == episode()
+
+
+def test_a_position_whose_cpu_move_decides_the_learner_s_place_is_refused_by_reset() -> None:
+    """reset() returned an episode already over (an all-zero mask, place 2) and the first step() then said
+    "the episode is over", the learner's -1 never returned to it."""
+    from tests.engine_helpers import position
+
+    pieces = {h: "0" for h in (0, 1, 2, 3, 4, 5, 7, 8, 9, 14)}  # seat 0: 14-6 finishes it
+    pieces.update({h: "1" for h in range(56, 66)})  # seat 1, the learner: mid-board
+    text = position("star", 2, pieces, to_move=0)
+
+    def finisher(game):
+        moves = game.legal_moves()
+        return next((m for m in moves if (m.src, m.dst) == (14, 6)), moves[0])
+
+    e = HalmaEnv(num_players=2, seat=1, opponents=finisher)
+    with pytest.raises(ValueError, match=r"^the learner's seat 1 has its place \(2\) decided before its first move "
+                                         r"\(end reason finished\): options\['position'\] must leave it a move"):
+        e.reset(seed=0, options={"position": text})
+    with pytest.raises(RuntimeError, match="call reset"):
+        e.step(0)
+    obs, info = e.reset(seed=0)  # the start position: a game again
+    assert obs["action_mask"].any() and info["place"] == 0

@@ -143,13 +143,19 @@ class raw_env(AECEnv, EzPickle):
         reward: str = "place",
         progress_shaping: float = 0.0,
         opponents: dict[Any, Any] | None = None,
+        info_legal_moves: bool = True,
         **rule_options: Any,
     ) -> None:
         EzPickle.__init__(
-            self, variant, num_players, render_mode, reward, progress_shaping, opponents, **rule_options
+            self, variant, num_players, render_mode, reward, progress_shaping, opponents, info_legal_moves,
+            **rule_options
         )
         super().__init__()
         self.rules = Rules(variant, num_players, **rule_options)  # ValueError names bad options
+        if not isinstance(info_legal_moves, (bool, np.bool_)):
+            raise ValueError(f"info_legal_moves must be True or False, got {info_legal_moves!r}")
+        # False for libraries that stack infos into arrays (Tianshou): the list's length changes every turn
+        self.info_legal_moves = bool(info_legal_moves)
         if reward not in REWARD_SCHEMES:
             raise ValueError(f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {reward!r}")
         bad_shaping = isinstance(progress_shaping, (bool, np.bool_)) or not isinstance(progress_shaping, numbers.Real)
@@ -547,12 +553,14 @@ class raw_env(AECEnv, EzPickle):
         places = game.places
         for name in self.agents:
             seat = self.agent_name_mapping[name]
-            self.infos[name] = {
-                "legal_moves": list(self._turn()[0]) if seat == to_move else [],
+            info: dict[str, Any] = {
                 # 0 while undecided, as BatchedGame's info: one type, so gymnasium's vector envs can stack it
                 "place": places[seat] or 0,
                 "end_reason": game.end_reason,
             }
+            if self.info_legal_moves:
+                info["legal_moves"] = list(self._turn()[0]) if seat == to_move else []
+            self.infos[name] = info
         if to_move is not None:
             self.agent_selection = self.possible_agents[to_move]
         self._deads_step_first()

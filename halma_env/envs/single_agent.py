@@ -55,15 +55,16 @@ class HalmaEnv(gymnasium.Env, EzPickle):
         progress_shaping: float = 0.0,
         illegal_reward: float = -1.0,
         render_mode: str | None = None,
+        info_legal_moves: bool = True,
         **rule_options: Any,
     ) -> None:
         EzPickle.__init__(
             self, variant, num_players, seat, opponents, reward, progress_shaping, illegal_reward, render_mode,
-            **rule_options,
+            info_legal_moves, **rule_options,
         )
         self.aec = raw_env(
             variant=variant, num_players=num_players, render_mode=render_mode, reward=reward,
-            progress_shaping=progress_shaping, **rule_options,
+            progress_shaping=progress_shaping, info_legal_moves=info_legal_moves, **rule_options,
         )
         n = num_players
         bad_seat = isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n
@@ -163,6 +164,11 @@ class HalmaEnv(gymnasium.Env, EzPickle):
         self.aec.reset(seed=cpu_seed, options=options)
         self._advance()
         self._illegal = False
+        if not self.aec._live(self.agent):  # an episode must give the learner a move (and its reward)
+            place, reason = self.aec.infos[self.agent]["place"], self.aec.game.end_reason  # type: ignore[union-attr]
+            self.aec.game = None  # step() asks for a reset, not the end of a game the learner never played
+            raise ValueError(f"the learner's seat {self.seat} has its place ({place}) decided before its first "
+                             f"move (end reason {reason}): options['position'] must leave it a move to play")
         return self.aec.observe(self.agent), self._info()
 
     def step(self, action: Any):
