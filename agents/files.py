@@ -4,13 +4,17 @@ written, checked before any work is done (no torch)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import secrets
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+from halma_env.files import file_kind
 
 PACKAGE_DIR = Path(__file__).resolve().parent  # agents/
 
@@ -78,6 +82,9 @@ def output_problem(path: str | Path, what: str = "") -> str | None:
     out = Path(path).absolute()
     if out.is_dir():
         return f"{named} is a directory"
+    kind = special_file_kind(out)
+    if kind:
+        return f"{named} is {kind}, not a regular file (writing the file would replace it)"
     parent = out.parent
     while not parent.exists():
         parent = parent.parent
@@ -89,12 +96,27 @@ def output_problem(path: str | Path, what: str = "") -> str | None:
     return None
 
 
+def special_file_kind(path: str | Path) -> str:
+    """What stands at ``path`` when it is a device, a FIFO or a socket ('' for nothing there, a regular
+    file, a directory or a symlink, which is replaced rather than followed)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return ""
+    return "" if stat.S_ISLNK(mode) or stat.S_ISDIR(mode) else file_kind(mode)
+
+
 def write_atomic(path: str | Path, data: str | bytes) -> None:
     """Write ``data`` to ``path`` all at once: into a new temporary file beside it (a fresh random name,
     created exclusively: no one could have planted a symlink at it), then ``os.replace``.  A reader sees
     the old file or the new one, never half of one, and a symlink at ``path`` is replaced, not followed.
-    The file gets the permissions ``open()`` would give a new one (0o666 less the umask)."""
+    The file gets the permissions ``open()`` would give a new one (0o666 less the umask).  A device, FIFO
+    or socket at ``path`` is an ``OSError`` (EINVAL): the rename would replace it (as root, ``/dev/null``
+    itself became a regular file)."""
     path = Path(path)
+    kind = special_file_kind(path)
+    if kind:
+        raise OSError(errno.EINVAL, f"it is {kind}, not a regular file, and writing would replace it", str(path))
     while True:
         tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
         try:

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import agents.files
 from agents.files import output_problem
 
@@ -115,6 +117,34 @@ def test_write_atomic_replaces_a_planted_symlink_instead_of_writing_through_it(t
         finally:
             os.umask(previous)
         assert target.stat().st_mode & 0o777 == (tmp_path / "plain").stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_a_device_fifo_or_socket_is_never_replaced_by_a_written_file(tmp_path: Path, capsys) -> None:
+    """The rename of write_atomic replaced whatever stood at the path: run as root, a file written to
+    /dev/null made it a regular file for every process on the machine."""
+    import socket
+    import stat
+
+    from agents.cli import main
+    from agents.files import output_problem, write_atomic
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match=r"it is a FIFO, not a regular file, and writing would replace it") as info:
+        write_atomic(fifo, "{}")
+    assert info.value.errno == errno.EINVAL and info.value.filename == str(fifo)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
+    assert output_problem(fifo, "the ladder file") == (f"the ladder file {str(fifo)!r} is a FIFO, not a regular "
+                                                       "file (writing the file would replace it)")
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(tmp_path / "sock"))
+        with pytest.raises(OSError, match="it is a socket"):
+            write_atomic(tmp_path / "sock", b"x")
+    assert output_problem("/dev/null") == "'/dev/null' is a device, not a regular file (writing the file would " \
+                                          "replace it)"
+    # refused before the tournament, the FIFO left as it was
+    assert main(["ladder", "--ladder", str(fifo), "--quiet", "--games", "2", "random", "greedy"]) == 2
+    assert "is a FIFO, not a regular file" in capsys.readouterr().err and stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
 def test_read_regular_file_refuses_what_would_hang_or_fill_the_memory_and_leaks_no_descriptor(tmp_path: Path) -> None:
