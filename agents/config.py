@@ -2,8 +2,9 @@
 
 Every key of a config file must be known and every required key present; a typo or a missing
 key raises ``ValueError`` naming it (with its dotted path).  ``--set section.key=value``
-overrides are parsed as YAML scalars and validated the same way.  docs/training.md lists
-every key.
+overrides are parsed as YAML scalars and validated the same way.  Numbers are read as YAML 1.2 reads
+them (decimal, ASCII digits: ``010`` is 10, ``1:00`` and ``0b11`` are text), and a number key refuses
+NaN and infinity.  docs/training.md lists every key.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ class GameConfig:
         if self.limit_outcome not in LIMIT_OUTCOMES:
             raise ValueError(f"game.limit_outcome must be one of {', '.join(LIMIT_OUTCOMES)}, "
                              f"got {self.limit_outcome!r}")
-        if self.progress_shaping < 0:
+        if not self.progress_shaping >= 0:  # written so, not `< 0`: NaN fails every comparison
             raise ValueError(f"game.progress_shaping must be >= 0, got {self.progress_shaping}")
         limit = self.repetition_limit
         if limit is True or (limit is not None and limit is not False and limit < 2):
@@ -124,9 +125,9 @@ class PPOConfig:
             if not 0 <= (value := getattr(self, name)) <= 1:
                 raise ValueError(f"ppo.{name} must be in [0, 1], got {value}")
         for name in ("clip_coef", "ent_coef", "vf_coef", "max_grad_norm"):
-            if (value := getattr(self, name)) < 0:
+            if not (value := getattr(self, name)) >= 0:  # (NaN fails `>= 0`, as every range check here is written)
                 raise ValueError(f"ppo.{name} must be >= 0, got {value}")
-        if self.target_kl is not None and self.target_kl <= 0:
+        if self.target_kl is not None and not self.target_kl > 0:
             raise ValueError(f"ppo.target_kl must be > 0 (null: no early stop), got {self.target_kl}")
 
 
@@ -171,7 +172,7 @@ class PoolConfig:
 
     def validate(self) -> None:
         probs = (self.self_prob, self.snapshot_prob, self.bot_prob)
-        if min(probs) < 0 or abs(sum(probs) - 1) > 1e-6:
+        if not (all(p >= 0 for p in probs) and abs(sum(probs) - 1) <= 1e-6):  # (so NaN fails it)
             raise ValueError(f"pool.self_prob + snapshot_prob + bot_prob must be 1 (each >= 0), got {probs}")
         if self.bot_prob > 0 and not self.bots:
             raise ValueError(f"pool.bots is empty but pool.bot_prob is {self.bot_prob}: name bots or set "
@@ -194,7 +195,7 @@ class ImitationConfig:
     # own positions, annealed with the learning rate (0: off)
 
     def validate(self) -> None:
-        if self.distill_coef < 0:
+        if not self.distill_coef >= 0:  # (NaN fails it)
             raise ValueError(f"imitation.distill_coef must be >= 0, got {self.distill_coef}")
         if self.bot is None:
             if self.games or self.epochs or self.distill_coef:
@@ -223,7 +224,7 @@ class CrossingConfig:
         for name, least in (("planner_width", 0), ("detours", 0), ("detour_width", 1)):
             if (value := getattr(self, name)) < least:
                 raise ValueError(f"crossing.{name} must be >= {least}, got {value}")
-        if self.coef < 0:
+        if not self.coef >= 0:  # (NaN fails it)
             raise ValueError(f"crossing.coef must be >= 0, got {self.coef}")
         if (self.planner_width > 0) != (self.coef > 0):
             raise ValueError("crossing.planner_width and crossing.coef go together: both > 0 to learn the planner's "
@@ -274,7 +275,7 @@ class LogConfig:
     tensorboard: bool = True
 
     def validate(self) -> None:
-        if self.status_every <= 0:
+        if not self.status_every > 0:  # (NaN fails it)
             raise ValueError(f"log.status_every must be > 0, got {self.status_every}")
 
 
@@ -392,18 +393,37 @@ class TrainConfig:
 # --- loading ------------------------------------------------------------------------------
 
 
+# Numbers as YAML 1.2's core schema writes them, ASCII digits only: [0-9], not \d, which takes any script's
+# digits (as float() and int() do, and their 1_0).  YAML 1.1 (pyyaml's) read 010 as 8, 1:00 as 60 and 0b11 as 3.
+_DECIMAL_INT = re.compile(r"[-+]?[0-9]+")
+_DECIMAL = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+_INF_NAN = re.compile(r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
+_INT_TAG, _FLOAT_TAG = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
 # an integral number in exponent notation, for an integer key (5e6, 5.0e+6, 1E3)
-_EXPONENT = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+_EXPONENT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+")
 
 
 def _written_number(value: Any) -> Decimal | None:
-    """A finite float, or a string in exponent notation, as an exact number (else None): YAML 1.1 reads 5e6
-    (no dot) as a string and 5.0e+6 as a float.  Decimal, not float: exact where a float would round."""
+    """A finite float, or a string in exponent notation, as an exact number (else None): a YAML 1.1 loader
+    (yaml.safe_load) reads 5e6 (no dot) as a string and 5.0e+6 as a float.  Decimal, not float: exact where a
+    float would round."""
     if isinstance(value, str) and _EXPONENT.fullmatch(value.strip()) and math.isfinite(float(value)):
         return Decimal(value)  # (1e999 is left out: not a finite number, so not an integer either)
     if isinstance(value, float) and math.isfinite(value):
         return Decimal(value)
     return None
+
+
+def _real(value: Any) -> float | None:
+    """A number, or a decimal number as text, as a float (inf past a float's range), else None."""
+    if isinstance(value, str) and _DECIMAL.fullmatch(value.strip()):  # YAML 1.1 reads 1e-3 as a string; not
+        return float(value)  # float()'s own text: it takes nan, inf, 1_0 and other scripts' digits
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:  # an int past 1e308
+        return math.inf
 
 
 def _type_name(tp: Any) -> str:
@@ -417,6 +437,9 @@ def _coerce(value: Any, tp: Any, path: str) -> Any:
         args = typing.get_args(tp)
         if value is None and type(None) in args:
             return None
+        # a float | None key given nan or inf: say so, not "expected float or NoneType, got nan"
+        if float in args and (real := _real(value)) is not None and not math.isfinite(real):
+            raise ValueError(f"{path}: expected a finite number, got {value!r}")
         for arg in args:
             if arg is type(None):
                 continue
@@ -446,16 +469,12 @@ def _coerce(value: Any, tp: Any, path: str) -> Any:
             raise ValueError(f"{path}: expected an integer, got {value!r}")
         return value
     if tp is float:
-        if isinstance(value, str):  # YAML 1.1 reads 1e-3 (no dot) as a string
-            try:
-                return float(value)
-            except ValueError:
-                pass
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        real = _real(value)
+        if real is None:
             raise ValueError(f"{path}: expected a number, got {value!r}")
-        if not math.isfinite(value):  # no setting means anything at nan or inf
+        if not math.isfinite(real):  # no setting means anything at nan or inf
             raise ValueError(f"{path}: expected a finite number, got {value!r}")
-        return float(value)
+        return real
     if tp is str:
         if not isinstance(value, str):
             raise ValueError(f"{path}: expected a string, got {value!r}")
@@ -563,6 +582,9 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
             node[parts[-1]] = yaml.load(raw, Loader=_StrictLoader) if raw.strip() else None
         except yaml.YAMLError as exc:
             raise ValueError(f"--set {key}: value {raw!r} is not valid YAML: {exc}") from None
+        except RecursionError:  # [[[[... thousands deep: the parser recurses per level
+            shown = raw if len(raw) <= 40 else f"{raw[:40]}..."
+            raise ValueError(f"--set {key}: value {shown!r} is nested too deeply") from None
     return out
 
 
@@ -575,9 +597,10 @@ def _known_keys_hint(node: Any, parents: list[str], wrong: str) -> str:
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """YAML's safe loader, refusing a key given twice in one mapping (plain YAML keeps the last silently)
-    and aliases (``*name``): a config has no use for them, and nested aliases spell a small file out to
-    gigabytes (a 2.4 KB one ran out of memory after 51 s in a security review)."""
+    """YAML's safe loader, refusing a key given twice in one mapping (plain YAML keeps the last silently),
+    a list or mapping as a key, and aliases (``*name``): a config has no use for them, and nested aliases
+    spell a small file out to gigabytes (a 2.4 KB one ran out of memory after 51 s in a security review).
+    Numbers are YAML 1.2's decimals, not YAML 1.1's octal (010), base 60 (1:00), binary (0b11) or 1_000."""
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.events.AliasEvent):
@@ -589,12 +612,49 @@ class _StrictLoader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen = set()
         for key_node, _ in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):  # `? [a, b]`: no config key is one (and a list is
+                # unhashable: `key in seen` raised TypeError)
+                raise yaml.constructor.ConstructorError(
+                    None, None, "a key must be a plain value, not a list or a mapping", key_node.start_mark)
             key = self.construct_object(key_node, deep=deep)
             if key in seen:
                 raise yaml.constructor.ConstructorError(
                     None, None, f"key {key!r} is given twice", key_node.start_mark)
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
+
+    # YAML 1.2's core schema for numbers: decimal only (see _DECIMAL); the resolvers below replace YAML 1.1's
+    yaml_implicit_resolvers = {first: [(tag, regexp) for tag, regexp in resolvers if tag not in (_INT_TAG, _FLOAT_TAG)]
+                               for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+    def construct_int(self, node: yaml.ScalarNode) -> int:
+        text = self.construct_scalar(node)
+        if not _DECIMAL_INT.fullmatch(text):  # (an explicit `!!int 0x10`: the resolver sends only decimals)
+            raise yaml.constructor.ConstructorError(None, None, f"{text!r} is not a decimal integer", node.start_mark)
+        try:
+            return int(text)
+        except ValueError:  # more digits than Python converts (4300): no config value has so many
+            raise yaml.constructor.ConstructorError(None, None, f"an integer of {len(text)} digits is too long",
+                                                    node.start_mark) from None
+
+    def construct_float(self, node: yaml.ScalarNode) -> float | int:
+        text = self.construct_scalar(node)
+        if _INF_NAN.fullmatch(text):  # read, so that the key's check names it (no key takes it)
+            return float(text.replace(".", "", 1))
+        if not _DECIMAL.fullmatch(text):
+            raise yaml.constructor.ConstructorError(None, None, f"{text!r} is not a decimal number", node.start_mark)
+        number = float(text)
+        # a whole number in exponent notation (5e6) as an exact int: a float rounds past 2**53; float keys take ints
+        if math.isfinite(number) and "e" in text.lower() and (exact := Decimal(text)) == exact.to_integral_value():
+            return int(exact)
+        return number
+
+
+_StrictLoader.add_implicit_resolver(_INT_TAG, re.compile(rf"(?:{_DECIMAL_INT.pattern})\Z"), list("-+0123456789"))
+_StrictLoader.add_implicit_resolver(
+    _FLOAT_TAG, re.compile(rf"(?:{_DECIMAL.pattern}|{_INF_NAN.pattern})\Z"), list("-+.0123456789"))
+_StrictLoader.add_constructor(_INT_TAG, _StrictLoader.construct_int)
+_StrictLoader.add_constructor(_FLOAT_TAG, _StrictLoader.construct_float)
 
 
 def shipped_config_names() -> list[str]:
@@ -638,6 +698,9 @@ def load_dict(path: str | Path) -> dict[str, Any]:
         raise ValueError(f"config file {str(path)!r} is not UTF-8 text: {exc}") from None
     except yaml.YAMLError as exc:
         raise ValueError(f"config file {str(path)!r} is not valid YAML: {exc}") from None
+    except RecursionError:  # [[[[... thousands deep: the parser recurses per level
+        raise ValueError(f"config file {str(path)!r} is nested too deeply (a config is sections of plain values)") \
+            from None
     if not isinstance(data, dict):
         raise ValueError(f"config file {str(path)!r} must hold a mapping of sections")
     return data
