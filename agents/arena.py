@@ -42,7 +42,7 @@ from agents.files import missing_extra, write_atomic
 from agents.player import Player, check_int, check_time
 from agents.ratings import Rating, competition_ranks, mean_interval, rate_games, wilson_interval
 from halma_env import Game, IllegalMoveError, Rules
-from halma_env.records import game_events
+from halma_env.records import END_REASONS, game_events
 from halma_env.rules import OPTION_NAMES, SEAT_COUNTS, VARIANTS, parse_rule_options
 from halma_env.suggest import did_you_mean
 
@@ -745,25 +745,162 @@ def _clean(o: Any) -> Any:
     return o
 
 
+# what a results.json holds: the keys to_dict writes (the statistics are recomputed from the games on
+# loading; older files lack cap_outcome and the derived ones), and each game's keys (older: no progress)
+RESULT_KEYS = ("players", "specs", "rules", "seed", "time_budget", "max_plies", "summary", "games")
+RESULT_OPTIONAL_KEYS = ("cap_outcome", "ratings", "players_stats", "pairwise", "versions")
+GAME_KEYS = ("index", "seed", "seats", "first_seat", "places", "player_places", "end_reason", "plies", "moves",
+             "move_time", "move_count", "max_move_time", "over_budget")
+GAME_OPTIONAL_KEYS = ("forfeits", "progress")
+FORFEIT_KEYS = ("seat", "ply", "move", "error")
+MAX_COUNT = 2**63 - 1  # counts and game seeds (63-bit): larger ones are no arena's, and overflow a float
+
+
 def load_results(path: str) -> TournamentResult:
-    """A tournament back from its ``results.json`` (to re-report or re-rate it without replaying)."""
+    """A tournament back from its ``results.json`` (to re-report or re-rate it without replaying).  Every
+    field the reports read is checked (types, ranges, one entry per seat): a ValueError names the file, the
+    game and the field at fault."""
     with open(path) as f:
         try:
             data = json.load(f)
         except ValueError as e:  # not JSON (UnicodeDecodeError is a ValueError too)
             raise ValueError(f"{path}: not a halma eval results.json (not JSON: {e})") from None
     try:
-        games = []
-        for g in data["games"]:
-            g = dict(g)
-            g["player_places"] = {int(k): v for k, v in g["player_places"].items()}
-            g["progress"] = [tuple(x) for x in g.get("progress", [])]
-            games.append(GameResult(**g))
-        return TournamentResult(data["players"], data["specs"], data["rules"], games, data["seed"],
-                                data["time_budget"], data["max_plies"], data.get("cap_outcome", "draw"),
-                                data["summary"].get("elapsed_s") or 0.0)
-    except (KeyError, TypeError) as e:
-        raise ValueError(f"{path}: not a halma eval results.json ({type(e).__name__}: {e})") from None
+        return _results_from(data)
+    except ValueError as e:
+        raise ValueError(f"{path}: not a halma eval results.json ({e})") from None
+
+
+def _shown(value: Any) -> str:
+    """A value for a message, cut short (a file's list may be long)."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:50]}... ({type(value).__name__})"
+
+
+def _is_count(value: Any, low: int = 0, high: int | None = MAX_COUNT) -> bool:
+    """An integer (not a bool) in ``low..high`` (no upper bound with ``high=None``)."""
+    return (isinstance(value, int) and not isinstance(value, bool) and value >= low
+            and (high is None or value <= high))
+
+
+def _is_amount(value: Any) -> bool:
+    """A finite number >= 0 (a time, a mean place; a huge integer would overflow the float sums)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _is_count(value)
+    return isinstance(value, float) and math.isfinite(value) and value >= 0
+
+
+def _check_keys(data: dict[str, Any], required: Sequence[str], optional: Sequence[str]) -> None:
+    missing = [k for k in required if k not in data]
+    unknown = [k for k in data if k not in required and k not in optional]
+    if missing:
+        raise ValueError(f"missing key(s) {', '.join(missing)}")
+    if unknown:
+        raise ValueError(f"unknown key(s) {', '.join(map(_shown, unknown))}")
+
+
+def _results_from(data: Any) -> TournamentResult:
+    """The TournamentResult a results.json document describes (ValueError naming the field at fault)."""
+    if not isinstance(data, dict):
+        raise ValueError(f"the document must be a JSON object, got {type(data).__name__}")
+    _check_keys(data, RESULT_KEYS, RESULT_OPTIONAL_KEYS)
+    players, specs = data["players"], data["specs"]
+    if not (isinstance(players, list) and players and all(isinstance(p, str) for p in players)):
+        raise ValueError(f"players must be a non-empty list of names, got {_shown(players)}")
+    if len(set(players)) != len(players):  # the ratings are keyed by name: a repeat would hide a player
+        raise ValueError(f"players must be distinct, got {_shown(players)}")
+    if not (isinstance(specs, list) and len(specs) == len(players) and all(isinstance(s, str) for s in specs)):
+        raise ValueError(f"specs must be a list of {len(players)} names (one per player), got {_shown(specs)}")
+    missing = [k for k in OPTION_NAMES if isinstance(data["rules"], dict) and k not in data["rules"]]
+    if missing:  # to_dict writes every option: none is filled in with a default that may not be the game's
+        raise ValueError(f"rules: missing option(s) {', '.join(missing)}")
+    try:
+        rules = Rules.from_dict(data["rules"]).to_dict()
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"rules: {e}") from None
+    if not _is_count(data["seed"], high=None):  # any seed run_tournament takes
+        raise ValueError(f"seed must be an integer >= 0, got {_shown(data['seed'])}")
+    budget = data["time_budget"]
+    if budget is not None and not (_is_amount(budget) and budget > 0):
+        raise ValueError(f"time_budget must be null or a number of seconds > 0, got {_shown(budget)}")
+    if data["max_plies"] is not None and not _is_count(data["max_plies"], 1):
+        raise ValueError(f"max_plies must be null or an integer >= 1, got {_shown(data['max_plies'])}")
+    cap_outcome = data.get("cap_outcome", "draw")  # a file from before the option: the cap drew
+    if cap_outcome not in ("draw", "progress"):
+        raise ValueError(f"cap_outcome must be 'draw' or 'progress', got {_shown(cap_outcome)}")
+    summary = data["summary"]
+    elapsed = summary.get("elapsed_s") if isinstance(summary, dict) else None
+    if not isinstance(summary, dict) or not (elapsed is None or _is_amount(elapsed)):
+        raise ValueError(f"summary must be an object whose elapsed_s is null or seconds >= 0, got {_shown(summary)}")
+    games_data = data["games"]
+    if not (isinstance(games_data, list) and games_data):
+        raise ValueError(f"games must be a non-empty list of games, got {_shown(games_data)}")
+    games = []
+    for i, g in enumerate(games_data):
+        try:
+            games.append(_game_from(g, rules["num_players"], len(players)))
+        except ValueError as e:
+            raise ValueError(f"games[{i}]: {e}") from None
+    indices = [g.index for g in games]
+    if len(set(indices)) != len(indices):
+        raise ValueError(f"the games' indices repeat: {_shown(sorted(indices))}")
+    return TournamentResult(players, specs, rules, games, data["seed"], budget, data["max_plies"], cap_outcome,
+                            elapsed or 0.0)
+
+
+def _game_from(g: Any, n: int, k: int) -> GameResult:
+    """One game of a results.json on ``n`` seats among ``k`` players (ValueError naming the field)."""
+    if not isinstance(g, dict):
+        raise ValueError(f"a game is an object, got {_shown(g)}")
+    _check_keys(g, GAME_KEYS, GAME_OPTIONAL_KEYS)
+
+    def per_seat(key: str, ok: Callable[[Any], bool], what: str) -> list[Any]:
+        value = g[key]
+        if not (isinstance(value, list) and len(value) == n and all(ok(x) for x in value)):
+            raise ValueError(f"{key} must be a list of {n} {what} (one per seat), got {_shown(value)}")
+        return value
+
+    for key in ("index", "seed", "plies"):
+        if not _is_count(g[key]):
+            raise ValueError(f"{key} must be an integer >= 0, got {_shown(g[key])}")
+    seats = per_seat("seats", lambda p: _is_count(p, high=k - 1), f"player indices 0..{k - 1}")
+    if not _is_count(g["first_seat"], high=n - 1):
+        raise ValueError(f"first_seat must be a seat 0..{n - 1}, got {_shown(g['first_seat'])}")
+    places = per_seat("places", lambda p: _is_count(p, 1, n), f"places 1..{n}")
+    # player_places is the mean place of each player's seats: anything else would rate another game
+    mine: dict[int, list[int]] = {}
+    for s, p in enumerate(seats):
+        mine.setdefault(p, []).append(places[s])
+    pp = g["player_places"]
+    if not (isinstance(pp, dict) and sorted(pp) == sorted(str(p) for p in mine)
+            and all(_is_amount(pp[str(p)]) and math.isclose(pp[str(p)], sum(v) / len(v)) for p, v in mine.items())):
+        expected = {str(p): sum(v) / len(v) for p, v in sorted(mine.items())}
+        raise ValueError(f"player_places must be each seated player's mean place, {_shown(expected)}, "
+                         f"got {_shown(pp)}")
+    if g["end_reason"] not in (*END_REASONS, ARENA_LIMIT):
+        raise ValueError(f"end_reason must be one of {', '.join((*END_REASONS, ARENA_LIMIT))}, "
+                         f"got {_shown(g['end_reason'])}")
+    if not (isinstance(g["moves"], list) and all(isinstance(m, str) for m in g["moves"])):
+        raise ValueError(f"moves must be a list of strings, got {_shown(g['moves'])}")
+    per_seat("move_time", _is_amount, "times in seconds >= 0")
+    per_seat("move_count", _is_count, "integers >= 0")
+    per_seat("max_move_time", _is_amount, "times in seconds >= 0")
+    per_seat("over_budget", _is_count, "integers >= 0")
+    forfeits = g.get("forfeits", [])
+    if not isinstance(forfeits, list):
+        raise ValueError(f"forfeits must be a list, got {_shown(forfeits)}")
+    for j, f in enumerate(forfeits):
+        if not (isinstance(f, dict) and sorted(f) == sorted(FORFEIT_KEYS) and _is_count(f["seat"], high=n - 1)
+                and _is_count(f["ply"]) and isinstance(f["move"], str) and isinstance(f["error"], str)):
+            raise ValueError(f"forfeits[{j}] must be {{seat: 0..{n - 1}, ply: an integer >= 0, move: a string, "
+                             f"error: a string}}, got {_shown(f)}")
+    progress = g.get("progress", [])  # older files have none
+    if progress != [] and not (isinstance(progress, list) and len(progress) == n and all(
+            isinstance(x, list) and len(x) == 2 and all(map(_is_count, x)) for x in progress)):
+        raise ValueError(f"progress must be a list of {n} [in goal, distance] pairs of integers >= 0 (one per "
+                         f"seat), or empty, got {_shown(progress)}")
+    return GameResult(**{**g, "player_places": {int(p): pp[p] for p in pp}, "forfeits": forfeits,
+                         "progress": [tuple(x) for x in progress]})
 
 
 def _one_thread_per_worker() -> None:

@@ -54,6 +54,8 @@ DEFAULT_LADDER = LADDER_DIR / "ladder.json"
 LEVELS = ("easy", "medium", "hard", "expert")
 ENTRY_FIELDS = ("variant", "seats", "levels")
 PLAYER_OPTIONS = ("temperature", "search", "time_budget")
+LEVEL_STATS = ("rating", "mu", "sigma", "score", "mean_place", "ms_per_move", "separation")  # build_entry's figures
+LEVEL_KEYS = ("level", "player", *LEVEL_STATS, *PLAYER_OPTIONS)  # all a level may hold (docs/export.md)
 # "clearly stronger": adjacent levels' openskill mu differ by at least this many combined sigmas,
 # sqrt(sigma_lower^2 + sigma_upper^2) (about 98% one-sided if the ratings were normal and independent)
 SEPARATION = 2.0
@@ -103,14 +105,6 @@ def _check(data: Any, path: Path) -> dict[str, Any]:
             raise LadderError(f"ladder {str(path)!r}: entry {key!r} is for {entry['variant']}-{entry['seats']}")
         if not isinstance(entry["levels"], list):
             raise LadderError(f"ladder {str(path)!r}: entry {key!r} has 'levels' {entry['levels']!r}, not a list")
-        for lv in entry["levels"]:
-            rating = lv.get("rating") if isinstance(lv, dict) else None
-            if rating is not None and (isinstance(rating, bool) or not isinstance(rating, (int, float))):
-                raise LadderError(f"ladder {str(path)!r}: entry {key!r} has a level with rating {rating!r}, "
-                                  "not a number")
-            if rating is not None and not math.isfinite(rating):  # NaN would sort and compare as no rating does
-                raise LadderError(f"ladder {str(path)!r}: entry {key!r} has a level with rating {rating!r}, "
-                                  "not a finite number")
         names = [lv.get("level") if isinstance(lv, dict) else None for lv in entry["levels"]]
         if not names or None in names or any(not isinstance(lv.get("player"), str) for lv in entry["levels"]):
             raise LadderError(f"ladder {str(path)!r}: entry {key!r} has a level without 'level' and 'player'")
@@ -118,7 +112,12 @@ def _check(data: Any, path: Path) -> dict[str, Any]:
             raise LadderError(f"ladder {str(path)!r}: entry {key!r} has a level name that is not a string")
         if len(set(names)) != len(names):
             raise LadderError(f"ladder {str(path)!r}: entry {key!r} repeats a level name")
+        missing = entry.get("missing", [])  # level_entry looks a level up in it
+        if not isinstance(missing, list) or any(not isinstance(name, str) for name in missing):
+            raise LadderError(f"ladder {str(path)!r}: entry {key!r} has 'missing' {_short(missing)}, not a list "
+                              "of level names")
         for lv in entry["levels"]:
+            _check_level(lv, f"ladder {str(path)!r}: entry {key!r}, level {printable(lv['level'])!r}")
             if lv["player"].strip().lower().endswith(".pt"):  # make_player would load it from anywhere
                 raise LadderError(f"ladder {str(path)!r}: entry {key!r}, level {printable(lv['level'])!r}: the "
                                   f"player {printable(lv['player'])!r} is a checkpoint; a level's player is a bot spec "
@@ -130,6 +129,41 @@ def _check(data: Any, path: Path) -> dict[str, Any]:
                                   f"{model!r} is outside the ladder's folder; a level's model is a path relative "
                                   "to the ladder file, inside its folder")
     return data
+
+
+def _short(value: Any) -> str:
+    """A file's value for a message: escaped (``repr``) and cut short."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:50]}... ({type(value).__name__})"
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+def _check_level(lv: dict[str, Any], what: str) -> None:
+    """A level's keys: only those it may have, its figures numbers (or null: a level need not be rated), its
+    player options in range; ``what`` names the file, entry and level."""
+    from agents.opponent import check_play_options
+
+    unknown = [k for k in lv if k not in LEVEL_KEYS]
+    if unknown:  # a misspelt option (``temprature``) would be dropped without a word
+        raise LadderError(f"{what}: unknown key(s) {', '.join(map(_short, unknown))}; a level has "
+                          f"{', '.join(LEVEL_KEYS)}")
+    for stat in (*LEVEL_STATS, "temperature", "time_budget"):
+        value = lv.get(stat)
+        # NaN would sort and compare as no rating does; an integer past a float's range fails to print
+        if value is not None and not _finite(value):
+            raise LadderError(f"{what}: {stat} {_short(value)} is not a finite number")
+    try:
+        check_play_options(*(lv.get(k) for k in PLAYER_OPTIONS))
+    except ValueError as e:
+        raise LadderError(f"{what}: {e}") from None
 
 
 def _model_file(player: str) -> str | None:

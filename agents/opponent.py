@@ -312,7 +312,9 @@ def _session(onnx_path: Path, variant: str, seats: int, model: bytes) -> Any:
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.log_severity_level = 3  # errors only
+    # fatal only: a failed run's error (severity 3) was printed raw (colour codes) on stderr before the
+    # OpponentError that names the model and says it; the session's runs log with this level too
+    options.log_severity_level = 4
     options.add_session_config_entry("session.use_env_allocators", "1")  # the capped arena
     try:  # no constant folding: it would compute the graph's constant part while loading, without any bound
         sess = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"],

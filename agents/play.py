@@ -61,7 +61,7 @@ from agents.arena import build_rules
 from halma_env import Game, IllegalMoveError, Move, Rules
 from halma_env.game import ACTIVE
 from halma_env.notation import is_ascii_number, quoted
-from halma_env.records import GameRecord, load_record
+from halma_env.records import GameRecord, RecordError, load_record
 from halma_env.render import SEAT_COLOUR_NAMES, colors_wanted, render_text
 from halma_env.rules import OPTION_NAMES, VARIANTS
 from halma_env.suggest import did_you_mean
@@ -367,12 +367,12 @@ class PlaySession:
                 raise ValueError(f"{e}; {path} is not loaded: hand seat {seat} to a human (human {seat}) or "
                                  f"another CPU player (cpu {seat} NAME) first") from None
         # the record's own history of seat changes, then the seats this session plays differently
-        changes = _ply_entries(record.metadata.get("seat_changes"))
+        changes = _ply_entries(record.metadata, "seat_changes", path, loaded)
+        time_up_moves = _ply_entries(record.metadata, "time_up_moves", path, loaded)
         if record.players is not None:
             changes += [{"ply": loaded.ply, "seat": seat, "player": name, "from": before}
                         for seat, (before, name) in enumerate(zip(record.players, self.seats)) if before != name]
-        self.time_up_moves = _ply_entries(record.metadata.get("time_up_moves"))
-        self.game, self.rules, self.seat_changes = loaded, loaded.rules, changes
+        self.game, self.rules, self.seat_changes, self.time_up_moves = loaded, loaded.rules, changes, time_up_moves
         self.out(f"loaded {path}: ply {loaded.ply}")
         self.play_cpu_turns()
 
@@ -477,11 +477,36 @@ class PlaySession:
                 return
 
 
-def _ply_entries(value: object) -> list[dict]:
-    """A record's ``seat_changes`` / ``time_up_moves`` (free-form metadata): the entries with a ply."""
-    if not isinstance(value, list):
+PLY_ENTRY_KEYS = {"seat_changes": ("ply", "seat", "player", "from"), "time_up_moves": ("ply", "seat", "player")}
+
+
+def _ply_entries(metadata: dict, key: str, path: str, game: Game) -> list[dict]:
+    """The saved record ``path``'s ``seat_changes`` or ``time_up_moves`` (``key``; none: empty), as
+    ``record_metadata`` writes them for ``game``, the record's.  A malformed entry is refused by name
+    (RecordError), as the rest of a bad saved file is: dropped, it would be lost from the next save."""
+    if key not in metadata:
         return []
-    return [dict(c) for c in value if isinstance(c, dict) and type(c.get("ply")) is int]
+    value = metadata[key]
+    if not isinstance(value, list):
+        raise RecordError(f"{path}: metadata {key} must be a list of entries, got {_shown(value)}")
+    keys = PLY_ENTRY_KEYS[key]
+    # a seat change may be at the last ply (it stands from then on); a time-up move is one of the game's moves
+    last = game.ply if key == "seat_changes" else game.ply - 1
+    for i, entry in enumerate(value):
+        if not (isinstance(entry, dict) and sorted(entry) == sorted(keys)
+                and type(entry["ply"]) is int and 0 <= entry["ply"] <= last
+                and type(entry["seat"]) is int and 0 <= entry["seat"] < game.num_players
+                and all(isinstance(entry[k], str) for k in keys[2:])):
+            fields = ", ".join(f"{k}: a name" for k in keys[2:])
+            raise RecordError(f"{path}: metadata {key}[{i}] must be {{ply: 0..{last}, seat: "
+                              f"0..{game.num_players - 1}, {fields}}}, got {_shown(entry)}")
+    return [dict(entry) for entry in value]
+
+
+def _shown(value: object) -> str:
+    """A saved file's value for a message: escaped (``repr``) and cut short."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:50]}... ({type(value).__name__})"
 
 
 def _game_name(rules: Rules) -> str:

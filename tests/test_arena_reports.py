@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -326,9 +328,96 @@ def test_load_results_of_an_older_file(tmp_path) -> None:
     data["summary"]["elapsed_s"] = 12.5
     path.write_text(json.dumps(data))
     assert arena.load_results(str(path)).elapsed == 12.5
-    data["games"] = 5  # not a list of games: a TypeError inside, a ValueError out
+    data["games"] = 5  # not a list of games
     path.write_text(json.dumps(data))
-    with pytest.raises(ValueError, match=r"results.json: not a halma eval results.json \(TypeError: "):
+    with pytest.raises(ValueError, match=r"results.json: not a halma eval results.json \(games must be a non-empty "
+                                         r"list of games, got 5\)$"):
+        arena.load_results(str(path))
+
+
+def _played_results(tmp_path: Path) -> dict[str, Any]:
+    """A real results.json (random against greedy, 4 short games on 2 seats, one capped), as a document."""
+    res = arena.run_tournament(["random", "greedy"], Rules("star", 2), 4, seed=3, max_plies=40, time_budget=1.0)
+    res.games[0].forfeits = [{"seat": 1, "ply": 3, "move": "1-2", "error": "illegal"}]  # one of each kind of entry
+    res.save(str(tmp_path / "played"), plot=False)
+    return json.loads((tmp_path / "played" / "results.json").read_text())
+
+
+def _paths(o: Any, at: tuple = ()) -> Iterator[tuple]:
+    """Every place in a JSON document (the keys and indices leading to it)."""
+    yield at
+    items = o.items() if isinstance(o, dict) else enumerate(o) if isinstance(o, list) else ()
+    for k, v in items:
+        yield from _paths(v, (*at, k))
+
+
+def test_load_results_refuses_a_mutated_file_or_reports_it(tmp_path) -> None:
+    """Each of 400 seeded mutations of a real results.json (a value replaced by another type or range, a key
+    dropped or added, an entry added to a list) is refused with a ValueError naming the file, or loads and
+    every report works (1306 of 1500 such files were accepted, and 147 of them then crashed the reports)."""
+    import copy
+    import random
+
+    base = _played_results(tmp_path)
+    weird = [None, True, 0, -1, 1, 2, 3, 1.5, -0.5, math.nan, math.inf, "", "x", [], {}, [1], [1, 2], {"a": 1},
+             {"0": 1.0}, 10**30]
+    rng = random.Random(0)
+    path = tmp_path / "results.json"
+    refused = 0
+    for _ in range(400):
+        data = copy.deepcopy(base)
+        at = rng.choice([p for p in _paths(data) if p])
+        node = data
+        for k in at[:-1]:
+            node = node[k]
+        how = rng.random()
+        if how < 0.15 and isinstance(node, dict):
+            del node[at[-1]]
+        elif how < 0.25 and isinstance(node, dict):
+            node["extra"] = 1
+        elif how < 0.35 and isinstance(node[at[-1]], list):
+            node[at[-1]].append(rng.choice(weird))
+        else:
+            node[at[-1]] = rng.choice(weird)
+        path.write_text(json.dumps(data))
+        try:
+            res = arena.load_results(str(path))
+        except ValueError as e:
+            assert str(e).startswith(f"{path}: not a halma eval results.json ("), (at, e)
+            refused += 1
+            continue
+        res.markdown(), res.summary(), res.player_stats(), res.pairwise()  # each must work
+        assert len(res.ratings()) == len(res.players)
+    assert 100 < refused < 400  # both kinds were met (the statistics' own keys are recomputed, not read)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda d: d["games"][1].update(max_move_time=[]),
+     r"games\[1\]: max_move_time must be a list of 2 times in seconds >= 0 \(one per seat\), got \[\]"),
+    (lambda d: d["games"][0].update(seats=[0, 2]), r"games\[0\]: seats must be a list of 2 player indices 0\.\.1"),
+    (lambda d: d["games"][2].update(places=[1, 3]), r"games\[2\]: places must be a list of 2 places 1\.\.2"),
+    (lambda d: d["games"][0]["player_places"].update({"0": 1.5}),
+     r"games\[0\]: player_places must be each seated player's mean place"),
+    (lambda d: d["games"][3].update(end_reason=0), r"games\[3\]: end_reason must be one of finished, .*max_plies"),
+    (lambda d: d["games"][0].update(first_seat="x"), r"games\[0\]: first_seat must be a seat 0\.\.1, got 'x'"),
+    (lambda d: d["games"][0].update(plies=True), r"games\[0\]: plies must be an integer >= 0, got True"),
+    (lambda d: d["games"][0]["forfeits"][0].update(seat=5), r"games\[0\]: forfeits\[0\] must be \{seat: 0\.\.1"),
+    (lambda d: d["games"][1].update(progress=[[1, 2]]), r"games\[1\]: progress must be a list of 2 \[in goal"),
+    (lambda d: d["games"][1].update(record={}), r"games\[1\]: unknown key\(s\) 'record'"),
+    (lambda d: d["games"][1].update(index=0), r"the games' indices repeat: \[0, 0, 2, 3\]"),
+    (lambda d: d.update(time_budget=[1]), r"time_budget must be null or a number of seconds > 0, got \[1\]"),
+    (lambda d: d.update(players=["a", "a"]), r"players must be distinct"),
+    (lambda d: d.update(summary=[]), r"summary must be an object"),
+    (lambda d: d["rules"].pop("variant"), r"rules: missing option\(s\) variant"),
+    (lambda d: d.update(extra=1), r"unknown key\(s\) 'extra'"),
+], ids=["max_move_time", "seats", "places", "player_places", "end_reason", "first_seat", "plies", "forfeits",
+        "progress", "record", "indices", "time_budget", "players", "summary", "rules", "extra"])
+def test_load_results_names_the_file_the_game_and_the_field(tmp_path, change, message) -> None:
+    data = _played_results(tmp_path)
+    change(data)
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: not a halma eval results\.json \({message}"):
         arena.load_results(str(path))
 
 

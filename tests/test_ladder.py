@@ -389,8 +389,8 @@ def test_an_unwritable_ladder_file_is_refused_before_the_tournament(tmp_path: Pa
 @pytest.mark.parametrize(
     ("levels", "message"),
     [
-        (5, "has 'levels' 5, not a list"),
-        ([{"level": "easy", "player": "random", "rating": "x"}], "has a level with rating 'x', not a number"),
+        (5, " has 'levels' 5, not a list"),
+        ([{"level": "easy", "player": "random", "rating": "x"}], ", level 'easy': rating 'x' is not a finite number"),
     ],
 )
 def test_malformed_entries_are_named(tmp_path: Path, capsys, levels: object, message: str) -> None:
@@ -401,7 +401,7 @@ def test_malformed_entries_are_named(tmp_path: Path, capsys, levels: object, mes
         "star-2": {"variant": "star", "seats": 2, "levels": levels}}}))
     assert main(["ladder", "--ladder", str(bad)]) == 2  # printing it
     err = capsys.readouterr().err
-    assert f"halma ladder: error: ladder '{bad}': entry 'star-2' {message}" in err and "Traceback" not in err
+    assert f"halma ladder: error: ladder '{bad}': entry 'star-2'{message}" in err and "Traceback" not in err
 
 
 def test_a_level_from_the_built_in_fallback_says_so(tmp_path: Path, monkeypatch) -> None:
@@ -1315,6 +1315,46 @@ def test_a_ladder_s_strings_reach_the_terminal_escaped(tmp_path: Path) -> None:
     with pytest.raises(LadderError) as info:
         level_player("expert", "star", 2, path=ladder)
     assert "\x07" not in str(info.value) and "levels: easy, 'hard\\x07'" in str(info.value)
+
+
+@pytest.mark.parametrize(("level", "message"), [
+    ({"temprature": 0.5}, r"unknown key\(s\) 'temprature'; a level has level, player, rating, mu, sigma"),
+    ({"extra": [1]}, r"unknown key\(s\) 'extra'"),
+    ({"mu": "12.5"}, r"mu '12\.5' is not a finite number"),
+    ({"sigma": [4.2]}, r"sigma \[4\.2\] is not a finite number"),
+    ({"score": True}, r"score True is not a finite number"),
+    ({"mean_place": {}}, r"mean_place \{\} is not a finite number"),
+    ({"ms_per_move": 10**400}, r"ms_per_move 1000.*\.\.\. \(int\) is not a finite number"),
+    ({"separation": "2.8"}, r"separation '2\.8' is not a finite number"),
+    ({"temperature": "hot"}, r"temperature 'hot' is not a finite number"),
+    ({"temperature": -1}, r"temperature must be >= 0 \(a finite number\), got -1"),
+    ({"time_budget": 0}, r"time_budget must be > 0 seconds"),
+    ({"search": [2]}, r"search must be None, an int, a dict or 'top=K"),
+], ids=["misspelt-option", "extra", "mu", "sigma", "score", "mean_place", "ms_per_move", "separation",
+        "temperature-type", "temperature-range", "time_budget", "search"])
+def test_a_levels_unknown_keys_and_wrong_types_are_refused_naming_the_file_entry_and_level(
+        tmp_path: Path, level: dict, message: str) -> None:
+    """Level entries took any key (a misspelt option was dropped) and their figures any type."""
+    ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "levels": [
+        {"level": "easy", "player": "random", "rating": 1.0}, {"level": "hard", "player": "greedy", **level}]}})
+    with pytest.raises(LadderError, match=rf"^ladder {re.escape(repr(str(ladder.resolve())))}: entry 'star-2', "
+                                          rf"level 'hard': {message}"):
+        load_ladder(ladder)
+
+
+def test_a_ladder_entrys_missing_levels_must_be_level_names(tmp_path: Path) -> None:
+    """``"missing": 5`` passed the check and made asking for an absent level raise TypeError."""
+    ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "missing": 5,
+                                                                "levels": GOOD_LEVELS}})
+    with pytest.raises(LadderError, match=r"entry 'star-2' has 'missing' 5, not a list of level names"):
+        level_player("hard", "star", 2, path=ladder)
+
+
+def test_every_key_a_built_level_has_passes_the_check() -> None:
+    """The shipped ladder loads: its levels hold every figure build_entry writes."""
+    data = load_ladder(DEFAULT_LADDER)
+    assert {k for entry in data["games"].values() for lv in entry["levels"] for k in lv} == {
+        "level", "player", "rating", "mu", "sigma", "score", "mean_place", "ms_per_move", "separation"}
 
 
 def test_a_rating_of_null_is_printed_as_none_given(tmp_path: Path) -> None:

@@ -94,7 +94,7 @@ def test_a_shipped_export_loads_with_the_names_it_was_written_with(policy: OnnxP
 def test_the_session_is_single_threaded_on_the_cpu(policy: OnnxPolicy) -> None:
     options = policy.session.get_session_options()
     assert (options.intra_op_num_threads, options.inter_op_num_threads) == (1, 1)
-    assert options.execution_mode.name == "ORT_SEQUENTIAL" and options.log_severity_level == 3
+    assert options.execution_mode.name == "ORT_SEQUENTIAL" and options.log_severity_level == 4  # fatal only
     assert policy.session.get_providers() == ["CPUExecutionProvider"]
 
 
@@ -599,6 +599,23 @@ def test_an_onnxruntime_error_in_a_run_is_an_opponent_error_naming_the_model(tmp
         policy.scores(Game(Rules("star", 2)))
     with pytest.raises(OpponentError, match="failed in onnxruntime"):
         load_opponent(str(path)).select_move(Game(Rules("star", 2)))
+
+
+def test_a_failed_run_prints_only_the_clean_error_line(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """onnxruntime logged a failed run itself (a colour-coded ``[E:onnxruntime:...]`` line on stderr) before
+    ``halma eval: error:`` said it: the sessions now log fatal errors only (capfd: the C++ log writes to fd 2)."""
+    from onnx import helper, numpy_helper
+
+    from agents.cli import main
+
+    path = _graph(tmp_path, nodes=[helper.make_node("Reshape", ["mf", "rows"], ["r"]), *_summed("r", cast=False)],
+                  initializers=[numpy_helper.from_array(np.array([3, -1], dtype=np.int64), "rows")], extra="extra")
+    capfd.readouterr()
+    assert main(["eval", str(path), "greedy", "--games", "2", "--quiet"]) == 2
+    out, err = capfd.readouterr()
+    assert out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"halma eval: error: player {str(path)!r} cannot play star with 2 seats: opponent model "
+                          f"{str(path)!r} failed in onnxruntime (") and "\x1b" not in err
 
 
 def test_a_run_is_stopped_after_the_time_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -451,17 +452,57 @@ def test_undo_keeps_a_seat_change_and_drops_a_time_up_move_taken_back(tmp_path):
     assert s.seat_changes == [{"ply": 0, "seat": 1, "player": "first", "from": HUMAN}]  # the CPU still plays it
 
 
-def test_load_reads_free_form_metadata_it_did_not_write(tmp_path):
+CHANGE = {"ply": 1, "seat": 1, "player": "first", "from": HUMAN}  # a well-formed seat change at ply 1
+
+
+@pytest.mark.parametrize(("metadata", "message"), [
+    ({"seat_changes": [CHANGE, "x"]},
+     r"metadata seat_changes\[1\] must be \{ply: 0\.\.1, seat: 0\.\.1, player: a name, from: a name\}, got 'x'$"),
+    ({"seat_changes": [{"seat": 1}]}, r"metadata seat_changes\[0\] must be .*, got \{'seat': 1\}$"),
+    ({"seat_changes": [{**CHANGE, "seat": 2}]}, r"metadata seat_changes\[0\] must be .*'seat': 2"),
+    ({"seat_changes": [{**CHANGE, "ply": 5}]}, r"metadata seat_changes\[0\] must be .*'ply': 5"),
+    ({"seat_changes": [{**CHANGE, "ply": True}]}, r"metadata seat_changes\[0\] must be .*'ply': True"),
+    ({"seat_changes": [{**CHANGE, "player": 3}]}, r"metadata seat_changes\[0\] must be .*'player': 3"),
+    ({"seat_changes": [{k: v for k, v in CHANGE.items() if k != "from"}]}, r"metadata seat_changes\[0\] must be"),
+    ({"seat_changes": [{**CHANGE, "x": 1}]}, r"metadata seat_changes\[0\] must be .*\.\.\. \(dict\)$"),  # cut short
+    ({"seat_changes": "none"}, r"metadata seat_changes must be a list of entries, got 'none'$"),
+    ({"time_up_moves": [{"ply": 1, "seat": 0, "player": "medium"}]},
+     r"metadata time_up_moves\[0\] must be \{ply: 0\.\.0, seat: 0\.\.1, player: a name\}, got"),
+    ({"time_up_moves": None}, r"metadata time_up_moves must be a list of entries, got None$"),
+], ids=["not-an-entry", "no-ply", "seat", "ply-past-the-game", "ply-bool", "player", "no-from", "extra-key",
+        "not-a-list", "time-up-ply", "time-up-null"])
+def test_load_refuses_malformed_seat_changes_naming_the_entry_and_changes_nothing(tmp_path, metadata, message):
+    """Malformed seat_changes / time_up_moves entries of a saved game were dropped without a word (and so lost
+    from the next save); they are refused as the rest of a bad saved file is, and the session stays as it was."""
     from halma_env.records import GameRecord
 
     game = Game(Rules("star", 2))
     game.play("113-104")
     path = tmp_path / "other.json"
-    GameRecord.from_game(game, players=[HUMAN, HUMAN], metadata={"seat_changes": [{"seat": 1}, "x"],
-                                                                  "time_up_moves": "none"}).save(path)
+    GameRecord.from_game(game, players=[HUMAN, HUMAN], metadata=metadata).save(path)
+    s, out = session([HUMAN, HUMAN])
+    s.handle("113-104")
+    s.move_for_human()
+    before = (s.game, s.game.position(), list(s.seats), list(s.seat_changes), list(s.time_up_moves))
+    s.handle(f"load {path}")
+    assert re.match(rf"error: {re.escape(str(path))}: {message}", out[-1]), out[-1]
+    assert (s.game, s.game.position(), s.seats, s.seat_changes, s.time_up_moves) == before
+
+
+def test_load_takes_well_formed_entries_as_they_were_saved(tmp_path):
+    from halma_env.records import GameRecord
+
+    game = Game(Rules("star", 2))
+    game.play("113-104")
+    changes = [{"ply": 0, "seat": 1, "player": "first", "from": HUMAN}, {"ply": 1, "seat": 1, "player": HUMAN,
+                                                                          "from": "first"}]
+    time_up = [{"ply": 0, "seat": 0, "player": "medium"}]
+    path = tmp_path / "ok.json"
+    GameRecord.from_game(game, players=[HUMAN, HUMAN], metadata={"seat_changes": changes, "time_up_moves": time_up,
+                                                                  "note": "free-form"}).save(path)
     s, out = session([HUMAN, HUMAN])
     s.handle(f"load {path}")
-    assert s.game.ply == 1 and s.seat_changes == [] and s.time_up_moves == []
+    assert s.game.ply == 1 and s.seat_changes == changes and s.time_up_moves == time_up
     s.handle("7-16")
     s.handle("undo")
     assert s.game.ply == 1 and not out[-1].startswith("error:")
