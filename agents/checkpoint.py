@@ -17,14 +17,19 @@ Before anything is written it checks the payload as the loader will check the fi
 bytes back weights-only), so it never replaces a good file with one the loader refuses.
 ``load_checkpoint`` raises ``CheckpointError`` (a ``ValueError``) that names the file and the
 problem: not a checkpoint / corrupt, another format or encoding version, a different variant,
-seat count or network shape, NaN or infinite weights.
+seat count or network shape, a header that disagrees with the stored training config's game, an
+unknown network key, a step count that is not an integer >= 0, NaN or infinite weights.
+``model_from_checkpoint`` checks the stored weights' shapes against the stated network before it
+builds it, and ``check_training_entries`` what ``halma train --resume`` reads besides.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import io
+import math
 import os
+import random
 import re
 import reprlib
 import tempfile
@@ -33,6 +38,7 @@ import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import torch
 
 from agents.files import shipped_file_hint
@@ -46,6 +52,10 @@ FORMAT = "halma_env.checkpoint"
 FORMAT_VERSION = 1
 NETWORK_KEYS_ADDED_LATER = {"attention_layers": 0, "reach_features": False}
 REQUIRED = ("format", "format_version", "encoding_version", "variant", "num_players", "network", "model")
+STEP_KEYS = ("global_step", "update")  # optional; counters, so integers from 0 to MAX_STEP
+MAX_STEP = 2**63 - 1  # what a torch int64 (and a JSON reader's 64-bit integer) holds
+RNG_KEYS = ("python", "numpy", "torch")  # rng_state's (agents/ppo.py), and "cuda" where CUDA was used
+EXTRA_KEYS = ("snapshots", "ratings")  # what a training checkpoint's extra holds (Trainer._payload)
 # a temporary file of a save untouched this long is a killed save's: a live one is written in one go, then replaced
 STALE_TMP_S = 60.0
 
@@ -217,6 +227,8 @@ def _check_contents(data: dict[str, Any], who: str) -> None:
         raise CheckpointError(f"{who} was trained with encoding version "
                               f"{_shown(data['encoding_version'])}, the environment now uses {ENCODING_VERSION!r}")
     _check_game(data, who)
+    _check_config_game(data, who)
+    _check_steps(data, who)
     if not isinstance(data["network"], dict):
         raise CheckpointError(f"{who} has a network entry of type "
                               f"{type(data['network']).__name__}, not a mapping")
@@ -255,10 +267,45 @@ def _check_game(data: dict[str, Any], who: str) -> None:
                               f"{', '.join(map(str, SEAT_COUNTS[variant]))} seats")
 
 
+def _check_config_game(data: dict[str, Any], who: str) -> None:
+    """The training config stored with the weights names the game they learned: a header edited to another
+    game of the same board size (star-2 weights relabelled diamond-2 or star-3: the same tensor shapes) would
+    load and play that game without a word."""
+    if "config" not in data:
+        return
+    config = data["config"]
+    if not isinstance(config, dict):
+        raise CheckpointError(f"{who} has a config entry of type {type(config).__name__}, not a mapping")
+    if "game" not in config:  # a config without a game section (hand-made checkpoints) says nothing of it
+        return
+    game = config["game"]
+    if not isinstance(game, dict):
+        raise CheckpointError(f"{who} has a config.game entry of type {type(game).__name__}, not a mapping")
+    for key in ("variant", "num_players"):
+        if key in game and (type(game[key]) is not type(data[key]) or game[key] != data[key]):
+            raise CheckpointError(f"{who} has {key} {data[key]!r}, but its training config has game.{key} "
+                                  f"{_shown(game[key])} (a checkpoint relabelled for another game?)")
+
+
+def _check_steps(data: dict[str, Any], who: str) -> None:
+    """global_step and update, where present, are counts: a resume continues from them and an export copies
+    them into its JSON manifest ("3", 2.9, a tensor or -5 were converted, crashed or trained on)."""
+    for key in STEP_KEYS:
+        if key in data and not (_is_int(data[key]) and 0 <= data[key] <= MAX_STEP):
+            raise CheckpointError(f"{who} has {key} = {_shown(data[key])} ({type(data[key]).__name__}), "
+                                  f"expected an integer from 0 to {MAX_STEP}")
+
+
 def _check_network_types(network: dict[str, Any], who: str) -> None:
-    """Each known network key holds a value of its NetworkConfig default's type (bool is not an int here)."""
+    """Each network key is a NetworkConfig field (a misspelt or foreign one would be dropped without a word)
+    holding a value of its default's type (bool is not an int here)."""
     from agents.config import NetworkConfig  # no torch, no cycle
 
+    names = [f.name for f in dataclasses.fields(NetworkConfig)]
+    unknown = [k for k in network if k not in names]
+    if unknown:
+        raise CheckpointError(f"{who} has unknown network key(s) {_some([_shown(k) for k in unknown])}; "
+                              f"a network has {', '.join(names)}")
     for f in dataclasses.fields(NetworkConfig):
         if f.name not in network:
             continue  # a partial entry is checked against the config (check_network) or when the model is built
@@ -284,43 +331,176 @@ def model_from_checkpoint(data: dict[str, Any], path: str | Path = "checkpoint")
     from agents.config import NetworkConfig
     from agents.network import build_network
 
+    who = f"checkpoint {str(path)!r}"
     names = [f.name for f in dataclasses.fields(NetworkConfig)]
     missing = [k for k in names if k not in data["network"]]
     if missing:
-        raise CheckpointError(f"checkpoint {str(path)!r} has no network {', '.join(missing)}")
+        raise CheckpointError(f"{who} has no network {', '.join(missing)}")
+    _check_network_types(data["network"], who)  # also for a dict that never went through the loader
     try:
         NetworkConfig(**{k: data["network"][k] for k in names}).validate()
-        net = build_network(data["variant"], data["num_players"], SimpleNamespace(**data["network"]))
     except ValueError as exc:
-        raise CheckpointError(f"checkpoint {str(path)!r}: {exc}") from None
-    _check_finite(data["model"], f"checkpoint {str(path)!r}")  # also for a dict that never went through the loader
+        raise CheckpointError(f"{who}: {exc}") from None
+    _check_finite(data["model"], who)
+    check_weights(data, path)  # before the build: the stated sizes are the file's word only
+    net = build_network(data["variant"], data["num_players"], SimpleNamespace(**data["network"]))
     try:
         net.load_state_dict(data["model"])
-    except RuntimeError as exc:
-        raise CheckpointError(f"checkpoint {str(path)!r} weights do not fit its network: "
-                              f"{_misfit(net, data['model'], exc)}") from None
+    except RuntimeError as exc:  # shapes and names fit (check_weights): some other reason, in torch's words
+        lines = [line.strip().rstrip(".").strip() for line in str(exc).splitlines()]
+        raise CheckpointError(f"{who} weights do not fit its network: "
+                              f"{_some([line for line in lines[1:] if line] or lines[:1] or [type(exc).__name__])}"
+                              ) from None
     net.eval()
     return net
 
 
-def _misfit(net: HalmaNet, state: dict[str, Any], exc: RuntimeError) -> str:
-    """Why ``state`` does not load into ``net``: the missing and unexpected tensors and those of another shape,
-    each list cut after a few names with a count of the rest (torch's message lists them all, one per line)."""
-    own = net.state_dict()
+def check_weights(data: dict[str, Any], path: str | Path = "checkpoint") -> None:
+    """The stored weights (``model``) against the network the checkpoint states (``network``, a checked and
+    complete entry), without allocating that network: a hand-edited ``channels: 1000000`` made a load try to
+    allocate 28 TB and ``blocks: 3000`` took minutes.  Each size and layer count must be one the weights have,
+    then the network is built on torch's ``meta`` device (shapes only) and its tensors compared with the
+    stored ones.  ``CheckpointError`` naming the network key or the tensors that differ."""
+    from types import SimpleNamespace
+
+    from agents.network import build_network
+
+    who = f"checkpoint {str(path)!r}"
+    network, model = data["network"], data["model"]
+    # every size is a dimension of some weight (embed, the heads): a larger one cannot fit, however large
+    largest = max((max(t.shape, default=1) for t in model.values()), default=0)
+    for key in ("channels", "pair_dim", "value_hidden"):
+        if network[key] > largest:
+            raise CheckpointError(f"{who} has network.{key} = {network[key]}, but no weight has a dimension that "
+                                  f"large (the largest is {largest})")
+    # one set of tensors per layer (blocks.N.*, attention.N.*): the meta build's time grows with the count
+    for key, prefix in (("blocks", "blocks."), ("attention_layers", "attention.")):
+        held = len({k.split(".")[1] for k in model if isinstance(k, str) and k.startswith(prefix)})
+        if network[key] != held:
+            raise CheckpointError(f"{who} has network.{key} = {network[key]}, but its weights hold {held} "
+                                  f"({prefix}N.*)")
+    with torch.device("meta"):  # shapes only: nothing allocated
+        shell = build_network(data["variant"], data["num_players"], SimpleNamespace(**network))
+    misfit = _misfit(shell.state_dict(), model)
+    if misfit:
+        raise CheckpointError(f"{who} weights do not fit its network: {misfit}")
+
+
+def _misfit(own: dict[str, torch.Tensor], state: dict[Any, Any]) -> str:
+    """Why ``state`` does not load into a network of state dict ``own`` ("" when it does): the missing and
+    unexpected tensors and those of another shape, each list cut after a few names with a count of the rest
+    (torch's message lists them all, one per line)."""
     shapes = [f"{k} {tuple(state[k].shape)} vs {tuple(own[k].shape)}"
               for k in own if k in state and state[k].shape != own[k].shape]
     missing = [k for k in own if k not in state]
-    unexpected = [k for k in state if k not in own]
+    unexpected = [str(k) for k in state if k not in own]
     parts = [f"{len(shapes)} of another shape (checkpoint vs network): {_some(shapes)}" if shapes else "",
              f"{len(missing)} missing: {_some(missing)}" if missing else "",
              f"{len(unexpected)} unexpected: {_some(unexpected)}" if unexpected else ""]
-    if any(parts):
-        return "; ".join(p for p in parts if p)
-    lines = [line.strip().rstrip(".").strip() for line in str(exc).splitlines()]  # some other reason: torch's
-    return _some([line for line in lines[1:] if line] or lines[:1] or [type(exc).__name__])
+    return "; ".join(p for p in parts if p)
 
 
 def _some(items: list[str], shown: int = 3) -> str:
     """The first ``shown`` of ``items`` and how many more there are (never cut silently)."""
     more = f" and {len(items) - shown} more" if len(items) > shown else ""
     return ", ".join(items[:shown]) + more
+
+
+def check_training_entries(data: dict[str, Any], path: str | Path) -> None:
+    """What ``halma train --resume`` reads of a training checkpoint besides the weights, checked before any
+    of it is applied (a hand-edited ``rng`` or ``extra`` failed halfway with a TypeError, after the random
+    streams were partly set): the optimiser state a mapping, each random state one its generator takes
+    (tried on a scratch generator), ``extra`` the opponent pool's snapshot paths and ratings.  The step
+    counts are checked by the loader.  ``CheckpointError`` naming the file and the entry."""
+    who = f"checkpoint {str(path)!r}"
+    if not isinstance(data["optimizer"], dict):
+        raise CheckpointError(f"{who} has an optimizer entry of type {type(data['optimizer']).__name__}, "
+                              "not an optimiser state dict")
+    _check_rng(data["rng"], "rng", who)
+    if "rng_ranks" in data:  # one state per process of a parallel run (agents/ppo.py, Trainer.save)
+        ranks = data["rng_ranks"]
+        if not isinstance(ranks, list) or not ranks:
+            raise CheckpointError(f"{who} has rng_ranks = {_shown(ranks)}, not a list of random states")
+        for i, state in enumerate(ranks):
+            _check_rng(state, f"rng_ranks[{i}]", who)
+    extra = data["extra"]
+    if not isinstance(extra, dict):
+        raise CheckpointError(f"{who} has an extra entry of type {type(extra).__name__}, not a mapping")
+    unknown = [_shown(k) for k in extra if k not in EXTRA_KEYS]
+    if unknown:
+        raise CheckpointError(f"{who} has unknown extra key(s) {_some(unknown)}; a training checkpoint's extra "
+                              f"has {', '.join(EXTRA_KEYS)}")
+    snapshots = extra.get("snapshots", [])
+    if not isinstance(snapshots, list) or not all(isinstance(s, str) for s in snapshots):
+        raise CheckpointError(f"{who} has extra.snapshots = {_shown(snapshots)}, not a list of snapshot paths")
+    ratings = extra.get("ratings", {})
+    if not isinstance(ratings, dict):
+        raise CheckpointError(f"{who} has extra.ratings = {_shown(ratings)}, not a mapping of names to ratings")
+    for name, rating in ratings.items():
+        # Trainer._update_ratings passes each as keyword arguments to the rating model
+        if not (isinstance(name, str) and isinstance(rating, dict) and set(rating) == {"mu", "sigma"}
+                and all(_is_finite_number(v) for v in rating.values())):
+            raise CheckpointError(f"{who} has extra.ratings[{_shown(name)}] = {_shown(rating)}, not a rating "
+                                  "{'mu': number, 'sigma': number}")
+
+
+def _is_finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_rng(state: Any, name: str, who: str) -> None:
+    """One process's random states (``rng_state`` in agents/ppo.py), each set on a scratch generator of its
+    kind: what that takes, ``set_rng_state`` takes (it converts the Python state's lists back to tuples)."""
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{who} has {name} = {_shown(state)}, not a mapping of random states")
+    missing = [k for k in RNG_KEYS if k not in state]
+    unknown = [_shown(k) for k in state if k not in (*RNG_KEYS, "cuda")]
+    if missing or unknown:
+        what = f"without {', '.join(missing)}" if missing else f"with unknown key(s) {_some(unknown)}"
+        raise CheckpointError(f"{who} has {name} {what}; it holds the {', '.join(RNG_KEYS)} random states "
+                              "(and cuda where CUDA was used)")
+
+    def python(s: Any) -> None:
+        random.Random().setstate(tuple(x if not isinstance(x, list) else tuple(x) for x in s))
+
+    def numpy(s: Any) -> None:
+        np.random.default_rng().bit_generator.state = s  # the trainer's generator is a default_rng
+
+    def cuda(s: Any) -> None:
+        if not isinstance(s, (list, tuple)) or not all(isinstance(t, torch.Tensor) and t.dtype == torch.uint8
+                                                       for t in s):
+            raise TypeError("expected a list of torch.ByteTensor, one per GPU")
+
+    setters = {"python": python, "numpy": numpy, "torch": lambda s: torch.Generator().set_state(s), "cuda": cuda}
+    for key in state:
+        try:
+            setters[key](state[key])
+        except (TypeError, ValueError, OverflowError, KeyError, IndexError, RuntimeError) as exc:
+            raise CheckpointError(f"{who} has {name}.{key} = {_shown(state[key])}, not a {key} random state "
+                                  f"({type(exc).__name__}: {_first_line(exc)})") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def load_optimizer_state(optimizer: torch.optim.Optimizer, state: dict[str, Any], path: str | Path) -> None:
+    """Load a checkpoint's optimiser state into ``optimizer``, naming the file where it does not fit: torch
+    checks the parameter groups' sizes, not the per-parameter state (Adam's step and moments), whose wrong
+    shape or type failed only at the first step and whose NaN made every weight NaN there."""
+    who = f"checkpoint {str(path)!r}"
+    try:
+        optimizer.load_state_dict(state)
+    except (TypeError, ValueError, KeyError, IndexError, RuntimeError) as exc:
+        raise CheckpointError(f"{who} has an optimizer state this run's optimiser does not take "
+                              f"({type(exc).__name__}: {_first_line(exc)})") from None
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    for i, param in enumerate(params):
+        for key, value in optimizer.state.get(param, {}).items():
+            if not isinstance(value, torch.Tensor) or (value.dim() and value.shape != param.shape):
+                what = f"{tuple(value.shape)}" if isinstance(value, torch.Tensor) else f"a {type(value).__name__}"
+                raise CheckpointError(f"{who} has an optimizer state whose {key} of parameter {i} is {what}, "
+                                      f"not a tensor of the parameter's shape {tuple(param.shape)} (or a scalar)")
+            if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+                raise CheckpointError(f"{who} has an optimizer state whose {key} of parameter {i} holds NaN or inf")

@@ -18,6 +18,8 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import io
+import json
+import math
 import os
 import random
 import shutil
@@ -40,6 +42,7 @@ from agents.opponent import (
     OnnxPolicy,
     file_sha256,
     manifest_path,
+    read_manifest,
     write_manifest,
 )
 from agents.player import check_number
@@ -187,6 +190,36 @@ def _check_config_size(config: Any, checkpoint: str | Path) -> None:
             todo.extend(item)
 
 
+def _check_json_values(config: Any, checkpoint: str | Path) -> None:
+    """The checkpoint's config as the manifest copies it: JSON values only (mappings with string keys,
+    lists, strings, booleans, null, finite numbers, integers a 64-bit reader takes).  A tensor failed the
+    export with a TypeError traceback and a NaN wrote a manifest no JSON reader takes.  Walked without
+    recursion; ``_check_config_size`` bounds the walk."""
+    todo: list[tuple[Any, str]] = [(config, "config")]
+    while todo:
+        value, where = todo.pop()
+        if isinstance(value, dict):
+            bad_keys = [k for k in value if not isinstance(k, str)]
+            if bad_keys:
+                raise ValueError(f"checkpoint {str(checkpoint)!r}: its {where} has the key {bad_keys[0]!r} "
+                                 f"({type(bad_keys[0]).__name__}); the manifest copies the config, and JSON "
+                                 "keys are strings")
+            todo.extend(reversed([(v, f"{where}.{k}") for k, v in value.items()]))
+        elif isinstance(value, (list, tuple)):
+            todo.extend(reversed([(v, f"{where}[{i}]") for i, v in enumerate(value)]))
+        elif not (value is None or isinstance(value, (str, bool))
+                  or (isinstance(value, int) and -(2**63) <= value < 2**63)
+                  or (isinstance(value, float) and math.isfinite(value))):
+            raise ValueError(f"checkpoint {str(checkpoint)!r}: its {where} = {_brief(value)} "
+                             f"({type(value).__name__}) cannot go into the manifest, which copies the config "
+                             "(JSON has strings, booleans, null, lists, mappings and finite numbers)")
+
+
+def _brief(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir: str | Path = "exports", *,
                       rating: float | None = None, name: str | None = None, opset: int = OPSET,
                       check_positions: int = CHECK_POSITIONS) -> Path:
@@ -210,6 +243,7 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
                          f"got {opset!r}")
     data = load_checkpoint(checkpoint)  # CheckpointError (a ValueError) for anything unreadable
     _check_config_size(data.get("config"), checkpoint)  # the manifest copies it
+    _check_json_values(data.get("config"), checkpoint)  # (the loader checked global_step, update and network)
     if level is None:
         level = default_level(data, checkpoint)
     net = model_from_checkpoint(data, checkpoint)
@@ -263,17 +297,22 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
             "onnx_file": path.name,
             "onnx_sha256": file_sha256(staged),
         }
-        write_manifest(staged, manifest)
+        _write_manifest(staged, manifest)
+        try:
+            read_manifest(staged, check_hash=False)
+        except ValueError as e:  # the manifest's fields disagree: nothing an opset changes
+            raise ValueError(f"the export of {str(checkpoint)!r} writes a manifest that does not load: {e}") from None
         try:
             exported = OnnxPolicy(staged)
         except ValueError as e:  # e.g. an operator onnxruntime does not run at this opset
             raise ValueError(f"the model exported with opset {opset} does not load in onnxruntime "
                              f"(a later --opset may): {e}") from None
         check = compare(net, exported, sample_positions(variant, seats, check_positions))
-        if check["greedy_mismatches"] or check["max_logit_diff"] > LOGIT_ATOL:
+        # written as "not <=": a NaN difference (outputs that overflowed) fails the check, not passes it
+        if check["greedy_mismatches"] or not check["max_logit_diff"] <= LOGIT_ATOL:
             raise ValueError(f"the exported model does not reproduce {str(checkpoint)!r}: {check}")
         manifest["export_check"] = check
-        write_manifest(staged, manifest)
+        _write_manifest(staged, manifest)
         os.replace(staged, path)
         os.replace(manifest_path(staged), manifest_path(path))
     except OSError as e:
@@ -284,6 +323,21 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
         if not path.exists():
             _remove_empty(made)
     return path
+
+
+def _write_manifest(onnx_path: Path, manifest: dict[str, Any]) -> None:
+    """``write_manifest`` of a manifest that is valid JSON: its json.dumps writes NaN and Infinity, which JSON
+    readers refuse (a NaN in the export check's differences, from outputs that overflowed)."""
+    bad = []
+    for key, value in manifest.items():
+        try:
+            json.dumps(value, allow_nan=False)
+        except ValueError:
+            bad.append(key)
+    if bad:
+        raise ValueError(f"the manifest of {onnx_path.name!r} would not be valid JSON: {', '.join(bad)} "
+                         f"({_brief(manifest[bad[0]])}) holds NaN or infinity")
+    write_manifest(onnx_path, manifest)
 
 
 def _remove_empty(dirs: list[Path]) -> None:

@@ -511,6 +511,8 @@ class Trainer:
         return path
 
     def _resume(self) -> None:
+        from agents.checkpoint import check_training_entries, check_weights, load_optimizer_state
+
         path = self.ckpt_dir / "last.pt"
         if not path.exists():
             raise ValueError(f"--resume: no checkpoint {str(path)!r} to continue from, so there is nothing to resume"
@@ -521,17 +523,21 @@ class Trainer:
         for key in ("optimizer", "rng", "global_step", "update", "extra"):
             if key not in data:
                 raise ValueError(f"--resume: {str(path)!r} is not a training checkpoint (no {key})")
+        # every entry is checked before any is applied (the loader checked the step counts): a bad one is a
+        # CheckpointError naming the file and the entry, with the random streams untouched
+        check_training_entries(data, path)
+        check_weights(data, path)
         self.net.load_state_dict(data["model"])
-        self.optimizer.load_state_dict(data["optimizer"])
+        load_optimizer_state(self.optimizer, data["optimizer"], path)
         # each process continues its own random streams; a process the run did not have before (more
         # processes than it was written with) starts new ones
         states = data.get("rng_ranks", [data["rng"]])
         if self.rank < len(states):
             set_rng_state(states[self.rank], self.np_rng)
         else:
-            self.np_rng = np.random.default_rng([self.cfg.seed, self.rank, int(data["update"])])
-            torch.manual_seed(self.cfg.seed * 1_000_003 + self.rank + 7919 * int(data["update"]))
-        self.global_step, self.update = int(data["global_step"]), int(data["update"])
+            self.np_rng = np.random.default_rng([self.cfg.seed, self.rank, data["update"]])
+            torch.manual_seed(self.cfg.seed * 1_000_003 + self.rank + 7919 * data["update"])
+        self.global_step, self.update = data["global_step"], data["update"]
         self.ratings = data["extra"].get("ratings", {})
         missing = []
         for listed in data["extra"].get("snapshots", []):

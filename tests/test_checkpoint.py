@@ -11,6 +11,7 @@ import fractions
 import os
 import pathlib
 import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -343,3 +344,208 @@ def test_an_error_shows_a_hostile_value_cut_short(tmp_path: Path) -> None:
     with pytest.raises(CheckpointError, match=r"has variant \[\[\[\[\.\.\.\], \[\.\.\.\]\]") as caught:
         load_checkpoint(path)
     assert len(str(caught.value)) < 400
+
+
+# --- the network a checkpoint states, checked against its weights before it is built --------------------
+
+
+def _no_real_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test where a network is built anywhere but on torch's meta device (shapes only): the sizes
+    below would allocate terabytes or take minutes."""
+    import agents.network
+
+    real = agents.network.build_network
+
+    def build(variant: str, seats: int, cfg: Any) -> Any:
+        assert torch.empty(0).device.type == "meta", f"a network of the stated sizes was built: {vars(cfg)}"
+        return real(variant, seats, cfg)
+
+    monkeypatch.setattr(agents.network, "build_network", build)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"channels": 10**6}, "has network.channels = 1000000, but no weight has a dimension that large "
+                              "(the largest is 121)"),
+        ({"value_hidden": 10**19}, "has network.value_hidden = 10000000000000000000, but no weight has a dimension"),
+        ({"blocks": 3000}, r"has network.blocks = 3000, but its weights hold 1 (blocks.N.*)"),
+        ({"attention_layers": 2}, r"has network.attention_layers = 2, but its weights hold 0 (attention.N.*)"),
+        ({"pair_dim": 12}, "weights do not fit its network: 4 of another shape (checkpoint vs network): "
+                           "src_head.weight (8, 8) vs (12, 8), src_head.bias (8,) vs (12,), dst_head.weight (8, 8) "
+                           "vs (12, 8) and 1 more"),
+    ],
+    ids=["channels-huge", "value-hidden-past-int64", "blocks-3000", "attention", "pair-dim"],
+)
+def test_a_stated_network_the_weights_do_not_have_is_refused_before_it_is_built(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changes: dict[str, Any], message: str) -> None:
+    """A hand-edited network.channels = 10**6 made `halma eval` and `halma export` try to allocate 28 TB (a
+    RuntimeError traceback), blocks = 3000 stalled for 20 s: the weights' shapes are checked first."""
+    path = tmp_path / "net.pt"
+    payload = _network_payload()
+    payload["network"].update(changes)
+    torch.save({**torch.load(save_checkpoint(path, _network_payload()), weights_only=True),
+                "network": payload["network"]}, path)
+    _no_real_build(monkeypatch)
+    with pytest.raises(CheckpointError, match=r"^checkpoint '.*net\.pt' " + re.escape(message)):
+        model_from_checkpoint(load_checkpoint(path), path)
+
+
+def test_every_shipped_checkpoint_passes_the_checks_and_builds() -> None:
+    for path in sorted((SHIPPED_QUICKSTART.parent).glob("*.pt")):
+        data = load_checkpoint(path)
+        assert model_from_checkpoint(data, path).state_dict().keys() == data["model"].keys()
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        ({"variant": "diamond"}, "has variant 'diamond', but its training config has game.variant 'star' "
+                                 "(a checkpoint relabelled for another game?)"),
+        ({"num_players": 3}, "has num_players 3, but its training config has game.num_players 2 "),
+        ({"config": {"game": {"variant": "star", "num_players": 2.0}}},
+         "has num_players 2, but its training config has game.num_players 2.0 "),
+        ({"config": {"game": ["star", 2]}}, "has a config.game entry of type list, not a mapping"),
+        ({"config": [1]}, "has a config entry of type list, not a mapping"),
+        ({"network": {**dataclasses.asdict(SMALL), "typo_key": 1}},
+         "has unknown network key(s) 'typo_key'; a network has channels, blocks, pair_dim, value_hidden, "
+         "position_embedding, attention_layers, reach_features"),
+        ({"global_step": -5}, f"has global_step = -5 (int), expected an integer from 0 to {2**63 - 1}"),
+        ({"global_step": True}, "has global_step = True (bool), expected an integer from 0"),
+        ({"global_step": 2**70}, f"has global_step = {2**70} (int), expected an integer from 0"),
+        ({"update": "3"}, "has update = '3' (str), expected an integer from 0"),
+        ({"update": 2.9}, "has update = 2.9 (float), expected an integer from 0"),
+        ({"update": torch.tensor(1.0)}, "has update = tensor(1.) (Tensor), expected an integer from 0"),
+    ],
+    ids=["relabelled-diamond", "relabelled-3-seats", "config-seats-float", "config-game-list", "config-list",
+         "network-extra-key", "step-negative", "step-bool", "step-huge", "update-str", "update-float",
+         "update-tensor"],
+)
+def test_a_header_its_own_entries_contradict_is_refused(tmp_path: Path, edit: dict[str, Any], message: str) -> None:
+    """The fuzzing review's files: star-2 weights relabelled diamond or 3 seats (the same tensor shapes) played
+    that game; a misspelt network key was dropped; step counts were converted ("3", 2.9), crashed (a tensor in
+    an export's manifest) or trained on (-5).  The loader refuses each (and a save, which checks the same)."""
+    path = tmp_path / "edited.pt"
+    good = {**_network_payload(), "config": {"game": {"variant": "star", "num_players": 2}}, "global_step": 1,
+            "update": 1}
+    save_checkpoint(path, good)
+    torch.save({**torch.load(path, weights_only=True), **edit}, path)
+    with pytest.raises(CheckpointError, match=r"^checkpoint '.*edited\.pt' " + re.escape(message)):
+        load_checkpoint(path)
+    with pytest.raises(CheckpointError, match=r"^cannot save checkpoint '.*b\.pt': the payload " + re.escape(message)):
+        save_checkpoint(tmp_path / "b.pt", {**good, **edit})
+    assert not (tmp_path / "b.pt").exists()
+
+
+# --- what halma train --resume reads: checked before any of it is applied ----------------------------------
+
+
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny run of two updates (last.pt, two snapshots in its pool)."""
+    from agents.config import from_dict
+    from agents.ppo import Trainer
+    from tests.test_train import quiet, tiny_config
+
+    run = tmp_path_factory.mktemp("resume") / "run"
+    trainer = Trainer(from_dict(tiny_config(ppo__total_steps=128, log__tensorboard=False)), run, log=quiet)
+    trainer.train()
+    trainer.close()
+    return run
+
+
+def _files(run: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(run)): p.read_bytes() for p in sorted(run.rglob("*")) if p.is_file()}
+
+
+_PCG64 = {"bit_generator": "PCG64", "state": {"state": 1, "inc": 1}, "has_uint32": 0, "uinteger": 0}
+
+
+def _nan_moment(d: dict[str, Any]) -> None:
+    d["optimizer"]["state"][0]["exp_avg"].view(-1)[0] = float("nan")
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda d: d.update(rng={"python": 1}), "has rng without numpy, torch; it holds the python, numpy, torch "
+                                                "random states (and cuda where CUDA was used)"),
+        (lambda d: d["rng"].update(seed=1), "has rng with unknown key(s) 'seed'"),
+        (lambda d: d["rng"].update(python=1), "has rng.python = 1, not a python random state (TypeError: "),
+        (lambda d: d["rng"].update(python=(3, (1, 2), None)), "has rng.python = (3, (1, 2), None), not a python "
+                                                              "random state (ValueError: state vector is the wrong"),
+        (lambda d: d["rng"].update(numpy=dict(_PCG64, state={"state": -1, "inc": 1})),
+         "has rng.numpy = {'bit_generator': 'PCG64', 'has_uint32': 0, 'state': {'inc': 1, 'state': -1}, "
+         "'uinteger': 0}, not a numpy random state (OverflowError: "),
+        (lambda d: d["rng"].update(numpy=dict(_PCG64, bit_generator="MT19937")),
+         "has rng.numpy = {'bit_generator': 'MT19937', 'has_uint32': 0, 'state': {'inc': 1, 'state': 1}, "
+         "'uinteger': 0}, not a numpy random state (ValueError: state must be for a PCG64 RNG)"),
+        (lambda d: d["rng"].update(torch=torch.zeros(3, dtype=torch.uint8)), "has rng.torch = tensor([0, 0, 0], "
+                                                                              "dtype=torch.uint8), not a torch random"),
+        (lambda d: d["rng"].update(cuda=[1]), "has rng.cuda = [1], not a cuda random state (TypeError: expected a "
+                                              "list of torch.ByteTensor, one per GPU)"),
+        (lambda d: d.update(rng_ranks=[]), "has rng_ranks = [], not a list of random states"),
+        (lambda d: d.update(rng_ranks=[d["rng"], 5]), "has rng_ranks[1] = 5, not a mapping of random states"),
+        (lambda d: d.update(extra=[1, 2]), "has an extra entry of type list, not a mapping"),
+        (lambda d: d["extra"].update(snapshots=[5]), "has extra.snapshots = [5], not a list of snapshot paths"),
+        (lambda d: d["extra"].update(pool=[]), "has unknown extra key(s) 'pool'; a training checkpoint's extra "
+                                               "has snapshots, ratings"),
+        (lambda d: d["extra"].update(ratings=[]), "has extra.ratings = [], not a mapping of names to ratings"),
+        (lambda d: d["extra"].update(ratings={"agent": {"mu": 1}}), "has extra.ratings['agent'] = {'mu': 1}, "
+                                                                    "not a rating {'mu': number, 'sigma': number}"),
+        (lambda d: d["extra"].update(ratings={"agent": {"mu": float("nan"), "sigma": 1.0}}),
+         "has extra.ratings['agent'] = {'mu': nan, 'sigma': 1.0}, not a rating"),
+        (lambda d: d.update(optimizer=[1]), "has an optimizer entry of type list, not an optimiser state dict"),
+        (lambda d: d["optimizer"]["param_groups"][0].update(params=[0]), "has an optimizer state this run's "
+                                                                         "optimiser does not take (ValueError: "),
+        (lambda d: d["optimizer"]["state"][0].update(exp_avg=torch.zeros(3)),
+         "has an optimizer state whose exp_avg of parameter 0 is (3,), not a tensor of the parameter's shape"),
+        (lambda d: d["optimizer"]["state"][0].update(exp_avg=1.0),
+         "has an optimizer state whose exp_avg of parameter 0 is a float, not a tensor"),
+        (_nan_moment, "has an optimizer state whose exp_avg of parameter 0 holds NaN or inf"),
+        (lambda d: d.update(global_step=-5), "has global_step = -5 (int), expected an integer from 0"),
+        (lambda d: d.update(update="3"), "has update = '3' (str), expected an integer from 0"),
+        (lambda d: d.update(update=2.9), "has update = 2.9 (float), expected an integer from 0"),
+    ],
+    ids=["rng-python-only", "rng-unknown-key", "rng-python-int", "rng-python-short", "rng-numpy-negative",
+         "rng-numpy-other-generator", "rng-torch-short", "rng-cuda", "rng-ranks-empty", "rng-ranks-int",
+         "extra-list", "snapshots-ints", "extra-unknown-key", "ratings-list", "rating-no-sigma", "rating-nan",
+         "optimizer-list", "optimizer-groups", "optimizer-moment-shape", "optimizer-moment-float",
+         "optimizer-moment-nan", "step-negative", "update-str", "update-float"],
+)
+def test_a_resume_refuses_a_bad_training_entry_before_it_changes_anything(
+        trained_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mutate: Any, message: str) -> None:
+    """The fuzzing review's last.pt edits failed with a TypeError or AttributeError traceback (part way through
+    setting the random streams), were converted ("3", 2.9) or trained on (-5), or gave torch's message without
+    the file: each is a CheckpointError naming the file and the entry, and no file or random stream changes."""
+    import agents.ppo
+    from agents.config import from_dict
+    from agents.ppo import Trainer
+    from tests.test_train import quiet, tiny_config
+
+    run = tmp_path / "run"
+    shutil.copytree(trained_run, run)
+    last = run / "checkpoints" / "last.pt"
+    data = torch.load(last, weights_only=True)
+    mutate(data)
+    torch.save(data, last)
+    before = _files(run)
+    rng_set: list[Any] = []
+    monkeypatch.setattr(agents.ppo, "set_rng_state", lambda state, np_rng: rng_set.append(state))
+    with pytest.raises(CheckpointError, match=r"^checkpoint '.*last\.pt' " + re.escape(message)):
+        Trainer(from_dict(tiny_config(log__tensorboard=False)), run, resume=True, log=quiet)
+    assert _files(run) == before and rng_set == []
+
+
+def test_the_checks_take_what_a_training_run_writes(trained_run: Path) -> None:
+    """The resume checks pass a real last.pt (two snapshots listed, ratings empty or filled)."""
+    from agents.checkpoint import check_training_entries
+
+    path = trained_run / "checkpoints" / "last.pt"
+    data = load_checkpoint(path)
+    assert len(data["extra"]["snapshots"]) == 2
+    check_training_entries(data, path)
+    data["extra"]["ratings"] = {"agent": {"mu": 25, "sigma": 8.3}, "snapshots/snap_000001.pt": {"mu": 24.0,
+                                                                                                  "sigma": 8.0}}
+    data["rng_ranks"] = [data["rng"], data["rng"]]
+    check_training_entries(data, path)

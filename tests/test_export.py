@@ -1013,9 +1013,99 @@ def test_a_checkpoint_whose_config_spells_out_to_millions_of_values_is_refused(t
     shared: list = [0]
     for _ in range(22):
         shared = [shared, shared]
-    data["config"] = {"name": "dag", "game": shared}
+    data["config"] = {"name": "dag", "notes": shared}  # (not game: the loader wants a mapping there)
     path = tmp_path / "dag.pt"
     torch.save(data, path)
     with pytest.raises(ValueError, match=r"its config holds more than 10000 values; a training config has about 80"):
         export_checkpoint(path, "x", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def _checkpoint_with(tmp_path: Path, **entries: Any) -> Path:
+    """``make_checkpoint``'s star-2 network with a training config naming its game, and ``entries`` written
+    over the saved file as they are (what a hand edit makes: the saver would refuse most)."""
+    import torch
+
+    from agents.checkpoint import save_checkpoint
+
+    data = torch.load(make_checkpoint(tmp_path / "m.pt"), weights_only=True)
+    path = save_checkpoint(tmp_path / "edited.pt", {**data, "config": {"name": "run", "seed": 1, "game": {
+        "variant": "star", "num_players": 2}}, "update": 7})
+    torch.save({**torch.load(path, weights_only=True), **entries}, path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("entries", "message"),
+    [
+        ({"variant": "diamond"}, "has variant 'diamond', but its training config has game.variant 'star' (a "
+                                 "checkpoint relabelled for another game?)"),
+        ({"num_players": 3}, "has num_players 3, but its training config has game.num_players 2"),
+        ({"network": {"channels": 16, "blocks": 2, "pair_dim": 16, "value_hidden": 32, "position_embedding": True,
+                      "attention_layers": 0, "reach_features": False, "typo_key": 1}},
+         "has unknown network key(s) 'typo_key'"),
+        ({"update": 1.0}, "has update = 1.0 (float), expected an integer from 0"),
+        ({"config": {"name": "run", "seed": float("nan")}}, "its config.seed = nan (float) cannot go into the "
+                                                            "manifest, which copies the config (JSON has strings, "
+                                                            "booleans, null, lists, mappings and finite numbers)"),
+        ({"config": {"name": "run", "ppo": {"lr": [1, float("inf")]}}}, "its config.ppo.lr[1] = inf (float) cannot "
+                                                                        "go into the manifest"),
+        ({"config": {"name": "run", "seed": 2**70}}, f"its config.seed = {2**70} (int) cannot go into the manifest"),
+        ({"config": {"name": "run", 3: "x"}}, "its config has the key 3 (int); the manifest copies the config, and "
+                                              "JSON keys are strings"),
+    ],
+    ids=["relabelled-diamond", "relabelled-3-seats", "network-extra-key", "update-float", "config-nan",
+         "config-inf", "config-huge-int", "config-int-key"],
+)
+def test_an_export_refuses_entries_a_manifest_cannot_hold_before_writing_anything(
+        tmp_path: Path, entries: dict[str, Any], message: str) -> None:
+    """The fuzzing review's checkpoints: star-2 weights relabelled diamond were refused with a note that a later
+    --opset might load them, a tensor update was a TypeError traceback, a NaN in the config wrote "seed": NaN
+    (not JSON), a misspelt network key and an int config key were dropped or converted without a word."""
+    from agents.export import export_checkpoint
+
+    path = _checkpoint_with(tmp_path, **entries)
+    with pytest.raises(ValueError, match=rf"^checkpoint '{re.escape(str(path))}'(: | ){re.escape(message)}") as caught:
+        export_checkpoint(path, "x", tmp_path / "out")
+    assert "opset" not in str(caught.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_manifest_the_loader_refuses_is_not_blamed_on_the_opset(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only what onnxruntime does not load gets the "a later --opset may" hint: a manifest refused for its
+    fields is said as such (the relabelled checkpoint's error was worded as an opset problem)."""
+    import agents.opponent
+    from agents.export import export_checkpoint
+
+    def refuse(data: dict, onnx_path: Path, mpath: Path) -> None:
+        raise OpponentError(f"manifest {str(mpath)!r}: variant 'star' disagrees with the game")
+
+    monkeypatch.setattr(agents.opponent, "_check_consistent", refuse)
+    path = _checkpoint_with(tmp_path)
+    with pytest.raises(ValueError, match=rf"^the export of '{re.escape(str(path))}' writes a manifest that does not "
+                                         r"load: manifest '.*\.manifest\.json': variant 'star' disagrees") as caught:
+        export_checkpoint(path, "x", tmp_path / "out", check_positions=2)
+    assert "opset" not in str(caught.value)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("check", "message"),
+    [
+        ({"max_logit_diff": float("nan"), "max_value_diff": 0.0}, "the exported model does not reproduce"),
+        ({"max_logit_diff": 0.0, "max_value_diff": float("nan")},
+         "the manifest of 'star-2-x.onnx' would not be valid JSON: export_check ({'positions': 2, 'max_logit_diff': "
+         "0.0, 'max_value_diff': nan, 'greedy_mismat...) holds NaN or infinity"),
+    ],
+    ids=["logit-nan", "value-nan"],
+)
+def test_a_nan_in_the_export_check_is_refused_not_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          check: dict, message: str) -> None:
+    """A NaN logit difference passed the ``> tolerance`` test, and the manifest writer writes NaN (not JSON)."""
+    import agents.export
+
+    monkeypatch.setattr(agents.export, "compare", lambda *args: {"positions": 2, **check, "greedy_mismatches": 0})
+    with pytest.raises(ValueError, match=re.escape(message)):
+        agents.export.export_checkpoint(_checkpoint_with(tmp_path), "x", tmp_path / "out", check_positions=2)
     assert not (tmp_path / "out").exists()
