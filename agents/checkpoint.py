@@ -95,6 +95,11 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
         entry = f"{who}'s {where}" if where else who
         raise CheckpointError(f"{entry} is a {kind}, which does not save and load weights-only (store Python "
                               "numbers, strings, lists, dicts and tensors)") from None
+    from agents.files import special_file_kind
+
+    kind = special_file_kind(path)
+    if kind:  # the rename below would replace a device (/dev/null) or pipe, not write to it
+        raise CheckpointError(f"checkpoint {str(path)!r} is {kind}, not a regular file: writing it would replace it")
     path.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_temporaries(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

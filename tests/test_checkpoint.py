@@ -57,6 +57,16 @@ def test_save_makes_the_folders_returns_the_path_and_writes_a_shared_file(tmp_pa
     assert load_checkpoint(path)["variant"] == "star"
 
 
+def test_save_refuses_to_replace_a_fifo_or_device(tmp_path: Path) -> None:
+    """The rename would put a regular file where the pipe (or, as root, /dev/null) was."""
+    fifo = tmp_path / "pipe.pt"
+    os.mkfifo(fifo)
+    with pytest.raises(CheckpointError, match=r"^checkpoint '.*pipe\.pt' is a FIFO, not a regular file: writing it "
+                                              r"would replace it$"):
+        save_checkpoint(fifo, _payload())
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and sorted(p.name for p in tmp_path.iterdir()) == ["pipe.pt"]
+
+
 def test_save_refuses_a_payload_without_the_required_entries(tmp_path: Path) -> None:
     path = tmp_path / "new" / "a.pt"
     with pytest.raises(CheckpointError, match=r"^cannot save checkpoint '.*a\.pt': the payload lacks network, model$"):
