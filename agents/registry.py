@@ -23,11 +23,14 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
+import re
 from typing import Any
 
 from agents.files import missing_extra, shipped_file_hint
 from agents.player import SeededPlayer, check_seed, split_options
 from halma_env.suggest import did_you_mean
+
+_INTEGER = re.compile(r"-?[0-9]+")  # an int parameter's text
 
 # bot name -> "module:class"; imported only when asked for
 BOTS: dict[str, str] = {
@@ -84,15 +87,23 @@ def _convert(bot: str, key: str, text: str, default: Any) -> Any:
             if text.lower() in ("0", "false", "no", "off"):
                 return False
             raise ValueError
+        # ASCII only: int() and float() also read other scripts' digits ('١') and underscores ('1_0')
         if isinstance(default, int):
+            if not _INTEGER.fullmatch(text):
+                raise ValueError
             return int(text)
         if isinstance(default, float) or default is None:
-            return None if text.lower() == "none" else float(text)
+            if text.lower() == "none":
+                return None
+            if not text.isascii() or "_" in text:
+                raise ValueError
+            return float(text)
         return text
     except ValueError:
         kind = {"int": "an integer", "float": "a number", "NoneType": "a number or none", "bool": "true or false"}
         expected = kind.get(type(default).__name__, f"a {type(default).__name__}")
-        raise ValueError(f"{bot} parameter {key}={text!r}: expected {expected}") from None
+        ascii_only = " in ASCII digits" if not text.isascii() or "_" in text else ""
+        raise ValueError(f"{bot} parameter {key}={text!r}: expected {expected}{ascii_only}") from None
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:

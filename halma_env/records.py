@@ -22,15 +22,16 @@ import json
 import operator
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file
+from halma_env.files import FileTooLarge, NotARegularFile, file_kind, read_regular_file
 from halma_env.game import Game, IllegalMoveError
-from halma_env.notation import quoted
+from halma_env.notation import parse_position, quoted
 from halma_env.rules import OPTION_NAMES, Rules, is_bool
 
 FORMAT = "halma_env.record"
@@ -206,6 +207,13 @@ class GameRecord:
         # errors name the path asked for, not the temporary file beside it
         if path.is_dir():
             raise IsADirectoryError(errno.EISDIR, "game record: cannot save over a directory", str(path))
+        try:
+            kind = "" if stat.S_ISLNK(mode := os.lstat(path).st_mode) else file_kind(mode)
+        except (FileNotFoundError, NotADirectoryError):
+            kind = ""
+        if kind:  # the rename below would replace it: as root, `save /dev/null` made /dev/null a regular file
+            raise OSError(errno.EINVAL, f"game record: it is {kind}, not a regular file, and saving would replace it",
+                          str(path))
         if not path.parent.is_dir():
             raise FileNotFoundError(errno.ENOENT, "game record: no directory to save in", str(path.parent))
         try:
@@ -330,6 +338,8 @@ class GameRecord:
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 raise RecordError(f"game record: {name} must be a position text or null, got {type(value).__name__}")
+            if isinstance(value, str):
+                _check_position_text(name, value)
         if self.players is not None:
             if len(self.players) != n or not all(isinstance(p, str) for p in self.players):
                 raise RecordError(f"game record: players must be {n} names (strings), got {list(self.players)!r}")
@@ -358,6 +368,27 @@ def _apply(game: Game, index: int, event: str) -> None:
     except IllegalMoveError as e:
         kind = "resignation" if resign else "move"
         raise RecordError(f"game record: event {index} ({quoted(event)}) is an illegal {kind}: {e}") from None
+
+
+def _check_position_text(name: str, text: str) -> None:
+    """A record's position text must be one ``Game.position()`` writes: one text per position, as
+    records compare texts.  A variant is refused, not rewritten, so that a record loads as the very
+    document it was read from (and a rewrite through a Game could move the seat to move on: passes)."""
+    label = "start position" if name == "start" else name  # as start_game names it
+    try:
+        parse_position(text)
+    except ValueError as e:
+        raise RecordError(f"game record: {label}: {e}") from None
+    # the parser reads the fields themselves only as position() writes them (single spaces, no
+    # leading zeros): what is left is the text around them and the optional ply field
+    faults = []
+    if text != text.strip():
+        faults.append("spaces or line breaks around it")
+    if len(text.strip().split(" ")) == 4:
+        faults.append("no ply field")
+    if faults:
+        raise RecordError(f"game record: {label} {quoted(text)} is not written as Game.position() writes it: "
+                          f"{' and '.join(faults)}")
 
 
 def _value(value: object) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import re
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -12,6 +13,10 @@ VARIANTS = ("star", "diamond", "halma16")
 SEAT_COUNTS = {"star": (1, 2, 3, 4, 5, 6), "diamond": (2, 3), "halma16": (2, 4)}
 LIMIT_OUTCOMES = ("draw", "progress")
 PRESETS = ("qdan", "kawu")
+# the largest move, stall or repetition limit: 12 digits, as the ply field of a position
+# (halma_env.notation.MAX_PLY_DIGITS); the batched engine compares the limits with int64 counters,
+# which a larger Python int overflows
+MAX_LIMIT = 10**12 - 1
 
 
 class _Default:
@@ -39,6 +44,11 @@ def _integer(value: Any) -> int | None:
         return operator.index(value)
     except TypeError:
         return None
+
+
+def _shown(value: int) -> str:
+    """An int for an error message: ``str`` refuses more than 4300 digits, and nobody reads 30."""
+    return str(value) if value.bit_length() <= 100 else f"an integer of {value.bit_length()} bits"
 
 
 def _flag(value: Any) -> bool | None:
@@ -98,7 +108,7 @@ class Rules:
         if num_players not in SEAT_COUNTS[variant]:
             allowed = ", ".join(map(str, SEAT_COUNTS[variant]))
             hint = " (with 4-6 seats use the international 'star' rules)" if variant == "diamond" else ""
-            raise ValueError(f"{variant} is played by {allowed} seats, not {num_players}{hint}")
+            raise ValueError(f"{variant} is played by {allowed} seats, not {_shown(num_players)}{hint}")
         if anti_blocking is DEFAULT:
             anti_blocking = variant != "halma16"
         if repetition_limit is DEFAULT:
@@ -117,10 +127,13 @@ class Rules:
         ):
             if limit is None:
                 continue
-            if _integer(limit) is None:
+            number = _integer(limit)
+            if number is None:
                 raise ValueError(f"{name} must be an int or None, got {limit!r}")
-            if limit < least:
-                raise ValueError(f"{name} must be at least {least} (or None for no limit), got {limit}")
+            if number < least:
+                raise ValueError(f"{name} must be at least {least} (or None for no limit), got {_shown(number)}")
+            if number > MAX_LIMIT:
+                raise ValueError(f"{name} must be at most {MAX_LIMIT} (or None for no limit), got {_shown(number)}")
         move_limit, stall_limit, repetition_limit = (
             None if v is None else _integer(v) for v in (move_limit, stall_limit, repetition_limit)
         )
@@ -128,7 +141,8 @@ class Rules:
             raise ValueError(f"limit_outcome must be one of {', '.join(LIMIT_OUTCOMES)}, got {limit_outcome!r}")
         seat = _integer(first_seat)
         if seat is None or not 0 <= seat < num_players:
-            raise ValueError(f"first_seat must be a seat 0..{num_players - 1}, got {first_seat!r}")
+            shown = repr(first_seat) if seat is None else _shown(seat)
+            raise ValueError(f"first_seat must be a seat 0..{num_players - 1}, got {shown}")
         first_seat = seat
         for name, setting in (
             ("variant", variant),
@@ -162,7 +176,7 @@ class Rules:
             return cls("star", num_players, **overrides)
         if name == "kawu":
             if num_players not in (2, 3, 4, 6):
-                raise ValueError(f"the kawu preset is for 2, 3, 4 or 6 seats, not {num_players}")
+                raise ValueError(f"the kawu preset is for 2, 3, 4 or 6 seats, not {_shown(num_players)}")
             options: dict[str, Any] = dict(play_to_end=False, move_limit=300, limit_outcome="progress")
             options.update(overrides)
             return cls("star", num_players, **options)
@@ -187,19 +201,33 @@ class Rules:
 OPTION_NAMES = tuple(f.name for f in fields(Rules))
 
 
+# an integer as text: ASCII digits (int() also reads '١٠' and '1_0', which would be silently misread)
+_INTEGER = re.compile(r"-?[0-9]+")
+MAX_OPTION_DIGITS = 30  # far more than any option takes (MAX_LIMIT has 12); int() refuses over 4300
+
+
 def parse_option_value(text: str) -> Any:
-    """A rule option's value from text: true/false (on/off, yes/no), none, an integer, or the text."""
-    low = text.strip().lower()
+    """A rule option's value from text: true/false (on/off, yes/no), none, an integer in ASCII
+    digits, or the text.  Text that int() would read as some other number (other scripts' digits,
+    underscores, a '+') raises ValueError."""
+    from halma_env.notation import quoted  # notation imports this module
+
+    value = text.strip()
+    low = value.lower()
     if low in ("true", "on", "yes"):
         return True
     if low in ("false", "off", "no"):
         return False
     if low in ("none", "null"):
         return None
-    try:
-        return int(low)
-    except ValueError:
-        return text.strip()
+    digits = low.lstrip("+-").replace("_", "")
+    if not digits.isdecimal():  # not a number int() would read (any script's digits): text
+        return value
+    if not _INTEGER.fullmatch(low):
+        raise ValueError(f"numbers are written in ASCII digits 0-9 (no underscores, no '+'), got {quoted(value)}")
+    if len(digits) > MAX_OPTION_DIGITS:
+        raise ValueError(f"a number of {len(digits)} digits is far too long")
+    return int(low)
 
 
 def parse_rule_options(items: list[str]) -> dict[str, Any]:
@@ -224,5 +252,8 @@ def parse_rule_options(items: list[str]) -> dict[str, Any]:
             raise ValueError(f"rule option {key!r} has an empty value in {item!r} (write {key}=none for no limit)")
         if key in options:
             raise ValueError(f"rule option {key!r} is given twice (last: {item!r})")
-        options[key] = parse_option_value(value)
+        try:
+            options[key] = parse_option_value(value)
+        except ValueError as e:
+            raise ValueError(f"rule option {key!r}: {e}") from None
     return options

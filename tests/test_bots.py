@@ -1486,3 +1486,21 @@ def test_reseed_makes_a_player_play_as_one_new_made_with_that_seed(spec: str) ->
     fresh = moves(make_player(spec, seed=7), 3)
     assert moves(used, 3) == fresh
     assert used.seed == 7
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("search:depth=\u0661", "search parameter depth='\u0661': expected an integer in ASCII digits"),
+        ("search:depth=\uff12", "search parameter depth='\uff12': expected an integer in ASCII digits"),
+        ("search:width=1_0", "search parameter width='1_0': expected an integer in ASCII digits"),
+        ("search:width=+3", "search parameter width='+3': expected an integer"),
+        ("search:time=\u0660.\u0665", "search parameter time='\u0660.\u0665': expected a number in ASCII digits"),
+        ("greedy:noise=0.2_5", "greedy parameter noise='0.2_5': expected a number in ASCII digits"),
+    ],
+)
+def test_bot_parameter_numbers_are_ascii_digits(spec: str, message: str) -> None:
+    """int() and float() read other scripts' digits and underscores: ``search:depth=١`` was depth 1."""
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        parse_spec(spec)
+    assert parse_spec("search:depth=2,width=10,time=0.5") == ("search", {"depth": 2, "width": 10, "time": 0.5})

@@ -6,6 +6,7 @@ import json
 import os
 import random
 import re
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -252,6 +253,13 @@ def test_save_errors_name_the_path_asked_for(tmp_path) -> None:
     with pytest.raises(IsADirectoryError, match=re.escape(f"cannot save over a directory: '{tmp_path}'")):
         record.save(tmp_path)
     assert list(tmp_path.iterdir()) == []  # no temporary file left behind
+    # a FIFO (or, as root, /dev/null: a fuzzing review's `save /dev/null` made it a regular file) is left as it is
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match=re.escape(f"game record: it is a FIFO, not a regular file, and saving would "
+                                                f"replace it: '{fifo}'")):
+        record.save(fifo)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and [p.name for p in tmp_path.iterdir()] == ["pipe.json"]
 
 
 def test_save_is_atomic_and_load_reads_it_back(tmp_path) -> None:
@@ -506,3 +514,53 @@ def test_a_record_hashes_as_it_compares() -> None:
     assert one == two and hash(one) == hash(two) and len({one, two}) == 1
     other = GameRecord.from_game(game, metadata={"site": "y"})
     assert other != one and len({one, other}) == 2  # equal hashes, told apart by ==
+
+
+def _start_doc() -> tuple[dict, str]:
+    """A record whose start is not the standard start, and that start's text."""
+    text = position("star", 2, {h: "0" for h in range(9)} | {18: "0", 100: "1"}, to_move=0, ply=12)
+    game = Game.from_position(text)
+    game.play("18-9")
+    return GameRecord.from_game(game).to_dict(), text
+
+
+@pytest.mark.parametrize(
+    ("change", "fault"),
+    [
+        (lambda t: "  " + t, "spaces or line breaks around it"),
+        (lambda t: t + "\n", "spaces or line breaks around it"),
+        (lambda t: t.rsplit(" ", 1)[0], "no ply field"),
+        (lambda t: "  " + t.rsplit(" ", 1)[0] + "\n", "spaces or line breaks around it and no ply field"),
+    ],
+)
+def test_a_non_canonical_start_is_refused_on_load(change, fault: str, tmp_path) -> None:
+    """The position parser reads one text per position, but a record kept a start with spaces around it
+    or without its ply as written (review_fuzz rec_start_noncanonical.json): refused, naming the field."""
+    doc, text = _start_doc()
+    doc["start"] = change(text)
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    for load in (lambda: GameRecord.from_dict(doc), lambda: load_record(path)):
+        with pytest.raises(RecordError, match=f"game record: start position '.* is not written as Game.position\\(\\) "
+                                              f"writes it: {fault}$"):
+            load()
+
+
+def test_a_non_canonical_final_position_is_refused_on_load() -> None:
+    doc, _ = _start_doc()
+    doc["final_position"] += "\n"
+    with pytest.raises(RecordError, match="final_position '.* is not written as .*: spaces or line breaks around it$"):
+        GameRecord.from_dict(doc)
+    doc["final_position"] = "star 2 nonsense 0"
+    with pytest.raises(RecordError, match="game record: final_position: board field"):
+        GameRecord.from_dict(doc)
+
+
+def test_records_with_a_start_round_trip_to_the_identical_document(tmp_path) -> None:
+    """A record saved then loaded is the document saved, start text included."""
+    doc, text = _start_doc()
+    assert doc["start"] == text
+    path = tmp_path / "game.json"
+    GameRecord.from_dict(doc).save(path)
+    assert json.loads(path.read_text(encoding="utf-8")) == doc
+    assert load_record(path).to_dict() == doc

@@ -1337,3 +1337,53 @@ def test_the_progress_cache_is_a_bounded_lru() -> None:
     game.progress(0)
     game.progress(0)
     assert _progress.cache_info().hits > before
+
+
+# --- input limits: integer options and option text --------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["move_limit", "stall_limit", "repetition_limit"])
+def test_limits_above_the_maximum_are_refused(name: str) -> None:
+    """A limit above MAX_LIMIT (12 digits, as a position's ply field) was accepted and then overflowed
+    the batched engine's int64 counters (``OverflowError: int too big to convert``)."""
+    import numpy as np
+
+    from halma_env.rules import MAX_LIMIT
+
+    assert MAX_LIMIT == 999_999_999_999
+    assert getattr(Rules("star", 2, **{name: MAX_LIMIT}), name) == MAX_LIMIT
+    for value in (MAX_LIMIT + 1, 10**20, 2**63, np.uint64(2**64 - 1)):
+        with pytest.raises(ValueError, match=f"^{name} must be at most 999999999999 \\(or None for no limit\\), "
+                                             f"got {int(value)}$"):
+            Rules("star", 2, **{name: value})
+    with pytest.raises(ValueError, match=f"^{name} must be at most 999999999999"):
+        Rules("star", 2).replace(**{name: 10**20})
+
+
+def test_huge_integers_are_named_in_a_readable_error() -> None:
+    """str() refuses ints of more than 4300 digits: the error said that instead of naming the option."""
+    huge = 10**5000
+    with pytest.raises(ValueError, match="^move_limit must be at least 1 .*got an integer of 16610 bits$"):
+        Rules("star", 2, move_limit=-huge)
+    with pytest.raises(ValueError, match="^stall_limit must be at most .*got an integer of 16610 bits$"):
+        Rules("star", 2, stall_limit=huge)
+    with pytest.raises(ValueError, match="^first_seat must be a seat 0..1, got an integer of 16610 bits$"):
+        Rules("star", 2, first_seat=huge)
+    with pytest.raises(ValueError, match="not an integer of 16610 bits"):
+        Rules("star", huge)
+
+
+@pytest.mark.parametrize("text", ["\u0661\u0660", "\uff11\uff10", "1_0", "+10", "\u0661" * 5000],
+                         ids=["arabic-indic", "full-width", "underscore", "plus", "5000-arabic-indic"])
+def test_rule_option_numbers_are_ascii_digits(text: str) -> None:
+    """int() reads Arabic-Indic or full-width digits and underscores: ``--rule move_limit=١٠`` was
+    taken as 10.  Only ASCII digits (and a '-') are a number; the error names the option and the text."""
+    with pytest.raises(ValueError, match="^rule option 'move_limit': numbers are written in ASCII digits") as info:
+        parse_rule_options([f"move_limit={text}"])
+    assert repr(text[:30]) in str(info.value)
+
+
+def test_rule_option_number_too_long_is_refused() -> None:
+    assert parse_rule_options(["move_limit=" + "9" * 30]) == {"move_limit": int("9" * 30)}  # Rules refuses it
+    with pytest.raises(ValueError, match="^rule option 'stall_limit': a number of 5000 digits is far too long$"):
+        parse_rule_options(["stall_limit=" + "9" * 5000])
