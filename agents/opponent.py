@@ -484,6 +484,9 @@ def _search_top(value: Any) -> int:
     return int(value)
 
 
+_ASCII_DECIMAL = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+
+
 def parse_search(search: str | dict[str, Any] | int | None) -> dict[str, Any] | None:
     """The search settings (checked) or ``None`` for no search, from one of (docs/export.md):
 
@@ -661,10 +664,11 @@ def parse_opponent_spec(name: str) -> OpponentSpec:
                                     "rest of the name, so give it last)") from None
             options[key] = value
             continue
-        try:
-            number = None if value.strip().lower() == "none" else float(value)
-        except ValueError:
-            raise OpponentError(f"opponent option {key}={value!r} in {name!r} must be a number") from None
+        text = value.strip()
+        # ASCII decimals only: float() also reads other scripts' digits (٠.٥) and 1_0
+        if text.lower() != "none" and not _ASCII_DECIMAL.fullmatch(text):
+            raise OpponentError(f"opponent option {key}={value!r} in {name!r} must be a number (ASCII digits)")
+        number = None if text.lower() == "none" else float(text)
         try:  # the range checks of OnnxOpponent, here so that the error names the spec
             if key == "temperature":
                 check_number("temperature", 0.0 if number is None else number)

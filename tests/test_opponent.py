@@ -414,8 +414,13 @@ def test_bad_options_name_the_spec() -> None:
                                             r"unknown search setting"):
         parse_opponent_spec("m.onnx:search=depth=3")
     with pytest.raises(OpponentError, match=r"^opponent option temperature='hot' in 'm.onnx:temperature=hot' "
-                                            r"must be a number$"):
+                                            r"must be a number \(ASCII digits\)$"):
         parse_opponent_spec("m.onnx:temperature=hot")
+    for text in ("\u0660.\u0665", "1_0", "\uff11"):  # float() reads all three (Arabic-Indic, 1_0, full-width)
+        with pytest.raises(OpponentError, match=r"must be a number \(ASCII digits\)$"):
+            parse_opponent_spec(f"m.onnx:temperature={text}")
+    assert parse_opponent_spec("m.onnx:temperature=.5,time_budget=1e-1").options == {"temperature": 0.5,
+                                                                                       "time_budget": 0.1}
 
 
 def test_arguments_override_the_names_search(policy: OnnxPolicy) -> None:
