@@ -174,6 +174,7 @@ def read_manifest(onnx_path: str | Path, check_hash: bool = True) -> dict[str, A
     if version != ENCODING_VERSION:
         raise OpponentError(f"opponent {str(onnx_path)!r} uses encoding version {version}; this code produces "
                             f"version {ENCODING_VERSION} observations (re-export it from a current checkpoint)")
+    _check_descriptive(data, mpath)
     variant, seats = data["variant"], data["num_players"]
     if variant not in VARIANTS:
         raise OpponentError(f"manifest {str(mpath)!r}: unknown variant {variant!r}; variants: {', '.join(VARIANTS)}")
@@ -183,6 +184,41 @@ def read_manifest(onnx_path: str | Path, check_hash: bool = True) -> dict[str, A
     if check_hash:
         check_checksum(onnx_path, data, file_sha256(onnx_path))
     return data
+
+
+# the manifest's descriptive fields and the JSON types they hold (None: null allowed) when present
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "level": (str, type(None)), "rating_source": (str, type(None)), "exported_at": (str,), "torch_version": (str,),
+    "onnx_file": (str,), "onnx_sha256": (str,), "inputs": (dict,), "outputs": (dict,), "export_check": (dict,),
+    "source": (dict,), "variant": (str,),
+}
+
+
+def _check_descriptive(data: dict[str, Any], mpath: Path) -> None:
+    """The types of the fields other code reads or prints (a ``rating`` of ``{}`` failed only when a table
+    was formatted), named with the manifest."""
+    for key, types in _FIELD_TYPES.items():
+        if key in data and (isinstance(data[key], bool) or not isinstance(data[key], types)):
+            wanted = " or ".join("null" if t is type(None) else {"str": "a string", "dict": "an object"}[t.__name__]
+                                 for t in types)
+            raise OpponentError(f"manifest {str(mpath)!r}: {key} must be {wanted}, got {_short(data[key])}")
+    rating = data.get("rating")
+    if rating is not None and not (_is_number(rating) and math.isfinite(rating)):
+        raise OpponentError(f"manifest {str(mpath)!r}: rating must be a finite number or null, got {_short(rating)}")
+    if "opset" in data and not (_is_int(data["opset"]) and data["opset"] >= 1):
+        raise OpponentError(f"manifest {str(mpath)!r}: opset must be an integer >= 1, got {_short(data['opset'])}")
+    if not re.fullmatch(r"[0-9a-f]{64}", data["onnx_sha256"]):
+        raise OpponentError(f"manifest {str(mpath)!r}: onnx_sha256 must be 64 lowercase hex digits, got "
+                            f"{_short(data['onnx_sha256'])}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:50]}... ({type(value).__name__})"
 
 
 def check_checksum(onnx_path: str | Path, manifest: dict[str, Any], digest: str) -> None:
@@ -231,7 +267,7 @@ def write_manifest(onnx_path: str | Path, data: dict[str, Any]) -> Path:
     from agents.files import write_atomic  # a fresh temporary name: never through a planted symlink
 
     mpath = manifest_path(onnx_path)
-    write_atomic(mpath, json.dumps(data, indent=2, sort_keys=True) + "\n")
+    write_atomic(mpath, json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n")  # NaN is no JSON
     return mpath
 
 

@@ -142,6 +142,34 @@ def test_manifests_for_other_versions_or_games_are_refused(tmp_path: Path, chang
         read_manifest(path)
 
 
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"rating": {}}, r"rating must be a finite number or null, got \{\}$"),
+    ({"rating": True}, r"rating must be a finite number or null, got True$"),
+    ({"opset": [1]}, r"opset must be an integer >= 1, got \[1\]$"),
+    ({"opset": 0}, r"opset must be an integer >= 1, got 0$"),
+    ({"level": 3}, r"level must be a string or null, got 3$"),
+    ({"export_check": "fine"}, r"export_check must be an object, got 'fine'$"),
+    ({"onnx_sha256": "ab" * 31}, r"onnx_sha256 must be 64 lowercase hex digits, got 'abab"),
+    ({"onnx_sha256": 7}, r"onnx_sha256 must be a string, got 7$"),
+])
+def test_a_manifest_s_descriptive_fields_are_checked(tmp_path: Path, changes: dict, message: str) -> None:
+    """They were read unchecked: a rating of {} or an opset of [1] loaded, and failed later where printed."""
+    path = _copy(tmp_path, "m")
+    _rewrite(path, **changes)
+    with pytest.raises(OpponentError, match=rf"^manifest '.*/m/star-2-quickstart_star2\.manifest\.json': {message}"):
+        read_manifest(path)
+    data = json.loads(manifest_path(SHIPPED).read_text())
+    _rewrite(path, **{**{k: data[k] for k in changes}, "rating": None, "level": None})  # unrated, no level: allowed
+    assert read_manifest(path)["rating"] is None
+
+
+def test_write_manifest_refuses_nan(tmp_path: Path) -> None:
+    data = json.loads(manifest_path(SHIPPED).read_text())
+    with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
+        write_manifest(tmp_path / SHIPPED.name, {**data, "rating": math.nan})
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_manifest_that_is_not_an_object_is_refused(tmp_path: Path) -> None:
     path = _copy(tmp_path, "m")
     manifest_path(path).write_text("[1, 2]")
