@@ -913,6 +913,35 @@ def _one_thread_per_worker() -> None:
         sys.modules["torch"].set_num_threads(1)
 
 
+def _run_in_processes(tasks: list[_Task], workers: int) -> Iterator[GameResult]:
+    """The tasks' results as they finish, in ``workers`` spawned processes.  concurrent.futures, not
+    multiprocessing.Pool: a worker that dies, or cannot even start its task (a script without the
+    ``if __name__ == "__main__":`` guard, a factory defined in ``python -c``), breaks the pool with an
+    error here, where Pool started new workers for ever and the run never ended."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_one_thread_per_worker)
+    done = False
+    try:
+        for future in as_completed([pool.submit(_run_task, t) for t in tasks]):
+            yield future.result()
+        done = True
+    except BrokenProcessPool:
+        raise RuntimeError("a game process of the arena stopped before its game ended: a script that calls "
+                           "run_tournament with workers > 1 needs the `if __name__ == \"__main__\":` guard, and "
+                           "a factory must be importable by the workers (defined in a module or a script file, "
+                           "not in python -c or a notebook); workers=1 plays in this process") from None
+    finally:
+        # on an error or Ctrl-C the games still running are stopped, not waited for (as Pool's exit did);
+        # the executor has no public way to do it before Python 3.14's terminate_workers()
+        running = [] if done else list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=done, cancel_futures=True)
+        for process in running:
+            process.terminate()
+
+
 @contextlib.contextmanager
 def _one_torch_thread(players: Sequence[str]) -> Iterator[None]:
     """Games played in this process (``workers=1``) with a checkpoint player: torch on one thread, as in
@@ -986,12 +1015,9 @@ def run_tournament(
                     results.append(_run_task(t))
                     bar.update()
         else:
-            import multiprocessing as mp
-
-            with mp.get_context("spawn").Pool(workers, initializer=_one_thread_per_worker) as pool:
-                for res in pool.imap_unordered(_run_task, tasks):
-                    results.append(res)
-                    bar.update()
+            for res in _run_in_processes(tasks, workers):
+                results.append(res)
+                bar.update()
     results.sort(key=lambda g: g.index)
     return TournamentResult(labels, list(players), base, results, seed, time_budget, max_plies, cap_outcome,
                             time.perf_counter() - start)

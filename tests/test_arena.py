@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import random
 from collections import Counter
 from pathlib import Path
@@ -799,3 +800,31 @@ def test_games_in_this_process_run_a_checkpoint_on_one_torch_thread_and_give_the
         assert seen == [1, 1, 2, 2] and torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_tournament_whose_workers_cannot_start_fails_instead_of_hanging(tmp_path: Path) -> None:
+    """multiprocessing.Pool started new workers for ever when each one failed at start (a script without the
+    __main__ guard re-runs the tournament in every spawned worker): the run never ended."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "no_guard.py"
+    script.write_text("from agents.arena import run_tournament\nfrom halma_env import Rules\n"
+                      "run_tournament(['random', 'greedy'], Rules('star', 2), 4, workers=2, max_plies=20)\n")
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 1
+    assert done.stderr.rstrip().endswith(
+        "RuntimeError: a game process of the arena stopped before its game ended: a script that calls "
+        "run_tournament with workers > 1 needs the `if __name__ == \"__main__\":` guard, and a factory must be "
+        "importable by the workers (defined in a module or a script file, not in python -c or a notebook); "
+        "workers=1 plays in this process"), done.stderr[-800:]
+    guarded = tmp_path / "guarded.py"
+    guarded.write_text("from agents.arena import run_tournament\nfrom halma_env import Rules\n"
+                       "if __name__ == '__main__':\n"
+                       "    print(len(run_tournament(['random', 'greedy'], Rules('star', 2), 4, workers=2, "
+                       "max_plies=20).games))\n")
+    done = subprocess.run([sys.executable, str(guarded)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0 and done.stdout == "4\n", done.stderr[-800:]

@@ -453,38 +453,31 @@ def test_a_worker_gives_torch_one_thread(monkeypatch) -> None:
 
 
 class _Pool:
-    """multiprocessing's spawn Pool, played in this process: records how it was made."""
+    """concurrent.futures' ProcessPoolExecutor, played in this process: records how it was made."""
 
-    made: list[tuple[int, Any]] = []
+    made: list[tuple[int, str, Any]] = []
 
-    def __init__(self, workers: int, initializer: Any = None) -> None:
-        _Pool.made.append((workers, initializer))
+    def __init__(self, workers: int, mp_context: Any = None, initializer: Any = None) -> None:
+        _Pool.made.append((workers, mp_context.get_start_method(), initializer))
+        self.futures: list[Any] = []
 
-    def __enter__(self) -> _Pool:
-        return self
+    def submit(self, f: Any, task: Any) -> Any:
+        from concurrent.futures import Future
 
-    def __exit__(self, *exc: object) -> None:
+        future: Future[Any] = Future()
+        future.set_result(f(task))
+        self.futures.insert(0, future)  # in an order of its own: the result sorts them back
+        return future
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
         return None
-
-    def imap_unordered(self, f: Any, tasks: list[Any]) -> Any:
-        return (f(t) for t in reversed(tasks))  # in an order of its own: the result sorts them back
-
-
-class _Context:
-    Pool = _Pool
 
 
 def test_workers_default_to_one_per_core_and_never_exceed_the_games(monkeypatch) -> None:
-    import multiprocessing
+    import concurrent.futures
     import os
 
-    contexts: list[str] = []
-
-    def get_context(method: str) -> type[_Context]:
-        contexts.append(method)
-        return _Context
-
-    monkeypatch.setattr(multiprocessing, "get_context", get_context)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", _Pool)
     _Pool.made.clear()
     monkeypatch.setattr(os, "cpu_count", lambda: 3)
     res = arena.run_tournament(["random", "greedy"], Rules("star", 2), 4, workers=None, max_plies=2)
@@ -494,8 +487,7 @@ def test_workers_default_to_one_per_core_and_never_exceed_the_games(monkeypatch)
     assert [g.moves for g in pooled.games] == [g.moves for g in serial.games]
     monkeypatch.setattr(os, "cpu_count", lambda: None)  # unknown: one process, no pool
     arena.run_tournament(["random", "greedy"], Rules("star", 2), 2, workers=None, max_plies=2)
-    assert _Pool.made == [(3, arena._one_thread_per_worker), (2, arena._one_thread_per_worker)]
-    assert contexts == ["spawn", "spawn"]
+    assert _Pool.made == [(3, "spawn", arena._one_thread_per_worker), (2, "spawn", arena._one_thread_per_worker)]
 
 
 def test_run_tournament_refuses_no_player_by_its_own_message() -> None:
