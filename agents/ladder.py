@@ -465,8 +465,11 @@ class LevelPlayer:
 
         self.seed = check_seed(seed)
         with _MAKING_PLAYERS:
-            for player in self._players.values():
-                player.reseed(self.seed)
+            for key, player in list(self._players.items()):
+                if hasattr(player, "reseed"):
+                    player.reseed(self.seed)
+                else:  # a plugin bot without reseed: made again from the seed, as player_for would now
+                    self._players[key] = self._make(key)
 
     def describe(self, rules: Rules) -> str:
         """What the level plays as in ``rules``' game: the ladder entry's player, or the fallback bot

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -1450,3 +1451,32 @@ def test_a_ladder_files_bot_level_never_thinks_past_the_level_move_limit(tmp_pat
     thread.join(30)
     assert moves and time.perf_counter() - started < 5  # 0.3 s, and room for a loaded machine
     assert moves[0] in Game(Rules("star", 2)).legal_moves()
+
+
+class _NoReseed:
+    """A bot as a plugin author may write it: seeded at construction, no ``reseed`` method."""
+
+    def __init__(self, name: str = "noreseed", seed: int | None = None) -> None:
+        import random
+
+        self.name, self.seed, self._rng = name, seed, random.Random(seed)
+
+    def select_move(self, game: Game, time_budget: float | None = None) -> Any:
+        return self._rng.choice(game.legal_moves())
+
+
+def test_a_level_whose_bot_has_no_reseed_is_made_again_on_reseed(tmp_path: Path, monkeypatch) -> None:
+    """LevelPlayer.reseed called player.reseed: the environments' second seeded reset raised AttributeError."""
+    import agents.registry
+
+    monkeypatch.setitem(agents.registry.BOTS, "noreseed", "tests.test_ladder:_NoReseed")
+    ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "levels": [
+        {"level": "easy", "player": "noreseed"}]}})
+    level = LevelPlayer("easy", seed=1, path=ladder)
+    first = level.player_for(Rules("star", 2))
+    level.reseed(5)
+    again = level.player_for(Rules("star", 2))
+    assert again is not first and again.seed == 5
+    moves = [level.select_move(Game(Rules("star", 2))) for _ in range(3)]
+    level.reseed(5)
+    assert [level.select_move(Game(Rules("star", 2))) for _ in range(3)] == moves  # reproducible from the seed
