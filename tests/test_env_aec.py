@@ -334,6 +334,31 @@ def test_move_limit_truncates_and_other_ends_terminate() -> None:
     assert all(e.terminations.values()) and not any(e.truncations.values())
 
 
+def test_move_limit_truncates_false_makes_the_limit_a_termination() -> None:
+    """For learners that bootstrap at a truncation (SB3's TimeLimit.truncated): the places are final."""
+    from halma_env.envs import HalmaEnv
+
+    envs = [raw_env(num_players=2, move_limit=6, limit_outcome="progress", move_limit_truncates=flag)
+            for flag in (False, True)]
+    for env in envs:
+        env.reset()
+        for _ in range(6):
+            env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    e, truncating = envs
+    assert e.game.end_reason == "move_limit"
+    assert all(e.terminations.values()) and not any(e.truncations.values())
+    assert all(truncating.truncations.values()) and not any(truncating.terminations.values())
+    assert e.rewards == truncating.rewards and e.infos == truncating.infos  # the same places paid
+    copy = pickle.loads(pickle.dumps(e))  # EzPickle keeps the setting
+    assert copy.move_limit_truncates is False
+    gym = HalmaEnv(num_players=2, move_limit=4, move_limit_truncates=False)
+    gym.reset(seed=0)
+    ends = [gym.step(int(np.flatnonzero(gym.action_masks())[0]))[2:4] for _ in range(2)]
+    assert ends == [(False, False), (True, False)]  # terminated, not truncated
+    with pytest.raises(ValueError, match="move_limit_truncates must be True or False, got 1"):
+        raw_env(move_limit_truncates=1)
+
+
 def test_solitaire_move_limit_is_no_win() -> None:
     e = raw_env(variant="star", num_players=1, move_limit=3)
     e.reset()

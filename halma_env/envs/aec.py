@@ -144,11 +144,12 @@ class raw_env(AECEnv, EzPickle):
         progress_shaping: float = 0.0,
         opponents: dict[Any, Any] | None = None,
         info_legal_moves: bool = True,
+        move_limit_truncates: bool = True,
         **rule_options: Any,
     ) -> None:
         EzPickle.__init__(
             self, variant, num_players, render_mode, reward, progress_shaping, opponents, info_legal_moves,
-            **rule_options
+            move_limit_truncates, **rule_options
         )
         super().__init__()
         self.rules = Rules(variant, num_players, **rule_options)  # ValueError names bad options
@@ -156,6 +157,11 @@ class raw_env(AECEnv, EzPickle):
             raise ValueError(f"info_legal_moves must be True or False, got {info_legal_moves!r}")
         # False for libraries that stack infos into arrays (Tianshou): the list's length changes every turn
         self.info_legal_moves = bool(info_legal_moves)
+        if not isinstance(move_limit_truncates, (bool, np.bool_)):
+            raise ValueError(f"move_limit_truncates must be True or False, got {move_limit_truncates!r}")
+        # False: a move-limit end is a termination, for learners that bootstrap at a truncation (SB3): the
+        # places it pays are final, so bootstrapping would count the outcome twice
+        self.move_limit_truncates = bool(move_limit_truncates)
         if reward not in REWARD_SCHEMES:
             raise ValueError(f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {reward!r}")
         bad_shaping = isinstance(progress_shaping, (bool, np.bool_)) or not isinstance(progress_shaping, numbers.Real)
@@ -585,7 +591,7 @@ class raw_env(AECEnv, EzPickle):
             self._paid[seat] = True
             # the seat's place is decided (or the game is over): its reward is not None
             self._give(name, cast(float, values[seat]))
-            if game.end_reason == "move_limit" and game.status[seat] == "active":
+            if self.move_limit_truncates and game.end_reason == "move_limit" and game.status[seat] == "active":
                 self.truncations[name] = True  # cut off; a seat that finished on the last ply is terminated
             else:
                 self.terminations[name] = True

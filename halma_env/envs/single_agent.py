@@ -56,15 +56,17 @@ class HalmaEnv(gymnasium.Env, EzPickle):
         illegal_reward: float = -1.0,
         render_mode: str | None = None,
         info_legal_moves: bool = True,
+        move_limit_truncates: bool = True,
         **rule_options: Any,
     ) -> None:
         EzPickle.__init__(
             self, variant, num_players, seat, opponents, reward, progress_shaping, illegal_reward, render_mode,
-            info_legal_moves, **rule_options,
+            info_legal_moves, move_limit_truncates, **rule_options,
         )
         self.aec = raw_env(
             variant=variant, num_players=num_players, render_mode=render_mode, reward=reward,
-            progress_shaping=progress_shaping, info_legal_moves=info_legal_moves, **rule_options,
+            progress_shaping=progress_shaping, info_legal_moves=info_legal_moves,
+            move_limit_truncates=move_limit_truncates, **rule_options,
         )
         n = num_players
         bad_seat = isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n
