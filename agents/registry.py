@@ -14,16 +14,29 @@ Accepted names (``make_player`` raises ``ValueError`` listing them for anything 
   ladder name ``ladder:LEVEL`` (exported opponents, the rated ladder):
   ``agents.opponent.load_opponent(name, seed)``.
 
+Bots of other installed packages (plugins) join the built-in ``BOTS`` (``all_bots()``) through the entry point group
+``halma_env.bots`` (``PLUGIN_GROUP``): each entry maps a bot name to a class, ``mybot =
+"mybot_pkg.bot:MyBot"``.  The group is read once per process, on the first lookup of a bot by name
+(so worker processes, which look their players up themselves, see the plugins too).  A plugin whose
+name is a built-in bot's or a level's, is ``ladder``, is not a plain name (letters, digits, ``_`` and
+``-``) or is given by two packages is ignored with a warning naming both.  Every bot class is
+checked when looked up: a constructor without ``name=`` and ``seed=`` keyword arguments, or with a
+parameter without default, is a ``ValueError`` naming the class (docs/bots.md, "Adding a bot").
+
 This module is the ``halma_env.players`` entry point (``agents``), through which the environments
 resolve opponents by name without importing ``agents``.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
+import math
 import os
 import re
+import warnings
+from importlib.metadata import entry_points
 from typing import Any
 
 from agents.files import missing_extra, shipped_file_hint
@@ -31,6 +44,10 @@ from agents.player import SeededPlayer, check_seed, split_options
 from halma_env.suggest import did_you_mean
 
 _INTEGER = re.compile(r"-?[0-9]+")  # an int parameter's text
+_PLUGIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")  # a plugin bot's name
+
+# the entry point group through which other installed packages add bots: name = "module:Class"
+PLUGIN_GROUP = "halma_env.bots"
 
 # bot name -> "module:class"; imported only when asked for
 BOTS: dict[str, str] = {
@@ -64,18 +81,104 @@ def _import(module_name: str, what: str):
         raise
 
 
+def _plugin_entry_points() -> list[Any]:
+    """The installed entry points of ``PLUGIN_GROUP`` (the tests replace this)."""
+    return list(entry_points(group=PLUGIN_GROUP))
+
+
+@functools.cache  # once per process: scanning the installed distributions takes milliseconds
+def plugin_bots() -> dict[str, str]:
+    """The plugin bots (name -> ``"module:Class"``) of the ``halma_env.bots`` entry point group; a plugin
+    that cannot be used under its name is left out with a warning (see the module doc)."""
+    found: dict[str, str] = {}
+    origins: dict[str, str] = {}
+    for ep in _plugin_entry_points():
+        name, value = ep.name.strip(), ep.value.strip()
+        dist = getattr(ep, "dist", None)
+        origin = f"{value!r} of {dist.name}" if dist is not None else repr(value)
+        module, _, attr = value.partition(":")
+        attr = attr.partition("[")[0].strip()  # extras ("module:Class [extra]") are not ours to install
+        problem = ""
+        if not _PLUGIN_NAME.fullmatch(name):
+            problem = "its name is not a plain bot name (letters, digits, '_' and '-', not first a digit)"
+        elif name in BOTS:
+            problem = f"its name is the built-in bot {name!r} ({BOTS[name]})"
+        elif name in LEVELS:
+            problem = f"its name is the level {name!r} ({LEVELS[name]})"
+        elif name.lower() == "ladder":
+            problem = "'ladder' names the rated ladder (ladder:<level>)"
+        elif not module.strip() or not attr:
+            problem = "its value must be written 'module:Class'"
+        elif name in found:
+            problem = f"bot {name!r} is already the plugin {origins[name]}"
+        if problem:
+            warnings.warn(f"{PLUGIN_GROUP} plugin {name!r} = {origin} is ignored: {problem}", stacklevel=2)
+            continue
+        found[name] = f"{module.strip()}:{attr}"
+        origins[name] = origin
+    return found
+
+
+def all_bots() -> dict[str, str]:
+    """Every bot by name: the built-in ``BOTS`` and then the plugins (``plugin_bots()``)."""
+    bots = dict(BOTS)
+    for name, target in plugin_bots().items():
+        bots.setdefault(name, target)  # BOTS may have gained the name since (a test's setitem): it wins
+    return bots
+
+
+def _unknown_bot(bot: str, bots: dict[str, str]) -> ValueError:
+    return ValueError(f"unknown bot {bot!r}{did_you_mean(bot, bots)}; bots: {', '.join(bots)}")
+
+
 def _bot_class(bot: str) -> type[Any]:
-    module_name, class_name = BOTS[bot].split(":")
-    return getattr(_import(module_name, f"bot {bot!r}"), class_name)
+    target = all_bots()[bot]
+    module_name, _, attr = target.partition(":")
+    found: Any = _import(module_name, f"bot {bot!r}")
+    for part in attr.split("."):
+        if not hasattr(found, part):
+            raise ValueError(f"bot {bot!r}: module {module_name} has no {attr!r} ({target})")
+        found = getattr(found, part)
+    if not isinstance(found, type):
+        raise ValueError(f"bot {bot!r}: {target} is not a class (a bot is a class with select_move)")
+    return found
+
+
+_KEYWORD = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+def _constructor_parameters(bot: str, cls: type[Any]) -> dict[str, Any]:
+    """The spec parameters of a bot class with their defaults, after checking the class: it has
+    ``select_move``, its constructor takes ``name=`` and ``seed=`` and has a default for every other
+    parameter (the default gives a spec value its type); else a ValueError naming the class."""
+    where = f"bot {bot!r} ({cls.__module__}.{cls.__qualname__})"
+    if not callable(getattr(cls, "select_move", None)):
+        raise ValueError(f"{where} has no select_move(game, time_budget=None) method")
+    try:
+        params = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: the signature of its constructor cannot be read") from None
+    any_keyword = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    lacking = [k for k in ("name", "seed") if not any_keyword and (k not in params or params[k].kind not in _KEYWORD)]
+    if lacking:
+        raise ValueError(f"{where}: its constructor takes no {' and no '.join(f'{k}=' for k in lacking)} keyword "
+                         "argument (a bot's __init__ must accept name= and seed=; see docs/bots.md, Adding a bot)")
+    required = [k for k, p in params.items()
+                if p.default is inspect.Parameter.empty and p.kind not in (inspect.Parameter.VAR_POSITIONAL,
+                                                                           inspect.Parameter.VAR_KEYWORD)]
+    if required:
+        raise ValueError(f"{where}: constructor parameter{'s' if len(required) > 1 else ''} {', '.join(required)} "
+                         "without default (every parameter other than self needs one: it gives the spec value's "
+                         "type)")
+    return {k: p.default for k, p in params.items() if k not in ("seed", "name") and p.kind in _KEYWORD}
 
 
 def bot_parameters(bot: str) -> dict[str, Any]:
     """The parameters a bot accepts in a spec (``name:key=value,...``) and their defaults."""
-    if bot not in BOTS:
-        raise ValueError(f"unknown bot {bot!r}{did_you_mean(bot, BOTS)}; bots: {', '.join(BOTS)}")
-    sig = inspect.signature(_bot_class(bot).__init__)
-    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return {k: p.default for k, p in sig.parameters.items() if k not in ("self", "seed", "name") and p.kind in kinds}
+    bots = all_bots()
+    if bot not in bots:
+        raise _unknown_bot(bot, bots)
+    return _constructor_parameters(bot, _bot_class(bot))
 
 
 def _convert(bot: str, key: str, text: str, default: Any) -> Any:
@@ -97,8 +200,9 @@ def _convert(bot: str, key: str, text: str, default: Any) -> Any:
                 return None
             if not text.isascii() or "_" in text:
                 raise ValueError
-            return float(text)
-        return text
+            return float(text)  # nan and inf: refused by parse_spec and make_player
+        else:
+            return text
     except ValueError:
         kind = {"int": "an integer", "float": "a number", "NoneType": "a number or none", "bool": "true or false"}
         expected = kind.get(type(default).__name__, f"a {type(default).__name__}")
@@ -108,23 +212,37 @@ def _convert(bot: str, key: str, text: str, default: Any) -> Any:
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``"search:depth=2,time=0.5"`` -> ``("search", {"depth": 2, "time": 0.5})`` (validated)."""
+    bot, params, non_finite = _parse(spec)
+    if non_finite:
+        raise ValueError(non_finite)
+    return bot, params
+
+
+def _parse(spec: str) -> tuple[str, dict[str, Any], str]:
+    """``parse_spec`` less its refusal of non-finite numbers (nan, inf: no bot parameter wants them, and NaN
+    passes every ``<`` test), which it returns as the error message ("" when there is none)."""
     bot, _, rest = spec.partition(":")
     bot = bot.strip()
-    if bot not in BOTS:
-        raise ValueError(f"unknown bot {bot!r}{did_you_mean(bot, BOTS)}; bots: {', '.join(BOTS)}")
+    bots = all_bots()
+    if bot not in bots:
+        raise _unknown_bot(bot, bots)
     known = bot_parameters(bot)
     params: dict[str, Any] = {}
+    non_finite = ""
     for key, value in split_options(spec, rest, "bot parameter"):
         if key not in known:
             raise ValueError(f"{bot} has no parameter {key!r}{did_you_mean(key, known)}; "
                              f"parameters: {', '.join(known) or 'none'}")
         params[key] = _convert(bot, key, value, known[key])
-    return bot, params
+        if isinstance(params[key], float) and not math.isfinite(params[key]) and not non_finite:
+            none = " or none" if known[key] is None else ""
+            non_finite = f"{bot} parameter {key}={value!r}: expected a finite number{none}"
+    return bot, params, non_finite
 
 
 def valid_names() -> list[str]:
     """Every plain name ``make_player`` accepts (bots and levels), plus the path forms."""
-    return [*BOTS, *LEVELS, "<bot>:key=value,...", "<checkpoint>.pt", "<opponent>.onnx", "ladder:<level>"]
+    return [*all_bots(), *LEVELS, "<bot>:key=value,...", "<checkpoint>.pt", "<opponent>.onnx", "ladder:<level>"]
 
 
 def _load_external(module_name: str, function: str, path: str, *args: Any) -> SeededPlayer:
@@ -153,8 +271,14 @@ def make_player(name: str, seed: int | None = None) -> SeededPlayer:
     if name in LEVELS:  # levels come from the rated ladder (agents/ladder.py) for the game being played
         return _load_external("agents.ladder", "LevelPlayer", name, seed)
     bot = name.partition(":")[0].strip()
-    if bot not in BOTS:
-        raise ValueError(f"unknown player {name!r}{did_you_mean(bot, [*BOTS, *LEVELS])}; "
+    bots = all_bots()
+    if bot not in bots:
+        raise ValueError(f"unknown player {name!r}{did_you_mean(bot, [*bots, *LEVELS])}; "
                          f"valid: {', '.join(valid_names())}")
-    bot, params = parse_spec(name)
-    return _bot_class(bot)(seed=seed, name=name, **params)
+    bot, params, non_finite = _parse(name)
+    # a non-finite number goes to the bot first, whose own check names its bounds ("greedy noise must
+    # be >= 0 and <= 1 (a finite number), got nan"); one it would take is refused here
+    player = _bot_class(bot)(seed=seed, name=name, **params)
+    if non_finite:
+        raise ValueError(non_finite)
+    return player

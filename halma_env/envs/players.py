@@ -2,7 +2,10 @@
 
 The environments never import ``agents``: a name is looked up through the entry point group
 ``halma_env.players`` (the ``agents`` package registers ``agents.registry:make_player`` there).
-``"random"`` also works without that package (a built-in uniform random player).
+``"random"`` also works without that package (a built-in uniform random player).  Bots of other
+installed packages are resolved the same way: ``agents`` adds the bots registered in the entry point
+group ``halma_env.bots`` (``BOT_PLUGIN_GROUP``; name = ``"module:Class"``, see docs/bots.md) to its
+own, so a plugin bot is an opponent by name (``opponents={"player_1": "mybot:depth=2"}``).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 from halma_env.game import Game, IllegalMoveError, Move
 
 ENTRY_POINT_GROUP = "halma_env.players"
+BOT_PLUGIN_GROUP = "halma_env.bots"  # read by agents.registry (PLUGIN_GROUP), not here
 
 
 class RandomPlayer:
