@@ -929,10 +929,11 @@ def _run_in_processes(tasks: list[_Task], workers: int) -> Iterator[GameResult]:
             yield future.result()
         done = True
     except BrokenProcessPool:
-        raise RuntimeError("a game process of the arena stopped before its game ended: a script that calls "
-                           "run_tournament with workers > 1 needs the `if __name__ == \"__main__\":` guard, and "
-                           "a factory must be importable by the workers (defined in a module or a script file, "
-                           "not in python -c or a notebook); workers=1 plays in this process") from None
+        raise RuntimeError("a game process of the arena stopped before its game ended (killed, crashed, or it "
+                           "could not start: a script that calls run_tournament with workers > 1 needs the "
+                           "`if __name__ == \"__main__\":` guard, and a factory must be importable by the workers, "
+                           "defined in a module or a script file, not in python -c or a notebook); workers=1 plays "
+                           "in this process") from None
     finally:
         # on an error or Ctrl-C the games still running are stopped, not waited for (as Pool's exit did);
         # the executor has no public way to do it before Python 3.14's terminate_workers()
@@ -1263,6 +1264,11 @@ def _check_out_dir(out: str) -> None:
     already holds results is refused: writing over them would mix old game records with the new ones."""
     if out == "":  # (an empty --out wrote nothing and said nothing; a name of spaces is a name)
         raise ValueError(f"--out needs a directory, got {out!r}")
+    from agents.files import special_file_kind
+
+    for name in ("results.json", "results.md", "results.png", "solo.json", "solo.md"):
+        if kind := special_file_kind(os.path.join(out, name)):  # found after the games, it was a traceback
+            raise ValueError(f"--out {out!r}: {name} is {kind}, not a regular file")
     previous = [name for name in ("results.json", "solo.json", "games") if os.path.exists(os.path.join(out, name))]
     if previous:
         raise ValueError(f"--out {out!r} already holds results ({', '.join(previous)}); choose another directory "

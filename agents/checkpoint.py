@@ -384,8 +384,11 @@ def check_weights(data: dict[str, Any], path: str | Path = "checkpoint") -> None
         if network[key] != held:
             raise CheckpointError(f"{who} has network.{key} = {network[key]}, but its weights hold {held} "
                                   f"({prefix}N.*)")
-    with torch.device("meta"):  # shapes only: nothing allocated
-        shell = build_network(data["variant"], data["num_players"], SimpleNamespace(**network))
+    try:
+        with torch.device("meta"):  # shapes only: nothing allocated
+            shell = build_network(data["variant"], data["num_players"], SimpleNamespace(**network))
+    except ValueError as exc:  # a setting the game does not allow (reach_features with 3 seats): named with the file
+        raise CheckpointError(f"{who}: {exc}") from None
     misfit = _misfit(shell.state_dict(), model)
     if misfit:
         raise CheckpointError(f"{who} weights do not fit its network: {misfit}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import cast
@@ -52,6 +53,33 @@ def flags_given(args: argparse.Namespace, dests: tuple[str, ...]) -> list[str]:
             if getattr(args, dest) is not None and getattr(args, dest) is not False]  # not `in`: 0 == False
 
 
+_ASCII_INT = re.compile(r"-?[0-9]+")
+_ASCII_FLOAT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:inf|nan)", re.IGNORECASE)
+
+
+def ascii_int(text: str) -> int:
+    """An integer flag's value in ASCII digits: int() also reads other scripts' digits (٢) and 1_0."""
+    if not _ASCII_INT.fullmatch(text.strip()):
+        raise argparse.ArgumentTypeError(f"expected an integer in ASCII digits, got {text!r}")
+    return int(text)
+
+
+def ascii_float(text: str) -> float:
+    """A number flag's value as ASCII text (the commands refuse nan and inf themselves, naming the flag)."""
+    if not _ASCII_FLOAT.fullmatch(text.strip()):
+        raise argparse.ArgumentTypeError(f"expected a number in ASCII digits, got {text!r}")
+    return float(text)
+
+
+def _ascii_numbers(parser: argparse.ArgumentParser) -> None:
+    """Every int and float flag of ``parser`` read as ASCII text (one place, not 29 declarations)."""
+    for action in parser._actions:  # argparse keeps its actions there; no public way to list them
+        if action.type is int:
+            action.type = ascii_int
+        elif action.type is float:
+            action.type = ascii_float
+
+
 def build_parser(load: str | None = None) -> argparse.ArgumentParser:
     # allow_abbrev=False: `--gam 1` is not --games (an abbreviation breaks once a longer flag shares its start)
     parser = argparse.ArgumentParser(prog="halma", description="Halma family games: engine, environments, agents.",
@@ -69,6 +97,7 @@ def build_parser(load: str | None = None) -> argparse.ArgumentParser:
             add_arguments = cast("Callable[[argparse.ArgumentParser], object]",
                                  getattr(module, f"add_{name}_arguments", getattr(module, "add_arguments", None)))
             add_arguments(p)
+            _ascii_numbers(p)
             examples = "examples:\n" + "\n".join(f"  {line}" for line in EXAMPLES[name])
             p.epilog = f"{p.epilog}\n\n{examples}" if p.epilog else examples  # after a command's own (play's)
     return parser

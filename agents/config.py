@@ -440,6 +440,9 @@ def _coerce(value: Any, tp: Any, path: str) -> Any:
         # a float | None key given nan or inf: say so, not "expected float or NoneType, got nan"
         if float in args and (real := _real(value)) is not None and not math.isfinite(real):
             raise ValueError(f"{path}: expected a finite number, got {value!r}")
+        named_non_finite = isinstance(value, str) and value.strip().lower().lstrip("+-") in ("nan", "inf", "infinity")
+        if float in args and named_non_finite:  # the text nan (YAML 1.2 reads it as text, not as .nan)
+            raise ValueError(f"{path}: expected a finite number, got {value!r}")
         for arg in args:
             if arg is type(None):
                 continue
@@ -711,8 +714,17 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> TrainCo
     return from_dict(apply_overrides(load_dict(path), overrides or []))
 
 
+class _Dumper(yaml.SafeDumper):
+    """YAML's safe dumper resolving plain scalars as the loader does (YAML 1.2 numbers), so that it quotes
+    a string the loader would read as a number (a run named 1e3 came back as the number 1000)."""
+
+
+_Dumper.yaml_implicit_resolvers = {first: list(resolvers)
+                                   for first, resolvers in _StrictLoader.yaml_implicit_resolvers.items()}
+
+
 def dump_yaml(cfg: TrainConfig) -> str:
-    return yaml.safe_dump(cfg.to_dict(), sort_keys=False)
+    return yaml.dump(cfg.to_dict(), Dumper=_Dumper, sort_keys=False)
 
 
 __all__ = [

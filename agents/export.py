@@ -254,9 +254,13 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
     blob = onnx_bytes(net, opset)
     out = Path(out_dir)
     path = out / f"{name or f'{variant}-{seats}-{level}'}.onnx"
+    from agents.files import special_file_kind
+
     for target in (path, manifest_path(path)):
         if target.is_dir():
             raise ValueError(f"cannot write {str(target)!r}: a directory of that name is in the way")
+        if kind := special_file_kind(target):  # the final rename would replace it (/dev/null, as root)
+            raise ValueError(f"cannot write {str(target)!r}: it is {kind}, not a regular file")
     # the model and its manifest are written and checked in a scratch directory inside out_dir, then
     # moved into place: a failed or interrupted export leaves no partial files, and an earlier export
     # of the same name stays as it was until the new one has passed its check

@@ -552,7 +552,7 @@ def ladder_player(name: str, seed: int | None = None, path: str | Path | None = 
         return LevelPlayer(parts[1].strip(), seed=seed, path=path, **options)
     if len(parts) == 3 and parts[0].lower() == "ladder" and parts[2]:
         variant, _, seats = parts[1].strip().rpartition("-")
-        if not seats.isdigit():
+        if not (seats.isascii() and seats.isdigit()):  # not "٢": int() reads other scripts' digits
             raise LadderError(f"{name!r}: the game is written VARIANT-SEATS, e.g. ladder:star-2:hard")
         from agents.opponent import check_play_options
 

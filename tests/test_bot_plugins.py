@@ -215,5 +215,7 @@ def test_an_environment_takes_a_plugin_bot_as_opponent(plugin: Path) -> None:
     seat: Any = env.unwrapped.cpu_seats()["player_1"]  # type: ignore[attr-defined]
     first = seat.seed
     assert (type(seat).__name__, seat.depth, isinstance(first, int)) == ("MyBot", 2, True)
-    env.reset(seed=3)  # reseeded through its reseed(), to the same seat seed
+    env.reset(seed=4)  # reseeded through its reseed(), to the new seat seed
+    assert env.unwrapped.cpu_seats()["player_1"] is seat and seat.seed != first  # type: ignore[attr-defined]
+    env.reset(seed=3)
     assert env.unwrapped.cpu_seats()["player_1"] is seat and seat.seed == first  # type: ignore[attr-defined]

@@ -507,9 +507,8 @@ def test_every_float_key_refuses_nan_and_infinity_naming_it(raw: str, tmp_path: 
     crashed after writing its run folder."""
     keys = _float_keys()
     assert {"ppo.ent_coef", "ppo.target_kl", "pool.bot_prob", "crossing.coef", "log.status_every"} <= set(keys)
-    for key in keys:  # (text not a number, as nan: ppo.target_kl "expected float or NoneType, got 'nan'")
-        with pytest.raises(ValueError, match=rf"^{re.escape(key)}: expected (a (finite )?number|float or NoneType), "
-                                             r"got \S+$"):
+    for key in keys:  # (ppo.target_kl said "expected float or NoneType, got 'nan'" for the text nan)
+        with pytest.raises(ValueError, match=rf"^{re.escape(key)}: expected a (finite )?number, got \S+$"):
             _load(f"{key}={raw}")
     path = tmp_path / "config.yaml"  # in a file too (the fuzzer's: `ent_coef: nan` in the quickstart)
     path.write_text((ROOT / "configs" / "quickstart.yaml").read_text().replace("ent_coef: 0.005", f"ent_coef: {raw}"))

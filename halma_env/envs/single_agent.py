@@ -169,8 +169,11 @@ class HalmaEnv(gymnasium.Env, EzPickle):
         if not self.aec._live(self.agent):  # an episode must give the learner a move (and its reward)
             place, reason = self.aec.infos[self.agent]["place"], self.aec.game.end_reason  # type: ignore[union-attr]
             self.aec.game = None  # step() asks for a reset, not the end of a game the learner never played
+            given = (options or {}).get("position") is not None
+            fix = ("options['position'] must leave it a move to play" if given else
+                   "the rules end the game before it (a move_limit or stall_limit too small for the seat)")
             raise ValueError(f"the learner's seat {self.seat} has its place ({place}) decided before its first "
-                             f"move (end reason {reason}): options['position'] must leave it a move to play")
+                             f"move (end reason {reason}): {fix}")
         return self.aec.observe(self.agent), self._info()
 
     def step(self, action: Any):
