@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
-from agents.files import missing_extra, write_atomic
+from agents.files import missing_extra, shown_value, write_atomic
 from agents.player import Player, check_int, check_time
 from agents.ratings import Rating, competition_ranks, mean_interval, rate_games, wilson_interval
 from halma_env import Game, IllegalMoveError, Rules
@@ -771,10 +771,6 @@ def load_results(path: str) -> TournamentResult:
         raise ValueError(f"{path}: not a halma eval results.json ({e})") from None
 
 
-def _shown(value: Any) -> str:
-    """A value for a message, cut short (a file's list may be long)."""
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:50]}... ({type(value).__name__})"
 
 
 def _is_count(value: Any, low: int = 0, high: int | None = MAX_COUNT) -> bool:
@@ -796,7 +792,7 @@ def _check_keys(data: dict[str, Any], required: Sequence[str], optional: Sequenc
     if missing:
         raise ValueError(f"missing key(s) {', '.join(missing)}")
     if unknown:
-        raise ValueError(f"unknown key(s) {', '.join(map(_shown, unknown))}")
+        raise ValueError(f"unknown key(s) {', '.join(map(shown_value, unknown))}")
 
 
 def _results_from(data: Any) -> TournamentResult:
@@ -806,11 +802,11 @@ def _results_from(data: Any) -> TournamentResult:
     _check_keys(data, RESULT_KEYS, RESULT_OPTIONAL_KEYS)
     players, specs = data["players"], data["specs"]
     if not (isinstance(players, list) and players and all(isinstance(p, str) for p in players)):
-        raise ValueError(f"players must be a non-empty list of names, got {_shown(players)}")
+        raise ValueError(f"players must be a non-empty list of names, got {shown_value(players)}")
     if len(set(players)) != len(players):  # the ratings are keyed by name: a repeat would hide a player
-        raise ValueError(f"players must be distinct, got {_shown(players)}")
+        raise ValueError(f"players must be distinct, got {shown_value(players)}")
     if not (isinstance(specs, list) and len(specs) == len(players) and all(isinstance(s, str) for s in specs)):
-        raise ValueError(f"specs must be a list of {len(players)} names (one per player), got {_shown(specs)}")
+        raise ValueError(f"specs must be a list of {len(players)} names (one per player), got {shown_value(specs)}")
     missing = [k for k in OPTION_NAMES if isinstance(data["rules"], dict) and k not in data["rules"]]
     if missing:  # to_dict writes every option: none is filled in with a default that may not be the game's
         raise ValueError(f"rules: missing option(s) {', '.join(missing)}")
@@ -819,22 +815,23 @@ def _results_from(data: Any) -> TournamentResult:
     except (ValueError, TypeError) as e:
         raise ValueError(f"rules: {e}") from None
     if not _is_count(data["seed"], high=None):  # any seed run_tournament takes
-        raise ValueError(f"seed must be an integer >= 0, got {_shown(data['seed'])}")
+        raise ValueError(f"seed must be an integer >= 0, got {shown_value(data['seed'])}")
     budget = data["time_budget"]
     if budget is not None and not (_is_amount(budget) and budget > 0):
-        raise ValueError(f"time_budget must be null or a number of seconds > 0, got {_shown(budget)}")
+        raise ValueError(f"time_budget must be null or a number of seconds > 0, got {shown_value(budget)}")
     if data["max_plies"] is not None and not _is_count(data["max_plies"], 1):
-        raise ValueError(f"max_plies must be null or an integer >= 1, got {_shown(data['max_plies'])}")
+        raise ValueError(f"max_plies must be null or an integer >= 1, got {shown_value(data['max_plies'])}")
     cap_outcome = data.get("cap_outcome", "draw")  # a file from before the option: the cap drew
     if cap_outcome not in ("draw", "progress"):
-        raise ValueError(f"cap_outcome must be 'draw' or 'progress', got {_shown(cap_outcome)}")
+        raise ValueError(f"cap_outcome must be 'draw' or 'progress', got {shown_value(cap_outcome)}")
     summary = data["summary"]
     elapsed = summary.get("elapsed_s") if isinstance(summary, dict) else None
     if not isinstance(summary, dict) or not (elapsed is None or _is_amount(elapsed)):
-        raise ValueError(f"summary must be an object whose elapsed_s is null or seconds >= 0, got {_shown(summary)}")
+        raise ValueError("summary must be an object whose elapsed_s is null or seconds >= 0, got "
+                         f"{shown_value(summary)}")
     games_data = data["games"]
     if not (isinstance(games_data, list) and games_data):
-        raise ValueError(f"games must be a non-empty list of games, got {_shown(games_data)}")
+        raise ValueError(f"games must be a non-empty list of games, got {shown_value(games_data)}")
     games = []
     for i, g in enumerate(games_data):
         try:
@@ -843,7 +840,7 @@ def _results_from(data: Any) -> TournamentResult:
             raise ValueError(f"games[{i}]: {e}") from None
     indices = [g.index for g in games]
     if len(set(indices)) != len(indices):
-        raise ValueError(f"the games' indices repeat: {_shown(sorted(indices))}")
+        raise ValueError(f"the games' indices repeat: {shown_value(sorted(indices))}")
     return TournamentResult(players, specs, rules, games, data["seed"], budget, data["max_plies"], cap_outcome,
                             elapsed or 0.0)
 
@@ -851,21 +848,21 @@ def _results_from(data: Any) -> TournamentResult:
 def _game_from(g: Any, n: int, k: int) -> GameResult:
     """One game of a results.json on ``n`` seats among ``k`` players (ValueError naming the field)."""
     if not isinstance(g, dict):
-        raise ValueError(f"a game is an object, got {_shown(g)}")
+        raise ValueError(f"a game is an object, got {shown_value(g)}")
     _check_keys(g, GAME_KEYS, GAME_OPTIONAL_KEYS)
 
     def per_seat(key: str, ok: Callable[[Any], bool], what: str) -> list[Any]:
         value = g[key]
         if not (isinstance(value, list) and len(value) == n and all(ok(x) for x in value)):
-            raise ValueError(f"{key} must be a list of {n} {what} (one per seat), got {_shown(value)}")
+            raise ValueError(f"{key} must be a list of {n} {what} (one per seat), got {shown_value(value)}")
         return value
 
     for key in ("index", "seed", "plies"):
         if not _is_count(g[key]):
-            raise ValueError(f"{key} must be an integer >= 0, got {_shown(g[key])}")
+            raise ValueError(f"{key} must be an integer >= 0, got {shown_value(g[key])}")
     seats = per_seat("seats", lambda p: _is_count(p, high=k - 1), f"player indices 0..{k - 1}")
     if not _is_count(g["first_seat"], high=n - 1):
-        raise ValueError(f"first_seat must be a seat 0..{n - 1}, got {_shown(g['first_seat'])}")
+        raise ValueError(f"first_seat must be a seat 0..{n - 1}, got {shown_value(g['first_seat'])}")
     places = per_seat("places", lambda p: _is_count(p, 1, n), f"places 1..{n}")
     # player_places is the mean place of each player's seats: anything else would rate another game
     mine: dict[int, list[int]] = {}
@@ -875,30 +872,30 @@ def _game_from(g: Any, n: int, k: int) -> GameResult:
     if not (isinstance(pp, dict) and sorted(pp) == sorted(str(p) for p in mine)
             and all(_is_amount(pp[str(p)]) and math.isclose(pp[str(p)], sum(v) / len(v)) for p, v in mine.items())):
         expected = {str(p): sum(v) / len(v) for p, v in sorted(mine.items())}
-        raise ValueError(f"player_places must be each seated player's mean place, {_shown(expected)}, "
-                         f"got {_shown(pp)}")
+        raise ValueError(f"player_places must be each seated player's mean place, {shown_value(expected)}, "
+                         f"got {shown_value(pp)}")
     if g["end_reason"] not in (*END_REASONS, ARENA_LIMIT):
         raise ValueError(f"end_reason must be one of {', '.join((*END_REASONS, ARENA_LIMIT))}, "
-                         f"got {_shown(g['end_reason'])}")
+                         f"got {shown_value(g['end_reason'])}")
     if not (isinstance(g["moves"], list) and all(isinstance(m, str) for m in g["moves"])):
-        raise ValueError(f"moves must be a list of strings, got {_shown(g['moves'])}")
+        raise ValueError(f"moves must be a list of strings, got {shown_value(g['moves'])}")
     per_seat("move_time", _is_amount, "times in seconds >= 0")
     per_seat("move_count", _is_count, "integers >= 0")
     per_seat("max_move_time", _is_amount, "times in seconds >= 0")
     per_seat("over_budget", _is_count, "integers >= 0")
     forfeits = g.get("forfeits", [])
     if not isinstance(forfeits, list):
-        raise ValueError(f"forfeits must be a list, got {_shown(forfeits)}")
+        raise ValueError(f"forfeits must be a list, got {shown_value(forfeits)}")
     for j, f in enumerate(forfeits):
         if not (isinstance(f, dict) and sorted(f) == sorted(FORFEIT_KEYS) and _is_count(f["seat"], high=n - 1)
                 and _is_count(f["ply"]) and isinstance(f["move"], str) and isinstance(f["error"], str)):
             raise ValueError(f"forfeits[{j}] must be {{seat: 0..{n - 1}, ply: an integer >= 0, move: a string, "
-                             f"error: a string}}, got {_shown(f)}")
+                             f"error: a string}}, got {shown_value(f)}")
     progress = g.get("progress", [])  # older files have none
     if progress != [] and not (isinstance(progress, list) and len(progress) == n and all(
             isinstance(x, list) and len(x) == 2 and all(map(_is_count, x)) for x in progress)):
         raise ValueError(f"progress must be a list of {n} [in goal, distance] pairs of integers >= 0 (one per "
-                         f"seat), or empty, got {_shown(progress)}")
+                         f"seat), or empty, got {shown_value(progress)}")
     return GameResult(**{**g, "player_places": {int(p): pp[p] for p in pp}, "forfeits": forfeits,
                          "progress": [tuple(x) for x in progress]})
 

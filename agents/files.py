@@ -8,13 +8,12 @@ import errno
 import os
 import re
 import secrets
-import stat
 import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from halma_env.files import file_kind
+from halma_env.files import special_file_kind
 
 PACKAGE_DIR = Path(__file__).resolve().parent  # agents/
 
@@ -96,14 +95,11 @@ def output_problem(path: str | Path, what: str = "") -> str | None:
     return None
 
 
-def special_file_kind(path: str | Path) -> str:
-    """What stands at ``path`` when it is a device, a FIFO or a socket ('' for nothing there, a regular
-    file, a directory or a symlink, which is replaced rather than followed)."""
-    try:
-        mode = os.lstat(path).st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        return ""
-    return "" if stat.S_ISLNK(mode) or stat.S_ISDIR(mode) else file_kind(mode)
+def shown_value(value: object) -> str:
+    """A value read from a file (a results.json, a ladder, a manifest, a saved session), for an error message:
+    escaped (``repr``: no escape sequence reaches the terminal) and cut short (a file's list may be long)."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:50]}... ({type(value).__name__})"
 
 
 def write_atomic(path: str | Path, data: str | bytes) -> None:

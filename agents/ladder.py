@@ -41,7 +41,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, cast
 
-from agents.files import write_atomic
+from agents.files import shown_value, write_atomic
 from agents.player import SeededPlayer
 from halma_env import Game, Move, Rules
 from halma_env.files import FileTooLarge, NotARegularFile, file_kind, read_regular_file
@@ -114,7 +114,7 @@ def _check(data: Any, path: Path) -> dict[str, Any]:
             raise LadderError(f"ladder {str(path)!r}: entry {key!r} repeats a level name")
         missing = entry.get("missing", [])  # level_entry looks a level up in it
         if not isinstance(missing, list) or any(not isinstance(name, str) for name in missing):
-            raise LadderError(f"ladder {str(path)!r}: entry {key!r} has 'missing' {_short(missing)}, not a list "
+            raise LadderError(f"ladder {str(path)!r}: entry {key!r} has 'missing' {shown_value(missing)}, not a list "
                               "of level names")
         for lv in entry["levels"]:
             _check_level(lv, f"ladder {str(path)!r}: entry {key!r}, level {printable(lv['level'])!r}")
@@ -131,10 +131,6 @@ def _check(data: Any, path: Path) -> dict[str, Any]:
     return data
 
 
-def _short(value: Any) -> str:
-    """A file's value for a message: escaped (``repr``) and cut short."""
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:50]}... ({type(value).__name__})"
 
 
 def _finite(value: Any) -> bool:
@@ -153,13 +149,13 @@ def _check_level(lv: dict[str, Any], what: str) -> None:
 
     unknown = [k for k in lv if k not in LEVEL_KEYS]
     if unknown:  # a misspelt option (``temprature``) would be dropped without a word
-        raise LadderError(f"{what}: unknown key(s) {', '.join(map(_short, unknown))}; a level has "
+        raise LadderError(f"{what}: unknown key(s) {', '.join(map(shown_value, unknown))}; a level has "
                           f"{', '.join(LEVEL_KEYS)}")
     for stat in (*LEVEL_STATS, "temperature", "time_budget"):
         value = lv.get(stat)
         # NaN would sort and compare as no rating does; an integer past a float's range fails to print
         if value is not None and not _finite(value):
-            raise LadderError(f"{what}: {stat} {_short(value)} is not a finite number")
+            raise LadderError(f"{what}: {stat} {shown_value(value)} is not a finite number")
     try:
         check_play_options(*(lv.get(k) for k in PLAYER_OPTIONS))
     except ValueError as e:

@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.files import shown_value
 from agents.player import SeededPlayer, check_is_game, check_number, check_seed, check_time, split_options
 from halma_env import Game, Move
 from halma_env.encoding import ENCODING_VERSION, encoding
@@ -201,24 +202,22 @@ def _check_descriptive(data: dict[str, Any], mpath: Path) -> None:
         if key in data and (isinstance(data[key], bool) or not isinstance(data[key], types)):
             wanted = " or ".join("null" if t is type(None) else {"str": "a string", "dict": "an object"}[t.__name__]
                                  for t in types)
-            raise OpponentError(f"manifest {str(mpath)!r}: {key} must be {wanted}, got {_short(data[key])}")
+            raise OpponentError(f"manifest {str(mpath)!r}: {key} must be {wanted}, got {shown_value(data[key])}")
     rating = data.get("rating")
     if rating is not None and not (_is_number(rating) and math.isfinite(rating)):
-        raise OpponentError(f"manifest {str(mpath)!r}: rating must be a finite number or null, got {_short(rating)}")
+        raise OpponentError(f"manifest {str(mpath)!r}: rating must be a finite number or null, got "
+                            f"{shown_value(rating)}")
     if "opset" in data and not (_is_int(data["opset"]) and data["opset"] >= 1):
-        raise OpponentError(f"manifest {str(mpath)!r}: opset must be an integer >= 1, got {_short(data['opset'])}")
+        raise OpponentError(f"manifest {str(mpath)!r}: opset must be an integer >= 1, got {shown_value(data['opset'])}")
     if not re.fullmatch(r"[0-9a-f]{64}", data["onnx_sha256"]):
         raise OpponentError(f"manifest {str(mpath)!r}: onnx_sha256 must be 64 lowercase hex digits, got "
-                            f"{_short(data['onnx_sha256'])}")
+                            f"{shown_value(data['onnx_sha256'])}")
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:50]}... ({type(value).__name__})"
 
 
 def check_checksum(onnx_path: str | Path, manifest: dict[str, Any], digest: str) -> None:

@@ -58,6 +58,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agents.arena import build_rules
+from agents.files import shown_value
 from halma_env import Game, IllegalMoveError, Move, Rules
 from halma_env.game import ACTIVE
 from halma_env.notation import is_ascii_number, quoted
@@ -488,7 +489,7 @@ def _ply_entries(metadata: dict, key: str, path: str, game: Game) -> list[dict]:
         return []
     value = metadata[key]
     if not isinstance(value, list):
-        raise RecordError(f"{path}: metadata {key} must be a list of entries, got {_shown(value)}")
+        raise RecordError(f"{path}: metadata {key} must be a list of entries, got {shown_value(value)}")
     keys = PLY_ENTRY_KEYS[key]
     # a seat change may be at the last ply (it stands from then on); a time-up move is one of the game's moves
     last = game.ply if key == "seat_changes" else game.ply - 1
@@ -499,14 +500,10 @@ def _ply_entries(metadata: dict, key: str, path: str, game: Game) -> list[dict]:
                 and all(isinstance(entry[k], str) for k in keys[2:])):
             fields = ", ".join(f"{k}: a name" for k in keys[2:])
             raise RecordError(f"{path}: metadata {key}[{i}] must be {{ply: 0..{last}, seat: "
-                              f"0..{game.num_players - 1}, {fields}}}, got {_shown(entry)}")
+                              f"0..{game.num_players - 1}, {fields}}}, got {shown_value(entry)}")
     return [dict(entry) for entry in value]
 
 
-def _shown(value: object) -> str:
-    """A saved file's value for a message: escaped (``repr``) and cut short."""
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:50]}... ({type(value).__name__})"
 
 
 def _game_name(rules: Rules) -> str:

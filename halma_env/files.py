@@ -37,6 +37,17 @@ def file_kind(mode: int) -> str:
     return "a socket" if stat.S_ISSOCK(mode) else "a special file"
 
 
+def special_file_kind(path: str | os.PathLike[str]) -> str:
+    """What stands at ``path`` when it is a device, a FIFO or a socket ('' for nothing there, a regular
+    file, a directory or a symlink): a writer that renames a new file over ``path`` would replace it (as
+    root, ``/dev/null`` itself), so the writers refuse it."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return ""
+    return "" if stat.S_ISLNK(mode) or stat.S_ISDIR(mode) else file_kind(mode)
+
+
 def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them.  Opened without waiting (opening
     a FIFO would wait for a writer) and checked on the open file (one swapped in after a caller's own check

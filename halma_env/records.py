@@ -22,14 +22,13 @@ import json
 import operator
 import os
 import re
-import stat
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from halma_env.files import FileTooLarge, NotARegularFile, file_kind, read_regular_file
+from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file, special_file_kind
 from halma_env.game import Game, IllegalMoveError
 from halma_env.notation import parse_position, quoted
 from halma_env.rules import OPTION_NAMES, Rules, is_bool
@@ -207,10 +206,7 @@ class GameRecord:
         # errors name the path asked for, not the temporary file beside it
         if path.is_dir():
             raise IsADirectoryError(errno.EISDIR, "game record: cannot save over a directory", str(path))
-        try:
-            kind = "" if stat.S_ISLNK(mode := os.lstat(path).st_mode) else file_kind(mode)
-        except (FileNotFoundError, NotADirectoryError):
-            kind = ""
+        kind = special_file_kind(path)
         if kind:  # the rename below would replace it: as root, `save /dev/null` made /dev/null a regular file
             raise OSError(errno.EINVAL, f"game record: it is {kind}, not a regular file, and saving would replace it",
                           str(path))
