@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import re
 import sys
 from collections.abc import Callable
 from typing import cast
 
 from agents.files import missing_extra
+from halma_env.rules import ASCII_DECIMAL, ASCII_INTEGER
 
 # name -> (module, help); the module provides add_arguments(parser) and run(args)
 COMMANDS = {
@@ -53,20 +53,18 @@ def flags_given(args: argparse.Namespace, dests: tuple[str, ...]) -> list[str]:
             if getattr(args, dest) is not None and getattr(args, dest) is not False]  # not `in`: 0 == False
 
 
-_ASCII_INT = re.compile(r"-?[0-9]+")
-_ASCII_FLOAT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:inf|nan)", re.IGNORECASE)
 
 
 def ascii_int(text: str) -> int:
     """An integer flag's value in ASCII digits: int() also reads other scripts' digits (٢) and 1_0."""
-    if not _ASCII_INT.fullmatch(text.strip()):
+    if not ASCII_INTEGER.fullmatch(text.strip()):
         raise argparse.ArgumentTypeError(f"expected an integer in ASCII digits, got {text!r}")
     return int(text)
 
 
 def ascii_float(text: str) -> float:
     """A number flag's value as ASCII text (the commands refuse nan and inf themselves, naming the flag)."""
-    if not _ASCII_FLOAT.fullmatch(text.strip()):
+    if not (ASCII_DECIMAL.fullmatch(text.strip()) or text.strip().lower().lstrip("+-") in ("inf", "nan")):
         raise argparse.ArgumentTypeError(f"expected a number in ASCII digits, got {text!r}")
     return float(text)
 

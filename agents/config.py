@@ -23,7 +23,7 @@ import yaml
 
 from agents.files import portable_file_name
 from halma_env.rewards import REWARD_SCHEMES
-from halma_env.rules import LIMIT_OUTCOMES, Rules
+from halma_env.rules import ASCII_DECIMAL, LIMIT_OUTCOMES, Rules
 from halma_env.suggest import did_you_mean
 
 
@@ -396,7 +396,7 @@ class TrainConfig:
 # Numbers as YAML 1.2's core schema writes them, ASCII digits only: [0-9], not \d, which takes any script's
 # digits (as float() and int() do, and their 1_0).  YAML 1.1 (pyyaml's) read 010 as 8, 1:00 as 60 and 0b11 as 3.
 _DECIMAL_INT = re.compile(r"[-+]?[0-9]+")
-_DECIMAL = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+_DECIMAL = ASCII_DECIMAL
 _INF_NAN = re.compile(r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
 _INT_TAG, _FLOAT_TAG = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
 # an integral number in exponent notation, for an integer key (5e6, 5.0e+6, 1E3)

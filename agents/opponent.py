@@ -63,7 +63,7 @@ from agents.player import SeededPlayer, check_is_game, check_number, check_seed,
 from halma_env import Game, Move
 from halma_env.encoding import ENCODING_VERSION, encoding
 from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file
-from halma_env.rules import SEAT_COUNTS, VARIANTS
+from halma_env.rules import ASCII_DECIMAL, SEAT_COUNTS, VARIANTS
 
 MANIFEST_FORMAT = "halma_env.opponent"
 MANIFEST_VERSION = 1
@@ -519,9 +519,6 @@ def _search_top(value: Any) -> int:
     return int(value)
 
 
-_ASCII_DECIMAL = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
-
-
 def parse_search(search: str | dict[str, Any] | int | None) -> dict[str, Any] | None:
     """The search settings (checked) or ``None`` for no search, from one of (docs/export.md):
 
@@ -701,7 +698,7 @@ def parse_opponent_spec(name: str) -> OpponentSpec:
             continue
         text = value.strip()
         # ASCII decimals only: float() also reads other scripts' digits (٠.٥) and 1_0
-        if text.lower() != "none" and not _ASCII_DECIMAL.fullmatch(text):
+        if text.lower() != "none" and not ASCII_DECIMAL.fullmatch(text):
             raise OpponentError(f"opponent option {key}={value!r} in {name!r} must be a number (ASCII digits)")
         number = None if text.lower() == "none" else float(text)
         try:  # the range checks of OnnxOpponent, here so that the error names the spec

@@ -41,9 +41,9 @@ from typing import Any
 
 from agents.files import missing_extra, shipped_file_hint
 from agents.player import SeededPlayer, check_seed, split_options
+from halma_env.rules import ASCII_INTEGER
 from halma_env.suggest import did_you_mean
 
-_INTEGER = re.compile(r"-?[0-9]+")  # an int parameter's text
 _PLUGIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")  # a plugin bot's name
 
 # the entry point group through which other installed packages add bots: name = "module:Class"
@@ -192,7 +192,7 @@ def _convert(bot: str, key: str, text: str, default: Any) -> Any:
             raise ValueError
         # ASCII only: int() and float() also read other scripts' digits ('١') and underscores ('1_0')
         if isinstance(default, int):
-            if not _INTEGER.fullmatch(text):
+            if not ASCII_INTEGER.fullmatch(text):
                 raise ValueError
             return int(text)
         if isinstance(default, float) or default is None:

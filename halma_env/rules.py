@@ -201,8 +201,10 @@ class Rules:
 OPTION_NAMES = tuple(f.name for f in fields(Rules))
 
 
-# an integer as text: ASCII digits (int() also reads '١٠' and '1_0', which would be silently misread)
-_INTEGER = re.compile(r"-?[0-9]+")
+# numbers as text, ASCII digits only (int() and float() also read '١٠' and '1_0', which would be silently
+# misread): the one definition that option, parameter and flag parsers share
+ASCII_INTEGER = re.compile(r"-?[0-9]+")
+ASCII_DECIMAL = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 MAX_OPTION_DIGITS = 30  # far more than any option takes (MAX_LIMIT has 12); int() refuses over 4300
 
 
@@ -223,7 +225,7 @@ def parse_option_value(text: str) -> Any:
     digits = low.lstrip("+-").replace("_", "")
     if not digits.isdecimal():  # not a number int() would read (any script's digits): text
         return value
-    if not _INTEGER.fullmatch(low):
+    if not ASCII_INTEGER.fullmatch(low):
         raise ValueError(f"numbers are written in ASCII digits 0-9 (no underscores, no '+'), got {quoted(value)}")
     if len(digits) > MAX_OPTION_DIGITS:
         raise ValueError(f"a number of {len(digits)} digits is far too long")
