@@ -157,6 +157,23 @@ def held_lock(path: str | Path) -> Iterator[None]:
         os.close(fd)  # the lock goes with the descriptor
 
 
+def new_run_dir_problem(run_dir: str | Path) -> str | None:
+    """Why a fresh run cannot start in ``run_dir`` (it holds files already: their logs, snapshots and
+    evaluations would mix with the new run's; a run stopped before its first checkpoint leaves them too),
+    or ``None``.  Torch-free, so ``halma train`` refuses before its imports."""
+    run_dir = Path(run_dir)
+    held = sorted(p.name for p in run_dir.iterdir()) if run_dir.is_dir() else []
+    if not held:
+        return None
+    where = f"run directory {str(run_dir)!r}"
+    if (run_dir / "checkpoints" / "last.pt").exists():
+        return (f"{where} already holds a run; use --resume to continue it, or --set name=NAME to start another "
+                "beside it")
+    return (f"{where} already holds {', '.join(held)} but no checkpoint (a run stopped before its first one), so "
+            "there is nothing to resume: remove the directory to start over, or --set name=NAME to start another "
+            "beside it")
+
+
 def run_lock_file(run_dir: str | Path) -> Path:
     """The file whose lock a ``halma train`` of ``run_dir`` holds while it runs: beside the run directory
     (``.NAME.lock``; a run name cannot start with a dot)."""

@@ -57,7 +57,7 @@ from agents import parallel
 from agents.checkpoint import check_network, load_checkpoint, model_from_checkpoint, save_checkpoint
 from agents.config import TrainConfig, dump_yaml, with_keys_added_later
 from agents.devices import check_device
-from agents.files import LockHeld, held_lock, run_lock_file, write_atomic
+from agents.files import LockHeld, held_lock, new_run_dir_problem, run_lock_file, write_atomic
 from agents.network import HalmaNet, build_network, load_extending
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
@@ -443,18 +443,9 @@ class Trainer:
                                      self.global_step)
 
     def _check_new_run_dir(self) -> None:
-        """Refuse to start a fresh run in a directory that holds files already: its logs, snapshots and
-        evaluations would mix with the new run's (a run stopped before its first checkpoint leaves them too)."""
-        held = sorted(p.name for p in self.run_dir.iterdir()) if self.run_dir.is_dir() else []
-        if not held:
-            return
-        where = f"run directory {str(self.run_dir)!r}"
-        if (self.ckpt_dir / "last.pt").exists():
-            raise ValueError(f"{where} already holds a run; use --resume to continue it, or --set name=NAME to "
-                             "start another beside it")
-        raise ValueError(f"{where} already holds {', '.join(held)} but no checkpoint (a run stopped before its first "
-                         "one), so there is nothing to resume: remove the directory to start over, or --set "
-                         "name=NAME to start another beside it")
+        problem = new_run_dir_problem(self.run_dir)
+        if problem is not None:
+            raise ValueError(problem)
 
     def _drop_evaluations_after(self, global_step: int) -> None:
         """Keep only the ``eval.jsonl`` lines up to ``global_step`` (a resumed run's checkpoint): a killed run's

@@ -80,6 +80,13 @@ def run(args: argparse.Namespace) -> int:
             return 2
         print(dump_yaml(cfg), end="")
         return 0
+    if not args.resume:  # at once, not after torch's import (the Trainer checks again, under the run's lock)
+        from agents.files import new_run_dir_problem
+
+        problem = new_run_dir_problem(Path(args.runs_dir) / cfg.name)
+        if problem is not None:
+            print(f"halma train: error: {problem}", file=sys.stderr)
+            return 2
     # the closing evaluation needs no tensorboard, but the run's first files would be written before the
     # import of its SummaryWriter failed, and a second attempt refused as a run without a checkpoint
     import torch  # noqa: F401

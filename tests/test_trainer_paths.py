@@ -1622,6 +1622,26 @@ def test_a_fresh_run_refuses_a_directory_that_holds_files_even_without_a_checkpo
     Trainer(from_dict(data), run, log=quiet, rank=1, world_size=2).close()
 
 
+def test_halma_train_refuses_a_held_run_directory_before_it_imports_torch(tmp_path: Path) -> None:
+    """The refusal comes at once: a child process in which ``import torch`` fails still gives it."""
+    import subprocess
+    import sys
+
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump(train_tiny_config()))
+    (tmp_path / "runs" / "tiny").mkdir(parents=True)
+    (tmp_path / "runs" / "tiny" / "config.yaml").write_text("left by a stopped run\n")
+    code = ("import sys; sys.modules['torch'] = None; from agents.cli import main; "
+            f"sys.exit(main(['train', {str(config)!r}, '--runs-dir', {str(tmp_path / 'runs')!r}]))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (f"halma train: error: run directory {str(tmp_path / 'runs' / 'tiny')!r} already holds "
+                           "config.yaml but no checkpoint (a run stopped before its first one), so there is "
+                           "nothing to resume: remove the directory to start over, or --set name=NAME to start "
+                           "another beside it\n")
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["tiny"]  # no lock file, nothing else
+
+
 def _learning_rates(trainer: Trainer) -> list[float]:
     """Train ``trainer`` to its end; the learning rate of each update."""
     rates: list[float] = []
