@@ -101,10 +101,10 @@ def _check(data: Any, path: Path) -> dict[str, Any]:
     for key, entry in games.items():
         if not isinstance(entry, dict) or any(f not in entry for f in ENTRY_FIELDS):
             raise LadderError(f"ladder {str(path)!r}: entry {key!r} lacks {', '.join(ENTRY_FIELDS)}")
-        if game_key(entry["variant"], entry["seats"]) != key:
-            raise LadderError(f"ladder {str(path)!r}: entry {key!r} is for {entry['variant']}-{entry['seats']}")
+        _check_game(entry, f"ladder {str(path)!r}: entry {key!r}", key)
         if not isinstance(entry["levels"], list):
-            raise LadderError(f"ladder {str(path)!r}: entry {key!r} has 'levels' {entry['levels']!r}, not a list")
+            raise LadderError(f"ladder {str(path)!r}: entry {key!r} has 'levels' {shown_value(entry['levels'])}, "
+                              "not a list")
         names = [lv.get("level") if isinstance(lv, dict) else None for lv in entry["levels"]]
         if not names or None in names or any(not isinstance(lv.get("player"), str) for lv in entry["levels"]):
             raise LadderError(f"ladder {str(path)!r}: entry {key!r} has a level without 'level' and 'player'")
@@ -128,9 +128,58 @@ def _check(data: Any, path: Path) -> dict[str, Any]:
                 raise LadderError(f"ladder {str(path)!r}: entry {key!r}, level {lv['level']!r}: the model "
                                   f"{model!r} is outside the ladder's folder; a level's model is a path relative "
                                   "to the ladder file, inside its folder")
+        _check_record(entry, f"ladder {str(path)!r}: entry {key!r}")
     return data
 
 
+def _check_game(entry: dict[str, Any], what: str, key: str) -> None:
+    """An entry's ``variant`` and ``seats``: a game's, and the one its key names; ``what`` names the file and
+    entry (game_key's own message named neither, and showed a value of any length)."""
+    variant, seats = entry["variant"], entry["seats"]
+    if not isinstance(variant, str) or variant not in VARIANTS:
+        raise LadderError(f"{what}: unknown variant {shown_value(variant)}; variants: {', '.join(VARIANTS)}")
+    if type(seats) is not int or seats not in SEAT_COUNTS[variant]:  # not True, not 2.0
+        raise LadderError(f"{what}: {variant} is played by {', '.join(map(str, SEAT_COUNTS[variant]))} seats, not "
+                          f"{shown_value(seats)}")
+    if game_key(variant, seats) != key:
+        raise LadderError(f"{what} is for {variant}-{seats}")
+
+
+def _check_record(entry: dict[str, Any], what: str) -> None:
+    """The tournament's record in an entry, each part optional (a hand-written entry may have levels only):
+    ``candidates`` a list of rows, each with its ``player`` (a string) and ``rating`` (a finite number), its
+    other figures finite numbers or null and its ``level`` a string; ``tournament`` an object whose ``games``
+    (``halma ladder`` prints it) is a positive integer; ``command`` and ``date`` strings.  ``what`` names the
+    file and entry."""
+    rows = entry.get("candidates", [])
+    if not isinstance(rows, list):
+        raise LadderError(f"{what} has 'candidates' {shown_value(rows)}, not a list of rows")
+    for i, row in enumerate(rows):
+        where = f"{what}, candidates[{i}]"
+        if not isinstance(row, dict):
+            raise LadderError(f"{where} is {shown_value(row)}, not an object with 'player' and 'rating'")
+        if not isinstance(row.get("player"), str):
+            raise LadderError(f"{where} has 'player' {shown_value(row.get('player'))}, not a string (a bot spec "
+                              "or model)")
+        where += f" ({shown_value(row['player'])})"
+        if row.get("rating") is None:  # (each is rated: that is what the list records)
+            raise LadderError(f"{where} has no rating")
+        for stat in LEVEL_STATS:
+            value = row.get(stat)
+            if value is not None and not _finite(value):
+                raise LadderError(f"{where}: {stat} {shown_value(value)} is not a finite number")
+        if "level" in row and not isinstance(row["level"], str):
+            raise LadderError(f"{where}: level {shown_value(row['level'])} is not a level name (a string)")
+    t = entry.get("tournament", {})
+    if not isinstance(t, dict):
+        raise LadderError(f"{what} has 'tournament' {shown_value(t)}, not an object")
+    games = t.get("games")
+    if games is not None and (type(games) is not int or games < 1):
+        raise LadderError(f"{what}, tournament: games {shown_value(games)} is not a positive integer")
+    for field in ("command", "date"):
+        value = entry.get(field, "")
+        if not isinstance(value, str):
+            raise LadderError(f"{what} has '{field}' {shown_value(value)}, not a string")
 
 
 def _finite(value: Any) -> bool:

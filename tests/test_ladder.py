@@ -1359,12 +1359,17 @@ def test_every_key_a_built_level_has_passes_the_check() -> None:
 
 
 def test_a_rating_of_null_is_printed_as_none_given(tmp_path: Path) -> None:
-    """``"rating": null`` passes the check (a level need not be rated) but made format_ladder raise TypeError."""
+    """``"rating": null`` passes the check (a level need not be rated) but made format_ladder raise TypeError.
+    (A ``"tournament"`` that is not an object is refused by the check now; format_ladder still shows one as
+    unknown.)"""
     from agents.ladder import format_ladder
 
     ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "levels": [
-        {"level": "easy", "player": "random", "rating": None}], "tournament": "odd"}})
-    assert "| star-2 | random (nan) | - | - | - | ? games, ? |" in format_ladder(load_ladder(ladder))
+        {"level": "easy", "player": "random", "rating": None}]}})
+    data = load_ladder(ladder)
+    assert "| star-2 | random (nan) | - | - | - | ? games, ? |" in format_ladder(data)
+    odd = {**data, "games": {"star-2": {**data["games"]["star-2"], "tournament": "odd"}}}
+    assert "| star-2 | random (nan) | - | - | - | ? games, ? |" in format_ladder(odd)
 
 
 def test_a_candidate_whose_model_name_would_be_too_long_is_refused_before_any_export(tmp_path: Path) -> None:
@@ -1480,3 +1485,135 @@ def test_a_level_whose_bot_has_no_reseed_is_made_again_on_reseed(tmp_path: Path,
     moves = [level.select_move(Game(Rules("star", 2))) for _ in range(3)]
     level.reseed(5)
     assert [level.select_move(Game(Rules("star", 2))) for _ in range(3)] == moves  # reproducible from the seed
+
+
+# --- an entry's tournament record (candidates, tournament, command, date) is checked as its levels are ----
+
+
+_ROW = {"player": "greedy", "rating": 1.5, "mu": 12.0, "sigma": 3.5, "score": 0.5, "mean_place": 1.5,
+        "ms_per_move": 0.2}
+
+
+@pytest.mark.parametrize(("record", "message"), [
+    ({"candidates": 5}, r" has 'candidates' 5, not a list of rows"),
+    ({"candidates": {"player": "greedy"}}, r" has 'candidates' \{'player': 'greedy'\}, not a list of rows"),
+    ({"candidates": [_ROW, 5]}, r", candidates\[1\] is 5, not an object with 'player' and 'rating'"),
+    ({"candidates": [["greedy", 1.5]]}, r", candidates\[0\] is \['greedy', 1\.5\], not an object"),
+    ({"candidates": [{**_ROW, "player": 3}]}, r", candidates\[0\] has 'player' 3, not a string"),
+    ({"candidates": [{"rating": 1.5}]}, r", candidates\[0\] has 'player' None, not a string"),
+    ({"candidates": [{"player": "greedy"}]}, r", candidates\[0\] \('greedy'\) has no rating"),
+    ({"candidates": [{**_ROW, "rating": None}]}, r", candidates\[0\] \('greedy'\) has no rating"),
+    ({"candidates": [{**_ROW, "rating": "1.5"}]}, r", candidates\[0\] \('greedy'\): rating '1\.5' is not a finite"),
+    ({"candidates": [{**_ROW, "rating": True}]}, r", candidates\[0\] \('greedy'\): rating True is not a finite"),
+    ({"candidates": [{**_ROW, "rating": 10**400}]},
+     r", candidates\[0\] \('greedy'\): rating 1000.*\.\.\. \(int\) is not a finite"),
+    ({"candidates": [_ROW, {**_ROW, "player": "random", "mu": [1]}]},
+     r", candidates\[1\] \('random'\): mu \[1\] is not a finite number"),
+    ({"candidates": [{**_ROW, "ms_per_move": {}}]},
+     r", candidates\[0\] \('greedy'\): ms_per_move \{\} is not a finite"),
+    ({"candidates": [{**_ROW, "level": ["easy"]}]},
+     r", candidates\[0\] \('greedy'\): level \['easy'\] is not a level name"),
+    ({"tournament": "odd"}, r" has 'tournament' 'odd', not an object"),
+    ({"tournament": [288]}, r" has 'tournament' \[288\], not an object"),
+    ({"tournament": {"games": "288"}}, r", tournament: games '288' is not a positive integer"),
+    ({"tournament": {"games": 0}}, r", tournament: games 0 is not a positive integer"),
+    ({"tournament": {"games": 2.5}}, r", tournament: games 2\.5 is not a positive integer"),
+    ({"tournament": {"games": True}}, r", tournament: games True is not a positive integer"),
+    ({"tournament": {"games": list(range(100))}}, r", tournament: games \[0, 1, 2.*\.\.\. \(list\) is not a posi"),
+    ({"date": 20260102}, r" has 'date' 20260102, not a string"),
+    ({"date": None}, r" has 'date' None, not a string"),
+    ({"command": ["halma", "ladder"]}, r" has 'command' \['halma', 'ladder'\], not a string"),
+], ids=["candidates-int", "candidates-object", "row-int", "row-list", "player-int", "player-missing",
+        "rating-missing", "rating-null", "rating-string", "rating-bool", "rating-huge", "mu-list",
+        "ms_per_move-object", "level-list", "tournament-string", "tournament-list", "games-string", "games-zero",
+        "games-float", "games-bool", "games-list", "date-int", "date-null", "command-list"])
+def test_an_entrys_candidates_and_tournament_record_are_checked_naming_the_file_entry_and_row(
+        tmp_path: Path, capsys, record: dict, message: str) -> None:
+    """The candidates rows, the tournament, command and date were only printed, never checked: a row that is no
+    object, a player that is no string, a rating that is a string or a 400-digit integer (which halma ladder
+    --json printed whole), a tournament 'games' list (halma ladder printed it in its table) all loaded."""
+    from agents.cli import main
+
+    ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": "star", "seats": 2,
+                                                                "levels": GOOD_LEVELS, **record}})
+    with pytest.raises(LadderError, match=rf"^ladder {re.escape(repr(str(ladder.resolve())))}: entry 'star-2'"
+                                          rf"{message}"):
+        load_ladder(ladder)
+    assert main(["ladder", "--ladder", str(ladder)]) == 2  # printing it: an error, not a table or a traceback
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"halma ladder: error: ladder '{ladder.resolve()}': entry 'star-2'")
+    assert "Traceback" not in err
+
+
+def test_a_bad_candidate_row_is_named_with_its_player_escaped(tmp_path: Path) -> None:
+    evil = "greedy\x1b[2J\x1b[31mFAKE"
+    ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "levels": GOOD_LEVELS,
+                                                                "candidates": [{"player": evil, "rating": "x"}]}})
+    with pytest.raises(LadderError) as info:
+        load_ladder(ladder)
+    assert "\x1b" not in str(info.value)
+    assert str(info.value).endswith(f"entry 'star-2', candidates[0] ({evil!r}): rating 'x' is not a finite number")
+
+
+@pytest.mark.parametrize(("variant", "seats", "message"), [
+    (["star"], 2, r"unknown variant \['star'\]; variants: star, diamond, halma16"),
+    ("star" * 100, 2, r"unknown variant 'starstar.*\.\.\. \(str\); variants"),
+    ("star", True, r"star is played by 1, 2, 3, 4, 5, 6 seats, not True"),
+    ("star", 2.0, r"star is played by 1, 2, 3, 4, 5, 6 seats, not 2\.0"),
+    ("star", "2", r"star is played by 1, 2, 3, 4, 5, 6 seats, not '2'"),
+], ids=["variant-list", "variant-long", "seats-bool", "seats-float", "seats-string"])
+def test_an_entrys_game_is_refused_naming_the_file_and_entry(tmp_path: Path, variant: object, seats: object,
+                                                             message: str) -> None:
+    """game_key's refusal named neither the file nor the entry (and "seats": true read as "is for star-True")."""
+    ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": variant, "seats": seats,
+                                                                "levels": GOOD_LEVELS}})
+    with pytest.raises(LadderError, match=rf"^ladder {re.escape(repr(str(ladder.resolve())))}: entry 'star-2': "
+                                          rf"{message}"):
+        load_ladder(ladder)
+
+
+def test_a_fresh_entry_with_a_nan_rating_is_refused_by_the_check_before_writing(tmp_path: Path) -> None:
+    """A NaN rating in a candidates row (what a candidate without a game scored) reached json.dumps, whose
+    'Out of range float values' named no row; the check names it, and nothing is written."""
+    from agents.ladder import save_ladder
+
+    entry = {"variant": "star", "seats": 2, "levels": GOOD_LEVELS, "candidates": [{**_ROW, "rating": math.nan}]}
+    path = tmp_path / "ladder.json"
+    with pytest.raises(LadderError, match=r"entry 'star-2', candidates\[0\] \('greedy'\): rating nan is not a finite"):
+        save_ladder({"format": "halma_env.ladder", "format_version": 1, "games": {"star-2": entry}}, path)
+    assert not path.exists()
+
+
+def test_the_shipped_ladder_and_every_built_entry_pass_the_record_check(tmp_path: Path, capsys,
+                                                                        monkeypatch) -> None:
+    """What the writers write still loads: the shipped file (every entry with candidates, tournament, command,
+    date), an entry halma ladder builds (with 'level' on its chosen rows and 'missing'), and an entry without
+    any record (the fields are optional: a hand-written ladder may have levels only)."""
+    from agents.cli import main
+    from agents.ladder import build_entry, format_ladder, save_ladder
+
+    shipped = load_ladder(DEFAULT_LADDER)
+    for entry in shipped["games"].values():
+        assert entry["candidates"] and all(isinstance(r["player"], str) and math.isfinite(r["rating"])
+                                           for r in entry["candidates"])
+        assert type(entry["tournament"]["games"]) is int and isinstance(entry["command"], str)
+    assert {k for entry in shipped["games"].values() for r in entry["candidates"] for k in r} == {
+        "player", "rating", "mu", "sigma", "score", "mean_place", "ms_per_move", "level"}
+
+    _fake_tournament(monkeypatch, [(0.0, 1.0), (1.0, 1.0), (2.0, 1.0), (20.0, 1.0)])
+    ladder = tmp_path / "ladder.json"
+    entry = build_entry(["random", "greedy:noise=0.9", "greedy:noise=0.5", "greedy"], "star", 2, 5, path=ladder,
+                        command="halma ladder x")
+    assert entry["missing"] and any("level" in r for r in entry["candidates"])
+    plain = {"variant": "star", "seats": 3, "levels": GOOD_LEVELS}
+    save_ladder({"format": "halma_env.ladder", "format_version": 1, "games": {"star-2": entry, "star-3": plain}},
+                ladder)
+    loaded = load_ladder(ladder)["games"]
+    assert loaded["star-2"]["candidates"] == entry["candidates"] and loaded["star-3"] == plain
+    assert "| star-3 | random (nan) | - | - | - | ? games, ? |" in format_ladder(load_ladder(ladder))
+    # and what the command itself writes
+    written = tmp_path / "written.json"
+    assert main(["ladder", "--ladder", str(written), "--quiet", "--games", "5", "random", "greedy:noise=0.9",
+                 "greedy:noise=0.5", "greedy"]) == 0
+    capsys.readouterr()
+    assert load_ladder(written)["games"]["star-2"]["tournament"]["games"] == 5
