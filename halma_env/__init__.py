@@ -3,9 +3,16 @@
 The engine (``Rules``, ``Game``, ``Move``, ``perft``) is pure Python and imports no ML library.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from halma_env.game import Event, Game, IllegalMoveError, Move, Progress, perft
 from halma_env.records import GameRecord, RecordError, load_record
 from halma_env.rules import Rules
+
+if TYPE_CHECKING:  # type checkers see the lazy names' real types; at run time __getattr__ imports them
+    from halma_env.envs import HalmaEnv as HalmaEnv
+    from halma_env.envs import env as env
+    from halma_env.envs import raw_env as raw_env
 
 __all__ = [
     "Event", "Game", "GameRecord", "IllegalMoveError", "Move", "Progress", "RecordError", "Rules",
@@ -18,7 +25,7 @@ GYM_ENTRY_POINT = "halma_env.envs.single_agent:HalmaEnv"  # registered here or b
 _LAZY_ENVS = ("env", "raw_env", "HalmaEnv")
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     """``halma_env.env`` / ``raw_env`` / ``HalmaEnv`` import pettingzoo and gymnasium only when asked for."""
     if name in _LAZY_ENVS:
         from halma_env import envs

@@ -16,7 +16,7 @@ import gymnasium
 import numpy as np
 from gymnasium.utils import EzPickle
 
-from halma_env import GYM_ENTRY_POINT, GYM_ID
+from halma_env import GYM_ENTRY_POINT, GYM_ID, Game
 from halma_env.envs.aec import action_int, check_seed, copy_state, raw_env
 
 
@@ -125,8 +125,8 @@ class HalmaEnv(gymnasium.Env, EzPickle):
         return self.aec.possible_agents[self.seat]
 
     @property
-    def game(self):
-        """The engine ``Game`` being played."""
+    def game(self) -> Game | None:
+        """The engine ``Game`` being played (``None`` before the first reset)."""
         return self.aec.game
 
     def _assign(self, seat: int) -> None:
@@ -153,7 +153,8 @@ class HalmaEnv(gymnasium.Env, EzPickle):
         while aec.agents and aec.agent_selection != self.agent:
             aec.step(None)  # only dead agents can be selected here: every other live seat is a CPU
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         seed = check_seed(seed)
         super().reset(seed=seed)
         n = len(self.aec.possible_agents)
@@ -176,7 +177,7 @@ class HalmaEnv(gymnasium.Env, EzPickle):
                              f"move (end reason {reason}): {fix}")
         return self.aec.observe(self.agent), self._info()
 
-    def step(self, action: Any):
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         aec = self.aec
         if aec.game is None:
             raise RuntimeError("call reset() before step()")
@@ -214,7 +215,7 @@ class HalmaEnv(gymnasium.Env, EzPickle):
             return np.zeros(self.action_space.n, dtype=bool)
         return self.aec.action_mask(self.agent).astype(bool)
 
-    def render(self):
+    def render(self) -> str | np.ndarray | None:
         return self.aec.render()
 
     def close(self) -> None:
