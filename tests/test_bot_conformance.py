@@ -1,0 +1,230 @@
+"""``agents.testing.check_bot``: every built-in bot conforms, and each way of breaking the contract of
+docs/bots.md is caught with a message naming the bot, the game, the position and the rule."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import random
+import re
+import threading
+import time
+from importlib.metadata import EntryPoint
+from typing import Any
+
+import pytest
+
+import agents.registry as registry
+import agents.testing as testing
+from agents.bots.random_bot import RandomBot
+from agents.player import check_is_game
+from agents.registry import plugin_bots
+from agents.testing import BotCheckError, check_bot, near_end
+from halma_env import Game, Move
+from halma_env.rules import SEAT_COUNTS
+
+# fixed-effort specs of every built-in bot, quick enough for every variant and seat count
+QUICK = ["random", "greedy", "search:depth=1,time=none", "mcts:iterations=8,time=none",
+         "crossing:width=2,depth=2"]
+FULLER = ["greedy:lookahead=1", "search:depth=2,time=none", "mcts:iterations=24,time=none",
+          "crossing:width=3,depth=3"]
+STAR2 = [("star", 2)]
+
+
+def test_every_built_in_bot_is_covered() -> None:
+    assert {spec.partition(":")[0] for spec in QUICK} == set(registry.BOTS)
+
+
+@pytest.mark.parametrize("spec", QUICK)
+def test_the_built_in_bots_conform(spec: str) -> None:
+    check_bot(spec)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", FULLER)
+def test_the_built_in_bots_conform_with_more_effort(spec: str) -> None:
+    check_bot(spec, games=3, moves=12, seed=5)
+
+
+def test_a_plugin_bot_is_checked_by_its_spec(monkeypatch: pytest.MonkeyPatch) -> None:
+    entry = EntryPoint("confbot", "agents.bots.greedy:GreedyBot", registry.PLUGIN_GROUP)
+    monkeypatch.setattr(registry, "_plugin_entry_points", lambda: [entry])
+    plugin_bots.cache_clear()
+    try:
+        check_bot("confbot:memory=4", variants=[("star", 3), ("halma16", 2)], seed=3)
+    finally:
+        plugin_bots.cache_clear()
+
+
+def test_a_class_is_checked_under_its_name() -> None:
+    check_bot(RandomBot, variants=STAR2)
+
+
+@pytest.mark.parametrize(("variant", "n"), [(v, n) for v, ns in SEAT_COUNTS.items() for n in ns])
+def test_near_end_leaves_every_seat_one_move_from_finishing(variant: str, n: int) -> None:
+    game = near_end(variant, n, to_move=n - 1)
+    assert game.to_move == n - 1 and game.status == ["active"] * n and not game.is_over
+    after = []
+    for move in game.legal_moves():
+        copy = game.copy()
+        copy.play(move)
+        after.append(copy.status[n - 1])
+    assert "finished" in after
+
+
+# --- bots that break one rule each (the rest they take from RandomBot) ---------------------------------------
+
+
+class IllegalBot(RandomBot):
+    def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        move = super().select_move(game, time_budget)
+        return Move(move.dst, move.src)  # backwards: from an empty hole
+
+
+class PlayUndoBot(RandomBot):
+    def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        move = super().select_move(game, time_budget)
+        game.play(move)  # "just for a look": a server reading the game meanwhile sees the move
+        game.undo()
+        return move
+
+
+class TurnBot(RandomBot):
+    def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        seat = game.to_move
+        game.to_move = (seat + 1) % game.num_players
+        game.to_move = seat
+        return super().select_move(game, time_budget)
+
+
+class InnardsBot(RandomBot):
+    def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        move = super().select_move(game, time_budget)
+        game._history.append(game._history[-1] if game._history else ([], None, None, None))
+        return move
+
+
+class NoReseedBot(RandomBot):
+    def reseed(self, seed: int | None) -> None:
+        if not hasattr(self, "_rng"):
+            super().reseed(seed)
+        self.seed = seed  # the generator goes on where it was
+
+
+class ClockBot(RandomBot):
+    def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        return random.Random(time.perf_counter_ns()).choice(game.legal_moves())
+
+
+class SlowBot(RandomBot):
+    def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        if time_budget is not None:
+            time.sleep(12 * time_budget)
+        return super().select_move(game, time_budget)
+
+
+class GoalShyBot(RandomBot):
+    """Breaks once one of its pieces stands in its goal."""
+
+    def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        if set(game.pieces(game.to_move)) & set(game.layout.goals[game.to_move]):
+            raise RuntimeError("no plan for the endgame")
+        return super().select_move(game, time_budget)
+
+
+class TextBot(RandomBot):
+    def select_move(self, game: Any, time_budget: float | None = None) -> Move:
+        if isinstance(game, str):
+            game = Game.from_position(game)
+        return super().select_move(game, time_budget)
+
+
+class LockBot(RandomBot):
+    def __init__(self, seed: int | None = None, name: str = "lockbot") -> None:
+        super().__init__(seed, name)
+        self.lock = threading.Lock()
+
+
+class RenamedBot(RandomBot):
+    def __init__(self, seed: int | None = None, name: str = "renamed") -> None:
+        super().__init__(seed, "renamed")
+
+
+class NegativeSeedBot(RandomBot):
+    def reseed(self, seed: int | None) -> None:
+        self.seed = seed
+        self._rng = random.Random(seed)
+
+
+class TupleDefaultBot(RandomBot):
+    def __init__(self, seed: int | None = None, name: str = "tuples", weights: tuple = (1, 2)) -> None:
+        super().__init__(seed, name)
+
+
+class NoNameBot(RandomBot):
+    def __init__(self, seed: int | None = None) -> None:
+        super().__init__(seed)
+
+
+# (bot class, whether the message names a position, the problem it states, the rule)
+BROKEN = [
+    (IllegalBot, True, r"it returned Move\(\d+, \d+\), not a legal move", testing.LEGAL),
+    (PlayUndoBot, True, r"it called play\(\) on the game it was given", testing.UNTOUCHED),
+    (TurnBot, True, r"it called setattr to_move on the game it was given", testing.UNTOUCHED),
+    (InnardsBot, True, r"the game it was given changed \(its position, history or outcome\)", testing.UNTOUCHED),
+    (NoReseedBot, True, r"reseeded with 0 it played \d+-\d+, made with that seed \d+-\d+", testing.SEEDED),
+    (ClockBot, True, r"reseeded with \d+ it played \d+-\d+, made with that seed \d+-\d+", testing.SEEDED),
+    (SlowBot, True, r"it took 0\.\d+ s \(twice\) for a budget of 0\.01 s", testing.BUDGET),
+    (GoalShyBot, True, r"select_move raised RuntimeError\('no plan for the endgame'\)", testing.ANSWERS),
+    (TextBot, True, "given the position's text it returned a move", testing.NOT_A_GAME),
+    (LockBot, False, r"pickling it raised TypeError\(\"cannot pickle '_thread.lock' object\"\)", testing.PICKLED),
+    (RenamedBot, False, "its name is 'renamed'", testing.PROTOCOL),
+    (NegativeSeedBot, False, "it was made with seed -1", testing.PROTOCOL),
+    (TupleDefaultBot, False, r"parameter weights's default \(1, 2\) cannot be written in a spec", testing.SPEC_VALUE),
+    (NoNameBot, False, r"bot 'NoNameBot' \((tests\.)?test_bot_conformance\.NoNameBot\): its constructor takes no "
+                       r"name= keyword argument .*", testing.REGISTRATION),
+]
+
+
+@pytest.mark.parametrize(("cls", "in_game", "problem", "rule"), BROKEN, ids=[b[0].__name__ for b in BROKEN])
+def test_a_broken_bot_fails_naming_the_rule(cls: type, in_game: bool, problem: str, rule: str) -> None:
+    where = r", star with 2 seats, position 'star 2 [0-9./A-F]+ [01] \d+'" if in_game else ""
+    pattern = f"^bot '{cls.__name__}'{where}: {problem} \\(rule: {re.escape(rule)}\\)$"
+    with pytest.raises(BotCheckError, match=pattern) as caught:
+        check_bot(cls, variants=STAR2, games=1, moves=3, time_budget=0.01)
+    error = caught.value
+    assert isinstance(error, AssertionError) and (error.bot, error.rule) == (cls.__name__, rule)
+    assert (error.game, bool(error.position)) == (("star-2", True) if in_game else ("", False))
+    if in_game:
+        Game.from_position(error.position)
+
+
+def test_an_unknown_spec_or_a_bad_parameter_fails_with_the_registry_message() -> None:
+    with pytest.raises(BotCheckError, match=r"^bot 'gredy': unknown bot 'gredy' \(did you mean 'greedy'\?\)"):
+        check_bot("gredy")
+    with pytest.raises(BotCheckError, match=re.escape("bot 'search:depth=x': search parameter depth='x': expected "
+                                                      f"an integer (rule: {testing.REGISTRATION})")):
+        check_bot("search:depth=x")
+
+
+class DeepCopyBot(RandomBot):
+    """Searches on deep and pickled copies of the game: allowed."""
+
+    def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        check_is_game(game)
+        for work in (copy.deepcopy(game), pickle.loads(pickle.dumps(game)), copy.copy(game)):
+            work.play(work.legal_moves()[0])
+            work.undo()
+        return super().select_move(game, time_budget)
+
+
+def test_a_bot_may_copy_the_game_any_way() -> None:
+    check_bot(DeepCopyBot, variants=[("diamond", 3)])
+
+
+def test_bad_arguments_are_value_errors() -> None:
+    for options in ({"moves": 0}, {"games": -1}, {"seed": -1}, {"time_budget": 0.0}):
+        with pytest.raises(ValueError, match=f"^{next(iter(options))} must be"):
+            check_bot("random", **options)
+    with pytest.raises(ValueError, match="diamond is played by 2, 3 seats, not 4"):
+        check_bot("random", variants=[("diamond", 4)])
