@@ -8,8 +8,9 @@ optionally every hole's number (SPEC §2) and a bar in the colour of the seat to
 and its colours are those of the environments' RGB frames (``halma_env/envs/rendering.py``).
 
 Pure string building, no dependency: the engine's display (``Game._repr_svg_``) must not import
-numpy, gymnasium or pettingzoo, so the geometry is read off ``board.Geometry.coords`` here and the
-palette is restated (``tests/test_svg.py`` checks it against the RGB renderer's).  Every element
+numpy, gymnasium or pettingzoo, so the geometry is read off ``board.Geometry.coords`` here; the
+palette is defined here and the RGB renderer reads it (``tests/test_svg.py`` checks the hole centres
+agree).  Every element
 carries a class (``piece seat0``, ``king``, ``lastmove src``, ``coord`` ...) and presentation
 attributes only: no ``<style>`` element, which would leak into the page of a notebook showing
 several boards, and no ids, which would clash there.
@@ -28,7 +29,7 @@ from halma_env.rules import _flag
 if TYPE_CHECKING:
     from halma_env.game import Game, Move
 
-# the RGB renderer's palette (halma_env.envs.rendering: SEAT_RGB, BACKGROUND, ...)
+# the palette of both pictures (halma_env.envs.rendering reads it as SEAT_RGB, BACKGROUND, ...)
 SEAT_COLORS = ("#d62828", "#1e64dc", "#28a03c", "#ebbe14", "#be32be", "#14b4be")
 BACKGROUND = "#f5eedc"
 BOARD = "#dec8a0"

@@ -22,23 +22,28 @@ if TYPE_CHECKING:
 
     from halma_env.game import Game
 
-SEAT_RGB = np.array(
-    [(214, 40, 40), (30, 100, 220), (40, 160, 60), (235, 190, 20), (190, 50, 190), (20, 180, 190)],
-    dtype=np.uint8,
-)
-BACKGROUND = np.array((245, 238, 220), dtype=np.uint8)
-BOARD = np.array((222, 200, 160), dtype=np.uint8)
-HOLE = np.array((120, 95, 60), dtype=np.uint8)
-RIM = np.array((40, 30, 20), dtype=np.uint8)
-KING_CENTRE = np.array((255, 255, 255), dtype=np.uint8)
-KING_RING = np.array((255, 200, 0), dtype=np.uint8)
-HIGHLIGHT = np.array((0, 0, 0), dtype=np.uint8)
-PATH = np.array((60, 60, 60), dtype=np.uint8)
-IDLE = np.array((160, 160, 160), dtype=np.uint8)
+from halma_env import svg
 
-SPACING = 28  # pixels between neighbouring holes
+
+def _rgb(color: str) -> np.ndarray:
+    """``"#d62828"`` -> (214, 40, 40): the palette is svg.py's, one set of colours for both pictures."""
+    return np.array([int(color[i:i + 2], 16) for i in (1, 3, 5)], dtype=np.uint8)
+
+
+SEAT_RGB = np.stack([_rgb(c) for c in svg.SEAT_COLORS])
+BACKGROUND = _rgb(svg.BACKGROUND)
+BOARD = _rgb(svg.BOARD)
+HOLE = _rgb(svg.HOLE)
+RIM = _rgb(svg.RIM)
+KING_CENTRE = _rgb(svg.KING_CENTRE)
+KING_RING = _rgb(svg.KING_RING)
+HIGHLIGHT = _rgb(svg.HIGHLIGHT)
+PATH = _rgb(svg.PATH)
+IDLE = _rgb(svg.IDLE)
+
+SPACING = svg.SPACING  # pixels between neighbouring holes
 MARGIN = 22
-BAR = 8  # height of the "seat to move" bar
+BAR = svg.BAR  # height of the "seat to move" bar
 
 
 def _disc(r: float) -> tuple[np.ndarray, np.ndarray]:
