@@ -70,10 +70,10 @@ class _Watched(Game):
     def __reduce_ex__(self, protocol: Any) -> Any:
         return _plain_game, (Game.__getstate__(self),)
 
-    def copy(self) -> Game:  # the bot's own copies are plain games, whatever Game.copy makes of a subclass
-        other = Game.copy(self)
-        object.__setattr__(other, "__class__", Game)
-        return other
+    def copy(self) -> Game:  # the bot's own copies are plain games (Game.copy keeps a subclass's class)
+        plain = Game.__new__(Game)
+        plain.__dict__.update(self.__dict__)  # a plain view of this game, for Game.copy to copy from
+        return plain.copy()
 
     __copy__ = copy
 
