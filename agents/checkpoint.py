@@ -18,9 +18,11 @@ bytes back weights-only), so it never replaces a good file with one the loader r
 ``load_checkpoint`` raises ``CheckpointError`` (a ``ValueError``) that names the file and the
 problem: not a checkpoint / corrupt, another format or encoding version, a different variant,
 seat count or network shape, a header that disagrees with the stored training config's game, an
-unknown network key, a step count that is not an integer >= 0, NaN or infinite weights.
-``model_from_checkpoint`` checks the stored weights' shapes against the stated network before it
-builds it, and ``check_training_entries`` what ``halma train --resume`` reads besides.
+unknown network key, a step count that is not an integer >= 0, weights that are not float32, NaN or
+infinite weights.
+``model_from_checkpoint`` checks the stored weights' shapes and dtypes against the stated network before
+it builds it, ``check_training_entries`` what ``halma train --resume`` reads besides, and
+``load_optimizer_state`` the optimiser state (hyperparameters and Adam's moments) before it is applied.
 """
 
 from __future__ import annotations
@@ -242,7 +244,20 @@ def _check_contents(data: dict[str, Any], who: str) -> None:
     if not isinstance(model, dict) or not all(isinstance(v, torch.Tensor) for v in model.values()):
         raise CheckpointError(f"{who} has a model entry of type {type(model).__name__}, "
                               "not a state dict (a mapping of names to tensors)")
+    _check_float32(model, who)
     _check_finite(model, who)
+
+
+def _check_float32(model: dict[str, Any], who: str) -> None:
+    """Floating-point weights are float32, as every writer stores them (the trainer, scripts/distill_network.py,
+    scripts/dagger_search.py and the benchmark's default nets save a HalmaNet's own state dict): float64 or
+    float16 weights were converted by ``load_state_dict`` without a word."""
+    bad = [k for k, t in model.items() if (t.is_floating_point() or t.is_complex()) and t.dtype != torch.float32]
+    if bad:
+        dtype = str(model[bad[0]].dtype).removeprefix("torch.")
+        more = f" ({len(bad) - 1} more tensors are not float32)" if len(bad) > 1 else ""
+        raise CheckpointError(f"{who} has weights of dtype {dtype}, not float32 (a checkpoint's weights are float32): "
+                              f"{bad[0]} is {dtype}{more}")
 
 
 def _check_finite(model: dict[str, Any], who: str) -> None:
@@ -346,6 +361,7 @@ def model_from_checkpoint(data: dict[str, Any], path: str | Path = "checkpoint")
         NetworkConfig(**{k: data["network"][k] for k in names}).validate()
     except ValueError as exc:
         raise CheckpointError(f"{who}: {exc}") from None
+    _check_float32(data["model"], who)  # also for a dict that never went through the loader
     _check_finite(data["model"], who)
     check_weights(data, path)  # before the build: the stated sizes are the file's word only
     net = build_network(data["variant"], data["num_players"], SimpleNamespace(**data["network"]))
@@ -396,13 +412,17 @@ def check_weights(data: dict[str, Any], path: str | Path = "checkpoint") -> None
 
 def _misfit(own: dict[str, torch.Tensor], state: dict[Any, Any]) -> str:
     """Why ``state`` does not load into a network of state dict ``own`` ("" when it does): the missing and
-    unexpected tensors and those of another shape, each list cut after a few names with a count of the rest
-    (torch's message lists them all, one per line)."""
+    unexpected tensors and those of another shape or dtype (``load_state_dict`` converts the dtype without a
+    word), each list cut after a few names with a count of the rest (torch's message lists them all, one per
+    line)."""
     shapes = [f"{k} {tuple(state[k].shape)} vs {tuple(own[k].shape)}"
               for k in own if k in state and state[k].shape != own[k].shape]
+    dtypes = [f"{k} {str(state[k].dtype).removeprefix('torch.')} vs {str(own[k].dtype).removeprefix('torch.')}"
+              for k in own if k in state and state[k].dtype != own[k].dtype]
     missing = [k for k in own if k not in state]
     unexpected = [str(k) for k in state if k not in own]
     parts = [f"{len(shapes)} of another shape (checkpoint vs network): {_some(shapes)}" if shapes else "",
+             f"{len(dtypes)} of another dtype (checkpoint vs network): {_some(dtypes)}" if dtypes else "",
              f"{len(missing)} missing: {_some(missing)}" if missing else "",
              f"{len(unexpected)} unexpected: {_some(unexpected)}" if unexpected else ""]
     return "; ".join(p for p in parts if p)
@@ -493,22 +513,155 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def load_optimizer_state(optimizer: torch.optim.Optimizer, state: dict[str, Any], path: str | Path) -> None:
-    """Load a checkpoint's optimiser state into ``optimizer``, naming the file where it does not fit: torch
-    checks the parameter groups' sizes, not the per-parameter state (Adam's step and moments), whose wrong
-    shape or type failed only at the first step and whose NaN made every weight NaN there."""
+# Adam's hyperparameters (each parameter group's): the numbers its step reads, which its constructor checks but
+# load_state_dict takes as they are, and its flags; those that change what a step does (maximize ascends the loss,
+# amsgrad needs a moment the state may lack, capturable moves the step counts to the parameters' device) must be
+# this run's optimiser's, the others (which implementation runs) a bool or None
+ADAM_NUMBERS = ("lr", "betas", "eps", "weight_decay")
+ADAM_FLAGS = {"amsgrad": False, "maximize": False, "capturable": False, "decoupled_weight_decay": False,
+              "differentiable": False, "foreach": True, "fused": True}  # name: None allowed
+ADAM_KEPT_FLAGS = ("amsgrad", "maximize", "capturable", "decoupled_weight_decay")
+ADAM_MOMENTS = ("exp_avg", "exp_avg_sq")  # and max_exp_avg_sq with amsgrad
+
+
+def check_optimizer_state(optimizer: torch.optim.Optimizer, state: Any, path: str | Path) -> None:
+    """What ``optimizer.load_state_dict(state)`` would take without a word and fail on (or quietly change the
+    training by) later: torch checks the parameter groups' sizes only.  Each group's params are distinct ids;
+    Adam's hyperparameters are numbers in the ranges its constructor takes (``lr`` "1e-3", NaN, a tensor or
+    three ``betas`` trained on or failed at the first step) and its flags this run's; each parameter's state
+    (Adam's step and moments) tensors of the parameter's shape and dtype (a float64 or int moment was
+    converted, a scalar one broadcast until the first step failed), finite, the second moments >= 0 (a negative
+    one made every weight NaN at the first step).  Nothing is applied: ``CheckpointError`` naming the file and
+    the field."""
     who = f"checkpoint {str(path)!r}"
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{who} has an optimizer entry of type {type(state).__name__}, "
+                              "not an optimiser state dict")
+    missing = [k for k in ("state", "param_groups") if k not in state]
+    if missing:
+        raise CheckpointError(f"{who} has an optimizer entry without {', '.join(missing)} "
+                              "(an optimiser state dict has state and param_groups)")
+    groups, saved = optimizer.param_groups, state["param_groups"]
+    if not isinstance(saved, list) or not all(isinstance(g, dict) for g in saved):
+        raise CheckpointError(f"{who} has optimizer.param_groups = {_shown(saved)}, not a list of parameter groups")
+    if len(saved) != len(groups):
+        raise CheckpointError(f"{who} has {len(saved)} optimizer parameter group(s); this run's optimiser has "
+                              f"{len(groups)}")
+    ids: list[Any] = []
+    for g, (group, saved_group) in enumerate(zip(groups, saved)):
+        where = f"optimizer.param_groups[{g}]"
+        params = saved_group.get("params")
+        if not isinstance(params, list) or not all(_is_int(i) for i in params):
+            raise CheckpointError(f"{who} has {where}.params = {_shown(params)}, not a list of parameter ids")
+        if len(params) != len(group["params"]):
+            raise CheckpointError(f"{who} has {where} of {len(params)} parameters; this run's optimiser's has "
+                                  f"{len(group['params'])}")
+        ids.extend(params)
+        if isinstance(optimizer, torch.optim.Adam):
+            _check_adam_group(group, saved_group, f"{who} has {where}")
+    if len(set(ids)) != len(ids):
+        raise CheckpointError(f"{who} has optimizer.param_groups that list a parameter id twice "
+                              f"({_some(sorted({str(i) for i in ids if ids.count(i) > 1}))})")
+    per_param = state["state"]
+    if not isinstance(per_param, dict):
+        raise CheckpointError(f"{who} has optimizer.state = {_shown(per_param)}, not a mapping of parameter ids "
+                              "to their state")
+    unknown = [_shown(k) for k in per_param if not (_is_int(k) and k in ids)]
+    if unknown:
+        raise CheckpointError(f"{who} has optimizer.state for parameter id(s) {_some(unknown)}, which no "
+                              "parameter group lists")
+    params = [p for group in groups for p in group["params"]]
+    amsgrad = [saved_group.get("amsgrad") is True for saved_group in saved for _ in saved_group["params"]]
+    for i, (param, saved_id) in enumerate(zip(params, ids)):
+        entry = per_param.get(saved_id, {})
+        if not isinstance(entry, dict):
+            raise CheckpointError(f"{who} has an optimizer state whose entry for parameter {i} is "
+                                  f"{_shown(entry)}, not a mapping")
+        if isinstance(optimizer, torch.optim.Adam):
+            _check_adam_state(entry, param, i, amsgrad[i], who)
+        else:
+            _check_param_state(entry, param, i, who)
+
+
+def _check_adam_group(group: dict[str, Any], saved: dict[str, Any], who: str) -> None:
+    """One saved Adam parameter group: its numbers, betas and flags (``who`` ends in the group's name)."""
+    missing = [k for k in ADAM_NUMBERS if k not in saved]
+    if missing:
+        raise CheckpointError(f"{who} without {', '.join(missing)} (Adam's step reads "
+                              f"{', '.join(ADAM_NUMBERS)})")
+    for key in ("lr", "eps", "weight_decay"):
+        value = saved[key]
+        if not (_is_finite_number(value) and value >= 0):
+            raise CheckpointError(f"{who}.{key} = {_shown(value)} ({type(value).__name__}), "
+                                  "expected a finite number >= 0")
+    betas = saved["betas"]
+    if not (isinstance(betas, (tuple, list)) and len(betas) == 2
+            and all(_is_finite_number(b) and 0 <= b < 1 for b in betas)):
+        raise CheckpointError(f"{who}.betas = {_shown(betas)} ({type(betas).__name__}), expected two numbers "
+                              "from 0 to below 1")
+    for key, none_allowed in ADAM_FLAGS.items():
+        if key not in saved:  # written by an older torch: load_state_dict sets torch's default
+            continue
+        value = saved[key]
+        if not (type(value) is bool or (none_allowed and value is None)):
+            raise CheckpointError(f"{who}.{key} = {_shown(value)} ({type(value).__name__}), expected "
+                                  f"{'True, False or None' if none_allowed else 'True or False'}")
+        if key in ADAM_KEPT_FLAGS and key in group and value != group[key]:
+            raise CheckpointError(f"{who}.{key} = {value!r}, but this run's optimiser has {key} = {group[key]!r} "
+                                  "(a flag that changes what a step does)")
+
+
+def _check_adam_state(entry: dict[Any, Any], param: torch.Tensor, i: int, amsgrad: bool, who: str) -> None:
+    """One parameter's Adam state: empty (no step taken yet), or its step count and moments."""
+    if not entry:
+        return
+    moments = (*ADAM_MOMENTS, "max_exp_avg_sq") if amsgrad else ADAM_MOMENTS
+    missing = [k for k in ("step", *moments) if k not in entry]
+    if missing:
+        raise CheckpointError(f"{who} has an optimizer state without {', '.join(missing)} for parameter {i} "
+                              f"(Adam keeps step, {', '.join(moments)})")
+    step = entry["step"]
+    if not (isinstance(step, torch.Tensor) and step.dim() == 0 and step.is_floating_point()
+            and step.layout == torch.strided and math.isfinite(float(step)) and float(step) >= 0
+            and float(step) == int(float(step))):
+        raise CheckpointError(f"{who} has an optimizer state whose step of parameter {i} is {_shown(step)}, "
+                              "not a step count (a scalar float tensor holding a whole number >= 0)")
+    for key in moments:
+        value = entry[key]
+        if not isinstance(value, torch.Tensor) or value.shape != param.shape or value.layout != torch.strided:
+            what = f"{tuple(value.shape)}" if isinstance(value, torch.Tensor) else f"a {type(value).__name__}"
+            if isinstance(value, torch.Tensor) and value.layout != torch.strided:
+                what = f"a {value.layout} tensor"
+            raise CheckpointError(f"{who} has an optimizer state whose {key} of parameter {i} is {what}, "
+                                  f"not a tensor of the parameter's shape {tuple(param.shape)}")
+        if value.dtype != param.dtype:
+            raise CheckpointError(f"{who} has an optimizer state whose {key} of parameter {i} is "
+                                  f"{str(value.dtype).removeprefix('torch.')}, not the parameter's "
+                                  f"{str(param.dtype).removeprefix('torch.')}")
+        if not bool(torch.isfinite(value).all()):
+            raise CheckpointError(f"{who} has an optimizer state whose {key} of parameter {i} holds NaN or inf")
+        if key != "exp_avg" and bool((value < 0).any()):
+            raise CheckpointError(f"{who} has an optimizer state whose {key} of parameter {i} holds negative "
+                                  "values (a mean of squares is >= 0: its square root would make the weights NaN)")
+
+
+def _check_param_state(entry: dict[Any, Any], param: torch.Tensor, i: int, who: str) -> None:
+    """One parameter's state for an optimiser other than Adam: tensors of the parameter's shape, or scalars."""
+    for key, value in entry.items():
+        if not isinstance(value, torch.Tensor) or (value.dim() and value.shape != param.shape):
+            what = f"{tuple(value.shape)}" if isinstance(value, torch.Tensor) else f"a {type(value).__name__}"
+            raise CheckpointError(f"{who} has an optimizer state whose {key} of parameter {i} is {what}, "
+                                  f"not a tensor of the parameter's shape {tuple(param.shape)} (or a scalar)")
+        if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+            raise CheckpointError(f"{who} has an optimizer state whose {key} of parameter {i} holds NaN or inf")
+
+
+def load_optimizer_state(optimizer: torch.optim.Optimizer, state: dict[str, Any], path: str | Path) -> None:
+    """Load a checkpoint's optimiser state into ``optimizer`` once ``check_optimizer_state`` has passed it, so a
+    refused state leaves ``optimizer`` as it was; ``CheckpointError`` naming the file and the field."""
+    check_optimizer_state(optimizer, state, path)
     try:
         optimizer.load_state_dict(state)
     except (TypeError, ValueError, KeyError, IndexError, RuntimeError) as exc:
-        raise CheckpointError(f"{who} has an optimizer state this run's optimiser does not take "
+        raise CheckpointError(f"checkpoint {str(path)!r} has an optimizer state this run's optimiser does not take "
                               f"({type(exc).__name__}: {_first_line(exc)})") from None
-    params = [p for group in optimizer.param_groups for p in group["params"]]
-    for i, param in enumerate(params):
-        for key, value in optimizer.state.get(param, {}).items():
-            if not isinstance(value, torch.Tensor) or (value.dim() and value.shape != param.shape):
-                what = f"{tuple(value.shape)}" if isinstance(value, torch.Tensor) else f"a {type(value).__name__}"
-                raise CheckpointError(f"{who} has an optimizer state whose {key} of parameter {i} is {what}, "
-                                      f"not a tensor of the parameter's shape {tuple(param.shape)} (or a scalar)")
-            if value.is_floating_point() and not bool(torch.isfinite(value).all()):
-                raise CheckpointError(f"{who} has an optimizer state whose {key} of parameter {i} holds NaN or inf")

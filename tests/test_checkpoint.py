@@ -475,6 +475,24 @@ def _nan_moment(d: dict[str, Any]) -> None:
     d["optimizer"]["state"][0]["exp_avg"].view(-1)[0] = float("nan")
 
 
+def _group(**changes: Any) -> Any:
+    """An edit of the optimiser state's (only) parameter group."""
+    return lambda d: d["optimizer"]["param_groups"][0].update(changes)
+
+
+def _param_state(**changes: Any) -> Any:
+    """An edit of the optimiser state of parameter 0 (position, 121 x 8 in the tiny run)."""
+    return lambda d: d["optimizer"]["state"][0].update(changes)
+
+
+def _negative_second_moment(d: dict[str, Any]) -> None:
+    d["optimizer"]["state"][2]["exp_avg_sq"].view(-1)[0] = -1.0
+
+
+def _double_weight(d: dict[str, Any]) -> None:
+    d["model"]["embed.bias"] = d["model"]["embed.bias"].double()
+
+
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
@@ -506,13 +524,67 @@ def _nan_moment(d: dict[str, Any]) -> None:
         (lambda d: d["extra"].update(ratings={"agent": {"mu": float("nan"), "sigma": 1.0}}),
          "has extra.ratings['agent'] = {'mu': nan, 'sigma': 1.0}, not a rating"),
         (lambda d: d.update(optimizer=[1]), "has an optimizer entry of type list, not an optimiser state dict"),
-        (lambda d: d["optimizer"]["param_groups"][0].update(params=[0]), "has an optimizer state this run's "
-                                                                         "optimiser does not take (ValueError: "),
+        (_group(params=[0]), "has optimizer.param_groups[0] of 1 parameters; this run's optimiser's has "),
         (lambda d: d["optimizer"]["state"][0].update(exp_avg=torch.zeros(3)),
          "has an optimizer state whose exp_avg of parameter 0 is (3,), not a tensor of the parameter's shape"),
         (lambda d: d["optimizer"]["state"][0].update(exp_avg=1.0),
          "has an optimizer state whose exp_avg of parameter 0 is a float, not a tensor"),
         (_nan_moment, "has an optimizer state whose exp_avg of parameter 0 holds NaN or inf"),
+        # the fuzzing review's optimiser edits: taken by torch's load_state_dict, then trained on or failed at the
+        # first step, after the run had started
+        (_group(lr="0.001"), "has optimizer.param_groups[0].lr = '0.001' (str), expected a finite number >= 0"),
+        (_group(lr=float("nan")), "has optimizer.param_groups[0].lr = nan (float), expected a finite number >= 0"),
+        (_group(lr=-1e-3), "has optimizer.param_groups[0].lr = -0.001 (float), expected a finite number >= 0"),
+        (_group(eps=torch.tensor(1e-5)), "has optimizer.param_groups[0].eps = tensor(1.0000e-05) (Tensor), expected"),
+        (_group(weight_decay=True), "has optimizer.param_groups[0].weight_decay = True (bool), expected a finite"),
+        (lambda d: d["optimizer"]["param_groups"][0].pop("lr"), "has optimizer.param_groups[0] without lr (Adam's "
+                                                                "step reads lr, betas, eps, weight_decay)"),
+        (_group(betas=[0.9, 0.999, 0.5]), "has optimizer.param_groups[0].betas = [0.9, 0.999, 0.5] (list), expected "
+                                          "two numbers from 0 to below 1"),
+        (_group(betas=(0.9,)), "has optimizer.param_groups[0].betas = (0.9,) (tuple), expected two numbers"),
+        (_group(betas=(0.9, 1.0)), "has optimizer.param_groups[0].betas = (0.9, 1.0) (tuple), expected two numbers"),
+        (_group(betas=(0.9, "0.999")), "has optimizer.param_groups[0].betas = (0.9, '0.999') (tuple), expected"),
+        (_group(maximize=True), "has optimizer.param_groups[0].maximize = True, but this run's optimiser has "
+                                "maximize = False (a flag that changes what a step does)"),
+        (_group(amsgrad=True), "has optimizer.param_groups[0].amsgrad = True, but this run's optimiser has"),
+        (_group(amsgrad="no"), "has optimizer.param_groups[0].amsgrad = 'no' (str), expected True or False"),
+        (_group(foreach=1), "has optimizer.param_groups[0].foreach = 1 (int), expected True, False or None"),
+        (lambda d: d["optimizer"].update(param_groups={"lr": 1}), "has optimizer.param_groups = {'lr': 1}, not a "
+                                                                  "list of parameter groups"),
+        (lambda d: d["optimizer"].pop("param_groups"), "has an optimizer entry without param_groups (an optimiser "
+                                                       "state dict has state and param_groups)"),
+        (lambda d: d["optimizer"]["param_groups"].append(dict(d["optimizer"]["param_groups"][0])),
+         "has 2 optimizer parameter group(s); this run's optimiser has 1"),
+        (lambda d: d["optimizer"]["param_groups"][0]["params"].__setitem__(1, 0),
+         "has optimizer.param_groups that list a parameter id twice (0)"),
+        (lambda d: d["optimizer"]["param_groups"][0]["params"].__setitem__(0, "embed"),
+         "has optimizer.param_groups[0].params = ['embed', 1, 2, 3, 4, 5, 6, 7, ...], not a list of parameter ids"),
+        (lambda d: d["optimizer"].update(state=[1]), "has optimizer.state = [1], not a mapping of parameter ids"),
+        (lambda d: d["optimizer"]["state"].update({99: {}}), "has optimizer.state for parameter id(s) 99, which no "
+                                                             "parameter group lists"),
+        (lambda d: d["optimizer"]["state"].update({0: [1]}), "has an optimizer state whose entry for parameter 0 is "
+                                                             "[1], not a mapping"),
+        (lambda d: d["optimizer"]["state"][0].pop("exp_avg_sq"), "has an optimizer state without exp_avg_sq for "
+                                                                 "parameter 0 (Adam keeps step, exp_avg, exp_avg_sq)"),
+        (_param_state(step=torch.tensor(-1.0)), "has an optimizer state whose step of parameter 0 is tensor(-1.), "
+                                                "not a step count (a scalar float tensor holding a whole number >= 0)"),
+        (_param_state(step=torch.tensor(2.5)), "has an optimizer state whose step of parameter 0 is tensor(2.5000), "
+                                               "not a step count"),
+        (_param_state(step=torch.tensor([4.0, 4.0])), "has an optimizer state whose step of parameter 0 is "
+                                                      "tensor([4., 4.]), not a step"),
+        (_param_state(step=4.0), "has an optimizer state whose step of parameter 0 is 4.0, not a step count"),
+        (_param_state(exp_avg=torch.tensor(0.0)), "has an optimizer state whose exp_avg of parameter 0 is (), not "
+                                                  "a tensor of the parameter's shape (121, 8)"),
+        (_param_state(exp_avg=torch.zeros(121, 8, dtype=torch.float64)), "has an optimizer state whose exp_avg of "
+                                                                        "parameter 0 is float64, not the parameter's "
+                                                                        "float32"),
+        (_param_state(exp_avg_sq=torch.zeros(121, 8, dtype=torch.int64)), "has an optimizer state whose exp_avg_sq of "
+                                                                         "parameter 0 is int64, not the parameter's "
+                                                                         "float32"),
+        (_negative_second_moment, "has an optimizer state whose exp_avg_sq of parameter 2 holds negative values (a "
+                                  "mean of squares is >= 0: its square root would make the weights NaN)"),
+        (_double_weight, "has weights of dtype float64, not float32 (a checkpoint's weights are float32): embed.bias "
+                         "is float64"),
         (lambda d: d.update(global_step=-5), "has global_step = -5 (int), expected an integer from 0"),
         (lambda d: d.update(update="3"), "has update = '3' (str), expected an integer from 0"),
         (lambda d: d.update(update=2.9), "has update = 2.9 (float), expected an integer from 0"),
@@ -521,7 +593,12 @@ def _nan_moment(d: dict[str, Any]) -> None:
          "rng-numpy-other-generator", "rng-torch-short", "rng-cuda", "rng-ranks-empty", "rng-ranks-int",
          "extra-list", "snapshots-ints", "extra-unknown-key", "ratings-list", "rating-no-sigma", "rating-nan",
          "optimizer-list", "optimizer-groups", "optimizer-moment-shape", "optimizer-moment-float",
-         "optimizer-moment-nan", "step-negative", "update-str", "update-float"],
+         "optimizer-moment-nan", "lr-str", "lr-nan", "lr-negative", "eps-tensor", "weight-decay-bool", "lr-missing",
+         "betas-three", "betas-one", "betas-one-or-more", "betas-str", "maximize", "amsgrad", "amsgrad-str",
+         "foreach-int", "groups-dict", "groups-missing", "groups-two", "params-twice", "params-str", "state-list",
+         "state-unknown-id", "param-state-list", "moment-missing", "adam-step-negative", "adam-step-fraction",
+         "adam-step-vector", "adam-step-float", "moment-scalar", "moment-float64", "moment-int64",
+         "second-moment-negative", "weights-float64", "step-negative", "update-str", "update-float"],
 )
 def test_a_resume_refuses_a_bad_training_entry_before_it_changes_anything(
         trained_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mutate: Any, message: str) -> None:
@@ -559,3 +636,72 @@ def test_the_checks_take_what_a_training_run_writes(trained_run: Path) -> None:
                                                                                                   "sigma": 8.0}}
     data["rng_ranks"] = [data["rng"], data["rng"]]
     check_training_entries(data, path)
+
+
+def _run_optimizer(data: dict[str, Any]) -> torch.optim.Optimizer:
+    """The optimiser a run of the checkpoint's network builds (agents/ppo.py, Trainer)."""
+    net = model_from_checkpoint(data)
+    return torch.optim.Adam(net.parameters(), lr=3e-4, eps=1e-5)
+
+
+def test_the_optimizer_state_a_training_run_writes_loads(trained_run: Path) -> None:
+    """A real last.pt's optimiser state passes and loads; so does one from a torch without the newer flags
+    (load_state_dict gives them torch's default)."""
+    from agents.checkpoint import load_optimizer_state
+
+    path = trained_run / "checkpoints" / "last.pt"
+    data = load_checkpoint(path)
+    optimizer = _run_optimizer(data)
+    load_optimizer_state(optimizer, data["optimizer"], path)
+    assert optimizer.param_groups[0]["lr"] == data["optimizer"]["param_groups"][0]["lr"]
+    assert len(optimizer.state) == len(data["optimizer"]["state"])
+    del data["optimizer"]["param_groups"][0]["decoupled_weight_decay"]
+    load_optimizer_state(_run_optimizer(data), data["optimizer"], path)
+
+
+def test_a_refused_optimizer_state_leaves_the_optimizer_as_it_was(trained_run: Path) -> None:
+    """The state was loaded, then checked: a refused one had already replaced the learning rate and moments."""
+    from agents.checkpoint import load_optimizer_state
+
+    path = trained_run / "checkpoints" / "last.pt"
+    data = load_checkpoint(path)
+    optimizer = _run_optimizer(data)
+    data["optimizer"]["param_groups"][0]["lr"] = 0.5
+    data["optimizer"]["state"][3]["exp_avg"] = torch.zeros(3)
+    with pytest.raises(CheckpointError, match=r"last\.pt' has an optimizer state whose exp_avg of parameter 3 is "
+                                              r"\(3,\), not a tensor of the parameter's shape"):
+        load_optimizer_state(optimizer, data["optimizer"], path)
+    assert optimizer.param_groups[0]["lr"] == 3e-4 and not optimizer.state
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16])
+def test_weights_of_another_dtype_are_refused_naming_the_tensor(tmp_path: Path, dtype: torch.dtype) -> None:
+    """Every writer stores a HalmaNet's float32 state dict: float64 (or half) weights were converted by
+    load_state_dict without a word.  The loader, the save and a dict that never went through either refuse them."""
+    name = str(dtype).removeprefix("torch.")
+    path = tmp_path / "wide.pt"
+    payload = _network_payload()
+    save_checkpoint(path, payload)
+    good = torch.load(path, weights_only=True)
+    model = {**good["model"], "embed.bias": good["model"]["embed.bias"].to(dtype),
+             "value_head.0.weight": good["model"]["value_head.0.weight"].to(dtype)}
+    torch.save({**good, "model": model}, path)
+    message = (rf"has weights of dtype {name}, not float32 \(a checkpoint's weights are float32\): embed\.bias is "
+               rf"{name} \(1 more tensors are not float32\)$")
+    with pytest.raises(CheckpointError, match=r"^checkpoint '.*wide\.pt' " + message):
+        load_checkpoint(path)
+    with pytest.raises(CheckpointError, match=r"^cannot save checkpoint '.*b\.pt': the payload " + message):
+        save_checkpoint(tmp_path / "b.pt", {**payload, "model": model})
+    assert not (tmp_path / "b.pt").exists()
+    with pytest.raises(CheckpointError, match=r"^checkpoint 'mem' " + message):
+        model_from_checkpoint({**payload, "model": model}, "mem")
+
+
+def test_integer_weights_where_the_network_has_floats_are_named(tmp_path: Path) -> None:
+    """Not floating point, so not the float32 rule's: the network's own dtype, compared before it is built."""
+    payload = _network_payload()
+    model = {**payload["model"], "embed.bias": torch.zeros(8, dtype=torch.int64)}
+    with pytest.raises(CheckpointError, match=re.escape("checkpoint 'mem' weights do not fit its network: 1 of "
+                                                        "another dtype (checkpoint vs network): embed.bias int64 vs "
+                                                        "float32") + "$"):
+        model_from_checkpoint({**payload, "model": model}, "mem")
