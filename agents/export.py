@@ -10,13 +10,20 @@ Next to ``DIR/VARIANT-SEATS-LEVEL.onnx`` goes ``...manifest.json`` (agents/oppon
 format, variant, seats, encoding version, level, rating (``--rating`` or ``halma ladder``), the
 source checkpoint (path, sha256, network and training config, step), export time, the ONNX file's
 sha256 and how closely the exported model matched the checkpoint on sample positions (an export
-whose moves differ from the checkpoint's is refused and its files removed).
+whose moves differ from the checkpoint's is refused and its files removed).  For programs in other
+languages it also records the graph's interface as data (``interface``), the seats the model plays
+(``plays_seats``: all of them), the rules and reward it was trained under (``trained_rules``,
+``training_reward``) and ``test_vectors``: positions with the sha256 of the observation and mask bytes
+the Python encoder gives and the greedy move the Python opponent plays (``check_test_vectors``
+recomputes them).  These fields are additive: format version 1 readers ignore them, and a manifest
+without them still loads.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import io
 import json
 import math
@@ -54,6 +61,8 @@ OPSET = 17  # LayerNormalization is an opset-17 operator; onnxruntime 1.14+ runs
 REACH_MIN_OPSET = 12  # the reach features' integer Max (int32 in the export): ONNX has none before it
 CHECK_POSITIONS = 32
 LOGIT_ATOL = 1e-3
+TEST_VECTOR_SEED = 0  # the seeded random game the test vectors' later positions come from
+TEST_VECTOR_VALUE_ATOL = 1e-4  # how closely a recomputed value must match the recorded one
 MAX_NAME_LENGTH = 100  # characters of a level or file-name stem (and twice that in UTF-8 bytes): with its
 # VARIANT-SEATS- prefix and .manifest.json suffix a file name stays well under the usual 255-byte limit
 
@@ -168,6 +177,133 @@ def compare(net: Any, policy: OnnxPolicy, games: list[Game]) -> dict[str, Any]:
     greedy_o = np.where(legal, o_logits, -np.inf).argmax(axis=1)
     return {"positions": len(games), "max_logit_diff": diff, "max_value_diff": vdiff,
             "greedy_mismatches": int((greedy_t != greedy_o).sum())}
+
+
+# --- what the manifest tells programs in other languages (docs/export.md) ----------------------
+
+
+def interface(variant: str, seats: int) -> dict[str, Any]:
+    """The graph's inputs and outputs as data (names, dtypes, shapes with the sizes as numbers; the batch
+    axis is ``"batch"``) and the sizes and rules a program needs to build the inputs (docs/export.md)."""
+    from agents.network import MASKED_LOGIT
+
+    enc = encoding(variant, seats)
+    rows, cols, planes = enc.observation_shape
+    lay = enc.layout
+    return {
+        "inputs": [{"name": "observation", "dtype": "int8", "shape": ["batch", rows, cols, planes]},
+                   {"name": "action_mask", "dtype": "int8", "shape": ["batch", enc.num_actions]}],
+        "outputs": [{"name": "logits", "dtype": "float32", "shape": ["batch", enc.num_actions]},
+                    {"name": "value", "dtype": "float32", "shape": ["batch"]}],
+        "holes": enc.num_holes, "rows": rows, "cols": cols, "planes": planes,
+        "observation_index": "((row * cols) + col) * planes + plane (row-major, C order; entries 0 or 1)",
+        "action": "canonical(src) * holes + canonical(dst)",
+        "masked_logit": MASKED_LOGIT,
+        # clockwise turns of the board that bring each seat's home to the bottom (its canonical frame)
+        "canonical_turns": {"degrees": 360 // lay.geometry.num_rotations, "per_seat": list(lay.rotation)},
+        "reference": "docs/environment.md, 'Actions and the canonical frame' and 'Observation'",
+    }
+
+
+def trained_rules(config: Any, variant: str, seats: int) -> dict[str, Any] | None:
+    """Every rule option of the game the checkpoint was trained on (its config's ``game`` read as training
+    reads it, ``GameConfig.rules``: the variant's defaults filled in), or None when it records no training
+    config or one this code no longer reads (the manifest's ``source`` still has it)."""
+    import dataclasses
+
+    from agents.config import GameConfig
+
+    game = config.get("game") if isinstance(config, dict) else None
+    if not isinstance(game, dict) or (game.get("variant"), game.get("num_players")) != (variant, seats):
+        return None
+    names = {f.name for f in dataclasses.fields(GameConfig)}
+    try:
+        rules = GameConfig(**{k: v for k, v in game.items() if k in names}).rules().to_dict()
+    except (TypeError, ValueError):
+        return None
+    del rules["first_seat"]  # training games start with every seat in turn
+    return rules
+
+
+def training_reward(config: Any) -> dict[str, Any] | None:
+    """What the value head was trained to predict: the reward scheme, the progress shaping and the
+    discount per own move (``game.reward``, ``game.progress_shaping``, ``ppo.gamma``), or None."""
+    game = config.get("game") if isinstance(config, dict) else None
+    ppo = config.get("ppo") if isinstance(config, dict) else None
+    if not isinstance(game, dict):
+        return None
+    return {"reward": game.get("reward"), "progress_shaping": game.get("progress_shaping"),
+            "gamma": ppo.get("gamma") if isinstance(ppo, dict) else None}
+
+
+def vector_positions(variant: str, seats: int, seed: int = TEST_VECTOR_SEED) -> list[str]:
+    """The test vectors' positions (SPEC §3 text): the start (seat 0), the position after one seeded
+    random move (seat 1: a turned frame) and a later one of the same game with the last seat to move
+    (pieces mixed, jumps likely)."""
+    rng = random.Random(seed)
+    game = Game(Rules(variant, seats))
+    out = [game.position()]
+    while len(out) < 3 and not game.is_over:
+        game.play(rng.choice(game.legal_moves()))
+        if game.is_over:
+            break
+        if len(out) == 1 or (game.ply >= 12 * seats and game.to_move == seats - 1):
+            out.append(game.position())
+    return out
+
+
+def _vector(policy: OnnxPolicy, position: str) -> dict[str, Any]:
+    """One test vector: the inputs' checksums and the greedy move of the Python reference."""
+    game = Game.from_position(position)
+    enc = policy.encoding
+    seat = game.to_move
+    observation = np.ascontiguousarray(enc.observation(game, seat), dtype=np.int8)
+    mask = np.ascontiguousarray(enc.action_mask(game), dtype=np.int8)
+    move = OnnxOpponent(policy, seed=0).select_move(game)  # greedy, as a site plays it
+    _, _, value = policy.scores(game)
+    return {
+        "position": position,
+        "seat": seat,
+        "observation_sha256": hashlib.sha256(observation.tobytes()).hexdigest(),
+        "observation_ones": int(observation.sum()),
+        "action_mask_sha256": hashlib.sha256(mask.tobytes()).hexdigest(),
+        "legal_moves": int(mask.sum()),
+        "greedy_move": f"{move.src}-{move.dst}",
+        "greedy_action": enc.encode_move(seat, move.src, move.dst),
+        "value": value,
+    }
+
+
+def make_test_vectors(policy: OnnxPolicy) -> list[dict[str, Any]]:
+    """The manifest's ``test_vectors`` for an exported model (docs/export.md)."""
+    return [_vector(policy, text) for text in vector_positions(policy.variant, policy.num_players)]
+
+
+def check_test_vectors(policy: OnnxPolicy) -> list[str]:
+    """Recompute the manifest's ``test_vectors`` with this code and the model: the disagreements, one line
+    each (empty when every vector holds).  A ``ValueError`` when the manifest has none (an export made
+    before they were recorded) or they are not a list of objects with a position."""
+    vectors = policy.manifest.get("test_vectors")
+    name = policy.path.name
+    if vectors is None:
+        raise ValueError(f"the manifest of {name!r} has no test_vectors (exported before they were recorded: "
+                         "export it again to get them)")
+    if not isinstance(vectors, list) or not all(isinstance(v, dict) and isinstance(v.get("position"), str)
+                                                for v in vectors):
+        raise ValueError(f"the manifest of {name!r}: test_vectors must be a list of objects with a position")
+    problems = []
+    for i, recorded in enumerate(vectors):
+        fresh = _vector(policy, recorded["position"])
+        for key, value in fresh.items():
+            if key not in recorded:
+                problems.append(f"test_vectors[{i}] lacks {key}")
+            elif key == "value":
+                number = recorded[key]
+                if not (isinstance(number, (int, float)) and abs(number - value) <= TEST_VECTOR_VALUE_ATOL):
+                    problems.append(f"test_vectors[{i}] value: recorded {recorded[key]!r}, computed {value!r}")
+            elif recorded[key] != value:
+                problems.append(f"test_vectors[{i}] {key}: recorded {recorded[key]!r}, computed {value!r}")
+    return problems
 
 
 MAX_CONFIG_ENTRIES = 10_000  # a training config has about 80 values; the manifest copies it
@@ -285,6 +421,10 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
             "num_actions": encoding(variant, seats).num_actions,
             "inputs": {"observation": "int8 (batch, rows, cols, 12)", "action_mask": "int8 (batch, H*H)"},
             "outputs": {"logits": "float32 (batch, H*H), illegal = -1e8", "value": "float32 (batch,)"},
+            "interface": interface(variant, seats),
+            "plays_seats": list(range(seats)),  # one network plays every seat, each in its canonical frame
+            "trained_rules": trained_rules(data.get("config"), variant, seats),
+            "training_reward": training_reward(data.get("config")),
             "opset": opset,
             "rating": rating,
             "rating_source": "halma export --rating" if rating is not None else None,
@@ -316,6 +456,7 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
         if check["greedy_mismatches"] or not check["max_logit_diff"] <= LOGIT_ATOL:
             raise ValueError(f"the exported model does not reproduce {str(checkpoint)!r}: {check}")
         manifest["export_check"] = check
+        manifest["test_vectors"] = make_test_vectors(exported)  # what the Python reference computes
         _write_manifest(staged, manifest)
         os.replace(staged, path)
         os.replace(manifest_path(staged), manifest_path(path))

@@ -89,6 +89,13 @@ def test_multiseat_diamond_export_matches(tmp_path: Path) -> None:
     path = export_checkpoint(ckpt, "hard", tmp_path, check_positions=8)
     check = compare(load_policy_player(ckpt).net, OnnxPolicy(path), random_positions("diamond", 3, 40, seed=2))
     assert check["greedy_mismatches"] == 0 and check["max_logit_diff"] < 1e-3, check
+    # its test vectors: a seat in each frame (kings and closed camps in the planes), verified on a fresh load
+    from agents.export import check_test_vectors
+
+    m = read_manifest(path)
+    assert [v["seat"] for v in m["test_vectors"]] == [0, 1, 2] and m["plays_seats"] == [0, 1, 2]
+    assert m["interface"]["canonical_turns"] == {"degrees": 60, "per_seat": [0, 4, 2]}
+    assert check_test_vectors(OnnxPolicy(path)) == []
 
 
 def test_export_of_a_network_with_attention_matches(tmp_path: Path) -> None:
@@ -1109,3 +1116,211 @@ def test_a_nan_in_the_export_check_is_refused_not_written(tmp_path: Path, monkey
     with pytest.raises(ValueError, match=re.escape(message)):
         agents.export.export_checkpoint(_checkpoint_with(tmp_path), "x", tmp_path / "out", check_positions=2)
     assert not (tmp_path / "out").exists()
+
+
+# --- what the manifest tells programs in other languages (docs/export.md) ----------------------
+
+NEW_FIELDS = ("interface", "plays_seats", "trained_rules", "training_reward", "test_vectors")
+
+
+def test_manifest_records_the_interface_as_data_and_the_seats_it_plays(exported: tuple[Path, Path]) -> None:
+    _, path = exported
+    m = read_manifest(path)
+    i = m["interface"]
+    assert i["inputs"] == [{"name": "observation", "dtype": "int8", "shape": ["batch", 17, 17, 12]},
+                           {"name": "action_mask", "dtype": "int8", "shape": ["batch", 14641]}]
+    assert i["outputs"] == [{"name": "logits", "dtype": "float32", "shape": ["batch", 14641]},
+                            {"name": "value", "dtype": "float32", "shape": ["batch"]}]
+    assert (i["holes"], i["rows"], i["cols"], i["planes"], i["masked_logit"]) == (121, 17, 17, 12, -1e8)
+    assert i["canonical_turns"] == {"degrees": 60, "per_seat": [0, 3]}
+    assert m["plays_seats"] == [0, 1]
+    # the interface as data agrees with the graph itself
+    session = OnnxPolicy(path).session
+    for entry, arg in zip(i["inputs"] + i["outputs"], session.get_inputs() + session.get_outputs()):
+        assert entry["name"] == arg.name and entry["shape"][1:] == arg.shape[1:]
+        assert arg.type == f"tensor({entry['dtype'].replace('float32', 'float')})"
+    # a checkpoint without a training config records neither rules nor reward
+    assert m["trained_rules"] is None and m["training_reward"] is None
+
+
+def test_manifest_records_the_training_rules_and_reward(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    import torch
+
+    from agents.checkpoint import save_checkpoint
+    from agents.export import export_checkpoint
+
+    ckpt, _ = exported
+    config = {"game": {"variant": "star", "num_players": 2, "anti_blocking": None, "play_to_end": True,
+                       "move_limit": 300, "limit_outcome": "progress", "stall_limit": None, "repetition_limit": False,
+                       "reward": "win_loss", "progress_shaping": 0.5},
+              "ppo": {"gamma": 0.97}}
+    trained = save_checkpoint(tmp_path / "t.pt", {**torch.load(ckpt, weights_only=False), "config": config})
+    m = read_manifest(export_checkpoint(trained, "t", tmp_path, check_positions=2))
+    assert m["trained_rules"] == {"variant": "star", "num_players": 2, "anti_blocking": True, "play_to_end": True,
+                                  "move_limit": 300, "limit_outcome": "progress", "stall_limit": None,
+                                  "repetition_limit": None}
+    assert Rules(**m["trained_rules"]).move_limit == 300  # the options as Rules takes them
+    assert m["training_reward"] == {"reward": "win_loss", "progress_shaping": 0.5, "gamma": 0.97}
+
+
+def _independent_vector(policy: OnnxPolicy, position: str) -> dict[str, Any]:
+    """A test vector recomputed without agents.export: the encoder's bytes and the loaded opponent's move."""
+    import hashlib
+
+    game = Game.from_position(position)
+    enc = policy.encoding
+    obs = enc.observation(game, game.to_move)
+    mask = enc.action_mask(game)
+    move = OnnxOpponent(policy).select_move(game)
+    return {"seat": game.to_move, "observation_sha256": hashlib.sha256(obs.tobytes()).hexdigest(),
+            "action_mask_sha256": hashlib.sha256(mask.tobytes()).hexdigest(), "greedy_move": f"{move.src}-{move.dst}",
+            "greedy_action": enc.encode_move(game.to_move, move.src, move.dst), "legal_moves": len(game.legal_moves()),
+            "observation_ones": int(obs.sum())}
+
+
+def test_the_test_vectors_verify_against_a_fresh_load(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    """The recorded vectors hold for the model loaded again from its files (recomputed independently and by
+    ``check_test_vectors``), cover the start, a turned frame and a later position, and a vector that
+    disagrees is reported by field."""
+    from agents.export import check_test_vectors, vector_positions
+
+    _, path = exported
+    copy = _copy(path, tmp_path / "fresh")
+    vectors = json.loads(manifest_path(copy).read_text())["test_vectors"]
+    assert [v["position"] for v in vectors] == vector_positions("star", 2)
+    assert [v["seat"] for v in vectors] == [0, 1, 1] and vectors[0]["position"] == Game(Rules("star", 2)).position()
+    assert int(vectors[-1]["position"].split()[-1]) >= 24
+    policy = OnnxPolicy(copy)
+    for v in vectors:
+        fresh = _independent_vector(policy, v["position"])
+        assert fresh == {k: v[k] for k in fresh}
+        _, _, value = policy.scores(Game.from_position(v["position"]))
+        assert abs(value - v["value"]) <= 1e-4
+        assert v["greedy_move"] in [str(m) for m in Game.from_position(v["position"]).legal_moves()]
+    assert check_test_vectors(policy) == []
+    # the turned frame: the same opening move of seat 1 is the same action as seat 0's, its board holes turned
+    assert vectors[0]["action_mask_sha256"] == vectors[1]["action_mask_sha256"]
+    assert vectors[0]["observation_sha256"] != vectors[1]["observation_sha256"]
+    # a recorded vector that disagrees is named
+    bad = [dict(v) for v in vectors]
+    bad[1]["observation_sha256"] = "0" * 64
+    bad[2]["greedy_move"] = "1-2"
+    bad[2]["value"] = vectors[2]["value"] + 0.01
+    _rewrite(copy, test_vectors=bad)
+    problems = check_test_vectors(OnnxPolicy(copy))
+    assert [p.split(":")[0] for p in problems] == ["test_vectors[1] observation_sha256", "test_vectors[2] greedy_move",
+                                                   "test_vectors[2] value"]
+    _rewrite(copy, test_vectors="x")
+    with pytest.raises(ValueError, match="test_vectors must be a list of objects with a position"):
+        check_test_vectors(OnnxPolicy(copy))
+
+
+def test_a_manifest_without_the_new_fields_still_loads_and_plays(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    """The fields added to format version 1 are optional: an older export (the shipped ladder's) loads."""
+    from agents.export import check_test_vectors
+
+    _, path = exported
+    old = _copy(path, tmp_path / "old")
+    m = json.loads(manifest_path(old).read_text())
+    assert set(NEW_FIELDS) <= set(m)
+    for key in NEW_FIELDS:
+        del m[key]
+    manifest_path(old).write_text(json.dumps(m))
+    assert read_manifest(old)["format_version"] == 1
+    game = Game(Rules("star", 2))
+    assert load_opponent(old).select_move(game) == load_opponent(path).select_move(game)
+    with pytest.raises(ValueError, match="has no test_vectors"):
+        check_test_vectors(OnnxPolicy(old))
+    for shipped in sorted((ROOT / "agents" / "ladder").glob("*.onnx")):  # exported before the fields existed
+        assert load_opponent(shipped).select_move(game) in game.legal_moves()
+
+
+def test_greedy_ties_go_to_the_smallest_board_move_not_the_smallest_action(tmp_path: Path) -> None:
+    """docs/export.md: among equal logits the greedy opponent plays the first of ``game.legal_moves()``,
+    ascending (src, dst) in board holes; for seat 1 of star 2 (hole h is canonical 120 - h) that is the
+    tied move with the largest action number."""
+    from halma_env.encoding import encoding
+    from tests.opponent_helpers import write_graph_model
+
+    model = write_graph_model(tmp_path / "flat.onnx")  # logits = the mask: every legal move ties at 1.0
+    game = Game(Rules("star", 2))
+    game.play("113-104")
+    moves = game.legal_moves()
+    assert game.to_move == 1 and [(m.src, m.dst) for m in moves] == sorted((m.src, m.dst) for m in moves)
+    actions = encoding("star", 2).move_actions(1, moves)
+    chosen = load_opponent(model).select_move(game)
+    assert chosen == moves[0]
+    assert actions[0] == actions.max() != actions.min()
+
+
+def test_the_canonical_frame_section_of_the_environment_docs_matches_the_code() -> None:
+    """docs/environment.md "Actions and the canonical frame" and the planes 1-5, 7 and 8 of "Observation",
+    as a program in another language would implement them from the text."""
+    from halma_env import board
+    from halma_env.encoding import encoding
+    from halma_env.layout import SQUARE_CAMP_ROWS, layout
+
+    star, square = board.star(), board.square()
+    at = {cell: h for h, cell in enumerate(star.grid)}
+    for h, (r, c) in enumerate(star.grid):  # one clockwise turn: (a, b) -> (b, b - a) about the centre cell
+        a, b = r - 8, c - 8
+        assert star.rotations[1][h] == at[(8 + b, 8 + b - a)] == at[(c, c - r + 8)]
+    assert star.grid[0] == (0, 4) and star.rotations[1][0] == 22 and star.grid[22] == (4, 12)
+    for h in range(256):
+        r, c = divmod(h, 16)
+        assert square.rotations[1][h] == 16 * c + 15 - r
+    # the turns: (6 - p) mod 6 for home point p, (4 - c) mod 4 for home corner c, and the table
+    table = {("star", 1): (0,), ("star", 2): (0, 3), ("star", 3): (0, 4, 2), ("diamond", 3): (0, 4, 2),
+             ("star", 4): (0, 5, 3, 2), ("star", 5): (0, 5, 4, 3, 2), ("star", 6): (0, 5, 4, 3, 2, 1),
+             ("diamond", 2): (0, 4), ("halma16", 2): (0, 2), ("halma16", 4): (0, 3, 2, 1)}
+    for (variant, n), turns in table.items():
+        lay = layout(variant, n)
+        assert lay.rotation == turns
+        enc = encoding(variant, n)
+        g = lay.geometry
+        for seat in range(n):
+            if variant == "halma16":
+                corner = next(k for k in range(4) if lay.homes[seat] == board.square_camp(k, SQUARE_CAMP_ROWS[n]))
+                assert turns[seat] == (4 - corner) % 4
+            else:
+                point = next(k for k in range(6) if set(board.star_point(k)) <= set(lay.homes[seat]))
+                assert turns[seat] == (6 - point) % 6
+            turned = list(range(g.num_holes))
+            for _ in range(turns[seat]):
+                turned = [g.rotations[1][h] for h in turned]
+            assert enc.to_canonical[seat].tolist() == turned
+    # the examples
+    assert encoding("star", 2).to_canonical[1].tolist() == [120 - h for h in range(121)]
+    assert encoding("halma16", 2).to_canonical[1].tolist() == [255 - h for h in range(256)]
+    assert encoding("halma16", 4).to_canonical[1][240] == 255
+    star3 = encoding("star", 3)
+    assert layout("star", 3).homes[1] == board.star_point(2) == (10, 11, 12, 13, 23, 24, 25, 35, 36, 46)
+    assert star3.encode_move(1, 13, 14) == 111 * 121 + 102 == 13533 and star3.to_canonical[1][10] == 120
+    # planes 7 and 8: the same canonical holes for every seat; planes 1-5: seat (s + i) mod n
+    goals = {"star": list(range(10)), "diamond": [*range(10), *range(14, 19)],
+             ("halma16", 2): [*range(5), *range(16, 21), *range(32, 36), 48, 49, 50, 64, 65],
+             ("halma16", 4): [*range(4), *range(16, 20), 32, 33, 34, 48, 49]}
+    homes = {"star": list(range(111, 121)), "diamond": [*range(102, 107), *range(111, 121)]}
+    for (variant, n) in table:
+        enc = encoding(variant, n)
+        goal = goals.get(variant) or goals[(variant, n)]
+        home = homes.get(variant) or sorted(255 - h for h in goal)
+        for seat in range(n):
+            planes = enc.static_planes[seat]
+            assert _holes_of(enc, planes[:, 7]) == goal and _holes_of(enc, planes[:, 8]) == home
+    game = Game(Rules("star", 3))
+    for _ in range(4):
+        game.play(game.legal_moves()[0])
+    enc = encoding("star", 3)
+    for seat in range(3):
+        obs = enc.observation(game, seat)
+        for i in range(6):
+            cells = {tuple(x) for x in np.argwhere(obs[:, :, i])}
+            expected = ({star.grid[enc.to_canonical[seat][h]] for h in game.pieces((seat + i) % 3)} if i < 3 else set())
+            assert cells == expected
+
+
+def _holes_of(enc: Any, plane: np.ndarray) -> list[int]:
+    """The canonical holes whose cells are set in a flat (cells,) plane, ascending."""
+    cells = set(np.flatnonzero(plane).tolist())
+    return [h for h in range(enc.num_holes) if int(enc.grid_index[h]) in cells]
