@@ -25,10 +25,11 @@ steps (fresh big tensors every step cost more in page faults than the work): val
 
 from __future__ import annotations
 
+import copy
 import math
 import operator
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -41,7 +42,7 @@ except ModuleNotFoundError as exc:  # the core install has no torch: say where i
                               "'.[train]' in the repository; README, Set up)", name="torch") from None
 
 from halma_env.encoding import PLANES, encoding
-from halma_env.game import ACTIVE, FINISHED, RESIGNED, Game, _progress
+from halma_env.game import ACTIVE, FINISHED, RESIGNED, Game, IllegalMoveError, _progress
 from halma_env.layout import layout
 from halma_env.rewards import REWARD_SCHEMES, piece_distance, place_rewards, shaping_potential
 from halma_env.rules import Rules, is_bool
@@ -446,6 +447,40 @@ class BatchedGame:
 
     # --- state ------------------------------------------------------------------------
 
+    # the state of the games, changed by step (often in place): a copy clones them.  Everything else
+    # is a table made by __init__ (shared) or a buffer/cache of what the state determines (fresh)
+    _STATE = ("owner", "king", "pieces", "to_move", "ply", "status", "places", "top", "first_seat", "stall", "best",
+              "hash", "asg_u", "asg_v", "asg_match", "hist", "hist_len", "_bits", "_rows")
+
+    @_outside_inference_mode
+    def __copy__(self) -> Self:
+        """``copy.copy(batch)``: an independent batch, as ``copy.deepcopy`` gives but without copying the
+        lookup tables, which no step changes (they are shared).  The games' state tensors are cloned,
+        the generator gets a copy of its state (both batches then draw the same random actions), and
+        the buffers behind ``action_mask()``, ``observation()`` and ``legal_moves()`` start afresh:
+        stepping either batch leaves the other exactly as it was."""
+        other = type(self).__new__(type(self))
+        other.__dict__.update(self.__dict__)
+        for name in self._STATE:
+            if name in self.__dict__:  # asg_*: only with a stall limit
+                setattr(other, name, getattr(self, name).clone())
+        other.generator = torch.Generator(device=self.device)
+        other.generator.set_state(self.generator.get_state())
+        other._buffers = {}
+        other._mask = other._mask_rows = other._dest = None
+        return other
+
+    @_outside_inference_mode
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+        """``copy.deepcopy(batch)``: everything copied, tables included, as by default, but with inference
+        mode off (see ``_outside_inference_mode``): made inside ``torch.inference_mode()`` the copy's
+        tensors were inference tensors, and its first step outside one failed."""
+        other = type(self).__new__(type(self))
+        memo[id(self)] = other
+        for name, value in self.__dict__.items():
+            other.__dict__[name] = copy.deepcopy(value, memo)
+        return other
+
     @_outside_inference_mode
     def reset(self) -> None:
         """Every game back to the start (seat ``rules.first_seat`` to move)."""
@@ -844,8 +879,10 @@ class BatchedGame:
         ``places`` (B, n) (0 where not done), ``end_reason`` (B,) codes into END_REASONS,
         ``length`` (B,) plies of the ended games, ``finished`` (B, n) their seats that finished
         (not those that resigned), ``final_owner``/``final_king`` the boards before the reset.
-        Ended games are reset in place.  Bad actions raise (TypeError for non-integers,
-        ValueError for a wrong shape, range or an illegal move) and play nothing."""
+        Ended games are reset in place.  Bad actions raise and play nothing: TypeError for
+        non-integers, ValueError for a wrong shape or an action outside 0..H*H-1 (as the envs and
+        ``Encoding.decode_action`` refuse it), and ``IllegalMoveError`` (a ValueError, as
+        ``Game.play`` and the envs raise) for an action that is not in the mask."""
         B, H, n = self.batch_size, self.H, self.n
         dev = self.device
         try:
@@ -872,7 +909,7 @@ class BatchedGame:
         legal = (hit & (word >> (cd % 64)[:, None] & 1).bool()).any(1)
         if not bool(legal.all()):
             games = (~legal).nonzero().squeeze(1)[:8].tolist()
-            raise ValueError(f"illegal action in game(s) {games} (see action_mask()); nothing was played")
+            raise IllegalMoveError(f"illegal action in game(s) {games} (see action_mask()); nothing was played")
         ar = torch.arange(B, device=dev)
         mover = self.to_move
         src = self.t_from_can[mover, cs]

@@ -29,11 +29,20 @@ class IllegalMoveError(ValueError):
     """A move that is malformed or not legal in the position; the game is left unchanged."""
 
 
+class NoMoveToUndo(IllegalMoveError, IndexError):
+    """``Game.undo()`` with nothing to take back.  An IllegalMoveError, as it always was, and an
+    IndexError, as python-chess's ``Board.pop()`` on an empty move stack raises (and ``list.pop()``)."""
+
+
 class Move:
     """A move from hole ``src`` to hole ``dst``.
 
     Two moves are equal when source and destination are; ``path`` is one shortest sequence of
-    holes the piece visits (``(src, dst)`` for a step), worked out when first asked for.
+    holes the piece visits (``(src, dst)`` for a step), worked out when first asked for.  Moves
+    are hashable and ordered by ``(src, dst)`` against other moves (``<``, ``<=``, ``>``, ``>=``;
+    against anything else a TypeError).  Treat them as values: the steps ``legal_moves()`` hands
+    out are shared and refuse assignment; the rest are plain slots, as python-chess's moves are
+    plain dataclasses (a read-only property would cost every reader of ``src`` ~30 ns).
     """
 
     __slots__ = ("src", "dst", "_path", "_ctx")
@@ -78,10 +87,26 @@ class Move:
             return (self.src, self.dst) == other
         return NotImplemented
 
+    # ordered against moves only (a tuple compares equal but does not order: a TypeError)
     def __lt__(self, other: Move) -> bool:
         if not isinstance(other, Move):
             return NotImplemented
         return (self.src, self.dst) < (other.src, other.dst)
+
+    def __le__(self, other: Move) -> bool:
+        if not isinstance(other, Move):
+            return NotImplemented
+        return (self.src, self.dst) <= (other.src, other.dst)
+
+    def __gt__(self, other: Move) -> bool:
+        if not isinstance(other, Move):
+            return NotImplemented
+        return (self.src, self.dst) > (other.src, other.dst)
+
+    def __ge__(self, other: Move) -> bool:
+        if not isinstance(other, Move):
+            return NotImplemented
+        return (self.src, self.dst) >= (other.src, other.dst)
 
     def __hash__(self) -> int:
         return hash((self.src, self.dst))
@@ -372,8 +397,9 @@ class Game:
         return write_position(self)
 
     def copy(self) -> Game:
-        """An independent copy (history included)."""
-        other = Game.__new__(Game)
+        """An independent copy (history included), of the same class as this game (a subclass's
+        own attributes are copied shallowly: override ``copy`` to copy them deeper)."""
+        other = type(self).__new__(type(self))
         other.__dict__.update(self.__dict__)
         other._pieces = list(self._pieces)
         other._bits = [list(b) for b in self._bits]
@@ -385,7 +411,10 @@ class Game:
         other._gen = dict(self._gen)
         return other
 
-    __copy__ = copy  # copy.copy(game) must not share the board with the original (python-chess does the same)
+    def __copy__(self) -> Game:
+        """``copy.copy(game)`` is ``game.copy()`` (a subclass's override included): it must not share the
+        board with the original (python-chess does the same)."""
+        return self.copy()
 
     def __getstate__(self) -> dict:
         """Pickle the position, outcome and history, not the lookup tables: they are shared by
@@ -703,9 +732,11 @@ class Game:
         self._history.append((events, snapshot, None, None))
 
     def undo(self) -> None:
-        """Take back the last move or resignation (and the automatic passes after it)."""
+        """Take back the last move or resignation (and the automatic passes after it).
+
+        With nothing to take back it raises ``NoMoveToUndo``: both an IllegalMoveError and an IndexError."""
         if not self._history:
-            raise IllegalMoveError("there is nothing to undo")
+            raise NoMoveToUndo("there is nothing to undo")
         events, snapshot, change, key = self._history.pop()
         if key is not None:
             self._repetitions[key] -= 1

@@ -62,6 +62,27 @@ class GameRecord:
     players: tuple[str, ...] | None = None
     metadata: dict[str, Any] = field(default_factory=dict, hash=False)  # compared, not hashed: a dict is not hashable
 
+    def __post_init__(self) -> None:
+        """Built directly, a record is the one ``from_dict`` gives: lists stored as tuples (so that it
+        hashes, and equals the same record loaded), ``metadata=None`` as ``{}``, and every field
+        checked, a bad one raising the RecordError ``from_dict`` raises."""
+        if not isinstance(self.rules, Rules):
+            raise RecordError(f"game record: rules must be a halma_env.Rules (Rules.from_dict reads the JSON "
+                              f"form), got {type(self.rules).__name__}")
+        for name, what in (("events", "a list of strings"), ("places", "a list"),
+                           ("players", "a list of names or null")):
+            value = getattr(self, name)
+            if value is None and name == "players":
+                continue
+            # a str would be taken apart character by character
+            if not isinstance(value, (list, tuple)):
+                raise RecordError(f"game record: {name} must be {what}, got {type(value).__name__}")
+            if type(value) is not tuple:
+                object.__setattr__(self, name, tuple(value))
+        if self.metadata is None:
+            object.__setattr__(self, "metadata", {})
+        self._check_shape()
+
     # --- building ---------------------------------------------------------------------
 
     @classmethod
@@ -97,8 +118,7 @@ class GameRecord:
             final_position=game.position(),
             players=None if players is None else tuple(players),
             metadata=dict(metadata or {}),
-        )
-        record._check_shape()
+        )  # checked by __post_init__
         start = record.start_game()
         if (start.places, start.status) != (first.places, first.status):
             # e.g. BatchedGame.to_games of a game in which seats finished one after the other
@@ -180,8 +200,7 @@ class GameRecord:
             final_position=data.get("final_position"),
             players=None if players is None else tuple(players),
             metadata={} if metadata is None else metadata,
-        )
-        record._check_shape()
+        )  # checked by __post_init__
         return record
 
     @classmethod

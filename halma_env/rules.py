@@ -183,7 +183,21 @@ class Rules:
         raise ValueError(f"unknown preset {name!r}; expected one of {', '.join(PRESETS)}")
 
     def replace(self, **changes: Any) -> Rules:
-        """A copy with some options changed (validated like a new ``Rules``)."""
+        """A copy with some options changed (validated like a new ``Rules``).
+
+        The variant cannot be changed: this rule set's options, the variant's defaults among them
+        (``anti_blocking``, ``repetition_limit``), would be carried over to a variant whose
+        defaults differ (a halma16 game with no repetition limit may never end).  Build
+        ``Rules(variant, num_players, ...)`` instead.  ``num_players`` can be changed: no default
+        depends on the seat count (``first_seat`` must still be one of the new seats)."""
+        new = changes.get("variant", self.variant)
+        if isinstance(new, str) and new in VARIANTS and new != self.variant:  # an unknown one: Rules names it
+            raise ValueError(
+                f"replace cannot change the variant ({self.variant!r} -> {new!r}): the options "
+                f"would keep {self.variant}'s defaults (anti_blocking={self.anti_blocking}, "
+                f"repetition_limit={self.repetition_limit}); build Rules({new!r}, num_players, ...) "
+                "instead, which takes that variant's defaults"
+            )
         values = self.to_dict()
         values.update(changes)
         return Rules(**values)

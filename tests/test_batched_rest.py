@@ -7,6 +7,7 @@ Hungarian algorithm's invariants, and the repetition history a new game in a slo
 
 from __future__ import annotations
 
+import copy
 import math
 import random
 
@@ -17,6 +18,7 @@ import torch
 from halma_env import Game, Rules, records
 from halma_env.assignment import min_cost_assignment
 from halma_env.batched import END_REASONS, BatchedGame
+from halma_env.game import IllegalMoveError
 from halma_env.rewards import REWARD_SCHEMES
 from tests.test_batched import (
     _play_moves,
@@ -299,3 +301,90 @@ def test_legal_moves_rows_are_a_copy() -> None:
     with pytest.raises(ValueError, match="illegal"):
         game.step(torch.tensor([60 * 121 + dst]))
     assert game.legal_moves()[0][0, k] != 60
+
+
+def _tensors(game: BatchedGame) -> dict[str, torch.Tensor]:
+    """Every tensor the batch holds (state, tables and buffers), cloned."""
+    return {name: value.clone() for name, value in vars(game).items() if isinstance(value, torch.Tensor)}
+
+
+def _assert_unchanged(game: BatchedGame, before: dict[str, torch.Tensor]) -> None:
+    after = _tensors(game)
+    assert after.keys() == before.keys()
+    changed = [name for name in before if not torch.equal(before[name], after[name])]
+    assert not changed, f"changed: {changed}"
+
+
+@pytest.mark.parametrize("rules", [Rules("star", 3, stall_limit=20), Rules("halma16", 2, move_limit=30),
+                                   Rules("diamond", 2, move_limit=25, limit_outcome="progress")])
+@pytest.mark.parametrize("make_copy", [copy.copy, copy.deepcopy])
+def test_a_copied_batch_is_independent_and_plays_on_alike(rules: Rules, make_copy) -> None:
+    """copy.copy shared the state tensors: stepping the copy moved the original's pieces while its seat
+    to move stayed, and the original played on from an inconsistent state.  After a copy (of either
+    kind), stepping one batch leaves every tensor of the other exactly as it was, and the two, given
+    the same actions (their generators are copies: the same random actions), play the same games."""
+    original = BatchedGame(rules, 5, seed=7, rotate_first_seat=True)
+    for _ in range(6):
+        original.step(original.random_actions())
+    original.action_mask()  # buffers and caches filled: a copy must not share them either
+    original.observation()
+    clone = make_copy(original)
+    assert type(clone) is BatchedGame
+    before = _tensors(original)
+    for _ in range(40):  # past some games' ends: auto-resets write state in place
+        clone.step(clone.random_actions())
+        clone.action_mask()
+        clone.observation()
+    _assert_unchanged(original, before)
+    clone = make_copy(original)
+    before = _tensors(clone)
+    for _ in range(40):
+        original.step(original.random_actions())
+        original.action_mask()
+    _assert_unchanged(clone, before)
+    clone = make_copy(original)
+    for ply in range(50):
+        actions = original.random_actions()
+        assert torch.equal(clone.random_actions(), actions), ply
+        r1, d1, info1 = original.step(actions)
+        r2, d2, info2 = clone.step(actions)
+        assert torch.equal(r1, r2) and torch.equal(d1, d2), ply
+        assert all(torch.equal(info1[k], info2[k]) for k in info1), ply
+        assert torch.equal(original.action_mask(), clone.action_mask()), ply
+        assert torch.equal(original.observation(), clone.observation()), ply
+        rows1, dest1 = original.legal_moves()
+        rows2, dest2 = clone.legal_moves()
+        assert torch.equal(rows1, rows2) and torch.equal(dest1, dest2), ply
+    ours, theirs = _tensors(original), _tensors(clone)
+    assert [k for k in ours if not torch.equal(ours[k], theirs[k])] == []
+
+
+def test_a_batch_copied_inside_inference_mode_steps_outside_it() -> None:
+    """copy.deepcopy inside torch.inference_mode() made inference tensors, and the copy's first step
+    outside one failed (an in-place update of an inference tensor)."""
+    game = BatchedGame(Rules("star", 2), 3, seed=1)
+    game.step(game.random_actions())
+    with torch.inference_mode():
+        copies = [copy.copy(game), copy.deepcopy(game)]
+    for clone in copies:
+        assert not clone.owner.is_inference()
+        actions = game.random_actions()
+        clone.step(actions)
+        assert clone.ply.tolist() == [2, 2, 2]
+
+
+def test_an_illegal_action_is_an_illegal_move_error_and_out_of_range_a_value_error() -> None:
+    """step raised a plain ValueError for an illegal action, where Game.play and the envs raise
+    IllegalMoveError (a ValueError).  An action outside 0..H*H-1 stays a plain ValueError, as the envs
+    and Encoding.decode_action raise it; neither plays anything."""
+    game = BatchedGame(Rules("star", 2), 2, seed=0)
+    before = _tensors(game)
+    legal = game.random_actions()
+    with pytest.raises(IllegalMoveError, match=r"^illegal action in game\(s\) \[1\] \(see action_mask\(\)\); "
+                                               r"nothing was played$"):
+        game.step(torch.tensor([int(legal[0]), 60 * 121 + 61]))
+    for bad in ([0, 121 * 121], [-1, 0]):
+        with pytest.raises(ValueError, match=r"actions must be 0\.\.14640") as info:
+            game.step(torch.tensor(bad))
+        assert not isinstance(info.value, IllegalMoveError)
+    _assert_unchanged(game, before)

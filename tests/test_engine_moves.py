@@ -427,3 +427,108 @@ def test_print_shows_the_board_without_colours() -> None:
 
     game = Game(Rules("star", 2))
     assert str(game) == render_text(game, color=False) and "\x1b" not in str(game) and str(game).count("1") >= 10
+
+
+def test_moves_are_ordered_by_every_comparison() -> None:
+    """Move defined only ``<``: ``Move(1, 2) >= Move(1, 2)`` raised TypeError.  All four orderings
+    follow (src, dst), as for tuples; against anything but a Move each is a TypeError."""
+    pairs = [(1, 2), (1, 3), (2, 0), (0, 9)]
+    for a in pairs:
+        for b in pairs:
+            x, y = Move(*a), Move(*b)
+            assert (x < y, x <= y, x > y, x >= y, x == y) == (a < b, a <= b, a > b, a >= b, a == b), (a, b)
+    assert Move(1, 2) >= Move(1, 2) and Move(1, 2) <= Move(1, 2)
+    game = _positions("star", 2, 1, seed=4)[0]
+    moves = game.legal_moves()  # shared steps and made jumps order alike
+    assert max(moves) == moves[-1] and min(moves) == moves[0]
+    assert all(a <= b and b >= a and not a > b for a, b in zip(moves, moves[1:]))
+    for other in (5, (1, 3), "1-3", None):
+        for compare in (lambda m, o: m <= o, lambda m, o: m > o, lambda m, o: m >= o):
+            with pytest.raises(TypeError):
+                compare(Move(1, 2), other)
+
+
+def _every_kind_of_move() -> list[Move]:
+    game = _positions("star", 2, 1, seed=5)[0]
+    moves = game.legal_moves()
+    neighbours = game.geometry.neighbours
+    step = next(m for m in moves if m.dst in neighbours[m.src])
+    jump = next(m for m in moves if m.dst not in neighbours[m.src])
+    walked = next(m for m in game.legal_moves() if m.dst not in neighbours[m.src])
+    assert walked.path[0] == walked.src and walked._path is not None  # its path worked out (and cached) first
+    game.play((jump.src, jump.dst))
+    played = game.moves[-1]  # made by play() from a tuple
+    return [step, jump, walked, played, Move(1, 2), Move(1, 2, (1, 2)), Move.parse("113-104"),
+            pickle.loads(pickle.dumps(jump)), copy.copy(step)]
+
+
+def test_moves_take_no_new_attributes_and_shared_steps_refuse_changes() -> None:
+    """Every kind of Move is slots only (no attribute can be added); the shared step Moves of
+    legal_moves() refuse assignment, the others are values by convention (as python-chess's)."""
+    for move in _every_kind_of_move():
+        with pytest.raises(AttributeError):
+            move.extra = 1  # type: ignore[attr-defined]
+        assert not hasattr(move, "__dict__")
+    step = _every_kind_of_move()[0]
+    with pytest.raises(AttributeError, match="shared"):
+        step.src = 0  # type: ignore[misc]
+    assert step.src != 0
+
+
+def test_a_jumps_path_is_still_worked_out_when_first_asked_for() -> None:
+    """A generated jump caches the path it works out."""
+    game = _positions("star", 3, 1, seed=3)[0]
+    neighbours = game.geometry.neighbours
+    jump = next(m for m in game.legal_moves() if m.dst not in neighbours[m.src])
+    assert getattr(jump, "_path", None) is None  # not worked out yet
+    path = jump.path
+    assert path[0] == jump.src and path[-1] == jump.dst and jump.path is path
+
+
+class _MyGame(Game):
+    pass
+
+
+@pytest.mark.parametrize("make_copy", [copy.copy, copy.deepcopy, Game.copy, pickle.dumps])
+def test_a_copy_of_a_subclass_is_of_that_subclass(make_copy) -> None:
+    """Game.copy() and copy.copy(game) made a Game of a subclass's game (Game.__new__(Game)); as in
+    python-chess, a copy is of the game's own class (deepcopy and pickle already were)."""
+    game = _MyGame(Rules("star", 2))
+    game.play("113-104")
+    clone = pickle.loads(make_copy(game)) if make_copy is pickle.dumps else make_copy(game)
+    assert type(clone) is _MyGame
+    assert clone.position() == game.position() and clone.moves == game.moves
+    clone.play(clone.legal_moves()[0])
+    assert game.ply == 1 and clone.ply == 2
+
+
+def test_a_subclass_copy_override_is_what_copy_copy_calls() -> None:
+    class Counting(Game):
+        copies = 0
+
+        def copy(self) -> Game:
+            type(self).copies += 1
+            return super().copy()
+
+    game = Counting(Rules("star", 2))
+    assert type(copy.copy(game)) is Counting and Counting.copies == 1
+
+
+def test_undo_with_nothing_to_undo_is_an_index_error_and_still_an_illegal_move_error() -> None:
+    """python-chess's Board.pop() on an empty move stack raises IndexError (as list.pop() does); Game.undo()
+    raised IllegalMoveError.  It raises NoMoveToUndo, both, so that callers catching either keep working."""
+    from halma_env import IllegalMoveError
+    from halma_env.game import NoMoveToUndo
+
+    assert issubclass(NoMoveToUndo, IllegalMoveError) and issubclass(NoMoveToUndo, IndexError)
+    game = Game(Rules("star", 2))
+    for caught in (NoMoveToUndo, IndexError, IllegalMoveError, ValueError):
+        with pytest.raises(caught, match="^there is nothing to undo$"):
+            game.undo()
+    game.play("113-104")
+    game.resign(1)
+    game.undo()
+    game.undo()
+    with pytest.raises(IndexError, match="nothing to undo"):
+        game.undo()
+    assert game.position() == Game(Rules("star", 2)).position()

@@ -14,7 +14,7 @@ from halma_env import Game, IllegalMoveError, Progress, Rules
 from halma_env.board import star_point, star_tip
 from halma_env.game import random_playout
 from halma_env.layout import layout
-from halma_env.rules import parse_rule_options
+from halma_env.rules import SEAT_COUNTS, parse_rule_options
 
 SQ = 16  # halma16: hole = row * 16 + col
 
@@ -1387,3 +1387,30 @@ def test_rule_option_number_too_long_is_refused() -> None:
     assert parse_rule_options(["move_limit=" + "9" * 30]) == {"move_limit": int("9" * 30)}  # Rules refuses it
     with pytest.raises(ValueError, match="^rule option 'stall_limit': a number of 5000 digits is far too long$"):
         parse_rule_options(["stall_limit=" + "9" * 5000])
+
+
+def test_replace_refuses_another_variant_and_takes_another_seat_count() -> None:
+    """Rules.replace(variant=...) kept the old variant's defaults: a halma16 rule set with the star's
+    anti-blocking and no repetition limit, unlike Rules('halma16', 2) (and its games might never end).
+    Another variant is refused, pointing to Rules(variant, ...); no default depends on the seat count,
+    so num_players can still change."""
+    star = Rules("star", 2, move_limit=200)
+    with pytest.raises(ValueError, match=re.escape("replace cannot change the variant ('star' -> 'halma16')")) as info:
+        star.replace(variant="halma16")
+    assert "Rules('halma16', num_players, ...)" in str(info.value)
+    with pytest.raises(ValueError, match=re.escape("('halma16' -> 'star')")):
+        Rules("halma16", 2).replace(variant="star")  # would have kept repetition_limit=3, anti_blocking off
+    with pytest.raises(ValueError, match=re.escape("('star' -> 'diamond')")):
+        Rules("star", 3).replace(variant="diamond", num_players=3)
+    assert star.replace(variant="star", move_limit=9) == Rules("star", 2, move_limit=9)  # the same variant: fine
+    with pytest.raises(ValueError, match="unknown variant 'checkers'"):  # named as Rules names it
+        star.replace(variant="checkers")
+    # the seat count: every default is the variant's, whatever the seats
+    for variant in ("star", "diamond", "halma16"):
+        counts = SEAT_COUNTS[variant]
+        for a in counts:
+            for b in counts:
+                assert Rules(variant, a).replace(num_players=b) == Rules(variant, b)
+    assert Rules("star", 6, stall_limit=5).replace(num_players=1) == Rules("star", 1, stall_limit=5)
+    with pytest.raises(ValueError, match="first_seat must be a seat 0..1, got 4"):
+        Rules("star", 6, first_seat=4).replace(num_players=2)
