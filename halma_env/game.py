@@ -970,6 +970,13 @@ class Game:
                           if k not in ("variant", "num_players", "first_seat") and v != default[k])
         return f"Game.from_position({self.position()!r}{options})"
 
+    def _repr_svg_(self) -> str:
+        """The position as a picture where one can be shown (Jupyter, as python-chess's boards):
+        ``halma_env.svg.board_svg`` with its defaults."""
+        from halma_env.svg import board_svg
+
+        return str(board_svg(self))
+
 
 def _as_int(value):
     """An integer of any integer type (numpy's too) as a Python int; anything else (bools

@@ -319,3 +319,11 @@ def test_drawing_imports_no_numpy_or_environment_library() -> None:
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_game_shows_itself_as_its_picture_in_a_notebook() -> None:
+    """Jupyter calls ``_repr_svg_`` on the value of a cell: a game shows its board, as python-chess's does."""
+    game = Game(Rules("star", 3))
+    game.play(game.legal_moves()[0])
+    assert game._repr_svg_() == board_svg(game)
+    assert type(game._repr_svg_()) is str
