@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 from collections.abc import Callable
 from typing import cast
 
 from agents.files import missing_extra
+from agents.interrupts import sigterm_raises
 from halma_env.rules import ASCII_DECIMAL, ASCII_INTEGER
 
 # name -> (module, help); the module provides add_arguments(parser) and run(args)
@@ -112,6 +114,18 @@ def version() -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     name = next((a for a in argv if not a.startswith("-")), None)
+    with sigterm_raises():
+        try:
+            return _main(name, argv)
+        except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (Terminated), also in the imports before the command
+            # runs: one line instead of a traceback, and the shell's status for the signal (130, 143)
+            signum = int(getattr(exc, "signum", signal.SIGINT))
+            what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
+            print(f"\nhalma{f' {name}' if name in COMMANDS else ''}: {what}", file=sys.stderr)
+            return 128 + signum
+
+
+def _main(name: str | None, argv: list[str]) -> int:
     if name not in COMMANDS:
         parser = build_parser()
         if name is not None:
@@ -152,9 +166,6 @@ def _run(name: str, argv: list[str]) -> int:
         status = int(run(args) or 0)
         sys.stdout.flush()  # a closed pipe raises here, not in the interpreter's exit
         return status
-    except KeyboardInterrupt:  # Ctrl-C: one line instead of a traceback, and the shell's status for SIGINT
-        print(f"\nhalma {name}: interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:
         # The reader went away (``halma perft 3 --divide | head``): stop quietly, as Unix tools do.
         # stdout goes to /dev/null so the interpreter's final flush does not raise again.

@@ -113,8 +113,11 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
     kind = special_file_kind(path)
     if kind:
         raise OSError(errno.EINVAL, f"it is {kind}, not a regular file, and writing would replace it", str(path))
+    # hidden, ``.tmp`` and the file's name, less "tfevents": TensorBoard reads every file whose name holds
+    # that as an event file, and a temporary file a kill left in a run's ``tb/`` gave its points twice
+    hidden = path.name.replace("tfevents", "tf-events")
     while True:
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+        tmp = path.with_name(f".{hidden}.{secrets.token_hex(8)}.tmp")
         try:
             # O_BINARY: Windows writes in text mode otherwise (LF -> CRLF)
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
@@ -135,23 +138,36 @@ class LockHeld(Exception):
 
 
 @contextlib.contextmanager
-def held_lock(path: str | Path) -> Iterator[None]:
-    """Hold an exclusive lock on the file ``path`` (made if missing) for the block, or raise ``LockHeld`` at
-    once when another process holds it.  The operating system's lock (flock, or msvcrt's on Windows), so a
-    process killed outright leaves none behind."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
+def held_lock(path: str | Path, create: bool = True) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``path`` (made if missing; ``create=False``: ``FileNotFoundError``
+    then) for the block, or raise ``LockHeld`` at once when another process holds it.  The operating system's
+    lock (flock, or msvcrt's on Windows), so a process killed outright leaves none behind.  A holder may
+    remove the file before it lets go (``Trainer``: a refused run leaves nothing): a process that locked the
+    removed file meanwhile sees that it is no longer the one at ``path`` and locks that one instead."""
+    while True:
+        fd = os.open(path, os.O_RDWR | (os.O_CREAT if create else 0), 0o666)
         try:
-            if sys.platform == "win32":
+            if sys.platform == "win32":  # (where an open file cannot be removed)
                 import msvcrt
 
                 msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-            else:
-                import fcntl
+                break
+            import fcntl
 
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:  # BlockingIOError here, PermissionError on Windows
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            try:
+                if os.path.samestat(os.fstat(fd), os.stat(path)):
+                    break
+            except FileNotFoundError:
+                if not create:
+                    raise
+        except OSError as exc:  # BlockingIOError here, PermissionError on Windows
+            os.close(fd)
+            if isinstance(exc, FileNotFoundError):
+                raise
             raise LockHeld(str(path)) from None
+        os.close(fd)  # removed by its holder: lock the file at the path now
+    try:
         yield
     finally:
         os.close(fd)  # the lock goes with the descriptor
@@ -172,6 +188,23 @@ def new_run_dir_problem(run_dir: str | Path) -> str | None:
     return (f"{where} already holds {', '.join(held)} but no checkpoint (a run stopped before its first one), so "
             "there is nothing to resume: remove the directory to start over, or --set name=NAME to start another "
             "beside it")
+
+
+def run_in_use(run_dir: str | Path) -> str:
+    """The refusal of a ``halma train`` whose run directory another one holds (its lock, ``run_lock_file``)."""
+    return f"the run directory {str(run_dir)!r} is in use by another halma train; let it end or stop it first"
+
+
+def run_in_use_problem(run_dir: str | Path) -> str | None:
+    """``run_in_use`` when another ``halma train`` holds ``run_dir``'s lock now, else None; writes nothing (no
+    lock file: no run holds it).  Torch-free, so ``halma train`` refuses before its imports."""
+    try:
+        with held_lock(run_lock_file(run_dir), create=False):
+            return None
+    except LockHeld:
+        return run_in_use(run_dir)
+    except OSError:  # no lock file (or none this user may open): the Trainer's own lock says the rest
+        return None
 
 
 def run_lock_file(run_dir: str | Path) -> Path:

@@ -214,8 +214,12 @@ def save_crossing_lines(path: str | Path, cfg: TrainConfig, seed: int, lines: Cr
             "detours": [{"stray": str(stray), "line": [str(m) for m in line]} for stray, line in lines.detours]}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps(data, indent=1) + "\n")
+        os.replace(tmp, path)
+    except BaseException:  # a full disk, an interruption: no temporary file stays (nothing else removes it)
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def load_crossing_lines(path: str | Path, cfg: TrainConfig, seed: int) -> CrossingLines:

@@ -33,6 +33,8 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
+from agents.interrupts import sigterm_raises
+
 # a process waits this long for the others at a collective: long enough for an evaluation or the
 # imitation stage that only the first process runs; a crashed process ends the others sooner (spawn)
 TIMEOUT = datetime.timedelta(hours=12)
@@ -50,11 +52,11 @@ def spawn(fn: Callable[..., Any], world_size: int, *args: Any) -> Any:
     error is raised here: ``torch.multiprocessing.ProcessRaisedException`` for an exception (the first
     process's own), ``ProcessExitedException`` for a process killed by a signal (the OOM killer's SIGKILL)
     or ended by an exit status, its message one line naming the process.  SIGTERM of this process is
-    raised as ``Terminated``, a ``KeyboardInterrupt``, like Ctrl-C: either stops the processes and
+    raised as ``agents.interrupts.Terminated``, a ``KeyboardInterrupt``, like Ctrl-C: either stops the processes and
     removes the temporary folder on the way out."""
     tmp = tempfile.mkdtemp(prefix=FOLDER_PREFIX)
     try:
-        with _sigterm_raises(), _quiet_torch_spawn():
+        with sigterm_raises(), _quiet_torch_spawn():
             context = mp.start_processes(_entry, args=(fn, world_size, tmp, args, os.getpid()), nprocs=world_size,
                                          join=False, start_method="spawn")
             try:
@@ -69,30 +71,6 @@ def spawn(fn: Callable[..., Any], world_size: int, *args: Any) -> Any:
                 return pickle.load(f)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)  # also after Ctrl-C and SIGTERM; only SIGKILL leaves it behind
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (``kill``, a job scheduler) of the process in ``spawn``: raised as Ctrl-C's ``KeyboardInterrupt``
-    is, so that the same path stops the processes and removes the temporary folder (killed outright, the
-    parent left the folder behind)."""
-
-    signum = signal.SIGTERM
-
-
-@contextlib.contextmanager
-def _sigterm_raises() -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
-        yield
-        return
-
-    def handle(signum: int, frame: Any) -> None:
-        raise Terminated
-
-    previous = signal.signal(signal.SIGTERM, handle)
-    try:
-        yield
-    finally:  # None: a handler installed outside Python; back to the default then
-        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 @contextlib.contextmanager

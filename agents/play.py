@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING
 
 from agents.arena import build_rules
 from agents.files import shown_value
+from agents.interrupts import Terminated
 from halma_env import Game, IllegalMoveError, Move, Rules
 from halma_env.game import ACTIVE
 from halma_env.notation import is_ascii_number, quoted
@@ -423,6 +424,8 @@ class PlaySession:
                 break
             try:
                 answer = step()
+            except Terminated:  # SIGTERM: the command stops with its status (143), as every halma command does
+                raise
             except (EOFError, KeyboardInterrupt):  # as at the main prompt
                 self.out("")  # end the prompt's line
                 break
@@ -471,7 +474,9 @@ class PlaySession:
                     self.move_for_human()
                     self.play_cpu_turns()
                 continue
-            except (EOFError, KeyboardInterrupt):
+            except Terminated:  # SIGTERM (kill): not a player's quit; the command stops with its status, 143
+                raise
+            except (EOFError, KeyboardInterrupt):  # Ctrl-C or the end of input at the prompt: the player quits
                 self.out("")
                 return
             if not self.handle(line):

@@ -57,7 +57,7 @@ from agents import parallel
 from agents.checkpoint import check_network, load_checkpoint, model_from_checkpoint, save_checkpoint
 from agents.config import TrainConfig, dump_yaml, with_keys_added_later
 from agents.devices import check_device
-from agents.files import LockHeld, held_lock, new_run_dir_problem, run_lock_file, write_atomic
+from agents.files import LockHeld, held_lock, new_run_dir_problem, run_in_use, run_lock_file, write_atomic
 from agents.network import HalmaNet, build_network, load_extending
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
@@ -387,15 +387,16 @@ class Trainer:
         self.resume_changes: list[str] = []  # config keys changed since the checkpoint a resume starts from
         self.ckpt_dir = self.run_dir / "checkpoints"
         self.snap_dir = self.run_dir / "snapshots"
-        # (``lock_run_dir``: halma train) one run at a time in a run directory: locked before the checks of
-        # a directory that exists (a run in it may be writing), else after them (refused input writes
-        # nothing), and before the first write; the caller releases it (``with trainer.run_lock``), and an
-        # error on the way releases it here
+        # (``lock_run_dir``: halma train) one run at a time in a run directory: locked first, before any check
+        # (two fresh runs started at once both passed the checks of a directory that did not exist yet, when it
+        # was locked after them, and trained into it together), and before the first write; the caller releases
+        # it (``with trainer.run_lock``), and an error on the way releases it here, and removes what the lock
+        # made (its file, the runs directory) when the run directory was not made: refused input writes nothing
         self.run_lock = contextlib.ExitStack()
         self.writer: Any = None  # a SummaryWriter once the logs start
-        locking = lock_run_dir and self.main
+        self._lock_made: list[Path] = []  # what _lock_run_dir made: the lock file, then the folders, deepest first
         try:
-            if locking and self.run_dir.exists():
+            if lock_run_dir and self.main:
                 self._lock_run_dir()
             if resume:
                 self._resume()  # the run's own weights: init_from only starts a fresh run
@@ -404,24 +405,47 @@ class Trainer:
                     self._check_new_run_dir()
                 if cfg.init_from is not None:
                     self._init_from(cfg.init_from)
-            if locking and not self.run_dir.exists():
-                self._lock_run_dir()
             if not resume:
                 self.run_dir.mkdir(parents=True, exist_ok=True)
             if self.main and not self.finished:  # a resume with nothing to do changes nothing
                 self._start_logs(resume)
         except BaseException:
             self.close()
-            self.run_lock.close()
+            self._unlock_refused()
             raise
 
     def _lock_run_dir(self) -> None:
-        self.run_dir.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self.run_lock.enter_context(held_lock(run_lock_file(self.run_dir)))
-        except LockHeld:  # a --resume started while the run it continues still trained: two in one directory
-            raise ValueError(f"the run directory {str(self.run_dir)!r} is in use by another halma train; let it "
-                             "end or stop it first") from None
+        lock = run_lock_file(self.run_dir)
+        parent = self.run_dir.parent
+        made = [d for d in (parent, *parent.parents) if not d.exists()]
+        new = not lock.exists()
+        for attempt in range(3):
+            parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.run_lock.enter_context(held_lock(lock))
+                break
+            except FileNotFoundError:  # a refused run removed the folder it had made, just now: make it again
+                if attempt == 2:
+                    raise
+            except LockHeld:  # a --resume started while the run it continues still trained: two in one directory
+                raise ValueError(run_in_use(self.run_dir)) from None
+        self._lock_made = [lock, *made] if new else []  # (a lock file there already: its folder was there too)
+
+    def _unlock_refused(self) -> None:
+        """Let the lock go after an error in ``__init__``; before that, when the run directory was not made,
+        remove the lock file and folders ``_lock_run_dir`` made (the file while its lock is held: see
+        ``held_lock``)."""
+        if self._lock_made and not self.run_dir.exists():
+            lock, *folders = self._lock_made
+            with contextlib.suppress(OSError):
+                lock.unlink()
+            self.run_lock.close()
+            for folder in folders:
+                try:
+                    folder.rmdir()  # (another run's lock file in it now: it stays)
+                except OSError:
+                    break
+        self.run_lock.close()
 
     def _start_logs(self, resume: bool) -> None:
         """The run's config.yaml, and its logs from where a resume starts."""

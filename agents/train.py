@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import signal
 import statistics
@@ -80,13 +81,15 @@ def run(args: argparse.Namespace) -> int:
             return 2
         print(dump_yaml(cfg), end="")
         return 0
-    if not args.resume:  # at once, not after torch's import (the Trainer checks again, under the run's lock)
-        from agents.files import new_run_dir_problem
+    # at once, not after torch's import (the Trainer checks again, under the run's lock); a run directory another
+    # halma train holds first: what it holds is that run's, not one to remove or resume
+    from agents.files import new_run_dir_problem, run_in_use_problem
 
-        problem = new_run_dir_problem(Path(args.runs_dir) / cfg.name)
-        if problem is not None:
-            print(f"halma train: error: {problem}", file=sys.stderr)
-            return 2
+    run_dir = Path(args.runs_dir) / cfg.name
+    problem = run_in_use_problem(run_dir) or (None if args.resume else new_run_dir_problem(run_dir))
+    if problem is not None:
+        print(f"halma train: error: {problem}", file=sys.stderr)
+        return 2
     # the closing evaluation needs no tensorboard, but the run's first files would be written before the
     # import of its SummaryWriter failed, and a second attempt refused as a run without a checkpoint
     import torch  # noqa: F401
@@ -95,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         import tensorboard  # noqa: F401
     try:
         if cfg.processes > 1:
-            from torch.multiprocessing import ProcessExitedException
+            from torch.multiprocessing import ProcessExitedException, ProcessRaisedException
 
             from agents.parallel import spawn
 
@@ -104,9 +107,15 @@ def run(args: argparse.Namespace) -> int:
             except ProcessExitedException as exc:  # killed by a signal (the OOM killer): no traceback to show
                 print(f"halma train: error: {exc.msg}; {resume_hint(cfg, args)}", file=sys.stderr)
                 return 1  # as for a crash
+            except ProcessRaisedException as exc:
+                cannot = _cannot_write_in(exc.msg)
+                if cannot is None:
+                    raise
+                print(f"halma train: error: {cannot}; {resume_hint(cfg, args)}", file=sys.stderr)
+                return 2
         return train_and_evaluate(0, 1, cfg, args)
     except KeyboardInterrupt as exc:  # outside the updates (the start), a second Ctrl-C, or processes > 1
-        # SIGTERM of a run in several processes comes here too (parallel.Terminated), with the shell's status
+        # SIGTERM comes here too (agents.interrupts.Terminated), with the shell's status
         signum = int(getattr(exc, "signum", signal.SIGINT))
         what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
         print(f"\nhalma train: {what}; {resume_hint(cfg, args)}", file=sys.stderr)
@@ -175,31 +184,78 @@ def resume_hint(cfg: Any, args: argparse.Namespace) -> str:
 
 
 class _GracefulInterrupt:
-    """The first SIGINT (Ctrl-C) asks the run to stop after the update in progress; a second one
-    interrupts at once (``KeyboardInterrupt``).  Installed only in the main thread of a single process."""
+    """The first SIGINT (Ctrl-C) or SIGTERM (``kill``, a job scheduler) asks the run to stop after the update in
+    progress (``signum``: which); a second one interrupts at once (``KeyboardInterrupt``, or ``Terminated``
+    for SIGTERM).  Installed only in the main thread of a single process."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self) -> None:
-        self.requested = False
-        self._installed = False
-        self._previous: Any = None
+        self.signum: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    @property
+    def requested(self) -> bool:
+        return self.signum is not None
+
+    @property
+    def _installed(self) -> bool:
+        return bool(self._previous)
 
     def __enter__(self) -> _GracefulInterrupt:
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._handle)
-            self._installed = True
+            self._previous = {signum: signal.signal(signum, self._handle) for signum in self.SIGNALS}
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._installed:  # the previous handler may be None (installed outside Python): back to the default
-            signal.signal(signal.SIGINT, signal.default_int_handler if self._previous is None else self._previous)
+        for signum, previous in reversed(self._previous.items()):  # None: set outside Python; back to the default
+            default = signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL
+            signal.signal(signum, default if previous is None else previous)
 
     def _handle(self, signum: int, frame: Any) -> None:
         if self.requested:
-            raise KeyboardInterrupt
-        self.requested = True
-        print("\nhalma train: interrupted: stopping after this update and saving a checkpoint "
+            from agents.interrupts import Terminated
+
+            raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+        self.signum = signum
+        what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
+        print(f"\nhalma train: {what}: stopping after this update and saving a checkpoint "
               "(Ctrl-C again to stop at once, losing the updates since the last checkpoint)", file=sys.stderr,
               flush=True)
+
+
+class CannotWrite(Exception):
+    """A write of the run failed (a full disk) in process 0 of several: what ``run`` says, with the resume hint
+    (``_cannot_write_in`` finds it in the process's traceback)."""
+
+
+def _cannot_write_in(message: str) -> str | None:
+    """What ``CannotWrite`` said, from the traceback a failed process left (``ProcessRaisedException.msg``),
+    or None when it ended by another error."""
+    lines = message.rstrip().splitlines()
+    prefix = f"{CannotWrite.__module__}.{CannotWrite.__qualname__}: "
+    return lines[-1][len(prefix):] if lines and lines[-1].startswith(prefix) else None
+
+
+def _cannot_write(exc: OSError, run_dir: Path) -> str:
+    """A write that failed (a full disk: ENOSPC), for the error line."""
+    where = repr(str(exc.filename)) if exc.filename else f"the run directory {str(run_dir)!r}"
+    return f"cannot write {where}: {exc.strerror or exc}"
+
+
+def _trim_eval_log(path: Path, size: int | None = None) -> None:
+    """After a failed write: ``eval.jsonl`` back to ``size`` bytes (its size before the closing evaluation, 0 if
+    it was not there), or (None) without a line cut short at its end; removed when nothing is left of it
+    (``open(..., "a")`` had made it before the write failed)."""
+    try:
+        data = path.read_bytes()
+        kept = data.rfind(b"\n") + 1 if size is None else min(size, len(data))
+        if kept == 0:
+            path.unlink()
+        elif kept < len(data):
+            os.truncate(path, kept)
+    except OSError:  # not there, or this cannot be done either: a --resume drops what is past its checkpoint
+        pass
 
 
 def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Namespace) -> int:
@@ -252,20 +308,33 @@ def _train_and_evaluate(trainer: Any, rank: int, world_size: int, cfg: Any, args
     if main:
         on = f"{trainer.device}" + (f", {world_size} processes" if world_size > 1 else "")
         print(f"training {cfg.game.variant} {cfg.game.num_players} seats -> {run_dir} on {on}", flush=True)
-    if world_size == 1:
-        with _GracefulInterrupt() as interrupt:
+    try:
+        if world_size == 1:
+            with _GracefulInterrupt() as interrupt:
+                try:
+                    trainer.train(stop=lambda: interrupt.requested)
+                finally:
+                    trainer.close()
+            if interrupt.signum is not None:
+                trainer.save()  # the update that finished last (a second time if its checkpoint was just written)
+                print(f"halma train: stopped at update {trainer.update} ({trainer.global_step} steps); checkpoint "
+                      f"{ckpt}; continue with: {resume_command(args)}", file=sys.stderr)
+                return 128 + interrupt.signum
+        else:
             try:
-                trainer.train(stop=lambda: interrupt.requested)
+                trainer.train()
             finally:
                 trainer.close()
-        if interrupt.requested:
-            trainer.save()  # the update that finished last (a second time if its checkpoint was just written)
-            print(f"halma train: stopped at update {trainer.update} ({trainer.global_step} steps); checkpoint "
-                  f"{ckpt}; continue with: {resume_command(args)}", file=sys.stderr)
-            return 130
-    else:
-        trainer.train()
-        trainer.close()
+    except OSError as exc:  # a full disk: a checkpoint is written whole or not at all, so last.pt is the last one
+        if isinstance(exc, ConnectionError):  # (a closed stdout: BrokenPipeError, cli's)
+            raise
+        if main:  # (the only one that writes)
+            _trim_eval_log(run_dir / "eval.jsonl")
+        cannot = _cannot_write(exc, run_dir)
+        if world_size > 1:  # run says it, with the resume hint
+            raise CannotWrite(cannot) from None
+        print(f"halma train: error: {cannot}; {resume_hint(cfg, args)}", file=sys.stderr)
+        return 2
     if not main:
         return 0
     train_time = time.time() - t0
@@ -297,19 +366,36 @@ def _final_evaluation(trainer: Any, world_size: int, cfg: Any, args: argparse.Na
     if _final_eval_wanted(cfg, args):
         # the greedy policy alone, all games side by side (one batched forward per ply), rules without a
         # move limit and a cap of eval.move_limit plies counted as a draw, like `halma eval`'s default
+        from agents.files import write_atomic
+
         t1 = time.time()
+        eval_log = run_dir / "eval.jsonl"
+        size = eval_log.stat().st_size if eval_log.is_file() else 0
+        complete = (f"training is complete ({ckpt} is at update {trainer.update}, {trainer.global_step} steps); "
+                    f"run the final evaluation with: {resume_command(args)}")
         try:
             res = trainer.run_evaluation(cfg.eval.final_opponents, cfg.eval.final_games, final=True)
-        except KeyboardInterrupt:
+            table = final_table(res, cfg.eval.final_opponents, cfg.eval.final_games)
+            # whole files or none; the table first: --resume takes a final_eval.json of this step beside a
+            # final_eval.md for the run's final evaluation, done
+            write_atomic(run_dir / "final_eval.md", table + "\n")
+            write_atomic(run_dir / "final_eval.json", json.dumps(res, indent=2))
+        except (KeyboardInterrupt, OSError) as exc:
+            if isinstance(exc, ConnectionError):  # (a closed stdout: BrokenPipeError, cli's)
+                raise
+            _trim_eval_log(eval_log, size)  # the --resume that runs it again writes its line
+            if isinstance(exc, OSError):
+                cannot = _cannot_write(exc, run_dir)
+                if world_size > 1:
+                    raise CannotWrite(cannot) from None
+                print(f"halma train: error: {cannot}; {complete}", file=sys.stderr)
+                return 2
             if world_size > 1:  # the parent stops every process and says how to continue (run)
                 raise
-            print(f"\nhalma train: interrupted during the final evaluation; training is complete ({ckpt} is at "
-                  f"update {trainer.update}, {trainer.global_step} steps); run the final evaluation with: "
-                  f"{resume_command(args)}", file=sys.stderr)
-            return 130
-        table = final_table(res, cfg.eval.final_opponents, cfg.eval.final_games)
-        (run_dir / "final_eval.json").write_text(json.dumps(res, indent=2))
-        (run_dir / "final_eval.md").write_text(table + "\n")
+            signum = int(getattr(exc, "signum", signal.SIGINT))
+            what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
+            print(f"\nhalma train: {what} during the final evaluation; {complete}", file=sys.stderr)
+            return 128 + signum
         print(f"final evaluation ({time.time() - t1:.0f} s), policy alone; written to {run_dir / 'final_eval.md'} "
               "and final_eval.json:")
         print(table)
@@ -371,8 +457,6 @@ def _bench_loop(rank: int, world_size: int, cfg: Any, seconds: float) -> tuple[i
 
 def load_average() -> float | None:
     """The machine's one-minute load average (two decimals), None where there is none (Windows)."""
-    import os
-
     return round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
 
 

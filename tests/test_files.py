@@ -274,3 +274,132 @@ def test_only_a_missing_optional_package_is_blamed_on_its_extra() -> None:
     assert missing_extra(ModuleNotFoundError("no", name="torch._C")) is None
     assert missing_extra(ImportError("cannot import name 'x' from 'torch'", name="torch")) is None
     assert missing_extra(ModuleNotFoundError("no", name="yaml")) is None  # a core dependency
+
+
+# --- temporary files, locks and signals (the interruption review) ---------------------------------------------
+
+
+def test_write_atomics_temporary_file_in_a_tensorboard_folder_is_no_event_file(tmp_path: Path, monkeypatch) -> None:
+    """Its name was ``.events.out.tfevents.*.<hex>.tmp``, which TensorBoard's loader takes for an event file: a kill
+    during ``drop_events_after`` (which rewrites a run's event files with it) left the run's points twice.  Still
+    hidden, ``.tmp`` and named after the file; nothing stays after a failed write."""
+    from tensorboard.backend.event_processing.io_wrapper import IsTensorFlowEventsFile
+
+    from agents.files import write_atomic
+
+    target = tmp_path / "events.out.tfevents.1765000000.host.123.0"
+    seen: list[str] = []
+    real = os.replace
+
+    def replace(src, dst) -> None:
+        seen.append(os.path.basename(src))
+        real(src, dst)
+
+    monkeypatch.setattr(agents.files.os, "replace", replace)
+    write_atomic(target, b"events")
+    [name] = seen
+    assert not IsTensorFlowEventsFile(str(tmp_path / name)) and "tfevents" not in name
+    assert name.startswith(".events.out.tf-events.1765000000.host.123.0.") and name.endswith(".tmp")
+    assert target.read_bytes() == b"events" and os.listdir(tmp_path) == [target.name]
+
+    def full(src, dst) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(agents.files.os, "replace", full)
+    with pytest.raises(OSError, match="No space left"):
+        write_atomic(target, b"more")
+    assert os.listdir(tmp_path) == [target.name]
+
+
+def test_a_crossing_plan_that_cannot_be_written_leaves_no_temporary_file(tmp_path: Path, monkeypatch) -> None:
+    """save_crossing_lines left its ``.NAME.PID.tmp`` in the runs directory's cache when the write failed (a full
+    disk): nothing else removes it."""
+    import types
+
+    from agents.config import default_dict, from_dict
+    from agents.imitation import save_crossing_lines
+
+    def full(src, dst) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "replace", full)
+    cache = tmp_path / ".crossing_cache"
+    with pytest.raises(OSError, match="No space left"):
+        save_crossing_lines(cache / "crossing-0.json", from_dict(default_dict()), 0,
+                            types.SimpleNamespace(main=[], detours=[]))
+    assert os.listdir(cache) == []
+
+
+def test_a_lock_whose_file_its_holder_removed_is_taken_on_the_file_there_now(tmp_path: Path, monkeypatch) -> None:
+    """A refused ``halma train`` removes the lock file it made, holding its lock: a process that had opened that
+    file meanwhile, and locks it once it is let go, must not count as holding the run's lock (another run has
+    locked the file now at the path)."""
+    import contextlib
+
+    from agents.files import LockHeld, held_lock
+
+    path = tmp_path / ".run.lock"
+    holder, other = contextlib.ExitStack(), contextlib.ExitStack()
+    holder.enter_context(held_lock(path))
+    real_open = os.open
+    raced: list[bool] = []
+
+    def racing_open(file, flags, mode=0o777):
+        fd = real_open(file, flags, mode)
+        if not raced:  # opened the holder's file; before it locks it, the holder removes it and lets go, and
+            raced.append(True)  # another run makes a new one and locks that
+            path.unlink()
+            holder.close()
+            other.enter_context(held_lock(path))
+        return fd
+
+    monkeypatch.setattr(agents.files.os, "open", racing_open)
+    try:
+        with pytest.raises(LockHeld), held_lock(path):
+            pass
+    finally:
+        monkeypatch.undo()
+        other.close()
+    assert raced
+    with held_lock(path):  # let go: taken again
+        pass
+
+
+def test_sigterm_of_halma_export_removes_its_scratch_folder(tmp_path: Path) -> None:
+    """``halma export`` killed by SIGTERM left ``OUT/.export-XXXX/`` with the model in it, which no later export
+    removes (Ctrl-C's path cleaned up).  Now SIGTERM is raised as Ctrl-C is (``Terminated``): the scratch folder
+    and the folders the export made go, one line, exit status 143."""
+    import signal
+    import time
+
+    from tests.opponent_helpers import make_checkpoint
+
+    ckpt = make_checkpoint(tmp_path / "s2.pt")
+    ready, out = tmp_path / "ready", tmp_path / "new" / "out"
+    script = ("import pathlib, sys, time\n"
+              "import agents.export\n"
+              "def stalled(*args, **kwargs):  # the check of the staged model, in the scratch folder\n"
+              "    pathlib.Path(sys.argv[1]).write_text('staged')\n"
+              "    time.sleep(120)\n"
+              "agents.export.OnnxPolicy = stalled\n"
+              "from agents.cli import main\n"
+              "sys.exit(main(sys.argv[2:]))\n")
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, "-c", script, str(ready), "export", str(ckpt), "--out", str(out),
+                             "--name", "a", "--level", "test"], cwd=root, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not ready.exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the export did not reach its check"
+            time.sleep(0.05)
+        assert sorted(p.name for p in out.glob(".export-*/*")) == ["a.manifest.json", "a.onnx"]
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 128 + signal.SIGTERM and err == "\nhalma export: stopped by SIGTERM\n", err
+    assert not (tmp_path / "new").exists()  # the scratch folder, and the folders the export made

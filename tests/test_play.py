@@ -1175,6 +1175,29 @@ def test_ctrl_c_stops_a_replay_and_ends_a_session_while_a_cpu_thinks(tmp_path, m
     assert capsys.readouterr().err == "\nhalma play: interrupted\n"
 
 
+def test_sigterm_at_a_prompt_stops_halma_play_with_its_status_not_as_a_quit(tmp_path, monkeypatch, capsys) -> None:
+    """SIGTERM is raised as ``Terminated`` (a KeyboardInterrupt, for the clean-up paths); at the prompt or a
+    replay's it was taken for the player's Ctrl-C, so ``kill`` of a session ended it with status 0."""
+    from agents.cli import main
+    from agents.interrupts import Terminated
+    from halma_env.records import load_record
+
+    s, _ = session([HUMAN, HUMAN])
+
+    def killed() -> str:
+        raise Terminated
+
+    with pytest.raises(Terminated):
+        s.replay(load_record(_two_move_record(tmp_path)), step=killed)
+
+    def read_killed(prompt, timeout=None):
+        raise Terminated
+
+    monkeypatch.setattr("agents.play.terminal_read", read_killed)
+    assert main(["play", "--players", "human,random", "--no-color"]) == 143
+    assert capsys.readouterr().err.endswith("\nhalma play: stopped by SIGTERM\n")
+
+
 # --- CPUs playing on with no human seat, the time of a whole turn, numbers and long input, replay checks ---
 
 

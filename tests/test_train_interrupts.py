@@ -3,12 +3,14 @@ process of several killed by a signal, SIGTERM of a run in several processes; wh
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import traceback
 from pathlib import Path
 
 import pytest
@@ -16,8 +18,12 @@ import yaml
 from test_parallel import kill_left, wait_until_gone
 from test_train import tiny_config
 
+import agents.cli
+import agents.files
 import agents.ppo
+from agents.checkpoint import load_checkpoint
 from agents.cli import main
+from agents.interrupts import Terminated
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -171,3 +177,156 @@ def test_a_run_in_two_processes_stopped_by_a_signal_says_how_to_continue(tmp_pat
         assert lines[0].startswith("halma train: stopped by SIGTERM; ")
     assert f"continue with: halma train {tmp_path / 'c.yaml'} --resume --runs-dir {tmp_path}" in lines[0]
     assert not list(tmp.glob("halma-ddp-*"))
+
+
+# --- a full disk, signals in one process (the interruption review) ---------------------------------------------
+
+
+def _no_space(*_args, **_kwargs):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_a_full_disk_while_training_says_how_to_continue(tmp_path: Path, capsys, monkeypatch) -> None:
+    """A checkpoint that could not be written (ENOSPC) was a traceback, exit status 1 and "please report it", with
+    no word on the last.pt left intact.  Now one line naming the problem, the resume hint, exit status 2."""
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(tiny_config()))
+    run = tmp_path / "tiny"
+    save = agents.ppo.save_checkpoint
+
+    def full_at_update_2(file, payload):
+        if payload["update"] == 2 and Path(file).name == "last.pt":
+            _no_space()
+        return save(file, payload)
+
+    monkeypatch.setattr(agents.ppo, "save_checkpoint", full_at_update_2)
+    flags = [str(path), "--runs-dir", str(tmp_path), "--quiet"]
+    assert main(["train", *flags]) == 2
+    last = run / "checkpoints" / "last.pt"
+    assert capsys.readouterr().err == (
+        f"halma train: error: cannot write the run directory {str(run)!r}: No space left on device; the last "
+        f"checkpoint is {last} (written every checkpoint.every=1 updates); continue with: halma train {path} "
+        f"--resume --runs-dir {tmp_path}\n")
+    assert load_checkpoint(last)["update"] == 1
+    monkeypatch.undo()
+    assert main(["train", *flags, "--resume"]) == 0
+    assert load_checkpoint(last)["update"] == 3
+
+
+@pytest.mark.parametrize("failing", ["eval.jsonl", "final_eval.json"])
+def test_a_full_disk_in_the_final_evaluation_says_how_to_finish_it(tmp_path: Path, capsys, monkeypatch,
+                                                                   failing: str) -> None:
+    """The same in the closing evaluation, which also left an empty eval.jsonl (opened to append before its write
+    failed): eval.jsonl is as it was before the evaluation, and --resume runs it."""
+    flags = _final_eval_config(tmp_path / "c.yaml")
+    run = tmp_path / "tiny"
+    if failing == "eval.jsonl":  # no evaluation during training: the final one's line would be the file's first
+        data = yaml.safe_load((tmp_path / "c.yaml").read_text())
+        data["eval"]["every"] = 0
+        (tmp_path / "c.yaml").write_text(yaml.safe_dump(data))
+
+        def full_on_append(file, mode="r", *args, **kwargs):
+            f = open(file, mode, *args, **kwargs)  # made (empty) before the write fails, as with a full disk
+            if Path(file).name == "eval.jsonl" and "a" in mode:
+                f.write = _no_space
+            return f
+
+        monkeypatch.setattr(agents.ppo, "open", full_on_append, raising=False)
+    else:
+        write_atomic = agents.files.write_atomic
+        monkeypatch.setattr(agents.files, "write_atomic",
+                            lambda file, data: (_no_space() if Path(file).name == failing else
+                                                write_atomic(file, data)))
+    assert main(["train", *flags]) == 2
+    out, err = capsys.readouterr()
+    assert "trained 192 steps" in out
+    assert err == (f"halma train: error: cannot write the run directory {str(run)!r}: No space left on device; "
+                   f"training is complete ({run / 'checkpoints' / 'last.pt'} is at update 3, 192 steps); run the final "
+                   f"evaluation with: halma train {flags[0]} --resume --runs-dir {tmp_path}\n")
+    before = [] if failing == "eval.jsonl" else [False]  # the evaluation during training
+    if before:
+        assert [json.loads(line)["final"] for line in (run / "eval.jsonl").read_text().splitlines()] == before
+    else:
+        assert not (run / "eval.jsonl").exists()
+    assert not (run / "final_eval.json").exists()
+    monkeypatch.undo()
+    assert main(["train", *flags, "--resume"]) == 0
+    assert "running it now" in capsys.readouterr().err
+    lines = [json.loads(line) for line in (run / "eval.jsonl").read_text().splitlines()]
+    assert [line["final"] for line in lines] == [*before, True]
+    assert json.loads((run / "final_eval.json").read_text())["global_step"] == 192
+
+
+def test_a_full_disk_in_process_0_of_several_is_one_line_too(tmp_path: Path, capsys, monkeypatch) -> None:
+    """With several processes process 0's error came back as a traceback (ProcessRaisedException): it raises
+    CannotWrite, which halma train finds in it and says as one line with the resume hint."""
+    from torch.multiprocessing import ProcessRaisedException
+
+    import agents.parallel
+
+    def spawn(fn, world_size, *args):  # process 0 of 2, as parallel._entry reports its error
+        try:
+            return fn(0, world_size, *args)
+        except BaseException:
+            raise ProcessRaisedException(f"\n\n-- Process 0 terminated with the following error:\n"
+                                         f"{traceback.format_exc()}", 0, os.getpid()) from None
+
+    monkeypatch.setattr(agents.parallel, "spawn", spawn)
+    monkeypatch.setattr(agents.ppo, "save_checkpoint", _no_space)
+    data = tiny_config(ppo__total_steps=64)
+    data["processes"] = 2
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(data))
+    assert main(["train", str(tmp_path / "c.yaml"), "--runs-dir", str(tmp_path), "--quiet"]) == 2
+    assert capsys.readouterr().err == (
+        f"halma train: error: cannot write the run directory {str(tmp_path / 'tiny')!r}: No space left on device; "
+        "no checkpoint was written yet (the first comes after checkpoint.every=1 updates), so there is nothing to "
+        f"resume: remove {str(tmp_path / 'tiny')!r} (or choose another --set name=NAME) and run the same command "
+        "again to start over\n")
+
+
+@pytest.mark.parametrize(("raised", "status", "said"), [(KeyboardInterrupt, 130, "interrupted"),
+                                                        (Terminated, 143, "stopped by SIGTERM")])
+def test_a_signal_during_the_imports_is_one_line(monkeypatch, capsys, raised, status: int, said: str) -> None:
+    """Ctrl-C half a second into ``halma train`` (the command's imports, in cli.build_parser) was a traceback."""
+    build_parser = agents.cli.build_parser
+
+    def importing(load=None):
+        if load is not None:
+            raise raised
+        return build_parser(load)
+
+    monkeypatch.setattr(agents.cli, "build_parser", importing)
+    before = signal.getsignal(signal.SIGTERM)
+    assert main(["train", "configs/quickstart.yaml"]) == status
+    assert capsys.readouterr().err == f"\nhalma train: {said}\n"
+    assert signal.getsignal(signal.SIGTERM) is before  # cli's handler was the command's alone
+
+
+def test_sigterm_of_a_run_in_one_process_stops_it_as_ctrl_c_does(tmp_path: Path) -> None:
+    """SIGTERM (``kill``, a job scheduler) of a one-process ``halma train`` ended it at once with status 143 and
+    not a word: no checkpoint of the updates since the last one, no resume command.  Now it stops after the
+    update in progress, saves last.pt and says how to continue, as Ctrl-C does (exit status 143)."""
+    data = tiny_config(ppo__total_steps=4 * 16 * 10_000, checkpoint__every=10_000)  # stopped long before its end
+    data["log"]["tensorboard"] = False
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(data))
+    cmd = [sys.executable, "-m", "agents.cli", "train", str(tmp_path / "c.yaml"), "--runs-dir", str(tmp_path),
+           "--quiet"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 120
+        while not list((tmp_path / "tiny" / "snapshots").glob("snap_*.pt")):  # a snapshot at every update
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "training did not start"
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 128 + signal.SIGTERM and "Traceback" not in err, err
+    assert "halma train: stopped by SIGTERM: stopping after this update and saving a checkpoint" in err
+    last = tmp_path / "tiny" / "checkpoints" / "last.pt"
+    update = load_checkpoint(last)["update"]  # no checkpoint.every came: the one the stop wrote
+    assert err.endswith(f"halma train: stopped at update {update} ({update * 64} steps); checkpoint {last}; continue "
+                        f"with: halma train {tmp_path / 'c.yaml'} --resume --runs-dir {tmp_path}\n"), err

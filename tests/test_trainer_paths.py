@@ -1789,3 +1789,91 @@ def test_explained_variance_from_sums_adds_up_over_processes() -> None:
     halves = np.sum([sums(y[:120], v[:120]), sums(y[120:], v[120:])], axis=0)
     assert explained_variance(int(halves[0]), *halves[1:]) == pytest.approx(whole, rel=1e-9)
     assert np.isnan(explained_variance(0, 0, 0, 0, 0)) and np.isnan(explained_variance(*sums(np.full(5, 0.3), v[:5])))
+
+
+# --- agents/ppo.py, agents/train.py: the run directory's lock (the interruption review) ----------------------------
+
+
+def _in_use(run_dir: Path) -> str:
+    return f"the run directory {str(run_dir)!r} is in use by another halma train; let it end or stop it first"
+
+
+def test_a_run_started_while_a_fresh_one_checks_its_input_is_refused(tmp_path: Path, monkeypatch) -> None:
+    """A run directory that did not exist yet was locked only after the checks of the run's input (the
+    checkpoint init_from names read meanwhile): two runs of one name started together both passed them and
+    trained into one directory (two event files, both writing last.pt).  The lock is taken first now: a second
+    run that starts while the first checks is refused as in use, and leaves the first one's lock file alone."""
+    from agents.files import run_lock_file
+
+    run_dir = tmp_path / "runs" / "tiny"
+    cfg = from_dict(tiny_config())
+    seen: list = []
+    check = Trainer._check_new_run_dir
+
+    def checked_with_a_second_run_starting(self) -> None:
+        if not seen:
+            seen.append(run_lock_file(run_dir).is_file())
+            with pytest.raises(ValueError) as refused:
+                Trainer(cfg, run_dir, log=quiet, lock_run_dir=True)
+            seen.append(str(refused.value))
+        check(self)
+
+    monkeypatch.setattr(Trainer, "_check_new_run_dir", checked_with_a_second_run_starting)
+    first = Trainer(cfg, run_dir, log=quiet, lock_run_dir=True)
+    with first.run_lock:
+        first.close()
+    assert seen == [True, _in_use(run_dir)]
+    assert sorted(p.name for p in run_dir.parent.iterdir()) == [".tiny.lock", "tiny"]
+
+
+def test_refused_input_of_a_new_run_leaves_no_lock_file_or_folder(tmp_path: Path) -> None:
+    """Locked first, a run whose input is refused (a missing init_from, a --resume with nothing to resume) removes
+    the lock file and the runs directory it made: refused input writes nothing (README's exit status 2).  A lock
+    file that was there stays, as does a run directory that was (its own refusal)."""
+    from agents.files import held_lock, run_lock_file
+
+    runs = tmp_path / "a" / "runs"
+    data = tiny_config()
+    data["init_from"] = str(tmp_path / "none.pt")
+    with pytest.raises(ValueError, match="init_from"):
+        Trainer(from_dict(data), runs / "tiny", log=quiet, lock_run_dir=True)
+    with pytest.raises(ValueError, match="nothing to resume"):
+        Trainer(from_dict(tiny_config()), runs / "tiny", resume=True, log=quiet, lock_run_dir=True)
+    assert list(tmp_path.iterdir()) == []
+    runs.mkdir(parents=True)
+    run_lock_file(runs / "tiny").write_text("")
+    with pytest.raises(ValueError, match="init_from"):
+        Trainer(from_dict(data), runs / "tiny", log=quiet, lock_run_dir=True)
+    assert [p.name for p in runs.iterdir()] == [".tiny.lock"]
+    with held_lock(run_lock_file(runs / "tiny")):  # and let go
+        pass
+
+
+def test_a_fresh_run_of_a_directory_in_use_is_told_so_before_torch_loads(tmp_path: Path, capsys) -> None:
+    """``halma train``'s check of a new run's directory, before torch loads, came before the lock: started again
+    while the first run was training (before its first checkpoint), it said "no checkpoint (a run stopped before
+    its first one) ... remove the directory to start over" of the live run.  It looks at the lock first now,
+    without torch and without writing."""
+    import subprocess
+    import sys
+
+    from agents.cli import main
+    from agents.files import held_lock, run_lock_file
+
+    config = _write_config(tmp_path)
+    runs = tmp_path / "runs"
+    run_dir = runs / "tiny"
+    run_dir.mkdir(parents=True)
+    (run_dir / "config.yaml").write_text("written by the run in progress\n")
+    flags = ["train", config, "--runs-dir", str(runs), "--quiet"]
+    without_torch = "import sys\nsys.modules['torch'] = None\nfrom agents.cli import main\nsys.exit(main(sys.argv[1:]))"
+    root = Path(__file__).resolve().parents[1]
+    with held_lock(run_lock_file(run_dir)):
+        assert main(flags) == 2
+        assert capsys.readouterr().err == f"halma train: error: {_in_use(run_dir)}\n"
+        done = subprocess.run([sys.executable, "-c", without_torch, *flags, "--resume"], cwd=root,
+                              capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stderr) == (2, f"halma train: error: {_in_use(run_dir)}\n")
+    assert sorted(str(p.relative_to(runs)) for p in runs.rglob("*")) == [".tiny.lock", "tiny", "tiny/config.yaml"]
+    assert main(flags) == 2  # let go: the directory's own refusal
+    assert "already holds config.yaml but no checkpoint" in capsys.readouterr().err
