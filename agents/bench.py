@@ -13,7 +13,7 @@ from agents.player import check_number
 # target -> (module, function); each function takes the parsed args and returns a dict of figures
 TARGETS = {
     "engine": ("halma_env.bench_engine", "run_benchmark"),
-    "env": ("halma_env.bench_env", "run_benchmark"),
+    "env": ("halma_env.envs.bench", "run_benchmark"),
     "train": ("agents.train", "run_benchmark"),
     "opponent": ("agents.export", "run_benchmark"),
 }

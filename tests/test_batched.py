@@ -559,7 +559,7 @@ def test_big_sweep(variant, n):
 def test_bench_env_table_and_skips(monkeypatch, capsys):
     import types
 
-    from halma_env import bench_env
+    from halma_env.envs import bench as bench_env
 
     monkeypatch.setattr(bench_env, "BATCH_SIZES", (4,))
     monkeypatch.setattr(bench_env.bench_batched, "__defaults__", ((4,),))

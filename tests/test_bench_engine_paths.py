@@ -156,7 +156,7 @@ def test_an_open_spiel_without_chinese_checkers_counts_as_missing(monkeypatch) -
     load_game raised pyspiel's 'Unknown game'."""
     import pyspiel
 
-    from halma_env import bench_env
+    from halma_env.envs import bench as bench_env
 
     monkeypatch.setattr(pyspiel, "registered_names", lambda: ["chess", "go"])
     assert bench_engine.openspiel_figures(2, 0.01, random.Random(0)) is None

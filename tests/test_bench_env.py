@@ -1,4 +1,4 @@
-"""``halma bench env`` (``halma_env/bench_env.py``) with its clocks replaced: the loop it times, what each
+"""``halma bench env`` (``halma_env/envs/bench.py``) with its clocks replaced: the loop it times, what each
 section plays (and how many turns, steps or game steps it reports for them), the sections it skips
 and why, the devices and thread counts of the batched engine, and the printed table."""
 
@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from halma_env import bench_env
+from halma_env.envs import bench as bench_env
 
 # --- helpers ---------------------------------------------------------------------------------------------
 
