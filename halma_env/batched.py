@@ -26,6 +26,7 @@ steps (fresh big tensors every step cost more in page faults than the work): val
 from __future__ import annotations
 
 import copy
+import hashlib
 import math
 import operator
 from collections.abc import Iterable
@@ -482,13 +483,127 @@ class BatchedGame:
         return other
 
     @_outside_inference_mode
-    def reset(self) -> None:
-        """Every game back to the start (seat ``rules.first_seat`` to move)."""
-        self.first_seat.fill_(self.rules.first_seat)
+    def reset(self, mask: Any = None, *, seed: Any = None) -> None:
+        """Games back to the start: every slot (``mask=None``), or the slots where ``mask`` ((B,) bool)
+        is true.  A reset slot becomes what ``reset()`` makes of it: its ``first_seat`` back to the
+        scheme (``rules.first_seat``, plus the slot's index with ``rotate_first_seat``); the other
+        slots are untouched.  ``seed`` (an int) reseeds the batch's generator; None leaves it."""
+        B = self.batch_size
+        if mask is None:
+            which = torch.ones(B, dtype=torch.bool, device=self.device)
+        else:
+            try:
+                which = torch.as_tensor(mask, device=self.device)
+            except (TypeError, ValueError, RuntimeError, OverflowError) as e:
+                raise TypeError(f"mask must be a ({B},) bool tensor, got {type(mask).__name__} ({e})") from None
+            if which.dtype != torch.bool:
+                raise TypeError(f"mask must be a ({B},) bool tensor, got dtype {which.dtype}")
+            if which.shape != (B,):
+                raise ValueError(f"mask must have shape ({B},), got {tuple(which.shape)}")
+        seed_int = self._check_seed(seed)
+        if seed_int is not None:
+            self.generator.manual_seed(seed_int)
+        scheme = torch.full((B,), self.rules.first_seat, dtype=torch.long, device=self.device)
         if self.rotate_first_seat:  # slot b starts with seat first_seat + b (as agents/vecgame.py)
-            self.first_seat += torch.arange(self.batch_size, device=self.device)
-            self.first_seat %= self.n
-        self._reset_games(torch.ones(self.batch_size, dtype=torch.bool, device=self.device), rotate=False)
+            scheme += torch.arange(B, device=self.device)
+            scheme %= self.n
+        if mask is None:
+            self.first_seat.copy_(scheme)
+        else:
+            self.first_seat.copy_(torch.where(which, scheme, self.first_seat))
+        self._reset_games(which, rotate=False)
+
+    @staticmethod
+    def _check_seed(seed: Any) -> int | None:
+        """None, or ``seed`` as an int in the range torch.Generator.manual_seed takes."""
+        if seed is None:
+            return None
+        seed_int = _as_int(seed)
+        if seed_int is None or not -(2**63) <= seed_int < 2**64:
+            raise ValueError(f"seed must be an int (-2**63 .. 2**64-1), got {seed!r}")
+        return seed_int
+
+    def _slot_index(self, idx: Any, size: int, what: str, unique: bool = False) -> torch.Tensor:
+        """``idx`` as a 1-D long tensor on the batch's device, every entry in 0..size-1."""
+        try:
+            t = torch.as_tensor(idx, device=self.device)
+        except (TypeError, ValueError, RuntimeError, OverflowError) as e:
+            raise TypeError(f"{what} must be a 1-D integer tensor or sequence, got {type(idx).__name__} ({e})") \
+                from None
+        if t.dim() != 1 or t.numel() == 0:  # (first: torch reads [] as float32)
+            raise ValueError(f"{what} must be a non-empty 1-D sequence of slots, got shape {tuple(t.shape)}")
+        if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool:
+            raise TypeError(f"{what} must be integers, got dtype {t.dtype} (a bool mask: use mask.nonzero()[:, 0])")
+        wide = t.double() if t.dtype == torch.uint64 else t
+        bad = (wide < 0) | (wide >= size)
+        if bool(bad.any()):
+            raise ValueError(f"{what} must be slots 0..{size - 1}, got {t[bad][:8].tolist()}; nothing was changed")
+        t = t.long()
+        if unique and t.unique().numel() != t.numel():
+            raise ValueError(f"{what} names a slot twice (a scatter needs distinct slots); nothing was changed")
+        return t
+
+    @_outside_inference_mode
+    def take(self, idx: Any, *, seed: Any = None) -> Self:
+        """A new batch of the games in slots ``idx`` (a 1-D integer tensor or sequence; repeats give
+        copies of a slot: ``idx = torch.arange(B).repeat_interleave(K)`` for K children each).
+
+        Every per-slot state tensor (``_STATE``: board, pieces, seat to move, ply, status, places,
+        first seat, stall counters and progress assignments, repetition history, move tables) is
+        gathered; the lookup tables are shared (no step changes them); the buffers start afresh.
+        The new batch has its own generator: seeded with ``seed``, or else with a seed derived from
+        this batch's generator state and a count of its takes (a hash of both), so two takes draw
+        different random actions while this batch's own random stream is not advanced."""
+        index = self._slot_index(idx, self.batch_size, "idx")
+        seed_int = self._check_seed(seed)
+        if seed_int is None:
+            self._takes = getattr(self, "_takes", 0) + 1
+            state = self.generator.get_state().cpu().numpy().tobytes()
+            digest = hashlib.blake2b(state + self._takes.to_bytes(8, "little"), digest_size=8).digest()
+            seed_int = int.from_bytes(digest, "little") >> 1
+        other = type(self).__new__(type(self))
+        other.__dict__.update(self.__dict__)
+        for name in self._STATE:
+            if name in self.__dict__:  # asg_*: only with a stall limit
+                setattr(other, name, getattr(self, name).index_select(0, index))
+        other.batch_size = int(index.numel())
+        other._takes = 0
+        other.generator = torch.Generator(device=self.device)
+        other.generator.manual_seed(seed_int)
+        other._buffers = {}
+        other._mask = other._mask_rows = other._dest = None
+        return other
+
+    @_outside_inference_mode
+    def put(self, idx: Any, src: BatchedGame, src_idx: Any = None) -> None:
+        """Copy the games of ``src``'s slots ``src_idx`` (default: all, in order) into this batch's
+        slots ``idx``, in place: every per-slot state tensor, as ``take`` gathers it.  ``src`` plays
+        the same rules on the same device (``src`` may be this batch); ``idx`` names distinct slots,
+        ``src_idx`` may repeat.  The repetition history table is padded to the wider of the two.
+        Bad arguments raise (TypeError, ValueError) and change nothing."""
+        if not isinstance(src, BatchedGame):
+            raise TypeError(f"src must be a BatchedGame, got {type(src).__name__}")
+        if src.rules != self.rules:
+            raise ValueError(f"src plays other rules ({src.rules}), this batch plays {self.rules}")
+        if src.device != self.device:
+            raise ValueError(f"src is on {src.device}, this batch on {self.device}")
+        dst = self._slot_index(idx, self.batch_size, "idx", unique=True)
+        if src_idx is None:
+            sidx = torch.arange(src.batch_size, device=self.device)
+        else:
+            sidx = self._slot_index(src_idx, src.batch_size, "src_idx")
+        if sidx.numel() != dst.numel():
+            raise ValueError(f"idx names {dst.numel()} slots, src_idx {sidx.numel()}")
+        rows = {name: getattr(src, name).index_select(0, sidx) for name in self._STATE if name in src.__dict__}
+        width = max(self.hist.shape[1], rows["hist"].shape[1])
+        if self.hist.shape[1] < width:
+            self.hist = torch.cat([self.hist, self.hist.new_zeros((self.batch_size, width - self.hist.shape[1]))], 1)
+        elif rows["hist"].shape[1] < width:
+            h = rows["hist"]
+            rows["hist"] = torch.cat([h, h.new_zeros((h.shape[0], width - h.shape[1]))], 1)
+        for name, value in rows.items():
+            getattr(self, name)[dst] = value
+        self._mask = self._dest = None
 
     def _reset_games(self, which: torch.Tensor, rotate: bool) -> None:
         """Start new games in the slots where ``which`` is true (their mask rows included)."""
@@ -825,28 +940,77 @@ class BatchedGame:
         Every cell gets one code (its static planes, and the piece on it: seat relative to the
         mover, king, retired), and one table lookup expands the codes into the planes.  A view of
         a buffer that the next call rewrites: ``.clone()`` it to keep it."""
+        return self._observe(self.owner, self.king, self.status, self.to_move, keep=True)
+
+    @_outside_inference_mode
+    def final_observation(self, info: dict[str, torch.Tensor], seat: Any = None) -> torch.Tensor:
+        """(k, rows, cols, 12) int8, a fresh tensor: the observations of the final positions of the k
+        games that ended in the step that returned ``info`` (slot order: ``info["end_reason"] > 0``),
+        as ``encoding.observation(game, seat)`` of the scalar game at its end (finished seats marked
+        retired).  ``seat``: the frame, by default the seat that made the ending move
+        (``info["mover"]``); or an int, or a (k,) integer tensor, one seat per ended game.  Built
+        from ``info`` alone (its final board, seat status and mover), so it works after later steps."""
+        try:
+            end, owner, king = info["end_reason"], info["final_owner"], info["final_king"]
+            status, mover = info["final_status"], info["mover"]
+        except (KeyError, TypeError):
+            raise TypeError("info must be the dict returned by this batch's step()") from None
         B, n = self.batch_size, self.n
-        seat = self.to_move
+        if end.shape != (B,) or owner.shape != (B, self.H):
+            raise ValueError(f"info comes from a batch of another size or game: end_reason {tuple(end.shape)}, "
+                             f"final_owner {tuple(owner.shape)}; this batch has B={B}, H={self.H}")
+        idx = (end > 0).nonzero().squeeze(1)
+        k = idx.numel()
+        if seat is None:
+            seats = mover.index_select(0, idx)
+        else:
+            try:
+                seats = torch.as_tensor(seat, device=self.device)
+            except (TypeError, ValueError, RuntimeError, OverflowError) as e:
+                raise TypeError(f"seat must be an int or a ({k},) integer tensor, got {type(seat).__name__} ({e})") \
+                    from None
+            if seats.dtype.is_floating_point or seats.dtype.is_complex or seats.dtype == torch.bool:
+                raise TypeError(f"seat must be integers, got dtype {seats.dtype}")
+            if seats.dim() == 0:
+                seats = seats.expand(k)
+            if seats.shape != (k,):
+                raise ValueError(f"seat must be an int or have shape ({k},) (the games that ended), "
+                                 f"got {tuple(seats.shape)}")
+            if bool(((seats < 0) | (seats >= n)).any()):
+                raise ValueError(f"seat must be 0..{n - 1}, got {seats.tolist()}")
+            seats = seats.long()
+        if k == 0:
+            return torch.zeros((0, *self.observation_shape), dtype=torch.int8, device=self.device)
+        return self._observe(owner.index_select(0, idx), king.index_select(0, idx), status.index_select(0, idx),
+                             seats, keep=False)
+
+    def _observe(self, owner_: torch.Tensor, king_: torch.Tensor, status: torch.Tensor, seat: torch.Tensor,
+                 keep: bool) -> torch.Tensor:
+        """Observations of the boards ``owner_`` / ``king_`` (k, H) with seat status (k, n) from ``seat``
+        (k,): in the kept buffers (``keep``, k = B), or in fresh tensors."""
+        B, n = owner_.shape[0], self.n
+        dev = self.device
+        buf = self._buffer if keep else lambda _name, shape, dtype: torch.empty(shape, dtype=dtype, device=dev)
         cdt = self._code_dtype
         # per game, the code of each owner (index 0 = empty, s+1 = seat s): a (B, n+1) table
         others = (self.t_seats - seat[:, None]) % n  # (B, n) seat relative to the mover
-        retired = (self.status != 0).long()  # finished or resigned (loaded by from_games)
+        retired = (status != 0).long()  # finished or resigned (loaded by from_games)
         lut = torch.cat([self._zero_col(B), 1 + others * 4 + retired], 1).to(cdt)
-        owner = self._buffer("obs_owner", (B, self.H + 1), torch.long)  # (B, H+1), column H = no hole
-        owner[:, : self.H] = self.owner
+        owner = buf("obs_owner", (B, self.H + 1), torch.long)  # (B, H+1), column H = no hole
+        owner[:, : self.H] = owner_
         owner[:, self.H] = -1
         owner += 1
         code = lut.gather(1, owner)  # small codes: the gathers move 1 byte per cell, not 8
         if self.layout.has_kings:
-            code += torch.cat([self.king, self._false_col(B)], 1).to(cdt) * 2
-        inv = self._buffer("obs_inv", (B, self.t_inv_cell.shape[1]), torch.long)
+            code += torch.cat([king_, self._false_col(B)], 1).to(cdt) * 2
+        inv = buf("obs_inv", (B, self.t_inv_cell.shape[1]), torch.long)
         code = code.gather(1, torch.index_select(self.t_inv_cell, 0, seat, out=inv))
         if self._static_same:  # the static planes do not depend on the seat: broadcast one row
             code += self.t_static_code[0]
         else:
             code += self.t_static_code.index_select(0, seat)
         rows, cols, _ = self.observation_shape
-        out = self._buffer("obs", (B * rows * cols, PLANES), torch.int8)
+        out = buf("obs", (B * rows * cols, PLANES), torch.int8)
         torch.index_select(self.t_obs_table, 0, code.view(-1).int(), out=out)
         return out.view(B, rows, cols, PLANES)
 
@@ -1020,6 +1184,7 @@ class BatchedGame:
             if st.numel():
                 self._end_by_progress(st, "stall_limit", end)
         done = end > 0
+        truncated = end == _CODE["move_limit"]  # the only time limit (as the AEC env's move_limit_truncates)
         info: dict[str, Any] = {
             "end_reason": end,
             "places": torch.where(done[:, None], self.places, 0),
@@ -1027,6 +1192,10 @@ class BatchedGame:
             "finished": (self.status == 1) & done[:, None],  # not the resigned (2)
             "final_owner": self.owner.clone(),
             "final_king": self.king.clone(),
+            "final_status": self.status.clone(),
+            "mover": mover,  # (the tensor self.to_move was: replaced above, not written in place)
+            "truncated": truncated,
+            "terminated": done & ~truncated,
         }
         self._bits, self._rows, self._mask, self._dest = bits, rows, None, None
         if bool(done.any()):
