@@ -43,12 +43,11 @@ from typing import Any, cast
 from agents.files import missing_extra, shown_value, write_atomic
 from agents.player import Player, check_int, check_time
 from agents.ratings import Rating, competition_ranks, mean_interval, rate_games, wilson_interval
+from agents.registry import Factory, check_players
 from halma_env import Game, IllegalMoveError, Rules
 from halma_env.records import END_REASONS, game_events
 from halma_env.rules import OPTION_NAMES, SEAT_COUNTS, VARIANTS, parse_rule_options
 from halma_env.suggest import did_you_mean
-
-Factory = Callable[[str, "int | None"], Player]
 
 # end reasons that mean the game was decided by play (finishing or resigning), not by a limit
 DECIDED = ("finished", "first_finish", "resign")
@@ -1043,7 +1042,7 @@ def _run_in_processes(tasks: list[_Task], workers: int) -> Iterator[GameResult]:
     """The tasks' results as they finish, in ``workers`` spawned processes.  concurrent.futures, not
     multiprocessing.Pool: a worker that dies, or cannot even start its task (a script without the
     ``if __name__ == "__main__":`` guard, a factory defined in ``python -c``), breaks the pool with an
-    error here, where Pool started new workers for ever and the run never ended.
+    error here, where Pool would start new workers for ever and the run would never end.
 
     The workers never outlive this process: on an error, Ctrl-C or a SIGTERM raised as an exception they are
     stopped here; on a plain SIGTERM (its default action) ``_sigterm_stops_workers`` stops them before this
@@ -1086,7 +1085,7 @@ def _run_in_processes(tasks: list[_Task], workers: int) -> Iterator[GameResult]:
                            "defined in a module or a script file, not in python -c or a notebook); workers=1 plays "
                            "in this process") from None
     finally:
-        # on an error or Ctrl-C the games still running are stopped, not waited for (as Pool's exit did);
+        # on an error or Ctrl-C the games still running are stopped, not waited for (as Pool's exit does);
         # the executor has no public way to do it before Python 3.14's terminate_workers().  Stopped before the
         # pool's queues are closed under them (which a worker could report with a traceback), and a second
         # Ctrl-C held until all is done
@@ -1095,8 +1094,8 @@ def _run_in_processes(tasks: list[_Task], workers: int) -> Iterator[GameResult]:
             _stop_workers([] if done else processes())
             pool.shutdown(wait=done, cancel_futures=True)
             if not done and manager is not None:
-                # its cleanup after the workers' ends, done before this returns: racing the interpreter's exit
-                # it printed "Exception ignored in: <module 'threading'> ... OSError: [Errno 9] Bad file descriptor"
+                # its cleanup after the workers' ends, done before this returns: racing the interpreter's exit it
+                # would print "Exception ignored in: <module 'threading'> ... OSError: [Errno 9] Bad file descriptor"
                 manager.join(WORKER_GRACE_S)
 
 
@@ -1107,8 +1106,8 @@ class _HeldSignals:
     """SIGINT and SIGTERM, where Python handles them (Ctrl-C's ``KeyboardInterrupt``, a SIGTERM raised as an
     exception, ``_sigterm_stops_workers``), held in the block and handled on leaving it, as they would have been
     then (their handler may raise).  Raised inside a call into the pool, such an exception could leave a lock of
-    the pool taken (between its ``acquire`` and its ``with`` block), and the pool's thread, blocked on it, then
-    hung the interpreter's exit after ``halma eval: interrupted``.  In the main thread only (no handler can be
+    the pool taken (between its ``acquire`` and its ``with`` block), and the pool's thread, blocked on it, would
+    then hang the interpreter's exit after ``halma eval: interrupted``.  In the main thread only (no handler can be
     set elsewhere); the same object may be entered again after it was left."""
 
     def __init__(self) -> None:
@@ -1163,8 +1162,8 @@ def _stop_workers(processes: Sequence[Any], grace_s: float = WORKER_GRACE_S) -> 
 def _sigterm_stops_workers(processes: Callable[[], list[Any]]) -> Iterator[None]:
     """While the workers run: a SIGTERM that would end this process at once (its default action: no
     ``finally`` runs) first stops the workers, then ends this process by the same signal (exit status 143, as
-    before).  A handler installed by someone else (one that raises an exception, say) is left in place: its
-    exception reaches ``_run_in_processes``, which stops them."""
+    its default action gives).  A handler installed by someone else (one that raises an exception, say) is
+    left in place: its exception reaches ``_run_in_processes``, which stops them."""
     if (sys.platform == "win32" or threading.current_thread() is not threading.main_thread()
             or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL):
         yield
@@ -1174,7 +1173,7 @@ def _sigterm_stops_workers(processes: Callable[[], list[Any]]) -> Iterator[None]
         try:
             _stop_workers(processes())
             # the pool's semaphores, which a normal exit removes first (multiprocessing's exit function): left
-            # to the resource tracker, it warned of "leaked semaphore objects" after the command had ended
+            # to the resource tracker, which warns of "leaked semaphore objects" after the command has ended
             from multiprocessing import util
 
             util._run_finalizers(0)  # type: ignore[attr-defined]
@@ -1207,7 +1206,7 @@ def _sigint_blocked() -> Iterator[None]:
 
 def _tie_to_parent(parent: int) -> None:
     """A worker process, before its first game: Ctrl-C ignored (the terminal sends it to the whole process group;
-    the arena's process handles it and stops the workers, which printed a ``KeyboardInterrupt`` traceback each),
+    the arena's process handles it and stops the workers, which would print a ``KeyboardInterrupt`` traceback each),
     and an exit when the arena's process ``parent`` is gone (``_exit_with_parent``)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
@@ -1250,7 +1249,7 @@ def _watch_parent(parent: int) -> None:
 def _one_torch_thread(players: Sequence[str]) -> Iterator[None]:
     """Games played in this process (``workers=1``) with a checkpoint player: torch on one thread, as in
     a worker, and back to the caller's count after (a checkpoint's small network on torch's default
-    threads was 28x slower per move on a loaded 2-core machine, and timed bots lost their cores)."""
+    threads is 28x slower per move on a loaded 2-core machine, and timed bots lose their cores)."""
     if not any(p.lower().endswith(".pt") for p in players):
         yield
         return
@@ -1567,33 +1566,15 @@ def _print_results(document: dict[str, Any], tables: str, as_json: bool) -> None
     print(json.dumps(_clean(document), allow_nan=False) if as_json else tables)
 
 
-def check_players(specs: Sequence[str], factory: Factory, rules: Rules) -> None:
-    """Make each player and let it choose a move in the starting position (a short time budget),
-    so that an unknown name, a bad file or a player of another game (a 2-seat checkpoint asked to
-    play 3 seats) fails with its reason before any game starts."""
-    for spec in specs:
-        try:
-            player = factory(spec, 0)
-        except (ValueError, FileNotFoundError, KeyError, ImportError) as e:
-            raise ValueError(f"cannot make player {spec!r}: {e}") from None
-        try:
-            player.select_move(Game(rules), time_budget=0.05)
-        except ValueError as e:
-            # the reason names the game a player of another one plays (a checkpoint for 3 seats), or a
-            # file it needs that is gone (a ladder level's model): no generic hint, it would mislead for the latter
-            game = f"{rules.variant} with {rules.num_players} seat{'s' if rules.num_players > 1 else ''}"
-            raise ValueError(f"player {spec!r} cannot play {game}: {e}") from None
-
-
 def _check_out_dir(out: str) -> None:
     """Create ``--out`` now: an unwritable place fails before the games, not after them.  A directory that
     already holds results is refused: writing over them would mix old game records with the new ones."""
-    if out == "":  # (an empty --out wrote nothing and said nothing; a name of spaces is a name)
+    if out == "":  # an empty --out would write nothing and say nothing (a name of spaces is a name)
         raise ValueError(f"--out needs a directory, got {out!r}")
     from agents.files import special_file_kind
 
     for name in ("results.json", "results.md", "results.png", "solo.json", "solo.md"):
-        if kind := special_file_kind(os.path.join(out, name)):  # found after the games, it was a traceback
+        if kind := special_file_kind(os.path.join(out, name)):  # found after the games, it would be a traceback
             raise ValueError(f"--out {out!r}: {name} is {kind}, not a regular file")
     previous = [name for name in ("results.json", "solo.json", "games") if os.path.exists(os.path.join(out, name))]
     if previous:

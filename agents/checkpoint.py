@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from agents.files import shipped_file_hint
+from agents.files import is_empty_path, shipped_file_hint
 from halma_env.encoding import ENCODING_VERSION
 from halma_env.rules import SEAT_COUNTS, VARIANTS
 
@@ -191,7 +191,7 @@ def _check_archive(path: Path) -> None:
 def load_checkpoint(path: str | Path, *, variant: str | None = None, num_players: int | None = None,
                     network: dict[str, Any] | None = None, map_location: str | torch.device = "cpu") -> dict[str, Any]:
     """Read and check a checkpoint; the keyword arguments are what the caller expects of it."""
-    if str(path) == "":  # Path("") is "." and was "a directory"
+    if is_empty_path(path):
         raise CheckpointError("a checkpoint path is empty")
     path = Path(path)
     if path.is_dir():
@@ -251,7 +251,7 @@ def _check_contents(data: dict[str, Any], who: str) -> None:
 def _check_float32(model: dict[str, Any], who: str) -> None:
     """Floating-point weights are float32, as every writer stores them (the trainer, scripts/distill_network.py,
     scripts/dagger_search.py and the benchmark's default nets save a HalmaNet's own state dict): float64 or
-    float16 weights were converted by ``load_state_dict`` without a word."""
+    float16 weights would be converted by ``load_state_dict`` without a word."""
     bad = [k for k, t in model.items() if (t.is_floating_point() or t.is_complex()) and t.dtype != torch.float32]
     if bad:
         dtype = str(model[bad[0]].dtype).removeprefix("torch.")
@@ -309,7 +309,7 @@ def _check_config_game(data: dict[str, Any], who: str) -> None:
 
 def _check_steps(data: dict[str, Any], who: str) -> None:
     """global_step and update, where present, are counts: a resume continues from them and an export copies
-    them into its JSON manifest ("3", 2.9, a tensor or -5 were converted, crashed or trained on)."""
+    them into its JSON manifest ("3", 2.9, a tensor or -5 would be converted, crash or be trained on)."""
     for key in STEP_KEYS:
         if key in data and not (_is_int(data[key]) and 0 <= data[key] <= MAX_STEP):
             raise CheckpointError(f"{who} has {key} = {_shown(data[key])} ({type(data[key]).__name__}), "
@@ -378,8 +378,8 @@ def model_from_checkpoint(data: dict[str, Any], path: str | Path = "checkpoint")
 
 def check_weights(data: dict[str, Any], path: str | Path = "checkpoint") -> None:
     """The stored weights (``model``) against the network the checkpoint states (``network``, a checked and
-    complete entry), without allocating that network: a hand-edited ``channels: 1000000`` made a load try to
-    allocate 28 TB and ``blocks: 3000`` took minutes.  Each size and layer count must be one the weights have,
+    complete entry), without allocating that network: a hand-edited ``channels: 1000000`` would make a load try
+    to allocate 28 TB, and ``blocks: 3000`` would take minutes.  Each size and layer count must be one the weights have,
     then the network is built on torch's ``meta`` device (shapes only) and its tensors compared with the
     stored ones.  ``CheckpointError`` naming the network key or the tensors that differ."""
     from types import SimpleNamespace
@@ -436,8 +436,8 @@ def _some(items: list[str], shown: int = 3) -> str:
 
 def check_training_entries(data: dict[str, Any], path: str | Path) -> None:
     """What ``halma train --resume`` reads of a training checkpoint besides the weights, checked before any
-    of it is applied (a hand-edited ``rng`` or ``extra`` failed halfway with a TypeError, after the random
-    streams were partly set): the optimiser state a mapping, each random state one its generator takes
+    of it is applied (a hand-edited ``rng`` or ``extra`` would fail halfway with a TypeError, after the random
+    streams are partly set): the optimiser state a mapping, each random state one its generator takes
     (tried on a scratch generator), ``extra`` the opponent pool's snapshot paths and ratings.  The step
     counts are checked by the loader.  ``CheckpointError`` naming the file and the entry."""
     who = f"checkpoint {str(path)!r}"
@@ -528,10 +528,10 @@ def check_optimizer_state(optimizer: torch.optim.Optimizer, state: Any, path: st
     """What ``optimizer.load_state_dict(state)`` would take without a word and fail on (or quietly change the
     training by) later: torch checks the parameter groups' sizes only.  Each group's params are distinct ids;
     Adam's hyperparameters are numbers in the ranges its constructor takes (``lr`` "1e-3", NaN, a tensor or
-    three ``betas`` trained on or failed at the first step) and its flags this run's; each parameter's state
-    (Adam's step and moments) tensors of the parameter's shape and dtype (a float64 or int moment was
-    converted, a scalar one broadcast until the first step failed), finite, the second moments >= 0 (a negative
-    one made every weight NaN at the first step).  Nothing is applied: ``CheckpointError`` naming the file and
+    three ``betas`` would be trained on or fail at the first step) and its flags this run's; each parameter's
+    state (Adam's step and moments) tensors of the parameter's shape and dtype (a float64 or int moment would
+    be converted, a scalar one broadcast until the first step fails), finite, the second moments >= 0 (a
+    negative one makes every weight NaN at the first step).  Nothing is applied: ``CheckpointError`` naming the file and
     the field."""
     who = f"checkpoint {str(path)!r}"
     if not isinstance(state, dict):

@@ -21,7 +21,7 @@ from typing import Any, Protocol, cast
 
 import yaml
 
-from agents.files import portable_file_name
+from agents.files import is_empty_path, portable_file_name
 from halma_env.rewards import REWARD_SCHEMES
 from halma_env.rules import ASCII_DECIMAL, LIMIT_OUTCOMES, Rules
 from halma_env.suggest import did_you_mean
@@ -307,7 +307,7 @@ class TrainConfig:
     checkpoint: CheckpointConfig
     log: LogConfig
     device: str = "cpu"
-    torch_threads: int = 1  # 0: torch's default; 1 was fastest on the shared 2-core machine
+    torch_threads: int = 1  # 0: torch's default; 1 is fastest on the shared 2-core machine
     processes: int = 1  # data-parallel training processes (agents/parallel.py), each with torch_threads threads
     init_from: str | None = None  # a checkpoint whose network weights start a fresh run (null: random init)
 
@@ -369,8 +369,8 @@ class TrainConfig:
         """Every bot or opponent named in the config exists, takes the parameters given and can play the
         config's game (so a typo, or a checkpoint of another variant or seat count, fails here, before a
         run directory is made, not minutes into a run or after it)."""
-        from agents.arena import check_players  # the check `halma eval` makes of its players
-        from agents.registry import make_player  # bots are imported on demand, only those named
+        # the check `halma eval` makes of its players; bots are imported on demand, only those named
+        from agents.registry import check_players, make_player
 
         named = [("pool.bots", self.pool.bots), ("eval.opponents", self.eval.opponents),
                  ("eval.final_opponents", self.eval.final_opponents),
@@ -394,7 +394,7 @@ class TrainConfig:
 
 
 # Numbers as YAML 1.2's core schema writes them, ASCII digits only: [0-9], not \d, which takes any script's
-# digits (as float() and int() do, and their 1_0).  YAML 1.1 (pyyaml's) read 010 as 8, 1:00 as 60 and 0b11 as 3.
+# digits (as float() and int() do, and their 1_0).  YAML 1.1 (pyyaml's) reads 010 as 8, 1:00 as 60 and 0b11 as 3.
 _DECIMAL_INT = re.compile(r"[-+]?[0-9]+")
 _DECIMAL = ASCII_DECIMAL
 _INF_NAN = re.compile(r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
@@ -616,7 +616,7 @@ class _StrictLoader(yaml.SafeLoader):
         seen = set()
         for key_node, _ in node.value:
             if not isinstance(key_node, yaml.ScalarNode):  # `? [a, b]`: no config key is one (and a list is
-                # unhashable: `key in seen` raised TypeError)
+                # unhashable: `key in seen` would raise TypeError)
                 raise yaml.constructor.ConstructorError(
                     None, None, "a key must be a plain value, not a list or a mapping", key_node.start_mark)
             key = self.construct_object(key_node, deep=deep)
@@ -685,7 +685,7 @@ def config_path(name: str | Path) -> Path:
 
 
 def load_dict(path: str | Path) -> dict[str, Any]:
-    if str(path) == "":  # Path("") is "." and was "a directory"
+    if is_empty_path(path):
         raise ValueError("a config file path is empty: give a YAML file or a shipped config's name")
     path = config_path(path)
     if path.is_dir():
@@ -716,7 +716,7 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> TrainCo
 
 class _Dumper(yaml.SafeDumper):
     """YAML's safe dumper resolving plain scalars as the loader does (YAML 1.2 numbers), so that it quotes
-    a string the loader would read as a number (a run named 1e3 came back as the number 1000)."""
+    a string the loader would read as a number (a run named 1e3 would come back as the number 1000)."""
 
 
 _Dumper.yaml_implicit_resolvers = {first: list(resolvers)

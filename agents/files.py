@@ -56,7 +56,8 @@ def missing_extra(error: ImportError) -> str | None:
     if extra is None:
         return None
     # halma_env is not on PyPI: the extra is installed from the checkout (or a wheel, README "Set up")
-    hint = f"{module} is not installed: it comes with the {extra} extra (pip install -e '.[{extra}]' in the repository)"
+    hint = (f"{module} is not installed: it comes with the {extra} extra (pip install -e '.[{extra}]' in the "
+            f"repository, or a wheel with [{extra}])")
     if module == "torch":  # a plain torch requirement pulls a CUDA build of several GB
         hint += "; on a machine without a GPU install torch's CPU build first (README, Set up)"
     return hint
@@ -71,6 +72,12 @@ def shipped_file_hint(path: str | Path) -> str:
     if given.is_absolute() or given.exists() or not given.parts or given.parts[0] != PACKAGE_DIR.name:
         return ""
     return f" here (the package's own file is {str(shipped)!r})" if shipped.is_file() else ""
+
+
+def is_empty_path(path: str | Path) -> bool:
+    """Whether ``path`` is empty, which its reader refuses with its own message before using it:
+    ``Path("")`` is ``"."``, so an empty path would otherwise be reported as "a directory"."""
+    return str(path) == ""
 
 
 def output_problem(path: str | Path, what: str = "") -> str | None:
@@ -114,7 +121,7 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
     if kind:
         raise OSError(errno.EINVAL, f"it is {kind}, not a regular file, and writing would replace it", str(path))
     # hidden, ``.tmp`` and the file's name, less "tfevents": TensorBoard reads every file whose name holds
-    # that as an event file, and a temporary file a kill left in a run's ``tb/`` gave its points twice
+    # that as an event file, and a temporary file a kill leaves in a run's ``tb/`` would give its points twice
     hidden = path.name.replace("tfevents", "tf-events")
     while True:
         tmp = path.with_name(f".{hidden}.{secrets.token_hex(8)}.tmp")

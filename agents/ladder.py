@@ -41,7 +41,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, cast
 
-from agents.files import shown_value, write_atomic
+from agents.files import is_empty_path, shown_value, write_atomic
 from agents.player import SeededPlayer
 from halma_env import Game, Move, Rules
 from halma_env.files import FileTooLarge, NotARegularFile, file_kind, read_regular_file
@@ -73,7 +73,7 @@ class LadderError(ValueError):
 def ladder_path(path: str | Path | None = None) -> Path:
     """The ladder file: ``path``, else ``$HALMA_LADDER``, else the shipped one."""
     if path is not None:
-        if str(path) == "":  # Path("") is "." and was "a directory"
+        if is_empty_path(path):
             raise LadderError("a ladder file path is empty")
         return Path(path)
     env = os.environ.get("HALMA_LADDER")
@@ -134,7 +134,7 @@ def _check(data: Any, path: Path) -> dict[str, Any]:
 
 def _check_game(entry: dict[str, Any], what: str, key: str) -> None:
     """An entry's ``variant`` and ``seats``: a game's, and the one its key names; ``what`` names the file and
-    entry (game_key's own message named neither, and showed a value of any length)."""
+    entry (game_key's own message names neither, and shows a value of any length)."""
     variant, seats = entry["variant"], entry["seats"]
     if not isinstance(variant, str) or variant not in VARIANTS:
         raise LadderError(f"{what}: unknown variant {shown_value(variant)}; variants: {', '.join(VARIANTS)}")
@@ -479,7 +479,7 @@ class LevelPlayer:
     """A level by name, resolved from the ladder for each game's variant and seat count.
 
     Games the ladder has no entry for (the 1-seat solitaire, a ladder file without that game) use
-    the registry's fallback spec of the level (``agents.registry.LEVELS``) when there is one.
+    the registry's fallback spec of the level (``agents.registry.FALLBACK_LEVELS``) when there is one.
 
     ``temperature``, ``search`` and ``time_budget`` are checked now and passed to each game's player
     when it is made (``entry_player``): a game whose level is a bot refuses temperature and search
@@ -523,12 +523,12 @@ class LevelPlayer:
         key = f"{rules.variant}-{rules.num_players}"
         entry = load_ladder(self.path)["games"].get(key)
         if entry is None:
-            from agents.registry import LEVELS as FALLBACK
+            from agents.registry import FALLBACK_LEVELS
 
             why = self._no_entry(key)
-            if self.level not in FALLBACK:
+            if self.level not in FALLBACK_LEVELS:
                 return f"no player for this game ({why}, and the level has no built-in fallback)"
-            return f"{FALLBACK[self.level]} (built-in: {why})"
+            return f"{FALLBACK_LEVELS[self.level]} (built-in: {why})"
         return printable(level_entry(self.level, rules.variant, rules.num_players, self.path)["player"])
 
     def _no_entry(self, key: str) -> str:
@@ -541,7 +541,7 @@ class LevelPlayer:
     def player_for(self, rules: Rules) -> Any:
         """The concrete player for ``rules``, made once per variant and seat count: threads of a server
         that share this player and meet a game first at the same time wait for one of them to make it
-        (each made its own before, loading the same model again and dropping all but one)."""
+        (rather than each making its own, loading the same model again and dropping all but one)."""
         key = (rules.variant, rules.num_players)
         player = self._players.get(key)
         if player is None:
@@ -554,13 +554,13 @@ class LevelPlayer:
     def _make(self, key: tuple[str, int]) -> Any:
         entry = load_ladder(self.path)["games"].get(f"{key[0]}-{key[1]}")
         if entry is None:
-            from agents.registry import LEVELS as FALLBACK
+            from agents.registry import FALLBACK_LEVELS
 
-            if self.level not in FALLBACK:
+            if self.level not in FALLBACK_LEVELS:
                 raise LadderError(f"level {self.level!r}: the ladder has no entry for {key[0]} with "
                                   f"{key[1]} seats and the level has no fallback bot")
             # the bot itself (wrapped only for a time_budget): this player already picks it per game
-            return entry_player(FALLBACK[self.level], seed=self.seed, name=self.level, **self.options)
+            return entry_player(FALLBACK_LEVELS[self.level], seed=self.seed, name=self.level, **self.options)
         return level_player(self.level, key[0], key[1], self.seed, self.path, **self.options)
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:

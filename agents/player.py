@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import random
 from typing import Any, Protocol, runtime_checkable
 
 from halma_env import Game, Move
@@ -94,6 +95,31 @@ def check_is_game(game: Any) -> None:
     if not isinstance(game, Game):
         hint = " (load a position text with Game.from_position)" if isinstance(game, str) else ""
         raise TypeError(f"select_move needs a halma_env.Game, got {type(game).__name__}{hint}")
+
+
+def checked_moves(game: Any, time_budget: Any) -> list[Move]:
+    """The start of a bot's ``select_move``: ``time_budget`` checked (``check_time``), ``game`` checked
+    (``check_is_game``), then ``game.legal_moves()``; a game that is over is a ValueError, not an empty list."""
+    check_time("time_budget", time_budget)
+    check_is_game(game)
+    moves = game.legal_moves()
+    if not moves:
+        raise ValueError("no legal move: the game is over")
+    return moves
+
+
+class SeededBot:
+    """A base class for a bot whose randomness is one ``random.Random``, ``self._rng``: it gives the
+    bot ``reseed`` and ``seed`` (``SeededPlayer``).  The bot's ``__init__`` calls ``self.reseed(seed)``;
+    a bot with more state to reset (a plan, a cache) extends ``reseed`` and calls ``super().reseed(seed)``."""
+
+    seed: int | None
+    _rng: random.Random
+
+    def reseed(self, seed: int | None) -> None:
+        """Start the bot's random stream again from ``seed`` (the environments' ``reset(seed=...)`` calls it)."""
+        self.seed = check_seed(seed)
+        self._rng = random.Random(self.seed)
 
 
 def search_time(own: float | None, time_budget: float | None) -> float | None:

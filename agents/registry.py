@@ -7,7 +7,7 @@ Accepted names (``make_player`` raises ``ValueError`` listing them for anything 
   comma separated: ``search:depth=3``, ``search:time=0.5,width=10``, ``mcts:time=0.5``,
   ``greedy:noise=0.2``.  ``bot_parameters(bot)`` lists each bot's parameters and defaults;
 - a level: ``easy``, ``medium``, ``hard``, ``expert``, resolved through the rated ladder
-  (``agents.ladder.LevelPlayer``) for the game being played; ``LEVELS`` is each level's bot spec
+  (``agents.ladder.LevelPlayer``) for the game being played; ``FALLBACK_LEVELS`` is each level's bot spec
   where the ladder has no entry;
 - a path ending in ``.pt`` (a training checkpoint): ``agents.policy.load_policy_player(path, seed)``;
 - a path ending in ``.onnx`` (optionally with options, ``model.onnx:temperature=0.5``) or a
@@ -36,13 +36,17 @@ import math
 import os
 import re
 import warnings
+from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 from typing import Any
 
 from agents.files import missing_extra, shipped_file_hint
-from agents.player import SeededPlayer, check_seed, split_options
+from agents.player import Player, SeededPlayer, check_seed, split_options
+from halma_env import Game, Rules
 from halma_env.rules import ASCII_INTEGER
 from halma_env.suggest import did_you_mean
+
+Factory = Callable[[str, "int | None"], Player]  # (spec, seed) -> a player, as make_player
 
 _PLUGIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")  # a plugin bot's name
 
@@ -60,7 +64,7 @@ BOTS: dict[str, str] = {
 
 # level -> bot spec: the fallback for games the ladder (agents/ladder/ladder.json) has no entry
 # for; make_player resolves levels through the ladder; levels answer well under a second per move
-LEVELS: dict[str, str] = {
+FALLBACK_LEVELS: dict[str, str] = {
     "easy": "greedy:noise=0.25,temperature=1.0",
     "medium": "greedy",
     "hard": "search:time=0.2",
@@ -103,8 +107,8 @@ def plugin_bots() -> dict[str, str]:
             problem = "its name is not a plain bot name (letters, digits, '_' and '-', not first a digit)"
         elif name in BOTS:
             problem = f"its name is the built-in bot {name!r} ({BOTS[name]})"
-        elif name in LEVELS:
-            problem = f"its name is the level {name!r} ({LEVELS[name]})"
+        elif name in FALLBACK_LEVELS:
+            problem = f"its name is the level {name!r} ({FALLBACK_LEVELS[name]})"
         elif name.lower() == "ladder":
             problem = "'ladder' names the rated ladder (ladder:<level>)"
         elif not module.strip() or not attr:
@@ -242,7 +246,8 @@ def _parse(spec: str) -> tuple[str, dict[str, Any], str]:
 
 def valid_names() -> list[str]:
     """Every plain name ``make_player`` accepts (bots and levels), plus the path forms."""
-    return [*all_bots(), *LEVELS, "<bot>:key=value,...", "<checkpoint>.pt", "<opponent>.onnx", "ladder:<level>"]
+    return [*all_bots(), *FALLBACK_LEVELS, "<bot>:key=value,...", "<checkpoint>.pt", "<opponent>.onnx",
+            "ladder:<level>"]
 
 
 def _load_external(module_name: str, function: str, path: str, *args: Any) -> SeededPlayer:
@@ -268,12 +273,12 @@ def make_player(name: str, seed: int | None = None) -> SeededPlayer:
             if not os.path.exists(path):
                 raise ValueError(f"opponent file {path!r} does not exist{shipped_file_hint(path)}")
         return _load_external("agents.opponent", "load_opponent", name, seed)
-    if name in LEVELS:  # levels come from the rated ladder (agents/ladder.py) for the game being played
+    if name in FALLBACK_LEVELS:  # levels come from the rated ladder (agents/ladder.py) for the game being played
         return _load_external("agents.ladder", "LevelPlayer", name, seed)
     bot = name.partition(":")[0].strip()
     bots = all_bots()
     if bot not in bots:
-        raise ValueError(f"unknown player {name!r}{did_you_mean(bot, [*bots, *LEVELS])}; "
+        raise ValueError(f"unknown player {name!r}{did_you_mean(bot, [*bots, *FALLBACK_LEVELS])}; "
                          f"valid: {', '.join(valid_names())}")
     bot, params, non_finite = _parse(name)
     # a non-finite number goes to the bot first, whose own check names its bounds ("greedy noise must
@@ -282,3 +287,21 @@ def make_player(name: str, seed: int | None = None) -> SeededPlayer:
     if non_finite:
         raise ValueError(non_finite)
     return player
+
+
+def check_players(specs: Sequence[str], factory: Factory, rules: Rules) -> None:
+    """Make each player and let it choose a move in the starting position (a short time budget),
+    so that an unknown name, a bad file or a player of another game (a 2-seat checkpoint asked to
+    play 3 seats) fails with its reason before any game starts."""
+    for spec in specs:
+        try:
+            player = factory(spec, 0)
+        except (ValueError, FileNotFoundError, KeyError, ImportError) as e:
+            raise ValueError(f"cannot make player {spec!r}: {e}") from None
+        try:
+            player.select_move(Game(rules), time_budget=0.05)
+        except ValueError as e:
+            # the reason names the game a player of another one plays (a checkpoint for 3 seats), or a
+            # file it needs that is gone (a ladder level's model): no generic hint, it would mislead for the latter
+            game = f"{rules.variant} with {rules.num_players} seat{'s' if rules.num_players > 1 else ''}"
+            raise ValueError(f"player {spec!r} cannot play {game}: {e}") from None

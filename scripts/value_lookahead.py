@@ -24,12 +24,12 @@ import sys
 import numpy as np
 import torch
 
-from agents.arena import ARENA_LIMIT, build_rules, check_players, run_tournament
+from agents.arena import ARENA_LIMIT, build_rules, run_tournament
 from agents.checkpoint import load_checkpoint, model_from_checkpoint
 from agents.imitation import _padded
 from agents.network import HalmaNet
 from agents.player import check_int, check_number
-from agents.registry import make_player
+from agents.registry import check_players, make_player
 from halma_env import Game, Move
 from halma_env.encoding import encoding
 

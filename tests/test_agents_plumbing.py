@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from agents.player import check_int, check_number, check_seed, check_time, split_options
-from agents.registry import BOTS, LEVELS, bot_parameters, make_player, parse_spec, valid_names
+from agents.registry import BOTS, FALLBACK_LEVELS, bot_parameters, make_player, parse_spec, valid_names
 from halma_env import Game, Rules
 
 if TYPE_CHECKING:
@@ -163,13 +163,13 @@ def test_a_missing_opponent_file_is_named(name: str) -> None:
 
 
 def test_every_levels_fallback_is_a_valid_bot_spec() -> None:
-    """``LEVELS`` holds the bot spec of each level where the ladder has no entry (the 1-seat solitaire):
+    """``FALLBACK_LEVELS`` holds the bot spec of each level where the ladder has no entry (the 1-seat solitaire):
     each parses, and a level plays that game with it."""
     from agents.ladder import LevelPlayer
 
     solitaire = Rules("star", 1)
-    assert list(LEVELS) == ["easy", "medium", "hard", "expert"]
-    for level, spec in LEVELS.items():
+    assert list(FALLBACK_LEVELS) == ["easy", "medium", "hard", "expert"]
+    for level, spec in FALLBACK_LEVELS.items():
         bot, _ = parse_spec(spec)
         player = make_player(level, seed=0)
         assert isinstance(player, LevelPlayer) and player.name == level

@@ -22,7 +22,7 @@ from agents.bots.evaluation import (
 from agents.bots.greedy import REVISIT_PENALTY, GreedyBot, finishing_moves, recent_configurations, stalled_moves
 from agents.bots.search import SearchBot, _Run
 from agents.player import Player
-from agents.registry import BOTS, LEVELS, bot_parameters, make_player, parse_spec
+from agents.registry import BOTS, FALLBACK_LEVELS, bot_parameters, make_player, parse_spec
 from halma_env import Game, Move, Rules
 from halma_env.board import star_point
 from halma_env.rewards import place_rewards
@@ -36,7 +36,7 @@ FAST = {
     "random": "random",
     "greedy": "greedy",
     "greedy+": "greedy:lookahead=1",
-    "easy": LEVELS["easy"],
+    "easy": FALLBACK_LEVELS["easy"],
     "search": "search:depth=2,time=none",
     "mcts": "mcts:iterations=24,time=none",
     "crossing": "crossing:width=3",
@@ -84,7 +84,7 @@ def test_same_seed_same_moves(bot: str) -> None:
         assert any(moves(5) != moves(s) for s in range(6, 12)), "the seed should matter for a random bot"
 
 
-@pytest.mark.parametrize("spec", ["search:time=5", "mcts:time=5", LEVELS["hard"], LEVELS["expert"],
+@pytest.mark.parametrize("spec", ["search:time=5", "mcts:time=5", FALLBACK_LEVELS["hard"], FALLBACK_LEVELS["expert"],
                                   "crossing:time=5"])
 def test_time_budget_is_respected(spec: str) -> None:
     game = midgame("star", 2, 30)
@@ -183,8 +183,8 @@ def test_bots_take_an_immediate_finish() -> None:
     # seat 0: goal holes 0-8 filled, hole 9 empty, the last piece next to it
     game, finishing = one_move_from_finishing()
     assert finishing
-    for spec in ("search:depth=3,time=none", "mcts:iterations=50,time=none", *LEVELS.values()):
-        if spec == LEVELS["easy"]:
+    for spec in ("search:depth=3,time=none", "mcts:iterations=50,time=none", *FALLBACK_LEVELS.values()):
+        if spec == FALLBACK_LEVELS["easy"]:
             continue  # easy plays random moves on purpose
         assert make_player(spec, seed=0).select_move(game) in finishing, spec
 
@@ -246,7 +246,7 @@ def test_search_bookkeeping_matches_the_position(variant: str, n: int) -> None:
 
 
 def test_registry_names_and_errors() -> None:
-    for name in [*BOTS, *LEVELS]:
+    for name in [*BOTS, *FALLBACK_LEVELS]:
         player = make_player(name, seed=0)
         assert player.name == name
     assert parse_spec("search:depth=3,time=0.5,width=8") == ("search", {"depth": 3, "time": 0.5, "width": 8})

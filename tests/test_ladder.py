@@ -407,7 +407,7 @@ def test_malformed_entries_are_named(tmp_path: Path, capsys, levels: object, mes
 
 def test_a_level_from_the_built_in_fallback_says_so(tmp_path: Path, monkeypatch) -> None:
     """A ladder file without the game's entry: the level plays its built-in (unrated) spec, and says why."""
-    from agents.registry import LEVELS as FALLBACK
+    from agents.registry import FALLBACK_LEVELS
 
     ladder = tmp_path / "my_ladder.json"
     ladder.write_text(json.dumps({"format": "halma_env.ladder", "format_version": 1, "games": {
@@ -417,9 +417,9 @@ def test_a_level_from_the_built_in_fallback_says_so(tmp_path: Path, monkeypatch)
     monkeypatch.setenv("HALMA_LADDER", str(ladder))
     assert LevelPlayer("hard").describe(Rules("star", 2)) == "greedy"  # the file's own entry: as it is
     assert LevelPlayer("hard").describe(Rules("star", 3)) == (
-        f"{FALLBACK['hard']} (built-in: {str(ladder)} has no star-3 entry)")
+        f"{FALLBACK_LEVELS['hard']} (built-in: {str(ladder)} has no star-3 entry)")
     assert LevelPlayer("hard", path=ladder).describe(Rules("diamond", 2)) == (
-        f"{FALLBACK['hard']} (built-in: {str(ladder)} has no diamond-2 entry)")
+        f"{FALLBACK_LEVELS['hard']} (built-in: {str(ladder)} has no diamond-2 entry)")
 
 
 def _ladder_text(games: object, **header: object) -> str:
@@ -848,10 +848,11 @@ def test_a_level_without_an_entry_or_fallback_says_so(tmp_path: Path) -> None:
 
 
 def test_the_shipped_ladders_missing_game_is_named_as_the_shipped_ladder() -> None:
-    from agents.registry import LEVELS as FALLBACK
+    from agents.registry import FALLBACK_LEVELS
 
     hard = LevelPlayer("hard")
-    assert hard.describe(Rules("star", 1)) == f"{FALLBACK['hard']} (built-in: the shipped ladder has no star-1 entry)"
+    assert hard.describe(Rules("star", 1)) == (f"{FALLBACK_LEVELS['hard']} "
+                                               "(built-in: the shipped ladder has no star-1 entry)")
 
 
 def test_checkpoints_in_a_runs_folders_are_exported_under_the_runs_name(tmp_path: Path) -> None:

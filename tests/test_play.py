@@ -265,11 +265,11 @@ def test_the_shipped_ladder_describes_its_levels():
 
     assert LevelPlayer("expert").describe(Rules("star", 2)) == "star-2-star2.onnx"
     assert LevelPlayer("hard").describe(Rules("star", 3)) == "greedy"
-    from agents.registry import LEVELS
+    from agents.registry import FALLBACK_LEVELS
 
     # no solitaire entry: the fallback bot, and it says so
     assert LevelPlayer("easy").describe(Rules("star", 1)) == (
-        f"{LEVELS['easy']} (built-in: the shipped ladder has no star-1 entry)")
+        f"{FALLBACK_LEVELS['easy']} (built-in: the shipped ladder has no star-1 entry)")
 
 
 # --- the seats not given by --players, players of another game, ladder labels, seat changes in records ---

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import cast
 
 from agents.bots.evaluation import seat_tables
-from agents.player import check_int, check_is_game, check_number, check_seed, check_time
+from agents.player import SeededBot, check_int, check_is_game, check_number, check_time
 from halma_env import Game, Move
 
 MAX_MOVES = 400  # a plan longer than this is cut off (no crossing needs nearly as many)
@@ -109,7 +109,7 @@ def plan_crossing(
     return best[2]
 
 
-class CrossingBot:
+class CrossingBot(SeededBot):
     """Plays the first move of ``plan_crossing``'s line; in the solitaire it follows the line."""
 
     def __init__(
@@ -131,8 +131,7 @@ class CrossingBot:
     def reseed(self, seed: int | None) -> None:
         """Start the bot's random stream again from ``seed`` (the environments' ``reset(seed=...)`` calls it),
         with no plan kept: its moves are then those of a bot new made with ``seed``."""
-        self.seed = check_seed(seed)
-        self._rng = random.Random(self.seed)  # breaks ties between lines of equal potential
+        super().reseed(seed)  # self._rng breaks ties between lines of equal potential
         self._plan: dict[str, Move] = {}  # position -> planned move, along the last plan
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:

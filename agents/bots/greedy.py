@@ -24,11 +24,10 @@ also count the best gain left for the seat's next move (jump chains being set up
 from __future__ import annotations
 
 import math
-import random
 from typing import cast
 
 from agents.bots.evaluation import STRAGGLE, SeatView, Tracker, escape_moves, safe_moves
-from agents.player import check_int, check_is_game, check_number, check_seed, check_time
+from agents.player import SeededBot, check_int, check_number, checked_moves
 from halma_env import Game, Move
 
 REVISIT_PENALTY = 4.0
@@ -102,7 +101,7 @@ def finishing_moves(game: Game, seat: int, view: SeatView, moves: list[Move]) ->
     return out
 
 
-class GreedyBot:
+class GreedyBot(SeededBot):
     """One-ply progress maximiser; seeded tie-breaks, optional noise for weaker levels."""
 
     def __init__(
@@ -122,11 +121,6 @@ class GreedyBot:
         self.memory = check_int("greedy memory", memory)
         self.straggle = check_number("greedy straggle", straggle)
         self.lookahead = check_number("greedy lookahead", lookahead)
-
-    def reseed(self, seed: int | None) -> None:
-        """Start the bot's random stream again from ``seed`` (the environments' ``reset(seed=...)`` calls it)."""
-        self.seed = check_seed(seed)
-        self._rng = random.Random(self.seed)
 
     def scores(
         self, game: Game, view: SeatView | None = None, moves: list[Move] | None = None
@@ -163,11 +157,7 @@ class GreedyBot:
         return out
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
-        check_time("time_budget", time_budget)
-        check_is_game(game)
-        moves = game.legal_moves()
-        if not moves:
-            raise ValueError("no legal move: the game is over")
+        moves = checked_moves(game, time_budget)
         rng = self._rng
         if self.noise and rng.random() < self.noise:
             return rng.choice(moves)

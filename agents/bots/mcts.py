@@ -26,7 +26,7 @@ import time
 from agents.bots.evaluation import STRAGGLE, SeatView, Tracker, escape_moves, safe_moves
 from agents.bots.greedy import finishing_moves, recent_configurations
 from agents.bots.search import TEMPO
-from agents.player import check_int, check_is_game, check_number, check_seed, check_time, search_time
+from agents.player import SeededBot, check_int, check_number, check_time, checked_moves, search_time
 from halma_env import Game, Move
 
 
@@ -41,7 +41,7 @@ class _Node:
         self.children: list[_Node] = []
 
 
-class MCTSBot:
+class MCTSBot(SeededBot):
     """UCT with progressive widening, epsilon-greedy rollouts and an evaluation cut-off."""
 
     def __init__(
@@ -73,17 +73,8 @@ class MCTSBot:
         self.reseed(seed)
         self.last_info: dict = {}
 
-    def reseed(self, seed: int | None) -> None:
-        """Start the bot's random stream again from ``seed`` (the environments' ``reset(seed=...)`` calls it)."""
-        self.seed = check_seed(seed)
-        self._rng = random.Random(self.seed)
-
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
-        check_time("time_budget", time_budget)
-        check_is_game(game)
-        moves = game.legal_moves()
-        if not moves:
-            raise ValueError("no legal move: the game is over")
+        moves = checked_moves(game, time_budget)
         start = time.perf_counter()
         limit = search_time(self.time, time_budget)
         deadline = None if limit is None else start + limit

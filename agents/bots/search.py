@@ -34,7 +34,7 @@ from typing import cast
 
 from agents.bots.evaluation import STRAGGLE, WIN, Tracker, escape_moves, safe_moves
 from agents.bots.greedy import REVISIT_PENALTY, recent_configurations, stalled_moves
-from agents.player import check_int, check_is_game, check_number, check_seed, check_time, search_time
+from agents.player import SeededBot, check_int, check_number, check_time, checked_moves, search_time
 from halma_env import Game, Move
 from halma_env.rewards import place_rewards
 
@@ -52,7 +52,7 @@ def _first(item: tuple) -> float:
     return item[0]
 
 
-class SearchBot:
+class SearchBot(SeededBot):
     """Alpha-beta (2 seats) / best-reply search (3-6 seats) with iterative deepening."""
 
     def __init__(
@@ -78,19 +78,10 @@ class SearchBot:
         self.reseed(seed)
         self.last_info: dict = {}
 
-    def reseed(self, seed: int | None) -> None:
-        """Start the bot's random stream again from ``seed`` (the environments' ``reset(seed=...)`` calls it)."""
-        self.seed = check_seed(seed)
-        self._rng = random.Random(self.seed)
-
     # --- public ------------------------------------------------------------------------
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
-        check_time("time_budget", time_budget)
-        check_is_game(game)
-        moves = game.legal_moves()
-        if not moves:
-            raise ValueError("no legal move: the game is over")
+        moves = checked_moves(game, time_budget)
         start = time.perf_counter()
         limit = search_time(self.time, time_budget)
         if len(moves) == 1:
@@ -167,7 +158,7 @@ class _Run:
         """Score if the root seat is decided (or the game over), else None.
 
         Finishing is always good: it takes the best place still free, whatever places others
-        took before (scoring it by ``place_rewards`` alone made a seat that could only finish
+        took before (scoring it by ``place_rewards`` alone makes a seat that can only finish
         4th of 6 refuse to finish).  So a finish scores in [WIN/2, WIN] by place, sooner better;
         other decided outcomes (last place, draws by repetition or move limit) by
         ``place_rewards`` on the same scale."""
