@@ -40,7 +40,8 @@ except ModuleNotFoundError as exc:  # the core install has no torch: say where i
     if exc.name != "torch":
         raise
     raise ModuleNotFoundError("halma_env.batched needs torch, which comes with the train extra (pip install -e "
-                              "'.[train]' in the repository; README, Set up)", name="torch") from None
+                              "'.[train]' in the repository, or a wheel with [train]); on a machine without a GPU "
+                              "install torch's CPU build first (README, Set up)", name="torch") from None
 
 from halma_env.encoding import PLANES, encoding
 from halma_env.game import ACTIVE, FINISHED, RESIGNED, Game, IllegalMoveError, _progress

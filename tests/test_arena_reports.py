@@ -901,7 +901,7 @@ def test_build_parser_loads_only_the_command_asked_for() -> None:
 # --- halma bench (agents/bench.py) -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("target", "module"), [("engine", "halma_env.bench_engine"), ("env", "halma_env.bench_env"),
+@pytest.mark.parametrize(("target", "module"), [("engine", "halma_env.bench_engine"), ("env", "halma_env.envs.bench"),
                                                 ("train", "agents.train"), ("opponent", "agents.export")])
 def test_bench_runs_its_targets_benchmark_with_the_defaults(monkeypatch, capsys, target: str, module: str) -> None:
     """Each target runs its module's run_benchmark with the parsed options (defaults: 2 s per
@@ -941,7 +941,7 @@ def test_bench_options_that_apply(monkeypatch, capsys) -> None:
             raise ValueError("seven seconds is too long")
         return {}
 
-    for module in ("halma_env.bench_engine", "halma_env.bench_env", "agents.train"):
+    for module in ("halma_env.bench_engine", "halma_env.envs.bench", "agents.train"):
         monkeypatch.setattr(importlib.import_module(module), "run_benchmark", fake)
     assert cli_main(["bench", "engine", "--repeat", "1"]) == 0
     assert cli_main(["bench", "train", "--repeat", "3", "--device", "cpu"]) == 0

@@ -206,8 +206,8 @@ def test_without_the_optional_dependencies_commands_say_which_extra_to_install(t
         "assert 'torch' not in sys.modules or sys.modules['torch'] is None\n"
         "sys.exit(status)\n"
     )
-    train = ("the train extra (pip install -e '.[train]' in the repository); on a machine without a GPU install "
-             "torch's CPU build first (README, Set up)")
+    train = ("the train extra (pip install -e '.[train]' in the repository, or a wheel with [train]); on a machine "
+             "without a GPU install torch's CPU build first (README, Set up)")
     cases = [
         (["train", "quickstart", "--runs-dir", str(tmp_path / "runs")], 2,
          f"halma train: error: torch is not installed: it comes with {train}"),
@@ -241,14 +241,14 @@ def test_without_the_optional_dependencies_commands_say_which_extra_to_install(t
                            str(tmp_path / "runs")], cwd=root, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and done.stderr == (
         "halma train: error: tensorboard is not installed: it comes with the train extra (pip install -e '.[train]' "
-        "in the repository)\n"), done.stderr  # torch is there: no word on its builds
+        "in the repository, or a wheel with [train])\n"), done.stderr  # torch is there: no word on its builds
     assert list(tmp_path.iterdir()) == []  # no run or export folder was made
     # without matplotlib --out writes everything but the plot, and says so before the games
     done = subprocess.run([sys.executable, "-c", script, "eval", "greedy", "random", "--games", "2", "--quiet",
                            "--out", str(tmp_path / "out")], cwd=root, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stderr == (
         "halma eval: --out writes no results.png: matplotlib is not installed: it comes with the plots extra "
-        "(pip install -e '.[plots]' in the repository)\n"), done.stderr
+        "(pip install -e '.[plots]' in the repository, or a wheel with [plots])\n"), done.stderr
     assert f"wrote 4 files to {tmp_path / 'out'} (results.json, results.md, games/)" in done.stdout
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["games", "results.json", "results.md"]
 
@@ -259,17 +259,19 @@ def test_the_batched_engine_names_the_extra_it_needs() -> None:
               "try:\n    import halma_env.batched\nexcept ModuleNotFoundError as e:\n    print(e.name, '|', e)\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.stdout == ("torch | halma_env.batched needs torch, which comes with the train extra (pip install -e "
-                           "'.[train]' in the repository; README, Set up)\n"), done.stderr
+                           "'.[train]' in the repository, or a wheel with [train]); on a machine without a GPU "
+                           "install torch's CPU build first (README, Set up)\n"), done.stderr
 
 
 def test_only_a_missing_optional_package_is_blamed_on_its_extra() -> None:
     from agents.files import missing_extra
 
     assert missing_extra(ModuleNotFoundError("no", name="torch")) == (
-        "torch is not installed: it comes with the train extra (pip install -e '.[train]' in the repository); on a "
-        "machine without a GPU install torch's CPU build first (README, Set up)")
+        "torch is not installed: it comes with the train extra (pip install -e '.[train]' in the repository, or a "
+        "wheel with [train]); on a machine without a GPU install torch's CPU build first (README, Set up)")
     assert missing_extra(ModuleNotFoundError("no", name="matplotlib")) == (
-        "matplotlib is not installed: it comes with the plots extra (pip install -e '.[plots]' in the repository)")
+        "matplotlib is not installed: it comes with the plots extra (pip install -e '.[plots]' in the repository, or "
+        "a wheel with [plots])")
     # a broken install: its own error stands
     assert missing_extra(ModuleNotFoundError("no", name="torch._C")) is None
     assert missing_extra(ImportError("cannot import name 'x' from 'torch'", name="torch")) is None
