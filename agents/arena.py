@@ -606,8 +606,15 @@ class TournamentResult:
         write_atomic(path, self.plot_png())
 
     def plot_png(self) -> bytes:
-        """The figure ``plot`` writes, as PNG bytes."""
-        import matplotlib
+        """The figure ``plot`` writes, as PNG bytes (matplotlib, the plots extra: ``save(plot=False)`` without it)."""
+        try:
+            import matplotlib
+        except ModuleNotFoundError as e:
+            why = missing_extra(e)
+            if why is None:
+                raise
+            raise ModuleNotFoundError(f"the results plot needs matplotlib: {why}; or save(out_dir, plot=False)",
+                                      name=e.name) from None
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
@@ -1500,6 +1507,7 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
             check_players(args.players, factory, rules)
         plot = True
         if args.out is not None:
+            _check_out_dir(args.out)  # a refused --out first: the note below is for a run that goes on
             if args.solo is None:  # a match's --out draws results.png: found missing now, not after the games
                 try:
                     import matplotlib  # noqa: F401
@@ -1507,7 +1515,6 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
                     plot = False  # the rest needs no matplotlib: written, and the missing plot said at once
                     why = missing_extra(e) or f"matplotlib cannot be imported ({e})"
                     print(f"halma eval: --out writes no results.png: {why}", file=sys.stderr)
-            _check_out_dir(args.out)
     except ValueError as e:
         print(f"halma eval: error: {e}", file=sys.stderr)
         return 2

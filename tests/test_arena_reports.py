@@ -681,6 +681,24 @@ def test_cli_refuses_an_empty_out(capsys) -> None:
     assert (code, out, err) == (2, "", "halma eval: error: --out needs a directory, got ''\n")  # it wrote nothing
 
 
+def test_without_matplotlib_a_refused_out_says_only_why_and_save_names_the_extra(tmp_path, capsys,
+                                                                                  monkeypatch) -> None:
+    """Without matplotlib the note that --out writes no results.png came before the refusal of the --out
+    itself; and TournamentResult.save (plot=True by default) raised a bare ModuleNotFoundError."""
+    monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)
+    code, out, err = _eval(capsys, "greedy", "random", "--games", "1", "--quiet", "--out", "")
+    assert (code, out, err) == (2, "", "halma eval: error: --out needs a directory, got ''\n")
+    res = arena.run_tournament(["random", "greedy"], Rules("star", 2), 2, workers=None, max_plies=2,
+                               keep_records=True)
+    with pytest.raises(ModuleNotFoundError, match=r"^the results plot needs matplotlib: matplotlib is not "
+                                                  r"installed: it comes with the plots extra .*; or "
+                                                  r"save\(out_dir, plot=False\)$"):
+        res.save(str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()  # staged: nothing of a failed save is left
+    assert sorted(p.name for p in Path(res.save(str(tmp_path / "out"), plot=False)[0]).parent.iterdir()) == [
+        "games", "results.json", "results.md"]
+
+
 def test_cli_writes_into_an_existing_empty_or_unrelated_dir(tmp_path, capsys) -> None:
     (tmp_path / "notes.txt").write_text("mine")
     code, out, _ = _eval(capsys, "random", "random", "--games", "2", "--max-plies", "2", "--quiet",
