@@ -759,13 +759,15 @@ def _save_staged(out_dir: str, write: Callable[[str], list[str]], marker: str) -
     """Have ``write(folder)`` write a result's files into a new staging folder and return their names (relative
     to the folder), then move them into ``out_dir``; return their paths there.
 
-    When ``out_dir`` is missing or an empty folder (as ``halma eval --out`` makes it) the staging folder is made
-    beside it (``.NAME.halma-partial-PID-XXXX``) and renamed into its place in one step: a save that fails (a
-    full disk) or is interrupted (Ctrl-C, SIGTERM, SIGKILL) leaves either no result or a complete one, never a
-    ``results.json`` without its game records.  Into a folder that holds other files (or a mount point, or where
-    that rename fails) the staging folder is made in ``out_dir`` itself and its files are moved out one by one,
-    ``marker`` (``results.json``, ``solo.json``) last.  On an error the staging folder is removed; one left by
-    a process killed outright is removed by the next save into the same folder."""
+    When ``out_dir`` is missing (``halma eval --out`` removes the empty folder it made to check the place just
+    before it saves) the staging folder is made beside it (``.NAME.halma-partial-PID-XXXX``) and renamed into
+    its place in one step: a save that fails (a full disk) or is interrupted (Ctrl-C, SIGTERM, SIGKILL) leaves
+    either no result or a complete one, never a ``results.json`` without its game records.  Into a folder that
+    exists, even an empty one (renaming over it would drop its permissions and owner, and delete it from under a
+    shell standing in it: ``--out .``), or where that rename fails, the staging folder is made in ``out_dir``
+    itself and its files are moved out one by one, ``marker`` (``results.json``, ``solo.json``) last.  On an
+    error the staging folder is removed; one left by a process killed outright is removed by the next save into
+    the same folder."""
     import shutil
 
     out = os.path.abspath(out_dir)
@@ -774,7 +776,7 @@ def _save_staged(out_dir: str, write: Callable[[str], list[str]], marker: str) -
     _remove_stale_staging(parent, f".{name}.{STAGING}-")
     _remove_stale_staging(out, f".{STAGING}-")
     paths = None
-    staging = _beside_staging(out) if _stage_beside(out) else None
+    staging = None if os.path.lexists(out) else _beside_staging(out)
     if staging is not None:
         try:
             names = write(staging)
@@ -782,7 +784,7 @@ def _save_staged(out_dir: str, write: Callable[[str], list[str]], marker: str) -
             shutil.rmtree(staging, ignore_errors=True)
             raise
         try:
-            os.rename(staging, out)  # replaces the empty folder (POSIX)
+            os.rename(staging, out)  # (out is not there: the result appears whole)
             paths = names
         except OSError:  # (a folder made there meanwhile): moved in one by one, written again where it goes
             shutil.rmtree(staging, ignore_errors=True)
@@ -797,19 +799,6 @@ def _save_staged(out_dir: str, write: Callable[[str], list[str]], marker: str) -
             raise
         os.rmdir(staging)  # emptied by _move_into
     return [os.path.join(out_dir, n) for n in paths]
-
-
-def _stage_beside(out: str) -> bool:
-    """Whether a staging folder beside ``out`` can be renamed into its place: ``out`` is missing, or an empty
-    folder on the same file system as the one above it (not a mount point) and not on Windows (whose rename
-    replaces no folder)."""
-    if not os.path.lexists(out):
-        return True
-    try:
-        return (sys.platform != "win32" and os.path.isdir(out) and not os.path.islink(out) and not os.listdir(out)
-                and not os.path.ismount(out) and os.stat(out).st_dev == os.stat(os.path.dirname(out)).st_dev)
-    except OSError:
-        return False
 
 
 def _beside_staging(out: str) -> str | None:
@@ -1505,9 +1494,9 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
             if rules.num_players < 2:
                 raise ValueError("matches need 2+ seats; the 1-seat star is the solitaire: use --solo AGENT")
             check_players(args.players, factory, rules)
-        plot = True
+        plot, out_made = True, False
         if args.out is not None:
-            _check_out_dir(args.out)  # a refused --out first: the note below is for a run that goes on
+            out_made = _check_out_dir(args.out)  # a refused --out first: the note below is for a run that goes on
             if args.solo is None:  # a match's --out draws results.png: found missing now, not after the games
                 try:
                     import matplotlib  # noqa: F401
@@ -1535,7 +1524,7 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
                 _write_json(os.path.join(folder, "solo.json"), res.to_dict())
                 return ["solo.json", "solo.md", *names]
 
-            if not _saved(args.out, lambda: _save_staged(args.out, write, "solo.json")):
+            if not _saved(args.out, lambda: _save_staged(args.out, write, "solo.json"), out_made):
                 return 2
             print(f"\nwrote {args.out}/solo.json, solo.md and {len(res.games)} game records",
                   file=sys.stderr if args.json else sys.stdout)
@@ -1547,7 +1536,7 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
                             keep_records=bool(args.out), progress=not args.quiet, factory=factory)
     _print_results(result.to_dict(), result.markdown(), args.json)
     if args.out:
-        paths = _saved(args.out, lambda: result.save(args.out, plot=plot))
+        paths = _saved(args.out, lambda: result.save(args.out, plot=plot), out_made)
         if paths is None:
             return 2
         print(f"\nwrote {len(paths)} files to {args.out} (results.json, results.md, "
@@ -1555,10 +1544,14 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
     return 0
 
 
-def _saved(out: str, save: Callable[[], list[str]]) -> list[str] | None:
+def _saved(out: str, save: Callable[[], list[str]], made: bool) -> list[str] | None:
     """``save()``'s paths, or None after the reason it wrote nothing is printed: a full disk, a folder that
     became unwritable, another tournament's records put there meanwhile (``save`` removes what it had
-    written, so that a rerun into the same folder is not refused)."""
+    written, so that a rerun into the same folder is not refused).  ``made``: ``_check_out_dir`` made the
+    folder, which is removed first if still empty, so that the results appear in one rename (``_save_staged``)."""
+    if made:
+        with contextlib.suppress(OSError):  # (not empty, or gone: save works with what is there)
+            os.rmdir(out)
     try:
         return save()
     except OSError as e:
@@ -1573,9 +1566,10 @@ def _print_results(document: dict[str, Any], tables: str, as_json: bool) -> None
     print(json.dumps(_clean(document), allow_nan=False) if as_json else tables)
 
 
-def _check_out_dir(out: str) -> None:
-    """Create ``--out`` now: an unwritable place fails before the games, not after them.  A directory that
-    already holds results is refused: writing over them would mix old game records with the new ones."""
+def _check_out_dir(out: str) -> bool:
+    """Create ``--out`` now: an unwritable place fails before the games, not after them; whether it was made
+    here (True) or was there.  A directory that already holds results is refused: writing over them would mix
+    old game records with the new ones."""
     if out == "":  # an empty --out would write nothing and say nothing (a name of spaces is a name)
         raise ValueError(f"--out needs a directory, got {out!r}")
     from agents.files import special_file_kind
@@ -1587,7 +1581,9 @@ def _check_out_dir(out: str) -> None:
     if previous:
         raise ValueError(f"--out {out!r} already holds results ({', '.join(previous)}); choose another directory "
                          "or remove them")
+    made = not os.path.lexists(out)
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as e:
         raise ValueError(f"cannot write --out {out!r}: {e.strerror or e}") from None
+    return made

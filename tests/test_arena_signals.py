@@ -234,11 +234,29 @@ def test_a_full_disk_is_one_line_and_leaves_nothing_that_refuses_a_rerun(tmp_pat
     assert cli_main(argv) == 2
     err = capsys.readouterr().err
     assert err == f"halma eval: error: cannot write {str(out)!r}: {os.strerror(errno.ENOSPC)}\n"
-    assert _files(tmp_path) == ["out"]  # the folder --out made, empty; no staging folder beside or in it
+    assert _files(tmp_path) == []  # neither the folder --out made nor a staging folder beside or in it
     monkeypatch.undo()
     assert cli_main(argv) == 0
     marker = "solo.json" if solo else "results.json"
     assert json.loads((out / marker).read_text()) and len(list((out / "games").iterdir())) in (2, 3)
+
+
+def test_a_save_into_a_folder_that_was_there_keeps_that_folder(tmp_path, monkeypatch) -> None:
+    """An empty folder of the user's was replaced by the staging folder renamed over it: its permissions went
+    (0700 became 0755), and ``halma eval --out .`` deleted the shell's working directory from under it."""
+    res = arena.run_tournament(["greedy", "random"], Rules("star", 2), 2, max_plies=6, keep_records=True)
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    before = private.stat()
+    res.save(str(private), plot=False)
+    after = private.stat()
+    assert (after.st_ino, after.st_mode & 0o777) == (before.st_ino, 0o700)
+    assert {"results.json", "results.md", "games/game_00000.json"} <= set(_files(private))
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    assert cli_main(["eval", *SMALL, "--out", "."]) == 0
+    assert Path(os.getcwd()).samefile(here) and "results.json" in _files(here)
 
 
 def test_an_interrupted_save_leaves_no_result_and_the_folder_its_permissions(tmp_path, monkeypatch) -> None:
