@@ -86,7 +86,10 @@ def run(args: argparse.Namespace) -> int:
     from agents.files import new_run_dir_problem, run_in_use_problem
 
     run_dir = Path(args.runs_dir) / cfg.name
-    problem = run_in_use_problem(run_dir) or (None if args.resume else new_run_dir_problem(run_dir))
+    try:
+        problem = run_in_use_problem(run_dir) or (None if args.resume else new_run_dir_problem(run_dir))
+    except OSError:  # an unreadable place: the Trainer's own checks say so, in one line
+        problem = None
     if problem is not None:
         print(f"halma train: error: {problem}", file=sys.stderr)
         return 2

@@ -1642,6 +1642,28 @@ def test_halma_train_refuses_a_held_run_directory_before_it_imports_torch(tmp_pa
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["tiny"]  # no lock file, nothing else
 
 
+def test_an_unreadable_run_directory_is_one_line_not_a_traceback(tmp_path: Path, monkeypatch, capsys) -> None:
+    """The check before torch's import listed the run directory unguarded: a PermissionError (a folder of
+    another user's) escaped as a traceback, where the Trainer's check says it in one line."""
+    from agents.cli import main
+
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump(train_tiny_config()))
+    run = tmp_path / "runs" / "tiny"
+    run.mkdir(parents=True)
+    real_iterdir = Path.iterdir
+
+    def iterdir(self: Path):
+        if self == run:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_iterdir(self)
+
+    monkeypatch.setattr(Path, "iterdir", iterdir)
+    assert main(["train", str(config), "--runs-dir", str(tmp_path / "runs")]) == 2
+    assert capsys.readouterr().err == (f"halma train: error: cannot write the run directory {str(run)!r}: "
+                                       "Permission denied\n")
+
+
 def _learning_rates(trainer: Trainer) -> list[float]:
     """Train ``trainer`` to its end; the learning rate of each update."""
     rates: list[float] = []
