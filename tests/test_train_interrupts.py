@@ -213,6 +213,23 @@ def test_a_full_disk_while_training_says_how_to_continue(tmp_path: Path, capsys,
     assert load_checkpoint(last)["update"] == 3
 
 
+def test_a_file_missing_while_training_is_not_called_a_write_failure(tmp_path: Path, monkeypatch) -> None:
+    """Every OSError became "cannot write ...: No such file or directory" with exit 2: a file to read that went
+    missing (a snapshot, an opponent's model) is not a full disk, and keeps its traceback as the bug it is."""
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(tiny_config()))
+    save = agents.ppo.save_checkpoint
+
+    def gone_at_update_2(file, payload):
+        if payload["update"] == 2:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(tmp_path / "snapshot.pt"))
+        return save(file, payload)
+
+    monkeypatch.setattr(agents.ppo, "save_checkpoint", gone_at_update_2)
+    with pytest.raises(FileNotFoundError):
+        main(["train", str(path), "--runs-dir", str(tmp_path), "--quiet"])
+
+
 @pytest.mark.parametrize("failing", ["eval.jsonl", "final_eval.json"])
 def test_a_full_disk_in_the_final_evaluation_says_how_to_finish_it(tmp_path: Path, capsys, monkeypatch,
                                                                    failing: str) -> None:
