@@ -428,7 +428,9 @@ class Trainer:
                 if attempt == 2:
                     raise
             except LockHeld:  # a --resume started while the run it continues still trained: two in one directory
-                raise ValueError(run_in_use(self.run_dir)) from None
+                if attempt == 2:  # (not a moment's hold: halma train's check before torch takes the lock briefly)
+                    raise ValueError(run_in_use(self.run_dir)) from None
+                time.sleep(0.05)
         self._lock_made = [lock, *made] if new else []  # (a lock file there already: its folder was there too)
 
     def _unlock_refused(self) -> None:

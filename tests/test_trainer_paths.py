@@ -1664,6 +1664,26 @@ def test_an_unreadable_run_directory_is_one_line_not_a_traceback(tmp_path: Path,
                                        "Permission denied\n")
 
 
+def test_a_lock_held_for_a_moment_is_waited_for(tmp_path: Path, monkeypatch) -> None:
+    """halma train's check before torch's import takes the run's lock for a moment: a second run reaching its
+    own lock then was refused as "in use by another halma train"; a hold that ends is now waited for."""
+    from agents.files import LockHeld, held_lock
+
+    tries = []
+
+    def held_once(path, *args, **kwargs):
+        tries.append(path)
+        if len(tries) == 1:
+            raise LockHeld(str(path))
+        return held_lock(path, *args, **kwargs)
+
+    monkeypatch.setattr(agents.ppo, "held_lock", held_once)
+    trainer = Trainer(from_dict(train_tiny_config()), tmp_path / "run", log=quiet, lock_run_dir=True)
+    trainer.close()
+    trainer.run_lock.close()
+    assert len(tries) == 2
+
+
 def _learning_rates(trainer: Trainer) -> list[float]:
     """Train ``trainer`` to its end; the learning rate of each update."""
     rates: list[float] = []
