@@ -312,7 +312,7 @@ MAX_CONFIG_ENTRIES = 10_000  # a training config has about 80 values; the manife
 def _check_config_size(config: Any, checkpoint: str | Path) -> None:
     """A checkpoint's stored config of at most ``MAX_CONFIG_ENTRIES`` values, counted without spelling it
     out: lists that share their parts (a pickle's memo) would write a manifest of megabytes (34 MB from a
-    38 KB checkpoint in a security review)."""
+    38 KB checkpoint)."""
     count, todo = 0, [config]
     while todo:
         item = todo.pop()
@@ -328,8 +328,8 @@ def _check_config_size(config: Any, checkpoint: str | Path) -> None:
 
 def _check_json_values(config: Any, checkpoint: str | Path) -> None:
     """The checkpoint's config as the manifest copies it: JSON values only (mappings with string keys,
-    lists, strings, booleans, null, finite numbers, integers a 64-bit reader takes).  A tensor failed the
-    export with a TypeError traceback and a NaN wrote a manifest no JSON reader takes.  Walked without
+    lists, strings, booleans, null, finite numbers, integers a 64-bit reader takes).  Otherwise a tensor would fail
+    the export with a TypeError and a NaN would write a manifest no JSON reader takes.  Walked without
     recursion; ``_check_config_size`` bounds the walk."""
     todo: list[tuple[Any, str]] = [(config, "config")]
     while todo:
@@ -511,7 +511,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        if args.out == "":  # Path("") is the working directory: it wrote the model there
+        if args.out == "":  # Path("") is the working directory: an export would write the model there
             raise ValueError("--out needs a directory, got ''")
         path = export_checkpoint(args.checkpoint, args.level, args.out, rating=args.rating, name=args.name,
                                  opset=args.opset)

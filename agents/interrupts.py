@@ -14,7 +14,7 @@ from typing import Any
 class Terminated(KeyboardInterrupt):
     """SIGTERM (``kill``, a job scheduler), raised as Ctrl-C's ``KeyboardInterrupt`` is, so that the same paths
     clean up: a ``halma`` command's (``halma export``'s scratch folder, ``halma train``'s resume hint), which then
-    exits with the shell's status for it, 143 (killed outright, it left its files behind and said nothing), and
+    exits with the shell's status for it, 143 (killed outright, it would leave its files behind and say nothing), and
     ``parallel.spawn``'s, which stops its processes.  ``signum``: the signal."""
 
     signum = signal.SIGTERM
@@ -23,8 +23,8 @@ class Terminated(KeyboardInterrupt):
 @contextlib.contextmanager
 def sigterm_raises() -> Iterator[None]:
     """SIGTERM raises ``Terminated`` for the block, in the main thread of this process alone (a handler is
-    only ever run there): a process forked meanwhile that inherits the handler takes the signal's default
-    action, as before.  Elsewhere than in the main thread (no handler can be set there) the block runs as is."""
+    only ever run there): a process forked meanwhile that inherits the handler takes the signal's default action,
+    as without the block.  Elsewhere than in the main thread (no handler can be set there) the block runs as is."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -176,7 +176,7 @@ class _PairLogitsFunction(torch.autograd.Function):
     Autograd's backward of the product and of the destination rows' two column slices builds
     zero-padded copies of the (N, k + 1) rows and adds them; this one computes each side's row
     gradients at once (one ``cat``) and ``index_add_``s them into its table (the whole loop, one
-    thread, alternating in session 15: 2,895-3,079 steps/s with it, 2,811-2,919 with autograd's;
+    thread, alternating runs: 2,895-3,079 steps/s with it, 2,811-2,919 with autograd's;
     docs/training.md, "Speed")."""
 
     @staticmethod

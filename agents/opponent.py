@@ -196,8 +196,8 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
 
 
 def _check_descriptive(data: dict[str, Any], mpath: Path) -> None:
-    """The types of the fields other code reads or prints (a ``rating`` of ``{}`` failed only when a table
-    was formatted), named with the manifest."""
+    """The types of the fields other code reads or prints (a ``rating`` of ``{}`` would fail only when a
+    table is formatted), named with the manifest."""
     for key, types in _FIELD_TYPES.items():
         if key in data and (isinstance(data[key], bool) or not isinstance(data[key], types)):
             wanted = " or ".join("null" if t is type(None) else {"str": "a string", "dict": "an object"}[t.__name__]
@@ -347,7 +347,7 @@ def _session(onnx_path: Path, variant: str, seats: int, model: bytes) -> Any:
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    # fatal only: a failed run's error (severity 3) was printed raw (colour codes) on stderr before the
+    # fatal only: a failed run's error (severity 3) would print raw (colour codes) on stderr before the
     # OpponentError that names the model and says it; the session's runs log with this level too
     options.log_severity_level = 4
     options.add_session_config_entry("session.use_env_allocators", "1")  # the capped arena

@@ -132,7 +132,7 @@ def _entry(rank: int, fn: Callable[..., Any], world_size: int, tmp: str, args: t
             pickle.dump(result, f)
     # every process reaches the end, then leaves without tearing the group down: gloo aborts a process
     # whose peer has closed the connections under it ("terminate called without an active exception"),
-    # which destroy_process_group and the interpreter's own teardown both did now and then
+    # which destroy_process_group and the interpreter's own teardown both cause now and then
     dist.barrier()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -192,8 +192,8 @@ def _cause(exc: Exception, processes: list[Any], tmp: Path) -> Exception:
 
 def _killed_with_parent() -> None:
     """Linux: have this process killed at once when its parent dies.  Torch's spawn asks for SIGINT then,
-    which interrupted a process mid-update (in a checkpoint's save, say) and printed a traceback on the
-    terminal after ``halma train`` was gone; a killed process writes nothing, and an interrupted save
+    which would interrupt a process mid-update (in a checkpoint's save, say) and print a traceback on the
+    terminal after ``halma train`` is gone; a killed process writes nothing, and an interrupted save
     leaves only its temporary file, which the next save removes.  Elsewhere ``_exit_with_parent`` polls."""
     if not sys.platform.startswith("linux"):
         return

@@ -692,7 +692,7 @@ def run(args: argparse.Namespace) -> int:
     level = "medium" if args.level is None else args.level
     args.seed = 0 if args.seed is None else args.seed
     try:
-        if args.seed < 0:  # (the CPU players' seeds are seed + seat modulo 2**63: -1 gave seat 1 seed 0)
+        if args.seed < 0:  # (the CPU players' seeds are seed + seat modulo 2**63: -1 would give seat 1 seed 0)
             raise ValueError(f"--seed must be >= 0 (an integer), got {args.seed}")
         players = [s.strip() for s in args.players.split(",")] if args.players is not None else None
         if players is not None and not all(players):

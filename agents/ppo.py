@@ -111,7 +111,7 @@ def make_env(cfg: TrainConfig, device: torch.device, seed: int, num_envs: int | 
     engine = cfg.env.engine
     if engine == "auto":
         # heuristic bots play scalar Game objects, which the scalar engine has at hand; without bots the
-        # torch engine was the faster one when measured (docs/training.md)
+        # torch engine is the faster one (measured: docs/training.md)
         engine = "scalar" if cfg.pool.bot_prob > 0 else "batched"
     rules = cfg.game.rules()
     kwargs: dict[str, Any] = dict(device=device, seed=seed, reward=cfg.game.reward,
@@ -388,9 +388,9 @@ class Trainer:
         self.ckpt_dir = self.run_dir / "checkpoints"
         self.snap_dir = self.run_dir / "snapshots"
         # (``lock_run_dir``: halma train) one run at a time in a run directory: locked first, before any check
-        # (two fresh runs started at once both passed the checks of a directory that did not exist yet, when it
-        # was locked after them, and trained into it together), and before the first write; the caller releases
-        # it (``with trainer.run_lock``), and an error on the way releases it here, and removes what the lock
+        # (locked after them, two fresh runs started at once could both pass the checks of a directory that does
+        # not exist yet, and train into it together), and before the first write; the caller releases it
+        # (``with trainer.run_lock``), and an error on the way releases it here, and removes what the lock
         # made (its file, the runs directory) when the run directory was not made: refused input writes nothing
         self.run_lock = contextlib.ExitStack()
         self.writer: Any = None  # a SummaryWriter once the logs start
@@ -628,7 +628,7 @@ class Trainer:
         results: dict[str, Any] = {"global_step": self.global_step, "update": self.update, "final": final}
         model = PlackettLuce()
         # the final evaluation's games are its own: at the update of the last evaluation during training its
-        # seed gave the same games again (and the rating counted them twice)
+        # seed would give the same games again (and the rating would count them twice)
         seed = self.cfg.seed + 7919 * (self.update + 1) + (1 if final else 0)
         for opp in opponents:
             r = evaluate(self.net, self.cfg, opp, games, seed=seed, device=self.device)
@@ -1261,7 +1261,7 @@ def explained_variance(count: int, sum_y: float, sum_y2: float, sum_r: float, su
 def drop_events_after(tb_dir: Path, global_step: int) -> None:
     """Rewrite the TensorBoard event files in ``tb_dir`` without the events past ``global_step`` (a resumed
     run's checkpoint), so a killed run's later points do not stand beside the resumed run's.  TensorBoard's
-    own ``purge_step`` was not enough: its default (Rust) loader ignores it, and its Python loader applies it
+    own ``purge_step`` is not enough: its default (Rust) loader ignores it, and its Python loader applies it
     only after a first session marker that a fresh run's writer never writes.  A record the kill cut short
     goes too; a file with nothing to drop is left as it is."""
     if not tb_dir.is_dir():

@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"halma train: error: {exc}", file=sys.stderr)
         return 2
-    if args.runs_dir == "":  # Path("") is the working directory: it trained into ./NAME
+    if args.runs_dir == "":  # Path("") is the working directory: a run would train into ./NAME
         print("halma train: error: --runs-dir needs a directory, got ''", file=sys.stderr)
         return 2
     if args.quiet:
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"halma train: error: {problem}", file=sys.stderr)
         return 2
     # the closing evaluation needs no tensorboard, but the run's first files would be written before the
-    # import of its SummaryWriter failed, and a second attempt refused as a run without a checkpoint
+    # import of its SummaryWriter fails, and a second attempt would be refused as a run without a checkpoint
     import torch  # noqa: F401
 
     if cfg.log.tensorboard:

@@ -104,9 +104,9 @@ class _HoleSet:
 
 
 # The batch's state and buffers are updated in place, which torch refuses for tensors made under
-# torch.inference_mode() once outside it: a rollout function wrapped in @torch.inference_mode() left a
-# batch that failed half-way through its next step outside one (its board moved, its seat to move
-# not).  Every public method runs with inference mode off, so the batch only ever holds ordinary
+# torch.inference_mode() once outside it: a rollout function wrapped in @torch.inference_mode() would
+# leave a batch that fails half-way through its next step outside one (its board moved, its seat to
+# move not).  Every public method runs with inference mode off, so the batch only ever holds ordinary
 # tensors; nothing here needs autograd either way.
 _outside_inference_mode = torch.inference_mode(False)
 
@@ -476,7 +476,7 @@ class BatchedGame:
     def __deepcopy__(self, memo: dict[int, Any]) -> Self:
         """``copy.deepcopy(batch)``: everything copied, tables included, as by default, but with inference
         mode off (see ``_outside_inference_mode``): made inside ``torch.inference_mode()`` the copy's
-        tensors were inference tensors, and its first step outside one failed."""
+        tensors would be inference tensors, and its first step outside one would fail."""
         other = type(self).__new__(type(self))
         memo[id(self)] = other
         for name, value in self.__dict__.items():

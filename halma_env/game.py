@@ -30,7 +30,7 @@ class IllegalMoveError(ValueError):
 
 
 class NoMoveToUndo(IllegalMoveError, IndexError):
-    """``Game.undo()`` with nothing to take back.  An IllegalMoveError, as it always was, and an
+    """``Game.undo()`` with nothing to take back.  An IllegalMoveError, as a Game's other refusals, and an
     IndexError, as python-chess's ``Board.pop()`` on an empty move stack raises (and ``list.pop()``)."""
 
 
