@@ -7,26 +7,23 @@ import random
 import re
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-import torch
 
 from agents.bots.crossing import CrossingBot, plan_crossing
 from agents.bots.evaluation import seat_tables
 from agents.config import from_dict
-from agents.imitation import (
-    crossing_cache_path,
-    load_crossing_lines,
-    plan_crossing_lines,
-    record_crossings,
-    save_crossing_lines,
-)
-from agents.ppo import Trainer
 from agents.registry import bot_parameters, make_player
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
 from tests.engine_helpers import one_move_from_finishing, position
-from tests.test_train import quiet, tiny_config
+
+if TYPE_CHECKING:
+    from agents.ppo import Trainer
+
+# the planner and the bot need no torch; the training term's tests (agents.imitation, agents.ppo and the
+# training tests' tiny config) import it themselves
 
 SOLITAIRE = Rules("star", 1)
 
@@ -274,6 +271,8 @@ def test_only_a_solitaire_plan_without_a_horizon_is_kept() -> None:
 
 
 def crossing_config(**changes) -> dict:
+    from tests.test_train import tiny_config
+
     data = tiny_config(crossing__planner_width=30, crossing__detours=3, crossing__detour_width=10,
                        crossing__coef=1.0)
     for key, value in changes.items():
@@ -283,6 +282,10 @@ def crossing_config(**changes) -> dict:
 
 
 def test_recorded_crossings_are_the_planners_lines() -> None:
+    import torch
+
+    from agents.imitation import record_crossings
+
     cfg = from_dict(crossing_config())
     demos, lengths = record_crossings(cfg, seed=0)
     main = plan_crossing(Game(SOLITAIRE), width=30)
@@ -303,6 +306,9 @@ def test_recorded_crossings_are_the_planners_lines() -> None:
 
 
 def test_training_learns_the_planners_crossing(tmp_path: Path) -> None:
+    from agents.ppo import Trainer
+    from tests.test_train import quiet, tiny_config
+
     data = crossing_config()
     data["ppo"]["total_steps"] = 4 * 16 * 2
     trainer = Trainer(from_dict(data), tmp_path / "cross", log=quiet)
@@ -319,6 +325,8 @@ def test_training_learns_the_planners_crossing(tmp_path: Path) -> None:
 
 
 def crossing_run(tmp_path: Path, name: str, lines: list[str]) -> Trainer:
+    from agents.ppo import Trainer
+
     data = crossing_config()
     data["ppo"]["total_steps"] = 4 * 16 * 2
     trainer = Trainer(from_dict(data), tmp_path / name, log=lines.append, crossing_cache=tmp_path / "cache")
@@ -328,6 +336,10 @@ def crossing_run(tmp_path: Path, name: str, lines: list[str]) -> Trainer:
 
 
 def test_a_crossing_plan_is_kept_and_read_back_by_the_next_run(tmp_path: Path, monkeypatch) -> None:
+    import torch
+
+    from agents.imitation import crossing_cache_path
+
     lines: list[str] = []
     first = crossing_run(tmp_path, "first", lines)
     cached = crossing_cache_path(tmp_path / "cache", first.cfg, first.cfg.seed)
@@ -352,6 +364,10 @@ def test_a_crossing_plan_is_kept_and_read_back_by_the_next_run(tmp_path: Path, m
     (lambda data: json.dumps({**data, "key": {**data["key"], "seed": 99}}), "its key is not"),
 ])
 def test_a_damaged_crossing_plan_is_planned_again(tmp_path: Path, damage, why: str) -> None:
+    import torch
+
+    from agents.imitation import crossing_cache_path
+
     lines: list[str] = []
     first = crossing_run(tmp_path, "first", lines)
     cached = crossing_cache_path(tmp_path / "cache", first.cfg, first.cfg.seed)
@@ -364,6 +380,8 @@ def test_a_damaged_crossing_plan_is_planned_again(tmp_path: Path, damage, why: s
 
 
 def test_crossing_plans_round_trip_and_name_their_config(tmp_path: Path) -> None:
+    from agents.imitation import crossing_cache_path, load_crossing_lines, plan_crossing_lines, save_crossing_lines
+
     cfg = from_dict(crossing_config())
     lines = plan_crossing_lines(cfg, seed=0)
     path = crossing_cache_path(tmp_path, cfg, 0)
@@ -381,6 +399,9 @@ def test_crossing_plans_round_trip_and_name_their_config(tmp_path: Path) -> None
 
 def test_the_crossing_term_fits_the_main_line() -> None:
     """The loss the trainer adds, minimised alone, makes the greedy policy play the planner's line."""
+    import torch
+
+    from agents.imitation import record_crossings
     from agents.network import build_network
     from agents.ppo import evaluate_solo
 
@@ -399,6 +420,8 @@ def test_the_crossing_term_fits_the_main_line() -> None:
 
 
 def test_crossing_config_is_checked() -> None:
+    from tests.test_train import tiny_config
+
     with pytest.raises(ValueError, match="planner_width and crossing.coef go together"):
         from_dict(tiny_config(crossing__planner_width=30))
     with pytest.raises(ValueError, match="crossing.coef must be >= 0"):

@@ -457,16 +457,24 @@ def test_non_integer_actions_are_refused_not_truncated() -> None:
     raw.step(np.int64(legal))  # numpy integers and 0-d integer arrays are integers
     raw.step(np.array(raw.encode_move(1, (7, 16))))
     assert raw.game.ply == 2
-    # a 0-d integer tensor, as a torch policy's argmax gives it, is an integer too (it was refused); not a
-    # bool, float or several-value one
+    with pytest.raises(TypeError, match="action must be an integer"):
+        raw.step(np.True_)  # numpy's bool is no integer either
+    assert raw.game.ply == 2
+
+
+def test_a_0d_integer_tensor_is_an_integer_action() -> None:
+    """A 0-d integer tensor, as a torch policy's argmax gives it, is an integer too (it was refused); not a
+    bool, float or several-value one.  (The only part of the action checks that needs torch.)"""
     import torch
 
-    for bad in (torch.tensor(True), torch.tensor(3.0), torch.tensor([1, 2]), torch.tensor([3]), torch.tensor([[3]]),
-                np.True_):
+    raw = raw_env()
+    raw.reset()
+    for bad in (torch.tensor(True), torch.tensor(3.0), torch.tensor([1, 2]), torch.tensor([3]), torch.tensor([[3]])):
         with pytest.raises(TypeError, match="action must be an integer"):
             raw.step(bad)
+    assert raw.game.ply == 0
     raw.step(torch.tensor(raw.encode_move(0, raw.game.legal_moves()[0])))
-    assert raw.game.ply == 3
+    assert raw.game.ply == 1
 
 
 def test_calls_before_reset_and_unknown_agents_name_the_problem() -> None:
@@ -1182,9 +1190,7 @@ def test_the_reference_encoding_refuses_what_would_wrap_or_truncate() -> None:
             enc.encode_move(*args)
     with pytest.raises(TypeError, match=r"action must be an integer, got 13533\.7"):
         enc.decode_action(0, 13533.7)
-    import torch
-
-    for bad in (torch.tensor(True), torch.tensor([1]), np.array([1]), np.True_):  # bools and arrays are no seat
+    for bad in (np.array([1]), np.True_):  # bools and arrays are no seat (torch's: the next test)
         with pytest.raises(TypeError, match="seat must be an integer"):
             enc.decode_action(bad, 5)
     with pytest.raises(ValueError, match="seat must be 0..1, got -1"):
@@ -1196,6 +1202,16 @@ def test_the_reference_encoding_refuses_what_would_wrap_or_truncate() -> None:
     with pytest.raises(ValueError, match="read-only"):
         enc.to_canonical[0, 0] = 5
     assert enc.to_canonical[0, 0] == 0 and enc.static_planes.flags.writeable is False
+
+
+def test_the_reference_encoding_refuses_a_bool_or_an_array_tensor_as_a_seat() -> None:
+    """As numpy's, a 0-d bool tensor and a one-value tensor are no seat for halma_env.encoding.Encoding."""
+    import torch
+
+    enc = encoding("star", 2)
+    for bad in (torch.tensor(True), torch.tensor([1])):
+        with pytest.raises(TypeError, match="seat must be an integer"):
+            enc.decode_action(bad, 5)
 
 
 def test_the_fallback_random_player_keeps_its_seed_method() -> None:

@@ -9,7 +9,6 @@ import pytest
 
 from agents.config import apply_overrides, default_dict, from_dict
 from halma_env import Rules
-from halma_env.batched import BatchedGame
 from halma_env.rules import MAX_LIMIT
 
 LIMITS = ("move_limit", "stall_limit", "repetition_limit")
@@ -18,6 +17,8 @@ LIMITS = ("move_limit", "stall_limit", "repetition_limit")
 @pytest.mark.parametrize("name", LIMITS)
 def test_the_largest_limit_steps_the_batched_engine(name: str) -> None:
     """MAX_LIMIT fits the int64 counters it is compared with (10**20 raised OverflowError in step)."""
+    from halma_env.batched import BatchedGame  # the batched engine needs torch; the other limits here do not
+
     games = BatchedGame(Rules("star", 2, **{name: MAX_LIMIT}), batch_size=2, seed=0)
     for _ in range(3):
         games.step(games.random_actions())
@@ -28,6 +29,8 @@ def test_the_largest_limit_steps_the_batched_engine(name: str) -> None:
 def test_a_limit_too_large_for_the_batched_engine_is_refused(name: str) -> None:
     """review_fuzz batched_overflow.py: ``BatchedGame(Rules("star", 2, move_limit=10**20), ...)`` was built
     and its first step raised ``OverflowError: int too big to convert``."""
+    from halma_env.batched import BatchedGame
+
     with pytest.raises(ValueError, match=f"^{name} must be at most {MAX_LIMIT} "):
         BatchedGame(Rules("star", 2, **{name: 10**20}), batch_size=2, seed=0)
 

@@ -1287,22 +1287,29 @@ class _OldNumpyBool:
 def test_bools_with_an_index_are_not_integers_anywhere() -> None:
     """numpy 1.24-2.2 (the declared floor, and the newest on Python 3.10) index their bools: a bool seat,
     hole, count or event number was taken as 1 there, as the checks relied on operator.index refusing it."""
-    import torch
-
-    from halma_env.batched import _as_int
     from halma_env.records import GameRecord
     from halma_env.rules import is_bool
 
-    assert is_bool(_OldNumpyBool()) and is_bool(True) and is_bool(torch.tensor(True)) and not is_bool(1)
+    assert is_bool(_OldNumpyBool()) and is_bool(True) and not is_bool(1)
     with pytest.raises(ValueError, match="num_players must be an int"):
         Rules("star", _OldNumpyBool())
     game = Game(Rules("star", 2))
     src, dst = game.legal_moves()[0]
     _refused(game, (src, _OldNumpyBool()), "destination hole")
-    assert _as_int(_OldNumpyBool()) is None and _as_int(torch.tensor(True)) is None and _as_int(3) == 3
     game.play((src, dst))
     with pytest.raises(ValueError, match="upto must be an event count"):
         GameRecord.from_game(game).replay(upto=_OldNumpyBool())
+
+
+def test_bools_with_an_index_are_not_integers_in_the_batched_engine() -> None:
+    """The batched engine's integer check (it needs torch) refuses an indexable bool and a 0-d bool tensor."""
+    import torch
+
+    from halma_env.batched import _as_int
+    from halma_env.rules import is_bool
+
+    assert is_bool(torch.tensor(True)) and not is_bool(torch.tensor(1))
+    assert _as_int(_OldNumpyBool()) is None and _as_int(torch.tensor(True)) is None and _as_int(3) == 3
 
 
 def test_recent_events_are_the_history_newest_first() -> None:

@@ -24,6 +24,7 @@ import agents.ppo
 from agents.checkpoint import load_checkpoint
 from agents.cli import main
 from agents.interrupts import Terminated
+from tests.process_helpers import signal_when
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -329,18 +330,8 @@ def test_sigterm_of_a_run_in_one_process_stops_it_as_ctrl_c_does(tmp_path: Path)
     cmd = [sys.executable, "-m", "agents.cli", "train", str(tmp_path / "c.yaml"), "--runs-dir", str(tmp_path),
            "--quiet"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
-    try:
-        deadline = time.monotonic() + 120
-        while not list((tmp_path / "tiny" / "snapshots").glob("snap_*.pt")):  # a snapshot at every update
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "training did not start"
-            time.sleep(0.1)
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    snapshots = tmp_path / "tiny" / "snapshots"  # a snapshot at every update
+    err = signal_when(proc, lambda: bool(list(snapshots.glob("snap_*.pt"))), "training did not start")
     assert proc.returncode == 128 + signal.SIGTERM and "Traceback" not in err, err
     assert "halma train: stopped by SIGTERM: stopping after this update and saving a checkpoint" in err
     last = tmp_path / "tiny" / "checkpoints" / "last.pt"
