@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
 from agents.files import missing_extra, shown_value, write_atomic
+from agents.interrupts import exit_with_parent, signal_at_parent_death
 from agents.player import Player, check_int, check_time
 from agents.ratings import Rating, competition_ranks, mean_interval, rate_games, wilson_interval
 from agents.registry import Factory, check_players
@@ -1213,32 +1214,13 @@ def _tie_to_parent(parent: int) -> None:
 def _exit_with_parent(parent: int) -> None:
     """End this worker when the process that started it is gone (killed by a signal it cannot handle: SIGKILL, or
     SIGTERM before it could stop the workers): it would otherwise wait for tasks for ever, orphaned.  On Linux the
-    kernel sends SIGTERM at the parent's death (``PR_SET_PDEATHSIG``); everywhere a daemon thread also checks,
-    every ``PARENT_POLL_S``, that the parent process id is unchanged (on Windows, where it is not, it waits on
-    the parent's process handle), as ``agents.parallel`` does for the training processes."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(Exception):  # (a libc without prctl: the thread below still watches)
-            import ctypes
-
-            pr_set_pdeathsig = 1  # <linux/prctl.h>
-            ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGTERM))
+    kernel sends SIGTERM at the parent's death; everywhere a daemon thread also watches the parent
+    (``agents.interrupts``, as for the training processes)."""
+    signal_at_parent_death(signal.SIGTERM)
     if sys.platform != "win32" and os.getppid() != parent:  # gone already, before the request above
         os._exit(1)
-    threading.Thread(target=_watch_parent, args=(parent,), name="halma-arena-parent", daemon=True).start()
-
-
-def _watch_parent(parent: int) -> None:
-    if sys.platform == "win32":
-        import multiprocessing
-
-        watched = multiprocessing.parent_process()
-        if watched is not None:
-            watched.join()
-            os._exit(1)
-        return
-    while os.getppid() == parent:
-        time.sleep(PARENT_POLL_S)
-    os._exit(1)
+    threading.Thread(target=exit_with_parent, args=(parent, PARENT_POLL_S), name="halma-arena-parent",
+                     daemon=True).start()
 
 
 @contextlib.contextmanager

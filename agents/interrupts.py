@@ -1,12 +1,15 @@
 """SIGTERM as an exception: ``halma``'s commands and ``parallel.spawn`` stop on ``kill`` (a job scheduler)
-as they stop on Ctrl-C, running the same clean-up.  No torch: the CLI imports it before any command."""
+as they stop on Ctrl-C, running the same clean-up; and child processes (the arena's workers, the training
+processes) that end with their parent.  No torch: the CLI imports it before any command."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import signal
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -42,3 +45,33 @@ def sigterm_raises() -> Iterator[None]:
         yield
     finally:  # None: a handler installed outside Python; back to the default then
         signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def signal_at_parent_death(signum: int) -> None:
+    """Linux: have the kernel send ``signum`` to this process when its parent dies (``PR_SET_PDEATHSIG``).
+    Elsewhere, or with a libc without ``prctl``, nothing: ``exit_with_parent`` still watches."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        pr_set_pdeathsig = 1  # <linux/prctl.h>
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signum))
+
+
+def exit_with_parent(parent: int, poll_s: float = 0.5) -> None:
+    """Block until the process ``parent`` (the one that started this one) is gone, then end this process
+    (``os._exit(1)``): run in a daemon thread, it keeps a child killed with its parent from running on
+    unseen.  ``os.getppid`` is checked every ``poll_s`` seconds; on Windows, where it keeps naming a parent
+    that is gone, the thread waits on the parent's process handle instead."""
+    if sys.platform == "win32":
+        import multiprocessing
+
+        watched = multiprocessing.parent_process()
+        if watched is not None:
+            watched.join()
+            os._exit(1)
+        return
+    while os.getppid() == parent:
+        time.sleep(poll_s)
+    os._exit(1)

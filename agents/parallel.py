@@ -33,7 +33,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from agents.interrupts import sigterm_raises
+from agents.interrupts import exit_with_parent, signal_at_parent_death, sigterm_raises
 
 # a process waits this long for the others at a collective: long enough for an evaluation or the
 # imitation stage that only the first process runs; a crashed process ends the others sooner (spawn)
@@ -116,8 +116,11 @@ def _entry(rank: int, fn: Callable[..., Any], world_size: int, tmp: str, args: t
     loopback = loopback_interface()
     if loopback is not None:
         os.environ["GLOO_SOCKET_IFNAME"] = loopback
-    _killed_with_parent()
-    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+    # killed at once when the parent dies (torch's spawn asks for SIGINT, which would interrupt an update, a
+    # checkpoint's save say, and print a traceback after halma train is gone; an interrupted save leaves only its
+    # temporary file, which the next save removes); elsewhere than on Linux the thread polls
+    signal_at_parent_death(signal.SIGKILL)
+    threading.Thread(target=exit_with_parent, args=(parent, PARENT_POLL_S), daemon=True).start()
     dist.init_process_group("gloo", init_method=f"file://{Path(tmp) / 'rendezvous'}", rank=rank,
                             world_size=world_size, timeout=TIMEOUT)
     try:
@@ -188,35 +191,6 @@ def _cause(exc: Exception, processes: list[Any], tmp: Path) -> Exception:
     why = " (the kernel's out-of-memory killer sends it, as does kill -9)" if oom else ""
     return mp.ProcessExitedException(f"process {rank} (pid {pid}) was killed by {name}{why}; the other processes "
                                      "were stopped", rank, pid, code, name)
-
-
-def _killed_with_parent() -> None:
-    """Linux: have this process killed at once when its parent dies.  Torch's spawn asks for SIGINT then,
-    which would interrupt a process mid-update (in a checkpoint's save, say) and print a traceback on the
-    terminal after ``halma train`` is gone; a killed process writes nothing, and an interrupted save
-    leaves only its temporary file, which the next save removes.  Elsewhere ``_exit_with_parent`` polls."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    pr_set_pdeathsig = 1  # <linux/prctl.h>
-    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGKILL))
-
-
-def _exit_with_parent(parent: int) -> None:
-    """Stop this process once the one that spawned it is gone: a ``halma train`` killed by a signal it
-    cannot handle (``kill``, SIGKILL) would otherwise leave its processes training on, unseen.  On Windows
-    ``os.getppid`` keeps naming a parent that is gone: there it waits on the parent's process handle."""
-    if sys.platform == "win32":
-        import multiprocessing
-
-        watched = multiprocessing.parent_process()
-        if watched is not None:
-            watched.join()
-            os._exit(1)
-    while os.getppid() == parent:
-        time.sleep(PARENT_POLL_S)
-    os._exit(1)
 
 
 def active() -> bool:

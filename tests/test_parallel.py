@@ -23,6 +23,7 @@ from test_train import tiny_config
 from agents import parallel
 from agents.checkpoint import load_checkpoint
 from agents.config import from_dict
+from agents.interrupts import exit_with_parent
 from agents.ppo import check_same_weights
 from agents.train import train_and_evaluate
 
@@ -182,7 +183,7 @@ def test_on_windows_a_process_waits_on_its_parent_s_handle(monkeypatch) -> None:
     monkeypatch.setattr(os, "getppid", lambda: pytest.fail("polled getppid"))
     monkeypatch.setattr(sys, "platform", "win32")
     with pytest.raises(SystemExit):
-        parallel._exit_with_parent(12345)
+        exit_with_parent(12345)
     monkeypatch.undo()
     assert events == ["joined", "exit 1"]
 
