@@ -99,11 +99,12 @@ def render_text(
             parts.append(text + " ")
             hole += 1
         lines.append("".join(parts).rstrip())
-    status = _status_line(game)
+    status = game_status_line(game)
     return "\n".join(lines + [status])
 
 
-def _status_line(game: Game) -> str:
+def game_status_line(game: Game) -> str:
+    """The last line of ``print(game)``: the game, its ply and seat to move, or how it ended and the places."""
     if game.is_over:
         places = ", ".join(f"seat {s}: {p}" for s, p in enumerate(game.places))
         return f"game over ({game.end_reason}); places: {places}"

@@ -51,7 +51,7 @@ def _shown(value: int) -> str:
     return str(value) if value.bit_length() <= 100 else f"an integer of {value.bit_length()} bits"
 
 
-def _flag(value: Any) -> bool | None:
+def as_flag(value: Any) -> bool | None:
     """``value`` as a Python bool when it is one or a 0-d boolean array scalar (numpy's ``bool_``,
     as a config read with numpy gives), else None (ints, text: 1 and "yes" are not flags)."""
     if isinstance(value, bool):
@@ -115,7 +115,7 @@ class Rules:
             repetition_limit = 3 if variant == "halma16" else None
         flags = {}  # stored as Python bools
         for name, value in (("anti_blocking", anti_blocking), ("play_to_end", play_to_end)):
-            flag = _flag(value)
+            flag = as_flag(value)
             if flag is None:
                 raise ValueError(f"{name} must be true or false, got {value!r}")
             flags[name] = flag

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 from xml.sax.saxutils import escape
 
-from halma_env.rules import _flag
+from halma_env.rules import as_flag
 
 if TYPE_CHECKING:
     from halma_env.game import Game, Move
@@ -84,7 +84,7 @@ def board_svg(
     Raises TypeError or ValueError naming the argument at fault.
     """
     from halma_env.game import Game
-    from halma_env.render import _status_line
+    from halma_env.render import game_status_line
 
     if not isinstance(game, Game):
         raise TypeError(f"game must be a halma_env Game, got {type(game).__name__}")
@@ -116,7 +116,7 @@ def board_svg(
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{_n(shown_w)}" height="{_n(shown_h)}" '
         f'viewBox="0 0 {_n(width)} {_n(height)}">',
-        f"<title>{escape(_status_line(game))}</title>",
+        f"<title>{escape(game_status_line(game))}</title>",
         f"<desc>{escape(game.position())}</desc>",
         f'<rect class="background" width="{_n(width)}" height="{_n(height)}" fill="{BACKGROUND}"/>',
     ]
@@ -209,7 +209,7 @@ def _check_size(size: object) -> int | None:
     if size is None:
         return None
     value = None
-    if not isinstance(size, bool) and _flag(size) is None:  # True is not a size, nor numpy's bool
+    if not isinstance(size, bool) and as_flag(size) is None:  # True is not a size, nor numpy's bool
         value = _index(size)
     if value is None:
         raise TypeError(f"size must be a positive integer (pixels) or None, got {type(size).__name__}")
@@ -220,7 +220,7 @@ def _check_size(size: object) -> int | None:
 
 
 def _check_flag(name: str, value: object) -> bool:
-    flag = _flag(value)
+    flag = as_flag(value)
     if flag is None:
         raise TypeError(f"{name} must be True or False, got {value!r}")
     return flag
@@ -272,7 +272,7 @@ def _check_lastmove(lastmove: object, game: Game) -> tuple[int, int, tuple[int, 
     last = game.geometry.num_holes - 1
     ends = []
     for name, hole in (("source", move.src), ("destination", move.dst)):
-        value = None if isinstance(hole, bool) or _flag(hole) is not None else _index(hole)
+        value = None if isinstance(hole, bool) or as_flag(hole) is not None else _index(hole)
         if value is None:
             raise TypeError(f"lastmove's {name} must be a hole number 0..{last}, got {hole!r}")
         if not 0 <= value <= last:
