@@ -461,13 +461,20 @@ class BatchedGame:
         the generator gets a copy of its state (both batches then draw the same random actions), and
         the buffers behind ``action_mask()``, ``observation()`` and ``legal_moves()`` start afresh:
         stepping either batch leaves the other exactly as it was."""
+        generator = torch.Generator(device=self.device)
+        generator.set_state(self.generator.get_state())
+        return self._with_state(torch.Tensor.clone, generator)
+
+    def _with_state(self, state: Any, generator: torch.Generator) -> Self:
+        """A batch sharing this one's tables, with ``state(t)`` of each per-slot state tensor ``t`` (``_STATE``),
+        the generator ``generator`` and fresh buffers (``copy.copy``, ``take``)."""
         other = type(self).__new__(type(self))
         other.__dict__.update(self.__dict__)
         for name in self._STATE:
             if name in self.__dict__:  # asg_*: only with a stall limit
-                setattr(other, name, getattr(self, name).clone())
-        other.generator = torch.Generator(device=self.device)
-        other.generator.set_state(self.generator.get_state())
+                setattr(other, name, state(getattr(self, name)))
+        other.batch_size = int(other.owner.shape[0])
+        other.generator = generator
         other._buffers = {}
         other._mask = other._mask_rows = other._dest = None
         return other
@@ -562,17 +569,10 @@ class BatchedGame:
             state = self.generator.get_state().cpu().numpy().tobytes()
             digest = hashlib.blake2b(state + self._takes.to_bytes(8, "little"), digest_size=8).digest()
             seed_int = int.from_bytes(digest, "little") >> 1
-        other = type(self).__new__(type(self))
-        other.__dict__.update(self.__dict__)
-        for name in self._STATE:
-            if name in self.__dict__:  # asg_*: only with a stall limit
-                setattr(other, name, getattr(self, name).index_select(0, index))
-        other.batch_size = int(index.numel())
+        generator = torch.Generator(device=self.device)
+        generator.manual_seed(seed_int)
+        other = self._with_state(lambda t: t.index_select(0, index), generator)
         other._takes = 0
-        other.generator = torch.Generator(device=self.device)
-        other.generator.manual_seed(seed_int)
-        other._buffers = {}
-        other._mask = other._mask_rows = other._dest = None
         return other
 
     @_outside_inference_mode
