@@ -524,7 +524,7 @@ ADAM_KEPT_FLAGS = ("amsgrad", "maximize", "capturable", "decoupled_weight_decay"
 ADAM_MOMENTS = ("exp_avg", "exp_avg_sq")  # and max_exp_avg_sq with amsgrad
 
 
-def check_optimizer_state(optimizer: torch.optim.Optimizer, state: Any, path: str | Path) -> None:
+def check_optimizer_state(optimizer: torch.optim.Adam, state: Any, path: str | Path) -> None:
     """What ``optimizer.load_state_dict(state)`` would take without a word and fail on (or quietly change the
     training by) later: torch checks the parameter groups' sizes only.  Each group's params are distinct ids;
     Adam's hyperparameters are numbers in the ranges its constructor takes (``lr`` "1e-3", NaN, a tensor or
@@ -557,8 +557,7 @@ def check_optimizer_state(optimizer: torch.optim.Optimizer, state: Any, path: st
             raise CheckpointError(f"{who} has {where} of {len(params)} parameters; this run's optimiser's has "
                                   f"{len(group['params'])}")
         ids.extend(params)
-        if isinstance(optimizer, torch.optim.Adam):
-            _check_adam_group(group, saved_group, f"{who} has {where}")
+        _check_adam_group(group, saved_group, f"{who} has {where}")
     if len(set(ids)) != len(ids):
         raise CheckpointError(f"{who} has optimizer.param_groups that list a parameter id twice "
                               f"({_some(sorted({str(i) for i in ids if ids.count(i) > 1}))})")
@@ -577,10 +576,7 @@ def check_optimizer_state(optimizer: torch.optim.Optimizer, state: Any, path: st
         if not isinstance(entry, dict):
             raise CheckpointError(f"{who} has an optimizer state whose entry for parameter {i} is "
                                   f"{_shown(entry)}, not a mapping")
-        if isinstance(optimizer, torch.optim.Adam):
-            _check_adam_state(entry, param, i, amsgrad[i], who)
-        else:
-            _check_param_state(entry, param, i, who)
+        _check_adam_state(entry, param, i, amsgrad[i], who)
 
 
 def _check_adam_group(group: dict[str, Any], saved: dict[str, Any], who: str) -> None:
@@ -645,18 +641,7 @@ def _check_adam_state(entry: dict[Any, Any], param: torch.Tensor, i: int, amsgra
                                   "values (a mean of squares is >= 0: its square root would make the weights NaN)")
 
 
-def _check_param_state(entry: dict[Any, Any], param: torch.Tensor, i: int, who: str) -> None:
-    """One parameter's state for an optimiser other than Adam: tensors of the parameter's shape, or scalars."""
-    for key, value in entry.items():
-        if not isinstance(value, torch.Tensor) or (value.dim() and value.shape != param.shape):
-            what = f"{tuple(value.shape)}" if isinstance(value, torch.Tensor) else f"a {type(value).__name__}"
-            raise CheckpointError(f"{who} has an optimizer state whose {key} of parameter {i} is {what}, "
-                                  f"not a tensor of the parameter's shape {tuple(param.shape)} (or a scalar)")
-        if value.is_floating_point() and not bool(torch.isfinite(value).all()):
-            raise CheckpointError(f"{who} has an optimizer state whose {key} of parameter {i} holds NaN or inf")
-
-
-def load_optimizer_state(optimizer: torch.optim.Optimizer, state: dict[str, Any], path: str | Path) -> None:
+def load_optimizer_state(optimizer: torch.optim.Adam, state: dict[str, Any], path: str | Path) -> None:
     """Load a checkpoint's optimiser state into ``optimizer`` once ``check_optimizer_state`` has passed it, so a
     refused state leaves ``optimizer`` as it was; ``CheckpointError`` naming the file and the field."""
     check_optimizer_state(optimizer, state, path)
