@@ -727,8 +727,31 @@ def dump_yaml(cfg: TrainConfig) -> str:
     return yaml.dump(cfg.to_dict(), Dumper=_Dumper, sort_keys=False)
 
 
+def config_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """``key old -> new`` for every (dotted) config key whose value differs between two config dicts."""
+    old, new = flat_config(before), flat_config(after)
+
+    def shown(values: dict[str, Any], key: str) -> str:
+        return repr(values[key]) if key in values else "(none)"  # a key that one config version lacks
+
+    return [f"{key} {shown(old, key)} -> {shown(new, key)}" for key in sorted(old.keys() | new.keys())
+            if key not in old or key not in new or old[key] != new[key]]
+
+
+def flat_config(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A config dict's values by dotted key (``ppo.learning_rate``)."""
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(flat_config(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
 __all__ = [
     "CheckpointConfig", "CrossingConfig", "EnvConfig", "EvalConfig", "GameConfig", "ImitationConfig", "LogConfig",
-    "NetworkConfig", "PPOConfig", "PoolConfig", "TrainConfig", "apply_overrides", "default_dict", "dump_yaml",
-    "from_dict", "load_config",
+    "NetworkConfig", "PPOConfig", "PoolConfig", "TrainConfig", "apply_overrides", "config_changes", "default_dict",
+    "dump_yaml", "flat_config", "from_dict", "load_config",
 ]
+

@@ -33,11 +33,9 @@ The seat that starts rotates from game to game in each environment.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import dataclasses
 import hashlib
-import io
 import json
 import math
 import os
@@ -55,10 +53,10 @@ from torch import nn
 
 from agents import parallel
 from agents.checkpoint import check_network, load_checkpoint, model_from_checkpoint, save_checkpoint
-from agents.config import TrainConfig, dump_yaml, with_keys_added_later
+from agents.config import TrainConfig, config_changes, dump_yaml, flat_config, with_keys_added_later
 from agents.devices import check_device
-from agents.files import LockHeld, held_lock, new_run_dir_problem, run_in_use, run_lock_file, write_atomic
 from agents.network import HalmaNet, build_network, load_extending
+from agents.run_dir import RunLock, drop_evaluations_after, drop_events_after, new_run_dir_problem
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
 
@@ -388,16 +386,14 @@ class Trainer:
         self.ckpt_dir = self.run_dir / "checkpoints"
         self.snap_dir = self.run_dir / "snapshots"
         # (``lock_run_dir``: halma train) one run at a time in a run directory: locked first, before any check
-        # (locked after them, two fresh runs started at once could both pass the checks of a directory that does
-        # not exist yet, and train into it together), and before the first write; the caller releases it
-        # (``with trainer.run_lock``), and an error on the way releases it here, and removes what the lock
-        # made (its file, the runs directory) when the run directory was not made: refused input writes nothing
-        self.run_lock = contextlib.ExitStack()
+        # and before the first write; the caller releases it (``with trainer.run_lock``), and an error on the
+        # way releases it here, removing what the lock made when the run directory was not: refused input
+        # writes nothing
+        self.run_lock = RunLock(self.run_dir)
         self.writer: Any = None  # a SummaryWriter once the logs start
-        self._lock_made: list[Path] = []  # what _lock_run_dir made: the lock file, then the folders, deepest first
         try:
             if lock_run_dir and self.main:
-                self._lock_run_dir()
+                self.run_lock.acquire()
             if resume:
                 self._resume()  # the run's own weights: init_from only starts a fresh run
             else:
@@ -411,50 +407,15 @@ class Trainer:
                 self._start_logs(resume)
         except BaseException:
             self.close()
-            self._unlock_refused()
+            self.run_lock.release_refused()
             raise
-
-    def _lock_run_dir(self) -> None:
-        lock = run_lock_file(self.run_dir)
-        parent = self.run_dir.parent
-        made = [d for d in (parent, *parent.parents) if not d.exists()]
-        new = not lock.exists()
-        for attempt in range(3):
-            parent.mkdir(parents=True, exist_ok=True)
-            try:
-                self.run_lock.enter_context(held_lock(lock))
-                break
-            except FileNotFoundError:  # a refused run removed the folder it had made, just now: make it again
-                if attempt == 2:
-                    raise
-            except LockHeld:  # a --resume started while the run it continues still trained: two in one directory
-                if attempt == 2:  # (not a moment's hold: halma train's check before torch takes the lock briefly)
-                    raise ValueError(run_in_use(self.run_dir)) from None
-                time.sleep(0.05)
-        self._lock_made = [lock, *made] if new else []  # (a lock file there already: its folder was there too)
-
-    def _unlock_refused(self) -> None:
-        """Let the lock go after an error in ``__init__``; before that, when the run directory was not made,
-        remove the lock file and folders ``_lock_run_dir`` made (the file while its lock is held: see
-        ``held_lock``)."""
-        if self._lock_made and not self.run_dir.exists():
-            lock, *folders = self._lock_made
-            with contextlib.suppress(OSError):
-                lock.unlink()
-            self.run_lock.close()
-            for folder in folders:
-                try:
-                    folder.rmdir()  # (another run's lock file in it now: it stays)
-                except OSError:
-                    break
-        self.run_lock.close()
 
     def _start_logs(self, resume: bool) -> None:
         """The run's config.yaml, and its logs from where a resume starts."""
         cfg = self.cfg
         (self.run_dir / "config.yaml").write_text(dump_yaml(cfg))
         if resume:  # what the run logged after its checkpoint is replaced by what the resumed run logs
-            self._drop_evaluations_after(self.global_step)
+            drop_evaluations_after(self.run_dir, self.global_step)
             if cfg.log.tensorboard:  # (a session that logs none needs no tensorboard; the next that does drops them)
                 drop_events_after(self.run_dir / "tb", self.global_step)
         if cfg.log.tensorboard:
@@ -462,7 +423,7 @@ class Trainer:
 
             self.writer = SummaryWriter(str(self.run_dir / "tb"))
             if not resume:
-                hp = "\n".join(f"|{k}|{v}|" for k, v in _flat(cfg.to_dict()).items())
+                hp = "\n".join(f"|{k}|{v}|" for k, v in flat_config(cfg.to_dict()).items())
                 self.writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + hp)
             elif self.resume_changes:
                 self.writer.add_text("resume_config_changes", "\n".join(f"- {c}" for c in self.resume_changes),
@@ -472,21 +433,6 @@ class Trainer:
         problem = new_run_dir_problem(self.run_dir)
         if problem is not None:
             raise ValueError(problem)
-
-    def _drop_evaluations_after(self, global_step: int) -> None:
-        """Keep only the ``eval.jsonl`` lines up to ``global_step`` (a resumed run's checkpoint): a killed run's
-        later evaluations are replaced by the resumed run's.  Rewritten atomically, like a checkpoint."""
-        path = self.run_dir / "eval.jsonl"
-        if not path.exists():
-            return
-        kept = []
-        for line in path.read_text().splitlines():
-            try:
-                if json.loads(line)["global_step"] <= global_step:
-                    kept.append(line + "\n")
-            except (ValueError, KeyError, TypeError):  # a line the killed run left half-written
-                continue
-        write_atomic(path, "".join(kept))
 
     # --- checkpoints --------------------------------------------------------------------
 
@@ -1256,48 +1202,3 @@ def explained_variance(count: int, sum_y: float, sum_y2: float, sum_r: float, su
     var_y = sum_y2 / count - (sum_y / count) ** 2
     var_r = sum_r2 / count - (sum_r / count) ** 2
     return float("nan") if var_y <= 1e-12 * max(1.0, sum_y2 / count) else 1 - var_r / var_y
-
-
-def drop_events_after(tb_dir: Path, global_step: int) -> None:
-    """Rewrite the TensorBoard event files in ``tb_dir`` without the events past ``global_step`` (a resumed
-    run's checkpoint), so a killed run's later points do not stand beside the resumed run's.  TensorBoard's
-    own ``purge_step`` is not enough: its default (Rust) loader ignores it, and its Python loader applies it
-    only after a first session marker that a fresh run's writer never writes.  A record the kill cut short
-    goes too; a file with nothing to drop is left as it is."""
-    if not tb_dir.is_dir():
-        return
-    from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
-    from tensorboard.compat.proto import event_pb2
-    from tensorboard.summary.writer.record_writer import RecordWriter
-
-    for path in sorted(tb_dir.glob("events.out.tfevents.*")):
-        records = list(RawEventFileLoader(str(path)).Load())
-        kept = [r for r in records if event_pb2.Event.FromString(r).step <= global_step]
-        if len(kept) == len(records) and path.stat().st_size == sum(len(r) + 16 for r in records):
-            continue  # (16: each record's length, its checksum and the data's checksum)
-        out = io.BytesIO()
-        writer = RecordWriter(out)
-        for record in kept:
-            writer.write(record)
-        write_atomic(path, out.getvalue())
-
-
-def config_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    """``key old -> new`` for every (dotted) config key whose value differs between two config dicts."""
-    old, new = _flat(before), _flat(after)
-
-    def shown(values: dict[str, Any], key: str) -> str:
-        return repr(values[key]) if key in values else "(none)"  # a key that one config version lacks
-
-    return [f"{key} {shown(old, key)} -> {shown(new, key)}" for key in sorted(old.keys() | new.keys())
-            if key not in old or key not in new or old[key] != new[key]]
-
-
-def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out

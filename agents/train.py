@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     # at once, not after torch's import (the Trainer checks again, under the run's lock); a run directory another
     # halma train holds first: what it holds is that run's, not one to remove or resume
-    from agents.files import new_run_dir_problem, run_in_use_problem
+    from agents.run_dir import new_run_dir_problem, run_in_use_problem
 
     run_dir = Path(args.runs_dir) / cfg.name
     try:

@@ -467,8 +467,7 @@ def test_a_config_without_a_key_added_later_says_what_to_add() -> None:
     """A config written before game.repetition_limit existed (every config before 2026-12-06) is still refused
     (every key is required) but the error says what to write; a resume from such a checkpoint does not call
     the key a change."""
-    from agents.config import with_keys_added_later
-    from agents.ppo import config_changes
+    from agents.config import config_changes, with_keys_added_later
 
     old = default_dict()
     del old["game"]["repetition_limit"]

@@ -996,7 +996,7 @@ def test_cli_resume_reports_the_session_and_refuses_a_finished_run(tmp_path: Pat
 
 
 def test_config_changes_name_every_changed_added_and_dropped_key() -> None:
-    from agents.ppo import config_changes
+    from agents.config import config_changes
 
     before = {"seed": 1, "ppo": {"learning_rate": 0.001, "clip": 0.2}, "old": {"key": True}}
     after = {"seed": 1, "ppo": {"learning_rate": 0.1, "clip": 0.2}, "new": 5}
@@ -1341,7 +1341,8 @@ def test_a_run_directory_in_use_by_another_halma_train_is_refused(tmp_path: Path
     or resumed, is refused as such before it reads or writes anything; refused input (a bad device) for a
     directory that does not exist yet takes no lock and writes nothing."""
     from agents.cli import main
-    from agents.files import LockHeld, held_lock, run_lock_file
+    from agents.files import LockHeld, held_lock
+    from agents.run_dir import run_lock_file
 
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(tiny_config()))

@@ -26,17 +26,16 @@ import yaml
 
 import agents.parallel
 import agents.ppo
+import agents.run_dir
 import agents.train
 from agents.checkpoint import load_checkpoint
-from agents.config import default_dict, from_dict
+from agents.config import config_changes, default_dict, flat_config, from_dict
 from agents.ppo import (
     Trainer,
     _episode_stats,
-    _flat,
     _game_stats,
     _Progress,
     check_same_weights,
-    config_changes,
     end_reason_name,
     eval_line,
     rng_state,
@@ -489,7 +488,7 @@ def test_eval_line_names_each_opponent_evaluated_and_the_solitaire() -> None:
 
 
 def test_config_changes_of_nested_keys_and_flat_names() -> None:
-    assert _flat({"a": {"b": {"c": 1}, "d": 2}, "e": 3}) == {"a.b.c": 1, "a.d": 2, "e": 3}
+    assert flat_config({"a": {"b": {"c": 1}, "d": 2}, "e": 3}) == {"a.b.c": 1, "a.d": 2, "e": 3}
     assert config_changes({"a": {"b": 1}}, {"a": {"b": 2, "c": None}}) == ["a.b 1 -> 2", "a.c (none) -> None"]
 
 
@@ -1577,7 +1576,7 @@ def _raw_steps(tb_dir: Path, tag: str) -> list[int]:
 def test_drop_events_after_rewrites_only_the_files_with_later_events(tmp_path: Path) -> None:
     from torch.utils.tensorboard import SummaryWriter
 
-    from agents.ppo import drop_events_after
+    from agents.run_dir import drop_events_after
 
     first, second = tmp_path / "tb" / "a", tmp_path / "tb"
     for folder, steps in ((first, range(1, 4)), (second, range(1, 7))):
@@ -1677,7 +1676,7 @@ def test_a_lock_held_for_a_moment_is_waited_for(tmp_path: Path, monkeypatch) -> 
             raise LockHeld(str(path))
         return held_lock(path, *args, **kwargs)
 
-    monkeypatch.setattr(agents.ppo, "held_lock", held_once)
+    monkeypatch.setattr(agents.run_dir, "held_lock", held_once)
     trainer = Trainer(from_dict(train_tiny_config()), tmp_path / "run", log=quiet, lock_run_dir=True)
     trainer.close()
     trainer.run_lock.close()
@@ -1845,7 +1844,7 @@ def test_a_run_started_while_a_fresh_one_checks_its_input_is_refused(tmp_path: P
     checkpoint init_from names read meanwhile): two runs of one name started together both passed them and
     trained into one directory (two event files, both writing last.pt).  The lock is taken first now: a second
     run that starts while the first checks is refused as in use, and leaves the first one's lock file alone."""
-    from agents.files import run_lock_file
+    from agents.run_dir import run_lock_file
 
     run_dir = tmp_path / "runs" / "tiny"
     cfg = from_dict(tiny_config())
@@ -1872,7 +1871,8 @@ def test_refused_input_of_a_new_run_leaves_no_lock_file_or_folder(tmp_path: Path
     """Locked first, a run whose input is refused (a missing init_from, a --resume with nothing to resume) removes
     the lock file and the runs directory it made: refused input writes nothing (README's exit status 2).  A lock
     file that was there stays, as does a run directory that was (its own refusal)."""
-    from agents.files import held_lock, run_lock_file
+    from agents.files import held_lock
+    from agents.run_dir import run_lock_file
 
     runs = tmp_path / "a" / "runs"
     data = tiny_config()
@@ -1900,7 +1900,8 @@ def test_a_fresh_run_of_a_directory_in_use_is_told_so_before_torch_loads(tmp_pat
     import sys
 
     from agents.cli import main
-    from agents.files import held_lock, run_lock_file
+    from agents.files import held_lock
+    from agents.run_dir import run_lock_file
 
     config = _write_config(tmp_path)
     runs = tmp_path / "runs"

@@ -1,0 +1,153 @@
+"""A training run's directory over its life: whether a run may start in it, the lock that keeps one
+``halma train`` in it at a time, and the logs a resumed run takes back to its checkpoint (``eval.jsonl``,
+the TensorBoard events).  No torch: ``halma train`` refuses a directory before its imports."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import time
+from pathlib import Path
+
+from agents.files import LockHeld, held_lock, write_atomic
+
+
+def new_run_dir_problem(run_dir: str | Path) -> str | None:
+    """Why a fresh run cannot start in ``run_dir`` (it holds files already: their logs, snapshots and
+    evaluations would mix with the new run's; a run stopped before its first checkpoint leaves them too),
+    or ``None``.  Torch-free, so ``halma train`` refuses before its imports."""
+    run_dir = Path(run_dir)
+    held = sorted(p.name for p in run_dir.iterdir()) if run_dir.is_dir() else []
+    if not held:
+        return None
+    where = f"run directory {str(run_dir)!r}"
+    if (run_dir / "checkpoints" / "last.pt").exists():
+        return (f"{where} already holds a run; use --resume to continue it, or --set name=NAME to start another "
+                "beside it")
+    return (f"{where} already holds {', '.join(held)} but no checkpoint (a run stopped before its first one), so "
+            "there is nothing to resume: remove the directory to start over, or --set name=NAME to start another "
+            "beside it")
+
+
+def run_in_use(run_dir: str | Path) -> str:
+    """The refusal of a ``halma train`` whose run directory another one holds (its lock, ``run_lock_file``)."""
+    return f"the run directory {str(run_dir)!r} is in use by another halma train; let it end or stop it first"
+
+
+def run_in_use_problem(run_dir: str | Path) -> str | None:
+    """``run_in_use`` when another ``halma train`` holds ``run_dir``'s lock now, else None; writes nothing (no
+    lock file: no run holds it).  Torch-free, so ``halma train`` refuses before its imports."""
+    try:
+        with held_lock(run_lock_file(run_dir), create=False):
+            return None
+    except LockHeld:
+        return run_in_use(run_dir)
+    except OSError:  # no lock file (or none this user may open): the Trainer's own lock says the rest
+        return None
+
+
+def run_lock_file(run_dir: str | Path) -> Path:
+    """The file whose lock a ``halma train`` of ``run_dir`` holds while it runs: beside the run directory
+    (``.NAME.lock``; a run name cannot start with a dot)."""
+    run_dir = Path(run_dir)
+    return run_dir.parent / f".{run_dir.name}.lock"
+
+
+class RunLock:
+    """The lock of one run directory (``run_lock_file``), held by a ``Trainer`` made with
+    ``lock_run_dir`` from before its first check of the directory to the run's end (``with`` it, or
+    ``close()``).  Taken before the checks: after them, two fresh runs started at once could both pass
+    the checks of a directory that does not exist yet, and train into it together."""
+
+    def __init__(self, run_dir: str | Path) -> None:
+        self.run_dir = Path(run_dir)
+        self._held = contextlib.ExitStack()
+        self._made: list[Path] = []  # what acquire made: the lock file, then the folders, deepest first
+
+    def acquire(self) -> None:
+        """Take the lock, making the runs directory if needed; ``ValueError`` (``run_in_use``) when another
+        ``halma train`` holds it.  A moment's hold (``halma train``'s check before torch) is waited for."""
+        lock = run_lock_file(self.run_dir)
+        parent = self.run_dir.parent
+        made = [d for d in (parent, *parent.parents) if not d.exists()]
+        new = not lock.exists()
+        for attempt in range(3):
+            parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self._held.enter_context(held_lock(lock))
+                break
+            except FileNotFoundError:  # a refused run removed the folder it had made, just now: make it again
+                if attempt == 2:
+                    raise
+            except LockHeld:  # a --resume started while the run it continues still trained: two in one directory
+                if attempt == 2:  # (not a moment's hold: halma train's check before torch takes the lock briefly)
+                    raise ValueError(run_in_use(self.run_dir)) from None
+                time.sleep(0.05)
+        self._made = [lock, *made] if new else []  # (a lock file there already: its folder was there too)
+
+    def release_refused(self) -> None:
+        """Let the lock go after a refused start; before that, when the run directory was not made, remove
+        the lock file and the folders ``acquire`` made (the file while its lock is held: see ``held_lock``),
+        so refused input leaves nothing behind."""
+        if self._made and not self.run_dir.exists():
+            lock, *folders = self._made
+            with contextlib.suppress(OSError):
+                lock.unlink()
+            self._held.close()
+            for folder in folders:
+                try:
+                    folder.rmdir()  # (another run's lock file in it now: it stays)
+                except OSError:
+                    break
+        self._held.close()
+
+    def close(self) -> None:
+        """Let the lock go (nothing happens when it was not taken)."""
+        self._held.close()
+
+    def __enter__(self) -> RunLock:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def drop_evaluations_after(run_dir: Path, global_step: int) -> None:
+    """Keep only the ``eval.jsonl`` lines up to ``global_step`` (a resumed run's checkpoint): a killed run's
+    later evaluations are replaced by the resumed run's.  Rewritten atomically, like a checkpoint."""
+    path = run_dir / "eval.jsonl"
+    if not path.exists():
+        return
+    kept = []
+    for line in path.read_text().splitlines():
+        try:
+            if json.loads(line)["global_step"] <= global_step:
+                kept.append(line + "\n")
+        except (ValueError, KeyError, TypeError):  # a line the killed run left half-written
+            continue
+    write_atomic(path, "".join(kept))
+
+
+def drop_events_after(tb_dir: Path, global_step: int) -> None:
+    """Rewrite the TensorBoard event files in ``tb_dir`` without the events past ``global_step`` (a resumed
+    run's checkpoint), so a killed run's later points do not stand beside the resumed run's.  TensorBoard's
+    own ``purge_step`` is not enough: its default (Rust) loader ignores it, and its Python loader applies it
+    only after a first session marker that a fresh run's writer never writes.  A record the kill cut short
+    goes too; a file with nothing to drop is left as it is."""
+    if not tb_dir.is_dir():
+        return
+    from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+    from tensorboard.compat.proto import event_pb2
+    from tensorboard.summary.writer.record_writer import RecordWriter
+
+    for path in sorted(tb_dir.glob("events.out.tfevents.*")):
+        records = list(RawEventFileLoader(str(path)).Load())
+        kept = [r for r in records if event_pb2.Event.FromString(r).step <= global_step]
+        if len(kept) == len(records) and path.stat().st_size == sum(len(r) + 16 for r in records):
+            continue  # (16: each record's length, its checksum and the data's checksum)
+        out = io.BytesIO()
+        writer = RecordWriter(out)
+        for record in kept:
+            writer.write(record)
+        write_atomic(path, out.getvalue())
