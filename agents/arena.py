@@ -18,6 +18,9 @@ A game a player holds several seats of scores the mean place of those seats; pla
 by that (equal means tie).  ``--max-plies`` is the arena's safety cap, separate from the rules:
 a game stopped by it keeps the places already decided and shares the rest (``--cap-outcome
 draw``) or ranks them by progress, and counts as not finished.
+
+The games of ``workers`` > 1 run in the process pool of ``agents.workers``; ``--out`` folders are saved
+whole through ``agents.staging``.
 """
 
 from __future__ import annotations
@@ -31,9 +34,7 @@ import json
 import math
 import os
 import re
-import signal
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -41,10 +42,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
 from agents.files import missing_extra, shown_value, write_atomic
-from agents.interrupts import exit_with_parent, signal_at_parent_death
 from agents.player import Player, check_int, check_time
 from agents.ratings import Rating, competition_ranks, mean_interval, rate_games, wilson_interval
 from agents.registry import Factory, check_players
+from agents.staging import save_staged
+from agents.workers import one_torch_thread, run_in_processes
 from halma_env import Game, IllegalMoveError, Rules
 from halma_env.records import END_REASONS, game_events
 from halma_env.rules import OPTION_NAMES, SEAT_COUNTS, VARIANTS, parse_rule_options
@@ -661,7 +663,7 @@ class TournamentResult:
         return the paths.  Saving
         again into the same folder rewrites the files; a folder holding game records this result does not
         have (another tournament's) is refused before anything is written, as they would mix.  The files are
-        written into a staging folder first and moved into ``out_dir`` when all are there (``_save_staged``):
+        written into a staging folder first and moved into ``out_dir`` when all are there (``save_staged``):
         a save that fails (a full disk) or is interrupted leaves no part of them behind."""
         ours = {f"game_{g.index:05d}.json" for g in self.games if g.record is not None}
         games_dir = os.path.join(out_dir, "games")
@@ -686,7 +688,7 @@ class TournamentResult:
             _write_json(os.path.join(folder, "results.json"), self.to_dict())
             return ["results.json", "results.md"] + (["results.png"] if plot else []) + names
 
-        return _save_staged(out_dir, write, "results.json")
+        return save_staged(out_dir, write, "results.json")
 
 
 def _interval(x: float | None, low: float | None, high: float | None) -> str:
@@ -751,116 +753,6 @@ def _clean(o: Any) -> Any:
     if isinstance(o, (list, tuple)):
         return [_clean(v) for v in o]
     return o
-
-
-STAGING = "halma-partial"  # in the names of the staging folders a save writes into (``_save_staged``)
-
-
-def _save_staged(out_dir: str, write: Callable[[str], list[str]], marker: str) -> list[str]:
-    """Have ``write(folder)`` write a result's files into a new staging folder and return their names (relative
-    to the folder), then move them into ``out_dir``; return their paths there.
-
-    When ``out_dir`` is missing (``halma eval --out`` removes the empty folder it made to check the place just
-    before it saves) the staging folder is made beside it (``.NAME.halma-partial-PID-XXXX``) and renamed into
-    its place in one step: a save that fails (a full disk) or is interrupted (Ctrl-C, SIGTERM, SIGKILL) leaves
-    either no result or a complete one, never a ``results.json`` without its game records.  Into a folder that
-    exists, even an empty one (renaming over it would drop its permissions and owner, and delete it from under a
-    shell standing in it: ``--out .``), or where that rename fails, the staging folder is made in ``out_dir``
-    itself and its files are moved out one by one, ``marker`` (``results.json``, ``solo.json``) last.  On an
-    error the staging folder is removed; one left by a process killed outright is removed by the next save into
-    the same folder."""
-    import shutil
-
-    out = os.path.abspath(out_dir)
-    parent, name = os.path.split(out)
-    os.makedirs(parent, exist_ok=True)
-    _remove_stale_staging(parent, f".{name}.{STAGING}-")
-    _remove_stale_staging(out, f".{STAGING}-")
-    paths = None
-    staging = None if os.path.lexists(out) else _beside_staging(out)
-    if staging is not None:
-        try:
-            names = write(staging)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-        try:
-            os.rename(staging, out)  # (out is not there: the result appears whole)
-            paths = names
-        except OSError:  # (a folder made there meanwhile): moved in one by one, written again where it goes
-            shutil.rmtree(staging, ignore_errors=True)
-    if paths is None:
-        os.makedirs(out, exist_ok=True)
-        staging = _new_folder(out, f".{STAGING}-{os.getpid()}-")
-        try:
-            paths = write(staging)
-            _move_into(staging, out, marker)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-        os.rmdir(staging)  # emptied by _move_into
-    return [os.path.join(out_dir, n) for n in paths]
-
-
-def _beside_staging(out: str) -> str | None:
-    parent, name = os.path.split(out)
-    try:
-        return _new_folder(parent, f".{name}.{STAGING}-{os.getpid()}-")
-    except OSError:  # no new folder can be made there (a read-only parent): the staging folder goes in out
-        return None
-
-
-def _new_folder(parent: str, prefix: str) -> str:
-    """A new folder ``prefix + random`` in ``parent``, with the permissions ``os.mkdir`` gives (tempfile.mkdtemp
-    gives 0o700, which a folder renamed into place as the result would keep)."""
-    import secrets
-
-    while True:
-        path = os.path.join(parent, prefix + secrets.token_hex(6))
-        try:
-            os.mkdir(path)
-            return path
-        except FileExistsError:  # (a 48-bit random name taken: try another)
-            continue
-
-
-def _move_into(source: str, target: str, marker: str | None = None) -> None:
-    """Move what ``source`` holds into the existing folder ``target``, merging folders (``games/``) and replacing
-    files, the file named ``marker`` last."""
-    entries = sorted(os.listdir(source), key=lambda n: n == marker)
-    for entry in entries:
-        src, dst = os.path.join(source, entry), os.path.join(target, entry)
-        if os.path.isdir(src) and os.path.isdir(dst):
-            _move_into(src, dst)
-            os.rmdir(src)
-        else:
-            os.replace(src, dst)
-
-
-def _remove_stale_staging(folder: str, prefix: str) -> None:
-    """Remove the staging folders in ``folder`` (``prefix + PID-XXXX``) of processes that no longer run: left
-    behind by a save killed outright (SIGKILL).  Not on Windows, where no such check of a process id is at hand."""
-    if sys.platform == "win32" or not os.path.isdir(folder):
-        return
-    import shutil
-
-    with contextlib.suppress(OSError):
-        for entry in os.listdir(folder):
-            m = re.fullmatch(re.escape(prefix) + r"(\d+)-[0-9a-f]+", entry)
-            if m and not _running(int(m.group(1))):
-                shutil.rmtree(os.path.join(folder, entry), ignore_errors=True)
-
-
-def _running(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process (EPERM): running
-        return True
-    return True
 
 
 # what a results.json holds: the keys to_dict writes (the statistics are recomputed from the games on
@@ -1018,229 +910,6 @@ def _game_from(g: Any, n: int, k: int) -> GameResult:
                          "progress": [tuple(x) for x in progress]})
 
 
-def _one_thread_per_worker() -> None:
-    """The start of a worker process (the pool's initializer): it plays one game at a time, so torch (imported
-    later, for a checkpoint player) gets one thread, and does not take the cores of the games in the other
-    workers, a time-limited bot's among them.  In a process that multiprocessing started (not when called
-    elsewhere) it is also tied to its parent: Ctrl-C ignored, an exit when the parent is gone
-    (``_tie_to_parent``)."""
-    import multiprocessing
-
-    parent = multiprocessing.parent_process()
-    if parent is not None and parent.pid is not None:
-        _tie_to_parent(parent.pid)
-    os.environ["OMP_NUM_THREADS"] = "1"
-    os.environ["MKL_NUM_THREADS"] = "1"
-    if "torch" in sys.modules:  # imported already (by the caller's main module, re-run by spawn)
-        sys.modules["torch"].set_num_threads(1)
-
-
-def _run_in_processes(tasks: list[_Task], workers: int) -> Iterator[GameResult]:
-    """The tasks' results as they finish, in ``workers`` spawned processes.  concurrent.futures, not
-    multiprocessing.Pool: a worker that dies, or cannot even start its task (a script without the
-    ``if __name__ == "__main__":`` guard, a factory defined in ``python -c``), breaks the pool with an
-    error here, where Pool would start new workers for ever and the run would never end.
-
-    The workers never outlive this process: on an error, Ctrl-C or a SIGTERM raised as an exception they are
-    stopped here; on a plain SIGTERM (its default action) ``_sigterm_stops_workers`` stops them before this
-    process dies of it; killed outright (SIGKILL), each worker sees it and exits (``_tie_to_parent``).  They
-    ignore Ctrl-C (the terminal sends it to them too): this process handles it and stops them.  Its exception
-    (or SIGTERM's) is raised between the calls into the pool, never inside one (``_HeldSignals``)."""
-    import multiprocessing as mp
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-    from concurrent.futures.process import BrokenProcessPool
-
-    pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_one_thread_per_worker)
-
-    def processes() -> list[Any]:
-        return list((getattr(pool, "_processes", None) or {}).values())
-
-    done = False
-    queued = iter(tasks)
-    held = _HeldSignals()
-    try:
-        with _sigterm_stops_workers(processes):
-            with held, _sigint_blocked():  # the workers start (the first submits) with Ctrl-C held off in them
-                running = {pool.submit(_run_task, t) for t in itertools.islice(queued, workers)}
-            with held:  # a few games queued beyond those played, so that no worker waits for its next one (not
-                # all: a wait on thousands of futures, repeated to poll for signals, costs O(games) each time)
-                running |= {pool.submit(_run_task, t) for t in itertools.islice(queued, workers)}
-            while running:
-                with held:  # Ctrl-C, SIGTERM: raised on leaving the block
-                    finished, running = wait(running, timeout=SIGNAL_POLL_S, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    with held:
-                        result = future.result()
-                    yield result
-                    with held:
-                        running |= {pool.submit(_run_task, t) for t in itertools.islice(queued, 1)}
-            done = True
-    except BrokenProcessPool:
-        raise RuntimeError("a game process of the arena stopped before its game ended (killed, crashed, or it "
-                           "could not start: a script that calls run_tournament with workers > 1 needs the "
-                           "`if __name__ == \"__main__\":` guard, and a factory must be importable by the workers, "
-                           "defined in a module or a script file, not in python -c or a notebook); workers=1 plays "
-                           "in this process") from None
-    finally:
-        # on an error or Ctrl-C the games still running are stopped, not waited for (as Pool's exit does);
-        # the executor has no public way to do it before Python 3.14's terminate_workers().  Stopped before the
-        # pool's queues are closed under them (which a worker could report with a traceback), and a second
-        # Ctrl-C held until all is done
-        with _HeldSignals():
-            manager = getattr(pool, "_executor_manager_thread", None)
-            _stop_workers([] if done else processes())
-            pool.shutdown(wait=done, cancel_futures=True)
-            if not done and manager is not None:
-                # its cleanup after the workers' ends, done before this returns: racing the interpreter's exit it
-                # would print "Exception ignored in: <module 'threading'> ... OSError: [Errno 9] Bad file descriptor"
-                manager.join(WORKER_GRACE_S)
-
-
-SIGNAL_POLL_S = 0.1  # the longest Ctrl-C is held while the arena's process waits for a game (``_HeldSignals``)
-
-
-class _HeldSignals:
-    """SIGINT and SIGTERM, where Python handles them (Ctrl-C's ``KeyboardInterrupt``, a SIGTERM raised as an
-    exception, ``_sigterm_stops_workers``), held in the block and handled on leaving it, as they would have been
-    then (their handler may raise).  Raised inside a call into the pool, such an exception could leave a lock of
-    the pool taken (between its ``acquire`` and its ``with`` block), and the pool's thread, blocked on it, would
-    then hang the interpreter's exit after ``halma eval: interrupted``.  In the main thread only (no handler can be
-    set elsewhere); the same object may be entered again after it was left."""
-
-    def __init__(self) -> None:
-        self.caught: list[int] = []
-        self.previous: dict[int, Any] = {}
-
-    def __enter__(self) -> _HeldSignals:
-        self.caught = []
-        if threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                handler = signal.getsignal(signum)
-                if callable(handler):  # not the default action (SIGTERM's ends the process at once), nor ignored
-                    self.previous[signum] = signal.signal(signum, self._catch)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for signum, handler in self.previous.items():
-            signal.signal(signum, handler)
-        self.previous.clear()
-        caught, self.caught = dict.fromkeys(self.caught), []
-        for signum in caught:
-            signal.raise_signal(signum)  # runs its Python handler before it returns
-
-    def _catch(self, signum: int, frame: Any) -> None:
-        self.caught.append(signum)
-
-
-WORKER_GRACE_S = 5.0  # a stopped worker (SIGTERM) that has not ended after this long is killed
-PARENT_POLL_S = 0.5  # how often a worker checks that the process that started it is still there
-
-
-def _stop_workers(processes: Sequence[Any], grace_s: float = WORKER_GRACE_S) -> None:
-    """Terminate the worker processes and wait (``grace_s`` at most, then SIGKILL) until they have ended.  Waits
-    on their sentinels, not with ``join``: the executor's own thread may be reaping them at the same time."""
-    from multiprocessing.connection import wait
-
-    pending = {}
-    for process in processes:
-        with contextlib.suppress(Exception):  # ended and closed already
-            process.terminate()
-            pending[process.sentinel] = process
-    deadline = time.monotonic() + grace_s
-    while pending and (left := deadline - time.monotonic()) > 0:
-        for sentinel in wait(list(pending), left):
-            pending.pop(sentinel)
-    for process in pending.values():
-        with contextlib.suppress(Exception):
-            process.kill()
-
-
-@contextlib.contextmanager
-def _sigterm_stops_workers(processes: Callable[[], list[Any]]) -> Iterator[None]:
-    """While the workers run: a SIGTERM that would end this process at once (its default action: no
-    ``finally`` runs) first stops the workers, then ends this process by the same signal (exit status 143, as
-    its default action gives).  A handler installed by someone else (one that raises an exception, say) is
-    left in place: its exception reaches ``_run_in_processes``, which stops them."""
-    if (sys.platform == "win32" or threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL):
-        yield
-        return
-
-    def handle(signum: int, frame: Any) -> None:
-        try:
-            _stop_workers(processes())
-            # the pool's semaphores, which a normal exit removes first (multiprocessing's exit function): left
-            # to the resource tracker, which warns of "leaked semaphore objects" after the command has ended
-            from multiprocessing import util
-
-            util._run_finalizers(0)  # type: ignore[attr-defined]
-        finally:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGTERM)
-
-    signal.signal(signal.SIGTERM, handle)
-    try:
-        yield
-    finally:
-        with contextlib.suppress(ValueError):  # (a generator closed in another thread: the handler stays)
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
-@contextlib.contextmanager
-def _sigint_blocked() -> Iterator[None]:
-    """SIGINT held off (blocked, not ignored: one that comes meanwhile is delivered after) in this thread while it
-    starts the workers: a process starts with its parent's blocked signals, so a Ctrl-C while a worker is still
-    importing (before ``_tie_to_parent`` ignores it) interrupts none with a traceback."""
-    if not hasattr(signal, "pthread_sigmask"):  # Windows
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
-def _tie_to_parent(parent: int) -> None:
-    """A worker process, before its first game: Ctrl-C ignored (the terminal sends it to the whole process group;
-    the arena's process handles it and stops the workers, which would print a ``KeyboardInterrupt`` traceback each),
-    and an exit when the arena's process ``parent`` is gone (``_exit_with_parent``)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # held off since its start: ignored now
-    _exit_with_parent(parent)
-
-
-def _exit_with_parent(parent: int) -> None:
-    """End this worker when the process that started it is gone (killed by a signal it cannot handle: SIGKILL, or
-    SIGTERM before it could stop the workers): it would otherwise wait for tasks for ever, orphaned.  On Linux the
-    kernel sends SIGTERM at the parent's death; everywhere a daemon thread also watches the parent
-    (``agents.interrupts``, as for the training processes)."""
-    signal_at_parent_death(signal.SIGTERM)
-    if sys.platform != "win32" and os.getppid() != parent:  # gone already, before the request above
-        os._exit(1)
-    threading.Thread(target=exit_with_parent, args=(parent, PARENT_POLL_S), name="halma-arena-parent",
-                     daemon=True).start()
-
-
-@contextlib.contextmanager
-def _one_torch_thread(players: Sequence[str]) -> Iterator[None]:
-    """Games played in this process (``workers=1``) with a checkpoint player: torch on one thread, as in
-    a worker, and back to the caller's count after (a checkpoint's small network on torch's default
-    threads is 28x slower per move on a loaded 2-core machine, and timed bots lose their cores)."""
-    if not any(p.lower().endswith(".pt") for p in players):
-        yield
-        return
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def run_tournament(
     players: Sequence[str],
     rules: Rules,
@@ -1291,12 +960,12 @@ def run_tournament(
 
     with tqdm(total=games, disable=not progress, unit="game", desc="halma eval", file=sys.stderr) as bar:
         if workers == 1:
-            with _one_torch_thread(players):
+            with one_torch_thread(players):
                 for t in tasks:
                     results.append(_run_task(t))
                     bar.update()
         else:
-            for res in _run_in_processes(tasks, workers):
+            for res in run_in_processes(_run_task, tasks, workers):
                 results.append(res)
                 bar.update()
     results.sort(key=lambda g: g.index)
@@ -1506,7 +1175,7 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
                 _write_json(os.path.join(folder, "solo.json"), res.to_dict())
                 return ["solo.json", "solo.md", *names]
 
-            if not _saved(args.out, lambda: _save_staged(args.out, write, "solo.json"), out_made):
+            if not _saved(args.out, lambda: save_staged(args.out, write, "solo.json"), out_made):
                 return 2
             print(f"\nwrote {args.out}/solo.json, solo.md and {len(res.games)} game records",
                   file=sys.stderr if args.json else sys.stdout)
@@ -1530,7 +1199,7 @@ def _saved(out: str, save: Callable[[], list[str]], made: bool) -> list[str] | N
     """``save()``'s paths, or None after the reason it wrote nothing is printed: a full disk, a folder that
     became unwritable, another tournament's records put there meanwhile (``save`` removes what it had
     written, so that a rerun into the same folder is not refused).  ``made``: ``_check_out_dir`` made the
-    folder, which is removed first if still empty, so that the results appear in one rename (``_save_staged``)."""
+    folder, which is removed first if still empty, so that the results appear in one rename (``save_staged``)."""
     if made:
         with contextlib.suppress(OSError):  # (not empty, or gone: save works with what is there)
             os.rmdir(out)

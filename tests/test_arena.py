@@ -429,8 +429,8 @@ def test_worker_processes_give_torch_one_thread() -> None:
 
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     for first in ("", "import torch; "):  # torch not imported yet, or already (a caller's main module)
-        code = (f"{first}import sys; from agents.arena import _one_thread_per_worker; "
-                "_one_thread_per_worker(); import torch; print(torch.get_num_threads())")
+        code = (f"{first}import sys; from agents.workers import one_thread_per_worker; "
+                "one_thread_per_worker(); import torch; print(torch.get_num_threads())")
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
         assert out.stdout.strip() == "1", first
 

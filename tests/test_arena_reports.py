@@ -20,6 +20,7 @@ import pytest
 from agents import arena
 from agents.cli import main as cli_main
 from agents.ratings import Rating
+from agents.workers import one_thread_per_worker
 from halma_env import Rules
 from tests.arena_helpers import made_game
 
@@ -441,11 +442,11 @@ def test_a_worker_gives_torch_one_thread(monkeypatch) -> None:
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.setenv(name, "4")
     monkeypatch.delitem(sys.modules, "torch", raising=False)
-    arena._one_thread_per_worker()
+    one_thread_per_worker()
     assert (os.environ["OMP_NUM_THREADS"], os.environ["MKL_NUM_THREADS"]) == ("1", "1")
     fake = _FakeTorch()
     monkeypatch.setitem(sys.modules, "torch", fake)
-    arena._one_thread_per_worker()
+    one_thread_per_worker()
     assert fake.threads == [1]
 
 
@@ -487,7 +488,7 @@ def test_workers_default_to_one_per_core_and_never_exceed_the_games(monkeypatch)
     assert [g.moves for g in pooled.games] == [g.moves for g in serial.games]
     monkeypatch.setattr(os, "cpu_count", lambda: None)  # unknown: one process, no pool
     arena.run_tournament(["random", "greedy"], Rules("star", 2), 2, workers=None, max_plies=2)
-    assert _Pool.made == [(3, "spawn", arena._one_thread_per_worker), (2, "spawn", arena._one_thread_per_worker)]
+    assert _Pool.made == [(3, "spawn", one_thread_per_worker), (2, "spawn", one_thread_per_worker)]
 
 
 def test_run_tournament_refuses_no_player_by_its_own_message() -> None:
