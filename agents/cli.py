@@ -27,7 +27,7 @@ COMMANDS = {
     "eval": ("agents.arena", "matches and tournaments between bots, checkpoints and opponents"),
     "train": ("agents.train", "self-play PPO training from a YAML config"),
     "export": ("agents.export", "export a checkpoint as an ONNX CPU opponent"),
-    "ladder": ("agents.ladder", "rebuild the difficulty ladder by tournament"),
+    "ladder": ("agents.ladder_build", "rebuild the difficulty ladder by tournament"),
     "play": ("agents.play", "play in the terminal against CPU levels or hot seat"),
 }
 

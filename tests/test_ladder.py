@@ -17,17 +17,14 @@ import pytest
 from agents.ladder import (
     DEFAULT_LADDER,
     LEVELS,
-    SEPARATION,
     LadderError,
     LevelPlayer,
     ladder_player,
     level_player,
     load_ladder,
-    pick_levels,
-    separated,
-    separation,
     shipped_models,
 )
+from agents.ladder_build import SEPARATION, pick_levels, separated, separation
 from agents.registry import make_player
 from halma_env import Game, Rules
 from tests.opponent_helpers import make_checkpoint
@@ -549,7 +546,7 @@ def _fake_tournament(monkeypatch, ratings: list[tuple[float, float]]) -> list:
 def test_build_entry_records_levels_candidates_and_the_tournament(tmp_path: Path, monkeypatch) -> None:
     """The entry docs/export.md describes, from the tournament's ratings: levels weakest first with their
     figures (3 decimals, ms/move 2) and separation from the level below, candidates by rating, the settings."""
-    from agents.ladder import build_entry, candidate_player
+    from agents.ladder_build import build_entry, candidate_player
 
     specs = ["random", "greedy:noise=0.5", "greedy", "search:depth=1,time=none"]
     calls = _fake_tournament(monkeypatch, [(0.0, 1.0), (10.123456, 1.000456), (10.5, 1.0), (30.0, 2.0)])
@@ -583,7 +580,7 @@ def test_build_entry_records_levels_candidates_and_the_tournament(tmp_path: Path
 
 
 def test_build_entry_names_the_levels_it_cannot_fill(tmp_path: Path, monkeypatch) -> None:
-    from agents.ladder import build_entry
+    from agents.ladder_build import build_entry
 
     calls = _fake_tournament(monkeypatch, [(0.0, 1.0), (1.0, 1.0), (2.0, 1.0), (20.0, 1.0)])
     entry = build_entry(["random", "greedy:noise=0.9", "greedy:noise=0.5", "greedy"], "star", 2, 5,
@@ -596,7 +593,7 @@ def test_build_entry_names_the_levels_it_cannot_fill(tmp_path: Path, monkeypatch
 def test_a_model_chosen_as_a_level_is_copied_beside_a_new_ladder_and_stamped(tmp_path: Path, monkeypatch) -> None:
     """docs/export.md: a model chosen as a level is copied next to the ladder file (whose directory may not
     exist yet) with its manifest, which gets the level and rating; the original stays as it was."""
-    from agents.ladder import build_entry
+    from agents.ladder_build import build_entry
     from agents.opponent import read_manifest
 
     before = read_manifest(SHIPPED_EXPERT)
@@ -628,7 +625,7 @@ def test_level_names_include_a_ladders_own_levels(tmp_path: Path) -> None:
 
 def test_a_best_checkpoint_is_exported_under_its_run_name(tmp_path: Path) -> None:
     """runs/NAME/checkpoints/best.pt (like last.pt) becomes VARIANT-SEATS-NAME-best.onnx, not star-2-best."""
-    from agents.ladder import _prepare_candidates
+    from agents.ladder_build import _prepare_candidates
 
     ckpt = make_checkpoint(tmp_path / "myrun" / "checkpoints" / "best.pt")
     [model] = _prepare_candidates([str(ckpt)], "star", 2, tmp_path / "models", 100)
@@ -703,7 +700,7 @@ def test_a_games_count_that_leaves_a_candidate_without_a_game_is_refused_before_
     not be written after the whole tournament (JSON has no NaN)."""
     import agents.arena
     from agents.cli import main
-    from agents.ladder import games_seating_everyone
+    from agents.ladder_build import games_seating_everyone
 
     assert [games_seating_everyone(k, 2) for k in (2, 3, 4)] == [1, 3, 5]
     assert games_seating_everyone(4, 3) == 4 and games_seating_everyone(3, 6) == 1
@@ -725,14 +722,14 @@ def test_a_games_count_that_leaves_a_candidate_without_a_game_is_refused_before_
 def test_a_ladder_file_that_cannot_be_saved_after_the_tournament_is_an_error(tmp_path: Path, capsys,
                                                                             monkeypatch) -> None:
     """A write that fails after the games (disk full) exits 2 naming the file, not 0 or a traceback."""
-    import agents.ladder
+    import agents.ladder_build
     from agents.cli import main
 
     def no_room(data: dict, path: object = None) -> Path:
         raise OSError(28, "No space left on device")
 
     _fake_tournament(monkeypatch, [(0.0, 1.0), (10.0, 1.0)])
-    monkeypatch.setattr(agents.ladder, "save_ladder", no_room)
+    monkeypatch.setattr(agents.ladder_build, "save_ladder", no_room)  # where run looks it up
     ladder = tmp_path / "ladder.json"
     assert main(["ladder", "--ladder", str(ladder), "--quiet", "--levels", "a,b", "random", "greedy"]) == 2
     err = capsys.readouterr().err
@@ -814,7 +811,7 @@ def test_a_relative_model_with_options_is_found_beside_the_ladder(tmp_path: Path
 
 def test_a_candidate_model_is_taken_from_the_working_directory(tmp_path: Path, monkeypatch) -> None:
     """Tournament candidates have no ladder folder: a relative ``.onnx`` path is the working directory's."""
-    from agents.ladder import candidate_player
+    from agents.ladder_build import candidate_player
 
     name = _copy_shipped_model(tmp_path)
     monkeypatch.chdir(tmp_path)
@@ -858,7 +855,7 @@ def test_the_shipped_ladders_missing_game_is_named_as_the_shipped_ladder() -> No
 def test_checkpoints_in_a_runs_folders_are_exported_under_the_runs_name(tmp_path: Path) -> None:
     """Two runs' ``update_000010.pt`` become two models, not one model exported twice; a snapshot and a
     file named by a number elsewhere get their folder's name too."""
-    from agents.ladder import _prepare_candidates
+    from agents.ladder_build import _prepare_candidates
 
     files = [make_checkpoint(tmp_path / "runs" / run / "checkpoints" / "update_000010.pt") for run in ("a", "b")]
     files.append(make_checkpoint(tmp_path / "runs" / "a" / "snapshots" / "snap_000010.pt"))
@@ -874,7 +871,7 @@ def test_checkpoints_in_a_runs_folders_are_exported_under_the_runs_name(tmp_path
 
 
 def test_candidates_that_would_share_a_model_name_are_refused_before_any_export(tmp_path: Path) -> None:
-    from agents.ladder import _prepare_candidates
+    from agents.ladder_build import _prepare_candidates
 
     first = make_checkpoint(tmp_path / "x" / "model.pt")
     second = make_checkpoint(tmp_path / "y" / "model.pt")
@@ -892,7 +889,7 @@ def test_candidates_that_would_share_a_model_name_are_refused_before_any_export(
 
 
 def test_build_entry_keeps_three_decimals_of_sigma(tmp_path: Path, monkeypatch) -> None:
-    from agents.ladder import build_entry
+    from agents.ladder_build import build_entry
 
     _fake_tournament(monkeypatch, [(0.0, 1.23456), (20.0, 1.0)])
     entry = build_entry(["random", "greedy"], "star", 2, 4, levels=("easy", "hard"), path=tmp_path / "ladder.json")
@@ -1145,7 +1142,7 @@ def test_a_model_copied_beside_the_ladder_replaces_planted_links(tmp_path: Path,
     """A level's model and manifest were copied with shutil.copy2 (which writes through a link at the
     destination) and the manifest stamped through ``<manifest>.tmp``: links planted at those names in the
     ladder's folder overwrote their targets.  Now the files are replaced; the targets stay as they were."""
-    from agents.ladder import build_entry
+    from agents.ladder_build import build_entry
     from agents.opponent import manifest_path, read_manifest
 
     _fake_tournament(monkeypatch, [(0.0, 1.0), (20.0, 1.0)])
@@ -1374,7 +1371,7 @@ def test_a_rating_of_null_is_printed_as_none_given(tmp_path: Path) -> None:
 
 
 def test_a_candidate_whose_model_name_would_be_too_long_is_refused_before_any_export(tmp_path: Path) -> None:
-    from agents.ladder import _prepare_candidates
+    from agents.ladder_build import _prepare_candidates
 
     run = tmp_path / ("r" * 95) / "checkpoints"
     checkpoint = make_checkpoint(run / "last.pt")
@@ -1591,7 +1588,8 @@ def test_the_shipped_ladder_and_every_built_entry_pass_the_record_check(tmp_path
     date), an entry halma ladder builds (with 'level' on its chosen rows and 'missing'), and an entry without
     any record (the fields are optional: a hand-written ladder may have levels only)."""
     from agents.cli import main
-    from agents.ladder import build_entry, format_ladder, save_ladder
+    from agents.ladder import format_ladder, save_ladder
+    from agents.ladder_build import build_entry
 
     shipped = load_ladder(DEFAULT_LADDER)
     for entry in shipped["games"].values():

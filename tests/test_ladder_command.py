@@ -1,4 +1,4 @@
-"""`halma ladder` as a command (agents/ladder.py `run`, `print_ladder`, `check_writable`): what it prints,
+"""`halma ladder` as a command (agents/ladder_build.py `run`, `print_ladder`, `check_writable`): what it prints,
 what it writes and what it refuses, pinned line by line (mutation round on the command's code).
 Tournaments are faked (tests/test_ladder.py `_fake_tournament`), so every test here is fast."""
 
@@ -173,7 +173,7 @@ def test_run_returns_its_exit_status(tmp_path: Path, capsys, monkeypatch) -> Non
     """`run` (what agents.cli calls) returns 0 on each success path, not None, and 2 on a refusal."""
     import argparse
 
-    from agents.ladder import add_arguments, run
+    from agents.ladder_build import add_arguments, run
 
     def status(*argv: str) -> object:
         parser = argparse.ArgumentParser()
