@@ -697,9 +697,12 @@ class Game:
         if not dests >> db & 1:
             raise IllegalMoveError(self._why_illegal(src, dst))
         ctx = (self._t, self._pieces[seat], self._occ, self._kings, seat)
-        # keep a given Move's path only if it was generated in this very position
+        # keep a given Move's path only if it was generated in this very position, for these holes (a Move's
+        # slots can be assigned: one whose src or dst changed after its path was found must not keep that path)
         played: Move
-        if type(move) is _StepMove or (isinstance(move, Move) and move._ctx == ctx):
+        path = getattr(move, "_path", None)  # (legal_moves() leaves it unset)
+        if type(move) is _StepMove or (isinstance(move, Move) and move._ctx == ctx
+                                       and (path is None or (path[0], path[-1]) == (src, dst))):
             played = move
         else:
             played = Move(src, dst, None, ctx)
@@ -727,9 +730,15 @@ class Game:
         self._bottom -= 1
         events = [Event("resign", seat)]
         self._gen.clear()
+        key = None
         if not self._check_decided("resign") and seat == self.to_move:
             events += [Event("pass", s) for s in self._advance()]
-        self._history.append((events, snapshot, None, None))
+            if self.end_reason is None:  # the turn moved on: a position the repetition rule counts, as after a move
+                key = self._record_position()
+                limit = self.rules.repetition_limit
+                if key is not None and limit is not None and self._repetitions[key] >= limit:
+                    self._end_draw("repetition")
+        self._history.append((events, snapshot, None, key))
 
     def undo(self) -> None:
         """Take back the last move or resignation (and the automatic passes after it).

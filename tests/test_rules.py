@@ -742,6 +742,36 @@ def test_repetition_count_survives_undo_and_replay_with_stall_limit() -> None:
         assert game.end_reason == "repetition"
 
 
+def test_the_position_a_resignation_hands_on_counts_for_repetition() -> None:
+    """When the seat to move resigns (3+ seats) the turn passes on: the board with the next seat to move is a
+    position the repetition rule counts, like the one after a move (it was not counted, so such a position
+    repeated one occurrence late); undo takes the count back with the resignation."""
+    game = Game(Rules("star", 3, repetition_limit=2))
+    game.resign(0)  # (the start board, seat 1 to move): its first occurrence
+    shuffle = ["12-14", "19-18", "14-12", "18-19"]  # seats 1 and 2 out and back
+    for m in shuffle:
+        game.play(m)
+    assert game.end_reason == "repetition" and game.ply == 4 and game.places == [3, 1, 1]
+    for _ in shuffle:
+        game.undo()
+    game.undo()  # the resignation, and its count
+    assert game.to_move == 0 and game.places == [None, None, None]
+    game.resign(0)  # the count is 1 again, not 2: the position repeats at the fourth move, not before
+    for m in shuffle[:-1]:
+        game.play(m)
+        assert not game.is_over
+    # the resignation itself can repeat a position: (X, seat 1 to move) after seat 0's move, then X again at
+    # seat 0's turn, where seat 0 resigns and hands the turn to seat 1
+    repeated = Game(Rules("star", 3, repetition_limit=2))
+    for m in ["111-102", "12-14", "19-18", "102-89", "14-37", "18-31", "89-102", "37-12", "31-19"]:
+        repeated.play(m)
+    assert repeated.to_move == 0 and not repeated.is_over
+    repeated.resign(0)
+    assert repeated.end_reason == "repetition" and repeated.places == [3, 1, 1]
+    repeated.undo()
+    assert not repeated.is_over and repeated.to_move == 0 and repeated.places == [None, None, None]
+
+
 def test_undo_takes_back_the_count_of_a_position_that_ended_the_game() -> None:
     """The position that ends a game by repetition or by the move limit was counted for the
     repetition rule; undo must take that count back like any other, or the position repeats
@@ -1100,6 +1130,21 @@ def test_a_given_path_is_not_trusted() -> None:
     assert stale.path is not None
     game.play(stale)
     assert game.moves[-1].path == stale.path
+
+
+def test_a_move_changed_after_its_path_was_found_is_played_with_the_path_of_its_holes() -> None:
+    """A generated jump's slots can be assigned; one whose src changed after its path was worked out is
+    recorded with a path from its new src, not the stale one (104-91 had kept 111's jump path)."""
+    game = Game(Rules("star", 2))
+    game.play("113-104")
+    game.play("9-18")
+    move = next(m for m in game.legal_moves() if (m.src, m.dst) == (111, 91))
+    assert move.path == (111, 113, 91)
+    move.src = 104
+    game.play(move)
+    played = game.moves[-1]
+    assert (played.src, played.dst) == (104, 91) and played.path is not None
+    assert (played.path[0], played.path[-1]) == (104, 91)
 
 
 def test_from_position_names_every_option_the_text_fixes() -> None:
