@@ -29,7 +29,7 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
 
 # Fragments that continue from text around them: the lines run before them.
 SETUP = {
-    ("docs/environment.md", "raw = env.unwrapped"): (
+    ("docs/environment.md", 'env.set_cpu("player_1", "greedy")'): (
         "import halma_env\nenv = halma_env.env(variant='star', num_players=2)\nenv.reset(seed=0)\n"
     ),
     ("docs/export.md", "from agents.opponent import load_opponent"): (

@@ -1067,6 +1067,7 @@ def test_a_cpu_player_that_fails_on_the_first_turn_leaves_no_game_to_step() -> N
     env = raw_env(num_players=2, opponents={0: _FailsOnce()})
     with pytest.raises(IllegalMoveError):
         env.reset(seed=0)
+    assert env.agents == []  # no game, so no agents: a `while env.agents` loop stops
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)
     env.reset(seed=0)  # the player answers from its second call on
@@ -1246,3 +1247,81 @@ def test_infos_without_the_legal_moves_list_for_libraries_that_stack_infos() -> 
     assert set(info) == {"place", "end_reason", "seat"}
     with pytest.raises(ValueError, match="info_legal_moves must be True or False, got 'no'"):
         raw_env(info_legal_moves="no")
+
+
+# --- the wrapped env's own calls, copies and the cached mask -------------------------------------
+
+
+@pytest.mark.parametrize("call", ["resign", "set_cpu"])
+def test_resign_and_set_cpu_on_the_wrapped_env_count_as_the_turn_inside_agent_iter(call: str) -> None:
+    """Made on ``env()`` in place of a step, they tripped PettingZoo's OrderEnforcingWrapper ("need to call
+    step() or reset() in a loop over agent_iter") at the next agent."""
+    env = make_env(num_players=3, move_limit=60)
+    env.reset(seed=0)
+    acted = []
+    for agent in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+        elif not acted:
+            acted.append(agent)
+            env.resign(agent) if call == "resign" else env.set_cpu(agent, "greedy")
+        else:
+            env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    game = env.unwrapped.game
+    assert game.is_over and env.agents == []
+    if call == "resign":
+        assert game.status[0] == "resigned" and game.places[0] == 3
+    else:
+        assert "player_0" in env.unwrapped.cpu_seats()
+
+
+def test_the_wrapped_env_refuses_a_bool_or_float_action_as_the_raw_env_does() -> None:
+    env = make_env()
+    env.reset()
+    for bad in (True, 13533.0):
+        with pytest.raises(TypeError, match="action must be an integer"):
+            env.step(bad)
+    assert env.unwrapped.game.ply == 0
+    env.step(np.array(env.unwrapped.encode_move(0, "113-104")))  # a 0-d integer array is an action
+    assert env.unwrapped.game.ply == 1
+
+
+def test_the_cached_action_mask_cannot_be_written() -> None:
+    """``action_mask()`` hands out the turn's cached mask, which ``step`` checks actions against: writing
+    into it made an illegal action look legal (and the engine's refusal then lost the pending reward)."""
+    env = raw_env(progress_shaping=1.0)
+    env.reset()
+    mask = env.action_mask("player_0")
+    with pytest.raises(ValueError, match="read-only"):
+        mask[0] = 1
+    assert env.observe("player_0")["action_mask"][0] == 0
+    assert env.observe("player_0")["action_mask"].flags.writeable  # observations stay the caller's own
+
+
+@pytest.mark.parametrize("make", ["raw", "wrapped", "gym"])
+def test_copy_copy_of_an_env_copies_the_game_in_progress(make: str) -> None:
+    """``copy.copy`` built a fresh env that had not been reset (``EzPickle``); now it is ``deepcopy``."""
+    import copy
+
+    if make == "gym":
+        from halma_env.envs.single_agent import HalmaEnv
+
+        gym = HalmaEnv(opponents="greedy")
+        gym.reset(seed=0)
+        gym.step(int(np.flatnonzero(gym.action_masks())[0]))
+        clone = copy.copy(gym)
+        original, copied = gym.aec.game, clone.aec.game
+    else:
+        env = raw_env() if make == "raw" else make_env()
+        env.reset()
+        env.step(env.unwrapped.encode_move(0, "113-104"))
+        clone = copy.copy(env)
+        original, copied = env.unwrapped.game, clone.unwrapped.game
+    assert copied is not original and copied.ply == original.ply == (2 if make == "gym" else 1)
+    copied.play(copied.legal_moves()[0])
+    assert original.ply == copied.ply - 1
+
+
+def test_env_takes_raw_envs_arguments_by_position_too() -> None:
+    assert make_env("star", 3).unwrapped.rules == Rules("star", 3)

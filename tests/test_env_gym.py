@@ -304,8 +304,9 @@ def test_out_of_range_action_is_a_value_error_and_changes_nothing() -> None:
 def test_illegal_action_final_observation_has_an_empty_mask() -> None:
     e = HalmaEnv()
     e.reset(seed=0)
-    obs, _, terminated, _, _ = e.step(0)  # masked: ends the episode
+    obs, _, terminated, _, info = e.step(0)  # masked: ends the episode
     assert terminated and not obs["action_mask"].any() and e.observation_space.contains(obs)
+    assert info["legal_moves"] == []  # as the mask (it listed the start's moves)
     assert e.game.ply == 0  # the game itself was not played on
 
 

@@ -30,14 +30,41 @@ from .players import make_player, reseed
 ENV_NAME = "halma_v0"
 
 
-def env(**kwargs: Any) -> AECEnv:
+def env(*args: Any, **kwargs: Any) -> AECEnv:
     """The environment wrapped as PettingZoo's classic games are (an illegal action ends the
-    game with -1 for the agent that made it)."""
-    e = raw_env(**kwargs)
+    game with -1 for the agent that made it); it takes ``raw_env``'s arguments."""
+    e = raw_env(*args, **kwargs)
     e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
     e = wrappers.AssertOutOfBoundsWrapper(e)
-    e = wrappers.OrderEnforcingWrapper(e)
+    e = OrderEnforcingWrapper(e)
     return e
+
+
+class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's order check, the outermost wrapper of ``env()``, for this env's two calls besides
+    ``step``: ``resign`` and ``set_cpu`` on the wrapped env count as the update of a turn, as ``step``
+    does (made instead of a ``step`` inside an ``agent_iter`` loop, they tripped PettingZoo's "need to
+    call step() or reset()" assertion at the next agent).  An action is checked as the raw env checks
+    it before the inner wrappers see it: a bool or a float is a ``TypeError`` there too, not an error
+    from indexing the action mask with it."""
+
+    def step(self, action: Any) -> None:
+        super().step(None if action is None else action_int(action))
+
+    def resign(self, agent: Any) -> None:
+        """``raw_env.resign`` (docs/environment.md, *Game ends*)."""
+        self.env.resign(agent)
+        self._has_updated = True
+
+    def set_cpu(self, agent: Any, player: Any = None) -> None:
+        """``raw_env.set_cpu`` (docs/environment.md, *Seat substitution*)."""
+        self.env.set_cpu(agent, player)
+        self._has_updated = True
+
+    def __copy__(self) -> OrderEnforcingWrapper:
+        """``copy.copy(env)`` is ``copy.deepcopy(env)``, as for ``raw_env``: a shallow copy of the wrappers
+        would share the env inside."""
+        return copy.deepcopy(self)
 
 
 def action_int(action: Any) -> int:
@@ -255,6 +282,11 @@ class raw_env(AECEnv, EzPickle):
                   "_ezpickle_args", "_ezpickle_kwargs"}
         return copy_state(self, memo, shared, players={"_cpu", "_cpu_specs"})
 
+    def __copy__(self) -> raw_env:
+        """``copy.copy(env)`` is ``copy.deepcopy(env)``: through ``EzPickle`` it gave a fresh env, not reset,
+        and a shallow copy would share the game in progress (``Game`` and python-chess's ``Board`` copy too)."""
+        return copy.deepcopy(self)
+
     def _seat(self, who: Any) -> int:
         """A seat from a seat number or an agent name (ValueError otherwise)."""
         if isinstance(who, str) and who in self.agent_name_mapping:
@@ -295,7 +327,9 @@ class raw_env(AECEnv, EzPickle):
                     dst = hob[low.bit_length() - 1]
                     buf[base + canon[dst]] = 1
                     pairs.append((src, dst))
-        value = (pairs, np.frombuffer(buf, dtype=np.int8))
+        mask = np.frombuffer(buf, dtype=np.int8)
+        mask.flags.writeable = False  # action_mask() hands it out: a write would change what step() accepts
+        value = (pairs, mask)
         self._turn_cache = (self._turn_key, value)
         return value
 
@@ -357,6 +391,7 @@ class raw_env(AECEnv, EzPickle):
             self._settle()
         except BaseException:
             self.game = None  # a CPU player failed before the first policy turn: no game to go on with
+            self.agents = []
             raise
         # An episode starts with every reward at 0 (PettingZoo's api_test checks it): the shaping of CPU
         # moves played inside reset() is not paid, as no agent has acted yet.  A place already decided

@@ -8,6 +8,7 @@ See docs/environment.md.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -39,7 +40,7 @@ class HalmaEnv(gymnasium.Env, EzPickle):
     - The observation is the AEC dict ``{"observation", "action_mask"}``; ``action_masks()`` gives the
       mask as sb3-contrib's MaskablePPO expects.
     - ``pickle`` stores the constructor arguments (``EzPickle``, as the AEC env: call ``reset()`` on
-      the copy); ``copy.deepcopy`` copies the episode in progress.
+      the copy); ``copy.deepcopy`` and ``copy.copy`` copy the episode in progress.
     """
 
     metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 2}
@@ -119,6 +120,10 @@ class HalmaEnv(gymnasium.Env, EzPickle):
         ``raw_env.__deepcopy__``."""
         return copy_state(self, memo, {"_ezpickle_args", "_ezpickle_kwargs"}, players={"opponents"})
 
+    def __copy__(self) -> HalmaEnv:
+        """``copy.copy(env)`` is ``copy.deepcopy(env)``, as for the AEC env (``raw_env.__copy__``)."""
+        return copy.deepcopy(self)
+
     @property
     def agent(self) -> str:
         """The learner's agent name in the underlying AEC env."""
@@ -193,6 +198,8 @@ class HalmaEnv(gymnasium.Env, EzPickle):
             obs = aec.observe(agent)
             obs["action_mask"][:] = 0  # the episode is over: nothing is legal any more
             info = self._info()
+            if "legal_moves" in info:
+                info["legal_moves"] = []  # as the mask: nothing is legal any more
             info["illegal_action"] = True
             return obs, self.illegal_reward, True, False, info
         aec.step(a)
