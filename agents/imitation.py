@@ -228,7 +228,7 @@ def load_crossing_lines(path: str | Path, cfg: TrainConfig, seed: int) -> Crossi
     is checked when ``crossing_demonstrations`` replays them.)"""
     try:
         data = json.loads(Path(path).read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ValueError(f"crossing plan {path}: cannot read it ({exc})") from None
     if not isinstance(data, dict) or data.get("key") != crossing_plan_key(cfg, seed):
         raise ValueError(f"crossing plan {path}: its key is not {crossing_plan_key(cfg, seed)}")

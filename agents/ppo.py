@@ -413,11 +413,11 @@ class Trainer:
     def _start_logs(self, resume: bool) -> None:
         """The run's config.yaml, and its logs from where a resume starts."""
         cfg = self.cfg
-        (self.run_dir / "config.yaml").write_text(dump_yaml(cfg))
         if resume:  # what the run logged after its checkpoint is replaced by what the resumed run logs
-            drop_evaluations_after(self.run_dir, self.global_step)
+            drop_evaluations_after(self.run_dir, self.global_step)  # (first: it refuses a damaged file)
             if cfg.log.tensorboard:  # (a session that logs none needs no tensorboard; the next that does drops them)
                 drop_events_after(self.run_dir / "tb", self.global_step)
+        (self.run_dir / "config.yaml").write_text(dump_yaml(cfg))
         if cfg.log.tensorboard:
             from torch.utils.tensorboard import SummaryWriter
 

@@ -115,18 +115,37 @@ class RunLock:
 
 def drop_evaluations_after(run_dir: Path, global_step: int) -> None:
     """Keep only the ``eval.jsonl`` lines up to ``global_step`` (a resumed run's checkpoint): a killed run's
-    later evaluations are replaced by the resumed run's.  Rewritten atomically, like a checkpoint."""
+    later evaluations are replaced by the resumed run's.  Rewritten atomically, like a checkpoint.  A last
+    line without its newline is one the killed run left half-written and goes; any other line that is not
+    an evaluation record is a ``ValueError`` naming it, and the file is left as it is (dropped unread, it
+    would be lost without a word)."""
     path = run_dir / "eval.jsonl"
     if not path.exists():
         return
+    text = path.read_text()
+    lines = text.splitlines()
     kept = []
-    for line in path.read_text().splitlines():
-        try:
-            if json.loads(line)["global_step"] <= global_step:
-                kept.append(line + "\n")
-        except (ValueError, KeyError, TypeError):  # a line the killed run left half-written
-            continue
-    write_atomic(path, "".join(kept))
+    for number, line in enumerate(lines, 1):
+        step = _evaluation_step(line)
+        if step is None:
+            if number == len(lines) and not text.endswith("\n"):
+                continue
+            raise ValueError(f"{path} line {number} is not an evaluation record (a JSON object with an integer "
+                             "global_step): repair or remove that line to resume")
+        if step <= global_step:
+            kept.append(line + "\n")
+    if len(kept) < len(lines):
+        write_atomic(path, "".join(kept))
+
+
+def _evaluation_step(line: str) -> int | None:
+    """The ``global_step`` of one ``eval.jsonl`` line, or None when the line is not an evaluation record."""
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):  # cut short, or nested past the parser's depth
+        return None
+    step = record.get("global_step") if isinstance(record, dict) else None
+    return step if isinstance(step, int) and not isinstance(step, bool) else None
 
 
 def drop_events_after(tb_dir: Path, global_step: int) -> None:

@@ -926,3 +926,6 @@ def test_crossing_plans_are_saved_anywhere_and_checked_when_read(tmp_path: Path)
         path.write_text(json.dumps(damaged))
         with pytest.raises(ValueError, match=f"^crossing plan {re.escape(str(path))}: {why}"):
             load_crossing_lines(path, cfg, 4)
+    path.write_text("[" * 100_000 + "]" * 100_000)  # nested past the parser's depth: a RecursionError was let out
+    with pytest.raises(ValueError, match=f"^crossing plan {re.escape(str(path))}: cannot read it"):
+        load_crossing_lines(path, cfg, 4)

@@ -50,3 +50,18 @@ def test_evaluations_after_the_checkpoint_and_half_written_lines_are_dropped(tmp
     drop_evaluations_after(tmp_path, 200)
     assert (tmp_path / "eval.jsonl").read_text() == "\n".join(lines[:2]) + "\n"
     drop_evaluations_after(tmp_path / "none", 200)  # a run without evaluations: nothing to do
+
+
+@pytest.mark.parametrize("bad", ["garbled", '{"global_step": "0"}', "[" * 100_000 + "]" * 100_000, "true"])
+def test_a_damaged_evaluation_line_is_refused_not_dropped(tmp_path: Path, bad: str) -> None:
+    """Only a half-written last line (no newline) goes without a word; any other line that is not an evaluation
+    record was dropped unread (a RecursionError for one nested past the parser's depth)."""
+    lines = [json.dumps({"global_step": 100}), bad, json.dumps({"global_step": 300})]
+    text = "\n".join(lines) + "\n"
+    (tmp_path / "eval.jsonl").write_text(text)
+    with pytest.raises(ValueError, match=r"eval\.jsonl line 2 is not an evaluation record"):
+        drop_evaluations_after(tmp_path, 200)
+    assert (tmp_path / "eval.jsonl").read_text() == text
+    (tmp_path / "eval.jsonl").write_text("\n".join(lines[:1] + [bad]) + "\n")  # last, but whole: refused too
+    with pytest.raises(ValueError, match="line 2"):
+        drop_evaluations_after(tmp_path, 200)

@@ -1565,6 +1565,26 @@ def test_a_resume_drops_what_the_run_logged_after_its_checkpoint(tmp_path: Path,
         assert sorted(_raw_steps(run / "tb", key)) == [64, 128, 192, 256]
 
 
+def test_a_resume_refuses_a_damaged_evaluation_log_before_it_writes(tmp_path: Path, monkeypatch) -> None:
+    """A line in the middle of ``eval.jsonl`` that is not an evaluation record stops the resume with an error
+    naming it, before ``config.yaml`` is rewritten (it was rewritten first, then the line dropped unread)."""
+    monkeypatch.setattr(agents.ppo, "evaluate", _fake_evaluate([], 0.5))
+    data = tiny_config(ppo__total_steps=4 * 64, checkpoint__every=2, eval__every=64, eval__games=1,
+                       eval__opponents=["random"])
+    run = tmp_path / "run"
+    killed = Trainer(from_dict(data), run, log=quiet)
+    killed.train(stop=lambda: killed.update == 3)
+    killed.close()
+    evals = run / "eval.jsonl"
+    first, *rest = evals.read_text().splitlines()
+    evals.write_text("\n".join([first, "garbled", *rest]) + "\n")
+    before = {path: path.read_bytes() for path in run.rglob("*") if path.is_file()}
+    with pytest.raises(ValueError, match="eval.jsonl line 2 is not an evaluation record"):
+        Trainer(from_dict(tiny_config(ppo__total_steps=8 * 64, checkpoint__every=2, eval__every=64, eval__games=1,
+                                      eval__opponents=["random"])), run, resume=True, log=quiet)
+    assert {path: path.read_bytes() for path in run.rglob("*") if path.is_file()} == before
+
+
 def _raw_steps(tb_dir: Path, tag: str) -> list[int]:
     """Every step ``tag`` was written at, in every event file, with nothing purged."""
     from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
