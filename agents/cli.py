@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import cast
 
-from agents.files import missing_extra
+from agents.files import is_write_failure, missing_extra
 from agents.interrupts import sigterm_raises
 from halma_env.rules import ASCII_DECIMAL, ASCII_INTEGER
 
@@ -114,9 +114,28 @@ def version() -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     name = next((a for a in argv if not a.startswith("-")), None)
+    if sys.stdout is None:  # started with stdout closed (``halma show >&-``): what it prints would go nowhere
+        print(f"halma{f' {name}' if name in COMMANDS else ''}: error: the standard output is closed (redirect it to "
+              "/dev/null to discard it)", file=sys.stderr)
+        return 2
     with sigterm_raises():
         try:
-            return _main(name, argv)
+            status = _main(name, argv)
+            sys.stdout.flush()  # a closed pipe or a full disk raises here, not in the interpreter's exit
+            return status
+        except BrokenPipeError:
+            # The reader went away (``halma perft 3 --divide | head``): stop quietly, as Unix tools do.
+            # stdout goes to /dev/null so the interpreter's final flush does not raise again.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 1
+        except OSError as exc:
+            # a write to stdout that failed (``> /dev/full``, a full disk): a command's own files name themselves
+            if exc.filename is not None or not is_write_failure(exc):
+                raise
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (as above: the final flush)
+            command = f" {name}" if name in COMMANDS else ""
+            print(f"halma{command}: error: cannot write the standard output: {exc.strerror or exc}", file=sys.stderr)
+            return 2
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (Terminated), also in the imports before the command
             # runs: one line instead of a traceback, and the shell's status for the signal (130, 143)
             signum = int(getattr(exc, "signum", signal.SIGINT))
@@ -162,15 +181,7 @@ def _run(name: str, argv: list[str]) -> int:
     module = importlib.import_module(COMMANDS[name][0])
     run = cast("Callable[[argparse.Namespace], int | None]",  # every module in COMMANDS provides one
                getattr(module, f"run_{name}", getattr(module, "run", None)))
-    try:
-        status = int(run(args) or 0)
-        sys.stdout.flush()  # a closed pipe raises here, not in the interpreter's exit
-        return status
-    except BrokenPipeError:
-        # The reader went away (``halma perft 3 --divide | head``): stop quietly, as Unix tools do.
-        # stdout goes to /dev/null so the interpreter's final flush does not raise again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+    return int(run(args) or 0)
 
 
 if __name__ == "__main__":

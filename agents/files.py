@@ -48,6 +48,16 @@ def portable_file_name(name: object) -> bool:
 EXTRAS = {"torch": "train", "tensorboard": "train", "matplotlib": "plots"}
 
 
+# what a write fails with for want of room or rights (not a read of a missing file, a closed pipe or another
+# bug, which keep their traceback)
+WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO, errno.EACCES, errno.EPERM})
+
+
+def is_write_failure(exc: OSError) -> bool:
+    """Whether ``exc`` is a write that failed for want of room or rights (``WRITE_ERRNOS``)."""
+    return exc.errno in WRITE_ERRNOS and not isinstance(exc, ConnectionError)
+
+
 def missing_extra(error: ImportError) -> str | None:
     """How to install the optional dependency whose import failed (``error``), or None when it is not one
     (a part missing inside an installed one, ``torch._C`` say, is a broken install: its own error stands)."""

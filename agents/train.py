@@ -11,7 +11,6 @@ that follow (docs/training.md, "The planner's crossing").
 from __future__ import annotations
 
 import argparse
-import errno
 import json
 import os
 import shlex
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.config import load_config
+from agents.files import is_write_failure
 
 CROSSING_CACHE = ".crossing_cache"  # in the runs directory: the planner's crossing lines, shared by its runs
 DEFAULT_RUNS_DIR = "runs"
@@ -241,15 +241,6 @@ def _cannot_write_in(message: str) -> str | None:
     return lines[-1][len(prefix):] if lines and lines[-1].startswith(prefix) else None
 
 
-# what a write of the run's files fails with for want of room or rights (not a read of a missing file, a closed
-# pipe or another bug, which keep their traceback)
-WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO, errno.EACCES, errno.EPERM})
-
-
-def _write_failure(exc: OSError) -> bool:
-    return exc.errno in WRITE_ERRNOS and not isinstance(exc, ConnectionError)
-
-
 def _cannot_write(exc: OSError, run_dir: Path) -> str:
     """A write that failed (a full disk: ENOSPC), for the error line."""
     where = repr(str(exc.filename)) if exc.filename else f"the run directory {str(run_dir)!r}"
@@ -339,7 +330,7 @@ def _train_and_evaluate(trainer: Any, rank: int, world_size: int, cfg: Any, args
             finally:
                 trainer.close()
     except OSError as exc:  # a full disk: a checkpoint is written whole or not at all, so last.pt is the last one
-        if not _write_failure(exc):  # (a closed stdout is cli's; a missing file to read, a bug: a traceback)
+        if not is_write_failure(exc):  # (a closed stdout is cli's; a missing file to read, a bug: a traceback)
             raise
         if main:  # (the only one that writes)
             _trim_eval_log(run_dir / "eval.jsonl")
@@ -394,7 +385,7 @@ def _final_evaluation(trainer: Any, world_size: int, cfg: Any, args: argparse.Na
             write_atomic(run_dir / "final_eval.md", table + "\n")
             write_atomic(run_dir / "final_eval.json", json.dumps(res, indent=2))
         except (KeyboardInterrupt, OSError) as exc:
-            if isinstance(exc, OSError) and not _write_failure(exc):
+            if isinstance(exc, OSError) and not is_write_failure(exc):
                 raise
             _trim_eval_log(eval_log, size)  # the --resume that runs it again writes its line
             if isinstance(exc, OSError):

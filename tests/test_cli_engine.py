@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 import sys
 
@@ -178,3 +179,22 @@ def test_a_closed_pipe_ends_quietly() -> None:
     proc.stdout.close()  # before the command writes anything
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 1 and b"Traceback" not in err and b"BrokenPipe" not in err, err.decode()
+
+
+@pytest.mark.parametrize("args", [["show"], ["--version"], ["eval", "greedy", "random", "--games", "1", "--quiet"]])
+def test_a_failed_write_to_stdout_is_one_line_and_exit_2(args: list[str]) -> None:
+    """``halma show > /dev/full`` (a full disk under a redirect): a traceback and exit 1; now the README's contract
+    for output it could not write, exit 2 with one line."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "agents.cli", *args], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    command = f" {args[0]}" if not args[0].startswith("-") else ""
+    assert (done.returncode, done.stderr) == (
+        2, f"halma{command}: error: cannot write the standard output: No space left on device\n")
+
+
+def test_a_closed_stdout_is_refused_before_the_command_runs() -> None:
+    done = subprocess.run(f"{shlex.quote(sys.executable)} -m agents.cli show >&-", shell=True, stderr=subprocess.PIPE,
+                          text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (2, "halma show: error: the standard output is closed (redirect it "
+                                                 "to /dev/null to discard it)\n")
