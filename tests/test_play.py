@@ -168,6 +168,22 @@ def test_save_load_replay(tmp_path):
     assert out2[-1] == f"error: game record: no directory to save in: {str(tmp_path / 'no')!r}"
 
 
+def test_a_save_onto_a_full_disk_names_the_file(tmp_path, monkeypatch):
+    """A write that fails for want of room raises without a file name: the message said only "No space left on
+    device", not which save (the rename stands in for the write here)."""
+    import errno
+
+    import halma_env.records
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(halma_env.records.os, "replace", full)
+    s, out = session([HUMAN, HUMAN])
+    s.handle(f"save {tmp_path / 'g.json'}")
+    assert out[-1] == f"error: No space left on device: {str(tmp_path / 'g.json')!r}"
+
+
 def test_numbered_moves_belong_to_the_position_they_were_listed_in():
     s, out = session([HUMAN, HUMAN])
     s.handle("#1")
