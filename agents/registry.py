@@ -273,6 +273,9 @@ def make_player(name: str, seed: int | None = None) -> SeededPlayer:
             if not os.path.exists(path):
                 raise ValueError(f"opponent file {path!r} does not exist{shipped_file_hint(path)}")
         return _load_external("agents.opponent", "load_opponent", name, seed)
+    if ".pt:" in lower:  # a checkpoint with options, as an exported opponent takes them
+        raise ValueError(f"a checkpoint player takes no options, got {name!r}: give the .pt alone, or export it "
+                         "(halma export) for an opponent with options (temperature=..., time_budget=...)")
     if name in FALLBACK_LEVELS:  # levels come from the rated ladder (agents/ladder.py) for the game being played
         return _load_external("agents.ladder", "LevelPlayer", name, seed)
     bot = name.partition(":")[0].strip()

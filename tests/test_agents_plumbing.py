@@ -152,6 +152,9 @@ def test_a_checkpoint_path_makes_a_policy_player(tmp_path: Path) -> None:
         assert player.select_move(game) in game.legal_moves()
     with pytest.raises(ValueError, match=r"^checkpoint file 'missing\.pt' does not exist$"):
         make_player("missing.pt")
+    # options after a checkpoint were "unknown player" (they are an exported opponent's)
+    with pytest.raises(ValueError, match=r"^a checkpoint player takes no options, got '.*\.pt:temperature=nan'"):
+        make_player(f"{STAR2}:temperature=nan")
 
 
 @pytest.mark.parametrize("name", ["missing.onnx", "missing.ONNX", "missing.onnx:temperature=0.5"])
