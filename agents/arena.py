@@ -58,6 +58,7 @@ ARENA_LIMIT = "max_plies"  # end reason of a game stopped by the arena's cap
 CAP_PER_SEAT = 300  # default --max-plies is this many plies per seat
 RATING_SHUFFLES = 20  # ratings are averaged over this many seeded orders of the games
 SOLO_OPTIMUM = 27  # Bell 2009: the proven shortest solitaire crossing of the star board
+MAX_GAMES = 10_000_000  # games of one tournament: its results keep every game (~9 kB each) in memory
 
 
 # --- seeds and the seat schedule -------------------------------------------------------------
@@ -766,15 +767,38 @@ FORFEIT_KEYS = ("seat", "ply", "move", "error")
 MAX_COUNT = 2**63 - 1  # counts and game seeds (63-bit): larger ones are no arena's, and overflow a float
 
 
+# a results.json holds about 2.2 kB a star-2 game of 113 plies (indent 1): 1 GiB is some 450,000 such games, more
+# than a tournament's memory holds comfortably (the file is read whole); a bound for a device or a runaway file
+MAX_RESULTS_BYTES = 1 << 30
+
+
 def load_results(path: str) -> TournamentResult:
     """A tournament back from its ``results.json`` (to re-report or re-rate it without replaying).  Every
     field the reports read is checked (types, ranges, one entry per seat): a ValueError names the file, the
-    game and the field at fault."""
-    with open(path) as f:
-        try:
-            data = json.load(f)
-        except ValueError as e:  # not JSON (UnicodeDecodeError is a ValueError too)
-            raise ValueError(f"{path}: not a halma eval results.json (not JSON: {e})") from None
+    game and the field at fault.  The file is read as untrusted input: a regular file (a FIFO would wait for
+    ever, a device be read without end) of at most ``MAX_RESULTS_BYTES``, JSON nested not too deeply, no key
+    given twice in one object (the last one would win without a word); a missing or unreadable file is a
+    ValueError too."""
+    from halma_env.files import DuplicateKey, FileTooLarge, NotARegularFile, no_duplicate_keys, read_regular_file
+
+    what = f"{path}: not a halma eval results.json"
+    try:
+        text = read_regular_file(path, MAX_RESULTS_BYTES)
+    except NotARegularFile as e:
+        raise ValueError(f"{what} (it is {e.kind}, not a regular file)") from None
+    except FileTooLarge as e:
+        raise ValueError(f"{what} (it holds {e.size} bytes, more than the {MAX_RESULTS_BYTES} a results file "
+                         "may)") from None
+    except OSError as e:  # missing, no permission: a ValueError like the others
+        raise ValueError(f"{path}: cannot read it ({e.strerror or e})") from None
+    try:
+        data = json.loads(text, object_pairs_hook=no_duplicate_keys)
+    except DuplicateKey as e:
+        raise ValueError(f"{what} ({e})") from None
+    except RecursionError:  # the decoder recurses into nested arrays and objects
+        raise ValueError(f"{what} (not JSON: nested too deeply)") from None
+    except ValueError as e:  # not JSON (UnicodeDecodeError is a ValueError too, and an integer too long)
+        raise ValueError(f"{what} (not JSON: {e})") from None
     try:
         return _results_from(data)
     except ValueError as e:
@@ -934,6 +958,8 @@ def run_tournament(
     if not players:
         raise ValueError("a tournament needs at least one player")
     check_int("games", games, 1)
+    if games > MAX_GAMES:
+        raise ValueError(f"games must be 1..{MAX_GAMES:,}, got {games}")
     check_int("seed", seed)
     if time_budget is not None:
         check_time("the time per move", time_budget)
@@ -1117,8 +1143,8 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
     write (nothing of them is left behind)."""
     factory = factory or default_factory
     try:
-        if args.games is not None and args.games < 1:
-            raise ValueError(f"--games must be >= 1, got {args.games}")
+        if args.games is not None and not 1 <= args.games <= MAX_GAMES:
+            raise ValueError(f"--games must be 1..{MAX_GAMES:,}, got {args.games}")
         if args.workers is not None and args.workers < 1:
             raise ValueError(f"--workers must be >= 1, got {args.workers}")
         if args.max_plies is not None and args.max_plies < 1:
@@ -1159,6 +1185,17 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
         print(f"halma eval: error: {e}", file=sys.stderr)
         return 2
 
+    try:
+        return _play(args, factory, rules if args.solo is None else None, plot, out_made)
+    except BaseException:  # an error or an interrupt before the results are saved: the --out made here goes
+        if out_made:
+            with contextlib.suppress(OSError):  # (only while empty)
+                os.rmdir(args.out)
+        raise
+
+
+def _play(args: argparse.Namespace, factory: Factory, rules: Rules | None, plot: bool, out_made: bool) -> int:
+    """``halma eval``'s games, tables and ``--out`` results, once its input is checked (``run``)."""
     if args.solo is not None:
         res = run_solo(args.solo, args.games or 1, seed=args.seed, time_budget=args.time_per_move,
                        max_plies=args.max_plies or CAP_PER_SEAT, keep_records=bool(args.out), factory=factory)
@@ -1181,6 +1218,7 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
                   file=sys.stderr if args.json else sys.stdout)
         return 0
 
+    assert rules is not None  # a match's rules, built by run
     max_plies = args.max_plies or CAP_PER_SEAT * rules.num_players
     result = run_tournament(args.players, rules, args.games or 100, seed=args.seed, workers=args.workers,
                             time_budget=args.time_per_move, max_plies=max_plies, cap_outcome=args.cap_outcome or "draw",

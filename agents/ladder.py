@@ -39,7 +39,14 @@ from typing import Any, cast
 from agents.files import is_empty_path, shown_value, write_atomic
 from agents.player import SeededPlayer
 from halma_env import Game, Move, Rules
-from halma_env.files import FileTooLarge, NotARegularFile, file_kind, read_regular_file
+from halma_env.files import (
+    DuplicateKey,
+    FileTooLarge,
+    NotARegularFile,
+    file_kind,
+    no_duplicate_keys,
+    read_regular_file,
+)
 from halma_env.rules import SEAT_COUNTS, VARIANTS
 
 LADDER_FORMAT = "halma_env.ladder"
@@ -120,8 +127,25 @@ def _check(data: Any, path: Path) -> dict[str, Any]:
                 raise LadderError(f"ladder {str(path)!r}: entry {key!r}, level {lv['level']!r}: the model "
                                   f"{model!r} is outside the ladder's folder; a level's model is a path relative "
                                   "to the ladder file, inside its folder")
+        _check_order(entry["levels"], f"ladder {str(path)!r}: entry {key!r}")
         _check_record(entry, f"ladder {str(path)!r}: entry {key!r}")
     return data
+
+
+def _check_order(levels: list[dict[str, Any]], what: str) -> None:
+    """``levels`` is ordered weakest first (docs/export.md): a level's rating, when it and a level below have
+    one, is not lower than the one below's (``halma ladder`` writes strictly increasing ordinals, rounded to
+    3 decimals, so two may be equal).  A reversed list or a swapped pair is refused, naming both levels; the
+    level names are the author's (``--levels`` may give any), so they are not compared."""
+    below: dict[str, Any] | None = None
+    for lv in levels:
+        if lv.get("rating") is None:  # an unrated hand-written level: nothing to compare
+            continue
+        if below is not None and lv["rating"] < below["rating"]:
+            raise LadderError(f"{what}: level {printable(lv['level'])!r} (rating {lv['rating']}) comes after "
+                              f"{printable(below['level'])!r} (rating {below['rating']}) but is rated lower; "
+                              "levels are listed weakest first, each rated at least as high as the one before")
+        below = lv
 
 
 def _check_game(entry: dict[str, Any], what: str, key: str) -> None:
@@ -270,7 +294,10 @@ def _read_ladder(path: str) -> str:
 def _load(path: str, mtime: float) -> dict[str, Any]:
     p = Path(path)
     try:
-        data = json.loads(_read_ladder(path), parse_float=_finite_float, parse_constant=_no_constant)
+        data = json.loads(_read_ladder(path), parse_float=_finite_float, parse_constant=_no_constant,
+                          object_pairs_hook=no_duplicate_keys)
+    except DuplicateKey as e:  # the last one would win without a word: a level's player, a game's entry
+        raise LadderError(f"ladder file {path!r}: {e}; a ladder file gives each key once") from None
     except _NotFinite as e:
         raise LadderError(f"ladder file {path!r} holds the number {str(e)}: its numbers must be finite") from None
     except RecursionError:

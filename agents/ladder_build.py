@@ -395,7 +395,7 @@ def print_ladder(args: argparse.Namespace, path: Path, data: dict[str, Any]) -> 
 
 
 def run(args: argparse.Namespace) -> int:
-    from agents.arena import cycle_length
+    from agents.arena import MAX_GAMES, cycle_length
 
     try:
         path = ladder_path(args.ladder)
@@ -418,8 +418,8 @@ def run(args: argparse.Namespace) -> int:
         if args.time_per_move is not None:
             check_time("--time-per-move", args.time_per_move)
         games = args.games if args.games is not None else 2 * cycle_length(len(args.candidates), args.seats)
-        if games < 1:
-            raise LadderError(f"--games must be >= 1, got {games}")
+        if not 1 <= games <= MAX_GAMES:
+            raise LadderError(f"--games must be 1..{MAX_GAMES:,}, got {games}")
         if args.workers < 1:
             raise LadderError(f"--workers must be >= 1, got {args.workers}")
         if not (math.isfinite(args.separation) and args.separation >= 0):  # inf: no level could ever be placed

@@ -23,11 +23,12 @@ Names: a path ``model.onnx``, optionally with options ``model.onnx:temperature=0
 or ``ladder:GAME:LEVEL`` (``GAME`` like ``star-2``).
 
 Bad files fail with ``OpponentError`` (a ``ValueError``) naming the file and the problem: no
-manifest, a manifest that is not JSON (or nested too deeply, or with a number too long to read) or
-lacks fields, a model file that is not ONNX or does not match the manifest's checksum, an encoding
-version newer than this code, a manifest whose game disagrees with its own interface fields, the
-checkpoint config it records, the graph or the file's name, a model for another variant or seat
-count than the game it is asked to play.
+manifest, a model or manifest that is no regular file (a FIFO, a device, a directory), a manifest that
+is not JSON (or nested too deeply, or with a number too long to read, or a key given twice) or
+lacks fields, a model file that is not ONNX, holds NaN or inf weights or does not match the manifest's
+checksum, an encoding version newer than this code, a manifest whose game disagrees with its own
+interface fields, the checkpoint config it records, the graph or the file's name, a model for another
+variant or seat count than the game it is asked to play.
 
 A model is untrusted input (a downloaded or uploaded file), so it may only be what ``halma export``
 writes (``_check_graph``): one file of at most ``MAX_MODEL_BYTES``, read once (its checksum, the
@@ -62,7 +63,14 @@ from agents.files import shown_value
 from agents.player import SeededPlayer, check_is_game, check_number, check_seed, check_time, split_options
 from halma_env import Game, Move
 from halma_env.encoding import ENCODING_VERSION, encoding
-from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file
+from halma_env.files import (
+    DuplicateKey,
+    FileTooLarge,
+    NotARegularFile,
+    file_kind,
+    no_duplicate_keys,
+    read_regular_file,
+)
 from halma_env.rules import ASCII_DECIMAL, SEAT_COUNTS, VARIANTS
 
 MANIFEST_FORMAT = "halma_env.opponent"
@@ -122,8 +130,8 @@ def _read_file(path: Path, limit: int, what: str) -> bytes:
     ``halma_env.files.read_regular_file``, which neither waits on a FIFO nor reads without bound)."""
     try:
         return read_regular_file(path, limit)
-    except NotARegularFile:
-        raise OpponentError(f"{what} {str(path)!r} is not a regular file") from None
+    except NotARegularFile as e:
+        raise OpponentError(f"{what} {str(path)!r} is {e.kind}, not a regular file") from None
     except FileTooLarge as e:
         most = f"{limit >> 20} MiB" if limit % (1 << 20) == 0 else f"{limit} bytes"
         raise OpponentError(f"{what} {str(path)!r} is {e.size} bytes, more than the {most} it may "
@@ -141,17 +149,25 @@ def read_model_bytes(onnx_path: str | Path) -> bytes:
 def read_manifest(onnx_path: str | Path, check_hash: bool = True) -> dict[str, Any]:
     """The checked manifest of an exported model (``OpponentError`` naming what is wrong)."""
     onnx_path = Path(onnx_path)
-    if not onnx_path.is_file():
+    kind = _kind(onnx_path)
+    if kind is None:
         from agents.files import shipped_file_hint
 
         raise OpponentError(f"opponent model {str(onnx_path)!r} does not exist{shipped_file_hint(onnx_path)}")
+    if kind:  # a FIFO, a device (a link to /dev/zero), a directory: there, but no model
+        raise OpponentError(f"opponent model {str(onnx_path)!r} is {kind}, not a regular file")
     mpath = manifest_path(onnx_path)
-    if not mpath.is_file():
+    kind = _kind(mpath)
+    if kind is None:
         raise OpponentError(f"opponent model {str(onnx_path)!r} has no manifest: expected {str(mpath)!r} "
                             "(written by 'halma export' next to the model)")
+    if kind:
+        raise OpponentError(f"manifest {str(mpath)!r} is {kind}, not a regular file")
     text = _read_file(mpath, MAX_MANIFEST_BYTES, "manifest")
     try:
-        data = json.loads(text.decode("utf-8"))
+        data = json.loads(text.decode("utf-8"), object_pairs_hook=no_duplicate_keys)
+    except DuplicateKey as e:  # "variant": "star", "variant": "diamond" would load as diamond
+        raise OpponentError(f"manifest {str(mpath)!r}: {e}; a manifest gives each field once") from None
     except (ValueError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError, a too long integer
         raise OpponentError(f"manifest {str(mpath)!r} is corrupt or not JSON ({type(e).__name__}: {e})") from None
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
@@ -185,6 +201,17 @@ def read_manifest(onnx_path: str | Path, check_hash: bool = True) -> dict[str, A
     if check_hash:
         check_checksum(onnx_path, data, file_sha256(onnx_path))
     return data
+
+
+def _kind(path: Path) -> str | None:
+    """What stands at ``path``, symbolic links followed: None for nothing (or a dangling link), '' for a
+    regular file, else ``file_kind``'s words (``a FIFO``, ``a device``, ``a directory``)."""
+    try:
+        return file_kind(os.stat(path).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (OSError, ValueError):  # no permission, a name too long, a NUL: _read_file says what
+        return ""
 
 
 # the manifest's descriptive fields and the JSON types they hold (None: null allowed) when present
@@ -315,6 +342,38 @@ def _check_graph(onnx_path: Path, model: bytes) -> None:
             location = next((e.value for e in tensor.external_data if e.key == "location"), "?")
             raise OpponentError(f"{name}: tensor {tensor.name!r} ({where}) keeps its data in another file "
                                 f"({location!r}); an exported model keeps every tensor inside the .onnx file")
+    _check_finite(graph, name)
+
+
+_FLOAT_TYPES = ("FLOAT", "DOUBLE", "FLOAT16", "BFLOAT16")
+
+
+def _check_finite(graph: Any, name: str) -> None:
+    """The float initializers (the network's weights) hold no NaN or inf: such a model would load and play
+    without a word (greedy play picks the first legal move when every logit is NaN), where the checkpoint
+    loader refuses the same weights.  Called once no tensor keeps its data elsewhere (``to_array`` would read
+    that file)."""
+    import onnx
+    from onnx import numpy_helper
+
+    floats = {getattr(onnx.TensorProto, t) for t in _FLOAT_TYPES if hasattr(onnx.TensorProto, t)}
+    bad: list[tuple[str, str]] = []
+    for tensor in graph.initializer:
+        if tensor.data_type not in floats:
+            continue
+        try:
+            values = numpy_helper.to_array(tensor)
+            if values.dtype.kind != "f":  # bfloat16 (ml_dtypes)
+                values = values.astype(np.float32)
+        except Exception as e:  # data of another size than its dims
+            raise OpponentError(f"{name}: initializer {tensor.name!r} cannot be read ({_first_line(e)})") from None
+        if not bool(np.isfinite(values).all()):
+            what = " and ".join(w for w, f in (("NaN", np.isnan), ("inf", np.isinf)) if bool(f(values).any()))
+            bad.append((tensor.name, what))
+    if bad:
+        more = f" ({len(bad) - 1} more initializers hold NaN or inf)" if len(bad) > 1 else ""
+        raise OpponentError(f"{name} has non-finite weights (exported from a diverged run, or edited): initializer "
+                            f"{bad[0][0]!r} holds {bad[0][1]}{more}")
 
 
 _ALLOCATOR_LOCK = threading.Lock()

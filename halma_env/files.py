@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import Any
+
+from halma_env.notation import quoted
 
 
 class NotARegularFile(ValueError):
@@ -22,6 +25,26 @@ class FileTooLarge(ValueError):
     def __init__(self, path: str | os.PathLike[str], size: int, limit: int) -> None:
         super().__init__(f"{str(path)!r} holds {size} bytes, more than {limit}")
         self.size, self.limit = size, limit
+
+
+class DuplicateKey(ValueError):
+    """A JSON object gives ``key`` twice (``no_duplicate_keys``); the message names the key, cut short."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"key {quoted(key)} appears twice in one object")
+        self.key = key
+
+
+def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``' ``object_pairs_hook`` for files read as untrusted input (a record, a results.json,
+    a ladder, a manifest): a key given twice is a ``DuplicateKey``, not "the last one wins" (which would
+    drop the first value without a word).  The callers turn it into their own error, naming the file."""
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise DuplicateKey(key)
+        data[key] = value
+    return data
 
 
 def file_kind(mode: int) -> str:

@@ -28,7 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file, special_file_kind
+from halma_env.files import (
+    DuplicateKey,
+    FileTooLarge,
+    NotARegularFile,
+    no_duplicate_keys,
+    read_regular_file,
+    special_file_kind,
+)
 from halma_env.game import Game, IllegalMoveError
 from halma_env.notation import parse_position, quoted
 from halma_env.rules import OPTION_NAMES, Rules, is_bool
@@ -207,9 +214,9 @@ class GameRecord:
     def from_json(cls, text: str | bytes) -> GameRecord:
         """A record from JSON text; raises RecordError naming what is wrong."""
         try:
-            data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
-        except RecordError:  # a key given twice, named by the hook
-            raise
+            data = json.loads(text, object_pairs_hook=no_duplicate_keys)
+        except DuplicateKey as e:  # a key given twice, named by the hook
+            raise RecordError(f"game record: {e}") from None
         except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as e:
             raise RecordError(f"game record: not valid JSON: {e}") from None
         except RecursionError:  # the decoder recurses into nested arrays and objects
@@ -410,16 +417,6 @@ def _value(value: object) -> str:
     """A value read from a record, for an error message: a text cut short when long (``quoted``),
     anything else as its repr."""
     return quoted(value) if isinstance(value, str) else repr(value)
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """json ``object_pairs_hook``: a key given twice is an error, not "the last one wins"."""
-    data: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in data:
-            raise RecordError(f"game record: key {quoted(key)} appears twice in one object")
-        data[key] = value
-    return data
 
 
 def game_events(game: Game) -> list[str]:

@@ -239,7 +239,7 @@ def test_cli_writes_results_and_replayable_records(tmp_path, capsys) -> None:
         (["greedy", "random", "--rule", "anti_blocking"], "KEY=VALUE"),
         (["greedy", "random", "--rule", "first_seat=1"], "first_seat is rotated"),
         (["greedy", "random", "--variant", "diamond", "--preset", "kawu"], "star rule set"),
-        (["greedy", "random", "--games", "0"], "--games must be >= 1"),
+        (["greedy", "random", "--games", "0"], "--games must be 1..10,000,000"),
         ([], "name at least one player"),
         (["greedy", "--solo", "greedy"], "--solo takes one agent"),
         (["--solo", "nosuchbot"], "nosuchbot"),

@@ -422,6 +422,86 @@ def test_load_results_names_the_file_the_game_and_the_field(tmp_path, change, me
         arena.load_results(str(path))
 
 
+def test_load_results_refuses_a_key_given_twice(tmp_path) -> None:
+    """json's "the last one wins" loaded a file whose seed (or a game's places) was given twice, dropping
+    the first value without a word."""
+    data = _played_results(tmp_path)
+    path = tmp_path / "results.json"
+    path.write_text('{"seed": 999, ' + json.dumps(data)[1:])
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: not a halma eval results\.json \(key 'seed' "
+                                         r"appears twice in one object\)$"):
+        arena.load_results(str(path))
+    text = json.dumps(data)
+    path.write_text(text.replace('"plies": ', '"plies": 7, "plies": ', 1))
+    with pytest.raises(ValueError, match=r"\(key 'plies' appears twice in one object\)$"):
+        arena.load_results(str(path))
+
+
+def test_load_results_of_deep_json_a_folder_a_missing_file_or_a_large_one_is_a_value_error(tmp_path,
+                                                                                          monkeypatch) -> None:
+    """100,000 nested [ raised RecursionError, a folder IsADirectoryError and a missing file
+    FileNotFoundError (not the ValueError the other loaders give); nothing bounded what was read."""
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(deep))}: not a halma eval results\.json \(not JSON: "
+                                         r"nested too deeply\)$"):
+        arena.load_results(str(deep))
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(tmp_path))}: not a halma eval results\.json \(it is a "
+                                         r"directory, not a regular file\)$"):
+        arena.load_results(str(tmp_path))
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(tmp_path / 'gone.json'))}: cannot read it \("):
+        arena.load_results(str(tmp_path / "gone.json"))
+    assert arena.MAX_RESULTS_BYTES == 1 << 30  # docs/evaluation.md
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(_played_results(tmp_path)))
+    size = path.stat().st_size
+    monkeypatch.setattr(arena, "MAX_RESULTS_BYTES", size - 1)
+    with pytest.raises(ValueError, match=rf"\(it holds {size} bytes, more than the {size - 1} a results file may\)$"):
+        arena.load_results(str(path))
+    monkeypatch.setattr(arena, "MAX_RESULTS_BYTES", size)
+    assert arena.load_results(str(path)).games
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="needs FIFOs")
+def test_load_results_refuses_a_fifo_or_device_without_waiting(tmp_path) -> None:
+    """A FIFO named as the results file waited for ever for a writer (a device such as /dev/zero was read
+    without end): refused unread, naming what it is."""
+    import errno
+    import os
+    import threading
+    import time
+
+    fifo = tmp_path / "results.json"
+    os.mkfifo(fifo)
+    done = threading.Event()
+
+    def unblock() -> None:  # the old code waited for a writer: give it one after a while, so it fails, not hangs
+        deadline = time.monotonic() + 5
+        while not done.is_set() and time.monotonic() < deadline:
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+                return
+            except OSError as e:
+                if e.errno != errno.ENXIO:  # ENXIO: no reader yet
+                    raise
+                time.sleep(0.05)
+
+    helper = threading.Thread(target=unblock, daemon=True)
+    helper.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(ValueError, match=r"results\.json \(it is a FIFO, not a regular file\)$"):
+            arena.load_results(str(fifo))
+    finally:
+        done.set()
+        helper.join()
+    assert time.monotonic() - start < 2
+    if Path("/dev/null").exists():  # (empty, so the old code did not hang on it: it stands for /dev/zero)
+        with pytest.raises(ValueError, match=r"^/dev/null: not a halma eval results\.json \(it is a device, not a "
+                                             r"regular file\)$"):
+            arena.load_results("/dev/null")
+
+
 # --- worker processes ------------------------------------------------------------------------------------
 
 
@@ -619,7 +699,7 @@ TIME_ERROR = "--time-per-move must be > 0 seconds (a finite number) or none"
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["greedy", "random", "--games", "-1"], "--games must be >= 1, got -1"),
+        (["greedy", "random", "--games", "-1"], "--games must be 1..10,000,000, got -1"),
         (["greedy", "random", "--workers", "0"], "--workers must be >= 1, got 0"),
         (["greedy", "random", "--max-plies", "0"], "--max-plies must be >= 1, got 0"),
         (["greedy", "random", "--time-per-move", "0"], f"{TIME_ERROR}, got 0.0"),
@@ -628,7 +708,7 @@ TIME_ERROR = "--time-per-move must be > 0 seconds (a finite number) or none"
         (["greedy", "random", "--time-per-move", "inf"], f"{TIME_ERROR}, got inf"),
         (["--solo", "greedy", "--time-per-move", "inf"], "--time-per-move must be > 0 seconds (a finite number)"),
         (["greedy", "random", "--seed", "-1"], "--seed must be >= 0 (an integer), got -1"),
-        (["--solo", "greedy", "--games", "0"], "--games must be >= 1, got 0"),
+        (["--solo", "greedy", "--games", "0"], "--games must be 1..10,000,000, got 0"),
         (["--solo", "greedy", "--max-plies", "0"], "--max-plies must be >= 1, got 0"),
         (["--solo", "greedy", "--seats", "2"], "--solo is the star solitaire (1 seat, default rules); drop "),
         (["--solo", "greedy", "--rule", "move_limit=5"], "--solo is the star solitaire"),
@@ -1040,3 +1120,39 @@ def test_a_tournament_without_an_arena_cap_says_so() -> None:
 
     res = run_tournament(["greedy", "random"], Rules("star", 2, move_limit=20), games=2)
     assert "time per move none (bots' own settings), no arena cap; rules: " in res.markdown()
+
+
+def test_a_games_count_past_the_limit_is_refused_by_name(tmp_path, capsys) -> None:
+    """10**29 games reached ``itertools.islice`` and died there with a traceback (halma ladder: its message)."""
+    out = tmp_path / "out"
+    assert cli_main(["eval", "greedy", "random", "--games", str(10**29), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == f"halma eval: error: --games must be 1..10,000,000, got {10**29}\n"
+    assert not out.exists()
+    with pytest.raises(ValueError, match="games must be 1..10,000,000"):
+        arena.run_tournament(["greedy", "random"], Rules("star", 2), arena.MAX_GAMES + 1)
+    assert cli_main(["ladder", "--ladder", str(tmp_path / "l.json"), "--games", str(10**29), "random", "greedy"]) == 2
+    assert capsys.readouterr().err == f"halma ladder: error: --games must be 1..10,000,000, got {10**29}\n"
+
+
+@pytest.mark.parametrize("existed", [False, True])
+def test_an_interrupted_eval_removes_the_out_folder_it_made(tmp_path, monkeypatch, existed: bool) -> None:
+    """Ctrl-C (or SIGTERM, or an error) during the games left the empty --out folder made at the start."""
+    out = tmp_path / "out"
+    if existed:
+        out.mkdir()
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(arena, "run_tournament", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        arena.run(_eval_args(out))
+    assert out.exists() == existed and (not existed or list(out.iterdir()) == [])
+
+
+def _eval_args(out: Path) -> Any:
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    arena.add_arguments(parser)
+    return parser.parse_args(["greedy", "random", "--games", "2", "--out", str(out), "--quiet"])

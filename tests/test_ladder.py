@@ -22,6 +22,7 @@ from agents.ladder import (
     ladder_player,
     level_player,
     load_ladder,
+    save_ladder,
     shipped_models,
 )
 from agents.ladder_build import SEPARATION, pick_levels, separated, separation
@@ -681,7 +682,7 @@ def test_halma_ladder_records_its_own_command_line(tmp_path: Path, capsys, monke
 
 
 @pytest.mark.parametrize(("flags", "message"), [
-    (["--games", "0"], "halma ladder: error: --games must be >= 1, got 0"),
+    (["--games", "0"], "halma ladder: error: --games must be 1..10,000,000, got 0"),
     (["--separation", "-0.5"], "halma ladder: error: --separation must be a finite number >= 0, got -0.5"),
     (["--separation", "inf"], "halma ladder: error: --separation must be a finite number >= 0, got inf"),
     (["--time-per-move", "0"], "halma ladder: error: --time-per-move must be > 0"),
@@ -1229,6 +1230,47 @@ def test_a_deeply_nested_or_huge_number_ladder_is_a_ladder_error_naming_the_file
     digits.write_text('{"format": "halma_env.ladder", "format_version": 1, "games": {}, "n": ' + "9" * 5000 + "}")
     with pytest.raises(LadderError, match=f"ladder file '{re.escape(str(digits))}' cannot be read \\(ValueError: "):
         load_ladder(digits)
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ('{"star-2": {"variant": "star", "seats": 2, "levels": [{"level": "easy", "player": "../x.onnx", '
+     '"player": "random"}]}}', "player"),
+    ('{"star-2": {"variant": "star", "seats": 2, "levels": [{"level": "easy", "player": "random"}]}, '
+     '"star-2": {"variant": "star", "seats": 2, "levels": [{"level": "easy", "player": "greedy"}]}}', "star-2"),
+], ids=["level-player", "game-entry"])
+def test_a_ladder_giving_a_key_twice_is_refused_naming_the_key_and_file(tmp_path: Path, text: str, key: str) -> None:
+    """json's "the last one wins" loaded ``"player": "../x.onnx", "player": "random"`` as random (the refused
+    path dropped unseen) and a second ``"star-2"`` entry silently replaced the first."""
+    bad = tmp_path / "ladder.json"
+    bad.write_text('{"format": "halma_env.ladder", "format_version": 1, "games": ' + text + "}")
+    with pytest.raises(LadderError, match=f"^ladder file '{re.escape(str(bad))}': key '{key}' appears twice in one "
+                                          "object; a ladder file gives each key once$"):
+        load_ladder(bad)
+
+
+def test_levels_rated_out_of_order_are_refused(tmp_path: Path) -> None:
+    """docs/export.md: levels are ordered weakest first.  A reversed list or a swapped pair (a rating lower
+    than the level before's) loaded, and halma ladder printed it as the ladder; levels without a rating
+    (a hand-written entry) and equal ratings (the file rounds to 3 decimals) still load."""
+    def levels(*rated: tuple[str, float | None]) -> dict:
+        return {"star-2": {"variant": "star", "seats": 2, "levels": [
+            {"level": name, "player": "random", **({} if r is None else {"rating": r})} for name, r in rated]}}
+
+    reversed_ = _ladder_file(tmp_path / "reversed.json", levels(("expert", 9.0), ("hard", 5.0), ("medium", 1.0)))
+    with pytest.raises(LadderError, match=f"^ladder '{re.escape(str(reversed_))}': entry 'star-2': level 'hard' "
+                                          r"\(rating 5.0\) comes after 'expert' \(rating 9.0\) but is rated lower; "
+                                          "levels are listed weakest first"):
+        load_ladder(reversed_)
+    swapped = _ladder_file(tmp_path / "swapped.json", levels(("easy", 1.0), ("medium", 9.0), ("hard", None),
+                                                           ("expert", 5.0)))
+    with pytest.raises(LadderError, match="level 'expert' \\(rating 5.0\\) comes after 'medium' \\(rating 9.0\\)"):
+        load_ladder(swapped)
+    with pytest.raises(LadderError, match="comes after 'expert'"):  # the writer checks it too
+        save_ladder(json.loads(reversed_.read_text()), tmp_path / "written.json")
+    assert not (tmp_path / "written.json").exists()
+    fine = _ladder_file(tmp_path / "fine.json", levels(("easy", 1.0), ("medium", None), ("hard", 1.0),
+                                                        ("expert", 2.5)))
+    assert [lv["level"] for lv in load_ladder(fine)["games"]["star-2"]["levels"]] == list(LEVELS)
 
 
 @pytest.mark.skipif(not Path("/dev/null").exists(), reason="needs /dev/null")

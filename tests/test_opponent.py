@@ -539,6 +539,41 @@ def test_a_tensor_kept_in_another_file_is_refused(tmp_path: Path) -> None:
         OnnxPolicy(path)
 
 
+@pytest.mark.parametrize(("values", "holds"), [([1.0, math.nan], "NaN"), ([math.inf, 0.0], "inf"),
+                                               ([math.nan, -math.inf], "NaN and inf")], ids=["nan", "inf", "both"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_a_model_with_non_finite_weights_is_refused_naming_the_initializer(tmp_path: Path, values: list,
+                                                                          holds: str, dtype: str) -> None:
+    """An exported model with a NaN or inf initializer loaded and played (every logit NaN: the first legal
+    move), where the checkpoint loader refuses the same weights."""
+    from onnx import numpy_helper
+
+    weights = numpy_helper.from_array(np.array(values, dtype=dtype), "W")
+    path = _graph(tmp_path, "nan", nodes=_summed("W"), initializers=[weights], extra="extra")
+    with pytest.raises(OpponentError, match=rf"^opponent model {re.escape(repr(str(path)))} has non-finite weights "
+                                            rf"\(exported from a diverged run, or edited\): initializer 'W' holds "
+                                            rf"{holds}$"):
+        load_opponent(path)
+    finite = numpy_helper.from_array(np.array([1.0, -2.5], dtype=dtype), "W")  # the same graph, finite: loads
+    assert OnnxPolicy(_graph(tmp_path, "ok", nodes=_summed("W"), initializers=[finite], extra="extra"))
+
+
+def test_the_cli_refuses_a_model_with_nan_weights_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                             ) -> None:
+    """halma eval nan.onnx random --games 1 exited 0."""
+    from onnx import numpy_helper
+
+    from agents.cli import main
+
+    weights = [numpy_helper.from_array(np.array([math.nan], dtype=np.float32), n) for n in ("W", "V")]
+    path = _graph(tmp_path, "nan", nodes=_summed("W"), initializers=weights, extra="extra")
+    assert main(["eval", str(path), "random", "--games", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Traceback" not in err, err
+    assert err.endswith("has non-finite weights (exported from a diverged run, or edited): initializer 'W' holds NaN "
+                        "(1 more initializers hold NaN or inf)"), err
+
+
 def test_the_session_is_made_from_the_bytes_whose_checksum_was_checked(monkeypatch: pytest.MonkeyPatch,
                                                                        tmp_path: Path) -> None:
     """The file is read once: a model swapped on disk after its checksum was checked is not what runs (the
@@ -719,6 +754,50 @@ def test_a_manifest_that_json_cannot_read_is_an_opponent_error(tmp_path: Path, t
     with pytest.raises(OpponentError, match=rf"^manifest {re.escape(repr(str(manifest_path(path))))} is corrupt or "
                                             rf"not JSON \({error}: "):
         read_manifest(path)
+
+
+def test_a_manifest_giving_a_key_twice_is_refused(tmp_path: Path) -> None:
+    """``"variant": "star", "variant": "diamond"`` loaded as diamond (json's "the last one wins")."""
+    path = _copy(tmp_path, "m")
+    text = manifest_path(path).read_text().rstrip()
+    assert text.endswith('"variant": "star"\n}')  # the top level's, written last (sorted keys)
+    manifest_path(path).write_text(text[:-1] + ', "variant": "diamond"}')
+    with pytest.raises(OpponentError, match=rf"^manifest {re.escape(repr(str(manifest_path(path))))}: key 'variant' "
+                                            "appears twice in one object; a manifest gives each field once$"):
+        read_manifest(path)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo") or not Path("/dev/zero").exists(),
+                    reason="needs FIFOs and /dev/zero")
+def test_a_model_or_manifest_that_is_no_regular_file_says_what_it_is(tmp_path: Path) -> None:
+    """A FIFO or a link to /dev/zero given as the model was reported as "does not exist", and as the
+    manifest the model "has no manifest": each is named for what it is (and nothing waits on the FIFO)."""
+    import os
+
+    fifo = tmp_path / "fifo.onnx"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.onnx"
+    zero.symlink_to("/dev/zero")
+    folder = tmp_path / "dir.onnx"
+    folder.mkdir()
+    for model, kind in ((fifo, "a FIFO"), (zero, "a device"), (folder, "a directory")):
+        shutil.copy(manifest_path(SHIPPED), manifest_path(model))
+        with pytest.raises(OpponentError, match=rf"^opponent model {re.escape(repr(str(model)))} is {kind}, not a "
+                                                "regular file$"):
+            load_opponent(model)
+    for name, make, kind in (("fifo", os.mkfifo, "a FIFO"), ("zero", lambda p: p.symlink_to("/dev/zero"), "a device"),
+                             ("dir", os.mkdir, "a directory")):
+        model = _copy(tmp_path, name)
+        manifest_path(model).unlink()
+        make(manifest_path(model))
+        with pytest.raises(OpponentError, match=rf"^manifest {re.escape(repr(str(manifest_path(model))))} is {kind}, "
+                                                "not a regular file$"):
+            load_opponent(model)
+    missing = _copy(tmp_path, "gone")
+    manifest_path(missing).unlink()
+    manifest_path(missing).symlink_to(tmp_path / "nowhere.json")  # a dangling link: no manifest, as before
+    with pytest.raises(OpponentError, match="has no manifest"):
+        load_opponent(missing)
 
 
 def test_a_manifest_over_its_size_cap_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
