@@ -16,10 +16,11 @@ removes it.
 Before anything is written it checks the payload as the loader will check the file (and loads its
 bytes back weights-only), so it never replaces a good file with one the loader refuses.
 ``load_checkpoint`` raises ``CheckpointError`` (a ``ValueError``) that names the file and the
-problem: not a checkpoint / corrupt, another format or encoding version, a different variant,
-seat count or network shape, a header that disagrees with the stored training config's game, an
-unknown network key, a step count that is not an integer >= 0, weights that are not float32, NaN or
-infinite weights.
+problem: not a regular file (a FIFO, a device), not a checkpoint / corrupt (an entry that fails the zip's
+CRC-32 check: bit rot), another format or encoding version, a different variant,
+seat count or network shape, a header that disagrees with the stored training config's game, a stored config
+too large or too deeply nested to spell out, an unknown network key, a step count that is not an integer >= 0,
+a tensor that is not dense (sparse, meta), weights that are not float32, NaN or infinite weights.
 ``model_from_checkpoint`` checks the stored weights' shapes and dtypes against the stated network before
 it builds it, ``check_training_entries`` what ``halma train --resume`` reads besides, and
 ``load_optimizer_state`` the optimiser state (hyperparameters and Adam's moments) before it is applied.
@@ -36,6 +37,7 @@ import re
 import reprlib
 import tempfile
 import time
+import warnings
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,6 +47,7 @@ import torch
 
 from agents.files import is_empty_path, shipped_file_hint
 from halma_env.encoding import ENCODING_VERSION
+from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file
 from halma_env.rules import SEAT_COUNTS, VARIANTS
 
 if TYPE_CHECKING:
@@ -58,6 +61,12 @@ STEP_KEYS = ("global_step", "update")  # optional; counters, so integers from 0 
 MAX_STEP = 2**63 - 1  # what a torch int64 (and a JSON reader's 64-bit integer) holds
 RNG_KEYS = ("python", "numpy", "torch")  # rng_state's (agents/ppo.py), and "cuda" where CUDA was used
 EXTRA_KEYS = ("snapshots", "ratings")  # what a training checkpoint's extra holds (Trainer._payload)
+# a stored training config, bounded as it is spelt out (counted each time a shared part is reached): a resume
+# compares it key by key and prints the changes, an export copies it into its manifest
+MAX_CONFIG_VALUES = 10_000  # a training config has about 80
+MAX_CONFIG_DEPTH = 32  # levels of nesting; a training config has 4
+MAX_CONFIG_CHARS = 100_000  # characters of its strings; a training config has about 600
+MAX_CHECKPOINT_BYTES = 1 << 30  # a 32 x 4 training checkpoint is 0.5 MB
 # a temporary file of a save untouched this long is a killed save's: a live one is written in one go, then replaced
 STALE_TMP_S = 60.0
 
@@ -174,18 +183,57 @@ _SHORT = reprlib.Repr()
 _SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother, _SHORT.maxlist, _SHORT.maxdict = 3, 80, 80, 8, 8
 
 
-def _check_archive(path: Path) -> None:
-    """A checkpoint is torch's zip archive, its entries stored, not compressed: a compressed entry (a zip
-    bomb: 390 KB that inflate to 400 MB) is refused before anything is read out of it."""
+def _read_checkpoint(path: Path) -> bytes:
+    """The checkpoint file's bytes, read once (``halma_env.files.read_regular_file``): a FIFO, a device
+    (``/dev/zero``) or a socket, also behind a symlink, is named as what it is, and neither waited on nor
+    read without bound."""
     try:
-        with zipfile.ZipFile(path) as archive:
-            packed = [i.filename for i in archive.infolist() if i.compress_type != zipfile.ZIP_STORED]
+        return read_regular_file(path, MAX_CHECKPOINT_BYTES)
+    except NotARegularFile as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r} is {exc.kind}, not a regular file") from None
+    except FileTooLarge:
+        raise CheckpointError(f"checkpoint {str(path)!r} holds more than {MAX_CHECKPOINT_BYTES} bytes (a training "
+                              "checkpoint of the largest shipped network is under 1 MB)") from None
+    except (FileNotFoundError, NotADirectoryError):
+        raise CheckpointError(f"checkpoint {str(path)!r} does not exist{shipped_file_hint(path)}") from None
+    except OSError as exc:
+        raise CheckpointError(f"cannot read checkpoint {str(path)!r}: {exc.strerror or exc}") from None
+
+
+def _check_archive(path: Path, raw: bytes) -> None:
+    """A checkpoint (``raw``, the file's bytes) is torch's zip archive, its entries stored, not compressed: a
+    compressed entry (a zip bomb: 390 KB that inflate to 400 MB) is refused before anything is read out of it.
+    Then every entry is read back against the CRC-32 checksum the archive stores for it, which ``torch.load`` does
+    not check: a flipped bit (bit rot, a damaged copy) would load as other weights without a word.  An archive
+    whose entries all carry a zero checksum was saved without them (torch's
+    ``torch.utils.serialization.config.save.compute_crc32 = False``; ``save_checkpoint`` always writes them):
+    there is nothing to check.  Costs about a millisecond per MB (the checksums of bytes already read)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+            entries = archive.infolist()
+            packed = [i.filename for i in entries if i.compress_type != zipfile.ZIP_STORED]
+            if packed:
+                raise CheckpointError(f"checkpoint {str(path)!r} is not a checkpoint file: it has compressed "
+                                      f"entries ({_shown(packed)}), which torch.save never writes")
+            if any(i.CRC for i in entries):
+                for info in entries:
+                    _check_entry(archive, info, path)
     except (zipfile.BadZipFile, OSError) as exc:
         raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a checkpoint file (not torch's zip "
                               f"archive: {exc})") from None
-    if packed:
-        raise CheckpointError(f"checkpoint {str(path)!r} is not a checkpoint file: it has compressed entries "
-                              f"({_shown(packed)}), which torch.save never writes")
+
+
+def _check_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) -> None:
+    """Read one stored entry of ``archive`` through zipfile, which compares its CRC-32 at the end (and its local
+    header with the directory's)."""
+    try:
+        with archive.open(info) as f:
+            while f.read(1 << 20):
+                pass
+    except Exception as exc:  # BadZipFile (a bad CRC-32 or header), EOFError (cut short), RuntimeError (encrypted)
+        raise CheckpointError(f"checkpoint {str(path)!r} is corrupt (damaged on disk or in a copy?): its entry "
+                              f"{_shown(info.filename)} does not read back as stored ({type(exc).__name__}: "
+                              f"{_first_line(exc)[:200]})") from None
 
 
 def load_checkpoint(path: str | Path, *, variant: str | None = None, num_players: int | None = None,
@@ -196,11 +244,12 @@ def load_checkpoint(path: str | Path, *, variant: str | None = None, num_players
     path = Path(path)
     if path.is_dir():
         raise CheckpointError(f"checkpoint {str(path)!r} is a directory, not a checkpoint file")
-    if not path.is_file():
-        raise CheckpointError(f"checkpoint {str(path)!r} does not exist{shipped_file_hint(path)}")
-    _check_archive(path)
+    raw = _read_checkpoint(path)
+    _check_archive(path, raw)
     try:
-        data = torch.load(path, map_location=map_location, weights_only=True)
+        with warnings.catch_warnings():  # torch's own (a sparse CSR tensor's "beta state"): the checks below speak
+            warnings.simplefilter("ignore")
+            data = torch.load(io.BytesIO(raw), map_location=map_location, weights_only=True)
     except Exception as exc:  # unpickling garbage raises anything: KeyError, struct.error, RuntimeError, ...
         # torch's first sentence says what failed; the rest of its message is advice about saving
         first = str(exc).splitlines()[0].split(". ")[0].rstrip(".") if str(exc) else ""
@@ -244,8 +293,50 @@ def _check_contents(data: dict[str, Any], who: str) -> None:
     if not isinstance(model, dict) or not all(isinstance(v, torch.Tensor) for v in model.values()):
         raise CheckpointError(f"{who} has a model entry of type {type(model).__name__}, "
                               "not a state dict (a mapping of names to tensors)")
+    _check_dense(data, who)  # the weights, Adam's state, the random states: every tensor anywhere in the file
     _check_float32(model, who)
     _check_finite(model, who)
+
+
+def _not_dense(tensor: torch.Tensor) -> str:
+    """What ``tensor`` is when it is not a dense tensor holding its values ('' when it is one)."""
+    if tensor.layout != torch.strided:
+        return f"a {str(tensor.layout).removeprefix('torch.')} tensor"
+    if tensor.is_meta:
+        return "a meta tensor (a shape without values)"
+    if tensor.is_quantized or tensor.is_nested:
+        return f"a {'quantized' if tensor.is_quantized else 'nested'} tensor"
+    return ""
+
+
+def _check_dense(data: dict[Any, Any], who: str) -> None:
+    """Every tensor in ``data`` (its weights, the optimiser's moments, the random states, anywhere) dense, with
+    its values: a sparse (COO, CSR) or meta tensor loads, then fails the checks and ``load_state_dict`` with
+    torch's own error (NotImplementedError, RuntimeError).  Walked without recursion, each mapping or list
+    once; ``CheckpointError`` naming the first such tensor by its dotted name."""
+    seen: set[int] = set()
+    todo: list[tuple[Any, Any]] = [(data, None)]  # (value, (key, parent's link)): the name is spelt out on error
+    while todo:
+        value, link = todo.pop()
+        if isinstance(value, torch.Tensor):
+            kind = _not_dense(value)
+            if kind:
+                raise CheckpointError(f"{who} has {_dotted(link)}, {kind}: a checkpoint holds dense tensors "
+                                      "(torch.strided) only")
+        elif isinstance(value, (dict, list, tuple)) and id(value) not in seen:
+            seen.add(id(value))
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            todo.extend(reversed([(v, (k, link, isinstance(value, dict))) for k, v in items]))
+
+
+def _dotted(link: Any) -> str:
+    """``model.position``, ``optimizer.state[0].exp_avg``: the name ``_check_dense`` found a tensor under."""
+    parts: list[str] = []
+    while link is not None:
+        key, link, mapped = link
+        parts.append(f".{key}" if mapped and isinstance(key, str) else f"[{_shown(key)}]")
+    name = "".join(reversed(parts)).removeprefix(".")
+    return name if len(name) <= 200 else name[:197] + "..."
 
 
 def _check_float32(model: dict[str, Any], who: str) -> None:
@@ -296,6 +387,7 @@ def _check_config_game(data: dict[str, Any], who: str) -> None:
     config = data["config"]
     if not isinstance(config, dict):
         raise CheckpointError(f"{who} has a config entry of type {type(config).__name__}, not a mapping")
+    _check_config_size(config, who)
     if "game" not in config:  # a config without a game section (hand-made checkpoints) says nothing of it
         return
     game = config["game"]
@@ -305,6 +397,37 @@ def _check_config_game(data: dict[str, Any], who: str) -> None:
         if key in game and (type(game[key]) is not type(data[key]) or game[key] != data[key]):
             raise CheckpointError(f"{who} has {key} {data[key]!r}, but its training config has game.{key} "
                                   f"{_shown(game[key])} (a checkpoint relabelled for another game?)")
+
+
+def _check_config_size(config: Any, who: str) -> None:
+    """A checkpoint's stored training config of bounded size, as what reads it spells it out (a resume's
+    ``config_changes`` compares and prints it, an export copies it into its manifest, an error shows it): at
+    most ``MAX_CONFIG_VALUES`` values and ``MAX_CONFIG_CHARS`` characters of text, counted without spelling it
+    out (lists that share their parts, a pickle's memo, count each time they are reached: 40 levels of them in a
+    small file never finished a resume), and nested at most ``MAX_CONFIG_DEPTH`` levels (50,000 levels was a
+    RecursionError).  Walked without recursion; ``CheckpointError`` beginning with ``who``."""
+    count, chars, todo = 0, 0, [(config, 1)]
+    while todo:
+        item, depth = todo.pop()
+        count += 1
+        if count > MAX_CONFIG_VALUES:
+            raise CheckpointError(f"{who}: its config holds more than {MAX_CONFIG_VALUES} values; a training config "
+                                  "has about 80 (not a checkpoint halma train wrote?)")
+        if depth > MAX_CONFIG_DEPTH:
+            raise CheckpointError(f"{who}: its config nests more than {MAX_CONFIG_DEPTH} levels deep; a training "
+                                  "config has 4 (not a checkpoint halma train wrote?)")
+        if isinstance(item, dict):
+            # keys too (a tuple key nests like a value); a plain string key is counted with its value
+            todo.extend((k, depth + 1) for k in item if not isinstance(k, str))
+            chars += sum(len(k) for k in item if isinstance(k, str))
+            todo.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            todo.extend((v, depth + 1) for v in item)
+        elif isinstance(item, (str, bytes, bytearray)):
+            chars += len(item)
+        if chars > MAX_CONFIG_CHARS:
+            raise CheckpointError(f"{who}: its config holds more than {MAX_CONFIG_CHARS} characters of text; a "
+                                  "training config has about 600 (not a checkpoint halma train wrote?)")
 
 
 def _check_steps(data: dict[str, Any], who: str) -> None:
@@ -361,7 +484,8 @@ def model_from_checkpoint(data: dict[str, Any], path: str | Path = "checkpoint")
         NetworkConfig(**{k: data["network"][k] for k in names}).validate()
     except ValueError as exc:
         raise CheckpointError(f"{who}: {exc}") from None
-    _check_float32(data["model"], who)  # also for a dict that never went through the loader
+    _check_dense({"model": data["model"]}, who)  # also for a dict that never went through the loader
+    _check_float32(data["model"], who)
     _check_finite(data["model"], who)
     check_weights(data, path)  # before the build: the stated sizes are the file's word only
     net = build_network(data["variant"], data["num_players"], SimpleNamespace(**data["network"]))
@@ -617,17 +741,17 @@ def _check_adam_state(entry: dict[Any, Any], param: torch.Tensor, i: int, amsgra
         raise CheckpointError(f"{who} has an optimizer state without {', '.join(missing)} for parameter {i} "
                               f"(Adam keeps step, {', '.join(moments)})")
     step = entry["step"]
-    if not (isinstance(step, torch.Tensor) and step.dim() == 0 and step.is_floating_point()
-            and step.layout == torch.strided and math.isfinite(float(step)) and float(step) >= 0
+    if not (isinstance(step, torch.Tensor) and not _not_dense(step) and step.dim() == 0 and step.is_floating_point()
+            and math.isfinite(float(step)) and float(step) >= 0
             and float(step) == int(float(step))):
         raise CheckpointError(f"{who} has an optimizer state whose step of parameter {i} is {_shown(step)}, "
                               "not a step count (a scalar float tensor holding a whole number >= 0)")
     for key in moments:
         value = entry[key]
-        if not isinstance(value, torch.Tensor) or value.shape != param.shape or value.layout != torch.strided:
+        if not isinstance(value, torch.Tensor) or value.shape != param.shape or _not_dense(value):
             what = f"{tuple(value.shape)}" if isinstance(value, torch.Tensor) else f"a {type(value).__name__}"
-            if isinstance(value, torch.Tensor) and value.layout != torch.strided:
-                what = f"a {value.layout} tensor"
+            if isinstance(value, torch.Tensor) and _not_dense(value):
+                what = _not_dense(value)
             raise CheckpointError(f"{who} has an optimizer state whose {key} of parameter {i} is {what}, "
                                   f"not a tensor of the parameter's shape {tuple(param.shape)}")
         if value.dtype != param.dtype:

@@ -306,31 +306,11 @@ def check_test_vectors(policy: OnnxPolicy) -> list[str]:
     return problems
 
 
-MAX_CONFIG_ENTRIES = 10_000  # a training config has about 80 values; the manifest copies it
-
-
-def _check_config_size(config: Any, checkpoint: str | Path) -> None:
-    """A checkpoint's stored config of at most ``MAX_CONFIG_ENTRIES`` values, counted without spelling it
-    out: lists that share their parts (a pickle's memo) would write a manifest of megabytes (34 MB from a
-    38 KB checkpoint)."""
-    count, todo = 0, [config]
-    while todo:
-        item = todo.pop()
-        count += 1
-        if count > MAX_CONFIG_ENTRIES:
-            raise ValueError(f"checkpoint {str(checkpoint)!r}: its config holds more than {MAX_CONFIG_ENTRIES} "
-                             "values; a training config has about 80 (not a checkpoint halma train wrote?)")
-        if isinstance(item, dict):
-            todo.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            todo.extend(item)
-
-
 def _check_json_values(config: Any, checkpoint: str | Path) -> None:
     """The checkpoint's config as the manifest copies it: JSON values only (mappings with string keys,
     lists, strings, booleans, null, finite numbers, integers a 64-bit reader takes).  Otherwise a tensor would fail
     the export with a TypeError and a NaN would write a manifest no JSON reader takes.  Walked without
-    recursion; ``_check_config_size`` bounds the walk."""
+    recursion; the loader bounds the walk (``agents.checkpoint``: the config's size and depth)."""
     todo: list[tuple[Any, str]] = [(config, "config")]
     while todo:
         value, where = todo.pop()
@@ -378,8 +358,8 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
         raise ValueError(f"opset must be an integer from {low} to {high} (what torch's ONNX exporter supports), "
                          f"got {opset!r}")
     data = load_checkpoint(checkpoint)  # CheckpointError (a ValueError) for anything unreadable
-    _check_config_size(data.get("config"), checkpoint)  # the manifest copies it
-    _check_json_values(data.get("config"), checkpoint)  # (the loader checked global_step, update and network)
+    # the manifest copies the config (the loader checked its size and depth, global_step, update and network)
+    _check_json_values(data.get("config"), checkpoint)
     if level is None:
         level = default_level(data, checkpoint)
     net = model_from_checkpoint(data, checkpoint)

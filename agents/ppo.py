@@ -525,6 +525,8 @@ class Trainer:
         the reach planes' input weights at zero (``load_extending``), so the run starts from the
         checkpoint's play.
         """
+        from agents.checkpoint import check_weights
+
         wanted = self._network_dict()
         try:
             data = load_checkpoint(path, variant=self.cfg.game.variant, num_players=self.n, map_location=self.device)
@@ -534,10 +536,12 @@ class Trainer:
                          and have["reach_features"] <= wanted["reach_features"])  # False <= True: planes added
             if lesser != wanted and adds_only:
                 check_network(data, lesser, path)  # the same network but for what the config adds
+                check_weights(data, path)  # each tensor's name and shape: one line naming the file and the tensor
                 added = load_extending(self.net, data["model"])
                 self.log(f"init_from: added {' and '.join(added)}, starting as the checkpoint plays")
             else:
                 check_network(data, wanted, path)
+                check_weights(data, path)  # not torch's size mismatch, one line per tensor, without the file
                 self.net.load_state_dict(data["model"])
         except (ValueError, RuntimeError) as exc:  # CheckpointError is a ValueError; a bad state dict a RuntimeError
             raise ValueError(f"init_from: {exc}") from None

@@ -705,3 +705,205 @@ def test_integer_weights_where_the_network_has_floats_are_named(tmp_path: Path) 
                                                         "another dtype (checkpoint vs network): embed.bias int64 vs "
                                                         "float32") + "$"):
         model_from_checkpoint({**payload, "model": model}, "mem")
+
+
+# --- the fuzzing review's file checks: the stored config's size and depth, tensors that are not dense, bit rot,
+# special files, init_from's weights ------------------------------------------------------------------------
+
+
+def _shared_lists(levels: int) -> list[Any]:
+    """Lists that share their parts (pickle's memo): a small file that spells out to 2**levels leaves."""
+    shared: list[Any] = ["x" * 10]
+    for _ in range(levels):
+        shared = [shared, shared]
+    return shared
+
+
+def _nested(levels: int) -> dict[str, Any]:
+    deep: dict[str, Any] = {}
+    for _ in range(levels):
+        deep = {"a": deep}
+    return deep
+
+
+def _save_deep(data: dict[str, Any], path: Path) -> None:
+    """torch.save of a deeply nested value (pickle's writer recurses; its reader does not)."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        torch.save(data, path)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _resume_refuses(run: Path, message: str) -> None:
+    """A resume of ``run`` raises a CheckpointError naming last.pt and ``message``, and changes no file."""
+    from agents.config import from_dict
+    from agents.ppo import Trainer
+    from tests.test_train import quiet, tiny_config
+
+    before = _files(run)
+    with pytest.raises(CheckpointError, match=r"^checkpoint '.*last\.pt'" + re.escape(message)):
+        Trainer(from_dict(tiny_config(log__tensorboard=False)), run, resume=True, log=quiet)
+    assert _files(run) == before
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (_shared_lists(14), ": its config holds more than 10000 values; a training config has about 80"),
+        (_nested(40), ": its config nests more than 32 levels deep; a training config has 4"),
+        (_nested(2000), ": its config nests more than 32 levels deep; a training config has 4"),
+        ([["y" * 60_000] * 2], ": its config holds more than 100000 characters of text; a training config has"),
+    ],
+    ids=["shared-lists", "nested-40", "nested-2000", "long-text"],
+)
+def test_a_resume_refuses_a_stored_config_too_large_or_deep_to_spell_out(
+        trained_run: Path, tmp_path: Path, value: Any, message: str) -> None:
+    """The fuzzing review's last.pt configs: 40 levels of shared lists never finished a resume (``config_changes``
+    spells the config out to compare and print it), 50,000 nested levels were a RecursionError traceback.  The
+    loader bounds the config's size and depth as an export's manifest did, before anything reads it."""
+    run = tmp_path / "run"
+    shutil.copytree(trained_run, run)
+    last = run / "checkpoints" / "last.pt"
+    data = torch.load(last, weights_only=True)
+    data["config"]["log"]["bomb"] = value
+    _save_deep(data, last)
+    _resume_refuses(run, message)
+    with pytest.raises(CheckpointError, match=re.escape(message)):
+        load_checkpoint(last)  # every reader of a checkpoint: halma eval, export, init_from, the opponent pool
+
+
+def _sparse_coo(t: torch.Tensor) -> torch.Tensor:
+    return t.to_sparse()
+
+
+def _sparse_csr(t: torch.Tensor) -> torch.Tensor:
+    return t.to_sparse_csr()
+
+
+def _meta(t: torch.Tensor) -> torch.Tensor:
+    return torch.zeros(t.shape, device="meta")
+
+
+@pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta state")
+@pytest.mark.parametrize(("make", "kind"), [(_sparse_coo, "a sparse_coo tensor"), (_sparse_csr, "a sparse_csr tensor"),
+                                            (_meta, "a meta tensor (a shape without values)")],
+                         ids=["coo", "csr", "meta"])
+def test_weights_that_are_not_dense_tensors_are_refused_naming_the_tensor(
+        tmp_path: Path, make: Any, kind: str) -> None:
+    """Sparse (COO, CSR) or meta weights loaded, then failed the finiteness check with torch's NotImplementedError
+    or RuntimeError traceback (halma eval, export, --resume, init_from)."""
+    from agents.export import export_checkpoint
+
+    data = torch.load(SHIPPED_QUICKSTART, weights_only=True)
+    data["model"]["position"] = make(data["model"]["position"])
+    path = tmp_path / "odd.pt"
+    torch.save(data, path)
+    message = f"^checkpoint '.*odd\\.pt' has model.position, {re.escape(kind)}: a checkpoint holds dense tensors"
+    with pytest.raises(CheckpointError, match=message):
+        load_checkpoint(path)
+    with pytest.raises(CheckpointError, match=message):
+        export_checkpoint(path, "x", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(CheckpointError, match=r"^checkpoint 'given' has model.position, " + re.escape(kind)):
+        model_from_checkpoint({**load_checkpoint(SHIPPED_QUICKSTART), "model": data["model"]}, "given")
+
+
+@pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta state")
+@pytest.mark.parametrize(("entry", "make", "kind"), [
+    ("step", _meta, "a meta tensor (a shape without values)"),
+    ("exp_avg", _meta, "a meta tensor (a shape without values)"),
+    ("exp_avg_sq", _sparse_csr, "a sparse_csr tensor"),
+], ids=["step-meta", "moment-meta", "moment-csr"])
+def test_a_resume_refuses_an_optimizer_state_that_is_not_dense(
+        trained_run: Path, tmp_path: Path, entry: str, make: Any, kind: str) -> None:
+    """A meta tensor in Adam's state failed the optimiser check with torch's RuntimeError (``Tensor.item() cannot be
+    called on meta tensors``)."""
+    run = tmp_path / "run"
+    shutil.copytree(trained_run, run)
+    last = run / "checkpoints" / "last.pt"
+    data = torch.load(last, weights_only=True)
+    state = data["optimizer"]["state"][0]
+    state[entry] = make(state[entry])
+    torch.save(data, last)
+    _resume_refuses(run, f" has optimizer.state[0].{entry}, {kind}: a checkpoint holds dense tensors")
+
+
+def _flip_bit(source: Path, target: Path, entry: str, offset: int) -> None:
+    """A copy of ``source`` with one bit flipped ``offset`` bytes into the stored zip entry ``entry``."""
+    import struct
+    import zipfile
+
+    raw = bytearray(source.read_bytes())
+    with zipfile.ZipFile(source) as archive:
+        info = archive.getinfo(entry)
+    name_length, extra_length = struct.unpack("<HH", raw[info.header_offset + 26:info.header_offset + 30])
+    raw[info.header_offset + 30 + name_length + extra_length + offset] ^= 1
+    target.write_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize("entry", ["archive/data/0", "archive/data.pkl"])
+def test_a_flipped_bit_is_refused_naming_the_entry(tmp_path: Path, entry: str) -> None:
+    """torch.load does not check the zip's CRC-32s: a bit flipped in a stored weight loaded as another weight and
+    exported with a fresh hash.  The loader reads each entry back against its checksum first."""
+    from agents.export import export_checkpoint
+
+    path = tmp_path / "rotten.pt"
+    _flip_bit(SHIPPED_QUICKSTART, path, entry, 103)
+    message = (rf"^checkpoint '.*rotten\.pt' is corrupt \(damaged on disk or in a copy\?\): its entry "
+               rf"'{re.escape(entry)}' does not read back as stored \(BadZipFile: Bad CRC-32")
+    with pytest.raises(CheckpointError, match=message):
+        load_checkpoint(path)
+    with pytest.raises(CheckpointError, match=message):
+        export_checkpoint(path, "x", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_archive_saved_without_checksums_loads(tmp_path: Path) -> None:
+    """torch can save without CRC-32s (all zero): nothing to check, so such a file is not called corrupt."""
+    from torch.utils.serialization import config
+
+    data = torch.load(SHIPPED_QUICKSTART, weights_only=True)
+    path = tmp_path / "plain.pt"
+    saved = config.save.compute_crc32
+    config.save.compute_crc32 = False
+    try:
+        torch.save(data, path)
+    finally:
+        config.save.compute_crc32 = saved
+    assert load_checkpoint(path)["variant"] == "star"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not os.path.exists("/dev/zero"), reason="FIFOs and /dev/zero")
+def test_a_fifo_or_a_device_is_named_as_what_it_is(tmp_path: Path) -> None:
+    """A FIFO, or a symlink to /dev/zero, given as a checkpoint was said not to exist."""
+    from agents.registry import make_player
+
+    fifo = tmp_path / "pipe.pt"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.pt"
+    zero.symlink_to("/dev/zero")
+    for path, kind in ((fifo, "a FIFO"), (zero, "a device")):
+        with pytest.raises(CheckpointError, match=rf"^checkpoint '.*{path.name}' is {kind}, not a regular file$"):
+            load_checkpoint(path)
+        with pytest.raises(ValueError, match=rf"'.*{path.name}' is {kind}, not a regular file$"):
+            make_player(str(path))  # halma eval X.pt
+
+
+def test_init_from_names_the_file_and_the_tensor_of_another_shape(trained_run: Path, tmp_path: Path) -> None:
+    """init_from with a tensor of another shape gave torch's two-line ``size mismatch`` message without the
+    file: the weights are checked against the network first, in one line naming both."""
+    from agents.config import from_dict
+    from agents.ppo import Trainer
+    from tests.test_train import quiet, tiny_config
+
+    data = torch.load(trained_run / "checkpoints" / "last.pt", weights_only=True)
+    data["model"]["position"] = torch.zeros(5, 8)
+    path = tmp_path / "misshapen.pt"
+    torch.save(data, path)
+    with pytest.raises(ValueError) as caught:
+        Trainer(from_dict(dict(tiny_config(log__tensorboard=False), init_from=str(path))), tmp_path / "run",
+                log=quiet)
+    assert re.fullmatch(r"init_from: checkpoint '.*misshapen\.pt' weights do not fit its network: 1 of another "
+                        r"shape \(checkpoint vs network\): position \(5, 8\) vs \(121, 8\)", str(caught.value))
