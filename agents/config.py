@@ -2,9 +2,12 @@
 
 Every key of a config file must be known and every required key present; a typo or a missing
 key raises ``ValueError`` naming it (with its dotted path).  ``--set section.key=value``
-overrides are parsed as YAML scalars and validated the same way.  Numbers are read as YAML 1.2 reads
-them (decimal, ASCII digits: ``010`` is 10, ``1:00`` and ``0b11`` are text), and a number key refuses
-NaN and infinity.  docs/training.md lists every key.
+overrides are parsed as YAML scalars and validated the same way.  Numbers and booleans are read as YAML 1.2
+reads them (decimal, ASCII digits: ``010`` is 10, ``1:00`` and ``0b11`` are text; only ``true`` and ``false``
+are booleans, ``on``, ``off``, ``yes`` and ``no`` are text), and a number key refuses NaN and infinity.  A
+config file holds at most ``MAX_CONFIG_BYTES``; the sizes that allocate memory (network widths and depths,
+games side by side, a rollout's steps, ...) are bounded by ``MAX_SIZES``, and the lists of players by
+``MAX_PLAYERS_LISTED``.  docs/training.md lists every key.
 """
 
 from __future__ import annotations
@@ -22,9 +25,53 @@ from typing import Any, Protocol, cast
 import yaml
 
 from agents.files import is_empty_path, portable_file_name
+from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file
 from halma_env.rewards import REWARD_SCHEMES
 from halma_env.rules import ASCII_DECIMAL, LIMIT_OUTCOMES, Rules
 from halma_env.suggest import did_you_mean
+
+# A config file holds at most this (the shipped ones are about 2 KB): PyYAML read a 100 MB one for 53 s, and
+# takes about a second over 256 KiB of a list on the shared 2-core machine (5 s over 1 MiB)
+MAX_CONFIG_BYTES = 256 << 10
+# The most each size that allocates memory (or a layer, a process, a copy of the network per unit) may be: far
+# above any config's (the largest shipped or documented value in brackets), far below what fails.  network.channels
+# 10**8 tried to allocate gigabytes (a RuntimeError), network.blocks 10**6 built layers for minutes.
+MAX_SIZES: dict[str, int] = {
+    "env.num_envs": 16384,  # (256)
+    "env.solo_envs": 16384,  # (64)
+    "ppo.num_steps": 4096,  # (64)
+    "network.channels": 1024,  # (64)
+    "network.blocks": 64,  # (6)
+    "network.pair_dim": 1024,  # (64)
+    "network.value_hidden": 4096,  # (128)
+    "network.attention_layers": 16,  # (1)
+    "pool.max_snapshots": 500,  # (5) a network each
+    "imitation.games": 10000,  # (300) every decision of every game is held in memory
+    "imitation.minibatch_size": 65536,  # (256)
+    "crossing.planner_width": 100_000,  # (3000)
+    "crossing.detour_width": 100_000,  # (300)
+    "crossing.detours": 1000,  # (30)
+    "processes": 64,  # (2)
+}
+# one update's steps, (env.num_envs + env.solo_envs) x ppo.num_steps, are held in memory at once (4096)
+MAX_UPDATE_STEPS = 1 << 18
+# pool.bots, eval.opponents and eval.final_opponents: each player is built while the config loads (300,000
+# bots took 35 s); a list is a handful of players
+MAX_PLAYERS_LISTED = 256
+
+
+def _check_sizes(section: str, values: Any) -> None:
+    """``ValueError`` naming the first size of ``section`` ('' for the top level) past its ``MAX_SIZES`` bound."""
+    prefix = f"{section}." if section else ""
+    for dotted, most in MAX_SIZES.items():
+        name = dotted[len(prefix):]
+        if dotted.startswith(prefix) and "." not in name and (value := getattr(values, name)) > most:
+            raise ValueError(f"{dotted} must be at most {most}, got {value}")
+
+
+def _check_players_listed(key: str, players: list[str]) -> None:
+    if len(players) > MAX_PLAYERS_LISTED:
+        raise ValueError(f"{key} lists {len(players)} players, more than the {MAX_PLAYERS_LISTED} a list may hold")
 
 
 @dataclass
@@ -92,6 +139,7 @@ class EnvConfig:
             raise ValueError(f"env.solo_move_cost must be in [0, 1), got {self.solo_move_cost}")
         if self.engine not in ("auto", "batched", "scalar"):
             raise ValueError(f"env.engine must be auto, batched or scalar, got {self.engine!r}")
+        _check_sizes("env", self)
 
 
 @dataclass
@@ -129,6 +177,7 @@ class PPOConfig:
                 raise ValueError(f"ppo.{name} must be >= 0, got {value}")
         if self.target_kl is not None and not self.target_kl > 0:
             raise ValueError(f"ppo.target_kl must be > 0 (null: no early stop), got {self.target_kl}")
+        _check_sizes("ppo", self)
 
 
 @dataclass
@@ -151,6 +200,8 @@ class NetworkConfig:
             raise ValueError(f"network.blocks must be >= 0, got {self.blocks}")
         if self.attention_layers < 0:
             raise ValueError(f"network.attention_layers must be >= 0, got {self.attention_layers}")
+        # (the upper bounds, MAX_SIZES, are TrainConfig's: a checkpoint's stated network is validated here too,
+        # and then checked against its weights, which name a size no weight has; agents/checkpoint.py)
         if self.attention_layers:
             from agents.network import ATTENTION_HEADS  # here: torch only when a config asks for attention
 
@@ -180,6 +231,8 @@ class PoolConfig:
         for name in ("snapshot_every", "max_snapshots"):
             if (value := getattr(self, name)) < 1:
                 raise ValueError(f"pool.{name} must be >= 1, got {value}")
+        _check_sizes("pool", self)
+        _check_players_listed("pool.bots", self.bots)
 
 
 @dataclass
@@ -197,6 +250,7 @@ class ImitationConfig:
     def validate(self) -> None:
         if not self.distill_coef >= 0:  # (NaN fails it)
             raise ValueError(f"imitation.distill_coef must be >= 0, got {self.distill_coef}")
+        _check_sizes("imitation", self)
         if self.bot is None:
             if self.games or self.epochs or self.distill_coef:
                 raise ValueError("imitation.games, imitation.epochs and imitation.distill_coef need imitation.bot "
@@ -224,6 +278,7 @@ class CrossingConfig:
         for name, least in (("planner_width", 0), ("detours", 0), ("detour_width", 1)):
             if (value := getattr(self, name)) < least:
                 raise ValueError(f"crossing.{name} must be >= {least}, got {value}")
+        _check_sizes("crossing", self)
         if not self.coef >= 0:  # (NaN fails it)
             raise ValueError(f"crossing.coef must be >= 0, got {self.coef}")
         if (self.planner_width > 0) != (self.coef > 0):
@@ -249,6 +304,8 @@ class EvalConfig:
                 raise ValueError(f"eval.{name} must be >= 0, got {value}")
         if self.move_limit < 1:
             raise ValueError(f"eval.move_limit must be >= 1, got {self.move_limit}")
+        _check_players_listed("eval.opponents", self.opponents)
+        _check_players_listed("eval.final_opponents", self.final_opponents)
         if self.every and self.games and not self.opponents:
             raise ValueError("eval.opponents is empty but eval.every and eval.games ask for evaluations during "
                              "training; name opponents or set eval.every to 0")
@@ -327,7 +384,12 @@ class TrainConfig:
                              f"got {self.torch_threads}")
         if self.processes < 1:
             raise ValueError(f"processes must be >= 1, got {self.processes}")
+        _check_sizes("network", self.network)
+        _check_sizes("", self)
         update_steps = (self.env.num_envs + self.env.solo_envs) * self.ppo.num_steps
+        if update_steps > MAX_UPDATE_STEPS:
+            raise ValueError(f"one update, (env.num_envs + env.solo_envs) x ppo.num_steps = {update_steps} steps, must "
+                             f"be at most {MAX_UPDATE_STEPS} (its steps are held in memory at once)")
         if self.ppo.total_steps < update_steps:
             raise ValueError(f"ppo.total_steps ({self.ppo.total_steps}) is less than one update: (env.num_envs + "
                              f"env.solo_envs) x ppo.num_steps = {update_steps} steps")
@@ -398,9 +460,16 @@ class TrainConfig:
 _DECIMAL_INT = re.compile(r"[-+]?[0-9]+")
 _DECIMAL = ASCII_DECIMAL
 _INF_NAN = re.compile(r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
-_INT_TAG, _FLOAT_TAG = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
+_INT_TAG, _FLOAT_TAG, _BOOL_TAG = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool"
 # an integral number in exponent notation, for an integer key (5e6, 5.0e+6, 1E3)
 _EXPONENT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+")
+# YAML 1.2's core schema booleans; YAML 1.1 (pyyaml's) also reads yes, no, on and off (any case shown) as booleans
+_BOOL = re.compile(r"true|True|TRUE|false|False|FALSE")
+_BOOL_1_1 = re.compile(r"yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF")
+
+
+def _is_yaml_1_1_bool(value: Any) -> bool:
+    return isinstance(value, str) and bool(_BOOL_1_1.fullmatch(value.strip()))
 
 
 def _written_number(value: Any) -> Decimal | None:
@@ -460,7 +529,8 @@ def _coerce(value: Any, tp: Any, path: str) -> Any:
         return _build(tp, value, path)
     if tp is bool:
         if not isinstance(value, bool):
-            raise ValueError(f"{path}: expected true or false, got {value!r}")
+            hint = " (YAML 1.2 booleans: on, off, yes and no are text)" if _is_yaml_1_1_bool(value) else ""
+            raise ValueError(f"{path}: expected true or false, got {value!r}{hint}")
         return value
     if tp is int:
         number = _written_number(value)  # 5e6 and 5.0e+6 (step counts) are integers too; 2.5 and 1e-3 are not
@@ -573,6 +643,9 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
         if key in seen:
             raise ValueError(f"--set {key} is given twice ({seen[key]!r} and {item!r}); give it once")
         seen[key] = item
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ValueError(f"--set {key}: a value of {len(raw)} characters is longer than a whole config file may be "
+                             f"({MAX_CONFIG_BYTES} bytes, 256 KiB)")
         parts = key.split(".")
         node = out
         for i, part in enumerate(parts):
@@ -581,14 +654,43 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
                                  + _known_keys_hint(node, parts[:i], part))
             if i < len(parts) - 1:
                 node = node[part]
+        shown = raw if len(raw) <= 40 else f"{raw[:40]}..."
         try:
             node[parts[-1]] = yaml.load(raw, Loader=_StrictLoader) if raw.strip() else None
         except yaml.YAMLError as exc:
-            raise ValueError(f"--set {key}: value {raw!r} is not valid YAML: {exc}") from None
+            raise ValueError(f"--set {key}: value {shown!r} is not valid YAML "
+                             f"{_yaml_problem(exc, raw, value=True)}") from None
         except RecursionError:  # [[[[... thousands deep: the parser recurses per level
-            shown = raw if len(raw) <= 40 else f"{raw[:40]}..."
             raise ValueError(f"--set {key}: value {shown!r} is nested too deeply") from None
     return out
+
+
+def _yaml_problem(exc: yaml.YAMLError, text: str, value: bool = False) -> str:
+    """Where and what a YAML error is, on one line: ``at line 3, column 5: found character '\\t' that cannot
+    start any token`` (pyyaml's own message spans 4-8 lines, with the text and a caret); ``at column 5: ...``
+    in an override's ``value`` of one line."""
+    one_line = value and "\n" not in text and "\r" not in text
+
+    def at(line: int, column: int) -> str:
+        return f"column {column + 1}" if one_line else f"line {line + 1}, column {column + 1}"
+
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or type(exc).__name__
+        where = f"at {at(mark.line, mark.column)}: " if mark is not None else ": "
+        context = ""
+        started = exc.context_mark  # "while scanning a quoted scalar" and where it started
+        if exc.problem and exc.context and started is not None and mark is not None and (
+                (started.line, started.column) != (mark.line, mark.column)):
+            context = f" ({exc.context} at {at(started.line, started.column)})"
+        message = f"{where}{problem}{context}"
+    elif isinstance(exc, yaml.reader.ReaderError) and isinstance(exc.character, int):  # a control character
+        line = text.count("\n", 0, exc.position)
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1)
+        message = f"at {at(line, column)}: unacceptable character #x{exc.character:04x}: {exc.reason}"
+    else:
+        message = f": {exc}"
+    return " ".join(message.split("\n"))
 
 
 def _known_keys_hint(node: Any, parents: list[str], wrong: str) -> str:
@@ -603,7 +705,9 @@ class _StrictLoader(yaml.SafeLoader):
     """YAML's safe loader, refusing a key given twice in one mapping (plain YAML keeps the last silently),
     a list or mapping as a key, and aliases (``*name``): a config has no use for them, and nested aliases
     spell a small file out to gigabytes (a 2.4 KB one ran out of memory after 51 s in a security review).
-    Numbers are YAML 1.2's decimals, not YAML 1.1's octal (010), base 60 (1:00), binary (0b11) or 1_000."""
+    Numbers are YAML 1.2's decimals, not YAML 1.1's octal (010), base 60 (1:00), binary (0b11) or 1_000, and
+    booleans YAML 1.2's true and false: YAML 1.1's on, off, yes and no are text (``name: off`` is the name
+    off, and ``anneal_lr: on`` is refused as not a boolean, showing the ``'on'`` written)."""
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.events.AliasEvent):
@@ -626,9 +730,17 @@ class _StrictLoader(yaml.SafeLoader):
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
 
-    # YAML 1.2's core schema for numbers: decimal only (see _DECIMAL); the resolvers below replace YAML 1.1's
-    yaml_implicit_resolvers = {first: [(tag, regexp) for tag, regexp in resolvers if tag not in (_INT_TAG, _FLOAT_TAG)]
+    # YAML 1.2's core schema for numbers (decimal only: see _DECIMAL) and booleans (true, false): the resolvers
+    # below replace YAML 1.1's
+    yaml_implicit_resolvers = {first: [(tag, regexp) for tag, regexp in resolvers
+                                       if tag not in (_INT_TAG, _FLOAT_TAG, _BOOL_TAG)]
                                for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+    def construct_bool(self, node: yaml.ScalarNode) -> bool:
+        text = self.construct_scalar(node)
+        if not _BOOL.fullmatch(text):  # (an explicit `!!bool yes`: the resolver sends only true and false)
+            raise yaml.constructor.ConstructorError(None, None, f"{text!r} is not true or false", node.start_mark)
+        return text.lower() == "true"
 
     def construct_int(self, node: yaml.ScalarNode) -> int:
         text = self.construct_scalar(node)
@@ -656,6 +768,8 @@ class _StrictLoader(yaml.SafeLoader):
 _StrictLoader.add_implicit_resolver(_INT_TAG, re.compile(rf"(?:{_DECIMAL_INT.pattern})\Z"), list("-+0123456789"))
 _StrictLoader.add_implicit_resolver(
     _FLOAT_TAG, re.compile(rf"(?:{_DECIMAL.pattern}|{_INF_NAN.pattern})\Z"), list("-+.0123456789"))
+_StrictLoader.add_implicit_resolver(_BOOL_TAG, re.compile(rf"(?:{_BOOL.pattern})\Z"), list("tTfF"))
+_StrictLoader.add_constructor(_BOOL_TAG, _StrictLoader.construct_bool)
 _StrictLoader.add_constructor(_INT_TAG, _StrictLoader.construct_int)
 _StrictLoader.add_constructor(_FLOAT_TAG, _StrictLoader.construct_float)
 
@@ -695,12 +809,21 @@ def load_dict(path: str | Path) -> dict[str, Any]:
     if not path.is_file():
         raise ValueError(f"config file {str(path)!r} does not exist (the shipped configs, by name: "
                          f"{', '.join(shipped_config_names())})")
-    try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_StrictLoader)
+    try:  # bounded: PyYAML took 53 s over a 100 MB file of one comment line
+        text = read_regular_file(path, MAX_CONFIG_BYTES).decode("utf-8")
+    except FileTooLarge as exc:
+        raise ValueError(f"config file {str(path)!r} holds {exc.size} bytes, more than a config file may hold "
+                         f"({MAX_CONFIG_BYTES} bytes, 256 KiB)") from None
+    except NotARegularFile:  # (swapped in after the checks above)
+        raise ValueError(f"config file {str(path)!r} is not a regular file") from None
     except UnicodeDecodeError as exc:
         raise ValueError(f"config file {str(path)!r} is not UTF-8 text: {exc}") from None
+    except OSError as exc:  # no permission to read it, ...
+        raise ValueError(f"config file {str(path)!r} cannot be read: {exc.strerror or exc}") from None
+    try:
+        data = yaml.load(text, Loader=_StrictLoader)
     except yaml.YAMLError as exc:
-        raise ValueError(f"config file {str(path)!r} is not valid YAML: {exc}") from None
+        raise ValueError(f"config file {str(path)!r} is not valid YAML {_yaml_problem(exc, text)}") from None
     except RecursionError:  # [[[[... thousands deep: the parser recurses per level
         raise ValueError(f"config file {str(path)!r} is nested too deeply (a config is sections of plain values)") \
             from None
@@ -716,11 +839,13 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> TrainCo
 
 class _Dumper(yaml.SafeDumper):
     """YAML's safe dumper resolving plain scalars as the loader does (YAML 1.2 numbers), so that it quotes
-    a string the loader would read as a number (a run named 1e3 would come back as the number 1000)."""
+    a string the loader would read as a number (a run named 1e3 would come back as the number 1000), and
+    as YAML 1.1 booleans too: a run named off is written 'off', which a YAML 1.1 reader also takes as text."""
 
 
 _Dumper.yaml_implicit_resolvers = {first: list(resolvers)
                                    for first, resolvers in _StrictLoader.yaml_implicit_resolvers.items()}
+_Dumper.add_implicit_resolver(_BOOL_TAG, re.compile(rf"(?:{_BOOL_1_1.pattern})\Z"), list("yYnNtTfFoO"))
 
 
 def dump_yaml(cfg: TrainConfig) -> str:

@@ -289,7 +289,8 @@ def test_game_options_reach_the_rules() -> None:
     assert _load("game.repetition_limit=null").game.rules().repetition_limit is None
     assert _load("game.repetition_limit=false", "game.variant=halma16").game.rules().repetition_limit is None
     assert _load("game.repetition_limit=5").game.rules().repetition_limit == 5
-    assert _load("game.repetition_limit=off").game.rules().repetition_limit is None  # YAML's off is false
+    with pytest.raises(ValueError, match=r"^game\.repetition_limit: expected int or bool or NoneType, got 'off'$"):
+        _load("game.repetition_limit=off")  # YAML 1.1's off was false; YAML 1.2's is text
     rules = GameConfig().rules()
     assert rules.first_seat == 0 and rules.move_limit == 300 and rules.limit_outcome == "progress"
     assert GameConfig().rules(first_seat=1).first_seat == 1
@@ -454,9 +455,10 @@ def test_yaml_aliases_are_refused_in_a_file_and_in_an_override(tmp_path: Path) -
         for i in range(20))
     path = tmp_path / "bomb.yaml"
     path.write_text(bomb)
-    with pytest.raises(ValueError, match=r"is not valid YAML: an alias \(\*a\) is not allowed in a config"):
+    with pytest.raises(ValueError, match=r"is not valid YAML at line 2, column 8: an alias \(\*a\) is not allowed in "
+                                         r"a config: write the value out$"):
         load_config(path)
-    with pytest.raises(ValueError, match=r"--set pool\.bots: value .* is not valid YAML: an alias"):
+    with pytest.raises(ValueError, match=r"--set pool\.bots: value .* is not valid YAML at column 13: an alias"):
         apply_overrides(default_dict(), ["pool.bots=[&r random, *r]"])
     anchored = tmp_path / "anchor.yaml"  # an anchor alone is harmless
     anchored.write_text(yaml.safe_dump(default_dict()).replace("name: run", "name: &n run"))
@@ -570,10 +572,11 @@ def test_a_yaml_key_that_is_a_list_or_a_mapping_is_refused(text: str, where: str
     """`? [a, b]` raised TypeError (unhashable type: 'list') in the duplicate-key check."""
     path = tmp_path / "c.yaml"
     path.write_text(text)
-    with pytest.raises(ValueError, match=rf"^config file '.*c\.yaml' is not valid YAML: a key must be a plain value, "
-                                         rf"not a list or a mapping\n.*{where}"):
+    with pytest.raises(ValueError, match=rf"^config file '.*c\.yaml' is not valid YAML at {where}, column \d+: a key "
+                                         r"must be a plain value, not a list or a mapping$"):
         load_config(path)
-    with pytest.raises(ValueError, match=r"^--set name: value .* is not valid YAML: a key must be a plain value"):
+    with pytest.raises(ValueError, match=r"^--set name: value .* is not valid YAML at (line \d+, )?column \d+: a key "
+                                         r"must be a plain value"):
         apply_overrides(default_dict(), [f"name={text}"])
 
 
@@ -608,11 +611,12 @@ def test_yaml_1_1_integers_are_text_and_refused(override: str) -> None:
 
 def test_explicit_yaml_number_tags_take_decimals_only() -> None:
     for raw in ("!!int 0b11", "!!int 010.5", "!!float 1_0", "!!float abc"):
-        with pytest.raises(ValueError, match=rf"^--set seed: value '{raw}' is not valid YAML: '\S+' is not a decimal"):
+        with pytest.raises(ValueError, match=rf"^--set seed: value '{raw}' is not valid YAML at column 1: '\S+' is not "
+                                             r"a decimal"):
             apply_overrides(default_dict(), [f"seed={raw}"])
     assert apply_overrides(default_dict(), ["seed=!!int 010"])["seed"] == 10
-    with pytest.raises(ValueError, match=r"^--set seed: value '1000.*' is not valid YAML: an integer of 5001 digits "
-                                         r"is too long"):  # int() refuses over 4300 digits: a ValueError naming no key
+    with pytest.raises(ValueError, match=r"^--set seed: value '10{39}\.\.\.' is not valid YAML at column 1: an "
+                                         r"integer of 5001 digits is too long$"):  # int() refuses over 4300 digits
         apply_overrides(default_dict(), ["seed=1" + "0" * 5000])
 
 
@@ -644,3 +648,183 @@ def test_the_shipped_configs_read_as_yaml_1_1_read_them() -> None:
     assert len(paths) >= 8
     for path in paths:
         assert load_dict(path) == yaml.safe_load(path.read_text(encoding="utf-8")), path.name
+
+
+def test_a_config_file_past_the_size_limit_is_refused_unread(tmp_path: Path, capsys) -> None:
+    """A 100 MB config of one comment line took 53 s to parse; a file is read with a bound (256 KiB), and the
+    error names the file and the bound."""
+    from agents.cli import main
+    from agents.config import MAX_CONFIG_BYTES
+
+    assert MAX_CONFIG_BYTES == 256 * 1024
+    quickstart = (ROOT / "configs" / "quickstart.yaml").read_text(encoding="utf-8")
+    fits = tmp_path / "fits.yaml"  # a comment line pads the quickstart to the limit exactly: read
+    fits.write_text("#" + "x" * (MAX_CONFIG_BYTES - len(quickstart) - 2) + "\n" + quickstart, encoding="utf-8")
+    assert fits.stat().st_size == MAX_CONFIG_BYTES and load_config(fits).name == "quickstart"
+    big = tmp_path / "big.yaml"  # one byte more: refused
+    big.write_text("#" + "x" * (MAX_CONFIG_BYTES - len(quickstart) - 1) + "\n" + quickstart, encoding="utf-8")
+    message = (f"config file '{big}' holds {MAX_CONFIG_BYTES + 1} bytes, more than a config file may hold "
+               f"({MAX_CONFIG_BYTES} bytes, 256 KiB)")
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        load_config(big)
+    huge = tmp_path / "huge.yaml"  # sparse: 100 MB that were never parsed
+    with huge.open("wb") as f:
+        f.write(b"#")
+        f.truncate(100 * 2**20)
+    assert main(["train", str(huge), "--print-config"]) == 2
+    assert capsys.readouterr().err == (f"halma train: error: config file '{huge}' holds {100 * 2**20} bytes, more than "
+                                       f"a config file may hold ({MAX_CONFIG_BYTES} bytes, 256 KiB)\n")
+    with pytest.raises(ValueError, match=rf"^--set name: a value of {MAX_CONFIG_BYTES + 1} characters is longer than a "
+                                         r"whole config file may be \(262144 bytes, 256 KiB\)$"):
+        apply_overrides(default_dict(), ["name=" + "x" * (MAX_CONFIG_BYTES + 1)])
+
+
+@pytest.mark.parametrize("key", ["pool.bots", "eval.opponents", "eval.final_opponents"])
+def test_a_list_of_players_past_the_limit_is_refused_before_any_is_built(key: str, tmp_path: Path) -> None:
+    """`pool.bots: [random x 300000]` (2.4 MB) took 35 s, each player built and checked, and was accepted."""
+    from agents.config import MAX_PLAYERS_LISTED
+
+    assert MAX_PLAYERS_LISTED == 256
+    assert _load(f"{key}=[{', '.join(['random'] * MAX_PLAYERS_LISTED)}]")
+    too_many = f"[{', '.join(['random'] * (MAX_PLAYERS_LISTED + 1))}]"
+    message = rf"^{re.escape(key)} lists 257 players, more than the 256 a list may hold$"
+    with pytest.raises(ValueError, match=message):
+        _load(f"{key}={too_many}")
+    section, name = key.split(".")
+    path = tmp_path / "c.yaml"  # in a file: refused before a player is built, however many there are
+    data = default_dict()
+    data[section][name] = ["nobody"] * 30_000
+    path.write_text(yaml.safe_dump(data, default_flow_style=None, width=2**20), encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^{re.escape(key)} lists 30000 players, more than the 256"):
+        load_config(path)
+
+
+# Each size bound (docs/training.md "Configuration reference"), and what else a config at the bound needs
+AT_THE_BOUND = {
+    "env.num_envs": ["ppo.total_steps=1e6"],  # 16384 x 16 plies: the most steps of an update, 2**18
+    "env.solo_envs": ["ppo.num_steps=8", "ppo.total_steps=1e6"],
+    "ppo.num_steps": ["env.num_envs=32", "ppo.total_steps=1e6"],
+    "network.channels": [], "network.blocks": [], "network.pair_dim": [], "network.value_hidden": [],
+    "network.attention_layers": [],
+    "pool.max_snapshots": [],
+    "imitation.games": ["imitation.bot=greedy", "imitation.epochs=1"],
+    "imitation.minibatch_size": [],
+    "crossing.planner_width": ["crossing.coef=0.5"], "crossing.detour_width": [],
+    "crossing.detours": ["crossing.planner_width=1", "crossing.coef=0.5"],
+    "processes": [],
+}
+
+
+@pytest.mark.parametrize("key", list(AT_THE_BOUND))
+def test_a_size_that_allocates_is_bounded_naming_the_bound(key: str) -> None:
+    """`--set network.channels=100000000` tried to allocate gigabytes (a RuntimeError traceback) and
+    `network.blocks=1000000` built layers for over a minute; `--print-config` took both."""
+    from agents.config import MAX_SIZES
+
+    assert list(MAX_SIZES) == list(AT_THE_BOUND)  # a new bound needs its case
+    most = MAX_SIZES[key]
+    cfg = _load(*AT_THE_BOUND[key], f"{key}={most}")
+    node = cfg
+    for part in key.split("."):
+        node = getattr(node, part)
+    assert node == most
+    for value in (most + 1, 10**8):
+        with pytest.raises(ValueError, match=rf"^{re.escape(key)} must be at most {most}, got {value}$"):
+            _load(*AT_THE_BOUND[key], f"{key}={value}")
+
+
+def test_the_steps_of_one_update_are_bounded_and_the_bounds_documented(capsys) -> None:
+    from agents.cli import main
+    from agents.config import MAX_SIZES, MAX_UPDATE_STEPS
+
+    assert _load("env.num_envs=16384", "ppo.total_steps=1e6").env.num_envs == 16384  # 16384 x 16 = 2**18
+    with pytest.raises(ValueError, match=r"^one update, \(env\.num_envs \+ env\.solo_envs\) x ppo\.num_steps = 278528 "
+                                         r"steps, must be at most 262144 \(its steps are held in memory at once\)$"):
+        _load("env.num_envs=16384", "ppo.num_steps=17", "ppo.total_steps=1e6")
+    quickstart = str(ROOT / "configs" / "quickstart.yaml")
+    for override, shown in (("network.channels=100000000", "network.channels must be at most 1024, got 100000000"),
+                            ("network.blocks=1000000", "network.blocks must be at most 64, got 1000000")):
+        assert main(["train", quickstart, "--set", override, "--print-config"]) == 2
+        assert capsys.readouterr().err == f"halma train: error: {shown}\n"
+    doc = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+    reference = doc[doc.index("## Configuration reference"):doc.index("## Metrics")]
+    assert f"{MAX_UPDATE_STEPS:,}" in reference and "256 KiB" in reference and "256 players" in reference
+    for key, most in MAX_SIZES.items():
+        assert re.search(rf"`{re.escape(key)}`[^|\n]*\| [^\n]*at most {most:,}\b", reference), key
+
+
+# Each case: a broken config file, and the one line its error must end with (line and column counted from 1)
+BROKEN_YAML = [
+    ("name: x\nseed: 1\ngame:\n    \tvariant: star\n", r"at line 4, column 5: found character '\\t' that cannot start "
+                                                         r"any token"),
+    ("game: [\n", r"at line 2, column 1: expected the node content, but found '<stream end>'"),
+    ("name: 'abc\n", r"at line 2, column 1: found unexpected end of stream \(while scanning a quoted scalar at "
+                     r"line 1, column 7\)"),
+    ("name: a\nseed: 1\nname: b\n", r"at line 3, column 1: key 'name' is given twice"),
+    ("name: a: b\n", r"at line 1, column 8: mapping values are not allowed here"),
+    ("name: a\nseed: \x01\n", r"at line 2, column 7: unacceptable character #x0001: special characters are not "
+                              r"allowed"),
+    ("pool:\n  bots: [random, greedy\nseed: 1\n", r"at line 3, column 5: expected ',' or '\]', but got ':' \(while "
+                                                  r"parsing a flow sequence at line 2, column 9\)"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), BROKEN_YAML, ids=[t.split("\n")[0] for t, _ in BROKEN_YAML])
+def test_a_yaml_syntax_error_is_one_line_naming_the_file_line_and_column(text: str, message: str, tmp_path: Path,
+                                                                         capsys) -> None:
+    """PyYAML's message spans 4-8 lines (its mark, the text and a caret): `halma train` printed them all."""
+    from agents.cli import main
+
+    path = tmp_path / "x.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^config file '{re.escape(str(path))}' is not valid YAML {message}$"):
+        load_config(path)
+    assert main(["train", str(path), "--print-config"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"halma train: error: config file '{path}' is not valid YAML at line ")
+    assert err.count("\n") == 1 and err.endswith("\n")
+
+
+def test_a_yaml_syntax_error_in_an_override_is_one_line(capsys) -> None:
+    from agents.cli import main
+
+    with pytest.raises(ValueError, match=r"^--set pool\.bots: value '\[random' is not valid YAML at column 8: expected "
+                                         r"',' or '\]', but got '<stream end>' \(while parsing a flow sequence at "
+                                         r"column 1\)$"):
+        apply_overrides(default_dict(), ["pool.bots=[random"])
+    with pytest.raises(ValueError, match=r"^--set name: value 'a\\n\\tb' is not valid YAML at line 2, column 1: found "
+                                         r"character '\\t' that cannot start any token$"):
+        apply_overrides(default_dict(), ["name=a\n\tb"])
+    assert main(["train", str(ROOT / "configs" / "quickstart.yaml"), "--set", "name='x", "--print-config"]) == 2
+    assert capsys.readouterr().err == ("halma train: error: --set name: value \"'x\" is not valid YAML at column 3: "
+                                       "found unexpected end of stream (while scanning a quoted scalar at column 1)\n")
+
+
+@pytest.mark.parametrize("word", ["on", "off", "yes", "no", "On", "OFF", "Yes", "NO", "y", "n"])
+def test_yaml_1_1_booleans_are_text_as_in_yaml_1_2(word: str, tmp_path: Path) -> None:
+    """`anneal_lr: on` was read as true, and `name: off` was refused with "got False": YAML 1.2 reads on, off,
+    yes and no as text, so a bool key refuses them showing the word written, and a string key takes them."""
+    hint = " (YAML 1.2 booleans: on, off, yes and no are text)" if word not in "yn" else ""
+    with pytest.raises(ValueError, match=rf"^ppo\.anneal_lr: expected true or false, got '{word}'{re.escape(hint)}$"):
+        _load(f"ppo.anneal_lr={word}")
+    cfg = _load(f"name={word}")
+    assert cfg.name == word
+    path = tmp_path / "c.yaml"
+    path.write_text(dump_yaml(cfg), encoding="utf-8")  # quoted: YAML 1.1 readers take it as text too
+    assert load_config(path) == cfg and yaml.safe_load(path.read_text(encoding="utf-8"))["name"] == word
+    quickstart = (ROOT / "configs" / "quickstart.yaml").read_text(encoding="utf-8")
+    assert "name: quickstart\n" in quickstart and "anneal_lr: true\n" in quickstart
+    path.write_text(quickstart.replace("name: quickstart\n", f"name: {word}\n"), encoding="utf-8")
+    assert load_config(path).name == word
+    path.write_text(quickstart.replace("anneal_lr: true\n", f"anneal_lr: {word}\n"), encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^ppo\.anneal_lr: expected true or false, got '{word}'"):
+        load_config(path)
+
+
+def test_yaml_1_2_booleans_are_still_booleans() -> None:
+    for word, value in (("true", True), ("True", True), ("TRUE", True), ("false", False), ("False", False),
+                        ("FALSE", False), ("!!bool true", True)):
+        assert _load(f"ppo.anneal_lr={word}").ppo.anneal_lr is value
+    with pytest.raises(ValueError, match=r"^--set ppo\.anneal_lr: value '!!bool yes' is not valid YAML at column 1: "
+                                         r"'yes' is not true or false$"):
+        apply_overrides(default_dict(), ["ppo.anneal_lr=!!bool yes"])
