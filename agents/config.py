@@ -25,7 +25,7 @@ from typing import Any, Protocol, cast
 import yaml
 
 from agents.files import is_empty_path, portable_file_name
-from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file
+from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file, special_file_kind
 from halma_env.rewards import REWARD_SCHEMES
 from halma_env.rules import ASCII_DECIMAL, LIMIT_OUTCOMES, Rules
 from halma_env.suggest import did_you_mean
@@ -406,6 +406,8 @@ class TrainConfig:
         if self.init_from is not None:
             if Path(self.init_from).is_dir():
                 raise ValueError(f"init_from: {self.init_from!r} is a directory, not a checkpoint file")
+            if kind := special_file_kind(self.init_from):  # a FIFO, a device (also behind a link)
+                raise ValueError(f"init_from: {self.init_from!r} is {kind}, not a checkpoint file")
             if not Path(self.init_from).is_file():
                 from agents.files import shipped_file_hint
 

@@ -5,6 +5,7 @@ defaults and the YAML round trip (agents/config.py, docs/training.md "Configurat
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import shlex
 from pathlib import Path
@@ -278,6 +279,10 @@ def test_init_from_names_an_existing_file_and_excludes_imitation_games(tmp_path:
     with pytest.raises(ValueError, match=r"^init_from and imitation\.games both set the starting weights \(got "
                                          r"'.*w\.pt' and 2\); choose one"):
         _load(f"init_from={weights}", "imitation.bot=greedy", "imitation.games=2", "imitation.epochs=1")
+    fifo = tmp_path / "fifo.pt"
+    os.mkfifo(fifo)  # was "does not exist"
+    with pytest.raises(ValueError, match=r"^init_from: '.*fifo\.pt' is a FIFO, not a checkpoint file$"):
+        _load(f"init_from={fifo}")
 
 
 def test_game_options_reach_the_rules() -> None:
