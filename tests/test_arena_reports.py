@@ -23,6 +23,7 @@ from agents.ratings import Rating
 from agents.workers import one_thread_per_worker
 from halma_env import Rules
 from tests.arena_helpers import made_game
+from tests.file_helpers import fifo_refused_at_once
 
 
 def _match() -> arena.TournamentResult:
@@ -466,36 +467,10 @@ def test_load_results_of_deep_json_a_folder_a_missing_file_or_a_large_one_is_a_v
 def test_load_results_refuses_a_fifo_or_device_without_waiting(tmp_path) -> None:
     """A FIFO named as the results file waited for ever for a writer (a device such as /dev/zero was read
     without end): refused unread, naming what it is."""
-    import errno
-    import os
-    import threading
-    import time
-
     fifo = tmp_path / "results.json"
-    os.mkfifo(fifo)
-    done = threading.Event()
-
-    def unblock() -> None:  # the old code waited for a writer: give it one after a while, so it fails, not hangs
-        deadline = time.monotonic() + 5
-        while not done.is_set() and time.monotonic() < deadline:
-            try:
-                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-                return
-            except OSError as e:
-                if e.errno != errno.ENXIO:  # ENXIO: no reader yet
-                    raise
-                time.sleep(0.05)
-
-    helper = threading.Thread(target=unblock, daemon=True)
-    helper.start()
-    start = time.monotonic()
-    try:
-        with pytest.raises(ValueError, match=r"results\.json \(it is a FIFO, not a regular file\)$"):
-            arena.load_results(str(fifo))
-    finally:
-        done.set()
-        helper.join()
-    assert time.monotonic() - start < 2
+    refused = r"results\.json \(it is a FIFO, not a regular file\)$"
+    with fifo_refused_at_once(fifo), pytest.raises(ValueError, match=refused):
+        arena.load_results(str(fifo))
     if Path("/dev/null").exists():  # (empty, so the old code did not hang on it: it stands for /dev/zero)
         with pytest.raises(ValueError, match=r"^/dev/null: not a halma eval results\.json \(it is a device, not a "
                                              r"regular file\)$"):

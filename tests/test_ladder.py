@@ -28,6 +28,7 @@ from agents.ladder import (
 from agents.ladder_build import SEPARATION, pick_levels, separated, separation
 from agents.registry import make_player
 from halma_env import Game, Rules
+from tests.file_helpers import fifo_refused_at_once
 from tests.opponent_helpers import make_checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -1287,36 +1288,10 @@ def test_a_ladder_that_is_not_a_regular_file_is_refused_unread(tmp_path: Path, m
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="needs FIFOs")
 def test_a_fifo_named_as_the_ladder_is_refused_without_waiting(tmp_path: Path) -> None:
-    import errno
-    import os
-    import threading
-    import time
-
     fifo = tmp_path / "ladder.json"
-    os.mkfifo(fifo)
-    done = threading.Event()
-
-    def unblock() -> None:  # the old code waited for a writer: give it one after a while, so it fails, not hangs
-        deadline = time.monotonic() + 5
-        while not done.is_set() and time.monotonic() < deadline:
-            try:
-                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-                return
-            except OSError as e:
-                if e.errno != errno.ENXIO:  # ENXIO: no reader yet
-                    raise
-                time.sleep(0.05)
-
-    helper = threading.Thread(target=unblock, daemon=True)
-    helper.start()
-    start = time.monotonic()
-    try:
-        with pytest.raises(LadderError, match="cannot be read \\(it is a FIFO, not a regular file\\)"):
-            load_ladder(fifo)
-    finally:
-        done.set()
-        helper.join()
-    assert time.monotonic() - start < 2
+    refused = r"cannot be read \(it is a FIFO, not a regular file\)"
+    with fifo_refused_at_once(fifo), pytest.raises(LadderError, match=refused):
+        load_ladder(fifo)
 
 
 def test_a_ladder_file_over_16_mib_is_refused_unread(tmp_path: Path) -> None:
