@@ -500,3 +500,28 @@ def test_the_bot_plans_until_70_percent_of_its_time_less_10_ms(monkeypatch: pyte
     bot = CrossingBot(time=time_limit)
     bot.select_move(Game(Rules("star", 2)), budget)
     assert deadlines == [None if limit is None else pytest.approx(100.0 + 0.7 * limit - 0.01)]
+
+
+def test_the_planner_stops_when_a_filled_goal_leaves_nothing_to_improve(monkeypatch) -> None:
+    """At the start of a 2-seat game the other seat's pieces fill the goal, so no line finishes: the beam ran all
+    MAX_MOVES depths (75 s a move for plain ``crossing``); it now stops STALL_DEPTHS depths after its best state
+    last improved, with the same line."""
+    import agents.bots.crossing as crossing
+
+    game = Game(Rules("star", 2))
+    states: list[int] = []
+    real = Game.legal_moves
+    monkeypatch.setattr(Game, "legal_moves", lambda self: states.append(1) or real(self))
+    line = plan_crossing(game, 5, rng=random.Random(0))
+    stopped = len(states)
+    states.clear()
+    monkeypatch.setattr(crossing, "STALL_DEPTHS", 10**9)
+    assert plan_crossing(game, 5, rng=random.Random(0)) == line
+    assert line and stopped * 4 < len(states)
+    solitaire = Game(Rules("star", 1))  # a finish always exists there: its plans are as they were
+    planned = plan_crossing(solitaire, 20, rng=random.Random(0))
+    monkeypatch.setattr(crossing, "STALL_DEPTHS", 1)
+    assert plan_crossing(solitaire, 20, rng=random.Random(0)) == planned
+    for move in planned:
+        solitaire.play(move)
+    assert solitaire.status == ["finished"]

@@ -32,6 +32,10 @@ from agents.player import SeededBot, check_int, check_is_game, check_number, che
 from halma_env import Game, Move
 
 MAX_MOVES = 400  # a plan longer than this is cut off (no crossing needs nearly as many)
+# with other seats on the board their pieces may fill the mover's goal, so that no line finishes: the beam then
+# stops once its best state has not improved for this many depths (it ran all MAX_MOVES: 75 s a move at
+# width 500 in a 2-seat game); the solitaire always has a finish, and its plans are left as they were
+STALL_DEPTHS = 16
 
 
 def plan_crossing(
@@ -71,6 +75,7 @@ def plan_crossing(
     best = beam[0]
     # states already reached (at this depth or fewer moves): the seat's pieces and its king's hole
     seen = {(frozenset(start.pieces(seat)), start_king)}
+    stalled = 0  # depths since the best state last improved
     for _ in range(depth or MAX_MOVES):
         children: list[tuple[float, float, Move, Game, list[Move]]] = []
         for potential, g, line in beam:
@@ -104,7 +109,10 @@ def plan_crossing(
             beam.append((potential, child, line + [m]))
         if beam and (beam[0][0] < best[0] or not best[2]):
             best = beam[0]
-        if not beam:
+            stalled = 0
+        else:
+            stalled += 1
+        if not beam or (stalled >= STALL_DEPTHS and rules.num_players > 1):
             break
     return best[2]
 
