@@ -328,13 +328,7 @@ class PlaySession:
             self.out(f"seat {seat} is played by a human again")
             self.play_cpu_turns()  # when the CPUs were playing on, they do up to this seat's turn
         elif cmd == "save":
-            record = GameRecord.from_game(game, players=list(self.seats), metadata=self.record_metadata())
-            try:
-                record.save(args[0])
-            except OSError as e:  # a failed write of the file's data has no file name of its own (a full disk)
-                if e.filename is None:
-                    e.filename = args[0]
-                raise
+            GameRecord.from_game(game, players=list(self.seats), metadata=self.record_metadata()).save(args[0])
             self.out(f"saved to {args[0]}")
         elif cmd == "load":
             self._load(args[0])

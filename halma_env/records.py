@@ -249,11 +249,13 @@ class GameRecord:
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)
-        except BaseException:
+        except BaseException as exc:
             try:
                 os.unlink(tmp)
             except FileNotFoundError:
                 pass
+            if isinstance(exc, OSError) and exc.filename is None:  # a write of the data (a full disk) names no file
+                raise type(exc)(exc.errno, f"game record: {exc.strerror}", str(path)) from None
             raise
 
     # --- replay -----------------------------------------------------------------------

@@ -181,7 +181,8 @@ def test_a_save_onto_a_full_disk_names_the_file(tmp_path, monkeypatch):
     monkeypatch.setattr(halma_env.records.os, "replace", full)
     s, out = session([HUMAN, HUMAN])
     s.handle(f"save {tmp_path / 'g.json'}")
-    assert out[-1] == f"error: No space left on device: {str(tmp_path / 'g.json')!r}"
+    assert out[-1] == f"error: game record: No space left on device: {str(tmp_path / 'g.json')!r}"
+    assert list(tmp_path.iterdir()) == []  # the temporary file went
 
 
 def test_numbered_moves_belong_to_the_position_they_were_listed_in():
