@@ -121,13 +121,14 @@ def _export_stem(checkpoint: str) -> str:
     return stem
 
 
-def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_dir: Path, games: int) -> list[str]:
+def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_dir: Path, games: int,
+                        made: list[Path] | None = None) -> list[str]:
     """Export ``.pt`` candidates into ``models_dir`` and check every candidate can play the game, and plays
-    in ``games`` games.
+    in ``games`` games; each file an export adds (not one it replaces) is appended to ``made``.
 
     Every candidate is checked before anything is exported: a bad one leaves no file behind."""
     from agents.export import check_level_name
-    from agents.opponent import OnnxPolicy, parse_opponent_spec
+    from agents.opponent import OnnxPolicy, manifest_path, parse_opponent_spec
 
     candidates = [c.strip() for c in candidates]
     exported_as: dict[str, str] = {}  # export stem -> its checkpoint
@@ -160,7 +161,12 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
             from agents.export import export_checkpoint
 
             stem = _export_stem(c)
-            path = export_checkpoint(c, stem, models_dir, name=f"{variant}-{seats}-{stem}")
+            name = f"{variant}-{seats}-{stem}"
+            new = [p for p in (models_dir / f"{name}.onnx", manifest_path(models_dir / f"{name}.onnx"))
+                   if not os.path.lexists(p)]
+            path = export_checkpoint(c, stem, models_dir, name=name)
+            if made is not None:
+                made.extend(new)
             print(f"exported {c} -> {path}", file=sys.stderr)
             c = str(path)
             candidate_player(c, 0)
@@ -247,12 +253,19 @@ def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, 
     scratch = contextlib.nullcontext(None) if write_models else tempfile.TemporaryDirectory()
     with scratch as scratch_dir:
         models = Path(scratch_dir or (models_dir if models_dir is not None else base))
-        specs = _prepare_candidates(candidates, variant, seats, models, games)
-        rules = Rules(variant, seats)
-        max_plies = CAP_PER_SEAT * seats
-        result = run_tournament(specs, rules, games, seed=seed, workers=workers, time_budget=time_budget,
-                                max_plies=max_plies, cap_outcome="progress", progress=progress,
-                                factory=candidate_player)
+        made: list[Path] = []  # the files this build's exports added to models (not ones they replaced)
+        try:
+            specs = _prepare_candidates(candidates, variant, seats, models, games, made)
+            rules = Rules(variant, seats)
+            max_plies = CAP_PER_SEAT * seats
+            result = run_tournament(specs, rules, games, seed=seed, workers=workers, time_budget=time_budget,
+                                    max_plies=max_plies, cap_outcome="progress", progress=progress,
+                                    factory=candidate_player)
+        except BaseException:  # an error, Ctrl-C or SIGTERM before the entry: no exported candidate is left over
+            for path in made:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            raise
     ratings = result.ratings()
     stats = result.player_stats()
     rows = []

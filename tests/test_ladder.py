@@ -1633,3 +1633,25 @@ def test_the_shipped_ladder_and_every_built_entry_pass_the_record_check(tmp_path
                  "greedy:noise=0.5", "greedy"]) == 0
     capsys.readouterr()
     assert load_ladder(written)["games"]["star-2"]["tournament"]["games"] == 5
+
+
+@pytest.mark.parametrize("existed", [False, True])
+def test_an_interrupted_build_removes_the_models_its_exports_added(tmp_path: Path, monkeypatch, existed: bool) -> None:
+    """Ctrl-C (or SIGTERM, or an error) during the tournament left the exported candidates beside the ladder,
+    though no entry was written; a file the export replaced stays."""
+    import agents.arena
+    from agents.ladder_build import build_entry
+
+    ckpt = make_checkpoint(tmp_path / "run" / "checkpoints" / "last.pt")
+    model = tmp_path / "star-2-run-last.onnx"
+    if existed:
+        model.write_text("an earlier export")
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(agents.arena, "run_tournament", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        build_entry(["greedy", str(ckpt)], "star", 2, 4, levels=("easy", "hard"), path=tmp_path / "ladder.json")
+    left = sorted(p.name for p in tmp_path.iterdir() if p.is_file())
+    assert left == (["star-2-run-last.onnx"] if existed else [])
