@@ -49,7 +49,7 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     from indexing the action mask with it."""
 
     def step(self, action: Any) -> None:
-        super().step(None if action is None else action_int(action))
+        super().step(action if action is None or type(action) is int else action_int(action))  # (raw env's fast path)
 
     def resign(self, agent: Any) -> None:
         """``raw_env.resign`` (docs/environment.md, *Game ends*)."""
