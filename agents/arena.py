@@ -584,7 +584,7 @@ class TournamentResult:
         reasons = ", ".join(f"{k} {v}" for k, v in s["end_reasons"].items())
         lines += [
             "",
-            f"Finish rate (decided by finishing, not by a limit): {s['decided']}/{s['games']} = "
+            f"Finish rate (decided by finishing or resigning, not by a limit): {s['decided']}/{s['games']} = "
             f"{_pct(s['finish_rate'])} [{_pct(s['finish_rate_low'])}, {_pct(s['finish_rate_high'])}]; "
             f"end reasons: {reasons}",
             f"Mean game length: {_num(s['mean_plies'])} plies (decided games: {_num(s['mean_plies_decided'])}); "

@@ -5,9 +5,10 @@ A checkpoint is one ``torch.save`` file holding a dict:
 - ``format`` ("halma_env.checkpoint"), ``format_version``, ``encoding_version``
   (``halma_env.encoding.ENCODING_VERSION``),
 - ``variant``, ``num_players``, ``network`` (the NetworkConfig as a dict), ``model`` (state dict),
-- for training checkpoints also ``optimizer``, ``rng`` (python, numpy, torch states),
-  ``global_step``, ``update``, ``config`` (the whole TrainConfig as a dict) and ``extra``
-  (the opponent pool, ratings, ...).  Snapshots in the opponent pool hold only the model part.
+- from a training run also ``global_step``, ``update`` and ``config`` (the whole TrainConfig as a
+  dict): the pool's snapshots and the numbered ``update_NNNNNN.pt`` files stop there, and ``last.pt``
+  adds ``optimizer``, ``rng`` (python, numpy, torch states; ``rng_ranks`` with several processes) and
+  ``extra`` (the opponent pool, ratings, ...), what a resume needs.
 
 ``save_checkpoint`` writes to a temporary file in the same directory, flushes it to disk and
 moves it over the target with ``os.replace``, so a killed run never leaves a half-written file.
@@ -589,7 +590,7 @@ def check_training_entries(data: dict[str, Any], path: str | Path) -> None:
     if not isinstance(ratings, dict):
         raise CheckpointError(f"{who} has extra.ratings = {_shown(ratings)}, not a mapping of names to ratings")
     for name, rating in ratings.items():
-        # Trainer._update_ratings passes each as keyword arguments to the rating model
+        # Trainer.run_evaluation passes each as keyword arguments to the rating model
         if not (isinstance(name, str) and isinstance(rating, dict) and set(rating) == {"mu", "sigma"}
                 and all(_is_finite_number(v) for v in rating.values())):
             raise CheckpointError(f"{who} has extra.ratings[{_shown(name)}] = {_shown(rating)}, not a rating "

@@ -1,8 +1,8 @@
 """The ``halma`` command line.
 
 Each sub-command lives in the module that owns its work and provides ``add_arguments(parser)``
-and ``run(args) -> int``; modules are imported only when their command runs, so ``halma show``
-never loads torch.
+and ``run(args) -> int`` (a module serving several commands: ``add_NAME_arguments`` and
+``run_NAME``); modules are imported only when their command runs, so ``halma show`` never loads torch.
 """
 
 from __future__ import annotations

@@ -107,8 +107,8 @@ RUN_FOLDERS = ("checkpoints", "snapshots")  # a run directory's folders of .pt f
 
 def _export_stem(checkpoint: str) -> str:
     """The level a ``.pt`` candidate is exported as (its model: ``VARIANT-SEATS-STEM.onnx``): the file's
-    stem, after its run's name when the stem is one that every run writes (``last``, ``best``,
-    ``update_NNNNNN``, ``snap_NNNNNN``) or starts with a digit: runs/NAME/checkpoints/last.pt ->
+    stem, after its run's name when the stem is one that runs write (``last``, ``update_NNNNNN``,
+    ``snap_NNNNNN``), the conventional hand-kept ``best``, or starts with a digit: runs/NAME/checkpoints/last.pt ->
     NAME-last, a run's snapshots/snap_000100.pt -> NAME-snap_000100, kept/5m.pt -> kept-5m.  A file named
     by its author keeps its name wherever it lies (agents/checkpoints/star2.pt -> star2)."""
     src = Path(checkpoint).resolve()

@@ -148,7 +148,7 @@ class PlaySession:
         cannot play this game is refused (ValueError) and the seat stays as it was."""
         if not 0 <= seat < self.rules.num_players:
             raise ValueError(f"seat must be 0..{self.rules.num_players - 1}, got {seat}")
-        # folded into 0..2**63-1: players take no negative seed, --seed takes any integer
+        # folded into 0..2**63-1: players take no negative seed; a PlaySession takes any integer (--seed is >= 0)
         player = None if name == HUMAN else self._make_player(name, seed=(self.seed + seat) % 2**63)
         if player is not None:
             self.check_player(seat, name, player, self.rules)

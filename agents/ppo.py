@@ -233,7 +233,8 @@ def evaluate(net: HalmaNet, cfg: TrainConfig, opponent: str, games: int, seed: i
     opponent.  Games stop after ``eval.move_limit`` plies as a draw (limit_outcome "draw"), so a win
     means the agent really finished first (unless the config's stall_limit ends a game by progress).
     Returns win rate, draw rate (first place shared with another seat), mean place (and the opponents'
-    mean place), finish rate (the agent completed its crossing), decided rate (every place decided) and
+    mean place), finish rate (the agent completed its crossing), decided rate (every seat got a place
+    of its own: no draw at the cap, no shared place) and
     mean length in plies.
     """
     n = cfg.game.num_players

@@ -61,7 +61,7 @@ def render_text(
     ``numbers`` writes every hole's number, coloured by its occupant; without ``color`` an
     occupied hole is written ``0:17`` (the piece's character, then the hole), so the pieces stay
     visible.  ``marks`` are holes to highlight (e.g. the legal destinations of a picked piece,
-    shown as ``*``); the last move's holes are underlined.
+    shown as ``*``); with ``color`` the last move's holes are underlined.
     """
     g = game.geometry
     marked = set(marks)

@@ -79,7 +79,7 @@ Share of each player's seats in each place:
 | b | 33.3% | 66.7% | 2/1 | 1 |
 | a | 100.0% | 0.0% | 1/1 | 2 |
 
-Finish rate (decided by finishing, not by a limit): 2/3 = 66.7% [20.8%, 93.9%]; end reasons: \
+Finish rate (decided by finishing or resigning, not by a limit): 2/3 = 66.7% [20.8%, 93.9%]; end reasons: \
 finished 1, max_plies 1, resign 1
 Mean game length: 19.3 plies (decided games: 14.0); wall time 4.2 s
 Mean place by seat: 1.33, 1.33; of the seat that moved first: 1.33
@@ -103,7 +103,8 @@ Share of each player's seats in each place:
 |---|---|---|---|---|
 | x | 50.0% | 50.0% | 2/2 | 2 |
 
-Finish rate (decided by finishing, not by a limit): 1/2 = 50.0% [9.5%, 90.5%]; end reasons: finished 1, move_limit 1
+Finish rate (decided by finishing or resigning, not by a limit): 1/2 = 50.0% [9.5%, 90.5%]; end reasons: \
+finished 1, move_limit 1
 Mean game length: 45.0 plies (decided games: 40.0); wall time 0.0 s
 Mean place by seat: 1.50, 1.50; of the seat that moved first: 1.00"""
 

@@ -44,7 +44,8 @@ def plan_crossing(
 ) -> list[Move]:
     """The shortest line the beam finds that finishes the mover's crossing, the other seats' pieces
     held still; ``[]`` if the game is over.  If no line finishes (blocked, the horizon ``depth`` moves
-    reached (0: none), or ``deadline``, a ``time.perf_counter()`` value, passed), the line to the best
+    reached (0: ``MAX_MOVES``), with 2+ seats ``STALL_DEPTHS`` depths without a better state, or
+    ``deadline``, a ``time.perf_counter()`` value, passed), the line to the best
     state reached is returned.  States of equal potential are kept in the order they were generated,
     or in a random order drawn from ``rng``."""
     check_int("crossing width", width, 1)

@@ -43,7 +43,7 @@ from halma_env.layout import layout
 STRAGGLE = 0.6  # weight of the square term (per 16 depth units)
 ENDGAME = 0.25  # pull toward the nearest empty usable goal hole
 KING = 2.0  # a king's step toward the tip counts this many ordinary steps
-CAMP = 1.0  # penalty per exit step for a piece parked in another seat's goal camp, times (CAMP_BASE + fill)
+CAMP = 1.0  # penalty per exit step for a piece parked in another seat's goal camp, times (CAMP_BASE + CAMP_FILL x fill)
 CAMP_BASE = 0.25  # the camp penalty's share that applies even while the goal's owner is far away
 CAMP_FILL = 12.0  # how much the camp penalty grows as the goal's owner fills (or nears) its goal
 WIN = 1_000_000.0  # terminal scores dwarf any potential

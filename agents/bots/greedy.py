@@ -4,13 +4,15 @@ One ply, no search: every legal move is scored by a table lookup (``gain = value
 value[dst]``), so a move costs well under a millisecond.  What makes it finish every game:
 
 - the potential is lowest exactly when the goal is filled and rewards deep goal holes first;
-- a move that finishes the seat (checked by playing it and undoing) is always taken;
+- a move that finishes the seat (checked by playing it and undoing) is always taken (unless a ``noise``
+  move was drawn first: the noise comes before every rule here, so a noisy greedy can miss a finish);
 - a move that brings the seat's pieces back to an arrangement they had in the last
   ``memory`` own moves is penalised, so plateaus (no improving move) are walked through instead
   of oscillated on, and halma16's threefold repetition is not run into;
 - ties are broken by the seeded generator;
 - a move after which one of its pieces can never move again (walled in by pieces that never move:
-  a finished seat's, or halma16's goal-locked ones) is never played while another move exists;
+  a finished seat's, or halma16's goal-locked ones) is never played while another move exists (noise
+  moves apart);
 - pieces parked in another seat's goal camp pay a penalty that grows as the owner fills it (see
   ``evaluation``), and once the owner has filled (or nears) 30% of it such a piece moves out
   before anything else (``escape_moves``), so no piece is left behind in the home camp or sits

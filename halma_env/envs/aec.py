@@ -612,7 +612,8 @@ class raw_env(AECEnv, EzPickle):
         return self._watch is not None and cast(Game, self.game).places[self._watch] is not None
 
     def _credit(self) -> None:
-        """Pay each decided place once and mark its agent terminated (truncated for the move limit)."""
+        """Pay each decided place once and mark its agent terminated (truncated
+        instead at the move limit when ``move_limit_truncates``)."""
         game = cast(Game, self.game)  # only called after reset()
         values = None
         places = game.places
