@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import gc
 import json
 import os
 import random
@@ -610,3 +612,120 @@ def test_a_record_built_directly_needs_rules() -> None:
     doc = _doc()
     with pytest.raises(RecordError, match="rules must be a halma_env.Rules .*got dict"):
         GameRecord(**_fields(doc) | {"rules": doc["rules"]})
+
+
+@functools.cache
+def _long_game() -> Game:
+    """A three-seat game of 6,001 plies: random moves, a resignation at ply 3,000 (seat 1's turns
+    are skipped from there on), random moves again.  Shared: callers must not change it."""
+    game = Game(Rules("star", 3))
+    random_playout(game, random.Random(5), 3000)
+    game.resign(1)
+    random_playout(game, random.Random(6), 3000)
+    assert not game.is_over and game.ply == 6000
+    return game
+
+
+def test_a_long_record_round_trips_and_replays_exactly(tmp_path) -> None:
+    """A record of thousands of plies saves, loads and replays to the very game: every event (passes
+    recreated), the position, the outcome; recorded again it is the same record."""
+    game = _long_game()
+    record = GameRecord.from_game(game, players=["a", "b", "c"])
+    assert len(record.events) == 6001 and record.events[3000] == "resign:1"
+    record.save(tmp_path / "long.json")
+    loaded = load_record(tmp_path / "long.json")
+    assert loaded == record
+    replayed = loaded.replay()
+    assert replayed.history == game.history and replayed.position() == game.position()
+    assert (replayed.places, replayed.status, replayed.end_reason) == (game.places, game.status, game.end_reason)
+    assert GameRecord.from_game(replayed, players=["a", "b", "c"]) == record
+    assert loaded.replay(upto=4500).position() == list(loaded.positions(upto=4500))[-1]
+
+
+def _bad_moves(game: Game) -> dict[str, tuple[str, str]]:
+    """Illegal moves in ``game``'s position, by kind: the move and the engine's reason."""
+    seat = game.to_move
+    own = game.pieces(seat)
+    empty = [h for h, cell in enumerate(game.board()) if cell is None]
+    other = next(h for h, cell in enumerate(game.board()) if cell is not None and cell[0] != seat)
+    blocked = next(f"{src}-{dst}" for src in own for dst in game.geometry.neighbours[src] if game.piece_at(dst))
+    unreachable = next(f"{src}-{dst}" for src in own for dst in empty if dst not in game.legal_destinations(src))
+    blocked_dst = blocked.split("-")[1]
+    unreachable_src, unreachable_dst = unreachable.split("-")
+    last = game.geometry.num_holes - 1
+    return {
+        "no piece": (f"{empty[0]}-{empty[1]}", f"no piece on hole {empty[0]}"),
+        "another seat's piece": (f"{other}-{empty[0]}", f"hole {other} holds a piece of seat"),
+        "step onto a piece": (blocked, f"hole {blocked_dst} is occupied"),
+        "unreachable": (unreachable, f"hole {unreachable_dst} cannot be reached from {unreachable_src}"),
+        "off the board": (f"{last + 1}-{own[0]}", f"source hole must be a hole number 0..{last}, got {last + 1}"),
+    }
+
+
+@pytest.mark.parametrize("index", [1, 2999, 3001, 6000])
+def test_an_illegal_move_deep_in_a_long_record_is_refused_naming_its_number(index: int) -> None:
+    """Each event is checked in its own position however long the record: an illegal move thousands of
+    plies in is refused by replay (and load's and halma play's replay), naming its number and why, and
+    the moves before it stay played (replay up to it still works)."""
+    record = GameRecord.from_game(_long_game())
+    before = record.replay(upto=index)
+    for kind, (move, reason) in _bad_moves(before).items():
+        doc = record.to_dict()
+        doc["events"][index] = move
+        bad = GameRecord.from_dict(doc)
+        with pytest.raises(RecordError, match=re.escape(f"event {index} ('{move}') is an illegal move: {reason}")):
+            bad.replay()
+        assert bad.replay(upto=index).position() == before.position(), kind
+    # two moves swapped: the first of them is the next seat's move, played on the turn before
+    doc = record.to_dict()
+    events = doc["events"]
+    if not events[index - 1].startswith("resign") and not events[index].startswith("resign"):
+        events[index - 1], events[index] = events[index], events[index - 1]
+        match = f"event {index - 1} .* is an illegal move: hole .* holds a piece of seat"
+        with pytest.raises(RecordError, match=match):
+            GameRecord.from_dict(doc).replay()
+
+
+def test_an_altered_outcome_of_a_long_record_is_refused() -> None:
+    """The stored outcome and final position of a long record are compared with its replay's."""
+    record = GameRecord.from_game(_long_game())
+    doc = record.to_dict()
+    doc["final_position"] = list(record.positions(upto=5999))[-1]
+    with pytest.raises(RecordError, match="stored final position"):
+        GameRecord.from_dict(doc).replay()
+    doc = record.to_dict()
+    doc["events"] = doc["events"][:-1]  # one move fewer: its position, not the stored one
+    with pytest.raises(RecordError, match="stored final position"):
+        GameRecord.from_dict(doc).replay()
+    doc = record.to_dict()
+    doc["places"] = [None, 2, 1]
+    with pytest.raises(RecordError, match="stored outcome places=\\[None, 2, 1\\]"):
+        GameRecord.from_dict(doc).replay()
+
+
+def test_replay_leaves_the_garbage_collector_as_it_found_it() -> None:
+    """replay holds the cyclic garbage collector off while it plays (a long history's objects made it
+    pass over them again and again): it is back on afterwards, after a refused record too, and a
+    collector the caller had turned off stays off."""
+    record = GameRecord.from_game(_played("star", 2, 30, seed=3))
+    doc = record.to_dict()
+    doc["events"][20] = "0-1"
+    bad = GameRecord.from_dict(doc)
+    was_on = gc.isenabled()
+    try:
+        gc.enable()
+        assert record.replay().position() == _played("star", 2, 30, seed=3).position()
+        assert gc.isenabled()
+        with pytest.raises(RecordError, match="event 20"):
+            bad.replay()
+        assert gc.isenabled()
+        gc.disable()
+        record.replay()
+        with pytest.raises(RecordError, match="event 20"):
+            bad.replay()
+        assert not gc.isenabled()
+    finally:
+        if was_on:
+            gc.enable()
+        else:
+            gc.disable()
