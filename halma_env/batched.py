@@ -21,6 +21,10 @@ concerned.  Importing this module imports torch; ``import halma_env`` does not.
 ``action_mask()``, ``observation()`` and ``legal_moves()`` return views of buffers kept between
 steps (fresh big tensors every step cost more in page faults than the work): valid until the next
 ``step``; ``.clone()`` what must be kept.
+
+Games that end inside ``step`` are reset at once (auto-reset); with ``auto_reset=False`` they stay
+in their final positions (``ended``), ignore their actions and report their end once, until
+``reset`` restarts them (docs/batched.md, *Ended games without auto-reset*).
 """
 
 from __future__ import annotations
@@ -117,6 +121,12 @@ class BatchedGame:
     each game's mover.  Games that end inside ``step`` are reset at once (auto-reset); ``step``
     reports how they ended.  With ``rotate_first_seat`` game k of slot b begins with seat
     ``(rules.first_seat + b + k) % n``; without it every game begins with ``rules.first_seat``.
+
+    With ``auto_reset=False`` a game that ends keeps its final position until ``reset`` restarts its
+    slot: ``ended`` ((B,) bool) marks those slots, ``end_reason`` holds their END_REASONS codes;
+    ``step`` ignores their actions (any integer), pays them nothing and reports their end only in the
+    step where it happened; they have no legal moves (an all-False mask row, empty lists) and
+    ``random_actions`` gives them 0.
     """
 
     @_outside_inference_mode
@@ -129,6 +139,7 @@ class BatchedGame:
         reward: str = "place",
         progress_shaping: float = 0.0,
         rotate_first_seat: bool = False,
+        auto_reset: bool = True,
     ) -> None:
         if not isinstance(rules, Rules):
             raise ValueError(f"rules must be a halma_env.Rules, got {type(rules).__name__}")
@@ -167,6 +178,9 @@ class BatchedGame:
         if not isinstance(rotate_first_seat, (bool, np.bool_)):  # bool("no") would be True
             raise ValueError(f"rotate_first_seat must be True or False, got {rotate_first_seat!r}")
         self.rotate_first_seat = bool(rotate_first_seat)
+        if not isinstance(auto_reset, (bool, np.bool_)):
+            raise ValueError(f"auto_reset must be True or False, got {auto_reset!r}")
+        self.auto_reset = bool(auto_reset)
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(seed)
         self._build_tables()
@@ -190,10 +204,13 @@ class BatchedGame:
             self.asg_u, self.asg_v, self.asg_match = (x.expand(B, n, self.S + 1).clone() for x in self.t_asg0)
         self.hist = torch.zeros((B, 64 if rules.repetition_limit else 1), dtype=torch.long, device=dev)
         self.hist_len = torch.zeros(B, dtype=torch.long, device=dev)
+        # END_REASONS code of each slot's ended game, kept until reset (auto_reset=False); 0: in play
+        self.end_reason = torch.zeros(B, dtype=torch.long, device=dev)
         self._mask: torch.Tensor | None = None  # dense mask, built when asked for
         self._mask_rows: torch.Tensor | None = None  # rows of the mask buffer holding piece rows
         self._dest: torch.Tensor | None = None  # (B, R, H) bool, unpacked when asked for
         self._buffers: dict[str, torch.Tensor] = {}  # scratch and output buffers reused between steps
+        self._live_buffers: dict[str, torch.Tensor] = {}  # those of the steps of the games in play (_step_live)
         self._start_moves = self._first_moves()
         bits, rows = self._start_moves  # (reset() writes every game's rows again)
         self._bits = bits[self.first_seat]  # (B, R, W) destination bit sets of each piece
@@ -452,7 +469,7 @@ class BatchedGame:
     # the state of the games, changed by step (often in place): a copy clones them.  Everything else
     # is a table made by __init__ (shared) or a buffer/cache of what the state determines (fresh)
     _STATE = ("owner", "king", "pieces", "to_move", "ply", "status", "places", "top", "first_seat", "stall", "best",
-              "hash", "asg_u", "asg_v", "asg_match", "hist", "hist_len", "_bits", "_rows")
+              "hash", "asg_u", "asg_v", "asg_match", "hist", "hist_len", "end_reason", "_bits", "_rows")
 
     @_outside_inference_mode
     def __copy__(self) -> Self:
@@ -476,6 +493,7 @@ class BatchedGame:
         other.batch_size = int(other.owner.shape[0])
         other.generator = generator
         other._buffers = {}
+        other._live_buffers = {}
         other._mask = other._mask_rows = other._dest = None
         return other
 
@@ -517,8 +535,10 @@ class BatchedGame:
             scheme %= self.n
         if mask is None:
             self.first_seat.copy_(scheme)
+            self.end_reason.zero_()
         else:
             self.first_seat.copy_(torch.where(which, scheme, self.first_seat))
+            self.end_reason.masked_fill_(which, 0)
         self._reset_games(which, rotate=False)
 
     @staticmethod
@@ -595,6 +615,10 @@ class BatchedGame:
             sidx = self._slot_index(src_idx, src.batch_size, "src_idx")
         if sidx.numel() != dst.numel():
             raise ValueError(f"idx names {dst.numel()} slots, src_idx {sidx.numel()}")
+        if self.auto_reset and bool((src.end_reason.index_select(0, sidx) > 0).any()):
+            ended = sidx[src.end_reason.index_select(0, sidx) > 0][:8].tolist()
+            raise ValueError(f"src slot(s) {ended} hold ended games (auto_reset=False), which this auto_reset batch "
+                             "cannot hold; nothing was changed")
         rows = {name: getattr(src, name).index_select(0, sidx) for name in self._STATE if name in src.__dict__}
         width = max(self.hist.shape[1], rows["hist"].shape[1])
         if self.hist.shape[1] < width:
@@ -913,7 +937,9 @@ class BatchedGame:
 
     @_outside_inference_mode
     def random_actions(self, generator: torch.Generator | None = None) -> torch.Tensor:
-        """(B,) uniformly random legal actions (from the compact form, without the dense mask)."""
+        """(B,) uniformly random legal actions (from the compact form, without the dense mask); 0 for
+        the ended games of ``auto_reset=False`` (which draw all the same: the stream does not depend on
+        which games ended)."""
         B, H = self.batch_size, self.H
         gen = self.generator if generator is None else generator
         R, W = self._bits.shape[1:]
@@ -931,7 +957,15 @@ class BatchedGame:
         row = self.t_byte_bits64.index_select(0, row_bytes).view(torch.bool).view(B, W * 64)
         c = (row.cumsum(1) <= j[:, None]).sum(1)
         src = self._rows.gather(1, r[:, None]).squeeze(1)
+        if not self.auto_reset:  # an ended game has no moves (total 0): 0, which step ignores there
+            return torch.where(total > 0, src * H + c, 0)
         return src * H + c
+
+    @property
+    def ended(self) -> torch.Tensor:
+        """(B,) bool, a fresh tensor: the slots whose game has ended and waits for ``reset``
+        (``auto_reset=False``; always all False with auto-reset).  ``end_reason`` gives their codes."""
+        return self.end_reason > 0
 
     @_outside_inference_mode
     def observation(self) -> torch.Tensor:
@@ -1044,11 +1078,14 @@ class BatchedGame:
         ``places`` (B, n) (0 where not done), ``end_reason`` (B,) codes into END_REASONS,
         ``length`` (B,) plies of the ended games, ``finished`` (B, n) their seats that finished
         (not those that resigned), ``final_owner``/``final_king`` the boards before the reset.
-        Ended games are reset in place.  Bad actions raise and play nothing: TypeError for
+        Ended games are reset in place; with ``auto_reset=False`` they keep their final positions
+        instead, and in later steps their actions (any integers) are ignored: nothing of theirs
+        changes, their rewards are 0 and their ``done`` and ``end_reason`` 0 (an end is reported
+        once).  Bad actions raise and play nothing: TypeError for
         non-integers, ValueError for a wrong shape or an action outside 0..H*H-1 (as the envs and
         ``Encoding.decode_action`` refuse it), and ``IllegalMoveError`` (a ValueError, as
         ``Game.play`` and the envs raise) for an action that is not in the mask."""
-        B, H, n = self.batch_size, self.H, self.n
+        B, H = self.batch_size, self.H
         dev = self.device
         try:
             actions = torch.as_tensor(actions, device=dev)
@@ -1063,18 +1100,34 @@ class BatchedGame:
             raise TypeError(f"actions must be an integer tensor, got dtype {actions.dtype}")  # .long() would truncate
         wide = actions.double() if actions.dtype == torch.uint64 else actions  # .long() wraps those past 2**63
         out_of_range = (wide < 0) | (wide >= self.num_actions)
+        frozen = None  # auto_reset=False: the slots of ended games, whose actions are ignored
+        if not self.auto_reset and bool(self.end_reason.any()):
+            frozen = self.end_reason > 0
+            out_of_range &= ~frozen
         if bool(out_of_range.any()):
             bad = out_of_range.nonzero().squeeze(1)[:8]
             raise ValueError(f"actions must be 0..{self.num_actions - 1}: got {actions[bad].tolist()} in game(s) "
                              f"{bad.tolist()}; nothing was played")
         actions = actions.long()
+        if frozen is not None:
+            actions = actions.masked_fill(frozen, 0)
         cs, cd = actions // H, actions % H
         hit = self._rows == cs[:, None]  # (B, R)
         word = self._bits.gather(2, (cd // 64).view(B, 1, 1).expand(-1, hit.shape[1], 1)).squeeze(2)
         legal = (hit & (word >> (cd % 64)[:, None] & 1).bool()).any(1)
+        if frozen is not None:
+            legal |= frozen
         if not bool(legal.all()):
             games = (~legal).nonzero().squeeze(1)[:8].tolist()
             raise IllegalMoveError(f"illegal action in game(s) {games} (see action_mask()); nothing was played")
+        if frozen is not None:
+            return self._step_live(frozen, cs, cd)
+        return self._play(cs, cd)
+
+    def _play(self, cs: torch.Tensor, cd: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
+        """``step`` after its checks: play the legal moves ``cs`` -> ``cd`` (canonical holes) in every game."""
+        B, n = self.batch_size, self.n
+        dev = self.device
         ar = torch.arange(B, device=dev)
         mover = self.to_move
         src = self.t_from_can[mover, cs]
@@ -1201,7 +1254,65 @@ class BatchedGame:
         self._bits, self._rows, self._mask, self._dest = bits, rows, None, None
         if bool(done.any()):
             rewards += self._place_rewards(self.places, self.status) * done[:, None]
-            self._reset_games(done, rotate=True)
+            if self.auto_reset:
+                self._reset_games(done, rotate=True)
+            else:  # the game stays as it ended, without moves, until reset
+                self.end_reason = torch.where(done, end, self.end_reason)
+                self._bits[done] = 0
+                self._rows[done] = self.H
+        return rewards, done, info
+
+    def _step_live(self, frozen: torch.Tensor, cs: torch.Tensor,
+                   cd: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
+        """``step`` with ended games (``auto_reset=False``): the games in play are gathered into a
+        batch of their own (as ``take`` does), stepped, and their state is written back; the ended
+        games are not touched, and their rows of the returned tensors are those of a game that did not
+        end (zero rewards, ``done`` False, ``end_reason`` 0), their board in ``final_owner``/``final_king``."""
+        B, n = self.batch_size, self.n
+        dev = self.device
+        live = (~frozen).nonzero().squeeze(1)
+        rewards = torch.zeros((B, n), dtype=torch.float32, device=dev)
+        end = torch.zeros(B, dtype=torch.long, device=dev)
+        places = torch.zeros((B, n), dtype=torch.long, device=dev)
+        length = torch.zeros(B, dtype=torch.long, device=dev)
+        finished = torch.zeros((B, n), dtype=torch.bool, device=dev)
+        mover = self.to_move.clone()
+        if live.numel():
+            sub = self._with_state(lambda t: t.index_select(0, live), self.generator)
+            sub._buffers = self._live_buffers  # kept between steps (their shapes change when a game ends)
+            r, _, info = sub._play(cs.index_select(0, live), cd.index_select(0, live))
+            rewards[live] = r
+            end[live] = info["end_reason"]
+            places[live] = info["places"]
+            length[live] = info["length"]
+            finished[live] = info["finished"]
+            mover[live] = info["mover"]
+            for name in self._STATE:
+                if name in self.__dict__ and name != "hist":
+                    getattr(self, name).index_copy_(0, live, getattr(sub, name))
+            hist, width = sub.hist, self.hist.shape[1]
+            if hist.shape[1] > width:
+                self.hist = torch.cat([self.hist, self.hist.new_zeros((B, hist.shape[1] - width))], 1)
+            elif hist.shape[1] < width:
+                hist = torch.cat([hist, hist.new_zeros((hist.shape[0], width - hist.shape[1]))], 1)
+            self.hist.index_copy_(0, live, hist)
+            if self.hist.shape[1] > 64 and 4 * int(self.hist_len.max()) <= self.hist.shape[1]:  # as _play does
+                self.hist = self.hist[:, : self.hist.shape[1] // 2].clone()
+        self._mask = self._dest = None
+        done = end > 0
+        truncated = end == _CODE["move_limit"]
+        info = {
+            "end_reason": end,
+            "places": places,
+            "length": length,
+            "finished": finished,
+            "final_owner": self.owner.clone(),
+            "final_king": self.king.clone(),
+            "final_status": self.status.clone(),
+            "mover": mover,
+            "truncated": truncated,
+            "terminated": done & ~truncated,
+        }
         return rewards, done, info
 
     def _has_finished(self, seat: torch.Tensor) -> torch.Tensor:
@@ -1318,7 +1429,8 @@ class BatchedGame:
     @_outside_inference_mode
     def to_games(self) -> list[Game]:
         """Scalar ``Game`` objects of the current positions (places, status, ply and stall
-        counters included; the repetition history is not carried over)."""
+        counters included; the repetition history is not carried over).  The game of an ended slot
+        (``auto_reset=False``) is over, with its ``end_reason``."""
         owner = self.owner.cpu().numpy()
         king = self.king.cpu().numpy()
         to_move = self.to_move.tolist()
@@ -1328,6 +1440,7 @@ class BatchedGame:
         places = self.places.cpu().numpy()
         stall = self.stall.tolist()
         best = self.best.cpu().numpy()
+        end = self.end_reason.tolist()
         g = self.geometry
         out = []
         # the text gives variant, seats and the seat to move (which becomes the game's first_seat)
@@ -1352,7 +1465,8 @@ class BatchedGame:
                 game._best = [_key_tuple(int(k)) for k in best[b]]
             # the text cannot say that a seat resigned: from_position may have read a resigned
             # seat whose goal filled up as finished and ended the game there; the batch's game goes on
-            game.end_reason = None
+            # (unless it ended: auto_reset=False)
+            game.end_reason = END_REASONS[end[b]] if end[b] else None
             game._initial_passes = []
             game._gen.clear()
             game._repetitions.clear()
@@ -1362,8 +1476,9 @@ class BatchedGame:
 
     @_outside_inference_mode
     def from_games(self, games: Iterable[Game]) -> None:
-        """Load ``batch_size`` scalar games (same rules but for ``first_seat``, not over) into the batch, their
-        repetition counts, stall counters, places and status included."""
+        """Load ``batch_size`` scalar games (same rules but for ``first_seat``) into the batch, their
+        repetition counts, stall counters, places and status included.  Games that are over are refused,
+        except with ``auto_reset=False``, where their slots are loaded ended (``ended``) until reset."""
         games = list(games)
         if len(games) != self.batch_size:
             raise ValueError(f"from_games needs {self.batch_size} games, got {len(games)}")
@@ -1383,8 +1498,9 @@ class BatchedGame:
                 given, played = (", ".join(f"{k}={d[k]!r}" for k in diff) for d in (theirs, ours))
                 raise ValueError(f"games[{b}] has other rules: {given}, the batch plays {played} "
                                  "(only first_seat may differ)")
-            if game.is_over:
-                raise ValueError(f"games[{b}] is over ({game.end_reason})")
+            if game.is_over and self.auto_reset:
+                raise ValueError(f"games[{b}] is over ({game.end_reason}): an auto_reset batch loads games in play "
+                                 "(auto_reset=False loads it as an ended game)")
             for s in range(n):
                 holes = game.pieces(s)
                 owner[b, holes] = s
@@ -1426,9 +1542,15 @@ class BatchedGame:
         self.hist = torch.as_tensor(hist, device=dev)
         self.hist_len = torch.tensor([len(r) if self.rules.repetition_limit else 0 for r in rep_lists],
                                      dtype=torch.long, device=dev)
+        self.end_reason = torch.tensor([_CODE[gm.end_reason] if gm.end_reason else 0 for gm in games],
+                                       dtype=torch.long, device=dev)
         if self.rules.stall_limit is not None:
             self._assign_all()
         self._bits, self._rows = self._legal_moves(None, self.to_move)
+        ended = self.end_reason > 0
+        if bool(ended.any()):  # an ended game has no moves
+            self._bits[ended] = 0
+            self._rows[ended] = H
         self._mask = self._dest = None
 
 
