@@ -12,10 +12,10 @@ import pytest
 import torch
 
 from halma_env import Game, Rules
-from halma_env.batched import BatchedGame
+from halma_env.batched import END_REASONS, BatchedGame
 from halma_env.encoding import encoding
 from halma_env.rewards import seat_rewards
-from tests.test_batched import _assert_same_state, _assert_unchanged, _greedy_actions, _state, endgames
+from tests.test_batched import _assert_same_state, _assert_unchanged, _greedy_actions, _position, _state, endgames
 
 
 def _played(rules: Rules, batch: int, plies: int, seed: int = 0, **kw) -> BatchedGame:
@@ -28,9 +28,12 @@ def _played(rules: Rules, batch: int, plies: int, seed: int = 0, **kw) -> Batche
 # --- take / put ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("rules", [Rules("star", 3, stall_limit=30), Rules("halma16", 2), Rules("diamond", 2)])
+# (the move limit ends the taken games on the child's 4th step: done is checked against the scalar end too)
+@pytest.mark.parametrize("rules", [Rules("star", 3, stall_limit=30, move_limit=27), Rules("halma16", 2, move_limit=27),
+                                   Rules("diamond", 2, move_limit=27)])
 def test_take_gathers_every_slot_state_and_plays_on_like_the_scalar_engine(rules):
     parent = _played(rules, 5, 23, rotate_first_seat=True)
+    assert int(parent.ply.max()) == 23  # no game has ended (and restarted) yet
     idx = [4, 0, 0, 2, 4, 4]
     child = parent.take(torch.tensor(idx))
     assert child.batch_size == 6
@@ -41,15 +44,18 @@ def test_take_gathers_every_slot_state_and_plays_on_like_the_scalar_engine(rules
     games = [parent.to_games()[i] for i in idx]
     _assert_same_state(child, games, "taken")
     enc = encoding(rules.variant, rules.num_players)
+    ends = 0
     for t in range(6):
         actions = child.random_actions()
         _, done, _ = child.step(actions)
         for b, g in enumerate(games):
             g.play(enc.decode_action(g.to_move, int(actions[b])))
             assert bool(done[b]) == g.is_over
+            ends += g.is_over
         if bool(done.any()):
             break
         _assert_same_state(child, games, f"child step {t}")
+    assert ends == len(idx) and t == 3  # every taken game ended with its scalar copy, at the move limit
     _assert_unchanged(parent, before)  # stepping the child leaves the parent as it was
 
 
@@ -196,15 +202,78 @@ def test_final_observation_keeps_and_refuses():
         BatchedGame(Rules("star", 2), 2).final_observation(info)
 
 
-def test_stall_and_repetition_ends_are_terminations():
-    bg = BatchedGame(Rules("star", 2, stall_limit=2, move_limit=50), 4, seed=0)
-    kinds = set()
-    for _ in range(12):
-        _, done, info = bg.step(bg.random_actions())
-        assert not bool(info["truncated"].any())
-        assert torch.equal(info["terminated"], done)
-        kinds |= set(info["end_reason"][done].tolist())
-    assert kinds  # stall_limit ends happened, none of them truncations
+_TERMINATIONS = {"finished", "first_finish", "resign", "stall_limit", "repetition", "no_moves"}
+
+
+def _check_end_flags(done, info, seen: dict[str, int]) -> None:
+    """Every ended slot: a move_limit end is a truncation and nothing else; every other end is a
+    termination and nothing else; a slot that did not end is neither."""
+    reasons = [END_REASONS[int(c)] for c in info["end_reason"]]
+    for b, reason in enumerate(reasons):
+        assert bool(done[b]) == (reason != ""), (b, reason)
+        if reason == "move_limit":
+            assert bool(info["truncated"][b]) and not bool(info["terminated"][b]), (b, reason)
+        elif reason:
+            assert reason in _TERMINATIONS, reason
+            assert bool(info["terminated"][b]) and not bool(info["truncated"][b]), (b, reason)
+        else:
+            assert not bool(info["terminated"][b]) and not bool(info["truncated"][b]), b
+        if reason:
+            seen[reason] = seen.get(reason, 0) + 1
+
+
+@pytest.mark.parametrize("auto_reset", [True, False])  # (False: the steps with ended games frozen too)
+def test_stall_and_repetition_ends_are_terminations(auto_reset):
+    # per slot: "undo" takes back its seat's last move (positions repeat: repetition ends),
+    # "random" plays random moves (no progress: stall_limit ends), "greedy" heads for the goal
+    # (progress every ply: move_limit ends)
+    rules = Rules("star", 2, stall_limit=4, repetition_limit=2, move_limit=16)
+    policies = ["undo", "undo", "random", "random", "greedy", "greedy"]
+    enc = encoding(rules.variant, rules.num_players)
+    bg = BatchedGame(rules, len(policies), seed=0, auto_reset=auto_reset)
+    rng = random.Random(0)
+    last: dict[tuple[int, int], tuple[int, int]] = {}
+    seen: dict[str, int] = {}
+    seen_beside_ended: dict[str, int] = {}  # auto_reset=False: ends in steps with ended games in the batch
+    for t in range(60):
+        games = bg.to_games()
+        greedy = _greedy_actions([g if not g.is_over else Game(rules) for g in games], rng)
+        actions = []
+        for b, (g, policy) in enumerate(zip(games, policies)):
+            if g.is_over:  # auto_reset=False: an ended game waiting for its reset (its action is ignored)
+                actions.append(0)
+                continue
+            moves = [(m.src, m.dst) for m in g.legal_moves()]
+            if policy == "undo":
+                back = last.get((b, g.to_move))
+                src, dst = back if back in moves else rng.choice(moves)
+                last[(b, g.to_move)] = (dst, src)
+                actions.append(enc.encode_move(g.to_move, src, dst))
+            elif policy == "random":
+                actions.append(enc.encode_move(g.to_move, *rng.choice(moves)))
+            else:
+                actions.append(greedy[b])
+        _, done, info = bg.step(torch.tensor(actions))
+        _check_end_flags(done, info, seen)
+        if any(g.is_over for g in games):
+            _check_end_flags(done, info, seen_beside_ended)
+        if not auto_reset:  # an ended game waits a step or two for its reset (slots out of phase)
+            bg.reset((bg.end_reason > 0) & ((t + torch.arange(len(policies))) % 3 == 0))
+    for reason in ("stall_limit", "repetition", "move_limit"):
+        assert seen.get(reason, 0) > 0, seen
+        assert auto_reset or seen_beside_ended.get(reason, 0) > 0, seen_beside_ended
+    # no_moves (diamond 3, the position of test_batched's no_moves test): seat 0 finishes and the two
+    # seats left can never move
+    rules = Rules("diamond", 3)
+    owner = [-1] * 121
+    owner[13], owner[120], owner[0] = 0, 1, 2
+    game = Game.from_position(_position(rules, owner, [False] * 121, 0))
+    bg = BatchedGame(rules, 2, auto_reset=auto_reset)
+    bg.from_games([game, Game(rules)])
+    seen = {}
+    _, done, info = bg.step(torch.tensor([encoding("diamond", 3).encode_move(0, 13, 14), int(bg.random_actions()[1])]))
+    _check_end_flags(done, info, seen)
+    assert seen == {"no_moves": 1}
 
 
 # --- reset(mask, seed) ----------------------------------------------------------------------

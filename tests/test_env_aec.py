@@ -301,7 +301,7 @@ OPTION_SETS = [
 @pytest.mark.parametrize("shaping", [0.0, 0.5])
 def test_random_games_rewards_match_places(variant: str, n: int, options: dict, shaping: float) -> None:
     e = make_env(variant=variant, num_players=n, progress_shaping=shaping, **options)
-    rng = random.Random(hash((variant, n, shaping)) & 0xFFFF)
+    rng = random.Random(f"{variant}-{n}-{shaping}")  # (a str seed: hash() of a str differs between processes)
     for _ in range(2):
         totals, dead, game = play_to_end(e, rng)
         assert game.is_over and e.agents == []
@@ -1038,10 +1038,14 @@ def test_a_failing_cpu_player_leaves_the_env_as_it_was_before_the_step(error) ->
     env.reset(seed=0)
     before = _env_state(env)
     action = env.encode_move(0, "113-104")
-    with pytest.raises((IllegalMoveError, RuntimeError)) as caught:
-        env.step(action)
-    if error is None:
-        assert "fails_once" in str(caught.value) and "player_1" in str(caught.value)
+    if error is None:  # not a move: the env names the player and its seat
+        with pytest.raises(IllegalMoveError, match=r"CPU player 'fails_once' of player_1 chose \(0, 0\), which is not "
+                           "a legal move"):
+            env.step(action)
+    else:  # the player's own exception goes on as it is, not turned into an IllegalMoveError
+        with pytest.raises(RuntimeError, match="^the player's own bug$") as caught:
+            env.step(action)
+        assert caught.value is error and type(caught.value) is RuntimeError
     assert _env_state(env) == before  # the learner's move was taken back with the CPU's failure
     env.step(action)  # the same move again: the CPU now answers
     assert env.game.ply == 2 and env.agent_selection == "player_2"
@@ -1112,10 +1116,17 @@ def test_a_cpu_player_set_after_a_seeded_reset_is_seeded_by_it() -> None:
     assert _cpu_moves(0, late=True) != _cpu_moves(1, late=True)
 
 
-@pytest.mark.parametrize("move", [(9, 18, 3), None, 5, [113, 104], "113"])
-def test_encode_move_refuses_what_is_not_a_move(move) -> None:
+NOT_A_MOVE = r"^a move is a Move, a \(src, dst\) pair or 'src-dst' text, got "
+
+
+@pytest.mark.parametrize(("move", "message"), [
+    ((9, 18, 3), NOT_A_MOVE + r"\(9, 18, 3\)$"), (None, NOT_A_MOVE + "None$"), (5, NOT_A_MOVE + "5$"),
+    ([113, 104], NOT_A_MOVE + r"\[113, 104\]$"),
+    ("113", "^a move is written 'src-dst' with two hole numbers, got '113'$"),  # (Move.parse's IllegalMoveError)
+], ids=["triple", "None", "int", "list", "one-hole"])
+def test_encode_move_refuses_what_is_not_a_move(move, message) -> None:
     env = raw_env(num_players=2)
-    with pytest.raises(ValueError, match="move"):
+    with pytest.raises(ValueError, match=message):
         env.encode_move(0, move)
 
 

@@ -176,7 +176,7 @@ def test_a_missing_level_says_why(tmp_path: Path) -> None:
 
 def test_halma_ladder_rebuilds_an_entry_exporting_a_checkpoint(tmp_path: Path, capsys) -> None:
     from agents.cli import main
-    from agents.opponent import read_manifest
+    from agents.opponent import file_sha256, read_manifest
 
     ladder = tmp_path / "ladder.json"
     ckpt = make_checkpoint(tmp_path / "run" / "checkpoints" / "last.pt")
@@ -195,13 +195,20 @@ def test_halma_ladder_rebuilds_an_entry_exporting_a_checkpoint(tmp_path: Path, c
     assert model.exists(), list(tmp_path.iterdir())
     ratings = [lv["rating"] for lv in entry["levels"]]
     assert ratings == sorted(ratings)
-    # the levels play from this ladder file; a chosen exported model carries its level and rating
+    # the checkpoint was exported beside the ladder, with its manifest, and rated among the candidates
+    m = read_manifest(model)
+    assert (m["variant"], m["num_players"]) == ("star", 2)
+    assert m["source"]["checkpoint_sha256"] == file_sha256(ckpt)
+    assert [Path(c["player"]) for c in entry["candidates"]].count(model) == 1
+    # its manifest is stamped with its level and rating if it was chosen as a level, and otherwise keeps the
+    # export's (level run-last, no rating).  (The untrained network rates last here, so it is not a level:
+    # test_a_model_chosen_as_a_level_is_copied_beside_a_new_ladder_and_stamped pins the stamping.)
+    as_level = [(lv["level"], lv["rating"]) for lv in entry["levels"] if lv["player"] == model.name]
+    assert [(m["level"], m["rating"])] == (as_level or [("run-last", None)])
+    # the levels play from this ladder file
     for lv in entry["levels"]:
         p = level_player(lv["level"], "star", 2, seed=0, path=ladder)
         assert p.select_move(Game(Rules("star", 2))) in Game(Rules("star", 2)).legal_moves()
-        if ".onnx" in lv["player"]:
-            m = read_manifest(tmp_path / lv["player"])
-            assert (m["level"], m["rating"]) == (lv["level"], lv["rating"])
     # printing the ladder
     assert main(["ladder", "--ladder", str(ladder)]) == 0
     assert "star-2" in capsys.readouterr().out

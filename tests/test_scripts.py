@@ -151,9 +151,45 @@ def test_dagger_collect_labels_every_position_and_fit_writes_a_checkpoint(fast_d
     model_from_checkpoint(load_checkpoint(out, variant="star", num_players=2), out)
 
 
-@pytest.mark.parametrize("search_moves", [3, -3])
-def test_dagger_hybrid_plays_its_games(fast_dagger: Any, search_moves: int) -> None:
-    assert fast_dagger.hybrid_games(str(STAR2), search_moves, [0, 1]) in (0, 1, 2)
+class _Recorded:
+    """A player that logs (its role, its game's index, the seat it moved) for each move it chooses."""
+
+    def __init__(self, player: Any, role: str, index: int, log: list[tuple[str, int, int]]) -> None:
+        self.player, self.role, self.index, self.log = player, role, index, log
+
+    def select_move(self, game: Any, *args: Any, **kwargs: Any) -> Any:
+        self.log.append((self.role, self.index, game.to_move))
+        return self.player.select_move(game, *args, **kwargs)
+
+
+@pytest.mark.parametrize(("search_moves", "first_three", "then"), [(3, "helper", "agent"), (-3, "agent", "helper")])
+def test_dagger_hybrid_plays_its_games(fast_dagger: Any, search_moves: int, first_three: str, then: str,
+                                       monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # the search helper makes the agent seat's first N moves (N >= 0), or every one from the |N|+1st on (N < 0);
+    # the network makes the others, the opponent every move of seat 1.  (The helper is built with seed
+    # 1000 + game, the opponent with the game's own.)
+    log: list[tuple[str, int, int]] = []
+    search_bot, load_policy_player = fast_dagger.SearchBot, fast_dagger.load_policy_player
+
+    def searcher(seed: int, **kwargs: Any) -> _Recorded:
+        role, index = ("helper", seed - 1000) if seed >= 1000 else ("opponent", seed)
+        return _Recorded(search_bot(seed=seed, **kwargs), role, index, log)
+
+    def agent(checkpoint: str, seed: int) -> _Recorded:
+        return _Recorded(load_policy_player(checkpoint, seed=seed), "agent", seed, log)
+
+    monkeypatch.setattr(fast_dagger, "SearchBot", searcher)
+    monkeypatch.setattr(fast_dagger, "load_policy_player", agent)
+    wins = fast_dagger.hybrid_games(str(STAR2), search_moves, [0, 1])
+    for index in (0, 1):
+        assert {seat for role, i, seat in log if i == index and role == "opponent"} == {1}
+        own = [role for role, i, seat in log if i == index and role != "opponent"]
+        assert {seat for role, i, seat in log if i == index and role != "opponent"} == {0}
+        assert len(own) > 3, own
+        assert own == [first_three] * 3 + [then] * (len(own) - 3), own
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2 and [line.split(":")[0] for line in out] == ["game 0", "game 1"]
+    assert wins == sum(line == f"game {i}: won" for i, line in enumerate(out))
 
 
 @pytest.mark.slow
