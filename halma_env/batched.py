@@ -1456,6 +1456,9 @@ class BatchedGame:
                 i += w
             text = f"{self.rules.variant} {self.n} {'/'.join(rows)} {to_move[b]} {ply[b]}"
             game = Game.from_position(text, **options)
+            # from_position hands the turn on from a seat it reads as finished (the text cannot say that a
+            # seat resigned, or finished under anti-blocking): in an ended game that seat can be the batch's
+            game.to_move = to_move[b]
             game._places = [int(p) if p else None for p in places[b]]
             game._status = [_STATUS[st] for st in status[b]]
             game._top = top[b]

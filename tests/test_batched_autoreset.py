@@ -21,7 +21,9 @@ from halma_env import Game, Rules
 from halma_env.batched import END_REASONS, BatchedGame
 from halma_env.encoding import encoding
 from halma_env.game import IllegalMoveError, random_playout
+from halma_env.layout import layout
 from halma_env.rewards import seat_rewards
+from tests.engine_helpers import position
 from tests.test_batched import _assert_same_state, _greedy_actions, _state, endgames, scalar_positions
 
 
@@ -477,3 +479,30 @@ def test_bad_actions_on_games_in_play_raise_and_change_nothing():
         _assert_quiet(rewards, done, info, b, "junk")
         _assert_slot_unchanged(bg, before, b, "junk")
     assert bg.ply.tolist()[1:3] == [games[1].ply + 1, games[2].ply + 1]
+
+
+def test_to_games_keeps_the_seat_to_move_of_a_game_ended_beside_a_resigned_seat():
+    """star 3, seat 1 resigned, seat 2 one step from its goal: its finishing move ends the game (seat 0 is
+    last) with seat 2 to move.  The position text reads seat 1 as finished, so Game.from_position alone
+    would hand the turn on to seat 0; to_games and a round trip through from_games keep seat 2."""
+    lay = layout("star", 3)
+    geo = lay.geometry
+    pieces = {h: "0" for h in lay.start[0]} | {h: "1" for h in lay.start[1]}
+    goal = sorted(lay.goals[2])
+    last = next(h for h in goal if any(nb not in lay.goals[2] and nb not in pieces for nb in geo.neighbours[h]))
+    src = next(nb for nb in geo.neighbours[last] if nb not in lay.goals[2] and nb not in pieces)
+    pieces |= {h: "2" for h in goal if h != last} | {src: "2"}
+    game = Game.from_position(position("star", 3, pieces, to_move=2, ply=30))
+    game.resign(1)
+    bg = BatchedGame(Rules("star", 3), 1, auto_reset=False)
+    bg.from_games([game.copy()])
+    game.play((src, last))
+    _, done, _ = bg.step(torch.tensor([encoding("star", 3).encode_move(2, src, last)]))
+    assert done.tolist() == [True] and bg.ended.tolist() == [True]
+    assert (game.end_reason, game.places, game.to_move) == ("finished", [2, 3, 1], 2)
+    back = bg.to_games()[0]
+    assert (back.end_reason, back.places, back.to_move) == ("finished", [2, 3, 1], 2)
+    again = BatchedGame(Rules("star", 3), 1, auto_reset=False)
+    again.from_games(bg.to_games())
+    assert again.to_move.tolist() == [2]
+    assert torch.equal(again.observation(), bg.observation())
