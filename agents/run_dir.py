@@ -116,9 +116,10 @@ class RunLock:
 def drop_evaluations_after(run_dir: Path, global_step: int) -> None:
     """Keep only the ``eval.jsonl`` lines up to ``global_step`` (a resumed run's checkpoint): a killed run's
     later evaluations are replaced by the resumed run's.  Rewritten atomically, like a checkpoint.  A last
-    line without its newline is one the killed run left half-written and goes; any other line that is not
-    an evaluation record is a ``ValueError`` naming it, and the file is left as it is (dropped unread, it
-    would be lost without a word)."""
+    line without its newline is one the killed run left half-written: it goes if it is not a whole record,
+    and gets its newline if it is (the resumed run appends its records after it); any other line that is
+    not an evaluation record is a ``ValueError`` naming it, and the file is left as it is (dropped unread,
+    it would be lost without a word)."""
     path = run_dir / "eval.jsonl"
     if not path.exists():
         return
@@ -134,7 +135,7 @@ def drop_evaluations_after(run_dir: Path, global_step: int) -> None:
                              "global_step): repair or remove that line to resume")
         if step <= global_step:
             kept.append(line + "\n")
-    if len(kept) < len(lines):
+    if len(kept) < len(lines) or not text.endswith("\n"):
         write_atomic(path, "".join(kept))
 
 
