@@ -244,3 +244,101 @@ def test_halma_ladder_refuses_an_untrusted_ladder_file_by_name(tmp_path: Path, c
     assert main(["ladder"]) == 2
     assert capsys.readouterr().err == ("halma ladder: error: ladder file '/dev/null' (from $HALMA_LADDER) cannot be "
                                        "read (it is a device, not a regular file)\n")
+
+
+# --- mutation round on agents/ladder_build.py (session after the split out of agents/ladder.py) -------------
+
+
+def test_a_checkpoint_candidate_is_made_a_player_only_as_its_exported_model(tmp_path: Path, monkeypatch) -> None:
+    """_prepare_candidates checks a bot spec or model by making its player before any game, and a ``.pt`` only
+    once exported ("a .pt's once exported"): the checkpoint itself is never loaded as a player."""
+    import agents.ladder_build
+    from tests.opponent_helpers import make_checkpoint
+
+    made: list[str] = []
+    real = agents.ladder_build.candidate_player
+
+    def spy(name: str, seed: int | None = None) -> object:
+        made.append(name)
+        return real(name, seed)
+
+    monkeypatch.setattr(agents.ladder_build, "candidate_player", spy)
+    ckpt = make_checkpoint(tmp_path / "kept" / "mine.pt")
+    out = agents.ladder_build._prepare_candidates(["random", str(ckpt)], "star", 2, tmp_path / "models", 100)
+    model = str(tmp_path / "models" / "star-2-mine.onnx")
+    assert out == ["random", model] and made == ["random", model]
+
+
+def test_the_help_names_each_flags_value_and_the_defaults_run_applies(monkeypatch) -> None:
+    """`halma ladder --help` (add_arguments): each flag's value placeholder, and the defaults it states are the
+    ones `run` fills in (TOURNAMENT_DEFAULTS, SEPARATION) when the flag is not given."""
+    import argparse
+
+    from agents.ladder import LEVELS
+    from agents.ladder_build import SEPARATION, TOURNAMENT_DEFAULTS, add_arguments
+
+    monkeypatch.setenv("COLUMNS", "200")
+    parser = argparse.ArgumentParser(prog="halma ladder")
+    add_arguments(parser)
+    text = " ".join(parser.format_help().split())
+    assert TOURNAMENT_DEFAULTS == {"variant": "star", "seats": 2, "levels": ",".join(LEVELS), "seed": 0, "workers": 1,
+                                   "separation": SEPARATION}
+    for shown in ["[CANDIDATE ...]", "CANDIDATE bot specs (greedy:noise=0.25, search:depth=2,time=none), checkpoints",
+                  "--time-per-move SECONDS per-move budget given to the players (default: their own settings)",
+                  "--games GAMES tournament games (default: two full seat/start cycles of the arena schedule)",
+                  "--ladder FILE", "--models-dir DIR",
+                  "--separation Z", "--seats SEATS", "--games GAMES", "--levels LEVELS",
+                  "} the game of the tournament (default star)", "--seats SEATS seats of the tournament (default 2)",
+                  f"--levels LEVELS level names, weakest first (default {','.join(LEVELS)})",
+                  "--seed SEED tournament seed (default 0)", "--workers WORKERS parallel game processes (default 1)",
+                  f"--separation Z adjacent levels' mu must differ by Z combined sigmas (default {SEPARATION:g})",
+                  "--models-dir DIR where .pt candidates are exported (default: next to the ladder file)",
+                  "--quiet no progress bar", "--dry-run print the new entry; write nothing",
+                  "--json print JSON instead of tables: the new entry (as the ladder file stores it)"]:
+        assert shown in text, shown
+    args = parser.parse_args([])
+    assert (args.candidates, args.dry_run, args.quiet, args.json) == ([], False, False, False)
+    assert parser.parse_args(["--dry-run", "--quiet", "--json"]).dry_run is True
+
+
+def test_an_installed_package_still_rebuilds_a_ladder_of_your_own(tmp_path: Path, capsys, monkeypatch) -> None:
+    """check_writable refuses only the shipped ladder outside the source tree: with --ladder FILE (what its
+    message advises) an installed package rebuilds, and the source tree may check its own shipped ladder."""
+    import agents.files
+    import agents.ladder
+    from agents.ladder_build import check_writable
+
+    _fake_tournament(monkeypatch, TWO)
+    monkeypatch.setattr(agents.files, "from_source_checkout", lambda: False)
+    ladder = tmp_path / "ladder.json"
+    assert main(["ladder", "--ladder", str(ladder), "--quiet", "--levels", "a,b", "--games", "2", "random",
+                 "greedy"]) == 0
+    assert [lv["player"] for lv in load_ladder(ladder)["games"]["star-2"]["levels"]] == ["random", "greedy"]
+    check_writable(tmp_path / "other.json")  # no error
+    monkeypatch.setattr(agents.files, "from_source_checkout", lambda: True)
+    check_writable(agents.ladder.DEFAULT_LADDER)  # the source tree's own rebuild
+    capsys.readouterr()
+
+
+def test_games_up_to_the_arenas_maximum_are_played_and_one_more_is_refused(tmp_path: Path, capsys,
+                                                                             monkeypatch) -> None:
+    """--games takes 1..MAX_GAMES, both ends included (as the message says)."""
+    from agents.arena import MAX_GAMES
+
+    calls = _fake_tournament(monkeypatch, TWO)
+    argv = ["ladder", "--ladder", str(tmp_path / "ladder.json"), "--quiet", "--dry-run", "--json", "--levels", "a,b",
+            "random", "greedy"]
+    assert main([*argv, "--games", str(MAX_GAMES)]) == 0
+    assert [games for _, _, games, _ in calls] == [MAX_GAMES]
+    capsys.readouterr()
+    assert main([*argv, "--games", str(MAX_GAMES + 1)]) == 2
+    assert capsys.readouterr().err == f"halma ladder: error: --games must be 1..{MAX_GAMES:,}, got {MAX_GAMES + 1}\n"
+    assert len(calls) == 1
+
+
+def test_printing_the_ladder_as_json_is_its_document_indented_by_two(tmp_path: Path, capsys) -> None:
+    ladder = _ladder_file(tmp_path / "ladder.json", {
+        "star-2": {"variant": "star", "seats": 2, "levels": [{"level": "easy", "player": "random", "rating": 1.0}]}})
+    assert main(["ladder", "--ladder", str(ladder), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert out == json.dumps(load_ladder(ladder), indent=2) + "\n" and err == ""
