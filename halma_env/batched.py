@@ -615,11 +615,16 @@ class BatchedGame:
             sidx = self._slot_index(src_idx, src.batch_size, "src_idx")
         if sidx.numel() != dst.numel():
             raise ValueError(f"idx names {dst.numel()} slots, src_idx {sidx.numel()}")
-        if self.auto_reset and bool((src.end_reason.index_select(0, sidx) > 0).any()):
-            ended = sidx[src.end_reason.index_select(0, sidx) > 0][:8].tolist()
-            raise ValueError(f"src slot(s) {ended} hold ended games (auto_reset=False), which this auto_reset batch "
-                             "cannot hold; nothing was changed")
-        rows = {name: getattr(src, name).index_select(0, sidx) for name in self._STATE if name in src.__dict__}
+        ended = src.end_reason.index_select(0, sidx) > 0
+        if self.auto_reset and bool(ended.any()):
+            raise ValueError(f"src slot(s) {sidx[ended][:8].tolist()} hold ended games (auto_reset=False), which this "
+                             "auto_reset batch cannot hold; nothing was changed")
+        self._write_rows(dst, {name: getattr(src, name).index_select(0, sidx)
+                               for name in self._STATE if name in src.__dict__})
+
+    def _write_rows(self, dst: torch.Tensor, rows: dict[str, torch.Tensor]) -> None:
+        """Write state rows (``_STATE`` name -> rows for the slots ``dst``, distinct) into the batch, the
+        repetition table and the rows' history padded to the wider of the two."""
         width = max(self.hist.shape[1], rows["hist"].shape[1])
         if self.hist.shape[1] < width:
             self.hist = torch.cat([self.hist, self.hist.new_zeros((self.batch_size, width - self.hist.shape[1]))], 1)
@@ -1287,15 +1292,7 @@ class BatchedGame:
             length[live] = info["length"]
             finished[live] = info["finished"]
             mover[live] = info["mover"]
-            for name in self._STATE:
-                if name in self.__dict__ and name != "hist":
-                    getattr(self, name).index_copy_(0, live, getattr(sub, name))
-            hist, width = sub.hist, self.hist.shape[1]
-            if hist.shape[1] > width:
-                self.hist = torch.cat([self.hist, self.hist.new_zeros((B, hist.shape[1] - width))], 1)
-            elif hist.shape[1] < width:
-                hist = torch.cat([hist, hist.new_zeros((hist.shape[0], width - hist.shape[1]))], 1)
-            self.hist.index_copy_(0, live, hist)
+            self._write_rows(live, {name: getattr(sub, name) for name in self._STATE if name in sub.__dict__})
             if self.hist.shape[1] > 64 and 4 * int(self.hist_len.max()) <= self.hist.shape[1]:  # as _play does
                 self.hist = self.hist[:, : self.hist.shape[1] // 2].clone()
         self._mask = self._dest = None
