@@ -493,14 +493,6 @@ class Trainer:
         check_weights(data, path)
         self.net.load_state_dict(data["model"])
         load_optimizer_state(self.optimizer, data["optimizer"], path)
-        # each process continues its own random streams; a process the run did not have before (more
-        # processes than it was written with) starts new ones
-        states = data.get("rng_ranks", [data["rng"]])
-        if self.rank < len(states):
-            set_rng_state(states[self.rank], self.np_rng)
-        else:
-            self.np_rng = np.random.default_rng([self.cfg.seed, self.rank, data["update"]])
-            torch.manual_seed(self.cfg.seed * 1_000_003 + self.rank + 7919 * data["update"])
         self.global_step, self.update = data["global_step"], data["update"]
         self.ratings = data["extra"].get("ratings", {})
         missing = []
@@ -510,6 +502,15 @@ class Trainer:
                 missing.append(listed)
             else:
                 self.pool.add(snap, self._load_snapshot(snap), self.cfg.pool.max_snapshots)
+        # the random streams last: building the snapshots' networks draws from torch's (their init)
+        # each process continues its own random streams; a process the run did not have before (more
+        # processes than it was written with) starts new ones
+        states = data.get("rng_ranks", [data["rng"]])
+        if self.rank < len(states):
+            set_rng_state(states[self.rank], self.np_rng)
+        else:
+            self.np_rng = np.random.default_rng([self.cfg.seed, self.rank, data["update"]])
+            torch.manual_seed(self.cfg.seed * 1_000_003 + self.rank + 7919 * data["update"])
         self.log(f"resumed {self.run_dir} at update {self.update}, step {self.global_step}")
         if missing:  # said, not silent: the opponent pool is smaller than the run's
             self.log(f"opponent pool: {len(missing)} of the checkpoint's snapshots missing, left out: "

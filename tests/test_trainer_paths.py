@@ -674,7 +674,10 @@ def test_a_resume_brings_back_ratings_snapshots_and_random_streams(tmp_path: Pat
     resumed = Trainer(from_dict(tiny_config(log__status_every=5.0)), run, resume=True, log=lines.append)
     assert resumed.ratings == {"agent": {"mu": 30.0, "sigma": 5.0}}
     assert resumed.pool.snapshot_paths == [str(run / "snapshots" / "snap_000002.pt")]
+    # every stream as saved, torch's too: loading the snapshot built a network, whose init draws from it
     assert resumed.np_rng.bit_generator.state == saved["rng"]["numpy"]
+    assert torch.equal(torch.get_rng_state(), saved["rng"]["torch"])
+    assert random.getstate() == saved["rng"]["python"]
     assert lines == [f"resumed {run} at update 2, step 128",
                      "opponent pool: 1 of the checkpoint's snapshots missing, left out: snapshots/snap_000001.pt "
                      f"(looked in {run / 'snapshots'})",
