@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from agents.config import TrainConfig
+from agents.files import write_atomic
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
 from halma_env.game import Move
@@ -213,13 +213,7 @@ def save_crossing_lines(path: str | Path, cfg: TrainConfig, seed: int, lines: Cr
     data = {"key": crossing_plan_key(cfg, seed), "main": [str(m) for m in lines.main],
             "detours": [{"stray": str(stray), "line": [str(m) for m in line]} for stray, line in lines.detours]}
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(data, indent=1) + "\n")
-        os.replace(tmp, path)
-    except BaseException:  # a full disk, an interruption: no temporary file stays (nothing else removes it)
-        tmp.unlink(missing_ok=True)
-        raise
+    write_atomic(path, json.dumps(data, indent=1) + "\n")
 
 
 def load_crossing_lines(path: str | Path, cfg: TrainConfig, seed: int) -> CrossingLines:

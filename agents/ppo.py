@@ -55,6 +55,7 @@ from agents import parallel
 from agents.checkpoint import check_network, load_checkpoint, model_from_checkpoint, save_checkpoint
 from agents.config import TrainConfig, config_changes, dump_yaml, flat_config, with_keys_added_later
 from agents.devices import check_device
+from agents.files import write_atomic
 from agents.network import HalmaNet, build_network, load_extending
 from agents.run_dir import RunLock, drop_evaluations_after, drop_events_after, new_run_dir_problem
 from halma_env import Game, Rules
@@ -418,7 +419,7 @@ class Trainer:
             drop_evaluations_after(self.run_dir, self.global_step)  # (first: it refuses a damaged file)
             if cfg.log.tensorboard:  # (a session that logs none needs no tensorboard; the next that does drops them)
                 drop_events_after(self.run_dir / "tb", self.global_step)
-        (self.run_dir / "config.yaml").write_text(dump_yaml(cfg))
+        write_atomic(self.run_dir / "config.yaml", dump_yaml(cfg))  # a resume rewrites it: never half of it
         if cfg.log.tensorboard:
             from torch.utils.tensorboard import SummaryWriter
 
@@ -622,7 +623,7 @@ class Trainer:
         self.log(f"imitation: {im.games} games of {im.bot} in every seat, then {im.epochs} epochs")
         stats = imitate(self.net, self.cfg, make_bot, self.device, seed=self.cfg.seed)
         self.imitated = True
-        (self.run_dir / "imitation.json").write_text(json.dumps(stats, indent=1) + "\n")
+        write_atomic(self.run_dir / "imitation.json", json.dumps(stats, indent=1) + "\n")
         if self.writer:
             for key, value in stats.items():
                 self.writer.add_scalar(key, value, 0)
@@ -687,7 +688,7 @@ class Trainer:
         info = {"main_line_moves": lengths[0], "detour_moves": lengths[1:], "positions": len(demos),
                 "seconds": time.perf_counter() - start, "source": source}
         if self.main:
-            (self.run_dir / "crossing.json").write_text(json.dumps(info, indent=1) + "\n")
+            write_atomic(self.run_dir / "crossing.json", json.dumps(info, indent=1) + "\n")
         self.log(f"crossing: the planner's main line (width {cx.planner_width}) takes {lengths[0]} moves; "
                  f"{cx.detours} detours; {len(demos)} positions in {info['seconds']:.0f} s ({source})")
 

@@ -758,6 +758,32 @@ def test_a_resume_with_the_same_config_writes_no_changes(tmp_path: Path, monkeyp
     assert resumed.writer.texts == [] and resumed.resume_changes == [] and len(lines) == 1
 
 
+def test_a_resume_that_cannot_write_its_config_leaves_the_old_one_whole(tmp_path: Path) -> None:
+    """Every resume rewrites config.yaml. A write that fails part way (a file-size limit below its size, as a
+    full disk would) used to leave its first kilobyte, which the next ``halma train run/config.yaml --resume``
+    refused as YAML; now the old file stays, with no temporary file beside it."""
+    import subprocess
+    import sys
+
+    run = tmp_path / "run"
+    data = tiny_config(ppo__total_steps=128)
+    trainer = Trainer(from_dict(data), run, log=quiet)
+    trainer.train(stop=lambda: True)  # one update of two, then a checkpoint
+    trainer.close()
+    before = (run / "config.yaml").read_bytes()
+    assert len(before) > 1024
+    resume = ("import json, resource, sys\n"
+              "from agents.config import from_dict\n"
+              "from agents.ppo import Trainer\n"
+              "resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))\n"
+              "Trainer(from_dict(json.loads(sys.argv[1])), sys.argv[2], resume=True, log=print)\n")
+    done = subprocess.run([sys.executable, "-c", resume, json.dumps(data), str(run)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 1 and "OSError: [Errno 27] File too large" in done.stderr
+    assert (run / "config.yaml").read_bytes() == before
+    assert sorted(p.name for p in run.iterdir()) == ["checkpoints", "config.yaml", "snapshots"]
+
+
 # --- agents/ppo.py: evaluation during training ------------------------------------------------
 
 
