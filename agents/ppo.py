@@ -40,6 +40,7 @@ import json
 import math
 import os
 import random
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -321,6 +322,9 @@ def check_same_weights(digests: list[str], update: int) -> None:
                            f"(digests {', '.join(d[:12] for d in digests)})")
 
 
+_NUMBERED = re.compile(r"update_(\d{6,})\.pt")  # Trainer.save's numbered checkpoints
+
+
 def rng_state(np_rng: np.random.Generator) -> dict[str, Any]:
     state = {"python": random.getstate(), "numpy": np_rng.bit_generator.state, "torch": torch.get_rng_state()}
     if torch.cuda.is_available():
@@ -470,8 +474,9 @@ class Trainer:
             return path
         save_checkpoint(path, self._payload(rng_states))
         save_checkpoint(self.ckpt_dir / f"update_{self.update:06d}.pt", self._payload())
-        kept = sorted(self.ckpt_dir.glob("update_*.pt"))
-        for old in kept[: -self.cfg.checkpoint.keep]:
+        # the run's own numbered files only (a user's update_000016_keep.pt stays), oldest by number first
+        numbered = sorted((int(m[1]), p) for p in self.ckpt_dir.iterdir() if (m := _NUMBERED.fullmatch(p.name)))
+        for _, old in numbered[: -self.cfg.checkpoint.keep]:
             old.unlink()
         return path
 

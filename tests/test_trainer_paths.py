@@ -758,6 +758,23 @@ def test_a_resume_with_the_same_config_writes_no_changes(tmp_path: Path, monkeyp
     assert resumed.writer.texts == [] and resumed.resume_changes == [] and len(lines) == 1
 
 
+def test_only_the_runs_own_numbered_checkpoints_are_pruned_oldest_number_first(tmp_path: Path) -> None:
+    """``checkpoint.keep`` prunes ``update_NNNNNN.pt`` alone: the pattern ``update_*.pt`` took a user's copy
+    beside them, and the names' order put update 1,000,000 before 999,999."""
+    run = tmp_path / "run"
+    trainer = Trainer(from_dict(tiny_config(ppo__total_steps=128)), run, log=quiet)
+    trainer.train()  # updates 1 and 2, keep 2
+    checkpoints = run / "checkpoints"
+    for name in ("update_000001_keep.pt", "update_7.pt", "update_best.pt"):
+        (checkpoints / name).write_bytes(b"the user's")
+    for update in (999_999, 1_000_000):
+        trainer.update = update
+        trainer.save()
+    trainer.close()
+    assert sorted(p.name for p in checkpoints.iterdir()) == [
+        "last.pt", "update_000001_keep.pt", "update_1000000.pt", "update_7.pt", "update_999999.pt", "update_best.pt"]
+
+
 def test_a_resume_that_cannot_write_its_config_leaves_the_old_one_whole(tmp_path: Path) -> None:
     """Every resume rewrites config.yaml. A write that fails part way (a file-size limit below its size, as a
     full disk would) used to leave its first kilobyte, which the next ``halma train run/config.yaml --resume``
