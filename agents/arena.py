@@ -39,9 +39,10 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, cast
 
-from agents.files import missing_extra, shown_value, write_atomic
+from agents.files import folders_to_make, missing_extra, remove_empty_folders, shown_value, write_atomic
 from agents.player import Player, check_int, check_time
 from agents.ratings import Rating, competition_ranks, mean_interval, rate_games, wilson_interval
 from agents.registry import Factory, check_players
@@ -1171,7 +1172,7 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
             if rules.num_players < 2:
                 raise ValueError("matches need 2+ seats; the 1-seat star is the solitaire: use --solo AGENT")
             check_players(args.players, factory, rules)
-        plot, out_made = True, False
+        plot, out_made = True, []
         if args.out is not None:
             out_made = _check_out_dir(args.out)  # a refused --out first: the note below is for a run that goes on
             if args.solo is None:  # a match's --out draws results.png: found missing now, not after the games
@@ -1188,13 +1189,11 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
     try:
         return _play(args, factory, rules if args.solo is None else None, plot, out_made)
     except BaseException:  # an error or an interrupt before the results are saved: the --out made here goes
-        if out_made:
-            with contextlib.suppress(OSError):  # (only while empty)
-                os.rmdir(args.out)
+        remove_empty_folders(out_made)  # (only while empty)
         raise
 
 
-def _play(args: argparse.Namespace, factory: Factory, rules: Rules | None, plot: bool, out_made: bool) -> int:
+def _play(args: argparse.Namespace, factory: Factory, rules: Rules | None, plot: bool, out_made: list[Path]) -> int:
     """``halma eval``'s games, tables and ``--out`` results, once its input is checked (``run``)."""
     if args.solo is not None:
         res = run_solo(args.solo, args.games or 1, seed=args.seed, time_budget=args.time_per_move,
@@ -1233,11 +1232,12 @@ def _play(args: argparse.Namespace, factory: Factory, rules: Rules | None, plot:
     return 0
 
 
-def _saved(out: str, save: Callable[[], list[str]], made: bool) -> list[str] | None:
+def _saved(out: str, save: Callable[[], list[str]], made: list[Path]) -> list[str] | None:
     """``save()``'s paths, or None after the reason it wrote nothing is printed: a full disk, a folder that
     became unwritable, another tournament's records put there meanwhile (``save`` removes what it had
-    written, so that a rerun into the same folder is not refused).  ``made``: ``_check_out_dir`` made the
-    folder, which is removed first if still empty, so that the results appear in one rename (``save_staged``)."""
+    written, so that a rerun into the same folder is not refused).  ``made``: the folders ``_check_out_dir``
+    made, ``out`` first, which is removed first if still empty, so that the results appear in one rename
+    (``save_staged``); when nothing is written, the folders above it that it made go too."""
     if made:
         with contextlib.suppress(OSError):  # (not empty, or gone: save works with what is there)
             os.rmdir(out)
@@ -1247,6 +1247,7 @@ def _saved(out: str, save: Callable[[], list[str]], made: bool) -> list[str] | N
         print(f"halma eval: error: cannot write {out!r}: {e.strerror or e}", file=sys.stderr)
     except ValueError as e:
         print(f"halma eval: error: {e}", file=sys.stderr)
+    remove_empty_folders(made)
     return None
 
 
@@ -1255,10 +1256,10 @@ def _print_results(document: dict[str, Any], tables: str, as_json: bool) -> None
     print(json.dumps(_clean(document), allow_nan=False) if as_json else tables)
 
 
-def _check_out_dir(out: str) -> bool:
-    """Create ``--out`` now: an unwritable place fails before the games, not after them; whether it was made
-    here (True) or was there.  A directory that already holds results is refused: writing over them would mix
-    old game records with the new ones."""
+def _check_out_dir(out: str) -> list[Path]:
+    """Create ``--out`` now: an unwritable place fails before the games, not after them; -> the folders made
+    here (``folders_to_make``: none when it was there).  A directory that already holds results is refused:
+    writing over them would mix old game records with the new ones."""
     if out == "":  # an empty --out would write nothing and say nothing (a name of spaces is a name)
         raise ValueError(f"--out needs a directory, got {out!r}")
     from agents.files import special_file_kind
@@ -1270,9 +1271,10 @@ def _check_out_dir(out: str) -> bool:
     if previous:
         raise ValueError(f"--out {out!r} already holds results ({', '.join(previous)}); choose another directory "
                          "or remove them")
-    made = not os.path.lexists(out)
+    made = folders_to_make(out)
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as e:
+        remove_empty_folders(made)  # (a parent made before the failure)
         raise ValueError(f"cannot write --out {out!r}: {e.strerror or e}") from None
     return made

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.files import missing_extra, portable_file_name
+from agents.files import folders_to_make, missing_extra, portable_file_name, remove_empty_folders
 from agents.opponent import (
     INPUT_NAMES,
     MANIFEST_FORMAT,
@@ -380,12 +380,12 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
     # the model and its manifest are written and checked in a scratch directory inside out_dir, then
     # moved into place: a failed or interrupted export leaves no partial files, and an earlier export
     # of the same name stays as it was until the new one has passed its check
-    made = [d for d in (out, *out.parents) if not d.exists()]  # removed again if the export fails
+    made = folders_to_make(out)  # removed again if the export fails
     try:
         out.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=".export-", dir=out))
     except OSError as e:
-        _remove_empty(made)
+        remove_empty_folders(made)
         raise ValueError(f"cannot write to the output directory {str(out)!r}: {e.strerror or e}") from None
     try:
         staged = scratch / path.name
@@ -446,7 +446,7 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
         if not path.exists():
-            _remove_empty(made)
+            remove_empty_folders(made)
     return path
 
 
@@ -463,15 +463,6 @@ def _write_manifest(onnx_path: Path, manifest: dict[str, Any]) -> None:
         raise ValueError(f"the manifest of {onnx_path.name!r} would not be valid JSON: {', '.join(bad)} "
                          f"({_brief(manifest[bad[0]])}) holds NaN or infinity")
     write_manifest(onnx_path, manifest)
-
-
-def _remove_empty(dirs: list[Path]) -> None:
-    """Remove the directories an export made (deepest first) where they are still empty."""
-    for d in dirs:
-        try:
-            d.rmdir()
-        except OSError:
-            break
 
 
 # --- the command -----------------------------------------------------------------------------

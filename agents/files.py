@@ -119,6 +119,24 @@ def shown_value(value: object) -> str:
     return text if len(text) <= 60 else f"{text[:50]}... ({type(value).__name__})"
 
 
+def folders_to_make(path: str | Path) -> list[Path]:
+    """``path`` and its parents that do not exist yet, deepest first: what ``mkdir(parents=True)`` makes, for
+    ``remove_empty_folders`` to take back when the command that made them fails."""
+    path = Path(path)
+    return [d for d in (path, *path.parents) if not os.path.lexists(d)]
+
+
+def remove_empty_folders(folders: list[Path]) -> None:
+    """Remove ``folders`` (deepest first, as ``folders_to_make`` lists them) while each is empty or gone."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except FileNotFoundError:
+            continue
+        except OSError:  # not empty (someone else's files now), or not ours to remove: its parents stay too
+            break
+
+
 def write_atomic(path: str | Path, data: str | bytes) -> None:
     """Write ``data`` to ``path`` all at once: into a new temporary file beside it (a fresh random name,
     created exclusively: no one could have planted a symlink at it), then ``os.replace``.  A reader sees

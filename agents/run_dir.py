@@ -10,7 +10,7 @@ import json
 import time
 from pathlib import Path
 
-from agents.files import LockHeld, held_lock, write_atomic
+from agents.files import LockHeld, folders_to_make, held_lock, remove_empty_folders, write_atomic
 
 
 def new_run_dir_problem(run_dir: str | Path) -> str | None:
@@ -70,7 +70,7 @@ class RunLock:
         ``halma train`` holds it.  A moment's hold (``halma train``'s check before torch) is waited for."""
         lock = run_lock_file(self.run_dir)
         parent = self.run_dir.parent
-        made = [d for d in (parent, *parent.parents) if not d.exists()]
+        made = folders_to_make(parent)
         new = not lock.exists()
         for attempt in range(3):
             parent.mkdir(parents=True, exist_ok=True)
@@ -95,11 +95,7 @@ class RunLock:
             with contextlib.suppress(OSError):
                 lock.unlink()
             self._held.close()
-            for folder in folders:
-                try:
-                    folder.rmdir()  # (another run's lock file in it now: it stays)
-                except OSError:
-                    break
+            remove_empty_folders(folders)  # (another run's lock file in one now: it stays)
         self._held.close()
 
     def close(self) -> None:

@@ -1112,10 +1112,11 @@ def test_a_games_count_past_the_limit_is_refused_by_name(tmp_path, capsys) -> No
 
 @pytest.mark.parametrize("existed", [False, True])
 def test_an_interrupted_eval_removes_the_out_folder_it_made(tmp_path, monkeypatch, existed: bool) -> None:
-    """Ctrl-C (or SIGTERM, or an error) during the games left the empty --out folder made at the start."""
-    out = tmp_path / "out"
+    """Ctrl-C (or SIGTERM, or an error) during the games left the empty --out folder made at the start, and
+    the folders above it that it made."""
+    out = tmp_path / "made" / "here" / "out"
     if existed:
-        out.mkdir()
+        out.mkdir(parents=True)
 
     def interrupted(*args: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt
@@ -1124,6 +1125,7 @@ def test_an_interrupted_eval_removes_the_out_folder_it_made(tmp_path, monkeypatc
     with pytest.raises(KeyboardInterrupt):
         arena.run(_eval_args(out))
     assert out.exists() == existed and (not existed or list(out.iterdir()) == [])
+    assert (tmp_path / "made").exists() == existed
 
 
 def _eval_args(out: Path) -> Any:

@@ -227,14 +227,15 @@ def _full_disk(after: int) -> Callable[..., Any]:
 def test_a_full_disk_is_one_line_and_leaves_nothing_that_refuses_a_rerun(tmp_path, monkeypatch, capsys,
                                                                         writer: str, after: int, solo: bool) -> None:
     """It was an OSError traceback (exit 1) that left ``games/`` (and results.json when the records failed)
-    behind, so that the rerun was refused as "already holds results"."""
-    out = tmp_path / "out"
+    behind, so that the rerun was refused as "already holds results"; the folders above --out that it made
+    stayed, empty."""
+    out = tmp_path / "made" / "here" / "out"
     argv = ["eval", *(["--solo", "greedy", "--games", "2", "--max-plies", "6"] if solo else SMALL), "--out", str(out)]
     monkeypatch.setattr(arena, writer, _full_disk(after)(getattr(arena, writer)))
     assert cli_main(argv) == 2
     err = capsys.readouterr().err
     assert err == f"halma eval: error: cannot write {str(out)!r}: {os.strerror(errno.ENOSPC)}\n"
-    assert _files(tmp_path) == []  # neither the folder --out made nor a staging folder beside or in it
+    assert _files(tmp_path) == []  # neither the folders --out made nor a staging folder beside or in it
     monkeypatch.undo()
     assert cli_main(argv) == 0
     marker = "solo.json" if solo else "results.json"
