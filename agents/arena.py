@@ -42,13 +42,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from agents.files import folders_to_make, missing_extra, remove_empty_folders, shown_value, write_atomic
+from agents.files import folders_to_make, missing_extra, remove_empty_folders, shown_value
 from agents.player import Player, check_int, check_time
 from agents.ratings import Rating, competition_ranks, mean_interval, rate_games, wilson_interval
 from agents.registry import Factory, check_players
 from agents.staging import save_staged
 from agents.workers import one_torch_thread, run_in_processes
 from halma_env import Game, IllegalMoveError, Rules
+from halma_env.files import write_atomic
 from halma_env.records import END_REASONS, game_events
 from halma_env.rules import OPTION_NAMES, SEAT_COUNTS, VARIANTS, parse_rule_options
 from halma_env.suggest import did_you_mean

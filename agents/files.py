@@ -7,7 +7,6 @@ import contextlib
 import errno
 import os
 import re
-import secrets
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -135,37 +134,6 @@ def remove_empty_folders(folders: list[Path]) -> None:
             continue
         except OSError:  # not empty (someone else's files now), or not ours to remove: its parents stay too
             break
-
-
-def write_atomic(path: str | Path, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` all at once: into a new temporary file beside it (a fresh random name,
-    created exclusively: no one could have planted a symlink at it), then ``os.replace``.  A reader sees
-    the old file or the new one, never half of one, and a symlink at ``path`` is replaced, not followed.
-    The file gets the permissions ``open()`` would give a new one (0o666 less the umask).  A device, FIFO
-    or socket at ``path`` is an ``OSError`` (EINVAL): the rename would replace it (as root, ``/dev/null``
-    itself became a regular file)."""
-    path = Path(path)
-    kind = special_file_kind(path)
-    if kind:
-        raise OSError(errno.EINVAL, f"it is {kind}, not a regular file, and writing would replace it", str(path))
-    # hidden, ``.tmp`` and the file's name, less "tfevents": TensorBoard reads every file whose name holds
-    # that as an event file, and a temporary file a kill leaves in a run's ``tb/`` would give its points twice
-    hidden = path.name.replace("tfevents", "tf-events")
-    while True:
-        tmp = path.with_name(f".{hidden}.{secrets.token_hex(8)}.tmp")
-        try:
-            # O_BINARY: Windows writes in text mode otherwise (LF -> CRLF)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-            break
-        except FileExistsError:  # (a 64-bit random name taken: try another)
-            continue
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 class LockHeld(Exception):

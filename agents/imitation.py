@@ -34,9 +34,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from agents.config import TrainConfig
-from agents.files import write_atomic
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
+from halma_env.files import write_atomic
 from halma_env.game import Move
 from halma_env.rewards import seat_potential, seat_rewards
 

@@ -36,7 +36,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, cast
 
-from agents.files import is_empty_path, shown_value, write_atomic
+from agents.files import is_empty_path, shown_value
 from agents.player import SeededPlayer
 from halma_env import Game, Move, Rules
 from halma_env.files import (
@@ -46,6 +46,7 @@ from halma_env.files import (
     file_kind,
     no_duplicate_keys,
     read_regular_file,
+    write_atomic,
 )
 from halma_env.rules import SEAT_COUNTS, VARIANTS
 

@@ -25,7 +25,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from agents.files import write_atomic
 from agents.ladder import (
     DEFAULT_LADDER,
     LEVELS,
@@ -39,6 +38,7 @@ from agents.ladder import (
     save_ladder,
 )
 from halma_env import Rules
+from halma_env.files import write_atomic
 from halma_env.rules import SEAT_COUNTS, VARIANTS
 
 # "clearly stronger": adjacent levels' openskill mu differ by at least this many combined sigmas,

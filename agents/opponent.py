@@ -290,7 +290,7 @@ def _check_consistent(data: dict[str, Any], onnx_path: Path, mpath: Path) -> Non
 
 def write_manifest(onnx_path: str | Path, data: dict[str, Any]) -> Path:
     """Write (or rewrite) the manifest next to ``onnx_path`` atomically."""
-    from agents.files import write_atomic  # a fresh temporary name: never through a planted symlink
+    from halma_env.files import write_atomic  # a fresh temporary name: never through a planted symlink
 
     mpath = manifest_path(onnx_path)
     write_atomic(mpath, json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n")  # NaN is no JSON

@@ -56,11 +56,11 @@ from agents import parallel
 from agents.checkpoint import check_network, load_checkpoint, model_from_checkpoint, save_checkpoint
 from agents.config import TrainConfig, config_changes, dump_yaml, flat_config, with_keys_added_later
 from agents.devices import check_device
-from agents.files import write_atomic
 from agents.network import HalmaNet, build_network, load_extending
 from agents.run_dir import RunLock, drop_evaluations_after, drop_events_after, new_run_dir_problem
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
+from halma_env.files import write_atomic
 
 if TYPE_CHECKING:
     from agents.imitation import Demonstrations

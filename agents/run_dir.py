@@ -10,7 +10,8 @@ import json
 import time
 from pathlib import Path
 
-from agents.files import LockHeld, folders_to_make, held_lock, remove_empty_folders, write_atomic
+from agents.files import LockHeld, folders_to_make, held_lock, remove_empty_folders
+from halma_env.files import write_atomic
 
 
 def new_run_dir_problem(run_dir: str | Path) -> str | None:

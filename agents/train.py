@@ -370,7 +370,7 @@ def _final_evaluation(trainer: Any, world_size: int, cfg: Any, args: argparse.Na
     if _final_eval_wanted(cfg, args):
         # the greedy policy alone, all games side by side (one batched forward per ply), rules without a
         # move limit and a cap of eval.move_limit plies counted as a draw, like `halma eval`'s default
-        from agents.files import write_atomic
+        from halma_env.files import write_atomic
 
         t1 = time.time()
         eval_log = run_dir / "eval.jsonl"

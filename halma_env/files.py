@@ -1,11 +1,15 @@
 """Reading a file that may be hostile (a record, a model, a ladder someone else wrote): a regular file
 only, opened without waiting, and never more than a bound of it.  The callers turn the two errors into
-their own, in their own words."""
+their own, in their own words.  Writing a file all at once (``write_atomic``), for every writer of the
+project's files."""
 
 from __future__ import annotations
 
+import errno
 import os
+import secrets
 import stat
+from pathlib import Path
 from typing import Any
 
 from halma_env.notation import quoted
@@ -94,3 +98,46 @@ def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
     if len(data) > limit:
         raise FileTooLarge(path, len(data), limit)
     return data
+
+
+def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
+    """Write ``data`` to ``path`` all at once: into a new temporary file beside it (a fresh random name,
+    created exclusively: no one could have planted a symlink at it), flushed to the disk, then ``os.replace``.
+    A reader sees the old file or the new one, never half of one, and a symlink at ``path`` is replaced, not
+    followed.  The file gets the permissions ``open()`` would give a new one (0o666 less the umask).  A device,
+    FIFO or socket at ``path`` is an ``OSError`` (EINVAL): the rename would replace it (as root, ``/dev/null``
+    itself became a regular file).  Every ``OSError`` names ``path``, not the temporary file (a full disk's
+    names none)."""
+    path = Path(path)
+    kind = special_file_kind(path)
+    if kind:
+        raise OSError(errno.EINVAL, f"it is {kind}, not a regular file, and writing would replace it", str(path))
+    # hidden, ``.tmp`` and the file's name, less "tfevents": TensorBoard reads every file whose name holds
+    # that as an event file, and a temporary file a kill leaves in a run's ``tb/`` would give its points twice
+    hidden = path.name.replace("tfevents", "tf-events")
+    while True:
+        tmp = path.with_name(f".{hidden}.{secrets.token_hex(8)}.tmp")
+        try:
+            # O_BINARY: Windows writes in text mode otherwise (LF -> CRLF)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+            break
+        except FileExistsError:  # (a 64-bit random name taken: try another)
+            continue
+        except OSError as e:
+            raise _naming(e, path) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException as e:
+        tmp.unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise _naming(e, path) from None
+        raise
+
+
+def _naming(error: OSError, path: Path) -> OSError:
+    """``error`` as an OSError of its kind that names ``path`` (and no second file)."""
+    return error if error.errno is None else OSError(error.errno, error.strerror, str(path))

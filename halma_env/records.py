@@ -23,7 +23,6 @@ import json
 import operator
 import os
 import re
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from halma_env.files import (
     no_duplicate_keys,
     read_regular_file,
     special_file_kind,
+    write_atomic,
 )
 from halma_env.game import Game, IllegalMoveError
 from halma_env.notation import parse_position, quoted
@@ -228,7 +228,8 @@ class GameRecord:
         return cls.from_dict(data)
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the record to ``path`` atomically (a temporary file renamed over it)."""
+        """Write the record to ``path`` atomically (``files.write_atomic``: a temporary file renamed over it,
+        with the permissions ``open()`` gives a new file)."""
         path = Path(path)
         text = self.to_json()
         # errors name the path asked for, not the temporary file beside it
@@ -241,24 +242,9 @@ class GameRecord:
         if not path.parent.is_dir():
             raise FileNotFoundError(errno.ENOENT, "game record: no directory to save in", str(path.parent))
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            write_atomic(path, text + "\n")
         except OSError as e:
-            raise type(e)(e.errno, f"game record: cannot write in the directory ({e.strerror})", str(path)) from None
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-                f.write("\n")
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException as exc:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            if isinstance(exc, OSError) and exc.filename is None:  # a write of the data (a full disk) names no file
-                raise type(exc)(exc.errno, f"game record: {exc.strerror}", str(path)) from None
-            raise
+            raise OSError(e.errno, f"game record: {e.strerror}", str(path)) from None
 
     # --- replay -----------------------------------------------------------------------
 

@@ -97,7 +97,7 @@ def test_a_missing_relative_path_to_a_shipped_file_names_where_it_is(tmp_path: P
 
 
 def test_write_atomic_replaces_a_planted_symlink_instead_of_writing_through_it(tmp_path: Path) -> None:
-    from agents.files import write_atomic
+    from halma_env.files import write_atomic
 
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me")
@@ -127,7 +127,8 @@ def test_a_device_fifo_or_socket_is_never_replaced_by_a_written_file(tmp_path: P
     import stat
 
     from agents.cli import main
-    from agents.files import output_problem, write_atomic
+    from agents.files import output_problem
+    from halma_env.files import write_atomic
 
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
@@ -188,7 +189,7 @@ def test_files_are_opened_in_binary_mode_where_the_platform_has_one(tmp_path: Pa
     monkeypatch.setattr(os, "O_BINARY", fake_binary, raising=False)
     monkeypatch.setattr(os, "open", recording_open)
     data = b"\x1a\r\n\n" * 3
-    agents.files.write_atomic(tmp_path / "model.onnx", data)
+    halma_env.files.write_atomic(tmp_path / "model.onnx", data)
     assert halma_env.files.read_regular_file(tmp_path / "model.onnx", 1024) == data
     assert len(flags) == 2 and all(flag & fake_binary for flag in flags)
 
@@ -301,7 +302,7 @@ def test_write_atomics_temporary_file_in_a_tensorboard_folder_is_no_event_file(t
     hidden, ``.tmp`` and named after the file; nothing stays after a failed write."""
     from tensorboard.backend.event_processing.io_wrapper import IsTensorFlowEventsFile
 
-    from agents.files import write_atomic
+    from halma_env.files import write_atomic
 
     target = tmp_path / "events.out.tfevents.1765000000.host.123.0"
     seen: list[str] = []
@@ -322,9 +323,11 @@ def test_write_atomics_temporary_file_in_a_tensorboard_folder_is_no_event_file(t
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(agents.files.os, "replace", full)
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(OSError, match="No space left") as info:
         write_atomic(target, b"more")
     assert os.listdir(tmp_path) == [target.name]
+    # the error names the file asked for (a full disk's names none, and a caller took that for its stdout)
+    assert info.value.errno == errno.ENOSPC and info.value.filename == str(target) and info.value.filename2 is None
 
 
 def test_a_crossing_plan_that_cannot_be_written_leaves_no_temporary_file(tmp_path: Path, monkeypatch) -> None:

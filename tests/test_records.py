@@ -404,18 +404,37 @@ def test_save_in_an_unwritable_directory_names_the_path_asked_for(tmp_path, monk
     """When the temporary file cannot be made, the error is the OSError's own type, naming the record's
     path (not the temporary file) and the reason."""
     import errno
-    import tempfile
+    import os
 
-    def refuse(*args, **kwargs):
-        raise PermissionError(errno.EACCES, "Permission denied")
+    real_open = os.open
 
-    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    def refuse(file, *args, **kwargs):
+        if os.path.basename(file).startswith(".g.json."):  # the temporary file beside it
+            raise PermissionError(errno.EACCES, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse)
     path = tmp_path / "g.json"
     with pytest.raises(PermissionError) as info:
         GameRecord.from_game(Game()).save(path)
     assert info.value.errno == errno.EACCES and info.value.filename == str(path)
-    assert "game record: cannot write in the directory (Permission denied)" in str(info.value)
+    assert str(info.value) == f"[Errno 13] game record: Permission denied: {str(path)!r}"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_saved_record_gets_the_permissions_a_new_file_gets(tmp_path) -> None:
+    """Records were written through mkstemp, always 0600 (an arena's games/ beside its 0644 results, a
+    shared 0644 record made private by a save over it); now 0o666 less the umask, as open() gives."""
+    import os
+
+    path = tmp_path / "g.json"
+    for mask in (0o022, 0o077, 0o002):
+        previous = os.umask(mask)
+        try:
+            GameRecord.from_game(Game()).save(path)
+        finally:
+            os.umask(previous)
+        assert path.stat().st_mode & 0o777 == 0o666 & ~mask
 
 
 def test_failed_save_keeps_the_old_file_and_leaves_no_temporary_file(tmp_path, monkeypatch) -> None:

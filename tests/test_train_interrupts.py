@@ -19,8 +19,8 @@ from test_parallel import kill_left, wait_until_gone
 from test_train import tiny_config
 
 import agents.cli
-import agents.files
 import agents.ppo
+import halma_env.files
 from agents.checkpoint import load_checkpoint
 from agents.cli import main
 from agents.interrupts import Terminated
@@ -251,8 +251,8 @@ def test_a_full_disk_in_the_final_evaluation_says_how_to_finish_it(tmp_path: Pat
 
         monkeypatch.setattr(agents.ppo, "open", full_on_append, raising=False)
     else:
-        write_atomic = agents.files.write_atomic
-        monkeypatch.setattr(agents.files, "write_atomic",
+        write_atomic = halma_env.files.write_atomic
+        monkeypatch.setattr(halma_env.files, "write_atomic",
                             lambda file, data: (_no_space() if Path(file).name == failing else
                                                 write_atomic(file, data)))
     assert main(["train", *flags]) == 2
