@@ -102,7 +102,7 @@ def test_python_block_runs(file: str, line: int, body: str, tmp_path: Path, monk
         assert old in body, f"{file}:{line}: SHORTENED expects {old!r} in the block"
         body = body.replace(old, new)
     source = (_named(SETUP, file, body) or "") + body
-    namespace: dict = {"__name__": "__docs__"}
+    namespace: dict = {"__name__": "__main__"}  # as a script runs it: a block's main guard holds
     with contextlib.redirect_stdout(io.StringIO()):
         exec(compile(source, f"{file}:{line}", "exec"), namespace)
 
