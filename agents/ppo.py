@@ -517,7 +517,8 @@ class Trainer:
         else:
             self.np_rng = np.random.default_rng([self.cfg.seed, self.rank, data["update"]])
             torch.manual_seed(self.cfg.seed * 1_000_003 + self.rank + 7919 * data["update"])
-        self.log(f"resumed {self.run_dir} at update {self.update}, step {self.global_step}")
+        if not self.finished:  # (a finished run's "nothing to do" says where it is)
+            self.log(f"resumed {self.run_dir} at update {self.update}, step {self.global_step}")
         if missing:  # said, not silent: the opponent pool is smaller than the run's
             self.log(f"opponent pool: {len(missing)} of the checkpoint's snapshots missing, left out: "
                      f"{', '.join(missing)} (looked in {self.snap_dir})")

@@ -986,6 +986,7 @@ def test_cli_resume_reports_the_session_and_refuses_a_finished_run(tmp_path: Pat
     assert main(["train", str(path), "--resume", "--set", "ppo.total_steps=192", *runs]) == 0
     out, err = capsys.readouterr()
     assert "nothing to do" in err and "update 3 (192 steps)" in err and "trained" not in out
+    assert "resumed" not in out + err  # it did not resume: "nothing to do" alone says where the run is
     assert last.read_bytes() == before
     # a lower total is nothing to do either, and leaves the run directory as it was (config, logs)
     config, logs = (tmp_path / "tiny" / "config.yaml").read_text(), sorted((tmp_path / "tiny" / "tb").iterdir())
