@@ -557,19 +557,35 @@ def _coerce(value: Any, tp: Any, path: str) -> Any:
     raise TypeError(f"unsupported config type {tp!r} at {path}")
 
 
+def _check_known_keys(cls: type, data: Any, path: str) -> None:
+    """``ValueError`` naming the keys of the mapping ``data`` (at ``path``) that ``cls`` has no field for."""
+    if not isinstance(data, dict):
+        return  # (_build says what it should be)
+    known = [f.name for f in dataclasses.fields(cls)]
+    unknown = sorted((k for k in data if k not in known), key=str)  # YAML keys may be numbers
+    if unknown:
+        named = ", ".join(_join(path, str(k)) + did_you_mean(str(k), known, path) for k in unknown)
+        raise ValueError(f"{path or 'config'}: unknown key(s) {named}; known: {', '.join(known)}")
+
+
 def _build(cls: type, data: Any, path: str) -> Any:
     where = path or "config"
     if not isinstance(data, dict):
         raise ValueError(f"{where}: expected a mapping, got {data!r}")
     hints = typing.get_type_hints(cls)
     known = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted((k for k in data if k not in known), key=str)  # YAML keys may be numbers
-    if unknown:
-        named = ", ".join(_join(path, str(k)) + did_you_mean(str(k), known, path) for k in unknown)
-        raise ValueError(f"{where}: unknown key(s) {named}; known: {', '.join(known)}")
+    _check_known_keys(cls, data, path)
     missing = [k for k in known if k not in data]
     if missing:
+        # a partial config (only the keys someone meant to change) is missing most sections: a typo in the
+        # sections it does give is named first, not hidden behind the list of what is missing
+        for k in known:
+            if k in data and isinstance(hints[k], type) and dataclasses.is_dataclass(hints[k]):
+                _check_known_keys(hints[k], data[k], _join(path, k))
         added = [KEYS_ADDED_LATER[_join(path, k)][1] for k in missing if _join(path, k) in KEYS_ADDED_LATER]
+        if not path and len(missing) > 1:  # most of a config: someone wrote only what they meant to change
+            added.append("every key is required: start from a shipped config (halma train quickstart "
+                         "--print-config > my.yaml) and edit it, or change a key with --set KEY=VALUE")
         raise ValueError(f"{where}: missing key(s) {', '.join(_join(path, k) for k in missing)}"
                          + "".join(f"; {hint}" for hint in added))
     return cls(**{k: _coerce(data[k], hints[k], _join(path, k)) for k in known})

@@ -95,6 +95,22 @@ def test_missing_key_is_named() -> None:
         from_dict(data)
 
 
+def test_a_partial_config_names_its_typo_before_what_it_leaves_out() -> None:
+    """A config of only the keys someone meant to change was told "missing key(s) name, seed, game, ..." and
+    nothing of the typo in what it gave: the typo comes first now, and the missing list says what to do."""
+    with pytest.raises(ValueError, match=r"^ppo: unknown key\(s\) ppo\.total_stepz "
+                                         r"\(did you mean 'ppo\.total_steps'\?\)"):
+        from_dict({"ppo": {"total_stepz": 100}, "seed": 1})
+    with pytest.raises(ValueError, match=r"^config: missing key\(s\) name, game, .*; every key is required: "
+                                         r"start from a shipped config \(halma train quickstart "
+                                         r"--print-config > my\.yaml\)"):
+        from_dict({"ppo": default_dict()["ppo"], "seed": 1})
+    data = default_dict()
+    del data["init_from"]  # one key left out: its name is the whole message
+    with pytest.raises(ValueError, match=r"^config: missing key\(s\) init_from$"):
+        from_dict(data)
+
+
 def test_wrong_types_and_values_are_named() -> None:
     for section, key, value, pattern in [
         ("ppo", "num_steps", 1.5, r"ppo\.num_steps: expected an integer"),
