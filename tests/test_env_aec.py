@@ -1336,3 +1336,81 @@ def test_copy_copy_of_an_env_copies_the_game_in_progress(make: str) -> None:
 
 def test_env_takes_raw_envs_arguments_by_position_too() -> None:
     assert make_env("star", 3).unwrapped.rules == Rules("star", 3)
+
+
+# --- CPU players of another game -------------------------------------------------------------
+
+_ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+STAR2_CHECKPOINT = str(_ROOT / "agents" / "checkpoints" / "star2.pt")  # a star-2 policy (torch)
+STAR2_EXPORT = str(_ROOT / "agents" / "ladder" / "star-2-star2.onnx")  # its exported model (no torch needed)
+
+
+def _aec_state(e: raw_env) -> tuple:
+    """What a refused ``set_cpu`` must leave as it was."""
+    return (e.game.position() if e.game is not None else None, e.game.ply if e.game is not None else None,
+            list(e.agents), e.agent_selection, dict(e.rewards), dict(e._cumulative_rewards), dict(e.terminations),
+            dict(e.truncations), {a: dict(i) for a, i in e.infos.items()}, e.cpu_seats())
+
+
+def test_a_checkpoint_for_another_seat_count_is_refused_at_construction() -> None:
+    """A 2-seat checkpoint named as an opponent of a 3-seat game is refused where the env learns of it
+    (the constructor, where unknown names are), not at its first move, with the seat it was given."""
+    pytest.importorskip("torch")
+    with pytest.raises(ValueError, match=r"^opponents: seat 1: player '.*star2\.pt' cannot play star with 3 seats: "
+                                         r"policy:star2 plays star with 2 seats, not star with 3$"):
+        raw_env(num_players=3, opponents={"player_1": STAR2_CHECKPOINT})
+    with pytest.raises(ValueError, match="^opponents: seat 2: player .* cannot play star with 3 seats"):
+        make_env(num_players=3, opponents={2: STAR2_CHECKPOINT})
+    with pytest.raises(ValueError, match="^opponents: seat 1: unknown player"):  # unknown names: the same prefix
+        raw_env(opponents={1: "no-such-bot"})
+    e = raw_env(opponents={1: STAR2_CHECKPOINT}, move_limit=40)  # its own game: taken, and it plays
+    e.reset(seed=0)
+    e.step(e.encode_move(0, e.game.legal_moves()[0]))
+    assert e.game.ply == 2 and e.agent_selection == "player_0"
+
+
+def test_an_export_for_another_variant_is_refused_at_construction() -> None:
+    with pytest.raises(ValueError, match=r"^opponents: seat 1: player '.*star-2-star2\.onnx' cannot play diamond "
+                                         r"with 2 seats: .*exported for star with 2 seats"):
+        raw_env(variant="diamond", opponents={"player_1": STAR2_EXPORT})
+
+
+def test_set_cpu_refuses_a_player_of_another_game_and_changes_nothing() -> None:
+    pytest.importorskip("torch")
+    for variant, seats, bad, reason in (("star", 3, STAR2_CHECKPOINT, "plays star with 2 seats, not star with 3"),
+                                        ("diamond", 2, STAR2_EXPORT, "exported for star with 2 seats")):
+        for wrapped in (False, True):
+            w = (make_env if wrapped else raw_env)(variant=variant, num_players=seats, move_limit=60)
+            w.reset(seed=5)
+            e = w.unwrapped
+            e.set_cpu("player_1", "greedy")
+            w.step(e.encode_move(0, e.game.legal_moves()[0]))  # player_1 (the CPU) answers: player_0 or 2 to move
+            before = _aec_state(e)
+            refused = f"^player '.*' cannot play {variant} with {seats} seats: .*{reason}"
+            for seat in range(seats):  # the seat to move (played at once if taken) and the CPU seat alike
+                with pytest.raises(ValueError, match=refused):
+                    w.set_cpu(seat, bad)
+                assert _aec_state(e) == before
+            w.step(e.encode_move(e.game.to_move, e.game.legal_moves()[0]))  # the env goes on as before
+    e = raw_env(move_limit=40)
+    e.reset(seed=0)
+    e.set_cpu("player_1", STAR2_CHECKPOINT)  # its own game: taken
+    e.step(e.encode_move(0, e.game.legal_moves()[0]))
+    assert e.game.ply == 2
+
+
+def test_only_named_players_are_probed() -> None:
+    """A callable or an object is the caller's code: the env calls it only for its seat's moves."""
+    calls = []
+
+    def player(game: Game):
+        calls.append(game.ply)
+        return game.legal_moves()[0]
+
+    e = raw_env(opponents={1: player}, move_limit=40)
+    e.set_cpu(0, player)
+    e.set_cpu(0, None)
+    assert calls == []
+    e.reset(seed=0)
+    e.step(e.encode_move(0, e.game.legal_moves()[0]))
+    assert calls == [1]

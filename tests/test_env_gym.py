@@ -421,3 +421,50 @@ def test_a_position_whose_cpu_move_decides_the_learner_s_place_is_refused_by_res
         e.step(0)
     obs, info = e.reset(seed=0)  # the start position: a game again
     assert obs["action_mask"].any() and info["place"] == 0
+
+
+# --- CPU players of another game -------------------------------------------------------------
+
+_ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+STAR2_CHECKPOINT = str(_ROOT / "agents" / "checkpoints" / "star2.pt")  # a star-2 policy (torch)
+STAR2_EXPORT = str(_ROOT / "agents" / "ladder" / "star-2-star2.onnx")  # its exported model (no torch needed)
+
+
+def test_an_opponent_of_another_game_is_refused_at_the_first_reset() -> None:
+    """Where unknown names are (the first reset), with the seat, not at the opponent's first move."""
+    pytest.importorskip("torch")
+    e = gymnasium.make(GYM_ID, num_players=3, opponents=STAR2_CHECKPOINT, move_limit=60)
+    with pytest.raises(ValueError, match=r"^opponents: seat 1: player '.*star2\.pt' cannot play star with 3 seats: "
+                                         r"policy:star2 plays star with 2 seats, not star with 3$"):
+        e.reset(seed=0)
+    assert e.unwrapped.game is None and e.unwrapped.aec.cpu_seats() == {}
+    e = gymnasium.make(GYM_ID, variant="diamond", opponents=[STAR2_EXPORT], move_limit=60)
+    with pytest.raises(ValueError, match=r"^opponents: seat 1: player '.*star-2-star2\.onnx' cannot play diamond "
+                                         r"with 2 seats: .*exported for star with 2 seats"):
+        e.reset(seed=0)
+    e = HalmaEnv(opponents=STAR2_CHECKPOINT, move_limit=60)  # its own game: taken, and it plays
+    e.reset(seed=0)
+    e.step(int(e.action_masks().argmax()))
+    assert e.game.ply == 2
+
+
+def test_a_reset_that_meets_a_refused_opponent_changes_nothing() -> None:
+    """With a drawn seat, a bad opponent of one seat is met at the reset that first hands it that seat:
+    the episode in progress, the seat and the env's generator stay as they were."""
+    from gymnasium.utils import seeding
+
+    def seed_drawing(seat: int) -> int:
+        return next(s for s in range(100) if int(seeding.np_random(s)[0].integers(3)) == seat)
+
+    e = HalmaEnv(num_players=3, seat=None, opponents={1: STAR2_EXPORT, 2: "greedy"}, move_limit=60)
+    e.reset(seed=seed_drawing(1))  # the learner plays seat 1: the bad opponent is not used
+    assert e.seat == 1
+    e.step(int(e.action_masks().argmax()))
+    aec = e.aec
+    before = (aec.game.position(), aec.game.ply, list(aec.agents), aec.agent_selection, aec.cpu_seats(),
+              e.np_random.bit_generator.state, e.seat)
+    with pytest.raises(ValueError, match="^opponents: seat 1: player .* cannot play star with 3 seats"):
+        e.reset(seed=seed_drawing(0))
+    assert (aec.game.position(), aec.game.ply, list(aec.agents), aec.agent_selection, aec.cpu_seats(),
+            e.np_random.bit_generator.state, e.seat) == before
+    e.step(int(e.action_masks().argmax()))  # the episode goes on

@@ -25,7 +25,7 @@ from halma_env.render import colors_wanted, render_text
 from halma_env.rewards import REWARD_SCHEMES, piece_distance, seat_rewards, shaping_potential
 from halma_env.rules import Rules
 
-from .players import make_player, reseed
+from .players import check_player, make_player, reseed
 
 ENV_NAME = "halma_v0"
 
@@ -235,7 +235,11 @@ class raw_env(AECEnv, EzPickle):
         if opponents is not None and not isinstance(opponents, dict):
             raise ValueError(f"opponents must be a dict {{agent name or seat: player}}, got {opponents!r}")
         for key, spec in (opponents or {}).items():
-            self.set_cpu(key, spec)
+            seat = self._seat(key)
+            try:
+                self.set_cpu(seat, spec)
+            except ValueError as e:  # an unknown name, or a player of another game
+                raise ValueError(f"opponents: seat {seat}: {e}") from None
 
     # --- spaces ---------------------------------------------------------------------------
 
@@ -468,13 +472,24 @@ class raw_env(AECEnv, EzPickle):
         when it is that seat's turn now, the CPU plays at once.  A player built from a name after a
         seeded ``reset`` gets the seed that reset gives that seat, so the episode stays reproducible."""
         seat = self._seat(agent)
+        self._put_cpu(seat, player, None if player is None else self._make_cpu(seat, player))
+
+    def _make_cpu(self, seat: int, spec: Any) -> Any:
+        """The CPU player of ``spec`` for ``seat``, seeded from the last reset's seed, refused (a
+        ``ValueError``) when it cannot play this env's game (``check_player``); nothing is changed."""
+        player = make_player(spec, None if self._seed is None else self._cpu_seed(seat))
+        check_player(player, spec, self.rules, make_player)
+        return player
+
+    def _put_cpu(self, seat: int, spec: Any, player: Any) -> None:
+        """Hand ``seat`` to ``player`` made from ``spec`` by ``_make_cpu`` (``None``: take it back)."""
         saved = self._save() if self.game is not None else None
-        if player is None:
+        if spec is None:
             self._cpu_specs.pop(seat, None)
             self._cpu.pop(seat, None)
         else:
-            self._cpu[seat] = make_player(player, None if self._seed is None else self._cpu_seed(seat))
-            self._cpu_specs[seat] = player
+            self._cpu[seat] = player
+            self._cpu_specs[seat] = spec
         if self.game is not None and self.agents and not self.game.is_over and self.game.to_move in self._cpu:
             self._clear_rewards()  # the CPU moves played now are this transition's rewards
             self._settle_or_restore(saved)

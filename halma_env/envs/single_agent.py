@@ -142,14 +142,17 @@ class HalmaEnv(gymnasium.Env, EzPickle):
         else:
             others = [s for s in range(n) if s != seat]
             specs = dict(zip(others, self.opponents))
-        self.aec.game = None  # no game running: set_cpu must not play now
-        self.aec._watch = seat  # CPU seats stop once the learner's place is decided
-        self.aec.set_cpu(seat, None)
-        for s, spec in specs.items():
+        players = {}
+        for s, spec in specs.items():  # every player made and checked before anything changes
             try:
-                self.aec.set_cpu(s, spec)
-            except ValueError as e:  # an unknown player name
+                players[s] = self.aec._make_cpu(s, spec)
+            except ValueError as e:  # an unknown player name, or a player of another game
                 raise ValueError(f"opponents: seat {s}: {e}") from None
+        self.aec.game = None  # no game running: the CPU seats must not play now
+        self.aec._watch = seat  # CPU seats stop once the learner's place is decided
+        self.aec._put_cpu(seat, None, None)
+        for s, spec in specs.items():
+            self.aec._put_cpu(s, spec, players[s])
         self._assigned = seat
 
     def _advance(self) -> None:
@@ -161,11 +164,17 @@ class HalmaEnv(gymnasium.Env, EzPickle):
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         seed = check_seed(seed)
+        # an opponent refused by _assign leaves the env as it was: its generator, seat and episode
+        saved = (copy.deepcopy(self._np_random), self._np_random_seed, self.seat)
         super().reset(seed=seed)
         n = len(self.aec.possible_agents)
         self.seat = self.fixed_seat if self.fixed_seat is not None else int(self.np_random.integers(n))
         if self._assigned != self.seat:
-            self._assign(self.seat)
+            try:
+                self._assign(self.seat)
+            except ValueError:
+                self._np_random, self._np_random_seed, self.seat = saved
+                raise
         # CPU players are reseeded at every reset from the env's generator, so that reset() after
         # reset(seed=s) is reproducible too (gymnasium's check_env requires it)
         cpu_seed = seed if seed is not None else int(self.np_random.integers(2**31 - 1))
