@@ -391,7 +391,8 @@ class PlaySession:
         moves) a move or a resignation typed then is refused, not made for the CPU seat."""
         seat = self.game.to_move
         if not self.is_human(seat):
-            raise ValueError(f"seat {seat} is to {what}, and {self.player_label(seat)} plays it; "
+            refused = "a move typed for it is not played" if what == "move" else "it is not resigned from here"
+            raise ValueError(f"seat {seat} is to move and {self.player_label(seat)} plays it, so {refused}; "
                              f"type 'human {seat}' to take the seat back")
         return seat
 

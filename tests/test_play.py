@@ -1274,8 +1274,10 @@ def test_a_move_or_resignation_typed_while_the_cpus_play_on_is_refused() -> None
     s.run(read)
     assert s.game.ply == 0 and s.game.status == ["active", "active"]
     refusals = [line for line in out if line.startswith("error: seat 0 is to")]
-    assert refusals == ["error: seat 0 is to move, and bounded plays it; type 'human 0' to take the seat back"] * 2 + [
-        "error: seat 0 is to resign, and bounded plays it; type 'human 0' to take the seat back"]
+    assert refusals == ["error: seat 0 is to move and bounded plays it, so a move typed for it is not played; "
+                        "type 'human 0' to take the seat back"] * 2 + [
+        "error: seat 0 is to move and bounded plays it, so it is not resigned from here; type 'human 0' to take the "
+        "seat back"]
 
 
 def test_cpus_playing_on_advance_when_stdin_cannot_be_polled(monkeypatch) -> None:
