@@ -651,7 +651,10 @@ class OnnxOpponent:
         start = time.perf_counter()
         check_time("time_budget", time_budget)
         check_is_game(game)
-        self.policy.check_game(game, f"opponent {self.name!r} ({self.policy.path.name})")
+        # the file first: a model of one's own that halma ladder placed is named by the level it stamped on it
+        path = self.policy.path
+        level = f" ({self.name})" if self.name != path.stem else ""
+        self.policy.check_game(game, f"opponent model {path.name!r}{level}")
         moves, logits, _ = self.policy.scores(game)
         search = self.search
         if search is not None and len(moves) > 1:

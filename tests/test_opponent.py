@@ -882,3 +882,17 @@ def test_a_fresh_export_of_every_checkpoint_kind_at_every_opset_passes_the_check
         net = model_from_checkpoint(load_checkpoint(ckpt), ckpt)
         for opset in range(REACH_MIN_OPSET if net.reach is not None else low, high + 1):
             agents.opponent._check_graph(Path(f"{ckpt.stem}@{opset}.onnx"), onnx_bytes(net, opset))
+
+
+def test_a_model_of_another_game_is_named_by_its_file_before_its_stamped_level() -> None:
+    """halma ladder stamps the level it gave a model into its manifest, and the opponent took that as its name:
+    a model of one's own read "opponent 'expert' (mine.onnx) was exported for ...", as if the ladder's expert
+    level were meant.  The file comes first; a model named by its file alone says it once."""
+    from agents.opponent import OnnxOpponent, OnnxPolicy
+
+    shipped = Path(__file__).resolve().parents[1] / "agents" / "ladder" / "star-2-star2.onnx"  # stamped: expert
+    with pytest.raises(OpponentError, match=r"^opponent model 'star-2-star2\.onnx' \(expert\) was exported for star "
+                                            r"with 2 seats; it cannot play star with 3 seats$"):
+        load_opponent(str(shipped)).select_move(Game(Rules("star", 3)))
+    with pytest.raises(OpponentError, match=r"^opponent model 'star-2-star2\.onnx' was exported for star with 2"):
+        OnnxOpponent(OnnxPolicy(shipped), name="star-2-star2").select_move(Game(Rules("star", 3)))
