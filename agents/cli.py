@@ -18,6 +18,7 @@ from typing import cast
 from agents.files import is_write_failure, missing_extra
 from agents.interrupts import sigterm_raises
 from halma_env.rules import ASCII_DECIMAL, ASCII_INTEGER
+from halma_env.suggest import did_you_mean
 
 # name -> (module, help); the module provides add_arguments(parser) and run(args)
 COMMANDS = {
@@ -173,8 +174,12 @@ def _main(name: str | None, argv: list[str]) -> int:
 def _run(name: str, argv: list[str]) -> int:
     parser = build_parser(load=name)
     args, unknown = parser.parse_known_args(argv)
+    if "--version" in unknown:  # the top level's flag, after a command
+        args.command_parser.error(f"--version goes alone ('halma --version'), not with the {name} command")
     if unknown:  # named by the command's own parser (its usage, "halma bench: error: ..."), not the top one
-        args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        flags = [flag for action in args.command_parser._actions for flag in action.option_strings]
+        near = "".join(did_you_mean(word.split("=", 1)[0], flags) for word in unknown if word.startswith("--"))
+        args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}{near}")
     if args.version:
         parser.error(f"--version goes alone ('halma --version'), not with the {name} command")
     del args.command_parser, args.version

@@ -862,11 +862,17 @@ def test_halma_without_a_command_prints_help_and_exits_2(capsys, monkeypatch) ->
 @pytest.mark.parametrize(("argv", "message"), [
     (["--verbose"], "halma: error: unrecognized arguments: --verbose\n"),
     (["--quiet", "eval", "greedy", "random"], "halma: error: --quiet goes after the command: halma eval --quiet ...\n"),
-    (["eval", "greedy", "random", "--gam", "1"], "halma eval: error: unrecognized arguments: --gam 1\n"),
+    (["eval", "greedy", "random", "--gam", "1"],
+     "halma eval: error: unrecognized arguments: --gam 1 (did you mean '--games'?)\n"),
+    (["play", "--levle=hard", "--seat", "3"],
+     "halma play: error: unrecognized arguments: --levle=hard --seat 3 (did you mean '--level'?) (did you mean "
+     "'--seats'?)\n"),
+    (["perft", "2", "--quiet"], "halma perft: error: unrecognized arguments: --quiet\n"),  # nothing near
 ])
 def test_halma_names_a_flag_it_cannot_place(capsys, argv: list[str], message: str) -> None:
     """An unknown top-level flag is named (it printed the help and nothing else), a command's flag before the
-    command is told where it goes, and no flag is taken from an abbreviation."""
+    command is told where it goes, and no flag is taken from an abbreviation; a misspelt flag is given the
+    command's nearest one, as misspelt player names, rule options and config keys are."""
     with pytest.raises(SystemExit) as exit_:
         cli_main(argv)
     out, err = capsys.readouterr()
@@ -918,7 +924,8 @@ def test_halma_version_names_the_package_and_the_encoding(capsys) -> None:
     assert err == ""
     for argv, message in [
         (["--version", "show"], "halma: error: --version goes alone ('halma --version'), not with the show command\n"),
-        (["show", "--version"], "halma show: error: unrecognized arguments: --version\n"),
+        (["show", "--version"], "halma show: error: --version goes alone ('halma --version'), not with the show "
+                                "command\n"),
     ]:
         with pytest.raises(SystemExit) as info:
             cli_main(argv)
