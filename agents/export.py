@@ -53,6 +53,7 @@ from agents.opponent import (
     write_manifest,
 )
 from agents.player import check_number
+from agents.staging import new_staging_folder, remove_dead_staging
 from halma_env import Game, Rules
 from halma_env.encoding import ENCODING_VERSION, encoding
 from halma_env.notation import quoted
@@ -383,7 +384,8 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
     made = folders_to_make(out)  # removed again if the export fails
     try:
         out.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix=".export-", dir=out))
+        remove_dead_staging(str(out), ".export-")  # the scratch folders of exports killed outright (SIGKILL)
+        scratch = Path(new_staging_folder(str(out), f".export-{os.getpid()}-"))
     except OSError as e:
         remove_empty_folders(made)
         raise ValueError(f"cannot write to the output directory {str(out)!r}: {e.strerror or e}") from None

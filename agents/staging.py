@@ -33,8 +33,8 @@ def save_staged(out_dir: str, write: Callable[[str], list[str]], marker: str) ->
     out = os.path.abspath(out_dir)
     parent, name = os.path.split(out)
     os.makedirs(parent, exist_ok=True)
-    _remove_stale_staging(parent, f".{name}.{STAGING}-")
-    _remove_stale_staging(out, f".{STAGING}-")
+    remove_dead_staging(parent, f".{name}.{STAGING}-")
+    remove_dead_staging(out, f".{STAGING}-")
     paths = None
     staging = None if os.path.lexists(out) else _beside_staging(out)
     if staging is not None:
@@ -50,7 +50,7 @@ def save_staged(out_dir: str, write: Callable[[str], list[str]], marker: str) ->
             shutil.rmtree(staging, ignore_errors=True)
     if paths is None:
         os.makedirs(out, exist_ok=True)
-        staging = _new_folder(out, f".{STAGING}-{os.getpid()}-")
+        staging = new_staging_folder(out, f".{STAGING}-{os.getpid()}-")
         try:
             paths = write(staging)
             _move_into(staging, out, marker)
@@ -64,12 +64,12 @@ def save_staged(out_dir: str, write: Callable[[str], list[str]], marker: str) ->
 def _beside_staging(out: str) -> str | None:
     parent, name = os.path.split(out)
     try:
-        return _new_folder(parent, f".{name}.{STAGING}-{os.getpid()}-")
+        return new_staging_folder(parent, f".{name}.{STAGING}-{os.getpid()}-")
     except OSError:  # no new folder can be made there (a read-only parent): the staging folder goes in out
         return None
 
 
-def _new_folder(parent: str, prefix: str) -> str:
+def new_staging_folder(parent: str, prefix: str) -> str:
     """A new folder ``prefix + random`` in ``parent``, with the permissions ``os.mkdir`` gives (tempfile.mkdtemp
     gives 0o700, which a folder renamed into place as the result would keep)."""
     import secrets
@@ -96,7 +96,7 @@ def _move_into(source: str, target: str, marker: str | None = None) -> None:
             os.replace(src, dst)
 
 
-def _remove_stale_staging(folder: str, prefix: str) -> None:
+def remove_dead_staging(folder: str, prefix: str) -> None:
     """Remove the staging folders in ``folder`` (``prefix + PID-XXXX``) of processes that no longer run: left
     behind by a save killed outright (SIGKILL).  Not on Windows, where no such check of a process id is at hand."""
     if sys.platform == "win32" or not os.path.isdir(folder):

@@ -101,6 +101,24 @@ def test_multiseat_diamond_export_matches(tmp_path: Path) -> None:
     assert check_test_vectors(OnnxPolicy(path)) == []
 
 
+def test_an_export_removes_the_scratch_folders_of_exports_killed_outright(tmp_path: Path) -> None:
+    """An export killed by SIGKILL (the OOM killer) left OUT/.export-XXXX/ with a whole model in it, and no later
+    export removed it: the scratch folders carry their process id now, and an export into the folder removes
+    those of processes that no longer run (a live export's stays)."""
+    import os
+
+    from agents.export import export_checkpoint
+
+    ckpt = make_checkpoint(tmp_path / "s2.pt")
+    out = tmp_path / "out"
+    dead, live = out / ".export-999999999-0a1b2c", out / f".export-{os.getpid()}-3d4e5f"  # (pid_max is 2**22)
+    for folder in (dead, live):
+        folder.mkdir(parents=True)
+        (folder / "m.onnx").write_bytes(b"a model")
+    path = export_checkpoint(ckpt, "hard", out, check_positions=4)
+    assert sorted(p.name for p in out.iterdir()) == sorted([live.name, path.name, manifest_path(path).name])
+
+
 def test_export_of_a_network_with_attention_matches(tmp_path: Path) -> None:
     from agents.export import compare, export_checkpoint
     from agents.policy import load_policy_player
@@ -523,7 +541,7 @@ def test_an_export_interrupted_between_its_two_moves_is_named_on_loading(
             raise Crash
         os.replace(src, dst)
 
-    monkeypatch.setattr(agents.export, "os", types.SimpleNamespace(replace=crash_after_the_model))
+    monkeypatch.setattr(agents.export, "os", types.SimpleNamespace(replace=crash_after_the_model, getpid=os.getpid))
     other = make_checkpoint(tmp_path / "other.pt", seed=2)
     with pytest.raises(Crash):
         export_checkpoint(other, "x", tmp_path)
