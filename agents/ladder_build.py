@@ -20,8 +20,10 @@ import json
 import math
 import os
 import shlex
+import stat
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -121,12 +123,135 @@ def _export_stem(checkpoint: str) -> str:
     return stem
 
 
-def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_dir: Path, games: int,
-                        made: list[Path] | None = None) -> list[str]:
-    """Export ``.pt`` candidates into ``models_dir`` and check every candidate can play the game, and plays
-    in ``games`` games; each file an export adds (not one it replaces) is appended to ``made``.
+class Written:
+    """The files a build writes (exports, copies next to the ladder, stamped manifests), so that a build whose
+    ladder file is not written changes nothing: the ladder file is the commit point.  ``undo`` removes the
+    files it added and the folders it made, and puts back the old bytes of the files it rewrote."""
 
-    Every candidate is checked before anything is exported: a bad one leaves no file behind."""
+    def __init__(self) -> None:
+        self.added: list[Path] = []
+        self.old: dict[Path, bytes] = {}
+        self.folders: list[list[Path]] = []  # each as folders_to_make lists them, deepest first
+
+    def before_writing(self, path: Path) -> None:
+        """Call before ``path`` is written: keeps its bytes (a regular file) or marks it as added (nothing,
+        or a link, which is replaced rather than written through)."""
+        if path in self.old or path in self.added:
+            return
+        if _is_regular_file(path):
+            try:
+                self.old[path] = path.read_bytes()
+            except OSError as e:  # (a file we could not put back must not be replaced)
+                raise LadderError(f"cannot read {str(path)!r} to keep it until the ladder file is written: "
+                                  f"{e.strerror or e}") from None
+        else:
+            self.added.append(path)
+
+    def before_making(self, folder: Path) -> None:
+        from agents.files import folders_to_make
+
+        self.folders.append(folders_to_make(folder))
+
+    @contextlib.contextmanager
+    def undone_on_failure(self) -> Iterator[Written]:
+        try:
+            yield self
+        except BaseException:
+            self.undo()
+            raise
+
+    def undo(self) -> None:
+        """Best effort (it runs while another error is on its way): each file on its own."""
+        from agents.files import remove_empty_folders
+
+        for path in reversed(self.added):
+            with contextlib.suppress(OSError):
+                path.unlink()
+        for path, data in self.old.items():
+            with contextlib.suppress(OSError):
+                write_atomic(path, data)
+        for folders in reversed(self.folders):
+            remove_empty_folders(folders)
+        self.commit()
+
+    def commit(self) -> None:
+        """The ladder file is written and names the files: nothing to undo any more."""
+        self.added, self.old, self.folders = [], {}, []
+
+
+def _is_regular_file(path: Path) -> bool:
+    """A regular file at ``path`` itself (a link is not: a link planted at a name is replaced, never followed)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+
+
+def _sha256(path: Path, what: str) -> str:
+    from agents.opponent import file_sha256
+
+    try:
+        return file_sha256(path)
+    except OSError as e:
+        raise LadderError(f"cannot read {what} {str(path)!r}: {e.strerror or e}") from None
+
+
+def _check_export_target(checkpoint: str, model: Path) -> None:
+    """Refuse to export ``checkpoint`` over another model (or a manifest without one) at ``model``: only an
+    export of the same checkpoint (a rebuild; torch may write its bytes differently) may be replaced."""
+    from agents.opponent import OpponentError, manifest_path, read_manifest
+
+    if not (_is_regular_file(model) or _is_regular_file(manifest_path(model))):
+        return
+    with contextlib.suppress(OpponentError):  # (no readable manifest: not a model this build may replace)
+        source = read_manifest(model).get("source")
+        if isinstance(source, dict) and source.get("checkpoint_sha256") == _sha256(Path(checkpoint), "checkpoint"):
+            return
+    what = ("that file holds another model (not an export of that checkpoint)" if _is_regular_file(model)
+            else f"its manifest {str(manifest_path(model))!r} is there without it")
+    raise LadderError(f"candidate {checkpoint!r} would be exported as {str(model)!r}, but {what}: rename or remove "
+                      "that file, or export into another folder with --models-dir DIR")
+
+
+def _check_copies(specs: list[str], base: Path) -> None:
+    """Before any game: a model outside the ladder's folder, copied there if it becomes a level, must not
+    replace a different model (or a manifest without one), nor another candidate's copy."""
+    from agents.opponent import manifest_path, parse_opponent_spec
+
+    planned: dict[Path, tuple[str, str]] = {}  # copy -> (candidate, its model's sha256)
+    for c in specs:
+        if ".onnx" not in c.lower():
+            continue
+        src = Path(parse_opponent_spec(c).path).resolve()
+        if src.parent == base:
+            continue
+        target = base / src.name
+        digest = _sha256(src, "candidate model")
+        if target in planned:
+            if planned[target][1] != digest:
+                raise LadderError(f"candidates {planned[target][0]!r} and {c!r} would both be copied next to the "
+                                  f"ladder as {str(target)!r}: export one under another name first "
+                                  "(halma export CHECKPOINT --name NAME)")
+            continue
+        planned[target] = (c, digest)
+        there = _is_regular_file(target)
+        if (there or _is_regular_file(manifest_path(target))) and not (there and _sha256(target, "model") == digest):
+            what = ("that file holds another model" if there
+                    else f"its manifest {str(manifest_path(target))!r} is there without it")
+            raise LadderError(f"candidate {c!r} would be copied next to the ladder as {str(target)!r}, but {what}: "
+                              "rename or remove one of them (halma export CHECKPOINT --name NAME exports under "
+                              "another name), or build the ladder in another folder (--ladder)")
+
+
+def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_dir: Path, games: int,
+                        written: Written | None = None, *, levels: tuple[str, ...] = ()) -> list[str]:
+    """Export ``.pt`` candidates into ``models_dir`` and check every candidate can play the game, plays in
+    ``games`` games, and that there are as many candidates as ``levels``; what the exports write is recorded
+    in ``written``.
+
+    Every candidate is checked before anything is exported: a bad one leaves no file behind, and neither
+    does a bad count (reported after the candidates' own problems).  An export never replaces another
+    model: only a file exported from the same checkpoint (``_check_export_target``)."""
     from agents.export import check_level_name
     from agents.opponent import OnnxPolicy, manifest_path, parse_opponent_spec
 
@@ -152,9 +277,15 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
             game = (policy.variant, policy.num_players)
         if game is not None and game != (variant, seats):
             raise LadderError(f"candidate {c!r} plays {game[0]} with {game[1]} seats, not {variant} with {seats}")
-        if not c.lower().endswith(".pt"):
+        if c.lower().endswith(".pt"):
+            _check_export_target(c, models_dir / f"{variant}-{seats}-{_export_stem(c)}.onnx")
+        else:
             candidate_player(c, 0)  # a bad spec or file fails before any game (a .pt's once exported)
+    if len(candidates) < len(levels):  # after each candidate's own problem: fixing that one comes first
+        raise LadderError(f"{len(levels)} levels need at least {len(levels)} candidates, got {len(candidates)} "
+                          f"(or name fewer with --levels, e.g. --levels {','.join(levels[:len(candidates)])})")
     _check_everyone_plays(candidates, seats, games)
+    written = written if written is not None else Written()
     out = []
     for c in candidates:
         if c.lower().endswith(".pt"):
@@ -162,11 +293,10 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
 
             stem = _export_stem(c)
             name = f"{variant}-{seats}-{stem}"
-            new = [p for p in (models_dir / f"{name}.onnx", manifest_path(models_dir / f"{name}.onnx"))
-                   if not os.path.lexists(p)]
+            written.before_making(models_dir)
+            for p in (models_dir / f"{name}.onnx", manifest_path(models_dir / f"{name}.onnx")):
+                written.before_writing(p)
             path = export_checkpoint(c, stem, models_dir, name=name)
-            if made is not None:
-                made.extend(new)
             print(f"exported {c} -> {path}", file=sys.stderr)
             c = str(path)
             candidate_player(c, 0)
@@ -176,10 +306,11 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
     return out
 
 
-def _ladder_name(candidate: str, base: Path, copy: bool = True) -> str:
+def _ladder_name(candidate: str, base: Path, copy: bool = True, written: Written | None = None) -> str:
     """How the ladder file refers to a candidate: a model is copied next to the ladder (with its
     manifest) unless it is there already, and named relative to it (``copy=False``: the name it
-    would get, nothing copied)."""
+    would get, nothing copied).  What the copy writes is recorded in ``written``; ``_check_copies``
+    made sure before the games that it replaces no other model."""
     from agents.opponent import manifest_path, parse_opponent_spec
 
     if ".onnx" not in candidate.lower():
@@ -188,9 +319,21 @@ def _ladder_name(candidate: str, base: Path, copy: bool = True) -> str:
     src = Path(spec.path).resolve()
     if src.parent != base:
         if copy:  # read, then written through a new temporary file: a link planted at the name is not followed
-            base.mkdir(parents=True, exist_ok=True)
-            write_atomic(base / src.name, src.read_bytes())
-            write_atomic(manifest_path(base / src.name), manifest_path(src).read_bytes())
+            written = written if written is not None else Written()
+            try:
+                blobs = {base / src.name: src.read_bytes(),
+                         manifest_path(base / src.name): manifest_path(src).read_bytes()}
+            except OSError as e:  # (a read: not the ladder folder's fault)
+                raise LadderError(f"cannot read the candidate model {str(e.filename or src)!r} to copy it next to "
+                                  f"the ladder: {e.strerror or e}") from None
+            written.before_making(base)
+            try:
+                base.mkdir(parents=True, exist_ok=True)
+                for target, data in blobs.items():
+                    written.before_writing(target)
+                    write_atomic(target, data)
+            except OSError as e:  # (a full disk: write_atomic names the file)
+                raise _write_failure(e, base) from None
         src = base / src.name
     rest = candidate[len(spec.path):]
     return os.path.relpath(src, base) + rest
@@ -227,13 +370,16 @@ def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, 
                 workers: int | None = 1, levels: tuple[str, ...] = LEVELS, path: str | Path | None = None,
                 models_dir: str | Path | None = None, time_budget: float | None = None,
                 progress: bool = False, command: str | None = None,
-                min_separation: float = SEPARATION, write_models: bool = True) -> dict[str, Any]:
+                min_separation: float = SEPARATION, write_models: bool = True,
+                written: Written | None = None) -> dict[str, Any]:
     """Play the tournament among ``candidates`` and return the ladder entry (not saved).
 
     With ``write_models`` the chosen models are copied next to the ladder file and their manifests
     stamped with level and rating; without it (``--dry-run``) nothing outside a temporary
     directory is written: ``.pt`` candidates are exported there, the entry names models as they
-    would be named.
+    would be named.  No file of another model is replaced: such a name is refused before any game.
+    What the build writes is recorded in ``written`` (the caller undoes it if its ladder file cannot
+    be written); a build that fails or is interrupted undoes it itself.
 
     The levels go to candidates that are ``separated`` (``pick_levels``), weakest first.  When the
     tournament separates fewer candidates than ``levels`` names, the entry has only the lowest
@@ -246,77 +392,86 @@ def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, 
         raise LadderError(f"a ladder ranks players in matches of 2+ seats, not {seats}; the 1-seat star is the "
                           "solitaire: measure it with halma eval --solo AGENT")
     base = ladder_path(path).resolve().parent
-    if len(candidates) < len(levels):
-        raise LadderError(f"{len(levels)} levels need at least {len(levels)} candidates, got {len(candidates)} "
-                          f"(or name fewer with --levels, e.g. --levels {','.join(levels[:len(candidates)])})")
-    # --dry-run: .pt candidates are exported to a scratch directory that goes away with the entry
-    scratch = contextlib.nullcontext(None) if write_models else tempfile.TemporaryDirectory()
-    with scratch as scratch_dir:
-        models = Path(scratch_dir or (models_dir if models_dir is not None else base))
-        made: list[Path] = []  # the files this build's exports added to models (not ones they replaced)
-        try:
-            specs = _prepare_candidates(candidates, variant, seats, models, games, made)
+    written = written if written is not None else Written()
+    with written.undone_on_failure():  # an error, Ctrl-C or SIGTERM before the entry: nothing it wrote is left
+        # --dry-run: .pt candidates are exported to a scratch directory that goes away with the entry
+        scratch = contextlib.nullcontext(None) if write_models else tempfile.TemporaryDirectory()
+        with scratch as scratch_dir:
+            models = Path(scratch_dir or (models_dir if models_dir is not None else base))
+            specs = _prepare_candidates(candidates, variant, seats, models, games, written, levels=levels)
+            if write_models:
+                _check_copies(specs, base)  # before the games, not when a copy would replace a file after them
             rules = Rules(variant, seats)
             max_plies = CAP_PER_SEAT * seats
             result = run_tournament(specs, rules, games, seed=seed, workers=workers, time_budget=time_budget,
                                     max_plies=max_plies, cap_outcome="progress", progress=progress,
                                     factory=candidate_player)
-        except BaseException:  # an error, Ctrl-C or SIGTERM before the entry: no exported candidate is left over
-            for path in made:
-                with contextlib.suppress(OSError):
-                    path.unlink()
-            raise
-    ratings = result.ratings()
-    stats = result.player_stats()
-    rows = []
-    for i, spec in enumerate(specs):
-        st = stats[i]
-        rows.append({"player": spec, "rating": round(ratings[i].ordinal, 3), "mu": round(ratings[i].mu, 3),
-                     "sigma": round(ratings[i].sigma, 3), "score": round(st["score"], 3),
-                     "mean_place": round(st["mean_place"], 3), "ms_per_move": round(st["ms_per_move"], 2)})
-    # pick on the unrounded ratings; the file keeps 3 decimals
-    exact = [{"mu": r.mu, "sigma": r.sigma} for r in ratings]
-    chosen = pick_levels(exact, len(levels), min_separation)
-    level_rows = []
-    for j, (level, i) in enumerate(zip(levels, chosen)):
-        name = _ladder_name(rows[i]["player"], base, copy=write_models)
-        rows[i]["level"] = level
-        row = {"level": level, **{k: v for k, v in rows[i].items() if k != "level"}, "player": name}
-        if j:
-            row["separation"] = round(separation(exact[chosen[j - 1]], exact[i]), 2)
-        level_rows.append(row)
-        if write_models and ".onnx" in name.lower():
-            _stamp_manifest(base, name, level, rows[i]["rating"], key)
-    summary = result.summary()
-    entry = {
-        "variant": variant,
-        "seats": seats,
-        "levels": level_rows,
-        "missing": list(levels[len(chosen):]),
-        "candidates": sorted(rows, key=lambda r: r["rating"]),
-        "tournament": {"games": games, "seed": seed, "rules": rules.to_dict(), "max_plies": max_plies,
-                       "cap_outcome": "progress", "time_per_move": time_budget,
-                       "finish_rate": round(summary["finish_rate"], 3), "mean_plies": round(summary["mean_plies"], 1),
-                       "elapsed_s": round(summary["elapsed_s"], 1), "rating": "openskill Plackett-Luce ordinal "
-                       "(mu - 3 sigma), as halma eval prints it",
-                       "separation": f"adjacent levels: mu at least {min_separation:g} x sqrt(sigma_lower^2 + "
-                       "sigma_upper^2) apart, ordinals increasing"},
-        "command": command or "",
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-    }
-    if not entry["missing"]:
-        del entry["missing"]
-    return entry
+        ratings = result.ratings()
+        stats = result.player_stats()
+        rows = []
+        for i, spec in enumerate(specs):
+            st = stats[i]
+            rows.append({"player": spec, "rating": round(ratings[i].ordinal, 3), "mu": round(ratings[i].mu, 3),
+                         "sigma": round(ratings[i].sigma, 3), "score": round(st["score"], 3),
+                         "mean_place": round(st["mean_place"], 3), "ms_per_move": round(st["ms_per_move"], 2)})
+        # pick on the unrounded ratings; the file keeps 3 decimals
+        exact = [{"mu": r.mu, "sigma": r.sigma} for r in ratings]
+        chosen = pick_levels(exact, len(levels), min_separation)
+        level_rows = []
+        for j, (level, i) in enumerate(zip(levels, chosen)):
+            name = _ladder_name(rows[i]["player"], base, copy=write_models, written=written)
+            rows[i]["level"] = level
+            row = {"level": level, **{k: v for k, v in rows[i].items() if k != "level"}, "player": name}
+            if j:
+                row["separation"] = round(separation(exact[chosen[j - 1]], exact[i]), 2)
+            level_rows.append(row)
+            if write_models and ".onnx" in name.lower():
+                _stamp_manifest(base, name, level, rows[i]["rating"], key, written)
+        summary = result.summary()
+        entry = {
+            "variant": variant,
+            "seats": seats,
+            "levels": level_rows,
+            "missing": list(levels[len(chosen):]),
+            "candidates": sorted(rows, key=lambda r: r["rating"]),
+            "tournament": {"games": games, "seed": seed, "rules": rules.to_dict(), "max_plies": max_plies,
+                           "cap_outcome": "progress", "time_per_move": time_budget,
+                           "finish_rate": round(summary["finish_rate"], 3),
+                           "mean_plies": round(summary["mean_plies"], 1),
+                           "elapsed_s": round(summary["elapsed_s"], 1), "rating": "openskill Plackett-Luce ordinal "
+                           "(mu - 3 sigma), as halma eval prints it",
+                           "separation": f"adjacent levels: mu at least {min_separation:g} x sqrt(sigma_lower^2 + "
+                           "sigma_upper^2) apart, ordinals increasing"},
+            "command": command or "",
+            "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        }
+        if not entry["missing"]:
+            del entry["missing"]
+        return entry
 
 
-def _stamp_manifest(base: Path, name: str, level: str, rating: float, key: str) -> None:
-    """Record the ladder's level and rating in an exported model's manifest."""
-    from agents.opponent import parse_opponent_spec, read_manifest, write_manifest
+def _stamp_manifest(base: Path, name: str, level: str, rating: float, key: str,
+                    written: Written | None = None) -> None:
+    """Record the ladder's level and rating in an exported model's manifest (its old bytes kept in ``written``)."""
+    from agents.opponent import manifest_path, parse_opponent_spec, read_manifest, write_manifest
 
     p = base / parse_opponent_spec(name).path
     m = read_manifest(p)
     m.update(level=level, rating=rating, rating_source=f"halma ladder ({key}, {dt.date.today().isoformat()})")
-    write_manifest(p, m)  # (through write_atomic: never through a link planted in the ladder's folder)
+    if written is not None:
+        written.before_writing(manifest_path(p))
+    try:
+        write_manifest(p, m)  # (through write_atomic: never through a link planted in the ladder's folder)
+    except OSError as e:
+        raise _write_failure(e, manifest_path(p)) from None
+
+
+def _write_failure(e: OSError, path: Path) -> LadderError:
+    """A build's model or manifest that could not be written (``path`` unless the error names the file): the
+    build takes back what it wrote (``build_entry``), and no entry is written."""
+    where = Path(e.filename) if e.filename else path
+    return LadderError(f"cannot write {str(where)!r} in the folder {str(where.parent)!r}: {e.strerror or e} (no "
+                       "ladder entry was written; the files this build wrote were taken back)")
 
 
 # --- the command -----------------------------------------------------------------------------
@@ -410,6 +565,7 @@ def print_ladder(args: argparse.Namespace, path: Path, data: dict[str, Any]) -> 
 def run(args: argparse.Namespace) -> int:
     from agents.arena import MAX_GAMES, cycle_length
 
+    written = Written()  # what the build writes: undone unless the ladder file is written (the commit point)
     try:
         path = ladder_path(args.ladder)
         data = load_ladder(args.ladder, missing_ok=bool(args.candidates))  # a rebuild may start a new file
@@ -445,10 +601,23 @@ def run(args: argparse.Namespace) -> int:
         entry = build_entry(args.candidates, args.variant, args.seats, games, seed=args.seed, workers=args.workers,
                             levels=levels, path=args.ladder, models_dir=args.models_dir,
                             time_budget=args.time_per_move, progress=not args.quiet, command=command,
-                            min_separation=args.separation, write_models=not args.dry_run)
-    except ValueError as e:  # LadderError, OpponentError, CheckpointError
+                            min_separation=args.separation, write_models=not args.dry_run, written=written)
+    except ValueError as e:  # LadderError, OpponentError, CheckpointError (build_entry took back what it wrote)
         print(f"halma ladder: error: {e}", file=sys.stderr)
         return 2
+    status = 1
+    try:
+        status = _save(args, path, entry, levels, games, written)
+    finally:
+        if status != 0:  # no ladder file written (an error, Ctrl-C): the models it would name go too
+            written.undo()
+    return status
+
+
+def _save(args: argparse.Namespace, path: Path, entry: dict[str, Any], levels: tuple[str, ...], games: int,
+          written: Written) -> int:
+    """Print the new entry and write it into the ladder file: ``run``'s part after the tournament, whose
+    failure (the caller then undoes the build's files) is an error naming the file, and its status 2."""
     key = game_key(args.variant, args.seats)
     if args.json:
         print(json.dumps(entry, indent=2))
@@ -462,7 +631,12 @@ def run(args: argparse.Namespace) -> int:
         if not args.json:  # --json printed it already
             print("\n" + json.dumps(entry, indent=2))
         return 0
-    data = load_ladder(args.ladder, missing_ok=True)  # again: another rebuild may have written meanwhile
+    try:
+        data = load_ladder(args.ladder, missing_ok=True)  # again: another rebuild may have written meanwhile
+    except LadderError as e:  # (someone else's write made it unreadable: it is theirs to fix, not ours to replace)
+        print(f"halma ladder: error: {e}; it changed during the tournament, so the {key} entry was not written",
+              file=sys.stderr)
+        return 2
     data = {**data, "games": {**data["games"], key: entry}}
     try:
         save_ladder(data, args.ladder)
@@ -472,6 +646,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:  # a LadderError from the check, or a number JSON cannot hold: nothing was written
         print(f"halma ladder: error: cannot write the ladder file {str(path)!r}: {e}", file=sys.stderr)
         return 2
+    written.commit()  # (a failure to print what follows must not take back the models the file now names)
     print(f"\nwrote the {key} entry to {ladder_path(args.ladder)}", file=sys.stderr if args.json else sys.stdout)
     return 0
 

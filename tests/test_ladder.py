@@ -1645,7 +1645,8 @@ def test_the_shipped_ladder_and_every_built_entry_pass_the_record_check(tmp_path
 @pytest.mark.parametrize("existed", [False, True])
 def test_an_interrupted_build_removes_the_models_its_exports_added(tmp_path: Path, monkeypatch, existed: bool) -> None:
     """Ctrl-C (or SIGTERM, or an error) during the tournament left the exported candidates beside the ladder,
-    though no entry was written; a file the export replaced stays."""
+    though no entry was written.  Another file at an export's name was replaced by it (and stayed replaced):
+    that build is refused now, before any export or game, and the file stays as it was."""
     import agents.arena
     from agents.ladder_build import build_entry
 
@@ -1658,7 +1659,8 @@ def test_an_interrupted_build_removes_the_models_its_exports_added(tmp_path: Pat
         raise KeyboardInterrupt
 
     monkeypatch.setattr(agents.arena, "run_tournament", interrupted)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(LadderError if existed else KeyboardInterrupt, match="holds another model" if existed else ""):
         build_entry(["greedy", str(ckpt)], "star", 2, 4, levels=("easy", "hard"), path=tmp_path / "ladder.json")
     left = sorted(p.name for p in tmp_path.iterdir() if p.is_file())
     assert left == (["star-2-run-last.onnx"] if existed else [])
+    assert not existed or model.read_text() == "an earlier export"

@@ -342,3 +342,266 @@ def test_printing_the_ladder_as_json_is_its_document_indented_by_two(tmp_path: P
     assert main(["ladder", "--ladder", str(ladder), "--json"]) == 0
     out, err = capsys.readouterr()
     assert out == json.dumps(load_ladder(ladder), indent=2) + "\n" and err == ""
+
+
+# --- audit: what a build writes beside the ladder, and in which order it refuses --------------------------------
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (relative name -> bytes): what a refused or failed build must leave as it was."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_model_is_never_copied_over_another_model_beside_the_ladder(tmp_path: Path, capsys, monkeypatch) -> None:
+    """An .onnx candidate named like an unrelated file in the ladder's folder replaced it without a word (the
+    build succeeded).  It is refused before any game, naming both files and the way out; nothing changes."""
+    from tests.test_ladder import SHIPPED_EXPERT
+
+    _no_tournament(monkeypatch)
+    lad = tmp_path / "lad"
+    lad.mkdir()
+    (lad / SHIPPED_EXPERT.name).write_bytes(b"someone else's model")
+    before = _files(lad)
+    assert main(["ladder", "--ladder", str(lad / "ladder.json"), "--quiet", "--levels", "a,b", "random",
+                 str(SHIPPED_EXPERT)]) == 2
+    out, err = capsys.readouterr()
+    assert err == (f"halma ladder: error: candidate '{SHIPPED_EXPERT}' would be copied next to the ladder as "
+                   f"'{lad / SHIPPED_EXPERT.name}', but that file holds another model: rename or remove one of them "
+                   "(halma export CHECKPOINT --name NAME exports under another name), or build the ladder in another "
+                   "folder (--ladder)\n") and out == ""
+    assert _files(lad) == before
+
+
+def test_a_rebuild_with_the_same_model_beside_the_ladder_still_works(tmp_path: Path, capsys, monkeypatch) -> None:
+    """The same bytes at the copy's name (a rebuild: its manifest stamped by the last one) are no collision."""
+    from agents.opponent import read_manifest
+    from tests.test_ladder import SHIPPED_EXPERT
+
+    _fake_tournament(monkeypatch, TWO)
+    ladder = tmp_path / "ladder.json"
+    argv = ["ladder", "--ladder", str(ladder), "--quiet", "--levels", "a,b", "random", str(SHIPPED_EXPERT)]
+    assert main(argv) == 0
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert (tmp_path / SHIPPED_EXPERT.name).read_bytes() == SHIPPED_EXPERT.read_bytes()
+    assert read_manifest(tmp_path / SHIPPED_EXPERT.name)["level"] == "b"
+
+
+def test_two_models_of_one_name_are_not_copied_to_one_file(tmp_path: Path, capsys, monkeypatch) -> None:
+    """Two .onnx candidates from two folders with one file name: the second copy would replace the first."""
+    from agents.export import export_checkpoint
+    from tests.opponent_helpers import make_checkpoint
+
+    _no_tournament(monkeypatch)
+    first, second = (str(export_checkpoint(make_checkpoint(tmp_path / f"{d}.pt", seed=seed), "m", tmp_path / d,
+                                            check_positions=2)) for d, seed in (("x", 1), ("y", 2)))
+    assert main(["ladder", "--ladder", str(tmp_path / "lad" / "ladder.json"), "--quiet", "--levels", "a,b", first,
+                 second]) == 2
+    assert capsys.readouterr().err == (
+        f"halma ladder: error: candidates '{first}' and '{second}' would both be copied next to the ladder as "
+        f"'{tmp_path / 'lad' / 'star-2-m.onnx'}': export one under another name first (halma export CHECKPOINT "
+        "--name NAME)\n")
+    assert not (tmp_path / "lad").exists()
+
+
+def test_a_checkpoint_is_not_exported_over_another_model(tmp_path: Path, capsys, monkeypatch) -> None:
+    """The export into the models folder overwrote a file of the same name before the tournament (and an
+    interrupt then left the new file: the old model was gone).  Another model there is refused before any
+    export or game; a manifest without its model too."""
+    from tests.opponent_helpers import make_checkpoint
+
+    _no_tournament(monkeypatch)
+    ckpt = make_checkpoint(tmp_path / "kept" / "mine.pt")
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "star-2-mine.onnx").write_bytes(b"an earlier, different export")
+    before = _files(models)
+    argv = ["ladder", "--ladder", str(tmp_path / "ladder.json"), "--quiet", "--levels", "a,b", "--models-dir",
+            str(models), "random", str(ckpt)]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert err == (f"halma ladder: error: candidate '{ckpt}' would be exported as '{models / 'star-2-mine.onnx'}', but "
+                   "that file holds another model (not an export of that checkpoint): rename or remove that file, or "
+                   "export into another folder with --models-dir DIR\n") and out == ""
+    assert _files(models) == before and not (tmp_path / "ladder.json").exists()
+    (models / "star-2-mine.onnx").unlink()
+    (models / "star-2-mine.manifest.json").write_text("{}")
+    assert main(argv) == 2
+    assert (f"its manifest '{models / 'star-2-mine.manifest.json'}' is there without it"
+            in capsys.readouterr().err)
+    assert _files(models) == {"star-2-mine.manifest.json": b"{}"}
+
+
+def test_an_interrupted_rebuild_puts_back_the_export_it_replaced(tmp_path: Path, capsys, monkeypatch) -> None:
+    """A rebuild re-exports the same checkpoint over its earlier export (torch may write other bytes); Ctrl-C
+    in the tournament then puts the earlier model and manifest back, byte for byte."""
+    import agents.arena
+    from agents.export import export_checkpoint
+    from tests.opponent_helpers import make_checkpoint
+
+    ckpt = make_checkpoint(tmp_path / "kept" / "mine.pt")
+    export_checkpoint(ckpt, "mine", tmp_path, name="star-2-mine", check_positions=2)
+    manifest = tmp_path / "star-2-mine.manifest.json"
+    manifest.write_text(manifest.read_text().replace('"exported_at": "', '"exported_at": "1999-'))  # (an old one)
+    before = _files(tmp_path / "kept") | {f"top/{k}": v for k, v in _files(tmp_path).items() if "/" not in k}
+
+    def interrupted(*args: object, **kwargs: object) -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(agents.arena, "run_tournament", interrupted)
+    assert main(["ladder", "--ladder", str(tmp_path / "ladder.json"), "--quiet", "--levels", "a,b", "random",
+                 str(ckpt)]) == 130
+    after = _files(tmp_path / "kept") | {f"top/{k}": v for k, v in _files(tmp_path).items() if "/" not in k}
+    assert after == before
+    _fake_tournament(monkeypatch, TWO)  # and the rebuild itself goes through
+    assert main(["ladder", "--ladder", str(tmp_path / "ladder.json"), "--quiet", "--levels", "a,b", "random",
+                 str(ckpt)]) == 0
+    capsys.readouterr()
+    assert [lv["player"] for lv in load_ladder(tmp_path / "ladder.json")["games"]["star-2"]["levels"]] == [
+        "random", "star-2-mine.onnx"]
+
+
+def _failing_writes(monkeypatch, module: object, fails: str) -> None:
+    """``module.write_atomic`` fails for a full disk when it writes a file whose name ends with ``fails``."""
+    import errno
+
+    real = module.write_atomic  # type: ignore[attr-defined]
+
+    def write_atomic(path: object, data: object) -> None:
+        if str(path).endswith(fails):
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real(path, data)
+
+    monkeypatch.setattr(module, "write_atomic", write_atomic)
+
+
+def test_a_full_disk_while_copying_a_level_s_model_takes_the_copies_back(tmp_path: Path, capsys,
+                                                                            monkeypatch) -> None:
+    """A write of a model or manifest beside the ladder that failed after the tournament left the copied model
+    (and no ladder file) and was a traceback: it is an error naming the file and its folder, and the copy goes."""
+    import agents.ladder_build
+    from tests.test_ladder import SHIPPED_EXPERT
+
+    _fake_tournament(monkeypatch, TWO)
+    _failing_writes(monkeypatch, agents.ladder_build, ".manifest.json")
+    tiny = tmp_path / "tiny"
+    assert main(["ladder", "--ladder", str(tiny / "ladder.json"), "--quiet", "--levels", "a,b", "random",
+                 str(SHIPPED_EXPERT)]) == 2
+    out, err = capsys.readouterr()
+    manifest = tiny / "star-2-star2.manifest.json"
+    assert err == (f"halma ladder: error: cannot write '{manifest}' in the folder '{tiny}': No space left on device "
+                   "(no ladder entry was written; the files this build wrote were taken back)\n") and out == ""
+    assert not tiny.exists()  # neither the copy nor the folder made for it
+
+
+def test_a_full_disk_while_stamping_a_manifest_in_place_leaves_it_as_it_was(tmp_path: Path, capsys,
+                                                                              monkeypatch) -> None:
+    """The stamp of a level's manifest beside the ladder (its model there already) that fails is the same error,
+    and the manifest keeps its bytes."""
+    import halma_env.files
+    from tests.test_ladder import _copy_shipped_model
+
+    _fake_tournament(monkeypatch, TWO)
+    name = _copy_shipped_model(tmp_path)
+    before = _files(tmp_path)
+    _failing_writes(monkeypatch, halma_env.files, ".manifest.json")  # (write_manifest's writer)
+    assert main(["ladder", "--ladder", str(tmp_path / "ladder.json"), "--quiet", "--levels", "a,b", "random",
+                 str(tmp_path / name)]) == 2
+    manifest = tmp_path / "star-2-star2.manifest.json"
+    assert capsys.readouterr().err == (f"halma ladder: error: cannot write '{manifest}' in the folder '{tmp_path}': "
+                                       "No space left on device (no ladder entry was written; the files this build "
+                                       "wrote were taken back)\n")
+    assert _files(tmp_path) == before
+
+
+def test_a_ladder_file_that_cannot_be_written_takes_the_build_s_files_back(tmp_path: Path, capsys,
+                                                                             monkeypatch) -> None:
+    """The ladder file is the commit point: when it is not written (a full disk), the model copied beside it
+    goes, and a manifest stamped in place (a candidate already in the ladder's folder) gets its bytes back."""
+    import agents.ladder
+    from tests.test_ladder import SHIPPED_EXPERT, _copy_shipped_model
+
+    _fake_tournament(monkeypatch, [(0.0, 1.0), (10.0, 1.0), (20.0, 1.0)])
+    lad = tmp_path / "lad"
+    name = _copy_shipped_model(lad)  # a candidate in the ladder's folder: its manifest is stamped in place
+    before = _files(lad)
+    _failing_writes(monkeypatch, agents.ladder, "ladder.json")
+    other = SHIPPED_EXPERT.with_name("star-2-quickstart_star2.onnx")  # copied beside the ladder
+    assert main(["ladder", "--ladder", str(lad / "ladder.json"), "--quiet", "--levels", "a,b,c", "random",
+                 str(lad / name), str(other)]) == 2
+    assert capsys.readouterr().err == (f"halma ladder: error: cannot write the ladder file '{lad / 'ladder.json'}': "
+                                       "No space left on device\n")
+    assert _files(lad) == before
+
+
+def test_a_ladder_file_garbled_during_the_tournament_is_an_error_and_takes_the_copies_back(
+        tmp_path: Path, capsys, monkeypatch) -> None:
+    """The ladder is read again after the tournament (another rebuild may have written); a file someone made
+    unreadable meanwhile was a traceback.  It is an error naming the file; the copies go and it stays as it is."""
+    import agents.arena
+    from tests.test_ladder import SHIPPED_EXPERT
+
+    ladder = _ladder_file(tmp_path / "ladder.json", {})
+    _fake_tournament(monkeypatch, TWO)
+    fake = agents.arena.run_tournament
+
+    def garbling(*args: object, **kwargs: object) -> object:
+        ladder.write_text("garbage")
+        return fake(*args, **kwargs)
+
+    monkeypatch.setattr(agents.arena, "run_tournament", garbling)
+    assert main(["ladder", "--ladder", str(ladder), "--quiet", "--levels", "a,b", "random", str(SHIPPED_EXPERT)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"halma ladder: error: ladder file '{ladder}' ")
+    assert err.endswith("; it changed during the tournament, so the star-2 entry was not written\n")
+    assert err.count("\n") == 1
+    assert _files(tmp_path) == {"ladder.json": b"garbage"}
+
+
+def test_a_bad_candidate_is_named_before_the_candidate_count(tmp_path: Path, capsys, monkeypatch) -> None:
+    """`random gredy` with four levels said '4 levels need at least 4 candidates' and named the misspelt bot
+    only once there were four: each candidate's own problem comes first, then the count."""
+    from agents.export import export_checkpoint
+    from tests.opponent_helpers import make_checkpoint
+
+    _no_tournament(monkeypatch)
+    base = ["ladder", "--ladder", str(tmp_path / "x" / "ladder.json"), "--games", "12"]
+    assert main([*base, "random", "gredy"]) == 2
+    assert capsys.readouterr().err.startswith("halma ladder: error: unknown player 'gredy' (did you mean 'greedy'?)")
+    model = export_checkpoint(make_checkpoint(tmp_path / "d2.pt", "diamond", 2), "x", tmp_path / "d",
+                              check_positions=2)
+    assert main([*base, "random", str(model)]) == 2
+    assert capsys.readouterr().err == (f"halma ladder: error: candidate '{model}' plays diamond with 2 seats, not star "
+                                       "with 2\n")
+    assert main([*base, "random", "greedy"]) == 2  # good candidates, too few: the count
+    assert capsys.readouterr().err.startswith("halma ladder: error: 4 levels need at least 4 candidates, got 2")
+    assert not (tmp_path / "x").exists()
+
+
+def test_models_the_written_ladder_names_stay_when_printing_fails_after_it(tmp_path: Path, capsys,
+                                                                         monkeypatch) -> None:
+    """Once the ladder file is written its models are committed: a full standard output afterwards (the
+    'wrote' line) must not take back the model it names."""
+    import argparse
+    import builtins
+    import errno
+
+    import agents.ladder_build
+    from tests.test_ladder import SHIPPED_EXPERT
+
+    _fake_tournament(monkeypatch, TWO)
+
+    def print_(*args: object, **kwargs: object) -> None:
+        if args and str(args[0]).startswith("\nwrote the"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        builtins.print(*args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(agents.ladder_build, "print", print_, raising=False)
+    parser = argparse.ArgumentParser()
+    agents.ladder_build.add_arguments(parser)
+    with pytest.raises(OSError, match="No space left"):  # (agents.cli says 'cannot write the standard output')
+        agents.ladder_build.run(parser.parse_args(["--ladder", str(tmp_path / "ladder.json"), "--quiet", "--levels",
+                                                   "a,b", "random", str(SHIPPED_EXPERT)]))
+    assert [lv["player"] for lv in load_ladder(tmp_path / "ladder.json")["games"]["star-2"]["levels"]] == [
+        "random", SHIPPED_EXPERT.name]
+    assert (tmp_path / SHIPPED_EXPERT.name).read_bytes() == SHIPPED_EXPERT.read_bytes()
