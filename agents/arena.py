@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from agents.files import folders_to_make, missing_extra, remove_empty_folders, shown_value
+from agents.files import folder_error, folders_to_make, missing_extra, remove_empty_folders, shown_value
 from agents.player import Player, check_int, check_time
 from agents.ratings import Rating, competition_ranks, mean_interval, rate_games, wilson_interval
 from agents.registry import Factory, check_players
@@ -1277,5 +1277,5 @@ def _check_out_dir(out: str) -> list[Path]:
         os.makedirs(out, exist_ok=True)
     except OSError as e:
         remove_empty_folders(made)  # (a parent made before the failure)
-        raise ValueError(f"cannot write --out {out!r}: {e.strerror or e}") from None
+        raise ValueError(f"cannot write --out {out!r}: {folder_error(e, out)}") from None
     return made

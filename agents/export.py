@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.files import folders_to_make, missing_extra, portable_file_name, remove_empty_folders
+from agents.files import folder_error, folders_to_make, missing_extra, portable_file_name, remove_empty_folders
 from agents.opponent import (
     INPUT_NAMES,
     MANIFEST_FORMAT,
@@ -388,7 +388,7 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
         scratch = Path(new_staging_folder(str(out), f".export-{os.getpid()}-"))
     except OSError as e:
         remove_empty_folders(made)
-        raise ValueError(f"cannot write to the output directory {str(out)!r}: {e.strerror or e}") from None
+        raise ValueError(f"cannot write to the output directory {str(out)!r}: {folder_error(e, out)}") from None
     try:
         staged = scratch / path.name
         staged.write_bytes(blob)

@@ -118,6 +118,16 @@ def shown_value(value: object) -> str:
     return text if len(text) <= 60 else f"{text[:50]}... ({type(value).__name__})"
 
 
+def folder_error(error: OSError, folder: str | Path) -> str:
+    """Why ``folder`` could not be made, in words: a file standing where it or a folder above it should be
+    is named ("'out' is a file, not a directory", where mkdir says only "File exists"), else the reason."""
+    if error.errno in (errno.EEXIST, errno.ENOTDIR):
+        for path in (Path(folder), *Path(folder).parents):
+            if os.path.lexists(path) and not path.is_dir():
+                return f"{str(path)!r} is a file, not a directory"
+    return error.strerror or str(error)
+
+
 def folders_to_make(path: str | Path) -> list[Path]:
     """``path`` and its parents that do not exist yet, deepest first: what ``mkdir(parents=True)`` makes, for
     ``remove_empty_folders`` to take back when the command that made them fails."""

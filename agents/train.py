@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.config import load_config
-from agents.files import is_write_failure
+from agents.files import folder_error, is_write_failure
 
 CROSSING_CACHE = ".crossing_cache"  # in the runs directory: the planner's crossing lines, shared by its runs
 DEFAULT_RUNS_DIR = "runs"
@@ -277,7 +277,7 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
     except ValueError as exc:
         error = str(exc)
     except OSError as exc:  # an unwritable --runs-dir, or a file in its place
-        error = f"cannot write the run directory {str(run_dir)!r}: {exc.strerror or exc}"
+        error = f"cannot write the run directory {str(run_dir)!r}: {folder_error(exc, run_dir)}"
     errors = [e for e in parallel.gather(error) if e is not None]  # all processes stop if one cannot start
     if errors or trainer is None:
         if trainer is not None:  # this one started, another did not: its log and lock go now

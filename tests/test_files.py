@@ -412,3 +412,28 @@ def test_sigterm_of_halma_export_removes_its_scratch_folder(tmp_path: Path) -> N
     err = signal_when(proc, ready.exists, "the export did not reach its check", check=scratch_holds_the_export)
     assert proc.returncode == 128 + signal.SIGTERM and err == "\nhalma export: stopped by SIGTERM\n", err
     assert not (tmp_path / "new").exists()  # the scratch folder, and the folders the export made
+
+
+@pytest.mark.parametrize("under", [False, True])
+def test_a_file_where_an_output_folder_goes_is_named_as_such(tmp_path: Path, capsys, under: bool) -> None:
+    """mkdir's own words were the whole reason ("File exists" for a file at the folder's name, "Not a directory"
+    for one above it): the message names the file that stands in the way, for each command's output folder."""
+    from agents.cli import main
+    from tests.opponent_helpers import make_checkpoint
+
+    ckpt = make_checkpoint(tmp_path / "s2.pt")
+    blocker = tmp_path / "afile"
+    blocker.write_text("a user's file")
+    folder = blocker / "sub" if under else blocker
+    commands = {
+        "export": (["export", str(ckpt), "--level", "hard", "--out", str(folder)],
+                   f"cannot write to the output directory {str(folder)!r}"),
+        "eval": (["eval", "greedy", "random", "--games", "2", "--out", str(folder)],
+                 f"cannot write --out {str(folder)!r}"),
+        "train": (["train", "configs/quickstart.yaml", "--runs-dir", str(folder)],
+                  f"cannot write the run directory {str(folder / 'quickstart')!r}"),
+    }
+    for name, (argv, what) in commands.items():
+        assert main(argv) == 2, name
+        assert capsys.readouterr().err == f"halma {name}: error: {what}: {str(blocker)!r} is a file, not a directory\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "s2.pt"] and blocker.read_text() == "a user's file"
