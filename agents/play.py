@@ -9,8 +9,8 @@ any name ``agents.registry.make_player`` accepts).  Commands at a human's turn:
     undo           take back your last move (and the CPU moves after it)
     resign         the seat to move resigns
     cpu SEAT NAME  hand a seat to a CPU player; human SEAT takes it back
-    save FILE      save the game record (JSON); load FILE continues a saved game
-                   (same seat count; this session's seats play on)
+    save FILE      save the game record (JSON; over an earlier record, never another file);
+                   load FILE continues a saved game (same seat count; this session's seats play on)
     replay FILE    step through a record move by move (Enter: next, q or end of input: stop)
     new            start the next game (the start seat rotates)
     numbers        toggle hole numbers; board redraws; help; quit
@@ -328,6 +328,9 @@ class PlaySession:
             self.out(f"seat {seat} is played by a human again")
             self.play_cpu_turns()  # when the CPUs were playing on, they do up to this seat's turn
         elif cmd == "save":
+            if _another_kind_of_file(args[0]):  # (a record saved before is written over: saving again is the point)
+                raise ValueError(f"{args[0]!r} holds a file that is not a game record, which save does not write "
+                                 "over: give another name, or remove it first")
             GameRecord.from_game(game, players=list(self.seats), metadata=self.record_metadata()).save(args[0])
             self.out(f"saved to {args[0]}")
         elif cmd == "load":
@@ -647,6 +650,23 @@ def terminal_read(prompt: str, timeout: float | None) -> str:
     if not line:
         raise EOFError
     return line
+
+
+def _another_kind_of_file(path: str) -> bool:
+    """Whether a regular file at ``path`` is something other than a game record (a checkpoint, a config, a
+    results.json): ``save`` over it would destroy it."""
+    import json
+
+    from halma_env.files import read_regular_file
+    from halma_env.records import FORMAT, MAX_RECORD_BYTES
+
+    if not os.path.isfile(path):
+        return False
+    try:
+        data = json.loads(read_regular_file(path, MAX_RECORD_BYTES))
+    except (OSError, ValueError, RecursionError):  # unreadable, too large, not JSON, nested past the parser
+        return True
+    return not (isinstance(data, dict) and data.get("format") == FORMAT)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -168,6 +168,28 @@ def test_save_load_replay(tmp_path):
     assert out2[-1] == f"error: game record: no directory to save in: {str(tmp_path / 'no')!r}"
 
 
+def test_save_writes_over_a_game_record_but_not_over_another_kind_of_file(tmp_path):
+    """save replaced whatever was at the path: a checkpoint, a config or a results.json given by a slip of the
+    hand was gone. A record (saved before, here or by the arena) is still written over; anything else is refused
+    and stays as it was."""
+    from halma_env.records import load_record
+
+    s, out = session([HUMAN, HUMAN])
+    record = tmp_path / "g.json"
+    s.handle(f"save {record}")
+    s.handle("113-104")
+    s.handle(f"save {record}")  # again, one move on
+    assert out[-1] == f"saved to {record}" and len(load_record(record).to_dict()["events"]) == 1
+    for name, content in [("last.pt", b"PK\x03\x04 a checkpoint"), ("results.json", b'{"format": "results"}'),
+                          ("notes.txt", b"my notes"), ("deep.json", b"[" * 100_000)]:
+        other = tmp_path / name
+        other.write_bytes(content)
+        s.handle(f"save {other}")
+        assert out[-1] == (f"error: {str(other)!r} holds a file that is not a game record, which save does not "
+                           "write over: give another name, or remove it first")
+        assert other.read_bytes() == content
+
+
 def test_a_save_onto_a_full_disk_names_the_file(tmp_path, monkeypatch):
     """A write that fails for want of room raises without a file name: the message said only "No space left on
     device", not which save (the rename stands in for the write here)."""
