@@ -178,8 +178,8 @@ def _run(name: str, argv: list[str]) -> int:
         args.command_parser.error(f"--version goes alone ('halma --version'), not with the {name} command")
     if unknown:  # named by the command's own parser (its usage, "halma bench: error: ..."), not the top one
         flags = [flag for action in args.command_parser._actions for flag in action.option_strings]
-        near = "".join(did_you_mean(word.split("=", 1)[0], flags) for word in unknown if word.startswith("--"))
-        args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}{near}")
+        shown = " ".join(word + _nearest_flag(word, flags) for word in unknown)
+        args.command_parser.error(f"unrecognized arguments: {shown}")
     if args.version:
         parser.error(f"--version goes alone ('halma --version'), not with the {name} command")
     del args.command_parser, args.version
@@ -187,6 +187,16 @@ def _run(name: str, argv: list[str]) -> int:
     run = cast("Callable[[argparse.Namespace], int | None]",  # every module in COMMANDS provides one
                getattr(module, f"run_{name}", getattr(module, "run", None)))
     return int(run(args) or 0)
+
+
+def _nearest_flag(word: str, flags: list[str]) -> str:
+    """`` (did you mean '--level'?)`` for a misspelt long flag (``--levle`` or ``--levle=hard``), else ``""``.
+    Compared without the dashes, which every flag shares (with them ``--level`` was near ``--seed``)."""
+    if not word.startswith("--"):
+        return ""
+    name = word[2:].split("=", 1)[0]
+    near = did_you_mean(name, [flag[2:] for flag in flags if flag.startswith("--") and flag[2:] != name])
+    return near.replace("mean '", "mean '--")
 
 
 if __name__ == "__main__":

@@ -863,11 +863,14 @@ def test_halma_without_a_command_prints_help_and_exits_2(capsys, monkeypatch) ->
     (["--verbose"], "halma: error: unrecognized arguments: --verbose\n"),
     (["--quiet", "eval", "greedy", "random"], "halma: error: --quiet goes after the command: halma eval --quiet ...\n"),
     (["eval", "greedy", "random", "--gam", "1"],
-     "halma eval: error: unrecognized arguments: --gam 1 (did you mean '--games'?)\n"),
+     "halma eval: error: unrecognized arguments: --gam (did you mean '--games'?) 1\n"),
     (["play", "--levle=hard", "--seat", "3"],
-     "halma play: error: unrecognized arguments: --levle=hard --seat 3 (did you mean '--level'?) (did you mean "
-     "'--seats'?)\n"),
+     "halma play: error: unrecognized arguments: --levle=hard (did you mean '--level'?) --seat (did you mean "
+     "'--seats'?) 3\n"),
     (["perft", "2", "--quiet"], "halma perft: error: unrecognized arguments: --quiet\n"),  # nothing near
+    # the dashes every flag shares made --level near --seed; a flag after -- is no misspelling of itself
+    (["eval", "greedy", "random", "--level", "hard"], "halma eval: error: unrecognized arguments: --level hard\n"),
+    (["perft", "2", "--", "--divide"], "halma perft: error: unrecognized arguments: --divide\n"),
 ])
 def test_halma_names_a_flag_it_cannot_place(capsys, argv: list[str], message: str) -> None:
     """An unknown top-level flag is named (it printed the help and nothing else), a command's flag before the
