@@ -123,6 +123,8 @@ def folder_error(error: OSError, folder: str | Path) -> str:
     is named ("'out' is a file, not a directory", where mkdir says only "File exists"), else the reason."""
     if error.errno in (errno.EEXIST, errno.ENOTDIR):
         for path in (Path(folder), *Path(folder).parents):
+            if os.path.islink(path) and not path.exists():
+                return f"{str(path)!r} is a broken link (to {os.readlink(path)!r}), not a directory"
             if os.path.lexists(path) and not path.is_dir():
                 return f"{str(path)!r} is a file, not a directory"
     return error.strerror or str(error)

@@ -660,7 +660,7 @@ def _another_kind_of_file(path: str) -> bool:
     from halma_env.files import read_regular_file
     from halma_env.records import FORMAT, MAX_RECORD_BYTES
 
-    if not os.path.isfile(path):
+    if not os.path.isfile(path) or os.path.getsize(path) == 0:  # (an empty file holds nothing to lose)
         return False
     try:
         data = json.loads(read_regular_file(path, MAX_RECORD_BYTES))

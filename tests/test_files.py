@@ -437,3 +437,9 @@ def test_a_file_where_an_output_folder_goes_is_named_as_such(tmp_path: Path, cap
         assert main(argv) == 2, name
         assert capsys.readouterr().err == f"halma {name}: error: {what}: {str(blocker)!r} is a file, not a directory\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "s2.pt"] and blocker.read_text() == "a user's file"
+    # a link to nothing is no file: named as what it is
+    dangling = tmp_path / "gone"
+    dangling.symlink_to(tmp_path / "nowhere")
+    assert main(["eval", "greedy", "random", "--games", "2", "--out", str(dangling)]) == 2
+    assert capsys.readouterr().err == (f"halma eval: error: cannot write --out {str(dangling)!r}: {str(dangling)!r} is "
+                                       f"a broken link (to {str(tmp_path / 'nowhere')!r}), not a directory\n")

@@ -188,6 +188,10 @@ def test_save_writes_over_a_game_record_but_not_over_another_kind_of_file(tmp_pa
         assert out[-1] == (f"error: {str(other)!r} holds a file that is not a game record, which save does not "
                            "write over: give another name, or remove it first")
         assert other.read_bytes() == content
+    empty = tmp_path / "touched.json"  # made first with touch: nothing to lose
+    empty.touch()
+    s.handle(f"save {empty}")
+    assert out[-1] == f"saved to {empty}" and load_record(empty)
 
 
 def test_a_save_onto_a_full_disk_names_the_file(tmp_path, monkeypatch):
