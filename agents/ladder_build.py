@@ -126,21 +126,27 @@ def _export_stem(checkpoint: str) -> str:
 class Written:
     """The files a build writes (exports, copies next to the ladder, stamped manifests), so that a build whose
     ladder file is not written changes nothing: the ladder file is the commit point.  ``undo`` removes the
-    files it added and the folders it made, and puts back the old bytes of the files it rewrote."""
+    files it added and the folders it made, puts back the old bytes (and permissions) of the files it rewrote
+    and the symbolic links it replaced.  Each file is kept under one name (``_absolute``), however the build
+    spelt it: a relative ``--models-dir`` and the ladder's resolved folder name one file twice."""
 
     def __init__(self) -> None:
         self.added: list[Path] = []
-        self.old: dict[Path, bytes] = {}
+        self.old: dict[Path, tuple[bytes, int]] = {}  # a rewritten file -> its bytes and permission bits
+        self.links: dict[Path, str] = {}  # a replaced symbolic link -> what it pointed to
         self.folders: list[list[Path]] = []  # each as folders_to_make lists them, deepest first
 
     def before_writing(self, path: Path) -> None:
-        """Call before ``path`` is written: keeps its bytes (a regular file) or marks it as added (nothing,
-        or a link, which is replaced rather than written through)."""
-        if path in self.old or path in self.added:
+        """Call before ``path`` is written: keeps its bytes (a regular file) or its target (a link, which is
+        replaced rather than written through), or marks it as added (nothing there)."""
+        path = _absolute(path)
+        if path in self.old or path in self.links or path in self.added:
             return
-        if _is_regular_file(path):
+        if path.is_symlink():
+            self.links[path] = os.readlink(path)
+        elif _is_regular_file(path):
             try:
-                self.old[path] = path.read_bytes()
+                self.old[path] = (path.read_bytes(), stat.S_IMODE(os.lstat(path).st_mode))
             except OSError as e:  # (a file we could not put back must not be replaced)
                 raise LadderError(f"cannot read {str(path)!r} to keep it until the ladder file is written: "
                                   f"{e.strerror or e}") from None
@@ -167,16 +173,27 @@ class Written:
         for path in reversed(self.added):
             with contextlib.suppress(OSError):
                 path.unlink()
-        for path, data in self.old.items():
+        for path, (data, mode) in self.old.items():
             with contextlib.suppress(OSError):
                 write_atomic(path, data)
+                os.chmod(path, mode)  # (write_atomic gives a new file the default permissions)
+        for path, target in self.links.items():
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
+                os.symlink(target, path)
         for folders in reversed(self.folders):
             remove_empty_folders(folders)
         self.commit()
 
     def commit(self) -> None:
         """The ladder file is written and names the files: nothing to undo any more."""
-        self.added, self.old, self.folders = [], {}, []
+        self.added, self.old, self.links, self.folders = [], {}, {}, []
+
+
+def _absolute(path: Path) -> Path:
+    """``path`` made absolute with its folder's links resolved but not its own name's: one name per file for
+    ``Written``, and a link in the ladder's folder stays a name in that folder (``_ladder_name``)."""
+    return path.parent.resolve() / path.name
 
 
 def _is_regular_file(path: Path) -> bool:
@@ -198,19 +215,30 @@ def _sha256(path: Path, what: str) -> str:
 
 def _check_export_target(checkpoint: str, model: Path) -> None:
     """Refuse to export ``checkpoint`` over another model (or a manifest without one) at ``model``: only an
-    export of the same checkpoint (a rebuild; torch may write its bytes differently) may be replaced."""
-    from agents.opponent import OpponentError, manifest_path, read_manifest
+    export of the same checkpoint (a rebuild; torch may write its bytes differently) may be replaced.  A link
+    at either name is judged by the file it points to (the ladder's loader accepts links in its folder)."""
+    from agents.opponent import manifest_path
 
-    if not (_is_regular_file(model) or _is_regular_file(manifest_path(model))):
+    if not (model.is_file() or manifest_path(model).is_file()):
         return
-    with contextlib.suppress(OpponentError):  # (no readable manifest: not a model this build may replace)
-        source = read_manifest(model).get("source")
-        if isinstance(source, dict) and source.get("checkpoint_sha256") == _sha256(Path(checkpoint), "checkpoint"):
-            return
-    what = ("that file holds another model (not an export of that checkpoint)" if _is_regular_file(model)
+    if _checkpoint_of(model) == _sha256(Path(checkpoint), "checkpoint"):
+        return
+    what = ("that file holds another model (not an export of that checkpoint)" if model.is_file()
             else f"its manifest {str(manifest_path(model))!r} is there without it")
     raise LadderError(f"candidate {checkpoint!r} would be exported as {str(model)!r}, but {what}: rename or remove "
                       "that file, or export into another folder with --models-dir DIR")
+
+
+def _checkpoint_of(model: Path) -> str | None:
+    """The ``source.checkpoint_sha256`` of ``model``'s manifest (None without a readable, matching one): two
+    exports of one checkpoint are one model, though torch may write their bytes differently."""
+    from agents.opponent import OpponentError, read_manifest
+
+    with contextlib.suppress(OpponentError):  # (no readable manifest: not a model this build may replace)
+        source = read_manifest(model).get("source")
+        if isinstance(source, dict) and isinstance(source.get("checkpoint_sha256"), str):
+            return source["checkpoint_sha256"]
+    return None
 
 
 def _check_copies(specs: list[str], base: Path) -> None:
@@ -222,9 +250,9 @@ def _check_copies(specs: list[str], base: Path) -> None:
     for c in specs:
         if ".onnx" not in c.lower():
             continue
-        src = Path(parse_opponent_spec(c).path).resolve()
-        if src.parent == base:
+        if _beside_ladder(Path(parse_opponent_spec(c).path), base) is not None:
             continue
+        src = Path(parse_opponent_spec(c).path).resolve()
         target = base / src.name
         digest = _sha256(src, "candidate model")
         if target in planned:
@@ -234,8 +262,8 @@ def _check_copies(specs: list[str], base: Path) -> None:
                                   "(halma export CHECKPOINT --name NAME)")
             continue
         planned[target] = (c, digest)
-        there = _is_regular_file(target)
-        if (there or _is_regular_file(manifest_path(target))) and not (there and _sha256(target, "model") == digest):
+        there = _is_regular_file(target)  # (a link planted there is replaced, never followed: write_atomic)
+        if (there or _is_regular_file(manifest_path(target))) and not (there and _same_model(target, src, digest)):
             what = ("that file holds another model" if there
                     else f"its manifest {str(manifest_path(target))!r} is there without it")
             raise LadderError(f"candidate {c!r} would be copied next to the ladder as {str(target)!r}, but {what}: "
@@ -243,11 +271,34 @@ def _check_copies(specs: list[str], base: Path) -> None:
                               "another name), or build the ladder in another folder (--ladder)")
 
 
+def _same_model(target: Path, src: Path, digest: str) -> bool:
+    """Is the file at ``target`` the model ``src`` (whose sha256 is ``digest``): the same bytes, or an export of
+    the same checkpoint (a rebuild re-exports it into --models-dir, and torch may write other bytes)."""
+    if _sha256(target, "model") == digest:
+        return True
+    checkpoint = _checkpoint_of(target)
+    return checkpoint is not None and checkpoint == _checkpoint_of(src)
+
+
+def _beside_ladder(model: Path, base: Path) -> Path | None:
+    """The name in the ladder's folder ``base`` (resolved) of a candidate ``model`` that lies there already,
+    else None (it is copied there).  A link in that folder to a file inside it keeps its own name (the loader
+    accepts it; resolved, its name would be the link's own target's, and copying onto the link refused);
+    one pointing outside is copied, as the loader would refuse it."""
+    path = _absolute(model)
+    if path.parent == base and path.resolve().is_relative_to(base):
+        return path
+    resolved = model.resolve()
+    return resolved if resolved.parent == base else None
+
+
 def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_dir: Path, games: int,
-                        written: Written | None = None, *, levels: tuple[str, ...] = ()) -> list[str]:
+                        written: Written | None = None, *, levels: tuple[str, ...] = (),
+                        check_dir: Path | None = None) -> list[str]:
     """Export ``.pt`` candidates into ``models_dir`` and check every candidate can play the game, plays in
     ``games`` games, and that there are as many candidates as ``levels``; what the exports write is recorded
-    in ``written``.
+    in ``written``.  ``check_dir`` (default ``models_dir``) is the folder whose models an export must not
+    replace: a dry run exports into a temporary folder but is refused what the real run would be.
 
     Every candidate is checked before anything is exported: a bad one leaves no file behind, and neither
     does a bad count (reported after the candidates' own problems).  An export never replaces another
@@ -278,7 +329,8 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
         if game is not None and game != (variant, seats):
             raise LadderError(f"candidate {c!r} plays {game[0]} with {game[1]} seats, not {variant} with {seats}")
         if c.lower().endswith(".pt"):
-            _check_export_target(c, models_dir / f"{variant}-{seats}-{_export_stem(c)}.onnx")
+            target = check_dir if check_dir is not None else models_dir
+            _check_export_target(c, target / f"{variant}-{seats}-{_export_stem(c)}.onnx")
         else:
             candidate_player(c, 0)  # a bad spec or file fails before any game (a .pt's once exported)
     if len(candidates) < len(levels):  # after each candidate's own problem: fixing that one comes first
@@ -316,8 +368,9 @@ def _ladder_name(candidate: str, base: Path, copy: bool = True, written: Written
     if ".onnx" not in candidate.lower():
         return candidate
     spec = parse_opponent_spec(candidate)
-    src = Path(spec.path).resolve()
-    if src.parent != base:
+    here = _beside_ladder(Path(spec.path), base)
+    if here is None:
+        src = Path(spec.path).resolve()
         if copy:  # read, then written through a new temporary file: a link planted at the name is not followed
             written = written if written is not None else Written()
             try:
@@ -334,9 +387,9 @@ def _ladder_name(candidate: str, base: Path, copy: bool = True, written: Written
                     write_atomic(target, data)
             except OSError as e:  # (a full disk: write_atomic names the file)
                 raise _write_failure(e, base) from None
-        src = base / src.name
+        here = base / src.name
     rest = candidate[len(spec.path):]
-    return os.path.relpath(src, base) + rest
+    return os.path.relpath(here, base) + rest
 
 
 def _check_everyone_plays(candidates: list[str], seats: int, games: int) -> None:
@@ -397,10 +450,10 @@ def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, 
         # --dry-run: .pt candidates are exported to a scratch directory that goes away with the entry
         scratch = contextlib.nullcontext(None) if write_models else tempfile.TemporaryDirectory()
         with scratch as scratch_dir:
-            models = Path(scratch_dir or (models_dir if models_dir is not None else base))
-            specs = _prepare_candidates(candidates, variant, seats, models, games, written, levels=levels)
-            if write_models:
-                _check_copies(specs, base)  # before the games, not when a copy would replace a file after them
+            models = Path(models_dir if models_dir is not None else base)
+            specs = _prepare_candidates(candidates, variant, seats, Path(scratch_dir or models), games, written,
+                                        levels=levels, check_dir=models)  # (a dry run refuses what a run would)
+            _check_copies(specs, base)  # before the games, not when a copy would replace a file after them
             rules = Rules(variant, seats)
             max_plies = CAP_PER_SEAT * seats
             result = run_tournament(specs, rules, games, seed=seed, workers=workers, time_budget=time_budget,

@@ -11,7 +11,7 @@ import pytest
 
 from agents.cli import main
 from agents.ladder import format_ladder, load_ladder
-from tests.test_ladder import _fake_tournament, _ladder_file
+from tests.test_ladder import _copy_shipped_model, _fake_tournament, _ladder_file
 
 TWO = [(0.0, 1.0), (10.0, 1.0)]  # two candidates, clearly separated (7.07 combined sigmas)
 
@@ -605,3 +605,164 @@ def test_models_the_written_ladder_names_stay_when_printing_fails_after_it(tmp_p
     assert [lv["player"] for lv in load_ladder(tmp_path / "ladder.json")["games"]["star-2"]["levels"]] == [
         "random", SHIPPED_EXPERT.name]
     assert (tmp_path / SHIPPED_EXPERT.name).read_bytes() == SHIPPED_EXPERT.read_bytes()
+
+
+# --- review: what an undone build puts back, links in the ladder's folder, and dry runs ----------------------
+
+
+def _links(folder: Path) -> dict[str, str]:
+    """Every symbolic link under ``folder`` (relative name -> what it points to)."""
+    import os
+
+    return {str(p.relative_to(folder)): os.readlink(p) for p in sorted(folder.rglob("*")) if p.is_symlink()}
+
+
+def _linked_levels(lad: Path) -> str:
+    """A ladder folder whose level model and manifest are links into its own ``store/`` (the loader accepts
+    them); returns the model's name."""
+    from agents.opponent import manifest_path
+
+    name = _copy_shipped_model(lad / "store")
+    for f in (name, manifest_path(name).name):
+        (lad / f).symlink_to(f"store/{f}")
+    return name
+
+
+def test_a_failed_rebuild_with_a_relative_models_dir_puts_back_the_stamped_export(tmp_path: Path, capsys,
+                                                                                   monkeypatch) -> None:
+    """`--models-dir lad` (relative, as docs/export.md shows it) and the ladder's resolved folder named one
+    manifest twice; the undo put back both versions and the fresh export's manifest won, so the restored
+    model no longer matched its manifest.  Now each file is kept once and comes back byte for byte."""
+    import agents.ladder
+    from agents.export import export_checkpoint
+    from agents.opponent import read_manifest
+    from tests.opponent_helpers import make_checkpoint
+
+    monkeypatch.chdir(tmp_path)
+    ckpt = make_checkpoint(tmp_path / "kept" / "mine.pt")
+    lad = tmp_path / "lad"
+    export_checkpoint(ckpt, "mine", lad, name="star-2-mine", check_positions=2)
+    manifest = lad / "star-2-mine.manifest.json"
+    manifest.write_text(manifest.read_text().replace('"exported_at": "', '"exported_at": "1999-'))  # (an old one)
+    before = _files(lad)
+    _fake_tournament(monkeypatch, TWO)
+    _failing_writes(monkeypatch, agents.ladder, "ladder.json")
+    assert main(["ladder", "--ladder", str(lad / "ladder.json"), "--models-dir", "lad", "--quiet", "--levels", "a,b",
+                 "random", str(ckpt)]) == 2
+    assert "cannot write the ladder file" in capsys.readouterr().err
+    assert _files(lad) == before
+    read_manifest(lad / "star-2-mine.onnx")  # (its sha256 is the model's)
+
+
+def test_an_undone_stamp_keeps_the_manifest_s_permissions(tmp_path: Path, capsys, monkeypatch) -> None:
+    """The undo wrote the old bytes back as a new file, with the default permissions: a manifest kept private
+    (0o640) became world-readable.  Its mode comes back with its bytes."""
+    import agents.ladder
+    from agents.opponent import manifest_path
+
+    _fake_tournament(monkeypatch, TWO)
+    name = _copy_shipped_model(tmp_path)
+    manifest = manifest_path(tmp_path / name)
+    manifest.chmod(0o640)
+    before = _files(tmp_path)
+    _failing_writes(monkeypatch, agents.ladder, "ladder.json")
+    assert main(["ladder", "--ladder", str(tmp_path / "ladder.json"), "--quiet", "--levels", "a,b", "random",
+                 str(tmp_path / name)]) == 2
+    capsys.readouterr()
+    assert _files(tmp_path) == before and manifest.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_failed_rebuild_puts_back_the_links_a_ladder_s_levels_are(tmp_path: Path, capsys, monkeypatch) -> None:
+    """Levels that are links inside the ladder's folder (the loader accepts them): the stamp replaces the
+    manifest's link, and the undo removed it as a file the build had added; the link is put back, as it was."""
+    import agents.ladder
+
+    _fake_tournament(monkeypatch, TWO)
+    lad = tmp_path / "lad"
+    name = _linked_levels(lad)
+    before, links = _files(lad), _links(lad)
+    _failing_writes(monkeypatch, agents.ladder, "ladder.json")
+    assert main(["ladder", "--ladder", str(lad / "ladder.json"), "--quiet", "--levels", "a,b", "random",
+                 str(lad / name)]) == 2
+    capsys.readouterr()
+    assert _links(lad) == links and _files(lad) == before
+
+
+def test_a_candidate_that_is_a_link_in_the_ladder_s_folder_keeps_its_name(tmp_path: Path, capsys,
+                                                                         monkeypatch) -> None:
+    """A model linked into the ladder's folder from a folder below it resolved into that folder, was to be
+    copied onto its own link and refused ('its manifest ... is there without it').  It is a level as it is."""
+    from agents.opponent import manifest_path, read_manifest
+
+    _fake_tournament(monkeypatch, TWO)
+    lad = tmp_path / "lad"
+    name = _linked_levels(lad)
+    (lad / manifest_path(name).name).unlink()  # a manifest of its own beside the link
+    (lad / manifest_path(name).name).write_bytes((lad / "store" / manifest_path(name).name).read_bytes())
+    assert main(["ladder", "--ladder", str(lad / "ladder.json"), "--quiet", "--levels", "a,b", "random",
+                 str(lad / name)]) == 0
+    capsys.readouterr()
+    assert [lv["player"] for lv in load_ladder(lad / "ladder.json")["games"]["star-2"]["levels"]] == ["random", name]
+    assert _links(lad) == {name: f"store/{name}"} and read_manifest(lad / name)["level"] == "b"
+
+
+def test_a_checkpoint_is_not_exported_over_links_to_another_model(tmp_path: Path, capsys, monkeypatch) -> None:
+    """A model and manifest at the export's names that are both links were not checked (neither is a regular
+    file) and the export replaced them; what they point to is judged, so another model is refused."""
+    from tests.opponent_helpers import make_checkpoint
+
+    _no_tournament(monkeypatch)
+    ckpt = make_checkpoint(tmp_path / "kept" / "mine.pt")
+    models = tmp_path / "models"
+    _copy_shipped_model(tmp_path / "elsewhere")  # another model
+    models.mkdir()
+    for f in ("star-2-mine.onnx", "star-2-mine.manifest.json"):
+        (models / f).symlink_to(tmp_path / "elsewhere" / f.replace("mine", "star2"))
+    links = _links(models)
+    assert main(["ladder", "--ladder", str(tmp_path / "ladder.json"), "--quiet", "--levels", "a,b", "--models-dir",
+                 str(models), "random", str(ckpt)]) == 2
+    assert "but that file holds another model (not an export of that checkpoint)" in capsys.readouterr().err
+    assert _links(models) == links and not (tmp_path / "ladder.json").exists()
+
+
+def test_a_copy_of_another_export_of_the_same_checkpoint_is_no_collision(tmp_path: Path, capsys,
+                                                                          monkeypatch) -> None:
+    """A rebuild with --models-dir outside the ladder's folder re-exports the checkpoint, and its copy beside
+    the ladder was compared byte for byte with the last build's: another torch (here another opset) writes
+    other bytes, and the rebuild was refused.  The same checkpoint (the manifests say so) is the same model."""
+    from agents.export import export_checkpoint
+    from agents.opponent import read_manifest
+    from tests.opponent_helpers import make_checkpoint
+
+    _fake_tournament(monkeypatch, TWO)
+    ckpt = make_checkpoint(tmp_path / "kept" / "mine.pt")
+    lad = tmp_path / "lad"
+    export_checkpoint(ckpt, "mine", lad, name="star-2-mine", check_positions=2, opset=18)
+    assert main(["ladder", "--ladder", str(lad / "ladder.json"), "--quiet", "--levels", "a,b", "--models-dir",
+                 str(tmp_path / "models"), "random", str(ckpt)]) == 0
+    capsys.readouterr()
+    assert (lad / "star-2-mine.onnx").read_bytes() == (tmp_path / "models" / "star-2-mine.onnx").read_bytes()
+    assert read_manifest(lad / "star-2-mine.onnx")["level"] == "b"
+
+
+def test_a_dry_run_is_refused_what_the_run_would_be(tmp_path: Path, capsys, monkeypatch) -> None:
+    """--dry-run exported into a temporary folder and copied nothing, so it passed both collision checks that
+    the real run then failed: an export over another model, a copy over another model beside the ladder."""
+    from tests.opponent_helpers import make_checkpoint
+    from tests.test_ladder import SHIPPED_EXPERT
+
+    _no_tournament(monkeypatch)
+    ckpt = make_checkpoint(tmp_path / "kept" / "mine.pt")
+    lad = tmp_path / "lad"
+    lad.mkdir()
+    (lad / "star-2-mine.onnx").write_bytes(b"an earlier, different export")
+    (lad / SHIPPED_EXPERT.name).write_bytes(b"someone else's model")
+    before = _files(lad)
+    base = ["ladder", "--ladder", str(lad / "ladder.json"), "--quiet", "--levels", "a,b"]
+    for candidate, refusal in ((str(ckpt), "would be exported as"), (str(SHIPPED_EXPERT), "would be copied next to")):
+        assert main([*base, "random", candidate]) == 2
+        err = capsys.readouterr().err
+        assert refusal in err and "that file holds another model" in err
+        assert main([*base, "--dry-run", "random", candidate]) == 2
+        assert capsys.readouterr().err == err
+    assert _files(lad) == before
