@@ -178,7 +178,8 @@ def _run(name: str, argv: list[str]) -> int:
         args.command_parser.error(f"--version goes alone ('halma --version'), not with the {name} command")
     if unknown:  # named by the command's own parser (its usage, "halma bench: error: ..."), not the top one
         flags = [flag for action in args.command_parser._actions for flag in action.option_strings]
-        shown = " ".join(word + _nearest_flag(word, flags) for word in unknown)
+        typed = argv[:argv.index("--")] if "--" in argv else argv  # (after --, words are no flags to mend)
+        shown = " ".join(word + (_nearest_flag(word, flags) if word in typed else "") for word in unknown)
         args.command_parser.error(f"unrecognized arguments: {shown}")
     if args.version:
         parser.error(f"--version goes alone ('halma --version'), not with the {name} command")
@@ -195,8 +196,11 @@ def _nearest_flag(word: str, flags: list[str]) -> str:
     if not word.startswith("--"):
         return ""
     name = word[2:].split("=", 1)[0]
-    near = did_you_mean(name, [flag[2:] for flag in flags if flag.startswith("--") and flag[2:] != name])
-    return near.replace("mean '", "mean '--")
+    # never the word itself, nor its opposite (--no-dry-run is no misspelt --dry-run); and nearer than names'
+    # 0.6 (the flags' short names made --ladder "near" --players)
+    others = [flag[2:] for flag in flags if flag.startswith("--") and flag[2:] not in (name, f"no-{name}")
+              and f"no-{flag[2:]}" != name]
+    return did_you_mean(name, others, cutoff=0.75).replace("mean '", "mean '--")
 
 
 if __name__ == "__main__":

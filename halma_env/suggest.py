@@ -10,10 +10,10 @@ import difflib
 from collections.abc import Iterable
 
 
-def did_you_mean(wrong: str, known: Iterable[str], prefix: str = "") -> str:
+def did_you_mean(wrong: str, known: Iterable[str], prefix: str = "", cutoff: float = 0.6) -> str:
     """``" (did you mean 'PREFIX.NAME'?)"`` for the known name nearest to ``wrong``, or ``""`` if none is near
-    (difflib's similarity ratio of at least 0.6)."""
-    close = difflib.get_close_matches(wrong, list(known), n=1)
+    (difflib's similarity ratio of at least ``cutoff``)."""
+    close = difflib.get_close_matches(wrong, list(known), n=1, cutoff=cutoff)
     if not close:
         return ""
     return f" (did you mean {(f'{prefix}.' if prefix else '') + close[0]!r}?)"

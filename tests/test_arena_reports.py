@@ -871,6 +871,11 @@ def test_halma_without_a_command_prints_help_and_exits_2(capsys, monkeypatch) ->
     # the dashes every flag shares made --level near --seed; a flag after -- is no misspelling of itself
     (["eval", "greedy", "random", "--level", "hard"], "halma eval: error: unrecognized arguments: --level hard\n"),
     (["perft", "2", "--", "--divide"], "halma perft: error: unrecognized arguments: --divide\n"),
+    # after -- a word is no flag to mend; a flag's opposite is no suggestion; another command's flag is not
+    # "near" a short one of this command (difflib's 0.6 made --ladder near --players)
+    (["export", "x.pt", "--", "--levle"], "halma export: error: unrecognized arguments: --levle\n"),
+    (["ladder", "--no-dry-run"], "halma ladder: error: unrecognized arguments: --no-dry-run\n"),
+    (["play", "--ladder", "x.json"], "halma play: error: unrecognized arguments: --ladder x.json\n"),
 ])
 def test_halma_names_a_flag_it_cannot_place(capsys, argv: list[str], message: str) -> None:
     """An unknown top-level flag is named (it printed the help and nothing else), a command's flag before the
