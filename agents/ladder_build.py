@@ -271,6 +271,32 @@ def _check_copies(specs: list[str], base: Path) -> None:
                               "another name), or build the ladder in another folder (--ladder)")
 
 
+def _check_each_model_once(candidates: list[str]) -> None:
+    """Refuse one model named twice: one file spelt two ways (with the same options), or a checkpoint beside an
+    export of it.  It would take two levels, and the export or the copy next to the ladder of one would replace
+    the file of the other after the games (the file the ladder names would not be the one that played)."""
+    from agents.opponent import parse_opponent_spec
+
+    files: dict[tuple[Path, str], str] = {}  # (resolved file, options) -> candidate
+    checkpoints: dict[str, tuple[str, str]] = {}  # checkpoint sha256 -> (candidate, its kind)
+    for c in candidates:
+        kind = "pt" if c.lower().endswith(".pt") else "onnx" if ".onnx" in c.lower() else None
+        if kind is None:  # a bot: the same name twice is refused once the candidates are made
+            continue
+        path = c if kind == "pt" else parse_opponent_spec(c).path
+        key = (Path(path).resolve(), c[len(path):])
+        if key in files:
+            raise LadderError(f"candidates {files[key]!r} and {c!r} are one model file: name it once")
+        files[key] = c
+        checkpoint = _sha256(Path(path), "checkpoint") if kind == "pt" else _checkpoint_of(Path(path))
+        if checkpoint is None:
+            continue
+        other, other_kind = checkpoints.setdefault(checkpoint, (c, kind))
+        if other_kind != kind:  # (two identical checkpoints, or two exports, are exported or copied apart)
+            raise LadderError(f"candidates {other!r} and {c!r} are one model (a checkpoint and an export of it): "
+                              "name the export alone (with options, if the ladder should hold it twice)")
+
+
 def _same_model(target: Path, src: Path, digest: str) -> bool:
     """Is the file at ``target`` the model ``src`` (whose sha256 is ``digest``): the same bytes, or an export of
     the same checkpoint (a rebuild re-exports it into --models-dir, and torch may write other bytes)."""
@@ -308,6 +334,7 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
 
     candidates = [c.strip() for c in candidates]
     exported_as: dict[str, str] = {}  # export stem -> its checkpoint
+    _check_each_model_once(candidates)
     for c in candidates:
         game = None
         if c.lower().endswith(".pt"):
@@ -444,7 +471,13 @@ def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, 
     if seats < 2:  # one seat has no opponent: every candidate would rate the same
         raise LadderError(f"a ladder ranks players in matches of 2+ seats, not {seats}; the 1-seat star is the "
                           "solitaire: measure it with halma eval --solo AGENT")
-    base = ladder_path(path).resolve().parent
+    file = ladder_path(path)
+    base = file.resolve().parent
+    if file.is_symlink() and base != file.absolute().parent.resolve():
+        # the rebuilt file replaces the link (a planted link is never written through), so it would stand in the
+        # link's folder while its models, and the other games' entries, name files beside the link's target
+        raise LadderError(f"the ladder file {str(file)!r} is a link to {str(file.resolve())!r} in another folder: "
+                          "give that file itself as --ladder")
     written = written if written is not None else Written()
     with written.undone_on_failure():  # an error, Ctrl-C or SIGTERM before the entry: nothing it wrote is left
         # --dry-run: .pt candidates are exported to a scratch directory that goes away with the entry
@@ -662,9 +695,19 @@ def run(args: argparse.Namespace) -> int:
     try:
         status = _save(args, path, entry, levels, games, written)
     finally:
-        if status != 0:  # no ladder file written (an error, Ctrl-C): the models it would name go too
+        # no ladder file written (an error, Ctrl-C): the models it would name go too; but a signal that lands
+        # between the file's rename and the commit must not take back what the file on disk now names
+        if status != 0 and not _holds_entry(args.ladder, game_key(args.variant, args.seats), entry):
             written.undo()
     return status
+
+
+def _holds_entry(ladder: str | None, key: str, entry: dict[str, Any]) -> bool:
+    """Whether the ladder file on disk holds ``entry`` as its ``key`` game's (the build's commit point)."""
+    try:
+        return load_ladder(ladder, missing_ok=True)["games"].get(key) == json.loads(json.dumps(entry))
+    except (LadderError, ValueError, OSError):
+        return False
 
 
 def _save(args: argparse.Namespace, path: Path, entry: dict[str, Any], levels: tuple[str, ...], games: int,

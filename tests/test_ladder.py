@@ -224,7 +224,7 @@ def test_halma_ladder_dry_run_writes_nothing(tmp_path: Path, capsys) -> None:
     ladder = home / "ladder.json"
     model = export_checkpoint(make_checkpoint(tmp_path / "m.pt"), "m", tmp_path / "models", check_positions=2)
     manifest = read_manifest(model)
-    ckpt = make_checkpoint(tmp_path / "run" / "checkpoints" / "last.pt")
+    ckpt = make_checkpoint(tmp_path / "run" / "checkpoints" / "last.pt", seed=2)  # (not the exported model's)
     args = ["ladder", "--ladder", str(ladder), "--games", "4", "--quiet", "--separation", "0", "--dry-run",
             "--levels", "easy,medium,hard", "greedy:noise=0.9", str(model), str(ckpt)]
     assert main(args) == 0

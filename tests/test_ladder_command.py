@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from agents.cli import main
-from agents.ladder import format_ladder, load_ladder
+from agents.ladder import LadderError, format_ladder, load_ladder
+from halma_env import Game, Rules
 from tests.test_ladder import _copy_shipped_model, _fake_tournament, _ladder_file
 
 TWO = [(0.0, 1.0), (10.0, 1.0)]  # two candidates, clearly separated (7.07 combined sigmas)
@@ -766,3 +767,74 @@ def test_a_dry_run_is_refused_what_the_run_would_be(tmp_path: Path, capsys, monk
         assert main([*base, "--dry-run", "random", candidate]) == 2
         assert capsys.readouterr().err == err
     assert _files(lad) == before
+
+
+# --- one model twice, a linked ladder file, a signal at the commit point (the second review) --------------------
+
+
+def test_one_model_named_twice_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    """A checkpoint beside an export of it took two levels, and after the games the export's copy next to the
+    ladder replaced the fresh export that had played; one file spelt two ways played itself.  Both are refused
+    before any export; two identical checkpoints (exported apart) and one model with other options still go."""
+    from agents.export import export_checkpoint
+    from agents.ladder_build import _check_each_model_once
+    from tests.opponent_helpers import make_checkpoint
+
+    ckpt = make_checkpoint(tmp_path / "run" / "m.pt")
+    model = export_checkpoint(ckpt, "m", tmp_path / "exports", check_positions=2)
+    with pytest.raises(LadderError, match=r"are one model \(a checkpoint and an export of it\): name the export"):
+        _check_each_model_once(["greedy", str(model), str(ckpt)])
+    spelt = str(tmp_path / "exports" / ".." / "exports" / model.name)
+    with pytest.raises(LadderError, match=r"are one model file: name it once"):
+        _check_each_model_once([str(model), spelt])
+    twin = tmp_path / "other" / "m.pt"
+    twin.parent.mkdir()
+    twin.write_bytes(ckpt.read_bytes())
+    _check_each_model_once(["greedy", str(ckpt), str(twin)])
+    _check_each_model_once([str(model), f"{model}:search=top=4"])
+    before = _files(tmp_path)
+    assert main(["ladder", "--ladder", str(tmp_path / "lad" / "ladder.json"), "--quiet", "--levels", "a,b",
+                 str(ckpt), str(model)]) == 2
+    assert _files(tmp_path) == before and not (tmp_path / "lad").exists()
+
+
+def test_a_ladder_file_that_links_into_another_folder_is_refused(tmp_path: Path) -> None:
+    """The models went beside the link's target while the rebuilt file replaced the link in its own folder
+    (a planted link is never written through): the new file named models that were not beside it."""
+    from agents.ladder_build import build_entry
+
+    (tmp_path / "real").mkdir()
+    _ladder_file(tmp_path / "real" / "ladder.json", {})
+    (tmp_path / "mine").mkdir()
+    link = tmp_path / "mine" / "ladder.json"
+    link.symlink_to(tmp_path / "real" / "ladder.json")
+    with pytest.raises(LadderError, match=r"is a link to '.*real/ladder\.json' in another folder: give that file "
+                                          r"itself as --ladder"):
+        build_entry(["greedy", "random"], "star", 2, 4, levels=("a", "b"), path=link)
+    beside = tmp_path / "real" / "same.json"  # a link within the ladder's folder is no such case
+    beside.symlink_to("ladder.json")
+    assert build_entry(["greedy:noise=0.9", "greedy"], "star", 2, 4, levels=("a", "b"), path=beside,
+                       min_separation=0)["levels"]
+
+
+def test_a_signal_after_the_ladder_file_is_written_keeps_the_models_it_names(tmp_path: Path, capsys,
+                                                                             monkeypatch) -> None:
+    """Ctrl-C between the ladder file's rename and the build's commit took back the model copied beside it,
+    which the file on disk already named: the undo now asks the file on disk first."""
+    import agents.ladder_build
+    from agents.ladder import level_player
+    from tests.test_ladder import SHIPPED_EXPERT
+
+    _fake_tournament(monkeypatch, TWO)
+    real_save = agents.ladder_build.save_ladder
+
+    def saved_then_interrupted(*args: object, **kwargs: object) -> object:
+        real_save(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(agents.ladder_build, "save_ladder", saved_then_interrupted)
+    ladder = tmp_path / "lad" / "ladder.json"
+    assert main(["ladder", "--ladder", str(ladder), "--quiet", "--levels", "a,b", "random", str(SHIPPED_EXPERT)]) == 130
+    assert capsys.readouterr().err == "\nhalma ladder: interrupted\n"
+    assert (ladder.parent / SHIPPED_EXPERT.name).is_file()
+    assert level_player("b", "star", 2, path=ladder).select_move(Game(Rules("star", 2)))
