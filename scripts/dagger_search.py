@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import argparse
 import copy
+import io
 import multiprocessing
-import os
-import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -40,6 +39,7 @@ from agents.player import check_int, check_number
 from agents.policy import load_policy_player
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
+from halma_env.files import write_atomic
 from halma_env.rewards import seat_potential, seat_rewards
 
 # spawned, not forked: the parent has used torch (the checkpoint check), and a forked child
@@ -106,14 +106,9 @@ def collect(args: argparse.Namespace) -> None:
     # written whole or not at all: an interrupted run leaves no truncated file behind
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(rec, f)
-        os.replace(tmp, out)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    buffer = io.BytesIO()
+    torch.save(rec, buffer)
+    write_atomic(out, buffer.getvalue())
     seconds = time.perf_counter() - start
     print(f"{len(rec['choice'])} positions from {args.games} games in {seconds:.0f} s -> {args.out}")
 

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from agents.files import output_problem
 from agents.player import check_number
+from halma_env.files import write_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -199,14 +200,7 @@ def write_json(path: str, outcomes: list[Outcome]) -> None:
     """Written whole or not at all: an interrupted write leaves no truncated file behind."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(json.dumps([asdict(o) for o in outcomes], indent=1))
-        os.replace(tmp, out)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_atomic(out, json.dumps([asdict(o) for o in outcomes], indent=1))
 
 
 def main(argv: list[str] | None = None) -> int:
