@@ -250,9 +250,10 @@ def _check_copies(specs: list[str], base: Path) -> None:
     for c in specs:
         if ".onnx" not in c.lower():
             continue
-        if _beside_ladder(Path(parse_opponent_spec(c).path), base) is not None:
+        given = Path(parse_opponent_spec(c).path)
+        if _beside_ladder(given, base) is not None:
             continue
-        src = Path(parse_opponent_spec(c).path).resolve()
+        src = given.resolve()
         target = base / src.name
         digest = _sha256(src, "candidate model")
         if target in planned:
@@ -334,7 +335,6 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
 
     candidates = [c.strip() for c in candidates]
     exported_as: dict[str, str] = {}  # export stem -> its checkpoint
-    _check_each_model_once(candidates)
     for c in candidates:
         game = None
         if c.lower().endswith(".pt"):
@@ -360,6 +360,7 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
             _check_export_target(c, target / f"{variant}-{seats}-{_export_stem(c)}.onnx")
         else:
             candidate_player(c, 0)  # a bad spec or file fails before any game (a .pt's once exported)
+    _check_each_model_once(candidates)  # (after each file's own problem: a missing one is named as such)
     if len(candidates) < len(levels):  # after each candidate's own problem: fixing that one comes first
         raise LadderError(f"{len(levels)} levels need at least {len(levels)} candidates, got {len(candidates)} "
                           f"(or name fewer with --levels, e.g. --levels {','.join(levels[:len(candidates)])})")

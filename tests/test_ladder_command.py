@@ -772,7 +772,7 @@ def test_a_dry_run_is_refused_what_the_run_would_be(tmp_path: Path, capsys, monk
 # --- one model twice, a linked ladder file, a signal at the commit point (the second review) --------------------
 
 
-def test_one_model_named_twice_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+def test_one_model_named_twice_is_refused_before_anything_is_written(tmp_path: Path, capsys) -> None:
     """A checkpoint beside an export of it took two levels, and after the games the export's copy next to the
     ladder replaced the fresh export that had played; one file spelt two ways played itself.  Both are refused
     before any export; two identical checkpoints (exported apart) and one model with other options still go."""
@@ -796,6 +796,11 @@ def test_one_model_named_twice_is_refused_before_anything_is_written(tmp_path: P
     assert main(["ladder", "--ladder", str(tmp_path / "lad" / "ladder.json"), "--quiet", "--levels", "a,b",
                  str(ckpt), str(model)]) == 2
     assert _files(tmp_path) == before and not (tmp_path / "lad").exists()
+    # a candidate's own problem first: a missing checkpoint is named as such, not as a file the check cannot read
+    capsys.readouterr()
+    assert main(["ladder", "--ladder", str(tmp_path / "lad" / "ladder.json"), "--quiet", "--levels", "a,b",
+                 str(tmp_path / "gone.pt"), str(model)]) == 2
+    assert capsys.readouterr().err == f"halma ladder: error: checkpoint '{tmp_path / 'gone.pt'}' does not exist\n"
 
 
 def test_a_ladder_file_that_links_into_another_folder_is_refused(tmp_path: Path) -> None:
