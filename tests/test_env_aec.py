@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pickle
 import random
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -444,6 +446,32 @@ def test_illegal_action_wrapped_and_raw() -> None:
     assert raw.game.ply == 0
 
 
+@pytest.mark.parametrize("optimize", [False, True])
+def test_wrapped_env_refuses_out_of_range_actions_with_the_raw_envs_error(optimize: bool) -> None:
+    """``env()`` answered -1 or 121*121 with PettingZoo's bounds assertion, which ``python -O`` strips:
+    -1 then read the action mask from its end and ended the game as an illegal move, and 121*121 was
+    an IndexError.  Now the documented ValueError either way, and nothing is played."""
+    code = (
+        "import halma_env\n"
+        "for bad in (-1, 121 * 121, -1108):\n"
+        "    e = halma_env.env(variant='star', num_players=2)\n"
+        "    e.reset()\n"
+        "    try:\n"
+        "        e.step(bad)\n"
+        "    except ValueError as error:\n"
+        "        assert str(error) == f'action must be 0..14640, got {bad}', error\n"
+        "    else:\n"
+        "        raise AssertionError(f'{bad} was taken: {e.rewards}')\n"
+        "    assert e.unwrapped.game.ply == 0 and not any(e.terminations.values())\n"
+        "    e.step(e.unwrapped.encode_move(0, (113, 104)))  # the env still plays\n"
+        "    assert e.unwrapped.game.ply == 1\n"
+        "print('ok')\n"
+    )
+    flags = ["-O"] if optimize else []
+    done = subprocess.run([sys.executable, *flags, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
+
+
 def test_non_integer_actions_are_refused_not_truncated() -> None:
     raw = raw_env()
     raw.reset()
@@ -516,6 +544,28 @@ def test_reset_position_sets_the_seat_to_move_whatever_first_seat_is() -> None:
     raw = raw_env(first_seat=0)
     raw.reset(options={"position": seat1})
     assert raw.agent_selection == "player_1" and raw.game.rules.first_seat == 1
+
+
+def test_a_seat_finished_in_a_loaded_position_is_paid_in_reset_and_leaves_first() -> None:
+    """docs/environment.md, ``reset``: a loaded position in which a seat has already finished pays that
+    seat's place in ``reset()``, and its dead step comes before anyone moves."""
+    from agents.registry import make_player
+
+    game = Game(Rules("star", 3))
+    greedy = make_player("greedy", seed=0)
+    while all(status == "active" for status in game.status):
+        game.play(greedy.select_move(game))
+    finished = game.status.index("finished")
+    e = make_env(variant="star", num_players=3, move_limit=900)
+    e.reset(options={"position": game.position()})
+    name = f"player_{finished}"
+    assert e.agent_selection == name
+    assert e.rewards == {a: (1.0 if a == name else 0.0) for a in e.possible_agents}
+    _, reward, terminated, truncated, info = e.last()
+    assert (reward, terminated, truncated, info["place"]) == (1.0, True, False, 1)
+    e.step(None)
+    assert name not in e.agents and e.agent_selection == f"player_{game.to_move}"
+    assert e.rewards == dict.fromkeys(e.agents, 0.0)
 
 
 def test_bad_constructor_arguments_name_the_problem() -> None:

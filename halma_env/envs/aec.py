@@ -45,11 +45,20 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     ``step``: ``resign`` and ``set_cpu`` on the wrapped env count as the update of a turn, as ``step``
     does (made instead of a ``step`` inside an ``agent_iter`` loop, they tripped PettingZoo's "need to
     call step() or reset()" assertion at the next agent).  An action is checked as the raw env checks
-    it before the inner wrappers see it: a bool or a float is a ``TypeError`` there too, not an error
-    from indexing the action mask with it."""
+    it before the inner wrappers see it: a bool or a float is a ``TypeError`` there too, and an integer
+    outside ``0 .. H*H-1`` the raw env's ``ValueError``, not PettingZoo's bounds assertion (which
+    ``python -O`` strips: -1 would then read the mask from its end and count as an illegal move)."""
 
     def step(self, action: Any) -> None:
-        super().step(action if action is None or type(action) is int else action_int(action))  # (raw env's fast path)
+        if action is not None and self._has_reset and self.agents:
+            if type(action) is not int:  # (raw env's fast path)
+                action = action_int(action)
+            raw = self.unwrapped
+            agent = raw.agent_selection
+            alive = not (raw.terminations[agent] or raw.truncations[agent])  # a dead agent: PettingZoo's error
+            if alive and not 0 <= action < raw.encoding.num_actions:
+                raw.encoding.decode_action(0, action)  # raises its ValueError naming the range
+        super().step(action)
 
     def resign(self, agent: Any) -> None:
         """``raw_env.resign`` (docs/environment.md, *Game ends*)."""
