@@ -91,6 +91,14 @@ class TimeUp(Exception):
     """The human's time for this move ran out."""
 
 
+class LineTooLong(ValueError):
+    """An input line past ``MAX_LINE`` bytes: refused whole, not cut to a head that might be a command."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"a line of {size} bytes is too long (commands are at most {MAX_LINE} bytes); "
+                         "nothing was done")
+
+
 def _default_make_player(name: str, seed: int | None = None):
     from agents.registry import make_player
 
@@ -452,7 +460,8 @@ class PlaySession:
 
     def run(self, read: Callable[[str, float | None], str]) -> None:
         """Read commands until quit or the end of input.  ``read(prompt, timeout)`` returns a line, or
-        raises TimeUp when none comes within ``timeout`` seconds, or EOFError at the end of input.
+        raises TimeUp when none comes within ``timeout`` seconds, EOFError at the end of input, or
+        LineTooLong for a line past ``MAX_LINE`` bytes (refused; the session goes on).
         While the CPUs play on with no human seat left, it is asked ``read("", 0)`` before each CPU
         move: a silent look for a command typed meanwhile (TimeUp: none, the CPU moves)."""
         self.read = read
@@ -483,6 +492,9 @@ class PlaySession:
             except (EOFError, KeyboardInterrupt):  # Ctrl-C or the end of input at the prompt: the player quits
                 self.out("")
                 return
+            except LineTooLong as e:  # (its newline was read: the prompt's line is ended, as after a command)
+                self.out(f"error: {e}")
+                continue
             if not self.handle(line):
                 return
 
@@ -549,6 +561,7 @@ class LineReader:
         self.fd = fd
         self.pending = bytearray()
         self.scanned = 0  # the bytes of ``pending`` already searched for a newline (each chunk once)
+        self.dropped = 0  # bytes of the line being read dropped past MAX_LINE (it is refused when it ends)
         self.threaded = THREADED_STDIN if threaded is None else threaded
         self._chunks: queue.Queue[bytes] | None = None  # the thread's chunks (threaded), b"" for an end
         self._ended = False  # the thread has read a pipe's end and stopped
@@ -594,23 +607,31 @@ class LineReader:
     def readline(self, timeout: float | None = None) -> str:
         """The next line with its newline; the last one without it, then "" at the end of input.
         TimeUp when no whole line comes within ``timeout`` seconds (what was typed of one is kept).
-        A line longer than ``MAX_LINE`` bytes keeps its first ``MAX_LINE`` only (no command is that long:
-        what reads it refuses it, quoting its start), so a huge line costs its length once, not squared."""
+        A line longer than ``MAX_LINE`` bytes (no command is that long) is read to its end, keeping only
+        its length, and refused whole with ``LineTooLong``: a huge line costs its length once, not squared,
+        and no head of it is taken for a command."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while (end := self.pending.find(b"\n", self.scanned)) < 0:
             if len(self.pending) > MAX_LINE:
+                self.dropped += len(self.pending) - MAX_LINE
                 del self.pending[MAX_LINE:]
             self.scanned = len(self.pending)
             chunk = self._chunk(deadline)
             if not chunk:  # not sticky: a terminal can go on after Ctrl-D
-                line = bytes(self.pending[:MAX_LINE])
+                line = bytes(self.pending)
+                size = len(line) + self.dropped
                 self.pending.clear()
-                self.scanned = 0
+                self.scanned = self.dropped = 0
+                if size > MAX_LINE:
+                    raise LineTooLong(size)
                 return line.decode(errors="replace")
             self.pending += chunk
-        line = bytes(self.pending[:end + 1]) if end <= MAX_LINE else bytes(self.pending[:MAX_LINE]) + b"\n"
+        size = end + self.dropped  # without its newline
+        line = bytes(self.pending[:end + 1])
         del self.pending[:end + 1]
-        self.scanned = 0
+        self.scanned = self.dropped = 0
+        if size > MAX_LINE:
+            raise LineTooLong(size)
         return line.decode(errors="replace")  # whole lines: no UTF-8 character is split
 
 
@@ -713,8 +734,12 @@ def run(args: argparse.Namespace) -> int:
     level = "medium" if args.level is None else args.level
     args.seed = 0 if args.seed is None else args.seed
     try:
-        if args.seed < 0:  # (the CPU players' seeds are seed + seat modulo 2**63: -1 would give seat 1 seed 0)
+        # (the CPU players' seeds are seed + seat modulo 2**63: -1 would give seat 1 seed 0, 2**63 be seed 0)
+        if args.seed < 0:
             raise ValueError(f"--seed must be >= 0 (an integer), got {args.seed}")
+        if args.seed >= 2**63:
+            shown = str(args.seed) if args.seed < 10**30 else f"a number of {len(str(args.seed))} digits"
+            raise ValueError(f"--seed must be at most {2**63 - 1} (2**63 - 1), got {shown}")
         players = [s.strip() for s in args.players.split(",")] if args.players is not None else None
         if players is not None and not all(players):
             raise ValueError(f"--players {args.players!r} leaves a seat's player empty: name one per seat, comma "

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -1134,6 +1136,9 @@ def test_terminal_read_on_a_terminal_times_out_and_reads_lines(monkeypatch, thre
 
 @pytest.mark.parametrize(("flags", "message"), [
     (["--seed", "-1"], "--seed must be >= 0 (an integer), got -1"),
+    # folded modulo 2**63 it would seed the CPUs as --seed 0 does
+    (["--seed", str(2**63)], f"--seed must be at most {2**63 - 1} (2**63 - 1), got {2**63}"),
+    (["--seed", "9" * 40], f"--seed must be at most {2**63 - 1} (2**63 - 1), got a number of 40 digits"),
     (["--players", ""], "--players '' leaves a seat's player empty: name one per seat, comma separated"),
     (["--players", "human,,easy"], "--players 'human,,easy' leaves a seat's player empty"),
 ])
@@ -1498,25 +1503,45 @@ def test_replay_refuses_a_record_that_does_not_replay_as_stored(tmp_path, capsys
 
 
 @pytest.mark.parametrize("threaded", [False, True], ids=["select", "thread"])
-def test_a_huge_input_line_is_read_once_and_kept_to_its_first_max_line_bytes(threaded: bool) -> None:
-    """LineReader copied its whole buffer for every 4 KiB chunk (a 20 MB line took 35 s and 900 MB); a line
-    past MAX_LINE keeps its head, which no command matches, and the lines after it read as sent."""
+def test_a_huge_input_line_is_read_once_and_refused_whole(threaded: bool) -> None:
+    """LineReader copied its whole buffer for every 4 KiB chunk (a 20 MB line took 35 s and 900 MB); then a
+    line past MAX_LINE kept its head, so a move followed by 64 KiB of spaces and a stray word was played.
+    Now such a line is LineTooLong with its size, and the lines after it read as sent; a line of exactly
+    MAX_LINE bytes is still a line, and a too-long last line without a newline is refused too."""
     import threading
 
-    from agents.play import MAX_LINE, LineReader
+    from agents.play import MAX_LINE, LineReader, LineTooLong
 
     read_end, write_end = os.pipe()
-    huge = b"x" * (3 * 1024 * 1024) + "é".encode() + b"\n"
+    huge = b"113-104" + b" " * (3 * 1024 * 1024) + "é".encode() + b"\n"
+    exact = b"y" * MAX_LINE + b"\n"
 
     def send() -> None:
         with os.fdopen(write_end, "wb") as w:
-            w.write(huge + b"113-104\r\nquit\n" + "né\n".encode() + b"last")
+            w.write(huge + b"113-104\r\nquit\n" + "né\n".encode() + exact + b"z" * (MAX_LINE + 1))
 
     sender = threading.Thread(target=send)
     sender.start()
     reader = LineReader(read_end, threaded=threaded)
-    first = reader.readline()
-    assert first == "x" * MAX_LINE + "\n"
-    assert [reader.readline() for _ in range(5)] == ["113-104\r\n", "quit\n", "né\n", "last", ""]
+    with pytest.raises(LineTooLong, match=f"a line of {len(huge) - 1} bytes is too long"):
+        reader.readline()
+    assert [reader.readline() for _ in range(4)] == ["113-104\r\n", "quit\n", "né\n", exact.decode()]
+    with pytest.raises(LineTooLong, match=f"a line of {MAX_LINE + 1} bytes"):
+        reader.readline()
+    assert reader.readline() == ""
     sender.join()
     os.close(read_end)
+
+
+def test_a_too_long_line_at_the_prompt_is_an_error_and_plays_nothing(tmp_path: Path) -> None:
+    """Through the command: the move at the head of a too-long line is not played, and the session goes on."""
+    from agents.play import MAX_LINE
+
+    stdin = tmp_path / "in.txt"
+    stdin.write_bytes(b"111-102" + b" " * MAX_LINE + b"x\nquit\n")
+    with open(stdin, "rb") as f:
+        done = subprocess.run([sys.executable, "-m", "agents.cli", "play", "--players", "human,random",
+                               "--no-color"], stdin=f, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"error: a line of {MAX_LINE + 8} bytes is too long" in done.stdout
+    assert "plays 111-102" not in done.stdout
