@@ -17,7 +17,8 @@ from typing import cast
 
 from agents.files import is_write_failure, missing_extra
 from agents.interrupts import sigterm_raises
-from halma_env.rules import ASCII_DECIMAL, ASCII_INTEGER
+from halma_env.notation import quoted
+from halma_env.rules import ASCII_DECIMAL, ASCII_INTEGER, MAX_OPTION_DIGITS
 from halma_env.suggest import did_you_mean
 
 # name -> (module, help); the module provides add_arguments(parser) and run(args)
@@ -59,16 +60,22 @@ def flags_given(args: argparse.Namespace, dests: tuple[str, ...]) -> list[str]:
 
 
 def ascii_int(text: str) -> int:
-    """An integer flag's value in ASCII digits: int() also reads other scripts' digits (٢) and 1_0."""
+    """An integer flag's value in ASCII digits: int() also reads other scripts' digits (٢) and 1_0; and
+    one of more than ``MAX_OPTION_DIGITS`` digits is refused by its length, not by int()'s own limit
+    of 4,300 digits, whose error argparse reported as "invalid ascii_int value" quoting every digit."""
     if not ASCII_INTEGER.fullmatch(text.strip()):
-        raise argparse.ArgumentTypeError(f"expected an integer in ASCII digits, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected an integer in ASCII digits, got {quoted(text)}")
+    digits = text.strip().lstrip("+-").lstrip("0")
+    if len(digits) > MAX_OPTION_DIGITS:
+        raise argparse.ArgumentTypeError(f"an integer of {len(digits)} digits is far too large "
+                                         f"(at most {MAX_OPTION_DIGITS} digits)")
     return int(text)
 
 
 def ascii_float(text: str) -> float:
     """A number flag's value as ASCII text (the commands refuse nan and inf themselves, naming the flag)."""
     if not (ASCII_DECIMAL.fullmatch(text.strip()) or text.strip().lower().lstrip("+-") in ("inf", "nan")):
-        raise argparse.ArgumentTypeError(f"expected a number in ASCII digits, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a number in ASCII digits, got {quoted(text)}")
     return float(text)
 
 

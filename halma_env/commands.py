@@ -102,7 +102,12 @@ def run_perft(args: argparse.Namespace) -> int:
         for depth in range(1, args.depth + 1):
             counts[str(depth)] = perft(game, depth)
             _line(args, f"depth {depth}: {counts[str(depth)]}")
-        total = counts[str(args.depth)] if args.depth else 1
+            if not counts[str(depth)] and depth < args.depth:
+                # no sequence reaches this depth, so none reaches a deeper one: stop (a finished position
+                # at depth 10**9 printed zeros, and with --json collected them, until killed)
+                _line(args, f"depths {depth + 1}-{args.depth}: 0 (no move sequence reaches depth {depth})")
+                break
+        total = counts.get(str(args.depth), 0) if args.depth else 1
         if args.depth == 0:
             counts["0"] = 1
             _line(args, "depth 0: 1")

@@ -159,6 +159,24 @@ def test_perft_json_is_one_object_with_the_counts_the_lines_give(capsys) -> None
     assert json.loads(out)["depths"] == {"0": 1} and json.loads(out)["total"] == 1
 
 
+def test_perft_stops_at_the_first_depth_that_counts_zero(capsys) -> None:
+    """A finished position at depth 10**9 printed "depth N: 0" until killed (and --json grew its dict): every
+    depth past the first 0 is 0, so the counts stop there."""
+    # both armies home in the other's camp: the game is over
+    finished = START.replace("1/11/111/1111/", "x/").replace("/0000/000/00/0 ", "/1111/111/11/1 ").replace(
+        "x/", "0/00/000/0000/")
+    assert Game.from_position(finished).is_over
+    code, out, _ = run(capsys, "perft", "1000000000", "--position", finished)
+    assert code == 0
+    assert out.splitlines()[:2] == ["depth 1: 0", "depths 2-1000000000: 0 (no move sequence reaches depth 1)"]
+    assert out.splitlines()[2].startswith("total 0 in ")
+    code, out, _ = run(capsys, "perft", "1000000000", "--position", finished, "--json")
+    data = json.loads(out)
+    assert code == 0 and data["depths"] == {"1": 0} and data["total"] == 0 and data["depth"] == 10**9
+    code, out, _ = run(capsys, "perft", "1", "--position", finished, "--json")  # the last depth: nothing more to say
+    assert json.loads(out)["depths"] == {"1": 0} and json.loads(out)["total"] == 0
+
+
 def test_console_script_runs() -> None:
     """The installed ``halma`` entry point (through ``python -m agents.cli``)."""
     done = subprocess.run(

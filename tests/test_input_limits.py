@@ -59,6 +59,25 @@ def test_number_flags_take_ascii_digits_only(capsys) -> None:
     assert main(["perft", "-0", "--json"]) == 0 and '"total": 1' in capsys.readouterr().out
 
 
+def test_an_integer_flag_of_too_many_digits_is_named_by_its_length(capsys) -> None:
+    """Past int()'s 4,300 digits argparse said "invalid ascii_int value" and quoted all of them; now any
+    integer flag of more than 30 digits (leading zeros aside) is refused by its length, and a long non-number
+    is quoted cut short."""
+    from agents.cli import main
+
+    for argv, named in [(["perft", "9" * 5000], "argument depth: an integer of 5000 digits is far too large "
+                                                "(at most 30 digits)"),
+                        (["eval", "random", "random", "--games", "1" * 31], "argument --games: an integer of 31 "
+                                                                           "digits is far too large"),
+                        (["eval", "random", "random", "--games", "x" * 100], "got 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'"
+                                                                            "... (100 characters)")]:
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        err = capsys.readouterr().err
+        assert info.value.code == 2 and named in err and "ascii_int" not in err and len(err) < 1000
+    assert main(["perft", "0" * 40 + "1", "--json"]) == 0 and '"total": 14' in capsys.readouterr().out
+
+
 def test_a_ladder_game_s_seats_take_ascii_digits_only() -> None:
     from agents.ladder import LadderError, ladder_player
 
