@@ -11,13 +11,16 @@ any name ``agents.registry.make_player`` accepts).  Commands at a human's turn:
     cpu SEAT NAME  hand a seat to a CPU player; human SEAT takes it back
     save FILE      save the game record (JSON; over an earlier record, never another file);
                    load FILE continues a saved game (same seat count; this session's seats play on)
-    replay FILE    step through a record move by move (Enter: next, q or end of input: stop)
+    replay FILE    step through a record move by move (Enter: next; q, quit or end of input: stop)
     new            start the next game (the start seat rotates)
-    numbers        toggle hole numbers; board redraws; help; quit
+    numbers        toggle hole numbers (moves are written with them)
+    board          draw the board again
+    help           this list; quit (or exit, q) ends the session
 
 Bad input never changes the game: the session says what was wrong and asks again (a command
 with other arguments shows its form, ``cpu is written 'cpu SEAT NAME'``; a misspelt one gets the
-nearest command).  Numbers (holes, seats, ``#N``) are ASCII digits: '²' and '１１３' are refused.
+nearest command; a move written with a space, a dash lookalike or "to" gets the notation).  Numbers
+(holes, seats, ``#N``) are ASCII digits: '²' and '１１３' are refused.
 Input echoed in an error is cut short when long (its first characters and its length).  Every CPU
 seat's player is checked against the game before it can move (at the start, ``cpu SEAT NAME``,
 ``load FILE``): one that cannot play it (a model of another variant or seat count) is refused at
@@ -50,6 +53,7 @@ import copy
 import math
 import os
 import queue
+import re
 import select
 import sys
 import threading
@@ -81,7 +85,19 @@ COMMAND_ARGUMENTS = {
 HELP = __doc__.split("Commands at a human's turn:", 1)[1].split("Bad input", 1)[0]
 CHECK_BUDGET = 0.05  # seconds: the move a CPU player is asked for to check it can play the game (as halma eval)
 STAND_IN = "medium"  # the CPU that moves for a human whose time ran out
+END_REASON_WORDS = {  # Game.end_reason in words
+    "finished": "the race is decided",
+    "resign": "a resignation decided it",
+    "first_finish": "the first seat has finished (places by progress)",
+    "move_limit": "the move limit was reached",
+    "stall_limit": "no seat made progress for the stall limit (places by progress)",
+    "repetition": "a position repeated",
+    "no_moves": "no seat can move",
+}
 REPLAY_PROMPT = "Enter: next move, q: stop > "
+# two numbers with a space, a dash lookalike (pasted from a web page), ':', '_', ',', '>' or 'to' between them
+MOVE_LOOKALIKE = re.compile(r"\d+\s*(?:[\s:_,>\u2010-\u2015\u2212]|-\s|\s-|to)\s*\d+", re.IGNORECASE)
+REPLAY_STOP = ("q", "quit", "exit", "stop")  # the main prompt's quit words stop a replay, not step it
 MAX_DIGITS = 9  # a seat, hole or move number of more digits is out of any range (and int() refuses > 4300)
 # what --rule sets: variant and num_players come from --variant/--seats (parse_rule_options refuses them)
 RULE_OPTIONS = tuple(name for name in OPTION_NAMES if name not in ("variant", "num_players"))
@@ -141,6 +157,7 @@ class PlaySession:
             self.set_seat(seat, name)
         self.listed: list[Move] = []
         self.listed_position = ""
+        self.saved: tuple[Game, tuple] | None = None  # the game and its history when last saved (or loaded)
         self.marks: list[int] = []
         # how a replay asks for its next step: run() sets the session's own reader, so one buffer serves both
         self.read: Callable[[str, float | None], str] = terminal_read
@@ -217,6 +234,29 @@ class PlaySession:
         if not self.game.is_over:
             seat = self.game.to_move
             self.out(f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}, {self.seats[seat]}) to move")
+        else:
+            self.out(self.outcome())
+
+    def outcome(self) -> str:
+        """The end of the game in words, under the engine's status line (which names it by identifier)."""
+        game = self.game
+        why = END_REASON_WORDS.get(game.end_reason or "", game.end_reason)
+        places = [p or 0 for p in game.places]  # (every place is set once the game is over)
+        firsts = [s for s, p in enumerate(places) if p == 1]
+        if game.num_players == 1:
+            result = "the crossing is complete" if places[0] == 1 and game.end_reason == "finished" else "not finished"
+        elif len(firsts) == 1:
+            result = f"{self.seat_name(firsts[0])} wins"
+        else:
+            result = "a draw" if len(firsts) == game.num_players else \
+                f"{' and '.join(self.seat_name(s) for s in firsts)} share first place"
+        ranked = sorted(range(game.num_players), key=lambda seat: places[seat])
+        order = f" ({', '.join(f'{_ordinal(places[s])} {self.seat_name(s)}' for s in ranked)})" \
+            if game.num_players > 2 else ""
+        return f"result: {why}; {result}{order}; type 'new' for another"
+
+    def seat_name(self, seat: int) -> str:
+        return f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}, {self.seats[seat]})"
 
     # --- playing -----------------------------------------------------------------------
 
@@ -320,7 +360,7 @@ class PlaySession:
             self._undo()
         elif cmd == "resign":
             if game.is_over:
-                raise ValueError("the game is over")
+                raise ValueError(f"the game is over ({game.end_reason}); type 'new' for another")
             seat = self._human_to_move("resign")
             game.resign(seat)
             self.out(f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}) resigns")
@@ -340,21 +380,37 @@ class PlaySession:
                 raise ValueError(f"{args[0]!r} holds a file that is not a game record, which save does not write "
                                  "over: give another name, or remove it first")
             GameRecord.from_game(game, players=list(self.seats), metadata=self.record_metadata()).save(args[0])
+            self.saved = (game, tuple(game.history))
             self.out(f"saved to {args[0]}")
         elif cmd == "load":
             self._load(args[0])
         elif cmd == "replay":
             self.replay(load_record(args[0]))
+            # the last board on screen is the record's: show this session's game again before its prompt
+            self.out(f"back to this game, ply {game.ply}")
+            self.draw()
         elif cmd == "new":
+            self.note_unsaved()
             # the same variant and seat count: the CPU seats, checked for them, play on
             self.rules = self.rules.replace(first_seat=(self.rules.first_seat + 1) % self.rules.num_players)
             self.game = Game(self.rules)
             self.seat_changes, self.time_up_moves = [], []
             self.out(f"new game; seat {self.rules.first_seat} starts")
             self.play_cpu_turns()
+        elif MOVE_LOOKALIKE.fullmatch(line):
+            raise ValueError(f"a move is written 'src-dst' with two hole numbers and a plain '-', e.g. 113-104; "
+                             f"got {quoted(line)}")
         else:
             raise ValueError(f"unknown command {quoted(line)}{did_you_mean(cmd, COMMAND_ARGUMENTS)}; type 'help'")
         return True
+
+    def note_unsaved(self) -> None:
+        """Before the game is left (quit, the end of input, ``new``, ``load``): say so if it holds moves that
+        were not saved, since nothing brings it back."""
+        game = self.game
+        if game.history and self.saved != (game, tuple(game.history)):
+            self.out(f"(the game left at ply {game.ply} was not saved: 'save FILE' keeps a game, 'load FILE' "
+                     "continues it)")
 
     def record_metadata(self) -> dict:
         """The saved record's metadata: the seats that changed hands and the time-up moves, if any."""
@@ -385,7 +441,9 @@ class PlaySession:
         if record.players is not None:
             changes += [{"ply": loaded.ply, "seat": seat, "player": name, "from": before}
                         for seat, (before, name) in enumerate(zip(record.players, self.seats)) if before != name]
+        self.note_unsaved()
         self.game, self.rules, self.seat_changes, self.time_up_moves = loaded, loaded.rules, changes, time_up_moves
+        self.saved = (loaded, tuple(loaded.history))
         self.out(f"loaded {path}: ply {loaded.ply}")
         self.play_cpu_turns()
 
@@ -441,7 +499,10 @@ class PlaySession:
             except (EOFError, KeyboardInterrupt):  # as at the main prompt
                 self.out("")  # end the prompt's line
                 break
-            if answer.strip().lower() == "q":
+            except LineTooLong as e:  # refused, as at the main prompt; the replay goes on
+                self.out(f"error: {e}")
+                continue
+            if answer.strip().lower() in REPLAY_STOP:
                 break
 
     # --- the loop ----------------------------------------------------------------------
@@ -465,7 +526,7 @@ class PlaySession:
         While the CPUs play on with no human seat left, it is asked ``read("", 0)`` before each CPU
         move: a silent look for a command typed meanwhile (TimeUp: none, the CPU moves)."""
         self.read = read
-        self.out("type 'help' for commands")
+        self.out("type 'help' for commands, 'numbers' to show the hole numbers moves are written with")
         for seat in sorted(self.cpu):
             self.out(f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}): {self.player_label(seat)}")
         self.play_cpu_turns()
@@ -491,11 +552,13 @@ class PlaySession:
                 raise
             except (EOFError, KeyboardInterrupt):  # Ctrl-C or the end of input at the prompt: the player quits
                 self.out("")
+                self.note_unsaved()
                 return
             except LineTooLong as e:  # (its newline was read: the prompt's line is ended, as after a command)
                 self.out(f"error: {e}")
                 continue
             if not self.handle(line):
+                self.note_unsaved()
                 return
 
 
@@ -525,6 +588,27 @@ def _ply_entries(metadata: dict, key: str, path: str, game: Game) -> list[dict]:
     return [dict(entry) for entry in value]
 
 
+
+
+BOT_PARAMETER = re.compile(r"[A-Za-z_]\w*=[^:/\\]*")  # a bot spec's "name=value" after its first one
+
+
+def split_players(text: str) -> list[str]:
+    """``--players`` split at its commas, one player per seat, except that a bot spec's own parameters stay
+    with it: "human,search:depth=6,time=none" is ["human", "search:depth=6,time=none"] (split at every comma,
+    it named a player "time=none").  A piece is such a parameter when it reads ``name=value`` and the piece
+    before it is a spec with parameters (``bot:...``); a player's name has no '=' of its own."""
+    players: list[str] = []
+    for piece in (p.strip() for p in text.split(",")):
+        if players and ":" in players[-1] and "=" in players[-1] and BOT_PARAMETER.fullmatch(piece):
+            players[-1] += "," + piece
+        else:
+            players.append(piece)
+    return players
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
 def _game_name(rules: Rules) -> str:
@@ -702,7 +786,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seats", type=int, help="number of seats (default: one per --players entry, else 2)")
     p.add_argument(
         "--players",
-        help="comma-separated, one per seat: 'human' or a CPU level/bot; seats beyond the list get --level "
+        help="comma-separated, one per seat: 'human' or a CPU level/bot (a bot's own parameters keep their commas: "
+             "human,search:depth=4,time=none is two seats); seats beyond the list get --level "
              "(default: human, then --level for the rest)",
     )
     p.add_argument("--level", default=None, help="CPU level for the seats not given by --players (default medium); "
@@ -719,7 +804,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "'cpu SEAT NAME' and the stand-in for a human out of time)")
     p.add_argument("--numbers", action="store_true", help="show hole numbers")
     p.add_argument("--no-color", action="store_true",
-                   help="no colours (off anyway when output is not a terminal or NO_COLOR is set)")
+                   help="no colours (off anyway when output is not a terminal, NO_COLOR is set or TERM=dumb)")
     p.add_argument("--seed", type=int, default=None, help="seed of the CPU players (default 0)")
     p.add_argument("--replay", metavar="FILE", help="step through a saved game record and exit")
 
@@ -738,9 +823,8 @@ def run(args: argparse.Namespace) -> int:
         if args.seed < 0:
             raise ValueError(f"--seed must be >= 0 (an integer), got {args.seed}")
         if args.seed >= 2**63:
-            shown = str(args.seed) if args.seed < 10**30 else f"a number of {len(str(args.seed))} digits"
-            raise ValueError(f"--seed must be at most {2**63 - 1} (2**63 - 1), got {shown}")
-        players = [s.strip() for s in args.players.split(",")] if args.players is not None else None
+            raise ValueError(f"--seed must be at most {2**63 - 1} (2**63 - 1), got {args.seed}")  # (<= 30 digits)
+        players = split_players(args.players) if args.players is not None else None
         if players is not None and not all(players):
             raise ValueError(f"--players {args.players!r} leaves a seat's player empty: name one per seat, comma "
                              "separated (human, a level, a bot spec, a checkpoint or a model)")

@@ -18,7 +18,8 @@ def add_show_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seats", type=int, help="seats for the start position (default: 2)")
     p.add_argument("--numbers", action="store_true", help="write every hole's number")
     p.add_argument("--no-color", action="store_true",
-                   help="plain text, no ANSI colours (off anyway when output is not a terminal or NO_COLOR is set)")
+                   help="plain text, no ANSI colours (off anyway when output is not a terminal, NO_COLOR is set "
+                        "or TERM=dumb)")
     p.add_argument("--moves-from", type=int, metavar="HOLE", help="mark where the piece on HOLE can go")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 
@@ -10,3 +12,5 @@ def _no_inherited_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
     # NO_COLOR (https://no-color.org) in the caller's environment would turn off the colours that tests of
     # terminal output expect; a test sets it itself when it is what the test is about
     monkeypatch.delenv("NO_COLOR", raising=False)
+    if os.environ.get("TERM") == "dumb":  # (likewise: a CI runner's TERM=dumb turns them off)
+        monkeypatch.delenv("TERM")

@@ -14,6 +14,7 @@ import pytest
 
 from agents.play import HUMAN, PlaySession, TimeUp
 from halma_env import Game, Rules
+from halma_env.records import load_record
 from halma_env.rules import parse_rule_options
 
 
@@ -30,6 +31,9 @@ def make_first(name, seed=None):
     if name not in ("first", "medium"):
         raise ValueError(f"unknown player {name!r}")
     return FirstMove()
+
+
+UNSAVED = "(the game left at ply {} was not saved: 'save FILE' keeps a game, 'load FILE' continues it)"
 
 
 def session(seats, lines=None, **kw):
@@ -288,7 +292,9 @@ def test_whole_game_between_cpus_ends():
     s.rules = Rules("star", 2, move_limit=40)
     s.game = Game(s.rules)
     s.run(scripted([]))  # no command typed between the moves; then the end of input at the prompt
-    assert s.game.is_over and "game over" in out[-2] and out[-1] == ""
+    assert s.game.is_over and "game over" in out[-4] and out[-2] == ""
+    assert out[-3] == "result: the move limit was reached; a draw; type 'new' for another"
+    assert out[-1] == UNSAVED.format(40)
 
 
 def test_a_level_seat_says_what_it_plays_as():
@@ -675,11 +681,79 @@ def test_a_hole_must_hold_a_piece_of_the_seat_to_move() -> None:
     assert out[-1] == "the piece on 120 cannot move"
 
 
+@pytest.mark.parametrize(("seats", "rules", "lines", "expected"), [
+    ([HUMAN, HUMAN], {}, ["resign"], "result: a resignation decided it; seat 1 (blue, human) wins"),
+    ([HUMAN, HUMAN, HUMAN], {}, ["resign", "resign"],
+     "result: a resignation decided it; seat 2 (green, human) wins (1st seat 2 (green, human), 2nd seat 1 (blue, "
+     "human), 3rd seat 0 (red, human))"),
+    ([HUMAN, HUMAN], {"move_limit": 2}, ["113-104", "7-16"], "result: the move limit was reached; a draw"),
+])
+def test_the_end_of_a_game_is_said_in_words(seats: list[str], rules: dict, lines: list[str], expected: str) -> None:
+    """The engine's status line names the end by identifier ("game over (move_limit)"): the session says it in
+    words, who won, and (3+ seats) every place."""
+    s, out = session(seats)
+    s.rules = Rules("star", len(seats), **rules)
+    s.game = Game(s.rules)
+    for line in lines:
+        s.handle(line)
+    assert s.game.is_over and out[-1] == expected + "; type 'new' for another"
+
+
+@pytest.mark.parametrize("line", ["113 104", "113 - 104", "113 to 104", "113\u2014104", "113:104", "113,104"])
+def test_a_move_written_another_way_is_told_the_notation(line: str) -> None:
+    s, out = session([HUMAN, HUMAN])
+    s.handle(line)
+    assert out[-1] == (f"error: a move is written 'src-dst' with two hole numbers and a plain '-', e.g. 113-104; "
+                       f"got {line!r}") and s.game.ply == 0
+
+
+def test_the_replay_command_ends_by_showing_this_game_again_and_stops_on_quit(tmp_path: Path) -> None:
+    """After ``replay FILE`` the last board on screen was the record's, under this game's prompt; and ``quit``
+    at the replay prompt stepped it on instead of stopping."""
+    other, _ = session([HUMAN, HUMAN])
+    for move in ("113-104", "7-16", "104-95"):
+        other.handle(move)
+    other.handle("save " + str(tmp_path / "other.json"))
+    s, out = session([HUMAN, HUMAN])
+    for move in ("116-105", "7-16"):
+        s.handle(move)
+    answers = iter(["", "quit", "never read"])
+    s.replay(load_record(str(tmp_path / "other.json")), step=lambda: next(answers))
+    assert next(answers) == "never read"
+    del out[:]
+    s.read = lambda prompt, timeout: "q"
+    s.handle("replay " + str(tmp_path / "other.json"))
+    assert "back to this game, ply 2" in out and out[-1] == "seat 0 (red, human) to move"
+    assert "ply 2" in out[-2] and s.game.ply == 2
+
+
+def test_leaving_a_game_with_moves_not_saved_says_so(tmp_path: Path) -> None:
+    """quit, the end of input, ``new`` and ``load`` dropped a game without a word; a game saved (or loaded) as
+    it stands is left quietly."""
+    s, out = session([HUMAN, HUMAN])
+    s.run(scripted(["quit"]))  # no move: nothing to lose
+    assert not any(line.startswith("(the game left") for line in out)
+    s.handle("113-104")
+    s.handle("new")
+    at = out.index("new game; seat 1 starts")
+    assert out[at - 1] == UNSAVED.format(1)
+    s.handle("7-16")
+    s.handle(f"save {tmp_path / 'g.json'}")
+    s.run(scripted(["quit"]))
+    assert not any(line.startswith("(the game left") for line in out[-3:])
+    s.handle("113-104")  # a move after the save
+    s.handle(f"load {tmp_path / 'g.json'}")
+    assert UNSAVED.format(2) in out and s.game.ply == 1
+    s.run(scripted([]))  # the end of input right after a load: the game is as saved
+    assert out[-1] == ""
+
+
 def test_a_finished_game_cannot_be_resigned() -> None:
     s, out = session([HUMAN, HUMAN])
     s.handle("resign")
     s.handle("resign")
-    assert out[-1] == "error: the game is over" and s.game.status == ["resigned", "active"]
+    assert out[-1] == "error: the game is over (resign); type 'new' for another"
+    assert s.game.status == ["resigned", "active"]
 
 
 @pytest.mark.parametrize(("line", "form"), [
@@ -771,7 +845,8 @@ def test_session_defaults_and_the_help_text() -> None:
     s = PlaySession(Rules("star", 2), [HUMAN, HUMAN], cpu_budget=0.5, out=out.append, make_player=make_first)
     s.handle("board")
     assert "\x1b[" in out[-2] and out[-1] == "seat 0 (red, human) to move"
-    assert HELP.strip().startswith("src-dst") and HELP.rstrip().endswith("help; quit") and "Bad input" not in HELP
+    assert HELP.strip().startswith("src-dst") and HELP.rstrip().endswith("quit (or exit, q) ends the session")
+    assert "Bad input" not in HELP
 
 
 def test_a_finished_game_takes_no_move_and_a_time_up_move_is_recorded(tmp_path) -> None:
@@ -827,6 +902,23 @@ def _cli_sessions(monkeypatch, tty: bool) -> list[PlaySession]:
     monkeypatch.setattr(PlaySession, "run", lambda self, read: sessions.append(self))
     monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
     return sessions
+
+
+def test_players_keep_a_bot_specs_own_commas(monkeypatch, capsys) -> None:
+    """--players 'human,search:depth=2,time=none' was split at every comma: "unknown player 'time=none'"."""
+    from agents.cli import main
+    from agents.play import split_players
+
+    sessions = _cli_sessions(monkeypatch, tty=False)
+    assert main(["play", "--players", "human,search:depth=2,time=none"]) == 0
+    assert sessions[0].seats == [HUMAN, "search:depth=2,time=none"]
+    assert main(["play", "--players", "greedy:noise=0.25,temperature=1.0, human, easy"]) == 0
+    assert sessions[1].seats == ["greedy:noise=0.25,temperature=1.0", HUMAN, "easy"]
+    assert split_players("search:depth=3,runs/a/last.pt") == ["search:depth=3", "runs/a/last.pt"]
+    assert split_players("ladder:star-2:easy,human") == ["ladder:star-2:easy", HUMAN]
+    # a parameter with no spec before it is a player of its own, refused by name
+    assert main(["play", "--players", "human,time=none"]) == 2
+    assert "unknown player 'time=none'" in capsys.readouterr().err
 
 
 def test_cli_defaults_a_human_against_medium_in_colour_on_a_terminal(monkeypatch) -> None:
@@ -915,10 +1007,11 @@ def test_run_greets_prompts_and_times_only_a_live_humans_turn() -> None:
         return line
 
     s.run(read)
-    assert out[:2] == ["type 'help' for commands", "seat 2 (green): first"]
+    assert out[:2] == ["type 'help' for commands, 'numbers' to show the hole numbers moves are written with",
+                       "seat 2 (green): first"]
     assert s.game.is_over and [e.kind for e in s.game.history if e.kind != "move"] == ["resign", "resign"]
     assert reads == [("> ", 30), ("> ", 30), ("> ", 30), ("> ", None)]
-    assert out[-1] == ""  # a newline after the end of input
+    assert out[-2:] == ["", UNSAVED.format(s.game.ply)]  # a newline after the end of input, then the game is not kept
 
 
 @pytest.fixture(params=[False, True], ids=["select", "thread"])
@@ -1138,7 +1231,7 @@ def test_terminal_read_on_a_terminal_times_out_and_reads_lines(monkeypatch, thre
     (["--seed", "-1"], "--seed must be >= 0 (an integer), got -1"),
     # folded modulo 2**63 it would seed the CPUs as --seed 0 does
     (["--seed", str(2**63)], f"--seed must be at most {2**63 - 1} (2**63 - 1), got {2**63}"),
-    (["--seed", "9" * 40], f"--seed must be at most {2**63 - 1} (2**63 - 1), got a number of 40 digits"),
+    (["--seed", "9" * 30], f"--seed must be at most {2**63 - 1} (2**63 - 1), got {'9' * 30}"),
     (["--players", ""], "--players '' leaves a seat's player empty: name one per seat, comma separated"),
     (["--players", "human,,easy"], "--players 'human,,easy' leaves a seat's player empty"),
 ])
@@ -1289,7 +1382,8 @@ def test_cpus_playing_on_read_commands_between_their_moves() -> None:
     assert reads == [("> ", None)] + [("", 0)] * 5 + [("> ", None)]
     # 3 CPU moves between the looks, then seat 1's move up to seat 0's turn
     assert s.game.ply == 4 and s.game.to_move == 0 and s.is_human(0)
-    assert "seat 0 is played by a human again" in out and out[-1] == "seat 0 (red, human) to move"
+    assert "seat 0 is played by a human again" in out and out[-2:] == ["seat 0 (red, human) to move",
+                                                                       UNSAVED.format(4)]
 
 
 def test_a_move_or_resignation_typed_while_the_cpus_play_on_is_refused() -> None:
@@ -1361,7 +1455,7 @@ def test_a_resigned_humans_cpus_play_on_a_move_at_a_time() -> None:
         raise next(answers)
 
     s.run(read)
-    assert s.game.ply == 1 and out[-1] == ""
+    assert s.game.ply == 1 and out[-2:] == ["", UNSAVED.format(1)]
 
 
 @pytest.mark.parametrize(("players", "script"), [("human,random", "cpu 0 random\nsave {path}\nquit\n"),
