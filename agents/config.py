@@ -48,6 +48,11 @@ MAX_SIZES: dict[str, int] = {
     "pool.max_snapshots": 500,  # (5) a network each
     "imitation.games": 10000,  # (300) every decision of every game is held in memory
     "imitation.minibatch_size": 65536,  # (256)
+    # an evaluation plays all its games side by side, a Game and a bot each, and the learner's positions of a ply
+    # in one forward pass: 10,000 games of the quickstart network took 390 MB more at their peak, of the 32 x 4
+    # network 550 MB (100,000: gigabytes, after the whole training for eval.final_games)
+    "eval.games": 10000,  # (50)
+    "eval.final_games": 10000,  # (100)
     "crossing.planner_width": 100_000,  # (3000)
     "crossing.detour_width": 100_000,  # (300)
     "crossing.detours": 1000,  # (30)
@@ -172,9 +177,12 @@ class PPOConfig:
         for name in ("gamma", "gae_lambda"):
             if not 0 <= (value := getattr(self, name)) <= 1:
                 raise ValueError(f"ppo.{name} must be in [0, 1], got {value}")
-        for name in ("clip_coef", "ent_coef", "vf_coef", "max_grad_norm"):
+        for name in ("clip_coef", "ent_coef", "vf_coef"):
             if not (value := getattr(self, name)) >= 0:  # (NaN fails `>= 0`, as every range check here is written)
                 raise ValueError(f"ppo.{name} must be >= 0, got {value}")
+        if not self.max_grad_norm > 0:  # 0 clips every gradient to nothing: PPO and imitation would learn nothing
+            raise ValueError(f"ppo.max_grad_norm must be > 0 (the gradient norm PPO and the imitation fit clip to; "
+                             f"0 would stop all learning), got {self.max_grad_norm}")
         if self.target_kl is not None and not self.target_kl > 0:
             raise ValueError(f"ppo.target_kl must be > 0 (null: no early stop), got {self.target_kl}")
         _check_sizes("ppo", self)
@@ -251,6 +259,12 @@ class ImitationConfig:
         if not self.distill_coef >= 0:  # (NaN fails it)
             raise ValueError(f"imitation.distill_coef must be >= 0, got {self.distill_coef}")
         _check_sizes("imitation", self)
+        # checked with or without a bot: a stored config that a later `--set imitation.bot=...` refuses is
+        # inconsistent
+        if not 0 < self.learning_rate < 1:
+            raise ValueError(f"imitation.learning_rate must be in (0, 1), got {self.learning_rate}")
+        if self.minibatch_size < 1:
+            raise ValueError(f"imitation.minibatch_size must be >= 1, got {self.minibatch_size}")
         if self.bot is None:
             if self.games or self.epochs or self.distill_coef:
                 raise ValueError("imitation.games, imitation.epochs and imitation.distill_coef need imitation.bot "
@@ -259,10 +273,6 @@ class ImitationConfig:
         if (self.games < 1 or self.epochs < 1) and not (self.games == self.epochs == 0 and self.distill_coef > 0):
             raise ValueError(f"imitation.bot {self.bot!r} needs imitation.games >= 1 and imitation.epochs >= 1 (or "
                              f"both 0 with imitation.distill_coef > 0), got {self.games} and {self.epochs}")
-        if not 0 < self.learning_rate < 1:
-            raise ValueError(f"imitation.learning_rate must be in (0, 1), got {self.learning_rate}")
-        if self.minibatch_size < 1:
-            raise ValueError(f"imitation.minibatch_size must be >= 1, got {self.minibatch_size}")
 
 
 @dataclass
@@ -304,6 +314,7 @@ class EvalConfig:
                 raise ValueError(f"eval.{name} must be >= 0, got {value}")
         if self.move_limit < 1:
             raise ValueError(f"eval.move_limit must be >= 1, got {self.move_limit}")
+        _check_sizes("eval", self)
         _check_players_listed("eval.opponents", self.opponents)
         _check_players_listed("eval.final_opponents", self.final_opponents)
         if self.every and self.games and not self.opponents:
@@ -340,6 +351,27 @@ class _Section(Protocol):
     """A section of ``TrainConfig`` (``GameConfig``, ``PPOConfig``, ...)."""
 
     def validate(self) -> None: ...
+
+
+# the device types torch.device parses (torch 2.13's list: its error for another names them), so that a config's
+# device is checked for its form without importing torch (`--print-config`, `--help` stay fast); whether this
+# machine has it is checked when a run starts (agents/devices.py)
+TORCH_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
+                      "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+_DEVICE = re.compile(rf"({'|'.join(TORCH_DEVICE_TYPES)})(?::(?:0|[1-9][0-9]*))?")
+
+
+def device_type(name: str) -> str | None:
+    """The type of a torch device string (``cpu`` for ``cpu``, `` cpu `` and ``cpu:0``; ``cuda`` for ``cuda:1``)
+    as torch.device reads it (surrounding blanks aside, as agents/devices.py strips them), None for a string it
+    refuses (``CPU``, ``gpu``, ``cuda:01``)."""
+    match = _DEVICE.fullmatch(name.strip())
+    return match.group(1) if match else None
+
+
+def is_cpu_device(name: str) -> bool:
+    """Whether ``name`` is the CPU as torch reads it (``cpu``, ``cpu:0``)."""
+    return device_type(name) == "cpu"
 
 
 # every seed the trainer derives from `seed` (seed * 1_000_003 + process + 7919 * update for a data-parallel
@@ -384,6 +416,10 @@ class TrainConfig:
                              f"got {self.torch_threads}")
         if self.processes < 1:
             raise ValueError(f"processes must be >= 1, got {self.processes}")
+        if device_type(self.device) in (None, "meta"):  # (the form; the machine's devices: when a run starts)
+            others = ", ".join(t for t in TORCH_DEVICE_TYPES if t not in ("cpu", "cuda", "meta"))
+            raise ValueError(f"device {self.device!r} is not a torch device (expected cpu, cuda or cuda:N, or another "
+                             f"torch device type: {others})")
         _check_sizes("network", self.network)
         _check_sizes("", self)
         update_steps = (self.env.num_envs + self.env.solo_envs) * self.ppo.num_steps
@@ -393,14 +429,16 @@ class TrainConfig:
         if self.ppo.total_steps < update_steps:
             raise ValueError(f"ppo.total_steps ({self.ppo.total_steps}) is less than one update: (env.num_envs + "
                              f"env.solo_envs) x ppo.num_steps = {update_steps} steps")
-        if self.ppo.num_minibatches > update_steps:
-            raise ValueError(f"ppo.num_minibatches ({self.ppo.num_minibatches}) is more than the {update_steps} "
-                             "steps of an update")
+        if self.ppo.num_minibatches > update_steps:  # (what is split is the learner's transitions, fewer still)
+            raise ValueError(f"ppo.num_minibatches ({self.ppo.num_minibatches}) must be at most the {update_steps} "
+                             "steps of an update, (env.num_envs + env.solo_envs) x ppo.num_steps: its minibatches "
+                             "split the learner's transitions of an update, at most that many, and hold at least one "
+                             "transition each")
         for key in ("num_envs", "solo_envs"):
             if getattr(self.env, key) % self.processes:
                 raise ValueError(f"env.{key} ({getattr(self.env, key)}) must be a multiple of processes "
                                  f"({self.processes}): each process plays an equal share of the games")
-        if self.processes > 1 and self.device != "cpu":
+        if self.processes > 1 and not is_cpu_device(self.device):
             raise ValueError(f"processes: {self.processes} data-parallel processes run on the CPU; with device "
                              f"{self.device!r} use processes: 1")
         if self.init_from is not None:
@@ -417,6 +455,12 @@ class TrainConfig:
                 raise ValueError(f"init_from and imitation.games both set the starting weights (got {self.init_from!r} "
                                  f"and {self.imitation.games}); choose one (set imitation.games and imitation.epochs "
                                  "to 0: imitation.distill_coef may stay)")
+        if self.imitation.games and self.game.move_limit is None and self.game.stall_limit is None:
+            raise ValueError(f"imitation.games ({self.imitation.games}) records bot-only games under the training "
+                             "rules, which give a game no end with game.move_limit and game.stall_limit both null (a "
+                             "bot that never finishes would record one game until memory runs out): set "
+                             "game.move_limit (e.g. 300) or game.stall_limit, or imitation.games and imitation.epochs "
+                             "to 0")
         if self.env.solo_envs and self.game.variant != "star":
             raise ValueError(f"env.solo_envs: the solitaire crossing is a star game, not {self.game.variant}; "
                              "set it to 0")
@@ -552,7 +596,10 @@ def _coerce(value: Any, tp: Any, path: str) -> Any:
         return real
     if tp is str:
         if not isinstance(value, str):
-            raise ValueError(f"{path}: expected a string, got {value!r}")
+            # YAML read 2024 as a number (a list's item: the hint's --set would not name it)
+            quoted = isinstance(value, (int, float)) and not isinstance(value, bool) and "[" not in path
+            hint = f" (YAML reads it as a number: quote it, --set \"{path}='{value}'\")" if quoted else ""
+            raise ValueError(f"{path}: expected a string, got {value!r}{hint}")
         return value
     raise TypeError(f"unsupported config type {tp!r} at {path}")
 
@@ -871,14 +918,21 @@ def dump_yaml(cfg: TrainConfig) -> str:
 
 
 def config_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    """``key old -> new`` for every (dotted) config key whose value differs between two config dicts."""
+    """``key old -> new`` for every (dotted) config key whose value differs between two config dicts; the keys a
+    resume does not use (``KEYS_UNUSED_BY_RESUME``) say so."""
     old, new = flat_config(before), flat_config(after)
 
     def shown(values: dict[str, Any], key: str) -> str:
         return repr(values[key]) if key in values else "(none)"  # a key that one config version lacks
 
-    return [f"{key} {shown(old, key)} -> {shown(new, key)}" for key in sorted(old.keys() | new.keys())
-            if key not in old or key not in new or old[key] != new[key]]
+    return [f"{key} {shown(old, key)} -> {shown(new, key)}{UNUSED_BY_RESUME if key in KEYS_UNUSED_BY_RESUME else ''}"
+            for key in sorted(old.keys() | new.keys()) if key not in old or key not in new or old[key] != new[key]]
+
+
+# keys that only start a fresh run: a resume continues from its checkpoint's weights and never imitates again, so a
+# change of them is listed with this note (docs/training.md, "Checkpoints and resume")
+KEYS_UNUSED_BY_RESUME = ("init_from", "imitation.games", "imitation.epochs")
+UNUSED_BY_RESUME = " (unused by a resume)"
 
 
 def flat_config(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:

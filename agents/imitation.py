@@ -80,6 +80,9 @@ def record(cfg: TrainConfig, make_bot: Callable[[str, int], Any], seed: int) -> 
     bot = cfg.imitation.bot
     if bot is None:  # TrainConfig.validate: recording games needs imitation.bot
         raise ValueError("imitation.bot is null: there is no bot whose games to record")
+    if rules.move_limit is None and rules.stall_limit is None:  # (TrainConfig.validate refuses it first)
+        raise ValueError("imitation.games: the training rules give a game no end (game.move_limit and "
+                         "game.stall_limit are null): set one of them")
     for g in range(cfg.imitation.games):
         game = Game(rules.replace(first_seat=g % n))
         bots = [make_bot(bot, seed * 1_000_003 + g * n + s) for s in range(n)]

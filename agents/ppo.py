@@ -349,7 +349,7 @@ class Trainer:
 
     def __init__(self, cfg: TrainConfig, run_dir: str | Path, device: str | None = None, resume: bool = False,
                  log: Callable[[str], None] | None = None, rank: int = 0, world_size: int = 1,
-                 crossing_cache: str | Path | None = None, lock_run_dir: bool = False) -> None:
+                 crossing_cache: str | Path | None = None, lock_run_dir: bool = False, quiet: bool = False) -> None:
         if device and device != cfg.device:  # config.yaml and the checkpoints record the device used (--device)
             cfg = dataclasses.replace(cfg, device=device)
         self.cfg = cfg
@@ -357,6 +357,9 @@ class Trainer:
         # where the planner's crossing lines are kept between runs (None: planned at every start)
         self.crossing_cache = None if crossing_cache is None else Path(crossing_cache)
         self.rank, self.world_size = rank, world_size
+        # no progress bar in this run, whatever log.progress_bar says (halma train --quiet): a flag of one command,
+        # so not written into the config (a resume without it would list log.progress_bar as changed)
+        self.quiet = quiet
         self.main = rank == 0  # the process that logs, evaluates and writes the run directory
         # flushed: runs are often redirected to a file
         self.log = (log or (lambda line: print(line, flush=True))) if self.main else (lambda line: None)
@@ -1118,7 +1121,7 @@ class _Progress:
         self.next_eval = ((trainer.global_step // cfg.eval.every + 1) * cfg.eval.every
                           if cfg.eval.every and cfg.eval.games else None)
         self.bar = None
-        if cfg.log.progress_bar and trainer.main:
+        if cfg.log.progress_bar and not trainer.quiet and trainer.main:
             from tqdm import tqdm
 
             self.bar = tqdm(total=total_steps, initial=min(trainer.global_step, total_steps), unit="step",

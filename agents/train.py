@@ -27,7 +27,8 @@ from agents.files import folder_error, is_write_failure
 
 CROSSING_CACHE = ".crossing_cache"  # in the runs directory: the planner's crossing lines, shared by its runs
 DEFAULT_RUNS_DIR = "runs"
-RUN_FLAGS = ("device", "resume", "no_final_eval")  # the flags that only act on a run (--print-config refuses them)
+# the flags that only act on a run (--print-config refuses them)
+RUN_FLAGS = ("device", "resume", "no_final_eval", "quiet")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -38,7 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", action="store_true", help="continue the run from <run dir>/checkpoints/last.pt")
     p.add_argument("--runs-dir", default=DEFAULT_RUNS_DIR, help="parent of the run directory (default runs/)")
     p.add_argument("--no-final-eval", action="store_true", help="skip the closing evaluation")
-    p.add_argument("--quiet", action="store_true", help="no progress bar; status lines only")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar, status lines only (this run only: the stored config keeps log.progress_bar)")
     p.add_argument("--print-config", action="store_true",
                    help="print the resolved config (every key, after --set) as the run's config.yaml would hold "
                         "it, and exit: nothing is trained or written")
@@ -69,8 +71,6 @@ def run(args: argparse.Namespace) -> int:
     if args.runs_dir == "":  # Path("") is the working directory: a run would train into ./NAME
         print("halma train: error: --runs-dir needs a directory, got ''", file=sys.stderr)
         return 2
-    if args.quiet:
-        cfg.log.progress_bar = False
     if args.print_config:
         from agents.cli import flags_given
         from agents.config import dump_yaml
@@ -82,6 +82,10 @@ def run(args: argparse.Namespace) -> int:
             return 2
         print(dump_yaml(cfg), end="")
         return 0
+    cores = os.cpu_count()
+    if cores is not None and cfg.processes > cores:
+        print(f"halma train: warning: processes: {cfg.processes} is more than this machine's {cores} CPU cores "
+              "(the processes will share them, each slower)", file=sys.stderr)
     # at once, not after torch's import (the Trainer checks again, under the run's lock); a run directory another
     # halma train holds first: what it holds is that run's, not one to remove or resume
     from agents.run_dir import new_run_dir_problem, run_in_use_problem
@@ -135,6 +139,8 @@ def resume_command(args: argparse.Namespace) -> str:
         words += ["--runs-dir", args.runs_dir]
     if args.device:
         words += ["--device", args.device]
+    if getattr(args, "quiet", False):
+        words.append("--quiet")
     return shell_join(words)
 
 
@@ -273,7 +279,7 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
     trainer = None
     try:
         trainer = Trainer(cfg, run_dir, device=args.device, resume=args.resume, rank=rank, world_size=world_size,
-                          crossing_cache=Path(args.runs_dir) / CROSSING_CACHE, lock_run_dir=True)
+                          crossing_cache=Path(args.runs_dir) / CROSSING_CACHE, lock_run_dir=True, quiet=args.quiet)
     except ValueError as exc:
         error = str(exc)
     except OSError as exc:  # an unwritable --runs-dir, or a file in its place

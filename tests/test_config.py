@@ -53,8 +53,11 @@ REFUSED = [
     (["ppo.learning_rate=-1e-3"], r"^ppo\.learning_rate must be in \(0, 1\), got -0\.001$"),
     *[([f"ppo.{key}={value}"], rf"^ppo\.{key} must be in \[0, 1\], got {re.escape(str(value))}$")
       for key in ("gamma", "gae_lambda") for value in (-0.1, 1.5)],
-    *[([f"ppo.{key}=-0.1"], rf"^ppo\.{key} must be >= 0, got -0\.1$") for key in ("clip_coef", "ent_coef", "vf_coef",
-                                                                                 "max_grad_norm")],
+    *[([f"ppo.{key}=-0.1"], rf"^ppo\.{key} must be >= 0, got -0\.1$") for key in ("clip_coef", "ent_coef", "vf_coef")],
+    # 0 clipped every gradient to nothing: a whole run (and its imitation fit) trained without changing a weight
+    *[([f"ppo.max_grad_norm={value}"], rf"^ppo\.max_grad_norm must be > 0 \(the gradient norm PPO and the imitation "
+       rf"fit clip to; 0 would stop all learning\), got {shown}$")
+      for value, shown in (("0", r"0\.0"), ("-0.1", r"-0\.1"))],
     # network
     *[([f"network.{key}=0"], rf"^network\.{key} must be >= 1, got 0$")
       for key in ("channels", "pair_dim", "value_hidden")],
@@ -85,6 +88,17 @@ REFUSED = [
     (["imitation.bot=greedy", "imitation.games=1", "imitation.epochs=1", "imitation.minibatch_size=0"],
      r"^imitation\.minibatch_size must be >= 1, got 0$"),
     (["imitation.bot=nobody", "imitation.games=1", "imitation.epochs=1"], r"^imitation\.bot: unknown player"),
+    # the same ranges with no bot (they were accepted, stored, and refused by a later --set imitation.bot=...)
+    *[([f"imitation.learning_rate={value}"], rf"^imitation\.learning_rate must be in \(0, 1\), got {shown}$")
+      for value, shown in (("-5", r"-5\.0"), ("7", r"7\.0"), ("0", r"0\.0"))],
+    *[([f"imitation.minibatch_size={value}"], rf"^imitation\.minibatch_size must be >= 1, got {value}$")
+      for value in (0, -3)],
+    # recording under rules that give a game no end: a bot that never finishes recorded one game until memory ran out
+    *[(["game.move_limit=null", f"imitation.bot={bot}", "imitation.games=1", "imitation.epochs=1", *more],
+       r"^imitation\.games \(1\) records bot-only games under the training rules, which give a game no end with "
+       r"game\.move_limit and game\.stall_limit both null .*: set game\.move_limit \(e\.g\. 300\) or "
+       r"game\.stall_limit, or imitation\.games and imitation\.epochs to 0$")
+      for bot, more in (("random", []), ("greedy", ["game.repetition_limit=3"]))],
     # crossing
     *[([f"crossing.{key}={value}"], rf"^crossing\.{key} must be >= {least}, got {value}$")
       for key, value, least in (("planner_width", -1, 0), ("detours", -1, 0), ("detour_width", 0, 1))],
@@ -117,8 +131,16 @@ REFUSED = [
     (["env.num_envs=4", "env.solo_envs=4", "ppo.num_steps=16", "ppo.total_steps=127"],
      r"ppo\.total_steps \(127\) is less than one update: .* = 128 steps"),
     (["env.num_envs=4", "env.solo_envs=4", "ppo.num_steps=16", "ppo.num_minibatches=129"],
-     r"ppo\.num_minibatches \(129\) is more than the 128 steps of an update"),
+     r"^ppo\.num_minibatches \(129\) must be at most the 128 steps of an update, \(env\.num_envs \+ env\.solo_envs\) x "
+     r"ppo\.num_steps: its minibatches split the learner's transitions of an update, at most that many, and hold at "
+     r"least one transition each$"),
     (["processes=2", "env.solo_envs=3"], r"env\.solo_envs \(3\) must be a multiple of processes \(2\)"),
+    # the device's form is checked at load, without torch (whether the machine has it: when a run starts)
+    *[([f"device={name}"], rf"^device {re.escape(repr(shown))} is not a torch device \(expected cpu, cuda or "
+       r"cuda:N, or another torch device type: ipu, xpu, .*, privateuseone\)$")
+      for name, shown in [(n, n) for n in ("foo", "gpu", "CPU", "Cuda", "cuda:01", "cuda:-1", "cpu:0:1", "meta")]
+      + [("''", "")]],
+    (["processes=2", "device=cuda:0"], r"^processes: 2 data-parallel processes run on the CPU; with device 'cuda:0'"),
     (["init_from=/nonexistent/x.pt"], r"init_from: checkpoint '/nonexistent/x\.pt' does not exist"),
 ]
 
@@ -137,7 +159,7 @@ ACCEPTED = [
     ["env.solo_envs=4"],  # on the star: the solitaire crossing
     [f"ppo.{key}=1" for key in ("num_steps", "num_minibatches", "update_epochs")],
     ["ppo.learning_rate=0.999"], ["ppo.gamma=0", "ppo.gae_lambda=0"], ["ppo.gamma=1", "ppo.gae_lambda=1"],
-    [f"ppo.{key}=0" for key in ("clip_coef", "ent_coef", "vf_coef", "max_grad_norm")],
+    [f"ppo.{key}=0" for key in ("clip_coef", "ent_coef", "vf_coef")], ["ppo.max_grad_norm=0.000001"],
     ["ppo.target_kl=0.5"], ["ppo.target_kl=0.01"],
     [f"network.{key}=1" for key in ("channels", "pair_dim", "value_hidden")], ["network.blocks=0"],
     ["network.attention_layers=1", "network.channels=16"], ["network.reach_features=true"],
@@ -155,7 +177,15 @@ ACCEPTED = [
     ["name=a.b"], ["torch_threads=0"], ["torch_threads=256"], ["seed=0"], ["seed=4294967295"],
     ["env.num_envs=4", "env.solo_envs=4", "ppo.num_steps=16", "ppo.total_steps=128", "ppo.num_minibatches=128"],
     ["processes=1", "device=cuda"],  # the device itself is checked when a run starts (agents/devices.py)
-    ["processes=2", "device=cpu"],
+    ["processes=2", "device=cpu"], ["processes=2", "device=cpu:0"],  # cpu:0 is the CPU too
+    ["device=cuda:1"], ["device=mps"],
+    ["imitation.learning_rate=0.5", "imitation.minibatch_size=1"],  # in range with no bot
+    # a game with an end: a move limit, or a stall limit (with no move limit)
+    ["imitation.bot=random", "imitation.games=1", "imitation.epochs=1", "game.move_limit=1"],
+    ["imitation.bot=random", "imitation.games=1", "imitation.epochs=1", "game.move_limit=null", "game.stall_limit=1"],
+    ["game.move_limit=null"],  # PPO's own games are bounded per rollout
+    ["game.move_limit=null", "imitation.bot=greedy", "imitation.games=0", "imitation.epochs=0",
+     "imitation.distill_coef=0.5"],  # distillation records no games
 ]
 
 
@@ -308,7 +338,7 @@ def test_game_options_reach_the_rules() -> None:
         ("ppo.ent_coef=true", r"^ppo\.ent_coef: expected a number, got True$"),
         ("ppo.ent_coef=abc", r"^ppo\.ent_coef: expected a number, got 'abc'$"),
         ("ppo.ent_coef=[1]", r"^ppo\.ent_coef: expected a number, got \[1\]$"),
-        ("name=5", r"^name: expected a string, got 5$"),
+        ("name=5", r"^name: expected a string, got 5 \(YAML reads it as a number: quote it, --set \"name='5'\"\)$"),
         ("pool.bots=random", r"^pool\.bots: expected a list, got 'random'$"),
         ("pool.bots=[random, 3]", r"^pool\.bots\[1\]: expected a string, got 3$"),
         ("game.move_limit=many", r"^game\.move_limit: expected int or NoneType, got 'many'$"),
@@ -714,6 +744,7 @@ AT_THE_BOUND = {
     "pool.max_snapshots": [],
     "imitation.games": ["imitation.bot=greedy", "imitation.epochs=1"],
     "imitation.minibatch_size": [],
+    "eval.games": [], "eval.final_games": [],
     "crossing.planner_width": ["crossing.coef=0.5"], "crossing.detour_width": [],
     "crossing.detours": ["crossing.planner_width=1", "crossing.coef=0.5"],
     "processes": [],
@@ -833,3 +864,38 @@ def test_yaml_1_2_booleans_are_still_booleans() -> None:
     with pytest.raises(ValueError, match=r"^--set ppo\.anneal_lr: value '!!bool yes' is not valid YAML at column 1: "
                                          r"'yes' is not true or false$"):
         apply_overrides(default_dict(), ["ppo.anneal_lr=!!bool yes"])
+
+
+def test_a_cpu_device_in_any_spelling_torch_takes_is_the_cpu() -> None:
+    """The processes check compared strings: ``device: cpu:0`` (a CPU) with ``processes: 2`` was refused as not the
+    CPU; ``--print-config --set device=foo`` printed ``device: foo``."""
+    from agents.config import device_type, is_cpu_device
+
+    assert [is_cpu_device(name) for name in ("cpu", "cpu:0", "cpu:1", " cpu ")] == [True] * 4
+    assert [is_cpu_device(name) for name in ("cuda", "cuda:0", "CPU", "cpu0", "foo", "")] == [False] * 6
+    assert [device_type(name) for name in ("cuda:1", "mps", "gpu", "cuda:01")] == ["cuda", "mps", None, None]
+
+
+def test_the_config_module_checks_the_device_without_torch() -> None:
+    """`halma train --help` and `--print-config` stay fast: loading and validating a config imports no torch."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from agents.config import apply_overrides, default_dict, from_dict; "
+            "from_dict(apply_overrides(default_dict(), ['device=cpu:0', 'processes=2'])); "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert out == "False\n"
+
+
+def test_a_resume_lists_init_from_and_imitation_as_unused() -> None:
+    """``init_from`` (and imitation's games and epochs) only start a fresh run: a resume listed a new
+    ``init_from`` as a change as if it took effect."""
+    from agents.config import config_changes
+
+    before = default_dict()
+    after = apply_overrides(before, [f"init_from={DIAMOND2}", "imitation.games=3", "imitation.epochs=2",
+                                     "ppo.total_steps=9"])
+    assert config_changes(before, after) == [
+        "imitation.epochs 0 -> 2 (unused by a resume)", "imitation.games 0 -> 3 (unused by a resume)",
+        f"init_from None -> {DIAMOND2!r} (unused by a resume)", "ppo.total_steps 150000 -> 9"]

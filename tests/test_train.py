@@ -135,7 +135,7 @@ def test_values_that_mean_nothing_are_refused() -> None:
         ("game.progress_shaping=.nan", r"game\.progress_shaping: expected a finite"),
         ("ppo.target_kl=0", r"ppo\.target_kl must be > 0"),
         ("ppo.total_steps=1", r"ppo\.total_steps \(1\) is less than one update.*2048 steps"),
-        ("ppo.num_minibatches=100000", r"ppo\.num_minibatches \(100000\) is more than the 2048 steps"),
+        ("ppo.num_minibatches=100000", r"ppo\.num_minibatches \(100000\) must be at most the 2048 steps"),
         ("eval.opponents=[]", r"eval\.opponents is empty"),
         ("eval.final_opponents=[]", r"eval\.final_opponents is empty"),
         ("init_from=/tmp", r"init_from: '/tmp' is a directory"),
@@ -935,26 +935,26 @@ def test_cli_names_the_bad_key(tmp_path: Path, capsys) -> None:
 
 def test_cli_print_config_prints_the_resolved_config_and_writes_nothing(tmp_path: Path, capsys,
                                                                          monkeypatch) -> None:
-    """``--print-config``: every key after the overrides (and --quiet), as config.yaml would hold it; it reads
+    """``--print-config``: every key after the overrides, as config.yaml would hold it; it reads
     back as the same config. Nothing is trained or written; the flags that only act on a run are refused."""
     from agents.cli import main
 
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(tiny_config()))
-    assert main(["train", str(path), "--print-config", "--set", "seed=9", "--set", "ppo.learning_rate=0.001",
-                 "--quiet"]) == 0
+    assert main(["train", str(path), "--print-config", "--set", "seed=9", "--set", "ppo.learning_rate=0.001"]) == 0
     out, err = capsys.readouterr()
     assert err == ""
     printed = tmp_path / "printed.yaml"
     printed.write_text(out)
-    expected = load_config(path, ["seed=9", "ppo.learning_rate=0.001", "log.progress_bar=false"])
+    expected = load_config(path, ["seed=9", "ppo.learning_rate=0.001"])
     assert load_config(printed) == expected and out == dump_yaml(expected)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml", "printed.yaml"]  # no runs/ directory
     for flags, named in [(["--resume"], "--resume would do nothing: drop it"),
                          (["--device", "cpu", "--no-final-eval"],
                           "--device, --no-final-eval would do nothing: drop them"),
-                         (["--runs-dir", "elsewhere"], "--runs-dir would do nothing: drop it")]:
+                         (["--runs-dir", "elsewhere"], "--runs-dir would do nothing: drop it"),
+                         (["--quiet"], "--quiet would do nothing: drop it")]:  # (not stored: a run's flag)
         assert main(["train", str(path), "--print-config", *flags]) == 2
         out, err = capsys.readouterr()
         assert out == "" and err == f"halma train: error: --print-config trains nothing, so {named}\n", flags
@@ -1054,7 +1054,7 @@ def test_cli_ctrl_c_saves_a_resumable_checkpoint(tmp_path: Path, capsys, monkeyp
     out, err = capsys.readouterr()
     assert "Traceback" not in err and "trained" not in out
     assert "stopped at update 1 (64 steps)" in err
-    assert f"continue with: halma train {path} --resume --runs-dir {tmp_path}" in err
+    assert f"continue with: halma train {path} --resume --runs-dir {tmp_path} --quiet\n" in err  # as given
     last = tmp_path / "tiny" / "checkpoints" / "last.pt"
     assert load_checkpoint(last)["update"] == 1
     monkeypatch.undo()
@@ -1390,3 +1390,47 @@ def test_a_run_directory_in_use_by_another_halma_train_is_refused(tmp_path: Path
     assert main(["train", str(path), "--runs-dir", str(runs), "--quiet", "--resume", "--no-final-eval", *more]) == 0
     with held_lock(run_lock_file(run_dir)):  # each run lets it go at its end
         pass
+
+
+def test_quiet_is_for_the_run_only_not_its_stored_config(tmp_path: Path, capsys) -> None:
+    """``--quiet`` wrote ``log.progress_bar: false`` into config.yaml and the checkpoints, so a resume without it
+    reported ``log.progress_bar False -> True``, a change nobody made."""
+    from agents.cli import main
+
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(tiny_config(ppo__total_steps=4 * 16 * 2, log__progress_bar=True)))
+    runs = ["--runs-dir", str(tmp_path)]
+    assert main(["train", str(path), *runs, "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert "it/s" not in err and "step/s" not in err  # no bar in the run
+    run = tmp_path / "tiny"
+    assert yaml.safe_load((run / "config.yaml").read_text())["log"]["progress_bar"] is True
+    assert load_checkpoint(run / "checkpoints" / "last.pt")["config"]["log"]["progress_bar"] is True
+    assert main(["train", str(path), *runs, "--resume", "--set", "ppo.total_steps=192"]) == 0
+    out, err = capsys.readouterr()
+    assert "config changed since the checkpoint (checkpoint -> now): ppo.total_steps 128 -> 192\n" in out
+    assert "progress_bar" not in out + err
+
+
+def test_a_resume_says_init_from_is_unused(tmp_path: Path) -> None:
+    """A resume continues from its own weights: a new ``init_from`` is listed, but as unused."""
+    short = tiny_config(ppo__total_steps=4 * 16)
+    Trainer(from_dict(short), tmp_path / "first", log=quiet).train()
+    source = str(tmp_path / "first" / "checkpoints" / "last.pt")
+    Trainer(from_dict(short), tmp_path / "tiny", log=quiet).train()
+    lines: list[str] = []
+    resumed = Trainer(from_dict(dict(short, init_from=source)), tmp_path / "tiny", resume=True, log=lines.append)
+    resumed.close()
+    assert resumed.resume_changes == [f"init_from None -> {source!r} (unused by a resume)"]
+
+
+def test_max_grad_norm_zero_is_refused_before_a_run_is_made(tmp_path: Path, capsys) -> None:
+    """``ppo.max_grad_norm: 0`` trained a whole run whose checkpoints held exactly the initial weights."""
+    from agents.cli import main
+
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(tiny_config()))
+    runs = tmp_path / "runs"
+    assert main(["train", str(path), "--runs-dir", str(runs), "--quiet", "--set", "ppo.max_grad_norm=0"]) == 2
+    assert "ppo.max_grad_norm must be > 0" in capsys.readouterr().err
+    assert not runs.exists()

@@ -207,7 +207,7 @@ def test_a_full_disk_while_training_says_how_to_continue(tmp_path: Path, capsys,
     assert capsys.readouterr().err == (
         f"halma train: error: cannot write the run directory {str(run)!r}: No space left on device; the last "
         f"checkpoint is {last} (written every checkpoint.every=1 updates); continue with: halma train {path} "
-        f"--resume --runs-dir {tmp_path}\n")
+        f"--resume --runs-dir {tmp_path} --quiet\n")  # (--quiet kept: it is not in the stored config)
     assert load_checkpoint(last)["update"] == 1
     monkeypatch.undo()
     assert main(["train", *flags, "--resume"]) == 0
@@ -260,7 +260,7 @@ def test_a_full_disk_in_the_final_evaluation_says_how_to_finish_it(tmp_path: Pat
     assert "trained 192 steps" in out
     assert err == (f"halma train: error: cannot write the run directory {str(run)!r}: No space left on device; "
                    f"training is complete ({run / 'checkpoints' / 'last.pt'} is at update 3, 192 steps); run the final "
-                   f"evaluation with: halma train {flags[0]} --resume --runs-dir {tmp_path}\n")
+                   f"evaluation with: halma train {flags[0]} --resume --runs-dir {tmp_path} --quiet\n")
     before = [] if failing == "eval.jsonl" else [False]  # the evaluation during training
     if before:
         assert [json.loads(line)["final"] for line in (run / "eval.jsonl").read_text().splitlines()] == before
@@ -337,4 +337,4 @@ def test_sigterm_of_a_run_in_one_process_stops_it_as_ctrl_c_does(tmp_path: Path)
     last = tmp_path / "tiny" / "checkpoints" / "last.pt"
     update = load_checkpoint(last)["update"]  # no checkpoint.every came: the one the stop wrote
     assert err.endswith(f"halma train: stopped at update {update} ({update * 64} steps); checkpoint {last}; continue "
-                        f"with: halma train {tmp_path / 'c.yaml'} --resume --runs-dir {tmp_path}\n"), err
+                        f"with: halma train {tmp_path / 'c.yaml'} --resume --runs-dir {tmp_path} --quiet\n"), err

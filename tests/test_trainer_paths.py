@@ -251,7 +251,7 @@ def test_the_trainer_is_made_as_the_arguments_say(tmp_path: Path, fake_trainer, 
     [trainer] = fake_trainer.made
     assert trainer.run_dir == tmp_path / "tiny"
     assert trainer.kwargs == {"device": "cpu", "resume": True, "rank": 0, "world_size": 1,
-                              "crossing_cache": tmp_path / ".crossing_cache", "lock_run_dir": True}
+                              "crossing_cache": tmp_path / ".crossing_cache", "lock_run_dir": True, "quiet": False}
     assert trainer.calls == ["train", ("stop", False), ("stop", False), ("stop", False), "close"]
     out = capsys.readouterr().out
     assert out.startswith(f"training star 2 seats -> {tmp_path / 'tiny'} on cpu\n")
@@ -388,14 +388,15 @@ def _write_config(tmp_path: Path, **changes) -> str:
     return str(path)
 
 
-def test_run_passes_the_config_on_and_quiet_turns_the_bar_off(tmp_path: Path, monkeypatch) -> None:
+def test_run_passes_the_config_on_and_quiet_on_to_the_trainer(tmp_path: Path, monkeypatch) -> None:
+    """--quiet reaches the trainer as an argument; the config (which the run stores) keeps its progress_bar."""
     seen: list = []
-    monkeypatch.setattr(agents.train, "train_and_evaluate",
-                        lambda rank, world, cfg, args: seen.append((rank, world, cfg.log.progress_bar)) or 7)
+    monkeypatch.setattr(agents.train, "train_and_evaluate", lambda rank, world, cfg, args: seen.append(
+        (rank, world, cfg.log.progress_bar, args.quiet)) or 7)
     path = _write_config(tmp_path, log__progress_bar=True)
     assert agents.train.run(namespace(path, overrides=["seed=5"])) == 7
     assert agents.train.run(namespace(path, quiet=True)) == 7
-    assert seen == [(0, 1, True), (0, 1, False)]
+    assert seen == [(0, 1, True, False), (0, 1, True, True)]
 
 
 def test_run_spawns_the_configured_processes(tmp_path: Path, monkeypatch) -> None:
@@ -492,10 +493,11 @@ def test_config_changes_of_nested_keys_and_flat_names() -> None:
     assert config_changes({"a": {"b": 1}}, {"a": {"b": 2, "c": None}}) == ["a.b 1 -> 2", "a.c (none) -> None"]
 
 
-def _fake_trainer(cfg, global_step: int = 0, main: bool = True, writer=None) -> types.SimpleNamespace:
+def _fake_trainer(cfg, global_step: int = 0, main: bool = True, writer=None, quiet: bool = False
+                  ) -> types.SimpleNamespace:
     lines: list[str] = []
     net = torch.nn.Linear(1, 1)
-    return types.SimpleNamespace(cfg=cfg, global_step=global_step, main=main, writer=writer, update=1,
+    return types.SimpleNamespace(cfg=cfg, global_step=global_step, main=main, writer=writer, update=1, quiet=quiet,
                                  num_iterations=5, log=lines.append, lines=lines,
                                  optimizer=torch.optim.Adam(net.parameters(), lr=0.25))
 
@@ -558,6 +560,7 @@ def test_the_progress_bar_counts_the_steps(capsys) -> None:
     progress.close()
     assert progress.bar.disable  # closed
     assert _Progress(_fake_trainer(trainer.cfg, main=False), 320).bar is None  # process 0 alone shows one
+    assert _Progress(_fake_trainer(trainer.cfg, quiet=True), 320).bar is None  # halma train --quiet
     capsys.readouterr()
 
 
