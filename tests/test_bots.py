@@ -1006,6 +1006,66 @@ def test_search_stops_deepening_once_its_best_value_reaches_a_quarter_win(seats:
     assert bot.last_info["depth"] == completed
 
 
+def test_a_table_entry_s_finish_is_as_far_as_it_is_from_the_node_that_reads_it() -> None:
+    """A finish scores WIN - ply, sooner better.  The table kept that score as it was found and returned it at
+    any ply: a position reached again 4 plies deeper (in the solitaire a->c is a->b->c one ply sooner) read a
+    finish 4 plies too soon.  A decided score is now kept relative to its node's ply."""
+    pieces = {hole: "0" for hole in range(9)}  # the goal but hole 9; one piece two moves out
+    pieces[15] = "0"
+    run = _Run(SearchBot(seed=0, depth=4, time=None, width=1000, root_width=1000, memory=0),
+               Game.from_position(position("star", 1, pieces)), 0.0, None)
+    inf = float("inf")
+    assert run.minimax(True, 2, -inf, inf, 1) == WIN - 3  # two moves from ply 1: the finish is at ply 3
+    assert run.tt  # stored, and read at ply 5:
+    assert run.minimax(True, 2, -inf, inf, 5) == WIN - 7
+
+
+def test_the_solitaire_s_horizon_keeps_the_tempo_of_the_seat_that_moves_again() -> None:
+    """In the solitaire the seat moves again after each move, so a horizon leaf is valued as a leaf of its
+    own turn (``static(True)``, as a plain minimax one ply deeper values it): the horizon used the other
+    side's, every quiet leaf 2 x TEMPO too low."""
+    from agents.bots.search import TEMPO
+
+    pieces = {hole: "0" for hole in range(9)}
+    pieces[60] = "0"
+    game = Game.from_position(position("star", 1, pieces))
+    run = _Run(SearchBot(seed=0, depth=2, time=None, width=1000, root_width=1000, memory=0), game, 0.0, None)
+    inf = float("inf")
+    horizon = run.minimax(True, 1, -inf, inf, 0)
+    assert horizon == pytest.approx(plain_minimax_solo(run, 1, 0))
+    assert horizon == pytest.approx(run.static(True) + max(gain for gain, _, _ in run.tr.scored_moves(0)))
+    assert run.static(True) - run.static(False) == pytest.approx(2 * TEMPO)
+
+
+def test_search_reads_the_clock_at_every_node(monkeypatch) -> None:
+    """Every 8th node was checked against the deadline: late in a 6-seat game a horizon node costs up to
+    ~1 ms, so the unchecked stretch overran 10 ms budgets on about one move in 140."""
+    import agents.bots.search as search
+
+    reads = []
+    clock = time.perf_counter
+    monkeypatch.setattr(search.time, "perf_counter", lambda: reads.append(1) or clock())
+    run = _Run(SearchBot(seed=0, depth=2, time=None), midgame("star", 6, 10), 0.0, clock() + 3600)
+    inf = float("inf")
+    run.minimax(True, 3, -inf, inf, 0)
+    assert run.nodes > 8 and len(reads) == run.nodes
+
+
+def plain_minimax_solo(run: _Run, depth: int, ply: int) -> float:
+    """``plain_minimax`` for the solitaire, whose seat moves at every ply."""
+    term = run.terminal(ply)
+    if term is not None:
+        return term
+    if depth <= 0:
+        return run.static(True)
+    values = []
+    for gain, src, dst in run.tr.scored_moves(run.root):
+        run.play(run.root, (src, dst), gain)
+        values.append(plain_minimax_solo(run, depth - 1, ply + 1))
+        run.undo(run.root, (src, dst), gain)
+    return max(values)
+
+
 def test_search_uses_a_table_entry_only_where_it_decides() -> None:
     from agents.bots.search import _EXACT, _LOWER, _UPPER
 

@@ -60,6 +60,8 @@ NOT_RUN = {
         "a benchmark recipe that takes a git revision on its command line and runs for about a minute",
     ("docs/measurements.md", "# budgets.py: wall time of select_move under a budget"):
         "a timing measurement of about half a minute whose figures depend on the machine",
+    ("docs/measurements.md", "# late_budgets.py: search's wall time per move under a 10 ms budget"):
+        "a timing measurement of about a minute whose figures depend on the machine",
     ("docs/measurements.md", "# python cachebench.py CAP VARIANT SEATS GAMES"):
         "a measurement that takes its settings on its command line and rebinds the bots' table caches of the "
         "process it runs in",

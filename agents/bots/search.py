@@ -14,7 +14,10 @@ Machinery:
 - move ordering by the greedy gain (``evaluation``), the transposition-table move first;
   below the root only the ``width`` best-ordered moves are searched (forward pruning: in these
   games the few most progressive moves nearly always contain the best);
-- a transposition table keyed by a Zobrist hash of the position and node kind;
+- a transposition table keyed by a Zobrist hash of the position and node kind; a decided score
+  (a finish, ``WIN``-sized, sooner better) is stored relative to its node's ply and read back
+  relative to the ply of the node that finds it, since the same position can be reached at another
+  ply (in the solitaire one hop a->c is two hops a->b->c);
 - horizon nodes cost one move generation: the value of the mover's best move there is read from
   the gain tables instead of being played out (moves that might finish are played to check);
 - evaluation: every seat's potential (progress, stragglers, endgame pull, king), as the mean
@@ -42,6 +45,17 @@ TEMPO = 1.5  # worth of having the move (about the gain of an average move late 
 STALL_AFTER = 3  # own moves without progress before the root starts favouring progress
 STALL_BONUS = 0.5  # per further stalled move, times the move's gain
 _EXACT, _LOWER, _UPPER = 0, 1, 2
+DECIDED = WIN / 100  # values past this are terminal() scores, which carry their ply; potentials stay far below
+
+
+def _to_table(value: float, ply: int) -> float:
+    """A value as the table keeps it: a decided score relative to the node's ply (``WIN - leaf ply`` becomes
+    ``WIN - plies from this node``)."""
+    return value + ply if value > DECIDED else value - ply if value < -DECIDED else value
+
+
+def _from_table(value: float, ply: int) -> float:
+    return value - ply if value > DECIDED else value + ply if value < -DECIDED else value
 
 
 class _Timeout(Exception):
@@ -182,7 +196,9 @@ class _Run:
 
     def check_time(self) -> None:
         self.nodes += 1
-        if self.deadline is not None and self.nodes & 7 == 0 and time.perf_counter() > self.deadline:
+        # every node: late in a 4-6 seat game a horizon node costs up to ~1 ms, so a check every 8 nodes
+        # overran 10 ms budgets (perf_counter costs ~0.1 us)
+        if self.deadline is not None and time.perf_counter() > self.deadline:
             raise _Timeout
 
     def ordered(self, seats: list[int], width: int, tt_move) -> list[tuple[float, int, tuple[int, int]]]:
@@ -229,7 +245,8 @@ class _Run:
         if best_gain is None and best_val is None:
             return self.static(not is_max)  # nobody can move: a pass
         if is_max:
-            quiet = None if best_gain is None else self.static(False) + best_gain
+            # (the solitaire's seat moves again after this move: it keeps the tempo)
+            quiet = None if best_gain is None else self.static(self.solo) + best_gain
         else:
             quiet = None if best_gain is None else self.static(True) - best_gain / k
         vals = [v for v in (quiet, best_val) if v is not None]
@@ -249,6 +266,7 @@ class _Run:
         tt_move = None
         if entry is not None:
             e_depth, e_val, e_flag, tt_move = entry
+            e_val = _from_table(e_val, ply)
             if e_depth >= depth:
                 if e_flag == _EXACT:
                     return e_val
@@ -285,7 +303,7 @@ class _Run:
             flag = _UPPER
         elif best >= b0:
             flag = _LOWER
-        self.tt[key] = (depth, best, flag, best_move)
+        self.tt[key] = (depth, _to_table(best, ply), flag, best_move)
         return best
 
     def best_move(self, moves: list[Move]) -> Move:
