@@ -22,6 +22,7 @@ stops the beam early; the bot then plays the first move of the best line found s
 
 from __future__ import annotations
 
+import heapq
 import random
 import time as _time
 from collections.abc import Callable
@@ -95,9 +96,12 @@ def plan_crossing(
                 children.append((potential - gain, rng.random() if rng else len(children), m, g, line))
         if not children:
             break
-        children.sort(key=lambda c: (c[0], c[1]))
+        if best[2] and deadline is not None and _time.perf_counter() > deadline:
+            return best[2]  # out of time while the children were made: not worth their selection
+        # the width best children, as sorted(children)[:width] gives them (a full sort of up to width x moves
+        # entries was the one step not covered by a deadline check)
         beam = []
-        for potential, _, m, g, line in children[:width]:
+        for potential, _, m, g, line in heapq.nsmallest(width, children, key=lambda c: (c[0], c[1])):
             if beam and deadline is not None and _time.perf_counter() > deadline:
                 break  # out of time: a narrower beam at this depth
             child = g.copy()
