@@ -174,7 +174,24 @@ class MCTSBot(SeededBot):
         if g.is_over:
             return _Node(None, tr.n, [])
         s = g.to_move
-        return _Node(s, tr.n, self._candidates(tr, s, g.legal_moves(), rng))
+        cands = self._candidates(tr, s, g.legal_moves(), rng)
+        # a seat that can finish here does (as at the root): its node's only children are its finishing moves,
+        # so a move that forces a finish is valued as one.  Among the usual candidates a finish is one child of
+        # many, and a seat far ahead already reads ~0.97 from the cut-off evaluation, so the forcing move got
+        # fewer visits than a quiet one (tests/test_mcts.py: 2 of 3 seeds played the quiet move at 2,000 iterations)
+        if tr.near_finish(s):
+            finishing = [(gain, m) for gain, m in cands if tr.may_finish(s, m) and self._finishes(tr, s, m, gain)]
+            if finishing:
+                cands = finishing
+        return _Node(s, tr.n, cands)
+
+    @staticmethod
+    def _finishes(tr: Tracker, s: int, move: Move, gain: float) -> bool:
+        tr.play(s, move, gain)
+        try:
+            return tr.game.status[s] == "finished"
+        finally:
+            tr.undo(s, move, gain)
 
     def _values(self, tr: Tracker) -> list[float]:
         """Every seat's value in [0, 1] (1 = first place, 0 = last)."""
