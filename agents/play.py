@@ -802,7 +802,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cpu-time", type=float, default=None,
                    help="CPU thinking budget per move in seconds (also for a seat handed to a CPU later with "
                         "'cpu SEAT NAME' and the stand-in for a human out of time)")
-    p.add_argument("--numbers", action="store_true", help="show hole numbers")
+    p.add_argument("--numbers", action="store_true",
+                   help="show hole numbers (without colours the 16x16 board labels its rows and columns instead: "
+                        "hole = row label + column)")
     p.add_argument("--no-color", action="store_true",
                    help="no colours (off anyway when output is not a terminal, NO_COLOR is set or TERM=dumb)")
     p.add_argument("--seed", type=int, default=None, help="seed of the CPU players (default 0)")

@@ -16,7 +16,9 @@ def add_show_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("position", nargs="?", help="SPEC §3 position text (default: the start of --variant/--seats)")
     p.add_argument("--variant", choices=VARIANTS, help="variant for the start position (default: star)")
     p.add_argument("--seats", type=int, help="seats for the start position (default: 2)")
-    p.add_argument("--numbers", action="store_true", help="write every hole's number")
+    p.add_argument("--numbers", action="store_true",
+                   help="write every hole's number (without colours the 16x16 board labels its rows and columns "
+                        "instead: hole = row label + column)")
     p.add_argument("--no-color", action="store_true",
                    help="plain text, no ANSI colours (off anyway when output is not a terminal, NO_COLOR is set "
                         "or TERM=dumb)")

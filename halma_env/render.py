@@ -61,11 +61,15 @@ def render_text(
 
     ``numbers`` writes every hole's number, coloured by its occupant; without ``color`` an
     occupied hole is written ``0:17`` (the piece's character, then the hole), so the pieces stay
-    visible.  ``marks`` are holes to highlight (e.g. the legal destinations of a picked piece,
-    shown as ``*``); with ``color`` the last move's holes are underlined.
+    visible, and on the 16 x 16 board (where those cells made rows of 95 columns) the rows and
+    columns are labelled instead: a hole's number is its row's label plus its column's.  ``marks``
+    are holes to highlight (e.g. the legal destinations of a picked piece, shown as ``*``); with
+    ``color`` the last move's holes are underlined.
     """
     g = game.geometry
     marked = set(marks)
+    if numbers and not color and g.kind == "square":
+        return _labelled_square(game, marked)
     recent: set[int] = set()
     if last_move and game.moves:
         m = game.moves[-1]
@@ -102,6 +106,25 @@ def render_text(
         lines.append("".join(parts).rstrip())
     status = game_status_line(game)
     return "\n".join(lines + [status])
+
+
+def _labelled_square(game: Game, marked: set[int]) -> str:
+    """The square board without colours, numbered by labels: a header of column numbers and each row's first
+    hole, so hole = row label + column (68 columns, where a ``0:190`` cell per hole made 95)."""
+    cols = game.geometry.row_widths[0]
+    cells = game.board()
+    lines = ["    " + "".join(f"{c:>4}" for c in range(cols))]
+    for first in range(0, len(cells), cols):
+        row = []
+        for hole in range(first, first + cols):
+            cell = cells[hole]
+            if cell is None:
+                row.append("*" if hole in marked else ".")
+            else:
+                seat, king = cell
+                row.append((KING_CHARS if king else PIECE_CHARS)[seat])
+        lines.append(f"{first:>3} " + "".join(f"{text:>4}" for text in row))
+    return "\n".join(lines + [game_status_line(game)])
 
 
 def game_status_line(game: Game) -> str:

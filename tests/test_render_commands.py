@@ -75,7 +75,26 @@ def test_star_cells_sit_under_their_display_columns(numbers: bool, color: bool, 
         assert stop - len(expected) == 0 or lines[r][stop - len(expected) - 1] == " "
 
 
-@pytest.mark.parametrize(("numbers", "color", "width"), [(False, False, 2), (True, False, 6), (True, True, 4)])
+def test_the_square_board_numbered_without_colours_labels_its_rows_and_columns() -> None:
+    """Without colours a numbered hole holding a piece was a ``0:190`` cell: halma16's rows were 95 columns, past
+    an 80-column terminal.  Now a header of columns and each row's first hole: hole = row label + column."""
+    game = Game(Rules("halma16", 2))
+    game.play("190-173")
+    lines = render_text(game, numbers=True, color=False, marks=[100]).splitlines()
+    assert len(lines) == 18 and max(map(len, lines)) == 68 and lines[-1] == "halma16, 2 seats, ply 1, seat 1 to move"
+    assert lines[0].split() == [str(c) for c in range(16)]
+    for r in range(16):
+        label, *row = lines[1 + r].split()
+        assert label == str(16 * r) and len(row) == 16
+        for c, text in enumerate(row):
+            hole = 16 * r + c
+            cell = game.board()[hole]
+            assert text == ("*" if hole == 100 else ".") if cell is None else str(cell[0]), hole
+            assert lines[1 + r][4 + 4 * c + 3] == text  # under its column's number
+    assert lines[1 + 173 // 16].split()[1 + 173 % 16] == "0" and lines[1 + 190 // 16].split()[1 + 190 % 16] == "."
+
+
+@pytest.mark.parametrize(("numbers", "color", "width"), [(False, False, 2), (True, True, 4)])
 def test_square_rows_have_no_indent(numbers: bool, color: bool, width: int) -> None:
     game = Game(Rules("halma16", 2))
     lines = [ANSI.sub("", ln) for ln in render_text(game, numbers=numbers, color=color).splitlines()]
