@@ -864,7 +864,7 @@ def test_search_static_value_is_the_mean_lead_over_undecided_rivals_plus_tempo()
 
 def plain_minimax(run: _Run, is_max: bool, depth: int, ply: int) -> float:
     """The value ``_Run.minimax`` must find, searched the slow way: every move of the mover(s), no
-    pruning, no table, no move-count cut, every leaf played out."""
+    pruning, no table, no move-count cut, every leaf played out (in the solitaire every node is the seat's)."""
     term = run.terminal(ply)
     if term is not None:
         return term
@@ -875,10 +875,10 @@ def plain_minimax(run: _Run, is_max: bool, depth: int, ply: int) -> float:
     for s in [run.root] if is_max else [s for s in range(run.n) if s != run.root and status[s] == "active"]:
         for gain, src, dst in run.tr.scored_moves(s):
             run.play(s, (src, dst), gain)
-            values.append(plain_minimax(run, not is_max, depth - 1, ply + 1))
+            values.append(plain_minimax(run, not is_max or run.solo, depth - 1, ply + 1))
             run.undo(s, (src, dst), gain)
     if not values:  # a pass
-        return plain_minimax(run, not is_max, depth - 1, ply)
+        return plain_minimax(run, not is_max or run.solo, depth - 1, ply)
     return max(values) if is_max else min(values)
 
 
@@ -1032,7 +1032,7 @@ def test_the_solitaire_s_horizon_keeps_the_tempo_of_the_seat_that_moves_again() 
     run = _Run(SearchBot(seed=0, depth=2, time=None, width=1000, root_width=1000, memory=0), game, 0.0, None)
     inf = float("inf")
     horizon = run.minimax(True, 1, -inf, inf, 0)
-    assert horizon == pytest.approx(plain_minimax_solo(run, 1, 0))
+    assert horizon == pytest.approx(plain_minimax(run, True, 1, 0))
     assert horizon == pytest.approx(run.static(True) + max(gain for gain, _, _ in run.tr.scored_moves(0)))
     assert run.static(True) - run.static(False) == pytest.approx(2 * TEMPO)
 
@@ -1049,21 +1049,6 @@ def test_search_reads_the_clock_at_every_node(monkeypatch) -> None:
     inf = float("inf")
     run.minimax(True, 3, -inf, inf, 0)
     assert run.nodes > 8 and len(reads) == run.nodes
-
-
-def plain_minimax_solo(run: _Run, depth: int, ply: int) -> float:
-    """``plain_minimax`` for the solitaire, whose seat moves at every ply."""
-    term = run.terminal(ply)
-    if term is not None:
-        return term
-    if depth <= 0:
-        return run.static(True)
-    values = []
-    for gain, src, dst in run.tr.scored_moves(run.root):
-        run.play(run.root, (src, dst), gain)
-        values.append(plain_minimax_solo(run, depth - 1, ply + 1))
-        run.undo(run.root, (src, dst), gain)
-    return max(values)
 
 
 def test_search_uses_a_table_entry_only_where_it_decides() -> None:
