@@ -65,11 +65,13 @@ def ascii_int(text: str) -> int:
     of 4,300 digits, whose error argparse reported as "invalid ascii_int value" quoting every digit."""
     if not ASCII_INTEGER.fullmatch(text.strip()):
         raise argparse.ArgumentTypeError(f"expected an integer in ASCII digits, got {quoted(text)}")
-    digits = text.strip().lstrip("+-").lstrip("0")
+    stripped = text.strip()
+    sign = "-" if stripped.startswith("-") else ""
+    digits = stripped.lstrip("+-").lstrip("0")  # (int() counts leading zeros against its 4,300)
     if len(digits) > MAX_OPTION_DIGITS:
         raise argparse.ArgumentTypeError(f"an integer of {len(digits)} digits is far too large "
                                          f"(at most {MAX_OPTION_DIGITS} digits)")
-    return int(text)
+    return int(sign + (digits or "0"))
 
 
 def ascii_float(text: str) -> float:

@@ -94,9 +94,9 @@ END_REASON_WORDS = {  # Game.end_reason in words
     "repetition": "a position repeated",
     "no_moves": "no seat can move",
 }
-REPLAY_PROMPT = "Enter: next move, q: stop > "
+REPLAY_PROMPT = "Enter: next move, q or quit: stop > "
 # two numbers with a space, a dash lookalike (pasted from a web page), ':', '_', ',', '>' or 'to' between them
-MOVE_LOOKALIKE = re.compile(r"\d+\s*(?:[\s:_,>\u2010-\u2015\u2212]|-\s|\s-|to)\s*\d+", re.IGNORECASE)
+MOVE_LOOKALIKE = re.compile(r"[0-9]+\s*(?:[\s:_,>\u2010-\u2015\u2212]|-\s|\s-|to)\s*[0-9]+", re.IGNORECASE)
 REPLAY_STOP = ("q", "quit", "exit", "stop")  # the main prompt's quit words stop a replay, not step it
 MAX_DIGITS = 9  # a seat, hole or move number of more digits is out of any range (and int() refuses > 4300)
 # what --rule sets: variant and num_players come from --variant/--seats (parse_rule_options refuses them)
@@ -240,7 +240,9 @@ class PlaySession:
     def outcome(self) -> str:
         """The end of the game in words, under the engine's status line (which names it by identifier)."""
         game = self.game
-        why = END_REASON_WORDS.get(game.end_reason or "", game.end_reason)
+        why = END_REASON_WORDS.get(game.end_reason or "", str(game.end_reason))
+        if game.end_reason == "move_limit" and game.rules.limit_outcome == "progress":
+            why += " (places by progress)"
         places = [p or 0 for p in game.places]  # (every place is set once the game is over)
         firsts = [s for s, p in enumerate(places) if p == 1]
         if game.num_players == 1:
@@ -252,7 +254,7 @@ class PlaySession:
                 f"{' and '.join(self.seat_name(s) for s in firsts)} share first place"
         ranked = sorted(range(game.num_players), key=lambda seat: places[seat])
         order = f" ({', '.join(f'{_ordinal(places[s])} {self.seat_name(s)}' for s in ranked)})" \
-            if game.num_players > 2 else ""
+            if game.num_players > 2 and len(firsts) < game.num_players else ""  # (a full draw: all first)
         return f"result: {why}; {result}{order}; type 'new' for another"
 
     def seat_name(self, seat: int) -> str:
@@ -332,6 +334,8 @@ class PlaySession:
             rows = ["".join(cells[k:k + MOVES_PER_LINE]).rstrip() for k in range(0, len(cells), MOVES_PER_LINE)]
             self.out("\n".join(rows) or "no legal moves")
         elif cmd.startswith("#"):
+            if args:
+                raise ValueError(f"a pick is written '#N' alone, got {quoted(line)}")
             if not self.listed or self.listed_position != game.position():
                 raise ValueError(f"there is no numbered list of this position to pick {quoted(cmd)} from: "
                                  "type 'moves' first")
@@ -481,9 +485,10 @@ class PlaySession:
         self.draw()
 
     def replay(self, record: GameRecord, step: Callable[[], str] | None = None) -> None:
-        """Show a record position by position; ``step`` returns the user's answer each time.  ``q``,
-        the end of input or Ctrl-C (as at the main prompt) stops it.  A record whose events, stored
-        outcome or final position do not replay is refused first (RecordError, as ``load`` does)."""
+        """Show a record position by position; ``step`` returns the user's answer each time.  ``q`` (or
+        ``quit``, ``exit``, ``stop``), the end of input or Ctrl-C (as at the main prompt) stops it.  A record
+        whose events, stored outcome or final position do not replay is refused first (RecordError, as
+        ``load`` does)."""
         record.replay()  # the full check: names the illegal event or what differs from the stored outcome
         step = step or (lambda: self.read(REPLAY_PROMPT, None))
         for i, game in enumerate(record.games()):
@@ -493,17 +498,23 @@ class PlaySession:
             if i == len(record.events):
                 break
             try:
-                answer = step()
+                answer = self._replay_answer(step)
             except Terminated:  # SIGTERM: the command stops with its status (143), as every halma command does
                 raise
             except (EOFError, KeyboardInterrupt):  # as at the main prompt
                 self.out("")  # end the prompt's line
                 break
-            except LineTooLong as e:  # refused, as at the main prompt; the replay goes on
-                self.out(f"error: {e}")
-                continue
             if answer.strip().lower() in REPLAY_STOP:
                 break
+
+    def _replay_answer(self, step: Callable[[], str]) -> str:
+        """The user's answer at a replay position; a line refused as too long is asked again (the replay
+        stays where it is)."""
+        while True:
+            try:
+                return step()
+            except LineTooLong as e:
+                self.out(f"error: {e}")
 
     # --- the loop ----------------------------------------------------------------------
 
@@ -526,6 +537,15 @@ class PlaySession:
         While the CPUs play on with no human seat left, it is asked ``read("", 0)`` before each CPU
         move: a silent look for a command typed meanwhile (TimeUp: none, the CPU moves)."""
         self.read = read
+        try:
+            self._session()
+        except (KeyboardInterrupt, Terminated):  # while a CPU thought (at the prompt Ctrl-C is a quit, below)
+            self.out("")
+            self.note_unsaved()
+            raise
+
+    def _session(self) -> None:
+        read = self.read
         self.out("type 'help' for commands, 'numbers' to show the hole numbers moves are written with")
         for seat in sorted(self.cpu):
             self.out(f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}): {self.player_label(seat)}")
@@ -590,7 +610,8 @@ def _ply_entries(metadata: dict, key: str, path: str, game: Game) -> list[dict]:
 
 
 
-BOT_PARAMETER = re.compile(r"[A-Za-z_]\w*=[^:/\\]*")  # a bot spec's "name=value" after its first one
+# a bot spec's "name=value" after its first one (not a file: no path separator, ':' or model suffix)
+BOT_PARAMETER = re.compile(r"[A-Za-z_]\w*\s*=(?![^:/\\]*\.(?:pt|onnx)$)[^:/\\]*", re.IGNORECASE)
 
 
 def split_players(text: str) -> list[str]:

@@ -108,7 +108,8 @@ def run_perft(args: argparse.Namespace) -> int:
             if not counts[str(depth)] and depth < args.depth:
                 # no sequence reaches this depth, so none reaches a deeper one: stop (a finished position
                 # at depth 10**9 printed zeros, and with --json collected them, until killed)
-                _line(args, f"depths {depth + 1}-{args.depth}: 0 (no move sequence reaches depth {depth})")
+                rest = f"depth {args.depth}" if depth + 1 == args.depth else f"depths {depth + 1}-{args.depth}"
+                _line(args, f"{rest}: 0 (no move sequence reaches depth {depth})")
                 break
         total = counts.get(str(args.depth), 0) if args.depth else 1
         if args.depth == 0:

@@ -173,6 +173,8 @@ def test_perft_stops_at_the_first_depth_that_counts_zero(capsys) -> None:
     code, out, _ = run(capsys, "perft", "1000000000", "--position", finished, "--json")
     data = json.loads(out)
     assert code == 0 and data["depths"] == {"1": 0} and data["total"] == 0 and data["depth"] == 10**9
+    code, out, _ = run(capsys, "perft", "2", "--position", finished)
+    assert out.splitlines()[:2] == ["depth 1: 0", "depth 2: 0 (no move sequence reaches depth 1)"]
     code, out, _ = run(capsys, "perft", "1", "--position", finished, "--json")  # the last depth: nothing more to say
     assert json.loads(out)["depths"] == {"1": 0} and json.loads(out)["total"] == 0
 

@@ -14,7 +14,7 @@ import pytest
 
 from agents.play import HUMAN, PlaySession, TimeUp
 from halma_env import Game, Rules
-from halma_env.records import load_record
+from halma_env.records import GameRecord, load_record
 from halma_env.rules import parse_rule_options
 
 
@@ -711,7 +711,7 @@ def test_the_replay_command_ends_by_showing_this_game_again_and_stops_on_quit(tm
     """After ``replay FILE`` the last board on screen was the record's, under this game's prompt; and ``quit``
     at the replay prompt stepped it on instead of stopping."""
     other, _ = session([HUMAN, HUMAN])
-    for move in ("113-104", "7-16", "104-95"):
+    for move in ("113-104", "7-16", "104-92"):
         other.handle(move)
     other.handle("save " + str(tmp_path / "other.json"))
     s, out = session([HUMAN, HUMAN])
@@ -746,6 +746,68 @@ def test_leaving_a_game_with_moves_not_saved_says_so(tmp_path: Path) -> None:
     assert UNSAVED.format(2) in out and s.game.ply == 1
     s.run(scripted([]))  # the end of input right after a load: the game is as saved
     assert out[-1] == ""
+
+
+def test_a_review_s_edge_cases_of_the_session_s_words() -> None:
+    """A game ranked by progress at the move limit says so; a full draw of 3 seats lists no places (every
+    seat first); ``#1 2`` is refused (the 2 was dropped); full-width digits get the ASCII-digits refusal, not
+    the notation hint; a too-long line at a replay prompt is asked again, not taken as "next"."""
+    from agents.play import LineTooLong
+
+    s, out = session([HUMAN, HUMAN])
+    s.rules = Rules("star", 2, move_limit=2, limit_outcome="progress")
+    s.game = Game(s.rules)
+    s.handle("113-104")
+    s.handle("7-16")
+    assert out[-1].startswith("result: the move limit was reached (places by progress); ")
+    s3, out3 = session([HUMAN, HUMAN, HUMAN])
+    s3.rules = Rules("star", 3, move_limit=3)
+    s3.game = Game(s3.rules)
+    for _ in range(3):
+        s3.handle(str(s3.game.legal_moves()[0]))
+    assert s3.game.is_over and out3[-1] == "result: the move limit was reached; a draw; type 'new' for another"
+    s.handle("new")
+    s.handle("moves")
+    s.handle("#1 2")
+    assert out[-1] == "error: a pick is written '#N' alone, got '#1 2'" and s.game.ply == 0
+    s.handle("\uff11\uff11\uff13 \uff11\uff10\uff14")
+    assert out[-1].startswith("error: unknown command")
+    answers = iter([LineTooLong(70000), "", "q", "never read"])
+
+    def step() -> str:
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    game = Game(Rules("star", 2))
+    for move in ("113-104", "7-16", "104-92"):
+        game.play(move)
+    record = GameRecord.from_game(game)
+    del out[:]
+    s.replay(record, step=step)
+    assert next(answers) == "never read"
+    assert [line.split("]")[0] for line in out if line.startswith("[")] == ["[0/3", "[1/3"]
+    assert "error: a line of 70000 bytes is too long (commands are at most 65536 bytes); nothing was done" in out
+
+
+def test_ctrl_c_while_a_cpu_thinks_still_says_the_game_was_not_saved() -> None:
+    """Ctrl-C at the prompt is a quit (with the note); while a CPU thinks it stops the command (exit 130)
+    and left without the note, the usual way out of a game between CPUs."""
+    class Interrupting:
+        name = "interrupting"
+
+        def select_move(self, game, time_budget=None):
+            if game.ply >= 2:
+                raise KeyboardInterrupt
+            return game.legal_moves()[0]
+
+    out: list[str] = []
+    s = PlaySession(Rules("star", 2), [HUMAN, "x"], color=False, out=out.append,
+                    make_player=lambda name, seed=None: Interrupting())
+    with pytest.raises(KeyboardInterrupt):
+        s.run(scripted(["113-104", "104-92"]))
+    assert s.game.ply == 3 and out[-2:] == ["", UNSAVED.format(3)]
 
 
 def test_a_finished_game_cannot_be_resigned() -> None:
@@ -886,7 +948,7 @@ def test_replay_steps_through_every_position_until_q(tmp_path, monkeypatch) -> N
     monkeypatch.setattr("builtins.input", lambda prompt: answers.append(prompt) or "")
     s.handle(f"replay {path}")
     assert [line for line in out if line.startswith("[")] == ["[0/2] start", "[1/2] 113-104", f"[2/2] {reply}"]
-    assert answers == ["Enter: next move, q: stop > "] * 2
+    assert answers == ["Enter: next move, q or quit: stop > "] * 2
     out.clear()
     monkeypatch.setattr("builtins.input", lambda prompt: " Q ")
     s.handle(f"replay {path}")
@@ -916,6 +978,8 @@ def test_players_keep_a_bot_specs_own_commas(monkeypatch, capsys) -> None:
     assert sessions[1].seats == ["greedy:noise=0.25,temperature=1.0", HUMAN, "easy"]
     assert split_players("search:depth=3,runs/a/last.pt") == ["search:depth=3", "runs/a/last.pt"]
     assert split_players("ladder:star-2:easy,human") == ["ladder:star-2:easy", HUMAN]
+    assert split_players("human,search:depth=4, time = none") == [HUMAN, "search:depth=4,time = none"]
+    assert split_players("search:depth=3,a=b.pt,c=d.ONNX") == ["search:depth=3", "a=b.pt", "c=d.ONNX"]  # files
     # a parameter with no spec before it is a player of its own, refused by name
     assert main(["play", "--players", "human,time=none"]) == 2
     assert "unknown player 'time=none'" in capsys.readouterr().err
@@ -1109,7 +1173,7 @@ def test_a_replay_ends_quietly_at_the_end_of_input(tmp_path, monkeypatch, capsys
     assert [line for line in out if line.startswith("[")] == ["[0/2] start"] and out[-1] == ""
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     assert main(["play", "--replay", str(path), "--no-color"]) == 0
-    assert capsys.readouterr().out.endswith("[0/2] start\nEnter: next move, q: stop > \n")
+    assert capsys.readouterr().out.endswith("[0/2] start\nEnter: next move, q or quit: stop > \n")
     monkeypatch.setattr("sys.stdin", io.StringIO(f"replay {path}\n\n"))
     assert main(["play", "--players", "human,human", "--no-color"]) == 0
     out_text = capsys.readouterr().out
