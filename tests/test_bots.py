@@ -293,6 +293,8 @@ def test_registry_names_and_errors() -> None:
         ("mcts:scale=0", "mcts scale must be > 0 (a finite number), got 0.0"),
         ("mcts:memory=-1", "mcts memory must be >= 0 (an integer), got -1"),
         ("mcts:straggle=nan", "mcts straggle must be >= 0 (a finite number), got nan"),
+        # a static value past DECIDED would be shifted by its ply in the table as if it were a finish
+        ("search:straggle=20", "search straggle must be >= 0 and <= 10 (a finite number), got 20.0"),
         ("mcts:time=none", "mcts needs a time limit or a number of iterations"),
         ("search:width=0", "search width must be >= 1 (an integer), got 0"),
         ("search:width=2.5", "search parameter width='2.5': expected an integer"),
@@ -747,7 +749,7 @@ def test_search_parameters_and_their_defaults() -> None:
     for spec, message in [("search:depth=-1", "search depth must be >= 0 (an integer), got -1"),
                           ("search:root_width=0", "search root_width must be >= 1 (an integer), got 0"),
                           ("search:memory=-2", "search memory must be >= 0 (an integer), got -2"),
-                          ("search:straggle=nan", "search straggle must be >= 0 (a finite number), got nan")]:
+                          ("search:straggle=nan", "search straggle must be >= 0 and <= 10 (a finite number), got nan")]:
         with pytest.raises(ValueError, match="^" + re.escape(message)):
             make_player(spec, seed=0)
     # a single legal move is played without a search; a one-move-wide root still searches

@@ -45,7 +45,11 @@ TEMPO = 1.5  # worth of having the move (about the gain of an average move late 
 STALL_AFTER = 3  # own moves without progress before the root starts favouring progress
 STALL_BONUS = 0.5  # per further stalled move, times the move's gain
 _EXACT, _LOWER, _UPPER = 0, 1, 2
-DECIDED = WIN / 100  # values past this are terminal() scores, which carry their ply; potentials stay far below
+# values past this are terminal() scores, which carry their ply (the least is 0.1 WIN - ply: 2nd of 6 by progress);
+# a static value stays far below it: about 3,700 at most at the default straggle (halma16, 2 seats), under 10,000 at
+# MAX_STRAGGLE
+DECIDED = WIN / 25
+MAX_STRAGGLE = 10.0  # (the default 0.6; 20 took a halma16 static value to 18,767)
 
 
 def _to_table(value: float, ply: int) -> float:
@@ -87,7 +91,7 @@ class SearchBot(SeededBot):
         self.width = check_int("search width", width, 1)
         self.root_width = check_int("search root_width", root_width, 1)
         self.memory = check_int("search memory", memory)
-        self.straggle = check_number("search straggle", straggle)
+        self.straggle = check_number("search straggle", straggle, high=MAX_STRAGGLE)
         self.name = name
         self.reseed(seed)
         self.last_info: dict = {}
