@@ -416,10 +416,14 @@ class TrainConfig:
                              f"got {self.torch_threads}")
         if self.processes < 1:
             raise ValueError(f"processes must be >= 1, got {self.processes}")
-        if device_type(self.device) in (None, "meta"):  # (the form; the machine's devices: when a run starts)
+        kind = device_type(self.device)  # (the form; the machine's devices: when a run starts)
+        if kind is None:
             others = ", ".join(t for t in TORCH_DEVICE_TYPES if t not in ("cpu", "cuda", "meta"))
             raise ValueError(f"device {self.device!r} is not a torch device (expected cpu, cuda or cuda:N, or another "
                              f"torch device type: {others})")
+        if kind == "meta":
+            raise ValueError(f"device {self.device!r} holds shapes without values: nothing can be trained there "
+                             "(expected cpu, cuda or cuda:N)")
         _check_sizes("network", self.network)
         _check_sizes("", self)
         update_steps = (self.env.num_envs + self.env.solo_envs) * self.ppo.num_steps
@@ -597,8 +601,10 @@ def _coerce(value: Any, tp: Any, path: str) -> Any:
     if tp is str:
         if not isinstance(value, str):
             # YAML read 2024 as a number (a list's item: the hint's --set would not name it)
-            quoted = isinstance(value, (int, float)) and not isinstance(value, bool) and "[" not in path
-            hint = f" (YAML reads it as a number: quote it, --set \"{path}='{value}'\")" if quoted else ""
+            # (an int is shown as typed; a float may not be: 2024.10 reads as 2024.1)
+            is_number = isinstance(value, (int, float)) and not isinstance(value, bool) and "[" not in path
+            example = f"{path}='{value}'" if isinstance(value, int) else f"{path}='...'"
+            hint = f" (YAML reads it as a number: quote it, --set \"{example}\")" if is_number else ""
             raise ValueError(f"{path}: expected a string, got {value!r}{hint}")
         return value
     raise TypeError(f"unsupported config type {tp!r} at {path}")
@@ -931,7 +937,8 @@ def config_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
 
 # keys that only start a fresh run: a resume continues from its checkpoint's weights and never imitates again, so a
 # change of them is listed with this note (docs/training.md, "Checkpoints and resume")
-KEYS_UNUSED_BY_RESUME = ("init_from", "imitation.games", "imitation.epochs")
+KEYS_UNUSED_BY_RESUME = ("init_from", "imitation.games", "imitation.epochs", "imitation.learning_rate",
+                         "imitation.minibatch_size")
 UNUSED_BY_RESUME = " (unused by a resume)"
 
 

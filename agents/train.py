@@ -139,8 +139,9 @@ def resume_command(args: argparse.Namespace) -> str:
         words += ["--runs-dir", args.runs_dir]
     if args.device:
         words += ["--device", args.device]
-    if getattr(args, "quiet", False):
-        words.append("--quiet")
+    for flag in ("no_final_eval", "quiet"):  # run flags the run was started with, kept for its continuation
+        if getattr(args, flag, False):
+            words.append("--" + flag.replace("_", "-"))
     return shell_join(words)
 
 

@@ -138,8 +138,10 @@ REFUSED = [
     # the device's form is checked at load, without torch (whether the machine has it: when a run starts)
     *[([f"device={name}"], rf"^device {re.escape(repr(shown))} is not a torch device \(expected cpu, cuda or "
        r"cuda:N, or another torch device type: ipu, xpu, .*, privateuseone\)$")
-      for name, shown in [(n, n) for n in ("foo", "gpu", "CPU", "Cuda", "cuda:01", "cuda:-1", "cpu:0:1", "meta")]
+      for name, shown in [(n, n) for n in ("foo", "gpu", "CPU", "Cuda", "cuda:01", "cuda:-1", "cpu:0:1")]
       + [("''", "")]],
+    (["device=meta"], r"^device 'meta' holds shapes without values: nothing can be trained there \(expected cpu, "
+     r"cuda or cuda:N\)$"),
     (["processes=2", "device=cuda:0"], r"^processes: 2 data-parallel processes run on the CPU; with device 'cuda:0'"),
     (["init_from=/nonexistent/x.pt"], r"init_from: checkpoint '/nonexistent/x\.pt' does not exist"),
 ]
@@ -339,6 +341,9 @@ def test_game_options_reach_the_rules() -> None:
         ("ppo.ent_coef=abc", r"^ppo\.ent_coef: expected a number, got 'abc'$"),
         ("ppo.ent_coef=[1]", r"^ppo\.ent_coef: expected a number, got \[1\]$"),
         ("name=5", r"^name: expected a string, got 5 \(YAML reads it as a number: quote it, --set \"name='5'\"\)$"),
+        # a float is not shown as typed (2024.10 reads as 2024.1): the hint does not quote it
+        ("name=2024.10", r"^name: expected a string, got 2024\.1 \(YAML reads it as a number: quote it, "
+                         r"--set \"name='\.\.\.'\"\)$"),
         ("pool.bots=random", r"^pool\.bots: expected a list, got 'random'$"),
         ("pool.bots=[random, 3]", r"^pool\.bots\[1\]: expected a string, got 3$"),
         ("game.move_limit=many", r"^game\.move_limit: expected int or NoneType, got 'many'$"),
@@ -895,7 +900,8 @@ def test_a_resume_lists_init_from_and_imitation_as_unused() -> None:
 
     before = default_dict()
     after = apply_overrides(before, [f"init_from={DIAMOND2}", "imitation.games=3", "imitation.epochs=2",
-                                     "ppo.total_steps=9"])
+                                     "imitation.learning_rate=0.01", "ppo.total_steps=9"])
     assert config_changes(before, after) == [
         "imitation.epochs 0 -> 2 (unused by a resume)", "imitation.games 0 -> 3 (unused by a resume)",
+        "imitation.learning_rate 0.001 -> 0.01 (unused by a resume)",
         f"init_from None -> {DIAMOND2!r} (unused by a resume)", "ppo.total_steps 150000 -> 9"]

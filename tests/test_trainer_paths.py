@@ -101,6 +101,9 @@ def test_resume_command_repeats_config_overrides_runs_dir_and_device() -> None:
                      device="cuda")
     assert resume_command(args) == ("halma train 'my configs/q.yaml' --resume --set ppo.total_steps=10 "
                                     "--set 'name=a b' --runs-dir elsewhere --device cuda")
+    # the run flags it was started with (--no-final-eval was dropped: the continuation then evaluated)
+    assert resume_command(namespace("q.yaml", no_final_eval=True, quiet=True)) == (
+        "halma train q.yaml --resume --no-final-eval --quiet")
 
 
 def test_resume_hint_says_whether_there_is_a_checkpoint(tmp_path: Path) -> None:
