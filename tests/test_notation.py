@@ -241,3 +241,21 @@ def test_parse_position_gives_the_bit_sets_of_the_text(variant: str, seats: int)
     assert parsed[3] == g.mask(kings)
     assert (parsed[3] != 0) == (variant == "diamond")
     assert parse_position(" ".join(game.position().split(" ")[:3] + [str(seats - 1), "12"]))[4:] == (seats - 1, 12)
+
+
+def test_a_finish_whose_goal_was_emptied_again_is_not_in_the_text_but_the_record_keeps_it() -> None:
+    """docs/engine.md, "Keeping a game between requests": on star a seat stays finished after an opponent's
+    piece leaves its filled goal, but the text then shows an unfilled goal, and reads back with the seat
+    active (a game-site review found it in a 4-seat game).  The notation is a fixed contract: the record is
+    what keeps the game."""
+    from halma_env.records import GameRecord
+
+    pieces = {hole: "0" for hole in (0, 1, 2, 3, 4, 5, 7, 8, 17, 100)}
+    pieces.update({6: "1", 61: "1", 60: "2"})  # seat 1's piece in seat 0's goal: anti-blocking lets 0 finish
+    game = Game.from_position(position("star", 3, pieces, to_move=0))
+    game.play("17-9")
+    assert game.status == ["finished", "active", "active"]
+    game.play("6-14")  # seat 1's piece leaves the goal: seat 0 stays finished
+    assert game.status == ["finished", "active", "active"]
+    assert Game.from_position(game.position()).status == ["active", "active", "active"]
+    assert GameRecord.from_game(game).replay().status == ["finished", "active", "active"]
