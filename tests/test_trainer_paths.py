@@ -298,6 +298,11 @@ def test_a_finished_run_has_nothing_to_do(tmp_path: Path, fake_trainer, monkeypa
                                  "ppo.total_steps=N to train on\n")
     assert train_and_evaluate(1, 2, cfg, namespace(runs_dir=str(tmp_path))) == 0  # said by process 0 only
     assert capsys.readouterr() == ("", "")
+    # short of ppo.total_steps, but no whole rollout of 64 steps fits: not called "the end" of it
+    short = from_dict(tiny_config(ppo__total_steps=200))
+    assert train_and_evaluate(0, 1, short, namespace(runs_dir=str(tmp_path))) == 0
+    assert ("update 3 (192 steps), the last whole rollout (64 steps) before ppo.total_steps=200; raise it with "
+            "--set ppo.total_steps=N to train on\n") in capsys.readouterr().err
     monkeypatch.setattr(FakeTrainer, "start_update", 2)  # one update left: trained
     assert train_and_evaluate(0, 1, cfg, namespace(runs_dir=str(tmp_path), no_final_eval=True)) == 0
     assert fake_trainer.made[-1].calls[0] == "train"
