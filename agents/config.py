@@ -426,7 +426,7 @@ class TrainConfig:
                              "(expected cpu, cuda or cuda:N)")
         _check_sizes("network", self.network)
         _check_sizes("", self)
-        update_steps = (self.env.num_envs + self.env.solo_envs) * self.ppo.num_steps
+        update_steps = self.rollout_steps
         if update_steps > MAX_UPDATE_STEPS:
             raise ValueError(f"one update, (env.num_envs + env.solo_envs) x ppo.num_steps = {update_steps} steps, must "
                              f"be at most {MAX_UPDATE_STEPS} (its steps are held in memory at once)")
@@ -497,6 +497,11 @@ class TrainConfig:
                     check_players([spec], lambda _spec, _seed: player, rules)  # noqa: B023 (called at once)
                 except ValueError as exc:
                     raise ValueError(f"{at}: {exc}") from None
+
+    @property
+    def rollout_steps(self) -> int:
+        """The environment steps of one rollout (one update): (env.num_envs + env.solo_envs) x ppo.num_steps."""
+        return (self.env.num_envs + self.env.solo_envs) * self.ppo.num_steps
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -706,7 +706,7 @@ class Trainer:
     @property
     def batch_steps(self) -> int:
         """The environment steps of one rollout: (num_envs + solo_envs) x num_steps, of all processes."""
-        return (self.cfg.env.num_envs + self.cfg.env.solo_envs) * self.cfg.ppo.num_steps
+        return self.cfg.rollout_steps
 
     @property
     def end_step(self) -> int:

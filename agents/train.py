@@ -309,8 +309,7 @@ def _train_and_evaluate(trainer: Any, rank: int, world_size: int, cfg: Any, args
         if trainer.global_step >= cfg.ppo.total_steps:
             end = f"the end of ppo.total_steps={cfg.ppo.total_steps}"
         else:  # no whole rollout fits before it
-            rollout = (cfg.env.num_envs + cfg.env.solo_envs) * cfg.ppo.num_steps
-            end = f"the last whole rollout ({rollout} steps) before ppo.total_steps={cfg.ppo.total_steps}"
+            end = f"the last whole rollout ({cfg.rollout_steps} steps) before ppo.total_steps={cfg.ppo.total_steps}"
         at = f"{ckpt} is at update {trainer.update} ({trainer.global_step} steps), {end}"
         if not _final_eval_wanted(cfg, args) or _final_eval_written(run_dir, trainer.global_step):
             print(f"halma train: nothing to do: {at}; raise it with --set ppo.total_steps=N to train on",
