@@ -43,6 +43,7 @@ from halma_env.files import (
     DuplicateKey,
     FileTooLarge,
     NotARegularFile,
+    ends_in_separator,
     file_kind,
     no_duplicate_keys,
     read_regular_file,
@@ -72,12 +73,13 @@ class LadderError(ValueError):
 
 def ladder_path(path: str | Path | None = None) -> Path:
     """The ladder file: ``path``, else ``$HALMA_LADDER``, else the shipped one."""
-    if path is not None:
-        if is_empty_path(path):
-            raise LadderError("a ladder file path is empty")
-        return Path(path)
-    env = os.environ.get("HALMA_LADDER")
-    return Path(env) if env else DEFAULT_LADDER
+    if path is None:
+        path = os.environ.get("HALMA_LADDER") or DEFAULT_LADDER
+    elif is_empty_path(path):
+        raise LadderError("a ladder file path is empty")
+    if ends_in_separator(path):  # (Path drops the '/': a rebuild given "out/" wrote the file out)
+        raise LadderError(f"the ladder file {str(path)!r} ends in '/', so it names a directory, not a file")
+    return Path(path)
 
 
 def game_key(variant: str, seats: int) -> str:

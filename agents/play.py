@@ -316,6 +316,8 @@ class PlaySession:
         form = COMMAND_ARGUMENTS.get(cmd)
         if form is not None and len(args) != len(form.split()):
             raise ValueError(f"{cmd} is written {f'{cmd} {form}'.strip()!r}, got {quoted(line)}")
+        if form == "FILE":  # no shell reads this line: ~ is the home folder here as it is on a command line
+            args = [os.path.expanduser(args[0])]
         if cmd in ("quit", "exit", "q"):
             return False
         if cmd == "help":

@@ -64,6 +64,13 @@ def file_kind(mode: int) -> str:
     return "a socket" if stat.S_ISSOCK(mode) else "a special file"
 
 
+def ends_in_separator(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is written as a folder's ("out/"): ``Path`` drops the trailing separator, so without
+    this check a writer given "out/" would write the file ``out``."""
+    text = os.fspath(path)
+    return text.endswith(tuple(sep for sep in (os.sep, os.altsep, "/") if sep))
+
+
 def special_file_kind(path: str | os.PathLike[str]) -> str:
     """What stands at ``path`` when it is a device, a FIFO or a socket ('' for nothing there, a regular
     file, a directory or a symlink): a writer that renames a new file over ``path`` would replace it (as
@@ -107,7 +114,9 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
     followed.  The file gets the permissions ``open()`` would give a new one (0o666 less the umask).  A device,
     FIFO or socket at ``path`` is an ``OSError`` (EINVAL): the rename would replace it (as root, ``/dev/null``
     itself became a regular file).  Every ``OSError`` names ``path``, not the temporary file (a full disk's
-    names none)."""
+    names none).  A path written as a folder's ("out/") is an ``IsADirectoryError``."""
+    if ends_in_separator(path):
+        raise IsADirectoryError(errno.EISDIR, "it ends in '/', so it names a directory, not a file", os.fspath(path))
     path = Path(path)
     kind = special_file_kind(path)
     if kind:

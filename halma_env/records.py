@@ -33,6 +33,7 @@ from halma_env.files import (
     DuplicateKey,
     FileTooLarge,
     NotARegularFile,
+    ends_in_separator,
     no_duplicate_keys,
     read_regular_file,
     special_file_kind,
@@ -230,6 +231,9 @@ class GameRecord:
     def save(self, path: str | os.PathLike) -> None:
         """Write the record to ``path`` atomically (``files.write_atomic``: a temporary file renamed over it,
         with the permissions ``open()`` gives a new file)."""
+        if ends_in_separator(path):  # (Path drops the '/': "x/" would write the file x)
+            raise IsADirectoryError(errno.EISDIR, "game record: the name ends in '/', so it names a directory, "
+                                    "not a file", os.fspath(path))
         path = Path(path)
         text = self.to_json()
         # errors name the path asked for, not the temporary file beside it

@@ -30,6 +30,20 @@ def test_a_directory_in_the_way_is_named(tmp_path: Path, monkeypatch) -> None:
     assert output_problem("runs", "the ladder file") == "the ladder file 'runs' is a directory"
 
 
+def test_a_path_written_as_a_folder_s_is_no_file_to_write(tmp_path: Path, monkeypatch) -> None:
+    """``Path("out/")`` is ``out``: the slash, which says a folder is meant, was dropped and the file written."""
+    from halma_env.files import write_atomic
+
+    monkeypatch.chdir(tmp_path)
+    assert output_problem("out/", "the ladder file") == ("the ladder file 'out/' ends in '/', so it names a "
+                                                         "directory, not a file")
+    with pytest.raises(IsADirectoryError) as error:
+        write_atomic("out/", "x")
+    assert (error.value.strerror, error.value.filename) == ("it ends in '/', so it names a directory, not a file",
+                                                            "out/")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_folder_that_cannot_take_the_file_is_named_with_the_reason(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     Path("a_file").write_text("")

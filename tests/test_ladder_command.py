@@ -125,6 +125,21 @@ def test_a_ladder_path_that_is_a_directory_is_refused_before_the_tournament(tmp_
     assert list(folder.iterdir()) == []
 
 
+@pytest.mark.parametrize("where", ["flag", "environment"])
+def test_a_ladder_path_ending_in_a_slash_is_refused_and_no_file_is_written(tmp_path: Path, capsys, monkeypatch,
+                                                                          where: str) -> None:
+    """``--ladder out/`` ran the tournament and wrote the file ``out`` (``Path`` drops the slash)."""
+    _no_tournament(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    flags = ["--ladder", "out/"] if where == "flag" else []
+    if where == "environment":
+        monkeypatch.setenv("HALMA_LADDER", "out/")
+    assert main(["ladder", *flags, "--quiet", "--levels", "a,b", "random", "greedy"]) == 2
+    out, err = capsys.readouterr()
+    assert err == "halma ladder: error: the ladder file 'out/' ends in '/', so it names a directory, not a file\n"
+    assert out == "" and list(tmp_path.iterdir()) == []
+
+
 def test_a_dry_run_does_not_need_a_writable_ladder(tmp_path: Path, capsys, monkeypatch) -> None:
     """--dry-run writes nothing, so a ladder file that could not be written is no reason to refuse."""
     calls = _fake_tournament(monkeypatch, TWO)

@@ -200,6 +200,25 @@ def test_save_writes_over_a_game_record_but_not_over_another_kind_of_file(tmp_pa
     assert out[-1] == f"saved to {empty}" and load_record(empty)
 
 
+def test_save_to_a_name_ending_in_a_slash_writes_no_file_and_tilde_is_the_home_folder(tmp_path, monkeypatch):
+    """``save x/`` wrote the file ``x`` (``Path`` drops the slash), and ``save ~/g.json`` looked for a folder
+    named ``~``: no shell reads the prompt's line."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    s, out = session([HUMAN, HUMAN])
+    s.handle("113-104")
+    s.handle("save games/")
+    assert out[-1] == ("error: game record: the name ends in '/', so it names a directory, not a file: "
+                       "'games/'")
+    assert list(tmp_path.iterdir()) == [tmp_path / "home"]
+    s.handle("save ~/g.json")
+    assert out[-1] == f"saved to {tmp_path / 'home' / 'g.json'}"
+    s2, out2 = session([HUMAN, HUMAN])
+    s2.handle("load ~/g.json")
+    assert s2.game.position() == s.game.position()
+
+
 def test_a_save_onto_a_full_disk_names_the_file(tmp_path, monkeypatch):
     """A write that fails for want of room raises without a file name: the message said only "No space left on
     device", not which save (the rename stands in for the write here)."""
