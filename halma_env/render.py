@@ -64,7 +64,8 @@ def render_text(
     visible, and on the 16 x 16 board (where those cells made rows of 95 columns) the rows and
     columns are labelled instead: a hole's number is its row's label plus its column's.  ``marks``
     are holes to highlight (e.g. the legal destinations of a picked piece, shown as ``*``); with
-    ``color`` the last move's holes are underlined.
+    ``color`` the last move's holes are underlined.  Without ``numbers`` an empty hole the seat to move may
+    never land on (diamond's closed camps, SPEC §2) is an ``x``, not a ``.``.
     """
     g = game.geometry
     marked = set(marks)
@@ -75,6 +76,8 @@ def render_text(
         m = game.moves[-1]
         recent = {m.src, m.dst}
     cells = game.board()
+    # (the open holes are a bit set in the geometry's bit order, not by hole number)
+    open_holes = g.all_holes if game.is_over or numbers else game.layout.open_holes[game.to_move]
     tagged = numbers and not color  # occupied holes as "0:17": wider cells
     width = (6 if tagged else 4) if numbers else 2
     lines = []
@@ -88,7 +91,9 @@ def render_text(
         parts = [" " * indent]
         for _ in range(w):
             cell = cells[hole]
-            if cell is None:
+            if cell is None and hole not in marked and not open_holes >> g.bit[hole] & 1:
+                text, code = "x", "2"
+            elif cell is None:
                 text = "*" if hole in marked else ("." if not numbers else str(hole))
                 code = "1" if hole in marked else ("2" if numbers else "")
             else:

@@ -138,6 +138,30 @@ def test_colours_kings_marks_and_the_last_move() -> None:
     assert diamond[120] == ("31;1", "A") and diamond[10] == ("34;1", "B") and diamond[111] == ("31", "0")
 
 
+def test_diamond_holes_closed_to_the_seat_to_move_are_drawn_as_x() -> None:
+    """A diamond piece may never land on a point that is neither its home nor its goal (SPEC §2), and the
+    board drew those holes as open ones.  Now the empty ones closed to the seat to move are an ``x`` (dim);
+    with --numbers the number stays."""
+    game = Game(Rules("diamond", 2))
+    layout = game.layout
+    for _ in range(2):
+        seat = game.to_move
+        drawn = cells(render_text(game, last_move=False))
+        plain = cells(render_text(game, color=False))
+        for hole, cell in enumerate(game.board()):
+            closed = not layout.open_holes[seat] >> game.geometry.bit[hole] & 1
+            if cell is None:
+                assert drawn[hole] == (("2", "x") if closed else ("", ".")), (seat, hole)
+                assert plain[hole] == ("", "x" if closed else "."), (seat, hole)
+        # four points of 10 holes are closed to each seat, one of them filled by the other seat's pieces
+        assert sum(text == "x" for _, text in plain) == 30
+        game.play(game.legal_moves()[0])
+    assert "x" not in {text for _, text in cells(render_text(game, numbers=True))}
+    assert {text for _, text in cells(render_text(Game(Rules("star", 2))))} == {".", "0", "1"}
+    marked = cells(render_text(Game(Rules("diamond", 2)), marks=[22]))  # (a picked hole's mark comes first)
+    assert marked[22] == ("1", "*") and marked[21] == ("2", "x")
+
+
 def test_only_the_last_move_is_underlined() -> None:
     game = Game(Rules("star", 2))
     game.play("113-104")
