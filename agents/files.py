@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from halma_env.files import ends_in_separator, special_file_kind
+from halma_env.files import folder_ending, special_file_kind
 
 PACKAGE_DIR = Path(__file__).resolve().parent  # agents/
 
@@ -94,8 +94,8 @@ def output_problem(path: str | Path, what: str = "") -> str | None:
     nearest existing folder above it takes a temporary file (missing folders are made on writing).
     ``what`` names the file in the message ("the ladder file")."""
     named = f"{what} {str(path)!r}" if what else repr(str(path))
-    if ends_in_separator(path):
-        return f"{named} ends in '/', so it names a directory, not a file"
+    if folder_ending(path):
+        return f"{named} ends in {folder_ending(path)!r}, so it names a directory, not a file"
     out = Path(path).absolute()
     if out.is_dir():
         return f"{named} is a directory"

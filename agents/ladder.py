@@ -43,8 +43,8 @@ from halma_env.files import (
     DuplicateKey,
     FileTooLarge,
     NotARegularFile,
-    ends_in_separator,
     file_kind,
+    folder_ending,
     no_duplicate_keys,
     read_regular_file,
     write_atomic,
@@ -77,8 +77,9 @@ def ladder_path(path: str | Path | None = None) -> Path:
         path = os.environ.get("HALMA_LADDER") or DEFAULT_LADDER
     elif is_empty_path(path):
         raise LadderError("a ladder file path is empty")
-    if ends_in_separator(path):  # (Path drops the '/': a rebuild given "out/" wrote the file out)
-        raise LadderError(f"the ladder file {str(path)!r} ends in '/', so it names a directory, not a file")
+    if folder_ending(path):  # (Path drops the '/': a rebuild given "out/" wrote the file out)
+        raise LadderError(f"the ladder file {str(path)!r} ends in {folder_ending(path)!r}, so it names a directory, "
+                          "not a file")
     return Path(path)
 
 

@@ -64,11 +64,14 @@ def file_kind(mode: int) -> str:
     return "a socket" if stat.S_ISSOCK(mode) else "a special file"
 
 
-def ends_in_separator(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is written as a folder's ("out/"): ``Path`` drops the trailing separator, so without
-    this check a writer given "out/" would write the file ``out``."""
+def folder_ending(path: str | os.PathLike[str]) -> str:
+    """How ``path`` ends when it is written as a folder's name ('/', '.' or '..'; '' when it is not):
+    ``Path`` drops a trailing '/' and '.', so without this check a writer given "out/" wrote the file ``out``."""
     text = os.fspath(path)
-    return text.endswith(tuple(sep for sep in (os.sep, os.altsep, "/") if sep))
+    if text.endswith(tuple(sep for sep in (os.sep, os.altsep) if sep)):
+        return text[-1]
+    name = os.path.basename(text)
+    return name if name in (".", "..") else ""
 
 
 def special_file_kind(path: str | os.PathLike[str]) -> str:
@@ -114,9 +117,11 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
     followed.  The file gets the permissions ``open()`` would give a new one (0o666 less the umask).  A device,
     FIFO or socket at ``path`` is an ``OSError`` (EINVAL): the rename would replace it (as root, ``/dev/null``
     itself became a regular file).  Every ``OSError`` names ``path``, not the temporary file (a full disk's
-    names none).  A path written as a folder's ("out/") is an ``IsADirectoryError``."""
-    if ends_in_separator(path):
-        raise IsADirectoryError(errno.EISDIR, "it ends in '/', so it names a directory, not a file", os.fspath(path))
+    names none).  A path written as a folder's ("out/", ``folder_ending``) is an ``IsADirectoryError``."""
+    ending = folder_ending(path)
+    if ending:
+        raise IsADirectoryError(errno.EISDIR, f"it ends in {ending!r}, so it names a directory, not a file",
+                                os.fspath(path))
     path = Path(path)
     kind = special_file_kind(path)
     if kind:

@@ -33,7 +33,7 @@ from halma_env.files import (
     DuplicateKey,
     FileTooLarge,
     NotARegularFile,
-    ends_in_separator,
+    folder_ending,
     no_duplicate_keys,
     read_regular_file,
     special_file_kind,
@@ -231,9 +231,9 @@ class GameRecord:
     def save(self, path: str | os.PathLike) -> None:
         """Write the record to ``path`` atomically (``files.write_atomic``: a temporary file renamed over it,
         with the permissions ``open()`` gives a new file)."""
-        if ends_in_separator(path):  # (Path drops the '/': "x/" would write the file x)
-            raise IsADirectoryError(errno.EISDIR, "game record: the name ends in '/', so it names a directory, "
-                                    "not a file", os.fspath(path))
+        if folder_ending(path):  # (Path drops the '/': "x/" would write the file x)
+            raise IsADirectoryError(errno.EISDIR, f"game record: the name ends in {folder_ending(path)!r}, so it "
+                                    "names a directory, not a file", os.fspath(path))
         path = Path(path)
         text = self.to_json()
         # errors name the path asked for, not the temporary file beside it

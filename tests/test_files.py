@@ -32,7 +32,7 @@ def test_a_directory_in_the_way_is_named(tmp_path: Path, monkeypatch) -> None:
 
 def test_a_path_written_as_a_folder_s_is_no_file_to_write(tmp_path: Path, monkeypatch) -> None:
     """``Path("out/")`` is ``out``: the slash, which says a folder is meant, was dropped and the file written."""
-    from halma_env.files import write_atomic
+    from halma_env.files import folder_ending, write_atomic
 
     monkeypatch.chdir(tmp_path)
     assert output_problem("out/", "the ladder file") == ("the ladder file 'out/' ends in '/', so it names a "
@@ -41,6 +41,10 @@ def test_a_path_written_as_a_folder_s_is_no_file_to_write(tmp_path: Path, monkey
         write_atomic("out/", "x")
     assert (error.value.strerror, error.value.filename) == ("it ends in '/', so it names a directory, not a file",
                                                             "out/")
+    for path, ending in [("out/.", "."), ("out/..", ".."), (".", "."), ("out", "")]:
+        assert folder_ending(path) == ending
+    with pytest.raises(IsADirectoryError):
+        write_atomic("out/.", "x")
     assert list(tmp_path.iterdir()) == []
 
 
