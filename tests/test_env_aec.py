@@ -841,6 +841,47 @@ def test_deepcopy_mid_game_is_an_independent_copy(wrapped: bool) -> None:
     assert env_state(e) == before and clone.unwrapped.game.ply > e.unwrapped.game.ply
 
 
+def test_a_copy_hands_out_the_read_only_mask_too() -> None:
+    """numpy's deepcopy of the cached mask made it writable: in a copy a write (a search pruning moves in
+    place) took a legal move out of observe() and step() refused it."""
+    import copy
+
+    e = raw_env(num_players=2)
+    e.reset(seed=0)
+    e.action_mask("player_0")
+    for clone in (copy.deepcopy(e), copy.copy(e), copy.deepcopy(make_env(num_players=2))):
+        if clone.unwrapped.game is None:
+            clone.reset(seed=0)
+        mask = clone.unwrapped.action_mask("player_0")
+        action = int(np.flatnonzero(mask)[0])
+        with pytest.raises(ValueError, match="read-only"):
+            mask[action] = 0
+        assert clone.observe("player_0")["action_mask"][action] == 1
+        clone.step(action)
+
+
+def test_a_copy_made_inside_an_agent_iter_loop_runs_its_own_loop() -> None:
+    """The copy inherited the order check's "not updated yet" state: its own ``agent_iter`` loop stopped at
+    once on PettingZoo's "need to call step() or reset()" assertion."""
+    import copy
+
+    e = make_env(num_players=2, move_limit=20)
+    e.reset(seed=0)
+    for _agent in e.agent_iter():
+        e.last()
+        clone = copy.deepcopy(e)
+        plies = 0
+        for branch_agent in clone.agent_iter():
+            _, _, termination, truncation, _ = clone.last()
+            clone.step(None if termination or truncation else
+                       int(np.flatnonzero(clone.unwrapped.action_mask(branch_agent))[0]))
+            plies += 1
+        assert clone.unwrapped.game.is_over and plies >= 20 and e.unwrapped.game.ply == 0
+        break
+    with pytest.raises(AssertionError, match="need to call step"):  # the original's check still holds
+        next(iter(e.agent_iter()))
+
+
 def test_step_after_every_agent_has_left_says_the_game_is_over() -> None:
     e = raw_env(num_players=2, move_limit=2)
     e.reset()
@@ -971,7 +1012,9 @@ def test_action_mask_before_reset_names_the_call() -> None:
 
 
 def test_reset_seed_gives_each_cpu_seat_its_documented_seed() -> None:
-    """``reset(seed=s)`` reseeds seat k's player with ``(s + 7919 * (k + 1)) % 2**63``."""
+    """``reset(seed=s)`` reseeds seat k's player with ``player_seed(s, k)``: numpy's ``SeedSequence`` of (s, k).
+    It was ``s + 7919 * (k + 1)``, so seat 1 at seed s + 7919 drew seat 2's numbers at seed s."""
+    from halma_env.envs.aec import player_seed
 
     class Seeded:
         def __init__(self) -> None:
@@ -987,8 +1030,13 @@ def test_reset_seed_gives_each_cpu_seat_its_documented_seed() -> None:
     e = raw_env(num_players=3, opponents={1: one, 2: two})
     for seed in (10, 2**62, -100_000):
         e.reset(seed=seed)
-    assert one.seeds == [10 + 2 * 7919, 2**62 + 2 * 7919, 2**63 - 100_000 + 2 * 7919]
-    assert two.seeds == [10 + 3 * 7919, 2**62 + 3 * 7919, 2**63 - 100_000 + 3 * 7919]
+    assert one.seeds == [player_seed(s, 1) for s in (10, 2**62, -100_000)]
+    assert two.seeds == [player_seed(s, 2) for s in (10, 2**62, -100_000)]
+    # every (seed, seat) its own seed, negative seeds and seeds past 2**64 included, all in 0..2**63-1
+    pairs = [(s, k) for s in [*range(-50, 8000, 7), 7919, 2 * 7919, 2**64, 2**64 + 1, -(2**64)] for k in range(6)]
+    seeds = [player_seed(s, k) for s, k in pairs]
+    assert len(set(seeds)) == len(pairs) and all(0 <= x < 2**63 for x in seeds)
+    assert player_seed(7919, 1) != player_seed(0, 2) and player_seed(-1, 0) != player_seed(0, 0)
     e.reset()  # no seed: the players are not reseeded
     assert len(one.seeds) == len(two.seeds) == 3
 

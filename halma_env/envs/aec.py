@@ -75,6 +75,26 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
         would share the env inside."""
         return copy.deepcopy(self)
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> OrderEnforcingWrapper:
+        """The wrappers and the env inside copied, and a copy made inside an ``agent_iter`` loop (branching at
+        a decision) runs its own ``agent_iter`` loop: the turn it starts at counts as updated, or PettingZoo's
+        "need to call step() or reset()" assertion stopped that loop before its first step."""
+        clone = type(self).__new__(type(self))
+        memo[id(self)] = clone
+        for name, value in self.__dict__.items():
+            clone.__dict__[name] = copy.deepcopy(value, memo)
+        if clone._has_reset:
+            clone._has_updated = True
+        return clone
+
+
+def player_seed(seed: int, seat: int) -> int:
+    """The seed in 0..2**63-1 (players take no negative seed) of ``seat``'s CPU player after ``reset(seed=seed)``,
+    for any integer ``seed``: numpy's ``SeedSequence`` of (seed, seat), so every pair has its own stream.  (It was
+    ``seed + 7919 * (seat + 1)``: seat 1 at seed s + 7919 then drew seat 2's numbers at seed s.)"""
+    entropy = 2 * seed if seed >= 0 else -2 * seed - 1  # one-to-one onto the non-negative integers
+    return int(np.random.SeedSequence([entropy, seat]).generate_state(1, np.uint64)[0]) >> 1
+
 
 def action_int(action: Any) -> int:
     """An action as a Python int (``encoding.as_index``: ints, numpy integers, 0-d integer arrays and
@@ -291,6 +311,10 @@ class raw_env(AECEnv, EzPickle):
         turn cache) is deep-copied; a CPU player that cannot be copied is shared by the two envs."""
         if self.game is not None:
             memo[id(self.game)] = self.game.copy()
+        cached = getattr(self, "_turn_cache", None)  # (none before the first reset)
+        if cached is not None:  # the read-only mask is shared: numpy's deepcopy made it writable
+            mask = cached[1][1]
+            memo[id(mask)] = mask
         shared = {"encoding", "_canon", "_from_canon", "_hole_of_bit", "_dist", "_king_dist", "_phi_start", "rules",
                   "_ezpickle_args", "_ezpickle_kwargs"}
         return copy_state(self, memo, shared, players={"_cpu", "_cpu_specs"})
@@ -540,9 +564,8 @@ class raw_env(AECEnv, EzPickle):
         return seat
 
     def _cpu_seed(self, seat: int) -> int:
-        """The seed of ``seat``'s CPU player after ``reset(seed=self._seed)``: folded into 0..2**63-1,
-        as players take no negative seed and reset() takes any integer."""
-        return (cast(int, self._seed) + 7919 * (seat + 1)) % 2**63
+        """The seed of ``seat``'s CPU player after ``reset(seed=self._seed)`` (``player_seed``)."""
+        return player_seed(cast(int, self._seed), seat)
 
     def _save(self) -> tuple:
         """What ``_settle_or_restore`` puts back if a CPU player fails."""
