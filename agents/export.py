@@ -238,19 +238,56 @@ def training_reward(config: Any) -> dict[str, Any] | None:
 
 
 def vector_positions(variant: str, seats: int, seed: int = TEST_VECTOR_SEED) -> list[str]:
-    """The test vectors' positions (SPEC §3 text): the start (seat 0), the position after one seeded
-    random move (seat 1: a turned frame) and a later one of the same game with the last seat to move
-    (pieces mixed, jumps likely)."""
+    """The test vectors' positions (SPEC §3 text), each a case an encoder or move generator written from the
+    docs can get wrong:
+
+    - the start (seat 0), then the position after one seeded random move (seat 1: a turned frame);
+    - from the same random game, the first position from ply 12 x seats on with each seat to move in turn
+      (every seat's frame, pieces mixed, jumps likely);
+    - from a seeded game of noisy greedy bots, which finishes: its first position from ply 30 x seats on
+      (pieces deep in the camps, diamond's kings off their start holes); with 3 or more seats the first
+      position in which a seat has finished (the finished planes); on the 16 x 16 board the first position
+      in which a piece of the seat to move could step out of its goal but for the goal lock."""
     rng = random.Random(seed)
     game = Game(Rules(variant, seats))
     out = [game.position()]
-    while len(out) < 3 and not game.is_over:
-        game.play(rng.choice(game.legal_moves()))
+    game.play(rng.choice(game.legal_moves()))
+    out.append(game.position())
+    for seat in range(seats):
+        while not game.is_over and (game.ply < 12 * seats or game.to_move != seat):
+            game.play(rng.choice(game.legal_moves()))
         if game.is_over:
             break
-        if len(out) == 1 or (game.ply >= 12 * seats and game.to_move == seats - 1):
-            out.append(game.position())
+        out.append(game.position())
+    out.extend(_late_vector_positions(variant, seats, rng))
     return out
+
+
+def _late_vector_positions(variant: str, seats: int, rng: random.Random) -> list[str]:
+    """``vector_positions``' positions from a game that gets somewhere: noisy greedy bots, seeded by ``rng``."""
+    from agents.bots.greedy import GreedyBot
+
+    game = Game(Rules(variant, seats))
+    bots = [GreedyBot(seed=rng.randrange(1 << 30), noise=0.2) for _ in range(seats)]
+    wanted = {"late": True, "finished": seats >= 3, "goal lock": variant == "halma16"}
+    found: dict[str, str] = {}
+    while not game.is_over and len(found) < sum(wanted.values()):
+        seat = game.to_move
+        cases = {"late": game.ply >= 30 * seats,
+                 "finished": "finished" in game.status,
+                 "goal lock": _locked_in(game, seat)}
+        for case, wanted_here in wanted.items():
+            if wanted_here and case not in found and cases[case]:
+                found[case] = game.position()
+        game.play(bots[seat].select_move(game))
+    return [found[case] for case in wanted if case in found]
+
+
+def _locked_in(game: Game, seat: int) -> bool:
+    """Whether a piece of ``seat`` in its goal could step out of it but for the goal lock (halma16)."""
+    goal = game.layout.goals[seat]
+    return any(hole in goal and any(game.piece_at(n) is None and n not in goal for n in game.geometry.neighbours[hole])
+               for hole in game.pieces(seat))
 
 
 def _vector(policy: OnnxPolicy, position: str) -> dict[str, Any]:
@@ -294,7 +331,11 @@ def check_test_vectors(policy: OnnxPolicy) -> list[str]:
         raise ValueError(f"the manifest of {name!r}: test_vectors must be a list of objects with a position")
     problems = []
     for i, recorded in enumerate(vectors):
-        fresh = _vector(policy, recorded["position"])
+        try:
+            fresh = _vector(policy, recorded["position"])
+        except ValueError as e:  # a position of another game, or not a position at all
+            raise ValueError(f"the manifest of {name!r}: test_vectors[{i}]'s position cannot be read for this model "
+                             f"({e})") from None
         for key, value in fresh.items():
             if key not in recorded:
                 problems.append(f"test_vectors[{i}] lacks {key}")
@@ -352,6 +393,9 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
         check_level_name(level)
     if name is not None:
         check_level_name(name, "name")  # a stem inside out_dir: no '../evil', no silent default for ''
+        if name.lower().endswith(".onnx"):
+            raise ValueError(f"name is the file name's stem, without .onnx: got {name!r} (it would write "
+                             f"{name}.onnx); give {name[:-5]!r}")
     if rating is not None:
         check_number("rating", rating, None)  # NaN / inf would make the manifest invalid JSON
     low, high = opset_range()

@@ -481,6 +481,17 @@ _WATCHDOG = _Watchdog()
 # --- the model -----------------------------------------------------------------------------
 
 
+def _binary_input(name: str, array: Any) -> np.ndarray:
+    """``array`` as a contiguous int8 array, when it holds only 0s and 1s of an integer or bool dtype."""
+    array = np.asarray(array)
+    if array.dtype != np.bool_ and not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"{name} must be 0s and 1s of an integer or bool dtype (int8 is the model's), got "
+                         f"{array.dtype}")
+    if array.size and (array.min() < 0 or array.max() > 1):
+        raise ValueError(f"{name} must be 0s and 1s, got values from {array.min()} to {array.max()}")
+    return np.ascontiguousarray(array, dtype=np.int8)
+
+
 class OnnxPolicy:
     """An exported network: ``(observations, masks) -> (masked logits, values)`` with onnxruntime."""
 
@@ -508,9 +519,15 @@ class OnnxPolicy:
         return (OnnxPolicy, (os.path.abspath(self.path),))
 
     def evaluate(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(B, rows, cols, 12) int8 observations and (B, H*H) int8 masks -> (B, H*H) logits, (B,) values."""
-        feeds = {"observation": np.ascontiguousarray(observations, dtype=np.int8),
-                 "action_mask": np.ascontiguousarray(masks, dtype=np.int8)}
+        """(B, rows, cols, 12) observations and (B, H*H) masks of 0s and 1s (int8, or any integer or bool
+        dtype) -> (B, H*H) logits, (B,) values.  Anything else is a ``ValueError`` naming it: the model
+        would broadcast one mask over several positions, and a cast to int8 made 0.6 a 0 and 300 a 44."""
+        feeds = {"observation": _binary_input("observations", observations),
+                 "action_mask": _binary_input("masks", masks)}
+        sizes = [len(a) if a.ndim else 0 for a in feeds.values()]
+        if sizes[0] != sizes[1] or sizes[0] == 0:
+            raise ValueError(f"observations and masks must hold one or more positions each, the same number: "
+                             f"got {sizes[0]} and {sizes[1]}")
         import onnxruntime as ort
 
         run_options = ort.RunOptions()

@@ -84,6 +84,31 @@ def test_exported_and_original_give_the_same_moves_on_200_positions(exported: tu
     assert len({str(onnx_player.select_move(g)) for g in games}) > 50
 
 
+def test_evaluate_refuses_what_the_model_would_misread() -> None:
+    """A mask of another batch size was broadcast over the positions, and a cast to int8 made a 0.6 a 0 and
+    a 300 a 44: the logits of inputs no encoder writes came back without a word."""
+    policy = OnnxPolicy(SHIPPED_MODEL)
+    enc = policy.encoding
+    games = [Game(Rules("star", 2)), Game(Rules("star", 2))]
+    games[1].play("113-104")
+    obs = np.stack([enc.observation(g, g.to_move) for g in games])
+    masks = np.stack([enc.action_mask(g) for g in games])
+    logits, values = policy.evaluate(obs.astype(bool), masks.astype(np.int64))  # other 0/1 dtypes are fine
+    assert logits.shape == (2, 14641) and values.shape == (2,)
+    for bad_obs, bad_masks, message in [
+        (obs[:1], masks, "the same number: got 1 and 2"),
+        (obs, masks[:1], "the same number: got 2 and 1"),
+        (obs[:0], masks[:0], "one or more positions each, the same number: got 0 and 0"),
+        (obs * 0.6, masks, "observations must be 0s and 1s of an integer or bool dtype (int8 is the model's), "
+                           "got float64"),
+        (obs, masks.astype(np.int64) * 300, "masks must be 0s and 1s, got values from 0 to 300"),
+        (obs - 1, masks, "observations must be 0s and 1s, got values from -1 to 0"),
+    ]:
+        with pytest.raises(ValueError) as error:
+            policy.evaluate(bad_obs, bad_masks)
+        assert message in str(error.value)
+
+
 def test_multiseat_diamond_export_matches(tmp_path: Path) -> None:
     from agents.export import compare, export_checkpoint
     from agents.policy import load_policy_player
@@ -96,7 +121,7 @@ def test_multiseat_diamond_export_matches(tmp_path: Path) -> None:
     from agents.export import check_test_vectors
 
     m = read_manifest(path)
-    assert [v["seat"] for v in m["test_vectors"]] == [0, 1, 2] and m["plays_seats"] == [0, 1, 2]
+    assert [v["seat"] for v in m["test_vectors"]] == [0, 1, 0, 1, 2, 0, 2] and m["plays_seats"] == [0, 1, 2]
     assert m["interface"]["canonical_turns"] == {"degrees": 60, "per_seat": [0, 4, 2]}
     assert check_test_vectors(OnnxPolicy(path)) == []
 
@@ -1206,8 +1231,9 @@ def test_the_test_vectors_verify_against_a_fresh_load(exported: tuple[Path, Path
     copy = _copy(path, tmp_path / "fresh")
     vectors = json.loads(manifest_path(copy).read_text())["test_vectors"]
     assert [v["position"] for v in vectors] == vector_positions("star", 2)
-    assert [v["seat"] for v in vectors] == [0, 1, 1] and vectors[0]["position"] == Game(Rules("star", 2)).position()
-    assert int(vectors[-1]["position"].split()[-1]) >= 24
+    assert [v["seat"] for v in vectors] == [0, 1, 0, 1, 0]
+    assert vectors[0]["position"] == Game(Rules("star", 2)).position()
+    assert int(vectors[2]["position"].split()[-1]) >= 24 and int(vectors[-1]["position"].split()[-1]) >= 60
     policy = OnnxPolicy(copy)
     for v in vectors:
         fresh = _independent_vector(policy, v["position"])
@@ -1231,6 +1257,39 @@ def test_the_test_vectors_verify_against_a_fresh_load(exported: tuple[Path, Path
     _rewrite(copy, test_vectors="x")
     with pytest.raises(ValueError, match="test_vectors must be a list of objects with a position"):
         check_test_vectors(OnnxPolicy(copy))
+
+
+@pytest.mark.parametrize(("variant", "seats"), [("star", 2), ("star", 3), ("star", 4), ("star", 6), ("diamond", 2),
+                                               ("diamond", 3), ("halma16", 2)])
+def test_the_test_vectors_hold_the_cases_an_encoder_gets_wrong(variant: str, seats: int) -> None:
+    """Three vectors (the start, seat 1's first turn, one later position) let encoders through that turned
+    seat 2 of 4 the wrong way, left the finished planes empty, generated halma16 moves out of a goal, or
+    could jump a diamond king's empty start hole: every seat's frame, a late position with the kings
+    away, a finished seat (3+ seats) and the goal lock (16 x 16) are now among them."""
+    from agents.export import vector_positions
+
+    positions = vector_positions(variant, seats)
+    assert vector_positions(variant, seats) == positions  # seeded
+    games = [Game.from_position(p) for p in positions]
+    assert not any(g.is_over for g in games) and games[0].ply == 0 and games[1].ply == 1
+    assert sorted({g.to_move for g in games}) == list(range(seats))
+    assert [g.to_move for g in games[2:2 + seats]] == list(range(seats))
+    late = games[2 + seats]
+    assert late.ply >= 30 * seats
+    if variant == "diamond":
+        assert all(late.layout.king_start[s] not in late.pieces(s) or not late.piece_at(late.layout.king_start[s])[1]
+                   for s in range(seats))
+    finished = [g for g in games if "finished" in g.status]
+    assert len(finished) == (1 if seats >= 3 else 0) and len(games) == 3 + seats + len(finished) + (
+        variant == "halma16")
+    if variant == "halma16":
+        locked = games[-1]
+        seat = locked.to_move
+        in_goal = [h for h in locked.pieces(seat) if h in locked.layout.goals[seat]]
+        assert in_goal and all(m.dst in locked.layout.goals[seat] for m in locked.legal_moves() if m.src in in_goal)
+        # and one of them could step out but for the lock: a generator without it gives another mask
+        assert any(locked.piece_at(n) is None and n not in locked.layout.goals[seat]
+                   for h in in_goal for n in locked.geometry.neighbours[h])
 
 
 def test_a_manifest_without_the_new_fields_still_loads_and_plays(exported: tuple[Path, Path], tmp_path: Path) -> None:
