@@ -79,7 +79,8 @@ def pick_levels(ratings: list[dict[str, float]], count: int, min_separation: flo
 
     The most levels possible (at most ``count``; fewer when the tournament does not separate that
     many candidates); among those, the choice whose closest adjacent pair is separated best, then
-    the widest span of mu, then the earliest candidates.  Never empty for a non-empty list."""
+    the widest span of mu, then the weakest candidates (the first choice in order of mu, a tie in mu to the
+    candidate given first).  Never empty for a non-empty list."""
     k = len(ratings)
     if count < 1:
         raise ValueError("a ladder needs at least one level")

@@ -91,9 +91,10 @@ def _rate_in_order(num_players: int, games: Sequence[Sequence[tuple[int, float]]
 
 def wilson_interval(successes: float, trials: int, z: float = Z95) -> tuple[float, float]:
     """Wilson score interval for a proportion; ``successes`` may be fractional (a draw counts
-    half a win).  ``(0.0, 1.0)`` when there are no trials."""
+    half a win).  ``(nan, nan)`` when there are no trials (written as null, as a missing score is: a
+    "[0, 1]" beside a score of null read as a measurement)."""
     if trials <= 0:
-        return (0.0, 1.0)
+        return (math.nan, math.nan)
     if not 0 <= successes <= trials:
         raise ValueError(f"successes must be within 0..{trials}, got {successes}")
     p = successes / trials

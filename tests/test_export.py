@@ -897,6 +897,8 @@ def test_export_writes_to_exports_by_default(exported: tuple[Path, Path], tmp_pa
 
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"name": "a/b"}, "^name must be a plain name"),
+    ({"name": "x.onnx"}, "^name is the file name's stem, without .onnx: got 'x.onnx' \\(it would write x.onnx.onnx\\); "
+                         "give 'x'$"),
     ({"rating": float("nan")}, "^rating must be a finite number, got nan$"),
     ({"level": "a b"}, "^level must be a plain name"),
 ])
