@@ -94,11 +94,11 @@ def output_problem(path: str | Path, what: str = "") -> str | None:
     nearest existing folder above it takes a temporary file (missing folders are made on writing).
     ``what`` names the file in the message ("the ladder file")."""
     named = f"{what} {str(path)!r}" if what else repr(str(path))
-    if folder_ending(path):
-        return f"{named} ends in {folder_ending(path)!r}, so it names a directory, not a file"
     out = Path(path).absolute()
     if out.is_dir():
         return f"{named} is a directory"
+    if folder_ending(path):  # (no directory there yet: Path dropped the '/', and out/ would be written as out)
+        return f"{named} ends in {folder_ending(path)!r}, so it names a directory, not a file"
     kind = special_file_kind(out)
     if kind:
         return f"{named} is {kind}, not a regular file (writing the file would replace it)"
