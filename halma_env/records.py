@@ -137,6 +137,14 @@ class GameRecord:
                 f"(status {first.status}), which the start position's text cannot hold (loaded from it, "
                 f"they are {start.places}, status {start.status}), so the record would not replay"
             )
+        if (start._stall, start._best) != (first._stall, first._best):
+            # e.g. BatchedGame.to_games of a game whose stall count was running: the text holds no past
+            raise ValueError(
+                f"this game cannot be recorded: at its start {first._stall} plies had passed without progress "
+                f"(stall_limit {game.rules.stall_limit}; the seats' best progress keys so far {first._best}), "
+                f"which the start position's text cannot hold (loaded from it: {start._stall}, {start._best}), so "
+                "the record would not replay the same"
+            )
         return record
 
     # --- JSON -------------------------------------------------------------------------

@@ -480,6 +480,32 @@ def test_a_game_whose_start_places_the_notation_cannot_hold_is_not_recorded() ->
         GameRecord.from_game(game)
 
 
+def test_a_game_whose_start_carries_a_running_stall_count_is_not_recorded() -> None:
+    """``BatchedGame.to_games`` carries the stall count, which a position's text cannot hold: from_game wrote a
+    record whose replay refused it (the original ended by stall_limit at ply 8, the replay ran on). The count is
+    set here as to_games sets it."""
+    game = Game(Rules("star", 2, stall_limit=4))
+    game._stall = 2
+    game.play("113-104")
+    with pytest.raises(ValueError, match=r"cannot be recorded: at its start 2 plies had passed without progress "
+                                         r"\(stall_limit 4; .*loaded from it: 0, "):
+        GameRecord.from_game(game)
+    fresh = Game(Rules("star", 2, stall_limit=4))  # a game begun at its start records and replays
+    fresh.play("113-104")
+    assert GameRecord.from_game(fresh).replay().position() == fresh.position()
+
+
+def test_a_record_that_spells_out_the_standard_start_is_read_and_rerecorded_with_null() -> None:
+    """docs/rules.md: a writer may give the standard start as text; from_game of the replayed game writes null."""
+    game = Game(Rules("star", 2))
+    game.play("113-104")
+    document = GameRecord.from_game(game).to_dict()
+    document["start"] = Game(Rules("star", 2)).position()
+    record = GameRecord.from_dict(document)
+    assert record.start == document["start"] and record.to_dict() == document  # loaded as written
+    assert record.replay().position() == game.position() and GameRecord.from_game(record.replay()).start is None
+
+
 def test_replay_takes_numpy_integers_for_upto() -> None:
     record = GameRecord.from_game(_played(plies=6))
     assert record.replay(upto=np.int64(3)).ply == record.replay(upto=3).ply == 3
