@@ -562,7 +562,7 @@ class BatchedGame:
             raise ValueError(f"{what} must be a non-empty 1-D sequence of slots, got shape {tuple(t.shape)}")
         if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool:
             raise TypeError(f"{what} must be integers, got dtype {t.dtype} (a bool mask: use mask.nonzero()[:, 0])")
-        wide = t.double() if t.dtype == torch.uint64 else t
+        wide = t.double() if t.dtype == torch.uint64 else t.long()  # (in int8 or uint16 `>= size` wraps or fails)
         bad = (wide < 0) | (wide >= size)
         if bool(bad.any()):
             raise ValueError(f"{what} must be slots 0..{size - 1}, got {t[bad][:8].tolist()}; nothing was changed")
@@ -1103,7 +1103,9 @@ class BatchedGame:
             raise ValueError(f"actions must have shape ({B},), got {tuple(actions.shape)}")
         if actions.dtype.is_floating_point or actions.dtype.is_complex or actions.dtype == torch.bool:
             raise TypeError(f"actions must be an integer tensor, got dtype {actions.dtype}")  # .long() would truncate
-        wide = actions.double() if actions.dtype == torch.uint64 else actions  # .long() wraps those past 2**63
+        # compared in int64 (an int16 tensor compared with 65536 wraps it; uint16 and uint32 have no `<` on the CPU),
+        # or as doubles for uint64, whose values past 2**63 .long() would wrap
+        wide = actions.double() if actions.dtype == torch.uint64 else actions.long()
         out_of_range = (wide < 0) | (wide >= self.num_actions)
         frozen = None  # auto_reset=False: the slots of ended games, whose actions are ignored
         if not self.auto_reset and bool(self.end_reason.any()):

@@ -545,6 +545,31 @@ def test_bad_input_is_refused_and_changes_nothing():
         bg.from_games([Game(Rules("star", 3))] * 3)
 
 
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int16, torch.uint16, torch.int32, torch.uint32,
+                                   torch.uint64])
+def test_every_integer_dtype_is_checked_by_value(dtype: torch.dtype) -> None:
+    """The range check compared in the tensor's own dtype, where the bound wraps: an int8 100 (in range, not legal)
+    was refused as out of range on the star board (14641 wraps to 49), every int16 action on the 16 x 16 board
+    (65536 wraps to 0), and uint16 / uint32 failed with torch's NotImplementedError. take()'s slots likewise."""
+    from halma_env.game import IllegalMoveError
+
+    info = torch.iinfo(dtype)
+    for rules in (Rules("star", 2), Rules("halma16", 2)):
+        bg = BatchedGame(rules, 1, seed=0)
+        with pytest.raises(IllegalMoveError, match=r"illegal action in game\(s\) \[0\]"):
+            bg.step(torch.tensor([100], dtype=dtype))  # in range: judged by the moves, not refused as out of range
+        legal = bg.legal_lists()[0][0]
+        fits = legal[legal <= info.max]
+        if len(fits):  # a legal action this dtype can hold is played
+            bg.step(fits[:1].to(dtype))
+        assert bg.ply.tolist() == [1 if len(fits) else 0]
+        if info.min < 0 or info.max >= bg.num_actions:  # and one out of range is refused by value
+            with pytest.raises(ValueError, match=r"^actions must be 0\.\.\d+: got \[-?\d+\]"):
+                bg.step(torch.tensor([-1 if info.min < 0 else bg.num_actions], dtype=dtype))
+    wide = BatchedGame(Rules("star", 2), 300, seed=0)
+    assert wide.take(torch.tensor([50, 60], dtype=dtype)).batch_size == 2
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("variant,n", ALL)
 def test_big_sweep(variant, n):
