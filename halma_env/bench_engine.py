@@ -177,13 +177,15 @@ def openspiel_move_set(state) -> set[tuple[int, int]]:
 
 
 def run_benchmark(args: argparse.Namespace) -> dict:
-    rng = random.Random(args.seed)
     seconds = args.seconds
     figures: dict = {"engine": {}, "openspiel": {}}
+    # a generator per game: the timed playouts draw from it as many times as the machine's speed allows, so
+    # with one shared generator the next game's sample positions (and its mean legal moves) changed with it
     for variant, seats in CASES:
+        rng = random.Random(f"{args.seed}:{variant}-{seats}")
         figures["engine"][f"{variant}-{seats}"] = engine_figures(variant, seats, seconds, rng)
     for seats in (2, 3, 6):
-        os_fig = openspiel_figures(seats, seconds, rng)
+        os_fig = openspiel_figures(seats, seconds, random.Random(f"{args.seed}:openspiel-{seats}"))
         if os_fig is None:
             figures["openspiel"] = "not installed (pip install open-spiel)"
             break

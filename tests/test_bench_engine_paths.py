@@ -143,6 +143,24 @@ def test_engine_figures_measure_200_positions_and_2000_ply_playouts(monkeypatch)
     assert figures["mean_legal_moves"] == sum(g.count_moves() for g in games) / 200
 
 
+def test_each_games_sample_positions_do_not_depend_on_how_many_playouts_the_last_one_timed(monkeypatch) -> None:
+    """The timed playouts draw from the generator as often as the machine's speed allows, and one generator
+    was shared by the games: a later game's sample positions, and so its mean legal moves, changed with the
+    speed (star-3 47.3 on one machine, 46.8 on another). Each game now has its own, from the seed."""
+    monkeypatch.setitem(sys.modules, "pyspiel", None)
+
+    def run(playouts_per_rate: int) -> dict:
+        def rate(work, seconds: float, round_seconds: float = 0.005) -> tuple[float, float]:
+            done = sum(work() for _ in range(playouts_per_rate))
+            return float(done), float(done)
+
+        monkeypatch.setattr(bench_engine, "_rate", rate)
+        args = types.SimpleNamespace(seed=0, seconds=0.01, json=True)
+        return {game: f["mean_legal_moves"] for game, f in bench_engine.run_benchmark(args)["engine"].items()}
+
+    assert run(1) == run(3)
+
+
 # --- OpenSpiel -------------------------------------------------------------------------------------------
 
 
