@@ -303,10 +303,11 @@ def test_run_benchmark_measures_five_games_and_openspiel_at_2_3_and_6_seats(monk
     monkeypatch.setattr(bench_engine, "openspiel_figures", openspiel_figures)
     figures = bench_engine.run_benchmark(types.SimpleNamespace(seed=5, seconds=0.25, json=True))
     assert capsys.readouterr().out == ""  # --json: the caller prints the figures
-    expected_rng = random.Random(5)
     assert [c[:3] for c in engine_calls] == [("star", 2, 0.25), ("star", 3, 0.25), ("star", 6, 0.25),
                                             ("diamond", 2, 0.25), ("halma16", 2, 0.25)]
-    assert engine_calls[0][3] == expected_rng.random()  # one generator, seeded with --seed, for them all
+    # a generator per game, seeded with --seed and the game (so no game's draws move another's)
+    assert [c[3] for c in engine_calls] == [random.Random(f"5:{v}-{n}").random() for v, n, _ in
+                                            [c[:3] for c in engine_calls]]
     assert openspiel_calls == [(2, 0.25), (3, 0.25), (6, 0.25)]
     assert list(figures) == ["engine", "openspiel"]
     assert list(figures["engine"]) == ["star-2", "star-3", "star-6", "diamond-2", "halma16-2"]
