@@ -51,7 +51,7 @@ from agents.workers import one_torch_thread, run_in_processes
 from halma_env import Game, IllegalMoveError, Rules
 from halma_env.files import write_atomic
 from halma_env.records import END_REASONS, game_events
-from halma_env.rules import OPTION_NAMES, SEAT_COUNTS, VARIANTS, parse_rule_options
+from halma_env.rules import OPTION_NAMES, SEAT_COUNTS, VARIANTS, game_name, parse_rule_options
 from halma_env.suggest import did_you_mean
 
 # end reasons that mean the game was decided by play (finishing or resigning), not by a limit
@@ -218,7 +218,7 @@ def play_game(
     """
     n = rules.num_players
     if isinstance(players, (str, bytes)) or len(players) != n:
-        raise ValueError(f"{rules.variant} with {n} seats needs a list of {n} players, got {players!r}")
+        raise ValueError(f"{game_name(rules.variant, n)} needs a list of {n} players, got {players!r}")
     if cap_outcome not in ("draw", "progress"):
         raise ValueError(f"cap_outcome must be 'draw' or 'progress', got {cap_outcome!r}")
     check_int("seed", seed)

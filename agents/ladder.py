@@ -49,7 +49,7 @@ from halma_env.files import (
     read_regular_file,
     write_atomic,
 )
-from halma_env.rules import SEAT_COUNTS, VARIANTS
+from halma_env.rules import SEAT_COUNTS, VARIANTS, game_name
 
 LADDER_FORMAT = "halma_env.ladder"
 LADDER_VERSION = 1
@@ -385,7 +385,7 @@ def entry_player(player: str, seed: int | None = None, base: Path | None = None,
     given = {k: v for k, v in options.items() if v is not None}
     what = f"level {name!r}" if name else "the ladder player"
     if game is not None:
-        what += f" for {game[0]} with {game[1]} seats"
+        what += f" for {game_name(*game)}"
     lower = player.lower()
     if lower.endswith(".onnx") or ".onnx:" in lower:
         spec = parse_opponent_spec(player)
@@ -397,7 +397,7 @@ def entry_player(player: str, seed: int | None = None, base: Path | None = None,
                                                search=merged.get("search"), time_budget=merged.get("time_budget")))
         plays = (opp.policy.variant, opp.policy.num_players)
         if game is not None and plays != tuple(game):
-            raise LadderError(f"{what} is the model {player!r}, exported for {plays[0]} with {plays[1]} seats")
+            raise LadderError(f"{what} is the model {player!r}, exported for {game_name(*plays)}")
         if name:
             opp.name = name
         return opp
@@ -468,8 +468,8 @@ class LevelBot:
         check_is_game(game)
         r = game.rules
         if self.game is not None and (r.variant, r.num_players) != self.game:
-            raise LadderError(f"level {self.name!r} ({self.spec}) was resolved for {self.game[0]} with "
-                              f"{self.game[1]} seats; it cannot play {r.variant} with {r.num_players} seats (the "
+            raise LadderError(f"level {self.name!r} ({self.spec}) was resolved for {game_name(*self.game)}; it cannot "
+                              f"play {game_name(r.variant, r.num_players)} (the "
                               f"plain level name {self.name!r} follows the game played)")
         return self.bot.select_move(game, self.time_budget if time_budget is None else time_budget)
 

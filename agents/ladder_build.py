@@ -41,7 +41,7 @@ from agents.ladder import (
 )
 from halma_env import Rules
 from halma_env.files import write_atomic
-from halma_env.rules import SEAT_COUNTS, VARIANTS
+from halma_env.rules import SEAT_COUNTS, VARIANTS, game_name
 
 # "clearly stronger": adjacent levels' openskill mu differ by at least this many combined sigmas,
 # sqrt(sigma_lower^2 + sigma_upper^2) (about 98% one-sided if the ratings were normal and independent)
@@ -355,7 +355,7 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
             policy = OnnxPolicy(parse_opponent_spec(c).path)
             game = (policy.variant, policy.num_players)
         if game is not None and game != (variant, seats):
-            raise LadderError(f"candidate {c!r} plays {game[0]} with {game[1]} seats, not {variant} with {seats}")
+            raise LadderError(f"candidate {c!r} plays {game_name(*game)}, not {variant} with {seats}")
         if c.lower().endswith(".pt"):
             target = check_dir if check_dir is not None else models_dir
             _check_export_target(c, target / f"{variant}-{seats}-{_export_stem(c)}.onnx")

@@ -71,7 +71,7 @@ from halma_env.files import (
     no_duplicate_keys,
     read_regular_file,
 )
-from halma_env.rules import ASCII_DECIMAL, SEAT_COUNTS, VARIANTS
+from halma_env.rules import ASCII_DECIMAL, SEAT_COUNTS, VARIANTS, game_name
 
 MANIFEST_FORMAT = "halma_env.opponent"
 MANIFEST_VERSION = 1
@@ -265,7 +265,7 @@ def _check_consistent(data: dict[str, Any], onnx_path: Path, mpath: Path) -> Non
     it was exported from and the model file's name (the graph itself is checked in ``_session``).  A
     manifest edited to claim another game must not make the model play it."""
     variant, seats = data["variant"], data["num_players"]
-    game = f"{variant} with {seats} seats"
+    game = game_name(variant, seats)
     enc = encoding(variant, seats)
     shape = data.get("observation_shape", list(enc.observation_shape))
     if not (isinstance(shape, list) and all(map(_is_int, shape)) and shape == list(enc.observation_shape)):
@@ -557,8 +557,8 @@ class OnnxPolicy:
     def check_game(self, game: Game, who: str) -> None:
         r = game.rules
         if (r.variant, r.num_players) != (self.variant, self.num_players):
-            raise OpponentError(f"{who} was exported for {self.variant} with {self.num_players} seats; it cannot "
-                                f"play {r.variant} with {r.num_players} seats")
+            raise OpponentError(f"{who} was exported for {game_name(self.variant, self.num_players)}; it cannot "
+                                f"play {game_name(r.variant, r.num_players)}")
 
     def scores(self, game: Game, seat: int | None = None) -> tuple[list[Move], np.ndarray, float]:
         """The legal moves of the seat to move, their logits (same order) and the value."""

@@ -69,7 +69,7 @@ from halma_env.game import ACTIVE
 from halma_env.notation import is_ascii_number, quoted
 from halma_env.records import GameRecord, RecordError, load_record
 from halma_env.render import SEAT_COLOUR_NAMES, colors_wanted, render_text
-from halma_env.rules import OPTION_NAMES, VARIANTS
+from halma_env.rules import OPTION_NAMES, VARIANTS, game_name
 from halma_env.suggest import did_you_mean
 
 if TYPE_CHECKING:
@@ -635,7 +635,7 @@ def _ordinal(n: int) -> str:
 
 
 def _game_name(rules: Rules) -> str:
-    return f"{rules.variant} with {rules.num_players} seat{'s' if rules.num_players > 1 else ''}"
+    return game_name(rules.variant, rules.num_players)
 
 
 def _number(text: str, what: str) -> int:

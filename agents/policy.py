@@ -13,6 +13,7 @@ from agents.network import HalmaNet
 from agents.player import check_is_game, check_number, check_seed, check_time
 from halma_env import Game, Move
 from halma_env.encoding import encoding
+from halma_env.rules import game_name
 
 
 class PolicyPlayer:
@@ -40,7 +41,7 @@ class PolicyPlayer:
         # the solitaire crossing (1 seat) is the same board and frame with nobody else on it, so a
         # policy of that board may play it (the solo benchmark); other seat counts need their own network
         if r.variant != self.net.variant or r.num_players not in (self.net.num_players, 1):
-            raise ValueError(f"{self.name} plays {self.net.variant} with {self.net.num_players} seats, "
+            raise ValueError(f"{self.name} plays {game_name(self.net.variant, self.net.num_players)}, "
                              f"not {r.variant} with {r.num_players}")
 
     def action_probabilities(self, game: Game) -> tuple[list[Move], np.ndarray]:

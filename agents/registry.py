@@ -43,7 +43,7 @@ from typing import Any
 from agents.files import missing_extra, shipped_file_hint
 from agents.player import Player, SeededPlayer, check_seed, split_options
 from halma_env import Game, Rules
-from halma_env.rules import ASCII_INTEGER
+from halma_env.rules import ASCII_INTEGER, game_name
 from halma_env.suggest import did_you_mean
 
 Factory = Callable[[str, "int | None"], Player]  # (spec, seed) -> a player, as make_player
@@ -306,5 +306,5 @@ def check_players(specs: Sequence[str], factory: Factory, rules: Rules) -> None:
         except ValueError as e:
             # the reason names the game a player of another one plays (a checkpoint for 3 seats), or a
             # file it needs that is gone (a ladder level's model): no generic hint, it would mislead for the latter
-            game = f"{rules.variant} with {rules.num_players} seat{'s' if rules.num_players > 1 else ''}"
+            game = game_name(rules.variant, rules.num_players)
             raise ValueError(f"player {spec!r} cannot play {game}: {e}") from None

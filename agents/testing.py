@@ -21,7 +21,7 @@ from agents.player import SeededPlayer, check_int, check_number
 from halma_env import Game, Move, Rules
 from halma_env.layout import layout
 from halma_env.notation import KING_CHARS, PIECE_CHARS
-from halma_env.rules import SEAT_COUNTS, VARIANTS
+from halma_env.rules import SEAT_COUNTS, VARIANTS, game_name
 
 __all__ = ["BotCheckError", "check_bot", "near_end"]
 
@@ -51,7 +51,7 @@ class BotCheckError(AssertionError):
         self.bot, self.rule = bot, rule
         self.game = f"{game.rules.variant}-{game.num_players}" if game else ""
         self.position = game.position() if game else ""
-        where = f", {game.rules.variant} with {game.num_players} seats, position {self.position!r}" if game else ""
+        where = f", {game_name(game.rules.variant, game.num_players)}, position {self.position!r}" if game else ""
         super().__init__(f"bot {bot!r}{where}: {problem} (rule: {rule})")
 
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from halma_env.layout import Layout, layout
-from halma_env.rules import is_bool
+from halma_env.rules import game_name, is_bool
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -98,7 +98,7 @@ class Encoding:
     def _check_game(self, game: Game) -> None:
         r = game.rules
         if (r.variant, r.num_players) != (self.layout.variant, self.layout.num_players):
-            raise ValueError(f"this encoding is {self.layout.variant} with {self.layout.num_players} seats, the game "
+            raise ValueError(f"this encoding is {game_name(self.layout.variant, self.layout.num_players)}, the game "
                              f"{r.variant} with {r.num_players}")
 
     def encode_move(self, seat: int, src: int, dst: int) -> int:

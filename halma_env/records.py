@@ -41,7 +41,7 @@ from halma_env.files import (
 )
 from halma_env.game import Game, IllegalMoveError
 from halma_env.notation import parse_position, quoted
-from halma_env.rules import OPTION_NAMES, Rules, is_bool
+from halma_env.rules import OPTION_NAMES, Rules, game_name, is_bool
 
 FORMAT = "halma_env.record"
 VERSION = 1
@@ -274,7 +274,7 @@ class GameRecord:
             raise RecordError(f"game record: start position: {e}") from None
         if (game.rules.variant, game.num_players) != (self.rules.variant, self.rules.num_players):
             raise RecordError(
-                f"game record: start position is {game.rules.variant} with {game.num_players} seats, "
+                f"game record: start position is {game_name(game.rules.variant, game.num_players)}, "
                 f"but the rules say {self.rules.variant} with {self.rules.num_players}"
             )
         if game.rules.first_seat != self.rules.first_seat:

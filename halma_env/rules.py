@@ -29,6 +29,11 @@ class _Default:
 DEFAULT: Any = _Default()
 
 
+def game_name(variant: str, seats: int) -> str:
+    """The game as messages name it: ``"star with 2 seats"``, ``"star with 1 seat"``."""
+    return f"{variant} with {seats} seat{'' if seats == 1 else 's'}"
+
+
 def is_bool(value: object) -> bool:
     """A bool of Python, numpy or torch: never an integer here, though numpy before 2.3 gives its bools an
     index (``operator.index(np.bool_(True))`` is 1) and a bool tensor has one too."""

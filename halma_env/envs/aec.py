@@ -23,7 +23,7 @@ from halma_env.game import Game, IllegalMoveError, Move
 from halma_env.layout import layout
 from halma_env.render import colors_wanted, render_text
 from halma_env.rewards import REWARD_SCHEMES, piece_distance, seat_rewards, shaping_potential
-from halma_env.rules import Rules
+from halma_env.rules import Rules, game_name
 
 from .players import check_player, make_player, reseed
 
@@ -403,7 +403,7 @@ class raw_env(AECEnv, EzPickle):
             game = Game.from_position(position, **self._options())
             if (game.rules.variant, game.num_players) != (self.rules.variant, self.rules.num_players):
                 raise ValueError(
-                    f"position is {game.rules.variant} with {game.num_players} seats, but this env plays "
+                    f"position is {game_name(game.rules.variant, game.num_players)}, but this env plays "
                     f"{self.rules.variant} with {self.rules.num_players}"
                 )
         else:

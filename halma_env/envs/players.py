@@ -18,7 +18,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from halma_env.game import Game, IllegalMoveError, Move
-from halma_env.rules import Rules
+from halma_env.rules import Rules, game_name
 
 ENTRY_POINT_GROUP = "halma_env.players"
 PROBE_TIME_BUDGET = 0.05  # seconds: the probe move of check_player (as agents.registry.check_players gives)
@@ -113,8 +113,7 @@ def check_player(player: Any, spec: Any, rules: Rules, make: Callable[..., Any] 
     try:
         probe.select_move(Game(rules), time_budget=PROBE_TIME_BUDGET)
     except ValueError as e:
-        n = rules.num_players
-        game = f"{rules.variant} with {n} seat{'s' if n != 1 else ''}"
+        game = game_name(rules.variant, rules.num_players)
         raise ValueError(f"player {spec!r} cannot play {game}: {e}") from None
 
 
