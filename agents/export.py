@@ -56,6 +56,7 @@ from agents.player import check_number
 from agents.staging import new_staging_folder, remove_dead_staging
 from halma_env import Game, Rules
 from halma_env.encoding import ENCODING_VERSION, encoding
+from halma_env.game import random_playout
 from halma_env.notation import quoted
 
 OPSET = 17  # LayerNormalization is an opset-17 operator; onnxruntime 1.14+ runs it
@@ -129,9 +130,7 @@ def sample_positions(variant: str, seats: int, count: int, seed: int = 0, max_pl
     out: list[Game] = []
     while len(out) < count:
         game = Game(Rules(variant, seats))
-        stop = rng.randrange(max_plies)
-        while game.ply < stop and not game.is_over:
-            game.play(rng.choice(game.legal_moves()))
+        random_playout(game, rng, max_plies=rng.randrange(max_plies))
         if not game.is_over:
             out.append(game)
     return out

@@ -48,8 +48,6 @@ PAD = 8  # around the board
 BAR = 8  # height of the "seat to move" bar
 MAX_SIZE = 100_000
 
-_NO_MOVE = object()
-
 
 class SvgBoard(str):
     """An SVG document: a ``str`` that Jupyter shows as the picture (``_repr_svg_``), as chess.svg's is."""
