@@ -96,6 +96,12 @@ def check_level_name(value: Any, what: str = "level") -> str:
     return value
 
 
+def model_file_stem(variant: str, seats: int, level: str) -> str:
+    """The file name stem an export gets without ``--name``: ``VARIANT-SEATS-LEVEL`` (``halma ladder`` predicts
+    its candidates' files with it)."""
+    return f"{variant}-{seats}-{level}"
+
+
 def default_level(data: dict, checkpoint: str | Path) -> str:
     """The level an export gets without ``--level``: the run name in the checkpoint's config (so
     ``runs/quickstart/checkpoints/last.pt`` exports as ``star-2-quickstart.onnx``)."""
@@ -413,7 +419,7 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
     variant, seats = data["variant"], int(data["num_players"])
     blob = onnx_bytes(net, opset)
     out = Path(out_dir)
-    path = out / f"{name or f'{variant}-{seats}-{level}'}.onnx"
+    path = out / f"{name or model_file_stem(variant, seats, level)}.onnx"
     from agents.files import special_file_kind
 
     for target in (path, manifest_path(path)):

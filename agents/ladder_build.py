@@ -331,7 +331,7 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
     Every candidate is checked before anything is exported: a bad one leaves no file behind, and neither
     does a bad count (reported after the candidates' own problems).  An export never replaces another
     model: only a file exported from the same checkpoint (``_check_export_target``)."""
-    from agents.export import check_level_name
+    from agents.export import check_level_name, model_file_stem
     from agents.opponent import OnnxPolicy, manifest_path, parse_opponent_spec
 
     candidates = [c.strip() for c in candidates]
@@ -345,10 +345,10 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
             game = (data["variant"], data["num_players"])
             stem = check_level_name(_export_stem(c), f"candidate {c!r}: the exported model's level")
             # and the model's whole name, now: export_checkpoint would refuse it after the others were exported
-            check_level_name(f"{variant}-{seats}-{stem}", f"candidate {c!r}: the exported model's name")
+            check_level_name(model_file_stem(variant, seats, stem), f"candidate {c!r}: the exported model's name")
             if stem in exported_as:  # two runs' files of one name must not become one model
                 raise LadderError(f"candidates {exported_as[stem]!r} and {c!r} would both be exported as "
-                                  f"{variant}-{seats}-{stem}.onnx: export one under another name first "
+                                  f"{model_file_stem(variant, seats, stem)}.onnx: export one under another name first "
                                   "(halma export CHECKPOINT --name NAME)")
             exported_as[stem] = c
         elif ".onnx" in c.lower():
@@ -358,7 +358,7 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
             raise LadderError(f"candidate {c!r} plays {game_name(*game)}, not {variant} with {seats}")
         if c.lower().endswith(".pt"):
             target = check_dir if check_dir is not None else models_dir
-            _check_export_target(c, target / f"{variant}-{seats}-{_export_stem(c)}.onnx")
+            _check_export_target(c, target / f"{model_file_stem(variant, seats, _export_stem(c))}.onnx")
         else:
             candidate_player(c, 0)  # a bad spec or file fails before any game (a .pt's once exported)
     _check_each_model_once(candidates)  # (after each file's own problem: a missing one is named as such)
@@ -373,7 +373,7 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
             from agents.export import export_checkpoint
 
             stem = _export_stem(c)
-            name = f"{variant}-{seats}-{stem}"
+            name = model_file_stem(variant, seats, stem)
             written.before_making(models_dir)
             for p in (models_dir / f"{name}.onnx", manifest_path(models_dir / f"{name}.onnx")):
                 written.before_writing(p)
