@@ -310,23 +310,20 @@ def test_run_benchmark_skips_sections_whose_dependency_is_missing(monkeypatch, c
 
         return fn
 
-    def not_provided(seconds: float, seed: int) -> dict[str, float]:
-        raise AttributeError("module 'halma_env' has no attribute 'env'")
-
     monkeypatch.setattr(bench_env, "bench_aec", missing("pettingzoo"))
-    monkeypatch.setattr(bench_env, "bench_gymnasium", not_provided)
+    monkeypatch.setattr(bench_env, "bench_gymnasium", missing("gymnasium"))
     monkeypatch.setattr(bench_env, "bench_openspiel", missing(None))
     monkeypatch.setitem(sys.modules, "torch", None)
     figures = bench_env.run_benchmark(types.SimpleNamespace(seconds=1.5, seed=0, json=False))
     assert figures == {"game": "star, 2 seats, random legal moves", "seconds": 1.5, "skipped": {
         "aec": "missing dependency: pettingzoo",
-        "gymnasium": "not available: module 'halma_env' has no attribute 'env'",
+        "gymnasium": "missing dependency: gymnasium",
         "batched": "missing dependency: torch",
         "openspiel": "missing dependency: No module named 'nameless'",
     }}
     assert capsys.readouterr().out == (
         "skipping aec: missing dependency: pettingzoo\n"
-        "skipping gymnasium: not available: module 'halma_env' has no attribute 'env'\n"
+        "skipping gymnasium: missing dependency: gymnasium\n"
         "skipping batched: missing dependency: torch\n"
         "skipping openspiel: missing dependency: No module named 'nameless'\n"
         "halma bench env: star, 2 seats, random legal moves, 1.5 s per figure\n"
@@ -337,6 +334,13 @@ def test_run_benchmark_skips_sections_whose_dependency_is_missing(monkeypatch, c
     monkeypatch.setattr(bench_env, "bench_aec", missing("numpy"))
     figures = bench_env.run_benchmark(types.SimpleNamespace(seconds=1.5, seed=0, json=True))
     assert capsys.readouterr().out == "" and figures["skipped"]["aec"] == "missing dependency: numpy"
+
+    def broken(seconds: float, seed: int) -> dict[str, float]:  # a bug in a benchmark is not a skipped section
+        raise AttributeError("'NoneType' object has no attribute 'agents'")
+
+    monkeypatch.setattr(bench_env, "bench_gymnasium", broken)
+    with pytest.raises(AttributeError, match="no attribute 'agents'"):
+        bench_env.run_benchmark(types.SimpleNamespace(seconds=1.5, seed=0, json=True))
 
 
 @pytest.mark.parametrize("seconds", [0, -1, 0.0])
