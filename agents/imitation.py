@@ -110,7 +110,7 @@ def record(cfg: TrainConfig, make_bot: Callable[[str, int], Any], seed: int) -> 
             for index, reward in reversed(steps):
                 future = reward + gamma * future
                 ret[int(index)] = future
-    legal_t, valid_t = _padded(legal)
+    legal_t, valid_t = padded_actions(legal)
     return Demonstrations(torch.from_numpy(np.stack(obs)), legal_t, valid_t, torch.as_tensor(choice),
                           torch.as_tensor(ret, dtype=torch.float32), torch.as_tensor(game_of))
 
@@ -185,7 +185,7 @@ def crossing_demonstrations(cfg: TrainConfig, lines: CrossingLines) -> tuple[Dem
         game.play(stray)
         add_line(game, detour, k + 1)
         lengths.append(len(detour) + 1)
-    legal_t, valid_t = _padded(legal)
+    legal_t, valid_t = padded_actions(legal)
     demos = Demonstrations(torch.from_numpy(np.stack(obs)), legal_t, valid_t, torch.as_tensor(choice),
                            torch.zeros(len(choice)), torch.as_tensor(line_of))
     return demos, lengths
@@ -239,7 +239,7 @@ def load_crossing_lines(path: str | Path, cfg: TrainConfig, seed: int) -> Crossi
     return CrossingLines(main, detours)
 
 
-def _padded(legal: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+def padded_actions(legal: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
     """Legal-action lists as one zero-padded (N, longest) tensor and its validity mask."""
     width = max(len(x) for x in legal)
     legal_t = torch.zeros(len(legal), width, dtype=torch.int64)

@@ -437,7 +437,7 @@ def bench_config(device: str = "cpu", engine: str = "batched", threads: int = 1,
     return from_dict(data)
 
 
-def _bench_loop(rank: int, world_size: int, cfg: Any, seconds: float) -> tuple[int, float, float]:
+def bench_loop(rank: int, world_size: int, cfg: Any, seconds: float) -> tuple[int, float, float]:
     """One training run that goes on for ``seconds`` after its first update (the warm-up), and at
     least one update more: (steps, wall seconds, CPU seconds of all processes) after the warm-up.
 
@@ -501,9 +501,9 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     for device, engine, threads, processes in [run for _ in range(repeat) for run in runs]:  # interleaved
         cfg = bench_config(device, engine, threads, processes, seed=int(getattr(args, "seed", 0)))
         if processes > 1:
-            steps, elapsed, cpu = spawn(_bench_loop, processes, cfg, seconds)
+            steps, elapsed, cpu = spawn(bench_loop, processes, cfg, seconds)
         else:
-            steps, elapsed, cpu = _bench_loop(0, 1, cfg, seconds)
+            steps, elapsed, cpu = bench_loop(0, 1, cfg, seconds)
         name = f"train_{device}_{engine}" + (f"_{threads}threads" if threads != 1 else "")
         name += f"_{processes}processes" if processes != 1 else ""
         readings.setdefault(f"{name}_steps_per_s", []).append(round(steps / elapsed, 1))

@@ -34,7 +34,7 @@ from torch import nn
 from agents.bots.search import SearchBot
 from agents.checkpoint import load_checkpoint, model_from_checkpoint, save_checkpoint
 from agents.files import output_problem
-from agents.imitation import _padded
+from agents.imitation import padded_actions
 from agents.player import check_int, check_number
 from agents.policy import load_policy_player
 from halma_env import Game, Rules
@@ -141,7 +141,7 @@ def fit(args: argparse.Namespace, rec: dict[str, list]) -> None:
     net = model_from_checkpoint(data, args.checkpoint)
     anchor = copy.deepcopy(net).eval()
     obs = torch.stack(rec["obs"])
-    legal, valid = _padded(rec["legal"])
+    legal, valid = padded_actions(rec["legal"])
     choice, ret = torch.as_tensor(rec["choice"]), torch.as_tensor(rec["ret"], dtype=torch.float32)
     held = torch.as_tensor(rec["game"]) % 10 == 0
     train_rows, test_rows = torch.nonzero(~held).squeeze(1), torch.nonzero(held).squeeze(1)

@@ -30,11 +30,11 @@ import torch
 
 from agents import parallel
 from agents.player import check_number
-from agents.train import _bench_loop, bench_config
+from agents.train import bench_config, bench_loop
 
 
 def loop(args: argparse.Namespace) -> None:
-    steps, elapsed, _ = _bench_loop(0, 1, bench_config(), args.seconds)
+    steps, elapsed, _ = bench_loop(0, 1, bench_config(), args.seconds)
     print(f"{steps / elapsed:.0f} steps/s ({steps} steps in {elapsed:.1f} s, batched engine, one thread)")
 
 
@@ -128,7 +128,7 @@ def _collectives(rank: int, world_size: int, seconds: float) -> tuple[float, flo
         return out
 
     dist.all_reduce = timed
-    steps, elapsed, _ = _bench_loop(rank, world_size, bench_config(processes=world_size), seconds)
+    steps, elapsed, _ = bench_loop(rank, world_size, bench_config(processes=world_size), seconds)
     dist.all_reduce = all_reduce
     flat = torch.zeros(12_000)  # about the default network's parameter count, with room
     for _ in range(20):

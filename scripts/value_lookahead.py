@@ -26,7 +26,7 @@ import torch
 
 from agents.arena import ARENA_LIMIT, build_rules, run_tournament
 from agents.checkpoint import load_checkpoint, model_from_checkpoint
-from agents.imitation import _padded
+from agents.imitation import padded_actions
 from agents.network import HalmaNet
 from agents.player import check_int, check_number
 from agents.registry import check_players, make_player
@@ -51,7 +51,7 @@ class ValueLookaheadPlayer:
 
     def _evaluate(self, games: list[Game]) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits over each game's legal moves (padded) and each game's value, from the mover's seat."""
-        actions, valid = _padded([self._enc.move_actions(g.to_move, g.legal_moves()).tolist() for g in games])
+        actions, valid = padded_actions([self._enc.move_actions(g.to_move, g.legal_moves()).tolist() for g in games])
         obs = torch.from_numpy(np.stack([self._enc.observation(g, g.to_move) for g in games]))
         with torch.no_grad():
             logits, value = self.net(obs, actions, valid)

@@ -54,7 +54,7 @@ def test_bench_train_repeat_reports_the_median_of_interleaved_readings(monkeypat
     def fake_loop(rank: int, world_size: int, cfg, seconds: float) -> tuple[int, float, float]:
         return int(next(readings)), 1.0, 2.0
 
-    monkeypatch.setattr(agents.train, "_bench_loop", fake_loop)
+    monkeypatch.setattr(agents.train, "bench_loop", fake_loop)
     monkeypatch.setattr(agents.parallel, "spawn", lambda fn, world_size, *args: fn(0, world_size, *args))
     figures = run_benchmark(types.SimpleNamespace(json=True, seconds=0.0, seed=0, device="cpu", repeat=3))
     assert figures["repeat"] == 3

@@ -1058,11 +1058,11 @@ def test_the_bench_loop_times_the_updates_after_the_first(monkeypatch) -> None:
     cfg = agents.train.bench_config("cpu", "batched")
     cfg.env.num_envs, cfg.ppo.num_steps = 4, 8
     cfg.network.channels, cfg.network.blocks, cfg.network.pair_dim, cfg.network.value_hidden = 4, 1, 4, 4
-    steps, elapsed, cpu = agents.train._bench_loop(0, 1, cfg, 0.0)
+    steps, elapsed, cpu = agents.train.bench_loop(0, 1, cfg, 0.0)
     assert steps == 4 * 8  # the warm-up update, then one more before the clock is read
     assert 0 < elapsed < 30 and 0 < cpu < 2 * elapsed + 0.5
     assert cfg.ppo.total_steps == 4 * 8 * 10 ** 6
-    steps, elapsed, cpu = agents.train._bench_loop(0, 1, cfg, 0.5)  # updates until 0.5 s have passed
+    steps, elapsed, cpu = agents.train.bench_loop(0, 1, cfg, 0.5)  # updates until 0.5 s have passed
     assert steps % (4 * 8) == 0 and 0.5 <= elapsed < 30 and 0 < cpu < 2 * elapsed + 0.5
 
 
@@ -1302,7 +1302,7 @@ def test_bench_train_runs_each_configuration_and_reports_its_figures(monkeypatch
         return steps, 2.0, 4.0 if cfg.env.engine == "scalar" else 3.0
 
     spawned: list = []
-    monkeypatch.setattr(agents.train, "_bench_loop", fake_loop)
+    monkeypatch.setattr(agents.train, "bench_loop", fake_loop)
     monkeypatch.setattr(agents.parallel, "spawn", lambda fn, n, *args: spawned.append(n) or fn(0, n, *args))
     monkeypatch.setattr(os, "getloadavg", lambda: (1.234, 5.0, 15.0))
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
@@ -1395,7 +1395,7 @@ def test_bench_train_repeated_readings_are_to_0_1_under_a_medians_header(monkeyp
         rounds.append(cfg.env.engine)
         return 301 + (len(rounds) > 4), 3.0, 4.0  # 100.333... then 100.666... steps per s: not on one decimal
 
-    monkeypatch.setattr(agents.train, "_bench_loop", fake_loop)
+    monkeypatch.setattr(agents.train, "bench_loop", fake_loop)
     monkeypatch.setattr(agents.parallel, "spawn", lambda fn, n, *args: fn(0, n, *args))
     monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 0.5, 0.5))
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
