@@ -50,7 +50,7 @@ except ModuleNotFoundError as exc:  # the core install has no torch: say where i
 from halma_env.encoding import PLANES, encoding
 from halma_env.game import ACTIVE, FINISHED, RESIGNED, Game, IllegalMoveError, _progress
 from halma_env.layout import layout
-from halma_env.rewards import REWARD_SCHEMES, piece_distance, place_rewards, shaping_potential
+from halma_env.rewards import REWARD_SCHEMES, piece_distance, shaping_potential
 from halma_env.rules import Rules, is_bool
 
 END_REASONS = ("", "finished", "first_finish", "resign", "move_limit", "stall_limit", "repetition", "no_moves")
@@ -1585,7 +1585,3 @@ def padded_lists(flags: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     valid[row, slot] = True
     return cols, valid
 
-
-def place_rewards_tensor(places: torch.Tensor, scheme: str = "place") -> torch.Tensor:
-    """Reference: ``rewards.place_rewards`` row by row (for tests)."""
-    return torch.tensor([place_rewards([int(p) or None for p in row], scheme) for row in places.tolist()])

@@ -21,7 +21,7 @@ import pytest
 import torch
 
 from halma_env import Game, Rules
-from halma_env.batched import END_REASONS, BatchedGame, padded_lists, place_rewards_tensor
+from halma_env.batched import END_REASONS, BatchedGame, padded_lists
 from halma_env.encoding import encoding
 from halma_env.game import random_playout
 from halma_env.layout import layout
@@ -999,11 +999,16 @@ def test_automatic_passes_in_several_games_at_once():
     assert bg.to_move.tolist() == [0, 0, 0] and bg.ply.tolist() == [12, 12, 12] and not reasons
 
 
-def test_place_rewards_tensor_reference():
-    # the reference gives rewards.place_rewards row by row; 0 is an undecided place (None)
-    places = torch.tensor([[1, 2, 3], [2, 1, 2], [1, 1, 1], [1, 0, 0]])
-    assert place_rewards_tensor(places).tolist() == [[1, 0, -1], [-0.5, 1, -0.5], [0, 0, 0], [1, 0, 0]]
-    assert place_rewards_tensor(places, "win_loss").tolist() == [[1, -1, -1], [-1, 1, -1], [0, 0, 0], [1, 0, 0]]
+def test_the_batched_place_rewards_are_rewards_place_rewards_row_by_row():
+    """The engine's vectorised place rewards of decided rows (ties, a draw) against rewards.place_rewards."""
+    from halma_env.rewards import place_rewards
+
+    places = torch.tensor([[1, 2, 3], [2, 1, 2], [1, 1, 1], [3, 1, 1], [1, 3, 2]])
+    status = torch.ones_like(places)
+    for scheme in ("place", "win_loss"):
+        bg = BatchedGame(Rules("star", 3), 1, reward=scheme)
+        expected = [place_rewards(row, scheme) for row in places.tolist()]
+        assert torch.allclose(bg._place_rewards(places, status), torch.tensor(expected)), scheme
 
 
 # --- more behaviours found unpinned by mutation testing: step, end rules, conversions ----------
