@@ -658,11 +658,28 @@ KEYS_ADDED_LATER: dict[str, tuple[Any, str]] = {
 }
 
 
+# features added after checkpoints were written, off in the defaults, which is how a run before them trained: a
+# stored config without them gets the default (a whole section where the section is missing)
+FEATURES_ADDED_LATER = ("env.solo_envs", "env.solo_move_cost", "imitation", "crossing", "processes", "init_from",
+                        "network.attention_layers", "network.reach_features")
+
+
 def with_keys_added_later(stored: dict[str, Any]) -> dict[str, Any]:
-    """A copy of a stored config (a checkpoint's) with the keys added since, at the values it trained with."""
+    """A copy of a stored config (a checkpoint's) with the keys added since, at the values it trained with, so
+    that a resume of an older run does not list them as changes (``KEYS_ADDED_LATER``, ``FEATURES_ADDED_LATER``)."""
     import copy
 
     out = copy.deepcopy(stored)
+    defaults = default_dict()
+    for dotted in FEATURES_ADDED_LATER if isinstance(out.get("ppo"), dict) else ():  # (a training config's)
+        *sections, key = dotted.split(".")
+        place: Any = out
+        default: Any = defaults
+        for section in sections:
+            place = place.get(section) if isinstance(place, dict) else None
+            default = default[section]
+        if isinstance(place, dict):
+            place.setdefault(key, copy.deepcopy(default[key]))
     for dotted, (value, _) in KEYS_ADDED_LATER.items():
         *sections, key = dotted.split(".")
         node: Any = out

@@ -523,6 +523,21 @@ def test_a_config_without_a_key_added_later_says_what_to_add() -> None:
         assert with_keys_added_later(odd) == odd
 
 
+def test_a_resume_of_a_run_from_before_the_later_features_lists_no_false_changes() -> None:
+    """The shipped star4.pt's config has no solitaire, imitation, crossing, processes or init_from keys and no
+    attention or reach network keys (added later, off by default): a resume listed sixteen changes that were not,
+    such as 'crossing.coef (none) -> 0.0', beside the one real one (log.progress_bar)."""
+    import torch
+
+    from agents.config import config_changes, load_config, with_keys_added_later
+
+    stored = torch.load(ROOT / "agents" / "checkpoints" / "star4.pt", weights_only=False, map_location="cpu")["config"]
+    assert "crossing" not in stored and "processes" not in stored and "attention_layers" not in stored["network"]
+    now = load_config(str(ROOT / "configs" / "star4.yaml"), ["ppo.total_steps=2400000"]).to_dict()
+    assert config_changes(with_keys_added_later(stored), now) == ["log.progress_bar False -> True"]
+    assert len(config_changes(stored, now)) > 10
+
+
 def _float_keys() -> list[str]:
     """Every dotted key whose value is a float (or float | None): ppo.ent_coef, pool.self_prob, ..."""
     import typing
