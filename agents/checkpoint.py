@@ -114,7 +114,9 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
         raise CheckpointError(f"checkpoint {str(path)!r} is {kind}, not a regular file: writing it would replace it")
     path.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_temporaries(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # the folder as the system resolves it: mkstemp makes its name absolute by cutting "x/.." out of the text, which
+    # after a symlinked x is another folder (the rename then failed, and a run lost its first checkpoint)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=os.path.realpath(path.parent))
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(buffer.getvalue())

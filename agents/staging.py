@@ -30,7 +30,7 @@ def save_staged(out_dir: str, write: Callable[[str], list[str]], marker: str) ->
     the same folder."""
     import shutil
 
-    out = os.path.abspath(out_dir)
+    out = os.path.realpath(out_dir)  # (abspath cuts "x/.." out of the text: after a symlinked x, another folder)
     parent, name = os.path.split(out)
     os.makedirs(parent, exist_ok=True)
     remove_dead_staging(parent, f".{name}.{STAGING}-")

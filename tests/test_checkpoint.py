@@ -907,3 +907,16 @@ def test_init_from_names_the_file_and_the_tensor_of_another_shape(trained_run: P
                 log=quiet)
     assert re.fullmatch(r"init_from: checkpoint '.*misshapen\.pt' weights do not fit its network: 1 of another "
                         r"shape \(checkpoint vs network\): position \(5, 8\) vs \(121, 8\)", str(caught.value))
+
+
+def test_a_checkpoint_path_with_dot_dot_after_a_symlinked_folder_is_written_where_the_system_puts_it(
+        tmp_path: Path) -> None:
+    """mkstemp made its folder absolute by cutting "link/.." out of the text, another folder after a symlink: the
+    rename failed and a run whose --runs-dir was 'link/../runs' lost its first checkpoint."""
+    from tests.opponent_helpers import make_checkpoint
+
+    (tmp_path / "real" / "deep").mkdir(parents=True)
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "link").symlink_to(tmp_path / "real" / "deep")
+    make_checkpoint(tmp_path / "work" / "link" / ".." / "runs" / "last.pt")
+    assert (tmp_path / "real" / "runs" / "last.pt").is_file() and not (tmp_path / "work" / "runs").exists()

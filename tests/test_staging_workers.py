@@ -54,6 +54,18 @@ def test_a_save_into_a_missing_folder_returns_the_paths_under_the_name_given(tmp
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging folder beside it
 
 
+def test_a_folder_with_dot_dot_after_a_symlinked_folder_is_where_the_system_puts_it(tmp_path: Path) -> None:
+    """abspath cut "link/.." out of the text: halma eval --out 'link/../evo' wrote into work/evo, not where the shell
+    (and the OS) put link/../evo, while saying it wrote to the path given."""
+    (tmp_path / "real" / "deep").mkdir(parents=True)
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "link").symlink_to(tmp_path / "real" / "deep")
+    given = str(tmp_path / "work" / "link" / ".." / "evo")
+    paths = save_staged(given, _writer(RESULT), "results.json")
+    assert paths == [os.path.join(given, name) for name in RESULT] and all(os.path.isfile(p) for p in paths)
+    assert _tree(tmp_path / "real" / "evo") == sorted(RESULT) and not (tmp_path / "work" / "evo").exists()
+
+
 def test_staging_folders_of_ended_processes_are_removed_and_the_others_kept(tmp_path: Path) -> None:
     """A ``kill -9`` mid-save leaves its staging folder (beside DIR, or in DIR); the next save into the same
     place removes it, but never one of a process that still runs (this one, another, another user's) nor a
