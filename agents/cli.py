@@ -8,6 +8,7 @@ and ``run(args) -> int`` (a module serving several commands: ``add_NAME_argument
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import signal
@@ -177,6 +178,15 @@ def _main(name: str | None, argv: list[str]) -> int:
         if hint is None:
             raise
         print(f"halma {name}: error: {hint}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        # a name past the system's limits (255 bytes a name, 4,096 a path), wherever a command first touches
+        # it: one line naming it, not a traceback
+        if e.errno != errno.ENAMETOOLONG:
+            raise
+        text = str(e.filename)
+        shown = repr(text) if len(text) <= 80 else f"{text[:60]!r}... ({len(text)} characters)"
+        print(f"halma {name}: error: {e.strerror}: {shown}", file=sys.stderr)
         return 2
 
 

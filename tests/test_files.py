@@ -461,3 +461,18 @@ def test_a_file_where_an_output_folder_goes_is_named_as_such(tmp_path: Path, cap
     assert main(["eval", "greedy", "random", "--games", "2", "--out", str(dangling)]) == 2
     assert capsys.readouterr().err == (f"halma eval: error: cannot write --out {str(dangling)!r}: {str(dangling)!r} is "
                                        f"a broken link (to {str(tmp_path / 'nowhere')!r}), not a directory\n")
+
+
+@pytest.mark.parametrize("argv", [["train", "{long}.yaml"], ["eval", "{long}.pt", "random"],
+                                  ["ladder", "--ladder", "{long}.json"]])
+def test_a_file_name_past_the_system_s_limit_is_one_line_not_a_traceback(argv: list[str], tmp_path: Path,
+                                                                         monkeypatch, capsys) -> None:
+    """A name over 255 bytes raised OSError ENAMETOOLONG from wherever the command first touched it."""
+    from agents.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    long = "n" * 300
+    assert main([a.format(long=long) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"halma {argv[0]}: error: {os.strerror(errno.ENAMETOOLONG)}: 'nnnn") and "characters)" in err
+    assert len(err.splitlines()) == 1 and list(tmp_path.iterdir()) == []
