@@ -875,11 +875,13 @@ def shipped_config_names() -> list[str]:
 
 def config_path(name: str | Path) -> Path:
     """The file of a config given as a path, or by the name of a shipped one (``quickstart``: a name with no
-    folder and no suffix that is not a file here), so an installed package trains without the repository."""
+    folder and no suffix that is not a file here), so an installed package trains without the repository.  A
+    folder of that name does not hide it: ``halma train quickstart --runs-dir .`` makes one, and the resume command
+    it prints names the config the same way."""
     from agents.files import shipped_configs_dir
 
     path = Path(name)
-    if path.exists() or path.suffix or len(path.parts) != 1:
+    if path.is_file() or path.suffix or len(path.parts) != 1:
         return path
     shipped = shipped_configs_dir() / f"{path.name}.yaml"
     if not shipped.is_file():

@@ -132,17 +132,23 @@ def run(args: argparse.Namespace) -> int:
 
 def resume_command(args: argparse.Namespace) -> str:
     """The command line that continues the run ``args`` started (its config, overrides and runs directory)."""
-    words = ["halma", "train", args.config, "--resume"]
+    words = ["halma", "train", not_a_flag(args.config), "--resume"]
     for item in args.overrides:
         words += ["--set", item]
     if args.runs_dir != DEFAULT_RUNS_DIR:
-        words += ["--runs-dir", args.runs_dir]
+        words += ["--runs-dir", not_a_flag(args.runs_dir)]
     if args.device:
         words += ["--device", args.device]
     for flag in ("no_final_eval", "quiet"):  # run flags the run was started with, kept for its continuation
         if getattr(args, flag, False):
             words.append("--" + flag.replace("_", "-"))
     return shell_join(words)
+
+
+def not_a_flag(path: str) -> str:
+    """A relative path as a command line may give it: ``./-cfg.yaml`` for ``-cfg.yaml``, which the printed command
+    would otherwise pass as a flag (quoting does not help: the shell removes the quotes)."""
+    return f"./{path}" if path.startswith("-") else path
 
 
 def shell_join(words: list[str], windows: bool | None = None) -> str:
@@ -165,7 +171,7 @@ def cross_check_command(checkpoint: Path, cfg: Any) -> str:
     from halma_env import Rules
 
     game = cfg.game
-    words = ["halma", "eval", str(checkpoint), *cfg.eval.final_opponents[:1],
+    words = ["halma", "eval", not_a_flag(str(checkpoint)), *cfg.eval.final_opponents[:1],
              "--variant", game.variant, "--seats", str(game.num_players)]
     ours, default = game.rules().to_dict(), Rules(game.variant, game.num_players).to_dict()
     for name in ("anti_blocking", "play_to_end", "stall_limit", "repetition_limit"):
@@ -183,7 +189,8 @@ def resume_hint(cfg: Any, args: argparse.Namespace) -> str:
     ckpt = Path(args.runs_dir) / cfg.name / "checkpoints" / "last.pt"
     run_dir = ckpt.parent.parent
     if not ckpt.exists():
-        start_over = (f"remove {str(run_dir)!r} (or choose another --set name=NAME) and run the same command again"
+        start_over = (f"remove {shlex.quote(not_a_flag(str(run_dir)))} (or choose another --set name=NAME) and run the "
+                      "same command again"
                       if run_dir.exists() else "run the same command again")  # interrupted before the run made it
         return (f"no checkpoint was written yet (the first comes after checkpoint.every={cfg.checkpoint.every} "
                 f"updates), so there is nothing to resume: {start_over} to start over")

@@ -470,6 +470,9 @@ def test_a_shipped_config_loads_by_name_from_any_directory(tmp_path: Path, monke
     monkeypatch.chdir(tmp_path)
     assert load_config("star2").to_dict() == load_config(ROOT / "configs" / "star2.yaml").to_dict()
     assert config_path("quickstart") == ROOT / "configs" / "quickstart.yaml"
+    Path("quickstart").mkdir()  # the run folder of `halma train quickstart --runs-dir .` does not hide it
+    assert config_path("quickstart") == ROOT / "configs" / "quickstart.yaml"
+    Path("quickstart").rmdir()
     Path("quickstart").write_text(yaml.safe_dump({**default_dict(), "name": "mine"}))
     assert config_path("quickstart") == Path("quickstart") and load_config("quickstart").name == "mine"
     Path("star2.yaml").write_text(yaml.safe_dump({**default_dict(), "name": "edited"}))  # --print-config > star2.yaml

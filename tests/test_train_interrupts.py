@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -298,8 +299,8 @@ def test_a_full_disk_in_process_0_of_several_is_one_line_too(tmp_path: Path, cap
     assert capsys.readouterr().err == (
         f"halma train: error: cannot write the run directory {str(tmp_path / 'tiny')!r}: No space left on device; "
         "no checkpoint was written yet (the first comes after checkpoint.every=1 updates), so there is nothing to "
-        f"resume: remove {str(tmp_path / 'tiny')!r} (or choose another --set name=NAME) and run the same command "
-        "again to start over\n")
+        f"resume: remove {shlex.quote(str(tmp_path / 'tiny'))} (or choose another --set name=NAME) and run the same "
+        "command again to start over\n")
 
 
 @pytest.mark.parametrize(("raised", "status", "said"), [(KeyboardInterrupt, 130, "interrupted"),

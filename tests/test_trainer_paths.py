@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import random
+import shlex
 import signal
 import threading
 import time
@@ -106,6 +107,26 @@ def test_resume_command_repeats_config_overrides_runs_dir_and_device() -> None:
         "halma train q.yaml --resume --no-final-eval --quiet")
 
 
+def test_printed_commands_paste_back_with_a_dash_or_a_dollar_in_a_path(tmp_path: Path, monkeypatch) -> None:
+    """'halma train -cfg.yaml --resume --runs-dir -runs' read both paths as flags, and the hint to remove a run
+    folder was Python's repr, where the shell expands $HOME; a path starting with '-' is now written ./-x, and the
+    folder to remove shell-quoted."""
+    from agents.train import cross_check_command
+
+    monkeypatch.chdir(tmp_path)
+    cfg = from_dict(tiny_config())
+    args = namespace(runs_dir="-runs")
+    args.config = "-cfg.yaml"  # (as parsed from: halma train --runs-dir=-runs -- -cfg.yaml)
+    assert shlex.split(resume_command(args))[2:] == ["./-cfg.yaml", "--resume", "--runs-dir", "./-runs"]
+    assert shlex.split(cross_check_command(Path("-runs/tiny/checkpoints/last.pt"), cfg))[2] == \
+        "./-runs/tiny/checkpoints/last.pt"
+    odd = "r $HOME 'o'"
+    (tmp_path / odd / "tiny").mkdir(parents=True)
+    hint = resume_hint(cfg, namespace("c.yaml", runs_dir=odd))
+    quoted = hint.split("remove ", 1)[1].split(" (or choose", 1)[0]
+    assert shlex.split(quoted) == [str(Path(odd) / "tiny")]
+
+
 def test_resume_hint_says_whether_there_is_a_checkpoint(tmp_path: Path) -> None:
     cfg = from_dict(tiny_config(checkpoint__every=7))
     args = namespace("c.yaml", runs_dir=str(tmp_path))
@@ -113,8 +134,8 @@ def test_resume_hint_says_whether_there_is_a_checkpoint(tmp_path: Path) -> None:
     # interrupted before the run directory was made (several processes starting): nothing to remove
     assert resume_hint(cfg, args) == none_yet + "to resume: run the same command again to start over"
     (tmp_path / "tiny").mkdir()
-    assert resume_hint(cfg, args) == (none_yet + f"to resume: remove {str(tmp_path / 'tiny')!r} (or choose another "
-                                      "--set name=NAME) and run the same command again to start over")
+    assert resume_hint(cfg, args) == (none_yet + f"to resume: remove {shlex.quote(str(tmp_path / 'tiny'))} (or choose "
+                                      "another --set name=NAME) and run the same command again to start over")
     last = tmp_path / "tiny" / "checkpoints" / "last.pt"
     last.parent.mkdir(parents=True)
     last.write_bytes(b"")
