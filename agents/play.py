@@ -11,7 +11,8 @@ any name ``agents.registry.make_player`` accepts).  Commands at a human's turn:
     cpu SEAT NAME  hand a seat to a CPU player; human SEAT takes it back
     save FILE      save the game record (JSON; over an earlier record, never another file);
                    load FILE continues a saved game (same seat count; this session's seats play on)
-    replay FILE    step through a record move by move (Enter: next; q, quit or end of input: stop)
+    replay FILE    step through a record move by move (Enter: next; q, quit or end of input: stop);
+                   a FILE with spaces in quotes ("my games/g.json"), ~ for your home folder
     new            start the next game (the start seat rotates)
     numbers        toggle hole numbers (moves are written with them)
     board          draw the board again
@@ -55,6 +56,7 @@ import os
 import queue
 import re
 import select
+import shlex
 import sys
 import threading
 import time
@@ -303,6 +305,12 @@ class PlaySession:
             return True
         cmd, args = words[0].lower(), words[1:]
         try:
+            if COMMAND_ARGUMENTS.get(cmd) == "FILE" and any(q in line for q in "'\""):
+                # a file name with spaces, quoted as in a shell (without quotes a backslash stays a backslash)
+                try:
+                    args = shlex.split(line)[1:]
+                except ValueError:
+                    raise ValueError(f"a quote is not closed in {quoted(line.strip())}") from None
             return self._dispatch(cmd, args, line.strip())
         except ValueError as e:  # IllegalMoveError and RecordError are ValueErrors
             self.out(f"error: {e}")
@@ -315,7 +323,8 @@ class PlaySession:
         game = self.game
         form = COMMAND_ARGUMENTS.get(cmd)
         if form is not None and len(args) != len(form.split()):
-            raise ValueError(f"{cmd} is written {f'{cmd} {form}'.strip()!r}, got {quoted(line)}")
+            spaces = " (quote a name with spaces)" if form == "FILE" and args else ""
+            raise ValueError(f"{cmd} is written {f'{cmd} {form}'.strip()!r}{spaces}, got {quoted(line)}")
         if form == "FILE":  # no shell reads this line: ~ is the home folder here as it is on a command line
             args = [os.path.expanduser(args[0])]
         if cmd in ("quit", "exit", "q"):

@@ -219,6 +219,24 @@ def test_save_to_a_name_ending_in_a_slash_writes_no_file_and_tilde_is_the_home_f
     assert s2.game.position() == s.game.position()
 
 
+def test_a_file_name_with_spaces_is_given_in_quotes(tmp_path, monkeypatch):
+    """The line was split at every space, so 'save My Games/g.json' could not be written at all, and the error
+    only repeated the form; quotes now work as in a shell, and the form says to use them."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "My Games").mkdir()
+    s, out = session([HUMAN, HUMAN])
+    s.handle("113-104")
+    s.handle("save My Games/g.json")
+    assert out[-1] == "error: save is written 'save FILE' (quote a name with spaces), got 'save My Games/g.json'"
+    s.handle('save "My Games/g.json"')
+    assert out[-1] == "saved to My Games/g.json" and (tmp_path / "My Games" / "g.json").is_file()
+    s2, out2 = session([HUMAN, HUMAN])
+    s2.handle("load 'My Games/g.json'")
+    assert s2.game.position() == s.game.position()
+    s2.handle('load "My Games/g.json')
+    assert out2[-1] == "error: a quote is not closed in 'load \"My Games/g.json'"
+
+
 def test_a_save_onto_a_full_disk_names_the_file(tmp_path, monkeypatch):
     """A write that fails for want of room raises without a file name: the message said only "No space left on
     device", not which save (the rename stands in for the write here)."""
@@ -851,7 +869,8 @@ def test_commands_are_refused_with_other_arguments_and_show_their_form(line: str
     s, out = session([HUMAN, HUMAN])
     before = s.game.position()
     assert s.handle(line) is True  # the session goes on: even "quit now" does not quit
-    assert out[-1] == f"error: {line.split()[0].lower()} is written {form!r}, got {line!r}"
+    spaces = " (quote a name with spaces)" if form.endswith("FILE") and len(line.split()) > 1 else ""
+    assert out[-1] == f"error: {line.split()[0].lower()} is written {form!r}{spaces}, got {line!r}"
     assert s.game.position() == before and s.game.status == ["active", "active"]
 
 
