@@ -377,6 +377,7 @@ def is_cpu_device(name: str) -> bool:
 # every seed the trainer derives from `seed` (seed * 1_000_003 + process + 7919 * update for a data-parallel
 # process or a resume, agents/ppo.py) must stay below 2**64, the most torch.manual_seed takes: 2**63 - 1 overflowed it
 MAX_SEED = 2**32 - 1
+MAX_NAME_BYTES = 200  # a run's name: its folder, and .NAME.lock beside it, within a file name's 255 bytes
 # torch 2.13 on the 2-core CPU machine: 1024 threads trained (slowly), 2048 segfaulted at the first update
 MAX_TORCH_THREADS = 256
 
@@ -405,6 +406,10 @@ class TrainConfig:
             raise ValueError("name must be a plain directory name (no path separator, colon, control character or "
                              "any of <>\"|?*, not starting with a dot, not a name Windows reserves), "
                              f"got {self.name!r}")
+        if len(self.name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+            raise ValueError(f"name must be at most {MAX_NAME_BYTES} bytes in UTF-8 (it names the run's folder and "
+                             f"its lock file .NAME.lock, within the 255 a file name may have), got "
+                             f"{len(self.name.encode('utf-8', 'surrogatepass'))} bytes: {self.name[:40]!r}...")
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if dataclasses.is_dataclass(value):  # a section: every one has a validate()

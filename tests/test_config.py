@@ -122,6 +122,10 @@ REFUSED = [
     # names that leave runs/ or cannot be made on Windows
     *[([f"name={name!r}"], r"name must be a plain directory name \(no path separator") for name in (
         "C:\\x", "a\\..\\..\\x", "a:b", "CON", "nul.txt", "Lpt1", "run.", "run ", "a\tb", "a?b", "a|b", "<x>")],
+    # a name the folder takes but its lock file .NAME.lock (6 bytes more) does not: refused by its length in bytes
+    (["name=" + "n" * 201], r"^name must be at most 200 bytes in UTF-8 \(it names the run's folder and its lock "
+                            r"file \.NAME\.lock, within the 255 a file name may have\), got 201 bytes"),
+    (["name=" + "é" * 101], r"^name must be at most 200 bytes in UTF-8 .*got 202 bytes"),
     (["torch_threads=-1"], r"torch_threads must be in \[0, 256\] \(0: torch's default\), got -1"),
     (["torch_threads=257"], r"torch_threads must be in \[0, 256\]"),
     (["torch_threads=5000"], r"torch_threads must be in \[0, 256\]"),  # segfaulted torch once a run had started
