@@ -396,7 +396,7 @@ class PlaySession:
                                  "over: give another name, or remove it first")
             GameRecord.from_game(game, players=list(self.seats), metadata=self.record_metadata()).save(args[0])
             self.saved = (game, tuple(game.history))
-            self.out(f"saved to {args[0]}")
+            self.out(f"saved to {_shown_path(args[0])}")
         elif cmd == "load":
             self._load(args[0])
         elif cmd == "replay":
@@ -459,7 +459,7 @@ class PlaySession:
         self.note_unsaved()
         self.game, self.rules, self.seat_changes, self.time_up_moves = loaded, loaded.rules, changes, time_up_moves
         self.saved = (loaded, tuple(loaded.history))
-        self.out(f"loaded {path}: ply {loaded.ply}")
+        self.out(f"loaded {_shown_path(path)}: ply {loaded.ply}")
         self.play_cpu_turns()
 
     def _human_move(self, move: Move) -> None:
@@ -591,6 +591,12 @@ class PlaySession:
             if not self.handle(line):
                 self.note_unsaved()
                 return
+
+
+def _shown_path(path: str) -> str:
+    """A file name as typed, or escaped where it holds a control character (an escape sequence would reach the
+    terminal: 'save a<ESC>[31mb.json' turned the rest of the line red)."""
+    return path if path.isprintable() else quoted(path)
 
 
 PLY_ENTRY_KEYS = {"seat_changes": ("ply", "seat", "player", "from"), "time_up_moves": ("ply", "seat", "player")}

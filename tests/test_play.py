@@ -237,6 +237,15 @@ def test_a_file_name_with_spaces_is_given_in_quotes(tmp_path, monkeypatch):
     assert out2[-1] == "error: a quote is not closed in 'load \"My Games/g.json'"
 
 
+def test_a_saved_file_name_with_a_control_character_is_shown_escaped(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    s, out = session([HUMAN, HUMAN])
+    s.handle("save a\x1b[31mb.json")
+    assert out[-1] == "saved to 'a\\x1b[31mb.json'" and "\x1b" not in out[-1]
+    s.handle("load a\x1b[31mb.json")
+    assert "loaded 'a\\x1b[31mb.json': ply 0" in out
+
+
 def test_a_save_onto_a_full_disk_names_the_file(tmp_path, monkeypatch):
     """A write that fails for want of room raises without a file name: the message said only "No space left on
     device", not which save (the rename stands in for the write here)."""
