@@ -343,9 +343,13 @@ def _prepare_candidates(candidates: list[str], variant: str, seats: int, models_
 
             data = load_checkpoint(c)
             game = (data["variant"], data["num_players"])
-            stem = check_level_name(_export_stem(c), f"candidate {c!r}: the exported model's level")
-            # and the model's whole name, now: export_checkpoint would refuse it after the others were exported
-            check_level_name(model_file_stem(variant, seats, stem), f"candidate {c!r}: the exported model's name")
+            try:
+                stem = check_level_name(_export_stem(c), f"candidate {c!r}: the exported model's level")
+                # and the model's whole name, now: export_checkpoint would refuse it after the others were exported
+                check_level_name(model_file_stem(variant, seats, stem), f"candidate {c!r}: the exported model's name")
+            except ValueError as e:  # (a run name with a space, say): a name of your own goes through halma export
+                raise ValueError(f"{e}; export it under a plain name first (halma export CHECKPOINT --level NAME) "
+                                 "and give the .onnx") from None
             if stem in exported_as:  # two runs' files of one name must not become one model
                 raise LadderError(f"candidates {exported_as[stem]!r} and {c!r} would both be exported as "
                                   f"{model_file_stem(variant, seats, stem)}.onnx: export one under another name first "

@@ -892,7 +892,8 @@ def test_candidates_that_would_share_a_model_name_are_refused_before_any_export(
     with pytest.raises(ValueError, match="nosuchbot"):  # a bad candidate after a checkpoint
         _prepare_candidates([str(first), "nosuchbot"], "star", 2, tmp_path / "models", 100)
     odd = make_checkpoint(tmp_path / "z" / "my model.pt")  # a stem that is no level name
-    with pytest.raises(ValueError, match="the exported model's level must be a plain name"):
+    with pytest.raises(ValueError, match=r"the exported model's level must be a plain name .*got 'my model'; export "
+                                         r"it under a plain name first \(halma export CHECKPOINT --level NAME\)"):
         _prepare_candidates([str(first), str(odd)], "star", 2, tmp_path / "models", 100)
     assert not (tmp_path / "models").exists()  # nothing was exported
 
