@@ -815,11 +815,12 @@ def test_a_tournament_whose_workers_cannot_start_fails_instead_of_hanging(tmp_pa
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(root)})
     assert done.returncode == 1
-    assert done.stderr.rstrip().endswith(
-        "RuntimeError: a game process of the arena stopped before its game ended (killed, crashed, or it could not "
+    # (in the traceback's last line; a loaded machine's multiprocessing may warn after it, e.g. the resource tracker)
+    assert (
+        "\nRuntimeError: a game process of the arena stopped before its game ended (killed, crashed, or it could not "
         "start: a script that calls run_tournament with workers > 1 needs the `if __name__ == \"__main__\":` guard, "
         "and a factory must be importable by the workers, defined in a module or a script file, not in python -c or "
-        "a notebook); workers=1 plays in this process"), done.stderr[-800:]
+        "a notebook); workers=1 plays in this process\n") in done.stderr + "\n", done.stderr[-800:]
     guarded = tmp_path / "guarded.py"
     guarded.write_text("from agents.arena import run_tournament\nfrom halma_env import Rules\n"
                        "if __name__ == '__main__':\n"
