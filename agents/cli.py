@@ -184,9 +184,9 @@ def _main(name: str | None, argv: list[str]) -> int:
         # it: one line naming it, not a traceback
         if e.errno != errno.ENAMETOOLONG:
             raise
-        text = str(e.filename)
+        text = "" if e.filename is None else str(e.filename)
         shown = repr(text) if len(text) <= 80 else f"{text[:60]!r}... ({len(text)} characters)"
-        print(f"halma {name}: error: {e.strerror}: {shown}", file=sys.stderr)
+        print(f"halma {name}: error: {e.strerror}" + (f": {shown}" if text else ""), file=sys.stderr)
         return 2
 
 
