@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -34,7 +35,14 @@ def _game(args: argparse.Namespace) -> Game:
         raise ValueError("a position names its own variant and seats: drop --variant/--seats")
     if not args.position.strip():
         raise ValueError("the position is empty (give SPEC §3 text, or leave it out for the start position)")
-    return Game.from_position(args.position)
+    try:
+        return Game.from_position(args.position)
+    except ValueError as e:
+        if " " not in args.position.strip() and os.path.isfile(args.position):  # a file's name, not its text
+            raise ValueError(f"{e}; {args.position!r} is a file: give the position's text (\"$(cat "
+                             f"{args.position})\"); a game record is stepped through with halma play --replay") \
+                from None
+        raise
 
 
 def _error(command: str, message: str) -> int:

@@ -218,3 +218,18 @@ def test_a_closed_stdout_is_refused_before_the_command_runs() -> None:
                           text=True, timeout=60)
     assert (done.returncode, done.stderr) == (2, "halma show: error: the standard output is closed (redirect it "
                                                  "to /dev/null to discard it)\n")
+
+
+@pytest.mark.parametrize("command", ["show", "perft"])
+def test_a_file_given_for_the_position_is_told_to_give_its_text(command: str, tmp_path, monkeypatch, capsys) -> None:
+    """'halma show pos.txt' said only that a position has 4 or 5 fields, got 1."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pos.txt").write_text("star 2 ...\n")
+    argv = [command, "pos.txt"] if command == "show" else [command, "1", "--position", "pos.txt"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"halma {command}: error: a position has 4 or 5 fields") and err.endswith(
+        "got 1; 'pos.txt' is a file: give the position's text (\"$(cat pos.txt)\"); a game record is stepped through "
+        "with halma play --replay\n")
+    assert main([command, "nosuch.txt"] if command == "show" else [command, "1", "--position", "nosuch.txt"]) == 2
+    assert "is a file" not in capsys.readouterr().err  # a name that is no file: the parser's message alone
