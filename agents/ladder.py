@@ -328,7 +328,12 @@ def load_ladder(path: str | Path | None = None, *, missing_ok: bool = False) -> 
     if kind:
         source = " (from $HALMA_LADDER)" if path is None and os.environ.get("HALMA_LADDER") else ""
         raise LadderError(f"ladder file {str(p)!r}{source} cannot be read (it is {kind}, not a regular file)")
-    return _load(str(p.resolve()), st.st_mtime)
+    try:
+        return _load(str(p.resolve()), st.st_mtime)
+    except LadderError as e:  # (it names the file by its absolute path: say where that came from)
+        if path is None and os.environ.get("HALMA_LADDER"):
+            raise LadderError(f"{e} (the ladder file from $HALMA_LADDER={os.environ['HALMA_LADDER']!r})") from None
+        raise
 
 
 def save_ladder(data: dict[str, Any], path: str | Path | None = None) -> Path:

@@ -1665,3 +1665,18 @@ def test_an_interrupted_build_removes_the_models_its_exports_added(tmp_path: Pat
     left = sorted(p.name for p in tmp_path.iterdir() if p.is_file())
     assert left == (["star-2-run-last.onnx"] if existed else [])
     assert not existed or model.read_text() == "an earlier export"
+
+
+def test_a_garbled_ladder_named_by_halma_ladder_says_so(tmp_path: Path, monkeypatch) -> None:
+    """Its content errors name the file by its absolute path; from $HALMA_LADDER they did not say where that
+    came from, where the missing and unreadable files did."""
+    monkeypatch.chdir(tmp_path)
+    Path("notes.txt").write_text("my notes\n")
+    monkeypatch.setenv("HALMA_LADDER", "notes.txt")
+    read = re.escape(f"ladder file {str(tmp_path / 'notes.txt')!r} cannot be read (")
+    with pytest.raises(LadderError, match=read) as e:
+        load_ladder()
+    assert str(e.value).endswith("(the ladder file from $HALMA_LADDER='notes.txt')")
+    with pytest.raises(LadderError) as given:  # named by --ladder: no such note
+        load_ladder("notes.txt")
+    assert "HALMA_LADDER" not in str(given.value)
