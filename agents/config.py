@@ -674,24 +674,24 @@ def with_keys_added_later(stored: dict[str, Any]) -> dict[str, Any]:
     that a resume of an older run does not list them as changes (``KEYS_ADDED_LATER``, ``FEATURES_ADDED_LATER``)."""
     import copy
 
-    out = copy.deepcopy(stored)
-    defaults = default_dict()
-    for dotted in FEATURES_ADDED_LATER if isinstance(out.get("ppo"), dict) else ():  # (a training config's)
-        *sections, key = dotted.split(".")
-        place: Any = out
-        default: Any = defaults
-        for section in sections:
-            place = place.get(section) if isinstance(place, dict) else None
-            default = default[section]
-        if isinstance(place, dict):
-            place.setdefault(key, copy.deepcopy(default[key]))
-    for dotted, (value, _) in KEYS_ADDED_LATER.items():
+    def set_default(dotted: str, value: Any) -> None:
         *sections, key = dotted.split(".")
         node: Any = out
         for section in sections:
             node = node.get(section) if isinstance(node, dict) else None
-        if isinstance(node, dict):
-            node.setdefault(key, value)
+        if isinstance(node, dict):  # (a stored config of another shape is left as it is)
+            node.setdefault(key, copy.deepcopy(value))
+
+    out = copy.deepcopy(stored)
+    if isinstance(out.get("ppo"), dict):  # a training config's
+        defaults = default_dict()
+        for dotted in FEATURES_ADDED_LATER:
+            value: Any = defaults
+            for part in dotted.split("."):
+                value = value[part]
+            set_default(dotted, value)
+    for dotted, (value, _) in KEYS_ADDED_LATER.items():
+        set_default(dotted, value)
     return out
 
 

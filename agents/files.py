@@ -97,8 +97,9 @@ def output_problem(path: str | Path, what: str = "") -> str | None:
     out = Path(path).absolute()
     if out.is_dir():
         return f"{named} is a directory"
-    if folder_ending(path):  # (no directory there yet: Path dropped the '/', and out/ would be written as out)
-        return f"{named} ends in {folder_ending(path)!r}, so it names a directory, not a file"
+    ending = folder_ending(path)
+    if ending:  # (no directory there yet: Path dropped the '/', and out/ would be written as out)
+        return f"{named} ends in {ending!r}, so it names a directory, not a file"
     kind = special_file_kind(out)
     if kind:
         return f"{named} is {kind}, not a regular file (writing the file would replace it)"

@@ -77,9 +77,9 @@ def ladder_path(path: str | Path | None = None) -> Path:
         path = os.environ.get("HALMA_LADDER") or DEFAULT_LADDER
     elif is_empty_path(path):
         raise LadderError("a ladder file path is empty")
-    if folder_ending(path):  # (Path drops the '/': a rebuild given "out/" wrote the file out)
-        raise LadderError(f"the ladder file {str(path)!r} ends in {folder_ending(path)!r}, so it names a directory, "
-                          "not a file")
+    ending = folder_ending(path)
+    if ending:  # (Path drops the '/': a rebuild given "out/" wrote the file out)
+        raise LadderError(f"the ladder file {str(path)!r} ends in {ending!r}, so it names a directory, not a file")
     return Path(path)
 
 
@@ -318,20 +318,20 @@ def load_ladder(path: str | Path | None = None, *, missing_ok: bool = False) -> 
     mistyped ``--ladder`` or ``$HALMA_LADDER`` must not read as an empty ladder), or with
     ``missing_ok`` (a rebuild that writes a new file) an empty ladder."""
     p = ladder_path(path)
+    from_env = path is None and bool(os.environ.get("HALMA_LADDER"))
+    source = " (from $HALMA_LADDER)" if from_env else ""
     if not p.exists():
         if missing_ok:
             return {"format": LADDER_FORMAT, "format_version": LADDER_VERSION, "games": {}}
-        source = " (from $HALMA_LADDER)" if path is None and os.environ.get("HALMA_LADDER") else ""
         raise LadderError(f"ladder file {str(p)!r}{source} does not exist")
     st = p.stat()
     kind = file_kind(st.st_mode)  # a directory, /dev/zero, a FIFO: refused before anything is read
     if kind:
-        source = " (from $HALMA_LADDER)" if path is None and os.environ.get("HALMA_LADDER") else ""
         raise LadderError(f"ladder file {str(p)!r}{source} cannot be read (it is {kind}, not a regular file)")
     try:
         return _load(str(p.resolve()), st.st_mtime)
     except LadderError as e:  # (it names the file by its absolute path: say where that came from)
-        if path is None and os.environ.get("HALMA_LADDER"):
+        if from_env:
             raise LadderError(f"{e} (the ladder file from $HALMA_LADDER={os.environ['HALMA_LADDER']!r})") from None
         raise
 

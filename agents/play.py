@@ -204,7 +204,8 @@ class PlaySession:
         try:
             trial.select_move(Game(rules), CHECK_BUDGET)
         except (ValueError, OSError, RuntimeError) as e:  # e.g. a model for 2 seats in a 3-seat game, a missing file
-            raise ValueError(f"seat {seat}'s player {name!r} cannot play {_game_name(rules)}: {e}") from None
+            game = game_name(rules.variant, rules.num_players)
+            raise ValueError(f"seat {seat}'s player {name!r} cannot play {game}: {e}") from None
 
     def player_label(self, seat: int) -> str:
         """The seat's player as named, with what a ladder level resolves to in this game."""
@@ -649,10 +650,6 @@ def _ordinal(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
-def _game_name(rules: Rules) -> str:
-    return game_name(rules.variant, rules.num_players)
-
-
 def _number(text: str, what: str) -> int:
     """A number typed in a command: ASCII digits only (``int`` also reads '１１３' and refuses '²' with its
     own message); a ValueError naming the token, cut short when long, otherwise."""
@@ -874,11 +871,11 @@ def run(args: argparse.Namespace) -> int:
         # --level gives only the seats left over: refused when there are none (`cpu SEAT NAME` names its own
         # player, so it could not matter later); --cpu-time and --seed can (`cpu SEAT NAME`, a time-up stand-in)
         if args.level is not None and len(given) == rules.num_players:
+            game = game_name(rules.variant, rules.num_players)
             if players is not None:
-                raise ValueError(f"--level is for the seats --players leaves out, and it names every seat of "
-                                 f"{_game_name(rules)} (drop --level)")
-            raise ValueError(f"--level is for the CPU seats, and {_game_name(rules)} has only the human's "
-                             "(drop --level)")
+                raise ValueError(f"--level is for the seats --players leaves out, and it names every seat of {game} "
+                                 "(drop --level)")
+            raise ValueError(f"--level is for the CPU seats, and {game} has only the human's (drop --level)")
         # fewer players than seats: the rest get --level; more is an error (PlaySession says so)
         seats = given + [level] * (rules.num_players - len(given))
         session = PlaySession(

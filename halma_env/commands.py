@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import time
 
@@ -40,8 +41,8 @@ def _game(args: argparse.Namespace) -> Game:
     except ValueError as e:
         if " " not in args.position.strip() and os.path.isfile(args.position):  # a file's name, not its text
             raise ValueError(f"{e}; {args.position!r} is a file: give the position's text (\"$(cat "
-                             f"{args.position})\"); a game record is stepped through with halma play --replay") \
-                from None
+                             f"{shlex.quote(args.position)})\"); a game record is stepped through with halma play "
+                             "--replay") from None
         raise
 
 

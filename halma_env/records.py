@@ -245,9 +245,10 @@ class GameRecord:
         # errors name the path asked for, not the temporary file beside it
         if path.is_dir():
             raise IsADirectoryError(errno.EISDIR, "game record: cannot save over a directory", given)
-        if folder_ending(given):  # (no directory there: Path dropped the '/', and "x/" would be written as x)
-            raise IsADirectoryError(errno.EISDIR, f"game record: the name ends in {folder_ending(given)!r}, so it "
-                                    "names a directory, not a file", given)
+        ending = folder_ending(given)
+        if ending:  # (no directory there: Path dropped the '/', and "x/" would be written as x)
+            raise IsADirectoryError(errno.EISDIR, f"game record: the name ends in {ending!r}, so it names a "
+                                    "directory, not a file", given)
         kind = special_file_kind(path)
         if kind:  # the rename below would replace it: as root, `save /dev/null` made /dev/null a regular file
             raise OSError(errno.EINVAL, f"game record: it is {kind}, not a regular file, and saving would replace it",
