@@ -626,8 +626,6 @@ def _ply_entries(metadata: dict, key: str, path: str, game: Game) -> list[dict]:
     return [dict(entry) for entry in value]
 
 
-
-
 # a bot spec's "name=value" after its first one (not a file: no path separator, ':' or model suffix)
 BOT_PARAMETER = re.compile(r"[A-Za-z_]\w*\s*=(?![^:/\\]*\.(?:pt|onnx)$)[^:/\\]*", re.IGNORECASE)
 
@@ -644,6 +642,19 @@ def split_players(text: str) -> list[str]:
         else:
             players.append(piece)
     return players
+
+
+def file_split_at_a_comma(players: list[str]) -> str | None:
+    """The file that ``split_players`` cut in two or more at its commas (``runs/a,b.pt`` became ``runs/a`` and
+    ``b.pt``), if the pieces rejoined name an existing file and the first piece alone names none."""
+    for first in range(len(players)):
+        if os.path.exists(players[first]):
+            continue
+        for last in range(first + 1, len(players)):
+            joined = ",".join(players[first:last + 1])
+            if os.path.isfile(joined):
+                return joined
+    return None
 
 
 def _ordinal(n: int) -> str:
@@ -862,6 +873,10 @@ def run(args: argparse.Namespace) -> int:
         if args.seed >= 2**63:
             raise ValueError(f"--seed must be at most {2**63 - 1} (2**63 - 1), got {args.seed}")  # (<= 30 digits)
         players = split_players(args.players) if args.players is not None else None
+        comma_file = file_split_at_a_comma(players or [])
+        if comma_file is not None:
+            raise ValueError(f"--players splits at its commas, so it cannot name the file {comma_file!r}: link or "
+                             "copy it to a name without a comma")
         if players is not None and not all(players):
             raise ValueError(f"--players {args.players!r} leaves a seat's player empty: name one per seat, comma "
                              "separated (human, a level, a bot spec, a checkpoint or a model)")

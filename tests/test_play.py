@@ -1032,6 +1032,24 @@ def test_players_keep_a_bot_specs_own_commas(monkeypatch, capsys) -> None:
     assert "unknown player 'time=none'" in capsys.readouterr().err
 
 
+def test_players_name_the_file_their_commas_cut_in_two(tmp_path, monkeypatch, capsys) -> None:
+    """A checkpoint whose name holds a comma cannot be one of --players (they split at commas): the error says
+    so, where it named a player "unknown" that is only the name's first half."""
+    from agents.cli import main
+
+    sessions = _cli_sessions(monkeypatch, tty=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a,b,c.pt").write_bytes(b"")
+    for players in ("human,a,b,c.pt", "a,b,c.pt,human"):
+        assert main(["play", "--players", players]) == 2
+        err = capsys.readouterr().err
+        assert "--players splits at its commas, so it cannot name the file 'a,b,c.pt'" in err, err
+    (tmp_path / "a").write_bytes(b"")  # the first piece is itself a file: it is that player, as written
+    assert main(["play", "--players", "human,a,b,c.pt"]) == 2
+    assert "unknown player 'a'" in capsys.readouterr().err
+    assert not sessions
+
+
 def test_cli_defaults_a_human_against_medium_in_colour_on_a_terminal(monkeypatch) -> None:
     """No flags: star, 2 seats, a human against ``medium``, seed 0, colours on a terminal; --no-color wins."""
     from agents.cli import main
