@@ -67,7 +67,7 @@ from agents.arena import build_rules
 from agents.files import shown_value
 from agents.interrupts import Terminated
 from halma_env import Game, IllegalMoveError, Move, Rules
-from halma_env.game import ACTIVE
+from halma_env.game import ACTIVE, probe_player
 from halma_env.notation import is_ascii_number, quoted
 from halma_env.records import GameRecord, RecordError, load_record
 from halma_env.render import SEAT_COLOUR_NAMES, colors_wanted, render_text
@@ -85,7 +85,6 @@ COMMAND_ARGUMENTS = {
     "resign": "", "new": "", "cpu": "SEAT NAME", "human": "SEAT", "save": "FILE", "load": "FILE", "replay": "FILE",
 }
 HELP = __doc__.split("Commands at a human's turn:", 1)[1].split("Bad input", 1)[0]
-CHECK_BUDGET = 0.05  # seconds: the move a CPU player is asked for to check it can play the game (as halma eval)
 STAND_IN = "medium"  # the CPU that moves for a human whose time ran out
 END_REASON_WORDS = {  # Game.end_reason in words
     "finished": "the race is decided",
@@ -202,10 +201,9 @@ class PlaySession:
         except (TypeError, copy.Error):  # a player holding something that cannot be copied
             trial = player
         try:
-            trial.select_move(Game(rules), CHECK_BUDGET)
-        except (ValueError, OSError, RuntimeError) as e:  # e.g. a model for 2 seats in a 3-seat game, a missing file
-            game = game_name(rules.variant, rules.num_players)
-            raise ValueError(f"seat {seat}'s player {name!r} cannot play {game}: {e}") from None
+            probe_player(trial, name, rules)
+        except ValueError as e:  # "player 'NAME' cannot play ...": e.g. a model for 2 seats in a 3-seat game
+            raise ValueError(f"seat {seat}'s {e}") from None
 
     def player_label(self, seat: int) -> str:
         """The seat's player as named, with what a ladder level resolves to in this game."""

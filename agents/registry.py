@@ -42,8 +42,9 @@ from typing import Any
 
 from agents.files import missing_extra, shipped_file_hint
 from agents.player import Player, SeededPlayer, check_seed, split_options
-from halma_env import Game, Rules
-from halma_env.rules import ASCII_INTEGER, game_name
+from halma_env import Rules
+from halma_env.game import probe_player
+from halma_env.rules import ASCII_INTEGER
 from halma_env.suggest import did_you_mean
 
 Factory = Callable[[str, "int | None"], Player]  # (spec, seed) -> a player, as make_player
@@ -301,10 +302,6 @@ def check_players(specs: Sequence[str], factory: Factory, rules: Rules) -> None:
             player = factory(spec, 0)
         except (ValueError, FileNotFoundError, KeyError, ImportError) as e:
             raise ValueError(f"cannot make player {spec!r}: {e}") from None
-        try:
-            player.select_move(Game(rules), time_budget=0.05)
-        except ValueError as e:
-            # the reason names the game a player of another one plays (a checkpoint for 3 seats), or a
-            # file it needs that is gone (a ladder level's model): no generic hint, it would mislead for the latter
-            game = game_name(rules.variant, rules.num_players)
-            raise ValueError(f"player {spec!r} cannot play {game}: {e}") from None
+        # the reason names the game a player of another one plays (a checkpoint for 3 seats), or a
+        # file it needs that is gone (a ladder level's model): no generic hint, it would mislead for the latter
+        probe_player(player, spec, rules)

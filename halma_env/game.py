@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from halma_env.assignment import min_cost_assignment
 from halma_env.layout import Layout, layout
-from halma_env.rules import Rules, is_bool
+from halma_env.rules import Rules, game_name, is_bool
 
 ACTIVE, FINISHED, RESIGNED = "active", "finished", "resigned"
 
@@ -1139,3 +1139,23 @@ def play_moves(game: Game, moves: Iterable[MoveLike]) -> None:
             game.play(move)
         except IllegalMoveError as e:
             raise IllegalMoveError(f"move {i} ({move}): {e}") from None
+
+
+# --- players ------------------------------------------------------------------------------
+
+PROBE_TIME_BUDGET = 0.05  # seconds: the move probe_player asks for
+# what a player that cannot play a game raises when asked for a move: a model of another variant or seat count
+# (ValueError), a file it needs that is gone or unreadable (OSError), a runtime's refusal (RuntimeError)
+PROBE_ERRORS = (ValueError, OSError, RuntimeError)
+
+
+def probe_player(player: Any, name: str, rules: Rules) -> None:
+    """The one check that a player can play ``rules``' game, made by the environments, ``halma eval``,
+    ``halma play`` and the training config: ``player`` chooses a move in the starting position (within
+    ``PROBE_TIME_BUDGET``), and one of ``PROBE_ERRORS`` it raises is raised again as ``ValueError("player
+    'NAME' cannot play VARIANT with N seats: REASON")``.  Other exceptions are bugs and pass as they are."""
+    try:
+        player.select_move(Game(rules), time_budget=PROBE_TIME_BUDGET)
+    except PROBE_ERRORS as e:
+        game = game_name(rules.variant, rules.num_players)
+        raise ValueError(f"player {name!r} cannot play {game}: {e}") from None

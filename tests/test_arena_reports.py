@@ -782,6 +782,42 @@ def test_cli_names_a_player_that_cannot_be_made(tmp_path, capsys, error: Excepti
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("error", [ValueError("plays diamond"), OSError("model file gone"),
+                                   RuntimeError("the runtime refuses")])
+def test_every_start_check_refuses_a_player_alike(error: Exception) -> None:
+    """halma eval, the environments and halma play ask a player for a move in the starting position through
+    one probe: a ValueError, OSError or RuntimeError it raises refuses it in all three with the same message
+    (eval and the environments let the last two through as tracebacks); a TypeError, a bug, passes as it is."""
+    from agents.play import PlaySession
+    from agents.registry import check_players
+    from halma_env.envs.players import check_player
+
+    class Failing(_First):
+        def __init__(self, exc: Exception) -> None:
+            super().__init__("failing")
+            self.exc = exc
+
+        def select_move(self, game: Any, time_budget: float | None = None) -> Any:
+            raise self.exc
+
+    rules = Rules("star", 3)
+    expected = f"player 'p' cannot play star with 3 seats: {error}"
+    with pytest.raises(ValueError) as eval_error:
+        check_players(["p"], lambda _name, _seed: Failing(error), rules)
+    with pytest.raises(ValueError) as env_error:
+        check_player(Failing(error), "p", rules)
+    with pytest.raises(ValueError) as play_error:
+        PlaySession.check_player(2, "p", Failing(error), rules)
+    assert (str(eval_error.value), str(env_error.value), str(play_error.value)) == (
+        expected, expected, f"seat 2's {expected}")
+    bug = TypeError("a bug")
+    for check in (lambda: check_players(["p"], lambda _name, _seed: Failing(bug), rules),
+                  lambda: check_player(Failing(bug), "p", rules),
+                  lambda: PlaySession.check_player(2, "p", Failing(bug), rules)):
+        with pytest.raises(TypeError, match="^a bug$"):
+            check()
+
+
 def test_cli_names_a_player_that_cannot_play_the_game(capsys) -> None:
     class Refuses(_First):
         def select_move(self, game: Any, time_budget: float | None = None) -> Any:

@@ -1392,7 +1392,7 @@ def test_cli_refuses_a_level_no_seat_gets_and_keeps_the_cpu_time_for_later_cpu_s
     assert main(["play", "--seats", "3", "--players", "human,random", "--level", "greedy"]) == 0
     assert sessions[1].seats == [HUMAN, "random", "greedy"]
 
-    from agents.play import CHECK_BUDGET
+    from halma_env.game import PROBE_TIME_BUDGET
 
     budgets: list[float | None] = []
 
@@ -1404,7 +1404,7 @@ def test_cli_refuses_a_level_no_seat_gets_and_keeps_the_cpu_time_for_later_cpu_s
     s = PlaySession(Rules("star", 2), [HUMAN, HUMAN], cpu_budget=1, color=False, out=lambda line: None,
                     make_player=lambda name, seed=None: Timed())
     s.handle("cpu 0 first")
-    assert budgets == [CHECK_BUDGET, 1] and s.game.ply == 1  # the check before the seat changes, then its move
+    assert budgets == [PROBE_TIME_BUDGET, 1] and s.game.ply == 1  # the check before the seat changes, then its move
 
 
 def test_an_unknown_rule_option_lists_only_what_rule_accepts(capsys) -> None:

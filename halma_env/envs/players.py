@@ -17,11 +17,10 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Any
 
-from halma_env.game import Game, IllegalMoveError, Move
-from halma_env.rules import Rules, game_name
+from halma_env.game import Game, IllegalMoveError, Move, probe_player
+from halma_env.rules import Rules
 
 ENTRY_POINT_GROUP = "halma_env.players"
-PROBE_TIME_BUDGET = 0.05  # seconds: the probe move of check_player (as agents.registry.check_players gives)
 BOT_PLUGIN_GROUP = "halma_env.bots"  # read by agents.registry (PLUGIN_GROUP), not here
 
 
@@ -97,24 +96,18 @@ def make_player(spec: Any, seed: int | None = None) -> Any:
 
 def check_player(player: Any, spec: Any, rules: Rules, make: Callable[..., Any] | None = None) -> None:
     """Refuse a player made from the name ``spec`` that cannot play ``rules``' game (a checkpoint or an
-    exported model of another variant or seat count, say), as ``halma eval`` and ``halma play`` refuse it
-    (``agents.registry.check_players``): a copy of the player chooses a move in the game's starting position
-    (within ``PROBE_TIME_BUDGET``), and a ``ValueError`` it raises is raised again as ``player 'NAME'
-    cannot play VARIANT with N seats: REASON``.  The player itself is not asked (its random stream, its plans
-    and caches stay as made; one that cannot be copied is probed as another made from the name by ``make``,
-    ``make_player`` by default).  A callable or an object given as the player is not probed: it is the
-    caller's code, which the env calls only for the seat's moves."""
+    exported model of another variant or seat count, say) with ``probe_player``'s error.  A copy of the
+    player is asked, not the player itself (its random stream, its plans and caches stay as made; one that
+    cannot be copied is probed as another made from the name by ``make``, ``make_player`` by default).  A
+    callable or an object given as the player is not probed: it is the caller's code, which the env calls
+    only for the seat's moves."""
     if not isinstance(spec, str):
         return
     try:
         probe = copy.deepcopy(player)
     except Exception:  # a plugin bot that cannot be copied: another one made from the name
         probe = (make or make_player)(spec, 0)
-    try:
-        probe.select_move(Game(rules), time_budget=PROBE_TIME_BUDGET)
-    except ValueError as e:
-        game = game_name(rules.variant, rules.num_players)
-        raise ValueError(f"player {spec!r} cannot play {game}: {e}") from None
+    probe_player(probe, spec, rules)
 
 
 def reseed(player: Any, spec: Any, seed: int | None) -> Any:
