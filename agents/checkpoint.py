@@ -49,7 +49,7 @@ import torch
 from agents.files import is_empty_path, shipped_file_hint
 from halma_env.encoding import ENCODING_VERSION
 from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file
-from halma_env.rules import SEAT_COUNTS, VARIANTS
+from halma_env.rules import game_problem
 
 if TYPE_CHECKING:
     from agents.network import HalmaNet
@@ -373,12 +373,9 @@ def _is_int(value: Any) -> bool:
 def _check_game(data: dict[str, Any], who: str) -> None:
     """The header's variant and seat count are ones the engine plays (a hand-edited 9 or "2" would fail
     later as a bare KeyError)."""
-    variant, seats = data["variant"], data["num_players"]
-    if not isinstance(variant, str) or variant not in VARIANTS:
-        raise CheckpointError(f"{who} has variant {_shown(variant)}, not one of {', '.join(VARIANTS)}")
-    if not _is_int(seats) or seats not in SEAT_COUNTS[variant]:
-        raise CheckpointError(f"{who} has num_players {_shown(seats)}; {variant} is played by "
-                              f"{', '.join(map(str, SEAT_COUNTS[variant]))} seats")
+    problem = game_problem(data["variant"], data["num_players"], _shown)
+    if problem:
+        raise CheckpointError(f"{who} has no game the engine plays: {problem}")
 
 
 def _check_config_game(data: dict[str, Any], who: str) -> None:

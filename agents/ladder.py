@@ -49,7 +49,7 @@ from halma_env.files import (
     read_regular_file,
     write_atomic,
 )
-from halma_env.rules import SEAT_COUNTS, VARIANTS, game_name
+from halma_env.rules import VARIANTS, game_name, game_problem
 
 LADDER_FORMAT = "halma_env.ladder"
 LADDER_VERSION = 1
@@ -85,10 +85,9 @@ def ladder_path(path: str | Path | None = None) -> Path:
 
 def game_key(variant: str, seats: int) -> str:
     """``("star", 2)`` -> ``"star-2"`` (checked)."""
-    if variant not in VARIANTS:
-        raise LadderError(f"unknown variant {variant!r}; variants: {', '.join(VARIANTS)}")
-    if seats not in SEAT_COUNTS[variant]:
-        raise LadderError(f"{variant} is played by {', '.join(map(str, SEAT_COUNTS[variant]))} seats, not {seats!r}")
+    problem = game_problem(variant, seats)
+    if problem:
+        raise LadderError(problem)
     return f"{variant}-{seats}"
 
 
@@ -156,11 +155,9 @@ def _check_game(entry: dict[str, Any], what: str, key: str) -> None:
     """An entry's ``variant`` and ``seats``: a game's, and the one its key names; ``what`` names the file and
     entry (game_key's own message names neither, and shows a value of any length)."""
     variant, seats = entry["variant"], entry["seats"]
-    if not isinstance(variant, str) or variant not in VARIANTS:
-        raise LadderError(f"{what}: unknown variant {shown_value(variant)}; variants: {', '.join(VARIANTS)}")
-    if type(seats) is not int or seats not in SEAT_COUNTS[variant]:  # not True, not 2.0
-        raise LadderError(f"{what}: {variant} is played by {', '.join(map(str, SEAT_COUNTS[variant]))} seats, not "
-                          f"{shown_value(seats)}")
+    problem = game_problem(variant, seats, shown_value)
+    if problem:
+        raise LadderError(f"{what}: {problem}")
     if game_key(variant, seats) != key:
         raise LadderError(f"{what} is for {variant}-{seats}")
 

@@ -71,7 +71,7 @@ from halma_env.files import (
     no_duplicate_keys,
     read_regular_file,
 )
-from halma_env.rules import ASCII_DECIMAL, SEAT_COUNTS, VARIANTS, game_name
+from halma_env.rules import ASCII_DECIMAL, game_name, game_problem
 
 MANIFEST_FORMAT = "halma_env.opponent"
 MANIFEST_VERSION = 1
@@ -193,10 +193,9 @@ def read_manifest(onnx_path: str | Path, check_hash: bool = True) -> dict[str, A
                             f"version {ENCODING_VERSION} observations (re-export it from a current checkpoint)")
     _check_descriptive(data, mpath)
     variant, seats = data["variant"], data["num_players"]
-    if variant not in VARIANTS:
-        raise OpponentError(f"manifest {str(mpath)!r}: unknown variant {variant!r}; variants: {', '.join(VARIANTS)}")
-    if seats not in SEAT_COUNTS[variant]:
-        raise OpponentError(f"manifest {str(mpath)!r}: {variant} cannot be played by {seats!r} seats")
+    problem = game_problem(variant, seats)
+    if problem:
+        raise OpponentError(f"manifest {str(mpath)!r}: {problem}")
     _check_consistent(data, onnx_path, mpath)
     if check_hash:
         check_checksum(onnx_path, data, file_sha256(onnx_path))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import operator
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -34,6 +35,20 @@ def game_name(variant: str, seats: int) -> str:
     return f"{variant} with {seats} seat{'' if seats == 1 else 's'}"
 
 
+def game_problem(variant: Any, seats: Any, shown: Callable[[Any], str] | None = None) -> str | None:
+    """Why ``(variant, seats)`` is no game the engine plays, in words, or None when it is one: the one check
+    behind ``Rules``, checkpoints, exported opponents and the ladder, each of which adds where the values came
+    from.  ``seats`` is an integer of any type (a bool, 2.0 or "2" is not); ``shown`` writes a bad value
+    (default: ``repr``, a long one cut short, a huge integer by its size)."""
+    show = shown or _shown_any
+    if not isinstance(variant, str) or variant not in VARIANTS:
+        return f"unknown variant {show(variant)}; variants: {', '.join(VARIANTS)}"
+    if _integer(seats) not in SEAT_COUNTS[variant]:
+        hint = " (with 4-6 seats use the international 'star' rules)" if variant == "diamond" else ""
+        return f"{variant} is played by {', '.join(map(str, SEAT_COUNTS[variant]))} seats, not {show(seats)}{hint}"
+    return None
+
+
 def is_bool(value: object) -> bool:
     """A bool of Python, numpy or torch: never an integer here, though numpy before 2.3 gives its bools an
     index (``operator.index(np.bool_(True))`` is 1) and a bool tensor has one too."""
@@ -54,6 +69,15 @@ def _integer(value: Any) -> int | None:
 def _shown(value: int) -> str:
     """An int for an error message: ``str`` refuses more than 4300 digits, and nobody reads 30."""
     return str(value) if value.bit_length() <= 100 else f"an integer of {value.bit_length()} bits"
+
+
+def _shown_any(value: Any) -> str:
+    """Any value for an error message: an integer as ``_shown`` writes it, anything else as ``repr`` cut short."""
+    count = _integer(value)
+    if count is not None and type(value) is int:
+        return _shown(count)
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:50]}... ({type(value).__name__})"
 
 
 def as_flag(value: Any) -> bool | None:
@@ -104,16 +128,12 @@ class Rules:
         if unknown:
             names = ", ".join(name + did_you_mean(name, OPTION_NAMES) for name in sorted(unknown))
             raise ValueError(f"unknown rule option(s): {names}; known: {', '.join(OPTION_NAMES)}")
-        if variant not in VARIANTS:
-            raise ValueError(f"unknown variant {variant!r}; expected one of {', '.join(VARIANTS)}")
-        seats = _integer(num_players)
-        if seats is None:
+        if _integer(num_players) is None and variant in VARIANTS:  # (the argument named, for a caller's typo)
             raise ValueError(f"num_players must be an int, got {num_players!r}")
-        num_players = seats  # numpy's integers too, stored as Python ints
-        if num_players not in SEAT_COUNTS[variant]:
-            allowed = ", ".join(map(str, SEAT_COUNTS[variant]))
-            hint = " (with 4-6 seats use the international 'star' rules)" if variant == "diamond" else ""
-            raise ValueError(f"{variant} is played by {allowed} seats, not {_shown(num_players)}{hint}")
+        problem = game_problem(variant, num_players)
+        if problem:
+            raise ValueError(problem)
+        num_players = operator.index(num_players)  # numpy's integers too, stored as Python ints
         if anti_blocking is DEFAULT:
             anti_blocking = variant != "halma16"
         if repetition_limit is DEFAULT:

@@ -144,8 +144,10 @@ def test_a_save_removes_what_a_killed_save_of_the_same_file_left(tmp_path: Path)
         (lambda d: {**d, "format_version": 1.0}, "has format version 1.0, this code reads version 1"),
         (lambda d: {**d, "encoding_version": float(ENCODING_VERSION)},
          f"was trained with encoding version {float(ENCODING_VERSION)!r}"),
-        (lambda d: {**d, "num_players": 2.0}, "has num_players 2.0; star is played by"),
-        (lambda d: {**d, "num_players": True}, "has num_players True; star is played by"),
+        (lambda d: {**d, "num_players": 2.0}, "has no game the engine plays: star is played by 1, 2, 3, 4, 5, 6 seats, "
+         "not 2.0"),
+        (lambda d: {**d, "num_players": True}, "has no game the engine plays: star is played by 1, 2, 3, 4, 5, 6 "
+         "seats, not True"),
         (lambda d: {**d, "model": {"w": [1.0, 1.0]}}, "has a model entry of type dict, not a state dict"),
     ],
     ids=["not-a-dict", "no-model", "format-2", "format-float", "encoding-float", "seats-float", "seats-bool",
@@ -287,8 +289,10 @@ def test_an_export_of_non_finite_weights_fails_before_writing_anything(tmp_path:
         ({"config": {"run_dir": pathlib.PurePosixPath("runs")}}, "the payload's config.run_dir is a "
                                                                  "pathlib.PurePosixPath, which does not"),
         ({"extra": {np.str_("k"): 1}}, "the payload's extra.k key is a numpy.str_, which does not"),
-        ({"num_players": 9}, "the payload has num_players 9; star is played by"),
-        ({"variant": "hex"}, "the payload has variant 'hex', not one of"),
+        ({"num_players": 9}, "the payload has no game the engine plays: star is played by 1, 2, 3, 4, "
+         "5, 6 seats, not 9"),
+        ({"variant": "hex"}, "the payload has no game the engine plays: unknown variant 'hex'; "
+         "variants: star, diamond, halma16"),
         ({"network": {"channels": 4.0}}, "the payload has network.channels = 4.0 (float), expected int"),
         ({"network": [4]}, "the payload has a network entry of type list, not a mapping"),
         ({"model": {"w": [1.0]}}, "the payload has a model entry of type dict, not a state dict"),
@@ -351,7 +355,7 @@ def test_an_error_shows_a_hostile_value_cut_short(tmp_path: Path) -> None:
     data["variant"] = shared
     path = tmp_path / "dag.pt"
     torch.save(data, path)
-    with pytest.raises(CheckpointError, match=r"has variant \[\[\[\[\.\.\.\], \[\.\.\.\]\]") as caught:
+    with pytest.raises(CheckpointError, match=r"unknown variant \[\[\[\[\.\.\.\], \[\.\.\.\]\]") as caught:
         load_checkpoint(path)
     assert len(str(caught.value)) < 400
 

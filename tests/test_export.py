@@ -293,7 +293,7 @@ def test_bad_files_fail_with_clear_errors(tmp_path: Path) -> None:
         load_opponent(lying)
     bad_seats = _copy(good, tmp_path / "seats")
     _rewrite(bad_seats, num_players=7)
-    with pytest.raises(OpponentError, match="cannot be played by 7 seats"):
+    with pytest.raises(OpponentError, match=r"manifest\.json': star is played by 1, 2, 3, 4, 5, 6 seats, not 7$"):
         load_opponent(bad_seats)
     # true is not an encoding version (JSON booleans are Python ints)
     boolean = _copy(good, tmp_path / "boolean")

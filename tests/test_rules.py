@@ -6,6 +6,7 @@ import random
 import re
 from collections import deque
 
+import numpy as np
 import pytest
 from engine_helpers import line, position, reference_destinations, walk
 
@@ -1465,3 +1466,21 @@ def test_replace_refuses_another_variant_and_takes_another_seat_count() -> None:
     assert Rules("star", 6, stall_limit=5).replace(num_players=1) == Rules("star", 1, stall_limit=5)
     with pytest.raises(ValueError, match="first_seat must be a seat 0..1, got 4"):
         Rules("star", 6, first_seat=4).replace(num_players=2)
+
+
+def test_game_problem_is_the_one_check_of_a_variant_and_seat_count() -> None:
+    """Rules, checkpoints, exported opponents and the ladder all ask game_problem whether (variant, seats) is a
+    game: an integer of any type is a seat count, a bool, 2.0 or "2" is not; a bad value is shown short."""
+    from halma_env.rules import SEAT_COUNTS, VARIANTS, game_problem
+
+    assert all(game_problem(v, n) is None for v in VARIANTS for n in SEAT_COUNTS[v])
+    assert game_problem("star", np.int64(6)) is None and game_problem("halma16", np.uint8(4)) is None
+    assert game_problem("chess", 2) == "unknown variant 'chess'; variants: star, diamond, halma16"
+    assert game_problem(["star"], 2) == "unknown variant ['star']; variants: star, diamond, halma16"
+    for seats, shown in [(True, "True"), (2.0, "2.0"), ("2", "'2'"), (None, "None"), (0, "0"), (7, "7"),
+                         (10**400, "an integer of 1329 bits")]:
+        assert game_problem("star", seats) == f"star is played by 1, 2, 3, 4, 5, 6 seats, not {shown}"
+    assert game_problem("diamond", 4) == ("diamond is played by 2, 3 seats, not 4 (with 4-6 seats use the "
+                                          "international 'star' rules)")
+    assert game_problem("x" * 100, 2) == f"unknown variant '{'x' * 49}... (str); variants: star, diamond, halma16"
+    assert game_problem("halma16", 3, shown=lambda v: f"<{v}>") == "halma16 is played by 2, 4 seats, not <3>"
