@@ -32,7 +32,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import math
-import operator
 from collections.abc import Iterable
 from typing import Any, Self
 
@@ -51,7 +50,7 @@ from halma_env.encoding import PLANES, encoding
 from halma_env.game import ACTIVE, FINISHED, RESIGNED, Game, IllegalMoveError, _progress
 from halma_env.layout import layout
 from halma_env.rewards import REWARD_SCHEMES, piece_distance, shaping_potential
-from halma_env.rules import Rules, is_bool
+from halma_env.rules import Rules, as_integer
 
 END_REASONS = ("", "finished", "first_finish", "resign", "move_limit", "stall_limit", "repetition", "no_moves")
 """End reason codes: ``END_REASONS[code]``; 0 = the game has not ended."""
@@ -143,10 +142,10 @@ class BatchedGame:
     ) -> None:
         if not isinstance(rules, Rules):
             raise ValueError(f"rules must be a halma_env.Rules, got {type(rules).__name__}")
-        size = _as_int(batch_size)
+        size = as_integer(batch_size)
         if size is None or size < 1:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-        seed_int = _as_int(seed)
+        seed_int = as_integer(seed)
         if seed_int is None or not -(2**63) <= seed_int < 2**64:  # the range torch.Generator.manual_seed takes
             raise ValueError(f"seed must be an int (-2**63 .. 2**64-1), got {seed!r}")
         batch_size, seed = size, seed_int
@@ -546,7 +545,7 @@ class BatchedGame:
         """None, or ``seed`` as an int in the range torch.Generator.manual_seed takes."""
         if seed is None:
             return None
-        seed_int = _as_int(seed)
+        seed_int = as_integer(seed)
         if seed_int is None or not -(2**63) <= seed_int < 2**64:
             raise ValueError(f"seed must be an int (-2**63 .. 2**64-1), got {seed!r}")
         return seed_int
@@ -996,9 +995,10 @@ class BatchedGame:
         except (KeyError, TypeError):
             raise TypeError("info must be the dict returned by this batch's step()") from None
         B, n = self.batch_size, self.n
-        if end.shape != (B,) or owner.shape != (B, self.H):
+        if end.shape != (B,) or owner.shape != (B, self.H) or status.shape != (B, n):
             raise ValueError(f"info comes from a batch of another size or game: end_reason {tuple(end.shape)}, "
-                             f"final_owner {tuple(owner.shape)}; this batch has B={B}, H={self.H}")
+                             f"final_owner {tuple(owner.shape)}, final_status {tuple(status.shape)}; this batch "
+                             f"has B={B}, H={self.H}, {n} seats")
         idx = (end > 0).nonzero().squeeze(1)
         k = idx.numel()
         if seat is None:
@@ -1011,13 +1011,13 @@ class BatchedGame:
                     from None
             if seats.dtype.is_floating_point or seats.dtype.is_complex or seats.dtype == torch.bool:
                 raise TypeError(f"seat must be integers, got dtype {seats.dtype}")
+            if bool(((seats < 0) | (seats >= n)).any()):  # (an int too when no game ended)
+                raise ValueError(f"seat must be 0..{n - 1}, got {seats.tolist()}")
             if seats.dim() == 0:
                 seats = seats.expand(k)
             if seats.shape != (k,):
                 raise ValueError(f"seat must be an int or have shape ({k},) (the games that ended), "
                                  f"got {tuple(seats.shape)}")
-            if bool(((seats < 0) | (seats >= n)).any()):
-                raise ValueError(f"seat must be 0..{n - 1}, got {seats.tolist()}")
             seats = seats.long()
         if k == 0:
             return torch.zeros((0, *self.observation_shape), dtype=torch.int8, device=self.device)
@@ -1494,9 +1494,9 @@ class BatchedGame:
         for b, game in enumerate(games):
             if not isinstance(game, Game):
                 raise ValueError(f"games[{b}] is not a halma_env.Game")
-            if game.rules.replace(first_seat=self.rules.first_seat) != self.rules:
-                theirs, ours = game.rules.to_dict(), self.rules.to_dict()
-                diff = [k for k in ours if k != "first_seat" and theirs[k] != ours[k]]
+            theirs, ours = game.rules.to_dict(), self.rules.to_dict()  # (not rules.replace(first_seat=ours): a
+            diff = [k for k in ours if k != "first_seat" and theirs[k] != ours[k]]  # seat 2 fails a 2-seat game)
+            if diff:
                 given, played = (", ".join(f"{k}={d[k]!r}" for k in diff) for d in (theirs, ours))
                 raise ValueError(f"games[{b}] has other rules: {given}, the batch plays {played} "
                                  "(only first_seat may differ)")
@@ -1554,17 +1554,6 @@ class BatchedGame:
             self._bits[ended] = 0
             self._rows[ended] = H
         self._mask = self._dest = None
-
-
-def _as_int(value: Any) -> int | None:
-    """An integer of any integer type (numpy's and 0-d integer tensors too) as a Python int;
-    None for anything else (bools, floats, strings)."""
-    if is_bool(value) or not hasattr(value, "__index__"):  # operator.index gives a bool tensor 0 or 1
-        return None
-    try:
-        return operator.index(value)
-    except TypeError:
-        return None
 
 
 def _key_tuple(key: int) -> tuple[int, int]:

@@ -24,14 +24,13 @@ every seat.  See docs/environment.md for the full description.
 
 from __future__ import annotations
 
-import operator
 from functools import cache
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from halma_env.layout import Layout, layout
-from halma_env.rules import game_name, is_bool
+from halma_env.rules import as_integer, game_name, game_problem
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -172,14 +171,21 @@ def as_index(value: object, what: str) -> int:
     """An integer of any integer type (numpy's, a 0-d integer array or tensor: what ``operator.index``
     takes) as a Python int; a ``TypeError`` naming ``what`` for bools, floats (refused, not truncated),
     arrays of several values and the rest."""
-    if not is_bool(value) and getattr(value, "ndim", 0) == 0:
-        try:
-            return operator.index(value)  # type: ignore[arg-type]
-        except TypeError:
-            pass
+    number = as_integer(value)
+    if number is not None:
+        return number
     raise TypeError(f"{what} must be an integer, got {value!r} ({type(value).__name__})")
 
 
-@cache
 def encoding(variant: str, num_players: int) -> Encoding:
+    """The encoding of ``variant`` with ``num_players`` seats (one object per game); ``ValueError`` for a game
+    the engine does not play (``game_problem``: "star is played by 1, 2, 3, 4, 5, 6 seats, not 7")."""
+    problem = game_problem(variant, num_players)
+    if problem:
+        raise ValueError(problem)
+    return _encoding(variant, cast(int, as_integer(num_players)))  # one cache entry per game: 2, not also 2.0
+
+
+@cache
+def _encoding(variant: str, num_players: int) -> Encoding:
     return Encoding(layout(variant, num_players))

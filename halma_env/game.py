@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from halma_env.assignment import min_cost_assignment
 from halma_env.layout import Layout, layout
-from halma_env.rules import Rules, game_name, is_bool
+from halma_env.rules import Rules, as_integer, game_name
 
 ACTIVE, FINISHED, RESIGNED = "active", "finished", "resigned"
 
@@ -988,14 +988,10 @@ class Game:
 
 
 def _as_int(value):
-    """An integer of any integer type (numpy's too) as a Python int; anything else (bools
+    """An integer of any integer type (numpy's too) as a Python int (``as_integer``); anything else (bools
     included) unchanged, for the caller to reject with its own message."""
-    if isinstance(value, int) or is_bool(value) or not hasattr(value, "__index__"):
-        return value
-    try:
-        return operator.index(value)
-    except TypeError:
-        return value
+    number = as_integer(value)
+    return value if number is None else number
 
 
 # --- kings, paths, progress ----------------------------------------------------------------

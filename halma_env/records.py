@@ -20,7 +20,6 @@ from __future__ import annotations
 import errno
 import gc
 import json
-import operator
 import os
 import re
 from collections.abc import Iterator
@@ -41,7 +40,7 @@ from halma_env.files import (
 )
 from halma_env.game import Game, IllegalMoveError
 from halma_env.notation import parse_position, quoted
-from halma_env.rules import OPTION_NAMES, Rules, game_name, is_bool
+from halma_env.rules import OPTION_NAMES, Rules, as_integer, game_name
 
 FORMAT = "halma_env.record"
 VERSION = 1
@@ -335,10 +334,7 @@ class GameRecord:
     def _stop(self, upto: int | None) -> int:
         if upto is None:
             return len(self.events)
-        try:
-            stop = None if is_bool(upto) else operator.index(upto)  # numpy integers too
-        except TypeError:
-            stop = None
+        stop = as_integer(upto)  # numpy integers too
         if stop is None or not 0 <= stop <= len(self.events):
             raise ValueError(f"upto must be an event count 0..{len(self.events)}, got {upto!r}")
         return stop

@@ -43,7 +43,7 @@ def game_problem(variant: Any, seats: Any, shown: Callable[[Any], str] | None = 
     show = shown or _shown_any
     if not isinstance(variant, str) or variant not in VARIANTS:
         return f"unknown variant {show(variant)}; variants: {', '.join(VARIANTS)}"
-    if _integer(seats) not in SEAT_COUNTS[variant]:
+    if as_integer(seats) not in SEAT_COUNTS[variant]:
         hint = " (with 4-6 seats use the international 'star' rules)" if variant == "diamond" else ""
         return f"{variant} is played by {', '.join(map(str, SEAT_COUNTS[variant]))} seats, not {show(seats)}{hint}"
     return None
@@ -55,10 +55,14 @@ def is_bool(value: object) -> bool:
     return isinstance(value, bool) or str(getattr(value, "dtype", "")) in ("bool", "torch.bool")
 
 
-def _integer(value: Any) -> int | None:
-    """``value`` as a Python int when it is an integer of any type (numpy's too), else None (bools,
-    floats, text)."""
-    if is_bool(value):
+def as_integer(value: Any) -> int | None:
+    """``value`` as a Python int when it is one integer of any type (numpy's, a 0-d integer array or tensor),
+    else None: bools, floats (never truncated), text, and arrays or tensors of any other shape (torch's
+    ``__index__`` takes a one-element tensor of any shape: a ``[[2]]`` is no seat count).  The one reading
+    of an integer argument in the engine; each caller words its own refusal."""
+    if type(value) is int:
+        return value
+    if is_bool(value) or getattr(value, "ndim", 0) != 0:
         return None
     try:
         return operator.index(value)
@@ -73,7 +77,7 @@ def _shown(value: int) -> str:
 
 def _shown_any(value: Any) -> str:
     """Any value for an error message: an integer as ``_shown`` writes it, anything else as ``repr`` cut short."""
-    count = _integer(value)
+    count = as_integer(value)
     if count is not None and type(value) is int:
         return _shown(count)
     text = repr(value)
@@ -128,7 +132,7 @@ class Rules:
         if unknown:
             names = ", ".join(name + did_you_mean(name, OPTION_NAMES) for name in sorted(unknown))
             raise ValueError(f"unknown rule option(s): {names}; known: {', '.join(OPTION_NAMES)}")
-        if _integer(num_players) is None and variant in VARIANTS:  # (the argument named, for a caller's typo)
+        if as_integer(num_players) is None and variant in VARIANTS:  # (the argument named, for a caller's typo)
             raise ValueError(f"num_players must be an int, got {num_players!r}")
         problem = game_problem(variant, num_players)
         if problem:
@@ -152,7 +156,7 @@ class Rules:
         ):
             if limit is None:
                 continue
-            number = _integer(limit)
+            number = as_integer(limit)
             if number is None:
                 raise ValueError(f"{name} must be an int or None, got {limit!r}")
             if number < least:
@@ -160,11 +164,11 @@ class Rules:
             if number > MAX_LIMIT:
                 raise ValueError(f"{name} must be at most {MAX_LIMIT} (or None for no limit), got {_shown(number)}")
         move_limit, stall_limit, repetition_limit = (
-            None if v is None else _integer(v) for v in (move_limit, stall_limit, repetition_limit)
+            None if v is None else as_integer(v) for v in (move_limit, stall_limit, repetition_limit)
         )
         if limit_outcome not in LIMIT_OUTCOMES:
             raise ValueError(f"limit_outcome must be one of {', '.join(LIMIT_OUTCOMES)}, got {limit_outcome!r}")
-        seat = _integer(first_seat)
+        seat = as_integer(first_seat)
         if seat is None or not 0 <= seat < num_players:
             shown = repr(first_seat) if seat is None else _shown(seat)
             raise ValueError(f"first_seat must be a seat 0..{num_players - 1}, got {shown}")
@@ -193,7 +197,7 @@ class Rules:
             raise ValueError(f"unknown preset {name!r}; expected one of {', '.join(PRESETS)}")
         if "variant" in overrides:
             raise ValueError(f"the {name} preset is a star rule set: it takes no variant option")
-        seats = _integer(num_players)
+        seats = as_integer(num_players)
         if seats is None:
             raise ValueError(f"num_players must be an int, got {num_players!r}")
         num_players = seats

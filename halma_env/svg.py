@@ -19,12 +19,11 @@ several boards, and no ids, which would clash there.
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 from xml.sax.saxutils import escape
 
-from halma_env.rules import as_flag
+from halma_env.rules import as_flag, as_integer
 
 if TYPE_CHECKING:
     from halma_env.game import Game, Move
@@ -206,9 +205,7 @@ def _square(cls: str, at: tuple[float, float], paint: str) -> str:
 def _check_size(size: object) -> int | None:
     if size is None:
         return None
-    value = None
-    if not isinstance(size, bool) and as_flag(size) is None:  # True is not a size, nor numpy's bool
-        value = _index(size)
+    value = as_integer(size)  # True is not a size, nor numpy's bool
     if value is None:
         raise TypeError(f"size must be a positive integer (pixels) or None, got {type(size).__name__}")
     if not 0 < value <= MAX_SIZE:
@@ -270,7 +267,7 @@ def _check_lastmove(lastmove: object, game: Game) -> tuple[int, int, tuple[int, 
     last = game.geometry.num_holes - 1
     ends = []
     for name, hole in (("source", move.src), ("destination", move.dst)):
-        value = None if isinstance(hole, bool) or as_flag(hole) is not None else _index(hole)
+        value = as_integer(hole)
         if value is None:
             raise TypeError(f"lastmove's {name} must be a hole number 0..{last}, got {hole!r}")
         if not 0 <= value <= last:
@@ -280,16 +277,10 @@ def _check_lastmove(lastmove: object, game: Game) -> tuple[int, int, tuple[int, 
     path = move.path if lastmove is True or isinstance(lastmove, Move) else None
     if path is None:
         return src, dst, (src, dst)
-    holes = tuple(_index(h) for h in path)
+    holes = tuple(as_integer(h) for h in path)
     if len(holes) < 2 or holes[0] != src or holes[-1] != dst or not all(
             h is not None and 0 <= h <= last for h in holes):
         raise ValueError(f"lastmove's path {tuple(path)!r} does not lead from {src} to {dst} over holes 0..{last}")
     return src, dst, cast("tuple[int, ...]", holes)
 
 
-def _index(value: Any) -> int | None:
-    """An integer of any type (numpy's too) as a Python int, else None."""
-    try:
-        return operator.index(value)
-    except TypeError:
-        return None

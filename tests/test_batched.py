@@ -778,6 +778,11 @@ def test_bad_from_games_changes_nothing():
         _assert_unchanged(bg, before)
     bg.from_games(g for g in good)  # any iterable of games
     assert bg.ply.tolist() == [g.ply for g in good]
+    # a batch whose first seat the games' seat count lacks: the seat count named (it was "first_seat must be
+    # a seat 0..1, got 2", from comparing the rules with the batch's first seat put into the game's)
+    three = BatchedGame(Rules("star", 3, first_seat=2), 2)
+    with pytest.raises(ValueError, match=r"^games\[0\] has other rules: num_players=2, the batch plays num_players=3"):
+        three.from_games([Game(Rules("star", 2))] * 2)
 
 
 def test_the_same_seed_gives_the_same_games():

@@ -200,6 +200,15 @@ def test_final_observation_keeps_and_refuses():
         bg.final_observation({})
     with pytest.raises(ValueError, match="size"):
         BatchedGame(Rules("star", 2), 2).final_observation(info)
+    # the info of a star-3 batch of the same size and board (it was torch's "size of tensor a (2) must match")
+    three = BatchedGame(Rules("star", 3, move_limit=1), 3, seed=0)
+    _, _, info3 = three.step(three.random_actions())
+    with pytest.raises(ValueError, match=r"final_status \(3, 3\); this batch has B=3, H=121, 2 seats"):
+        bg.final_observation(info3)
+    # a seat out of range is refused also when no game ended (info2): it was taken without a word
+    for seat in (2, -1):
+        with pytest.raises(ValueError, match="seat must be 0..1"):
+            bg.final_observation(info2, seat)
 
 
 _TERMINATIONS = {"finished", "first_finish", "resign", "stall_limit", "repetition", "no_moves"}

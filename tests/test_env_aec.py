@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pickle
 import random
+import re
 import subprocess
 import sys
 
@@ -450,16 +451,19 @@ def test_illegal_action_wrapped_and_raw() -> None:
 def test_wrapped_env_refuses_out_of_range_actions_with_the_raw_envs_error(optimize: bool) -> None:
     """``env()`` answered -1 or 121*121 with PettingZoo's bounds assertion, which ``python -O`` strips:
     -1 then read the action mask from its end and ended the game as an illegal move, and 121*121 was
-    an IndexError.  Now the documented ValueError either way, and nothing is played."""
+    an IndexError; None for the live agent was the assertion "action is not in action space" (and under -O
+    numpy's "truth value of an array" error).  Now the raw env's ValueError each time, and nothing is played."""
     code = (
         "import halma_env\n"
-        "for bad in (-1, 121 * 121, -1108):\n"
+        "for bad in (-1, 121 * 121, -1108, None):\n"
         "    e = halma_env.env(variant='star', num_players=2)\n"
         "    e.reset()\n"
         "    try:\n"
         "        e.step(bad)\n"
         "    except ValueError as error:\n"
-        "        assert str(error) == f'action must be 0..14640, got {bad}', error\n"
+        "        expected = f'action must be 0..14640, got {bad}' if bad is not None else \\\n"
+        "            'player_0 is alive and must act: None is only for terminated or truncated agents'\n"
+        "        assert str(error) == expected, error\n"
         "    else:\n"
         "        raise AssertionError(f'{bad} was taken: {e.rewards}')\n"
         "    assert e.unwrapped.game.ply == 0 and not any(e.terminations.values())\n"
@@ -566,6 +570,29 @@ def test_a_seat_finished_in_a_loaded_position_is_paid_in_reset_and_leaves_first(
     e.step(None)
     assert name not in e.agents and e.agent_selection == f"player_{game.to_move}"
     assert e.rewards == dict.fromkeys(e.agents, 0.0)
+
+
+def test_any_integer_type_is_a_seat_count_and_the_encoding_names_a_game_it_lacks() -> None:
+    """num_players of any integer type that Rules takes (a 0-d tensor or array, numpy's ints) makes the env of
+    that many seats (it was a KeyError inside the encoding's cache); encoding() itself refuses a game the engine
+    does not play by name, and 2.0 is not 2 (a cached star-2 encoding was returned for it)."""
+    import torch
+
+    from halma_env.envs import HalmaEnv
+
+    for seats in (torch.tensor(3), np.array(3), np.int16(3)):
+        e = raw_env(num_players=seats)
+        e.reset(seed=0)
+        assert e.possible_agents == ["player_0", "player_1", "player_2"] and e.encoding is encoding("star", 3)
+        gym_env = HalmaEnv(num_players=seats)
+        assert gym_env.reset(seed=0)[0]["observation"].shape == e.observe("player_0")["observation"].shape
+    encoding("star", 2)
+    for args, message in [(("star", 7), "star is played by 1, 2, 3, 4, 5, 6 seats, not 7"),
+                          (("star", 2.0), "star is played by 1, 2, 3, 4, 5, 6 seats, not 2.0"),
+                          (("halma16", 3), "halma16 is played by 2, 4 seats, not 3"),
+                          (("chess", 2), "unknown variant 'chess'")]:
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
+            encoding(*args)
 
 
 def test_bad_constructor_arguments_name_the_problem() -> None:

@@ -56,6 +56,21 @@ def test_random_player_name_and_no_move_error() -> None:
         p.select_move(game)
 
 
+def test_the_built_in_random_player_refuses_a_seed_agents_players_refuse() -> None:
+    """RandomPlayer (the env's fallback for "random" when no registry builds it, and for a registry that refuses
+    the seed) took 1.5, "abc", True and -1 as seeds without a word; agents.registry's players refuse them."""
+    from halma_env.envs import make_player
+
+    for bad in (1.5, "abc", True, -1, float("nan"), np.array([3])):
+        for make in (lambda seed: RandomPlayer(seed), lambda seed: make_player("random", seed),
+                     lambda seed: RandomPlayer(0).reseed(seed)):
+            with pytest.raises(ValueError, match="^seed must be None or an integer >= 0, got "):
+                make(bad)
+    game = Game(Rules("star", 2))
+    assert RandomPlayer(np.uint8(4)).select_move(game) == RandomPlayer(4).select_move(game)
+    assert make_player("random", 4).select_move(game) == RandomPlayer(4).select_move(game)
+
+
 def test_callable_player_names() -> None:
     """A callable player is named by ``name``, else by the function's ``__name__``, else "callable"."""
     assert CallablePlayer(first_move).name == "first_move"

@@ -1346,15 +1346,31 @@ def test_bools_with_an_index_are_not_integers_anywhere() -> None:
         GameRecord.from_game(game).replay(upto=_OldNumpyBool())
 
 
-def test_bools_with_an_index_are_not_integers_in_the_batched_engine() -> None:
-    """The batched engine's integer check (it needs torch) refuses an indexable bool and a 0-d bool tensor."""
+def test_the_engines_integer_reading_takes_one_integer_of_any_type() -> None:
+    """as_integer, behind every integer argument of the engine (Rules, Game, perft, records, the SVG, the
+    batched engine), takes Python, numpy and 0-d tensor integers and refuses an indexable bool, a 0-d bool
+    tensor, floats and arrays or tensors of one element but more dimensions (torch's __index__ takes those)."""
     import torch
 
-    from halma_env.batched import _as_int
-    from halma_env.rules import is_bool
+    from halma_env.game import perft
+    from halma_env.rules import as_integer, is_bool
 
     assert is_bool(torch.tensor(True)) and not is_bool(torch.tensor(1))
-    assert _as_int(_OldNumpyBool()) is None and _as_int(torch.tensor(True)) is None and _as_int(3) == 3
+    assert [as_integer(v) for v in (3, np.int8(-3), np.uint64(7), np.array(5), torch.tensor(6))] == [3, -3, 7, 5, 6]
+    for refused in (_OldNumpyBool(), torch.tensor(True), np.True_, True, 2.0, np.float32(2), "2",
+                    torch.tensor([2]), torch.tensor([[2]]), np.array([2]), [2]):
+        assert as_integer(refused) is None, refused
+    with pytest.raises(ValueError, match="num_players must be an int, got tensor"):
+        Rules("star", torch.tensor([[2]]))
+    with pytest.raises(ValueError, match="move_limit"):
+        Rules("star", 2, move_limit=torch.tensor([[300]]))
+    assert Rules("star", torch.tensor(2)).num_players == 2 and type(Rules("star", np.int64(2)).num_players) is int
+    game = Game(Rules("star", 2))
+    with pytest.raises(TypeError, match="depth must be an integer"):
+        perft(game, torch.tensor([[1]]))
+    with pytest.raises(IllegalMoveError):
+        game.play((torch.tensor([[113]]), torch.tensor([104])))
+    assert game.ply == 0
 
 
 def test_recent_events_are_the_history_newest_first() -> None:

@@ -47,15 +47,18 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     call step() or reset()" assertion at the next agent).  An action is checked as the raw env checks
     it before the inner wrappers see it: a bool or a float is a ``TypeError`` there too, and an integer
     outside ``0 .. H*H-1`` the raw env's ``ValueError``, not PettingZoo's bounds assertion (which
-    ``python -O`` strips: -1 would then read the mask from its end and count as an illegal move)."""
+    ``python -O`` strips: -1 would then read the mask from its end and count as an illegal move); ``None``
+    for an agent that is alive is the raw env's ``ValueError`` too."""
 
     def step(self, action: Any) -> None:
-        if action is not None and self._has_reset and self.agents:
-            if type(action) is not int:  # (raw env's fast path)
-                action = action_int(action)
+        if self._has_reset and self.agents:
             raw = self.unwrapped
             agent = raw.agent_selection
             alive = not (raw.terminations[agent] or raw.truncations[agent])  # a dead agent: PettingZoo's error
+            if alive and action is None:  # the inner wrappers' assertion would say only "not in action space"
+                raw.step(None)  # raises the raw env's ValueError ("... is alive and must act"), changing nothing
+            if action is not None and type(action) is not int:  # (raw env's fast path)
+                action = action_int(action)
             if alive and not 0 <= action < raw.encoding.num_actions:
                 raw.encoding.decode_action(0, action)  # raises its ValueError naming the range
         super().step(action)
@@ -230,7 +233,7 @@ class raw_env(AECEnv, EzPickle):
         self.render_mode = render_mode
         self.reward_scheme = reward
         self.progress_shaping = float(progress_shaping)
-        n = num_players
+        n = self.rules.num_players  # a Python int, whatever integer type num_players was (a 0-d tensor, say)
         self.encoding = encoding(variant, n)
         self.num_holes = self.encoding.num_holes
         self.possible_agents = [f"player_{i}" for i in range(n)]

@@ -18,7 +18,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from halma_env.game import Game, IllegalMoveError, Move, probe_player
-from halma_env.rules import Rules
+from halma_env.rules import Rules, as_integer
 
 ENTRY_POINT_GROUP = "halma_env.players"
 BOT_PLUGIN_GROUP = "halma_env.bots"  # read by agents.registry (PLUGIN_GROUP), not here
@@ -29,7 +29,8 @@ class RandomPlayer:
 
     def __init__(self, seed: int | None = None) -> None:
         self.name = "random"
-        self._rng = random.Random(seed)
+        self._rng = random.Random()
+        self.reseed(seed)
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
         moves = game.legal_moves()
@@ -38,7 +39,12 @@ class RandomPlayer:
         return moves[self._rng.randrange(len(moves))]
 
     def reseed(self, seed: int | None) -> None:
-        self._rng.seed(seed)
+        """Seed ``None`` (fresh entropy) or an integer >= 0 of any type; anything else is refused, as the
+        players of ``agents`` refuse it (``random.Random`` would take 1.5, "abc" and -1, folding -1 onto 1)."""
+        number = as_integer(seed)
+        if seed is not None and (number is None or number < 0):
+            raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
+        self._rng.seed(number)
 
     seed = reseed  # its name before reseed (it is exported: code may call it)
 

@@ -69,7 +69,7 @@ class HalmaEnv(gymnasium.Env, EzPickle):
             progress_shaping=progress_shaping, info_legal_moves=info_legal_moves,
             move_limit_truncates=move_limit_truncates, **rule_options,
         )
-        n = num_players
+        n = self.aec.rules.num_players  # a Python int, whatever integer type num_players was
         bad_seat = isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n
         if seat is not None and bad_seat:
             raise ValueError(f"seat must be a seat 0..{n - 1} or None (drawn at every reset), got {seat!r}")
