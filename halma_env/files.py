@@ -114,7 +114,9 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
     """Write ``data`` to ``path`` all at once: into a new temporary file beside it (a fresh random name,
     created exclusively: no one could have planted a symlink at it), flushed to the disk, then ``os.replace``.
     A reader sees the old file or the new one, never half of one, and a symlink at ``path`` is replaced, not
-    followed.  The file gets the permissions ``open()`` would give a new one (0o666 less the umask).  A device,
+    followed.  Permissions as a plain ``open(path, "w")`` has them: a new file gets 0o666 less the umask, a
+    file written over keeps its mode (a private 0o600 file stays private), and one the user may not write
+    is a ``PermissionError`` (EACCES), not replaced (root may write it, as with ``open``).  A device,
     FIFO or socket at ``path`` is an ``OSError`` (EINVAL): the rename would replace it (as root, ``/dev/null``
     itself became a regular file).  Every ``OSError`` names ``path``, not the temporary file (a full disk's
     names none).  A path written as a folder's ("out/", ``folder_ending``) is an ``IsADirectoryError``."""
@@ -129,6 +131,13 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
     # hidden, ``.tmp`` and the file's name, less "tfevents": TensorBoard reads every file whose name holds
     # that as an event file, and a temporary file a kill leaves in a run's ``tb/`` would give its points twice
     hidden = path.name.replace("tfevents", "tf-events")
+    try:
+        old = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        old = None
+    kept_mode = stat.S_IMODE(old.st_mode) if old is not None and stat.S_ISREG(old.st_mode) else None
+    if kept_mode is not None and not os.access(path, os.W_OK):
+        raise PermissionError(errno.EACCES, "it is write-protected (a plain write would be refused too)", str(path))
     while True:
         tmp = path.with_name(f".{hidden}.{secrets.token_hex(8)}.tmp")
         try:
@@ -141,6 +150,8 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
             raise _naming(e, path) from None
     try:
         with os.fdopen(fd, "wb") as f:
+            if kept_mode is not None:
+                os.fchmod(f.fileno(), kept_mode)
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
             f.flush()
             os.fsync(f.fileno())

@@ -130,12 +130,38 @@ def test_write_atomic_replaces_a_planted_symlink_instead_of_writing_through_it(t
     for mask in (0o022, 0o002, 0o077):
         previous = os.umask(mask)
         try:
+            target.unlink()
             write_atomic(target, "x")
             (tmp_path / "plain").unlink(missing_ok=True)
             (tmp_path / "plain").write_text("x")
         finally:
             os.umask(previous)
         assert target.stat().st_mode & 0o777 == (tmp_path / "plain").stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_a_file_written_over_keeps_its_mode_and_a_write_protected_one_is_refused(tmp_path: Path,
+                                                                                  monkeypatch) -> None:
+    """As a plain open(path, "w") has it: the file written over keeps its permissions (a private 0o600 record
+    came back 0o644, a 0o444 one writable), and a file the user may not write is refused, unchanged (root may:
+    os.access says so, as open does)."""
+    from halma_env.files import write_atomic
+
+    target = tmp_path / "game.json"
+    for mode in (0o600, 0o640, 0o444):
+        target.unlink(missing_ok=True)
+        target.write_text("old")
+        target.chmod(mode)
+        if os.access(target, os.W_OK):
+            write_atomic(target, "new")
+            assert target.read_text() == "new" and target.stat().st_mode & 0o777 == mode
+    target.chmod(0o644)
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, how: False if Path(p) == target else real_access(p, how))
+    with pytest.raises(PermissionError, match="write-protected") as caught:
+        write_atomic(target, "newer")
+    assert caught.value.filename == str(target) and target.read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["game.json"]
+    write_atomic(tmp_path / "fresh.json", "x")  # a new file is not asked about (nothing to protect)
 
 
 def test_a_device_fifo_or_socket_is_never_replaced_by_a_written_file(tmp_path: Path, capsys) -> None:
