@@ -336,6 +336,7 @@ class PlaySession:
             self.numbers = not self.numbers
             self.draw()
         elif cmd == "moves":
+            self._refuse_when_over()  # ("no legal moves" pointed nowhere)
             self.listed = game.legal_moves()
             self.listed_position = game.position()  # the numbers hold for this position only
             cells = [f"#{i} {m}" for i, m in enumerate(self.listed, 1)]
@@ -346,6 +347,7 @@ class PlaySession:
         elif cmd.startswith("#"):
             if args:
                 raise ValueError(f"a pick is written '#N' alone, got {quoted(line)}")
+            self._refuse_when_over()
             if not self.listed or self.listed_position != game.position():
                 raise ValueError(f"there is no numbered list of this position to pick {quoted(cmd)} from: "
                                  "type 'moves' first")
@@ -361,6 +363,7 @@ class PlaySession:
         elif cmd.isdigit() and not args:  # isdigit: '²' and '１１３' too, refused by _number
             hole = _number(cmd, "hole")
             owner = game.piece_at(hole)  # the engine names a hole off the board
+            self._refuse_when_over()  # ("the piece on 117 cannot move")
             if owner is None or owner[0] != game.to_move:
                 raise ValueError(f"hole {hole} holds no piece of seat {game.to_move}")
             destinations = game.legal_destinations(hole)
@@ -373,8 +376,7 @@ class PlaySession:
         elif cmd == "undo":
             self._undo()
         elif cmd == "resign":
-            if game.is_over:
-                raise ValueError(f"the game is over ({game.end_reason}); type 'new' for another")
+            self._refuse_when_over()
             seat = self._human_to_move("resign")
             game.resign(seat)
             self.out(f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}) resigns")
@@ -461,9 +463,14 @@ class PlaySession:
         self.out(f"loaded {_shown_path(path)}: ply {loaded.ply}")
         self.play_cpu_turns()
 
-    def _human_move(self, move: Move) -> None:
+    def _refuse_when_over(self) -> None:
+        """A command about the game's next move (a move, ``moves``, a pick, a hole's hint, ``resign``) when
+        there is none: the game's end and what to type instead."""
         if self.game.is_over:
             raise IllegalMoveError(f"the game is over ({self.game.end_reason}); type 'new' for another")
+
+    def _human_move(self, move: Move) -> None:
+        self._refuse_when_over()
         seat = self._human_to_move("move")
         self.game.play(move)
         self.out(f"seat {seat} ({self.seats[seat]}) plays {move}")
@@ -782,6 +789,8 @@ def terminal_read(prompt: str, timeout: float | None) -> str:
     """A line of stdin (EOFError at its end) with an optional time limit (select() on a pipe or a
     terminal; a reading thread on Windows); a stdin without a descriptor is read by input(), without the
     limit."""
+    if sys.stdin is None:  # started with stdin closed (``halma play <&-``): input() raised RuntimeError
+        raise EOFError
     reader = _reader()
     if reader is None:
         if timeout == 0:  # run()'s look between CPU moves: such a stdin (a notebook's) cannot be polled
@@ -811,9 +820,9 @@ def _another_kind_of_file(path: str) -> bool:
 
     if not os.path.isfile(path) or os.path.getsize(path) == 0:  # (an empty file holds nothing to lose)
         return False
-    try:
+    try:  # (an OSError, a file that cannot be read, is save's error: its reason, not "not a game record")
         data = json.loads(read_regular_file(path, MAX_RECORD_BYTES))
-    except (OSError, ValueError, RecursionError):  # unreadable, too large, not JSON, nested past the parser
+    except (ValueError, RecursionError):  # too large, not a regular file, not JSON, nested past the parser
         return True
     return not (isinstance(data, dict) and data.get("format") == FORMAT)
 

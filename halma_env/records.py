@@ -237,8 +237,10 @@ class GameRecord:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the record to ``path`` atomically (``files.write_atomic``: a temporary file renamed over it,
-        with the permissions ``open()`` gives a new file)."""
+        with the permissions a plain write gives); an empty path is a ``RecordError``, as ``load_record`` has it."""
         given = os.fspath(path)
+        if given == "":  # Path("") is ".", a directory: "cannot save over a directory" named no path
+            raise RecordError("a game record path is empty")
         path = Path(path)
         text = self.to_json()
         # errors name the path asked for, not the temporary file beside it

@@ -630,6 +630,24 @@ def test_a_negative_seed_is_folded_into_the_seeds_players_take() -> None:
     assert 0 in s.cpu  # seat 0's seed is -1 + 0
 
 
+def test_a_closed_standard_input_is_the_end_of_input(tmp_path, capsys, monkeypatch):
+    """`halma play <&-` (Python's sys.stdin is then None) ended in a traceback, input()'s "lost sys.stdin";
+    now it is the end of input, for a session and for --replay alike."""
+    from agents.cli import main
+    from halma_env.records import GameRecord
+
+    monkeypatch.setattr(sys, "stdin", None)
+    assert main(["play", "--players", "human,human", "--no-color"]) == 0
+    out, err = capsys.readouterr()
+    assert "seat 0 (red, human) to move" in out and err == ""
+    game = Game(Rules("star", 2))
+    game.play(game.legal_moves()[0])
+    GameRecord.from_game(game).save(tmp_path / "g.json")
+    assert main(["play", "--replay", str(tmp_path / "g.json"), "--no-color"]) == 0
+    out, err = capsys.readouterr()
+    assert "[0/1] start" in out and err == ""
+
+
 def test_replay_from_the_command_line_shows_the_records_own_game(tmp_path, capsys, monkeypatch):
     """`halma play --replay FILE` plays back a diamond 3-seat record under its own rules; the flags
     that would set up a new game are refused by name instead of being ignored."""
@@ -678,6 +696,42 @@ def test_commands_go_on_and_the_quit_words_end_the_session(tmp_path) -> None:
         assert s.handle(word) is False, word
 
 
+def test_save_names_an_empty_name_and_a_file_it_cannot_read(tmp_path, monkeypatch) -> None:
+    """`save ""` said "cannot save over a directory" (Path("") is "."), and a record save could not read (to
+    check it is a record before writing over it) was called "a file that is not a game record"."""
+    s, out = session([HUMAN, HUMAN])
+    s.handle('save ""')
+    assert out[-1] == "error: a game record path is empty"
+    s.handle("113-104")
+    target = tmp_path / "g.json"
+    s.handle(f"save {target}")
+    assert out[-1] == f"saved to {target}"
+
+    def unreadable(path, limit):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr("halma_env.files.read_regular_file", unreadable)
+    before = target.read_bytes()
+    s.handle("7-16")
+    s.handle(f"save {target}")
+    assert out[-1] == f"error: Permission denied: {str(target)!r}" and target.read_bytes() == before
+
+
+def test_commands_about_the_next_move_say_the_game_is_over() -> None:
+    """After the game's end, `moves` said "no legal moves", a hole "the piece on 117 cannot move" and `#1`
+    "type 'moves' first": each now says the game is over and to type 'new', as a move does."""
+    s, out = session([HUMAN, HUMAN])
+    s.handle("moves")
+    s.handle("resign")
+    over = "error: the game is over (resign); type 'new' for another"
+    for line in ("moves", "#1", "117", "113-104", "resign"):
+        s.handle(line)
+        assert out[-1] == over, line
+    s.handle("new")
+    s.handle("moves")
+    assert out[-1].startswith("#1 ")
+
+
 def test_numbers_toggle_and_redraw() -> None:
     s, out = session([HUMAN, HUMAN])
     assert not s.numbers
@@ -689,7 +743,7 @@ def test_numbers_toggle_and_redraw() -> None:
 
 def test_the_moves_list_is_numbered_from_1_in_columns() -> None:
     """``moves`` lists ``#N move`` cells, six a line, each as wide as the widest plus two; a finished game
-    has none."""
+    says it is over."""
     s, out = session([HUMAN, HUMAN])
     s.handle("moves")
     moves = s.game.legal_moves()
@@ -701,7 +755,7 @@ def test_the_moves_list_is_numbered_from_1_in_columns() -> None:
     assert rows[1].startswith(cells[6].ljust(width))
     s.handle("resign")
     s.handle("moves")
-    assert out[-1] == "no legal moves"
+    assert out[-1] == "error: the game is over (resign); type 'new' for another"
 
 
 def test_numbered_picks_are_checked() -> None:

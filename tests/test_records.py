@@ -424,17 +424,22 @@ def test_save_in_an_unwritable_directory_names_the_path_asked_for(tmp_path, monk
 
 def test_a_saved_record_gets_the_permissions_a_new_file_gets(tmp_path) -> None:
     """Records were written through mkstemp, always 0600 (an arena's games/ beside its 0644 results, a
-    shared 0644 record made private by a save over it); now 0o666 less the umask, as open() gives."""
+    shared 0644 record made private by a save over it); now as open() gives: 0o666 less the umask for a new
+    file, and a record saved over keeps its mode."""
     import os
 
     path = tmp_path / "g.json"
     for mask in (0o022, 0o077, 0o002):
+        path.unlink(missing_ok=True)
         previous = os.umask(mask)
         try:
             GameRecord.from_game(Game()).save(path)
+            new_mode = path.stat().st_mode & 0o777
+            path.chmod(0o640)
+            GameRecord.from_game(Game()).save(path)  # over it: the mode it has
         finally:
             os.umask(previous)
-        assert path.stat().st_mode & 0o777 == 0o666 & ~mask
+        assert (new_mode, path.stat().st_mode & 0o777) == (0o666 & ~mask, 0o640)
 
 
 def test_failed_save_keeps_the_old_file_and_leaves_no_temporary_file(tmp_path, monkeypatch) -> None:
