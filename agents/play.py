@@ -34,7 +34,9 @@ waiting for them: ``human SEAT`` takes a seat back, ``save``, ``board`` and ``qu
 ever (a move or ``resign`` typed then is refused: the seat to move is a CPU's), and the end of
 input (Ctrl-D, or the end of a piped script) ends the session, as it does at a human's prompt, so
 such a game never runs on with nobody able to stop it.  Run it at a terminal to watch a game
-between CPUs to its end.  A stdin that cannot be polled (a notebook's) is not looked at between
+between CPUs to its end; under rules with no move, stall or repetition limit CPUs can repeat their
+moves forever, which the session says once as they start (``note_endless``).  A stdin that cannot
+be polled (a notebook's) is not looked at between
 CPU moves: the CPUs play on until a human seat is to move or the game ends.
 
 ``--time-limit`` times a human's turn as a whole: the clock starts at the turn's first prompt and
@@ -160,6 +162,7 @@ class PlaySession:
         self.listed_position = ""
         self.saved: tuple[Game, tuple] | None = None  # the game and its history when last saved (or loaded)
         self.marks: list[int] = []
+        self.warned_endless = False  # the note that CPUs alone may never end a game without limits, said once
         # how a replay asks for its next step: run() sets the session's own reader, so one buffer serves both
         self.read: Callable[[str, float | None], str] = terminal_read
         # --time-limit: the clock, and the human turn being timed (its game and event count) since when
@@ -271,6 +274,16 @@ class PlaySession:
             if not self.play_cpu_move():
                 break
         self.draw()
+
+    def note_endless(self) -> None:
+        """Say once, as the CPUs play on alone, when the rules set no move, stall or repetition limit: two
+        CPUs moving a piece back and forth would then play forever (two ``easy`` seats did, past ply 36,000)."""
+        rules = self.rules
+        if self.warned_endless or (rules.move_limit, rules.stall_limit, rules.repetition_limit) != (None,) * 3:
+            return
+        self.warned_endless = True
+        self.out("note: these rules set no move, stall or repetition limit, so CPUs that repeat their moves never "
+                 "end the game (--rule repetition_limit=3 or --rule move_limit=N ends one); 'quit' stops it")
 
     def play_cpu_move(self) -> bool:
         """The CPU seat to move plays one move; False when its player cannot play this game (the seat
@@ -570,6 +583,7 @@ class PlaySession:
         while True:
             cpus_play_on = self.cpu_to_move()  # play_cpu_turns left them to this loop: no human seat in play
             if cpus_play_on:
+                self.note_endless()
                 prompt, timeout = "", 0.0
             elif self.game.is_over:
                 prompt, timeout = "> ", None

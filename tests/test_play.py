@@ -343,6 +343,32 @@ def test_whole_game_between_cpus_ends():
     assert out[-1] == UNSAVED.format(40)
 
 
+def test_cpus_alone_under_rules_without_limits_are_told_they_may_never_end() -> None:
+    """Two `easy` seats under the default star rules shuffled a piece back and forth past ply 36,000: as the
+    CPUs play on alone, the session says once that no limit ends such a game and which --rule would; a
+    game with a limit (above: move_limit=40) says nothing."""
+    s, out = session(["first", "first"])
+    looks = iter([TimeUp(), TimeUp(), TimeUp(), "quit"])
+
+    def read(prompt: str, timeout: float | None) -> str:
+        item = next(looks)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    s.run(read)
+    notes = [line for line in out if line.startswith("note:")]
+    assert s.game.ply == 3 and notes == [
+        "note: these rules set no move, stall or repetition limit, so CPUs that repeat their moves never end the "
+        "game (--rule repetition_limit=3 or --rule move_limit=N ends one); 'quit' stops it"]
+    limited, limited_out = session(["first", "first"])
+    limited.rules = Rules("star", 2, repetition_limit=3)
+    limited.game = Game(limited.rules)
+    looks = iter([TimeUp(), "quit"])
+    limited.run(read)
+    assert limited.game.ply == 1 and not any(line.startswith("note:") for line in limited_out)
+
+
 def test_a_level_seat_says_what_it_plays_as():
     class Level(FirstMove):
         name = "medium"
