@@ -36,8 +36,8 @@ input (Ctrl-D, or the end of a piped script) ends the session, as it does at a h
 such a game never runs on with nobody able to stop it.  Run it at a terminal to watch a game
 between CPUs to its end; under rules with no move, stall or repetition limit CPUs can repeat their
 moves forever, which the session says once as they start (``note_endless``).  A stdin that cannot
-be polled (a notebook's) is not looked at between
-CPU moves: the CPUs play on until a human seat is to move or the game ends.
+be polled (a notebook's) is not looked at between CPU moves: the CPUs play on until a human seat is
+to move or the game ends.
 
 ``--time-limit`` times a human's turn as a whole: the clock starts at the turn's first prompt and
 runs on across the commands of that turn (``board``, ``help``, a mistyped move); each prompt
