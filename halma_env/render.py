@@ -72,9 +72,11 @@ def render_text(
     if numbers and not color and g.kind == "square":
         return _labelled_square(game, marked)
     recent: set[int] = set()
-    if last_move and game.moves:
-        m = game.moves[-1]
-        recent = {m.src, m.dst}
+    # the newest move event, read from the end (game.moves builds the whole list: a 10,000-ply replay drawn
+    # position by position took 26 s, not one)
+    last = next((e.move for e in game.recent_events() if e.move is not None), None) if last_move else None
+    if last is not None:
+        recent = {last.src, last.dst}
     cells = game.board()
     # (the open holes are a bit set in the geometry's bit order, not by hole number)
     open_holes = g.all_holes if game.is_over or numbers else game.layout.open_holes[game.to_move]

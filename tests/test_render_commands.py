@@ -171,6 +171,17 @@ def test_only_the_last_move_is_underlined() -> None:
     assert drawn[113] == ("", ".") and drawn[104] == ("31", "0")
 
 
+def test_the_last_move_is_read_from_the_end_of_the_history(monkeypatch) -> None:
+    """The last move is found after a resignation too, without building the whole history (game.moves did:
+    a 10,000-ply record replayed in `halma play` drew each position in time growing with the game)."""
+    game = Game(Rules("star", 3))
+    game.play("113-104")
+    game.resign(1)  # the newest event is a resignation; the move before it is still the last move
+    monkeypatch.setattr(Game, "history", property(lambda self: pytest.fail("the whole history was built")))
+    drawn = cells(render_text(game))
+    assert drawn[104][0].endswith(";4") and drawn[113][0] == "4"
+
+
 def test_the_start_has_no_last_move() -> None:
     assert "4" not in {code for code, _ in cells(render_text(Game(Rules("star", 3))))} - {"34"}
 
