@@ -39,7 +39,7 @@ def _game(args: argparse.Namespace) -> Game:
     try:
         return Game.from_position(args.position)
     except ValueError as e:
-        if " " not in args.position.strip() and os.path.isfile(args.position):  # a file's name, not its text
+        if os.path.isfile(args.position):  # a file's name (spaces and all), not its text
             raise ValueError(f"{e}; {args.position!r} is a file: give the position's text (\"$(cat "
                              f"{shlex.quote(args.position)})\"); a game record is stepped through with halma play "
                              "--replay") from None

@@ -9,7 +9,9 @@ import random
 from collections import deque
 
 import pytest
+from engine_helpers import position
 
+from halma_env import Game
 from halma_env.assignment import min_cost_assignment
 from halma_env.board import Geometry, diamond_camp, square, square_camp, star, star_point, star_tip
 from halma_env.layout import layout
@@ -365,3 +367,25 @@ def test_assignment_matches_brute_force() -> None:
         else:
             cost = [[rng.uniform(0, 20) for _ in range(m)] for _ in range(n)]
         assert min_cost_assignment(cost) == pytest.approx(brute_force(cost)), cost
+
+
+# --- the padding of the bit grid (pinned where mutation testing found it unpinned) ------------------
+
+@pytest.mark.parametrize("kind", ["star", "square"])
+def test_every_step_and_hop_index_lies_inside_the_padded_grid(kind: str) -> None:
+    """PAD: two holes of padding on every side, so a step or a hop from any hole in any direction is a
+    real index of ``hole_of_bit`` (never a negative one that Python would quietly wrap to the far end, nor
+    one past it), and a bit set shifted by a hop never needs a negative shift count."""
+    g = star() if kind == "star" else square()
+    size = len(g.hole_of_bit)
+    for h in range(g.num_holes):
+        for s in g.shifts:
+            for k in (1, 2):
+                assert 0 <= g.bit[h] + k * s < size, (h, s, k)
+
+
+def test_a_halma16_piece_in_the_corner_hole_0_hops_and_steps() -> None:
+    """The top-left corner (hole 0) of the 16x16 board, seat 1's home corner: its steps and its hop over
+    hole 1 to hole 2 (on the bit grid the hop reaches two padding columns to the left and two rows above)."""
+    game = Game.from_position(position("halma16", 2, {0: "1", 1: "0", 120: "0", 255: "1"}, to_move=1))
+    assert sorted(game.legal_destinations(0)) == [2, 16, 17]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shlex
@@ -233,3 +234,83 @@ def test_a_file_given_for_the_position_is_told_to_give_its_text(command: str, tm
         "with halma play --replay\n")
     assert main([command, "nosuch.txt"] if command == "show" else [command, "1", "--position", "nosuch.txt"]) == 2
     assert "is a file" not in capsys.readouterr().err  # a name that is no file: the parser's message alone
+    (tmp_path / "my pos.txt").write_text("star 2 ...\n")  # a name with a space is a file's name too
+    assert main([command, "my pos.txt"] if command == "show" else [command, "1", "--position", "my pos.txt"]) == 2
+    assert "got 2; 'my pos.txt' is a file: give the position's text (\"$(cat 'my pos.txt')\")" in \
+        capsys.readouterr().err
+
+
+# --- perft timing and progress, show on a finished game (pinned where mutation testing found them unpinned)
+
+def test_perft_seconds_measure_the_count_itself(capsys) -> None:
+    """The "seconds" of --json and the "total N in S s" line are the time the count took (well under a
+    minute for depth 2 of the start), not a clock reading."""
+    assert main(["perft", "2", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert 0 <= data["seconds"] < 60
+    assert main(["perft", "2"]) == 0
+    seconds = float(re.search(r"^total 196 in (\d+\.\d\d) s$", capsys.readouterr().out, re.M).group(1))
+    assert 0 <= seconds < 60
+
+
+class Recording(io.StringIO):
+    """A stdout that notes what it held each time it was flushed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.flushed: list[str] = []
+
+    def flush(self) -> None:
+        self.flushed.append(self.getvalue())
+        super().flush()
+
+
+def test_perft_lines_are_flushed_as_they_come(monkeypatch) -> None:
+    """A long count shows its progress: each depth's line (and each --divide move's) reaches the reader
+    when it is printed, not when the command ends (stdout into a pipe is block-buffered)."""
+    for argv, first in ([["perft", "2"], r"depth 1: 14\n"], [["perft", "1", "--divide"], r"\d+-\d+: 1\n"]):
+        out = Recording()
+        monkeypatch.setattr("sys.stdout", out)
+        assert main(argv) == 0
+        assert any(re.match(first, text) and "total" not in text for text in out.flushed), (argv, out.flushed)
+
+
+def test_show_moves_from_in_a_finished_game_is_an_error(capsys) -> None:
+    """--moves-from asks where a piece can go; once the game is over nothing can, and show says why (as
+    ``halma play`` words it) with exit code 2 rather than drawing the board with no marks."""
+    from halma_env import Game, Rules
+
+    start = Game(Rules("star", 2)).position()
+    finished = start.replace("1/11/111/1111/", "x/").replace("/0000/000/00/0 ", "/1111/111/11/1 ").replace(
+        "x/", "0/00/000/0000/")
+    game = Game.from_position(finished)
+    assert game.is_over and game.piece_at(0)[0] == game.to_move  # seat 0's own piece, seat 0 to move
+    assert main(["show", "--no-color", "--moves-from", "0", finished]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"halma show: error: --moves-from 0: the game is over ({game.end_reason})\n"
+
+
+
+def test_perft_zero_at_the_last_depth_adds_no_line(capsys) -> None:
+    """A count of 0 at the depth asked for is the last line before the total: no "depths N+1-N" line about
+    depths that were not asked for."""
+    from halma_env import Game, Rules
+
+    start = Game(Rules("star", 2)).position()
+    finished = start.replace("1/11/111/1111/", "x/").replace("/0000/000/00/0 ", "/1111/111/11/1 ").replace(
+        "x/", "0/00/000/0000/")
+    assert main(["perft", "1", "--position", finished]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and lines[0] == "depth 1: 0" and re.match(r"total 0 in \d+\.\d\d s$", lines[1]), lines
+
+
+def test_perft_divide_json_at_depth_one_names_the_moves(capsys) -> None:
+    """--divide --json at depth 1: the counts are per first move, so the object's key is "moves" (as the
+    --json help says), each move counting 1."""
+    from halma_env import Game, Rules
+
+    assert main(["perft", "1", "--divide", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    moves = {str(m): 1 for m in Game(Rules("star", 2)).legal_moves()}
+    assert set(data) == {"position", "depth", "moves", "total", "seconds"}
+    assert data["moves"] == moves and data["total"] == len(moves) == 14 and data["depth"] == 1

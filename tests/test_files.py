@@ -5,7 +5,9 @@ where the package's own files are, in the source tree and in an installed wheel.
 from __future__ import annotations
 
 import errno
+import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +16,7 @@ import pytest
 
 import agents.files
 from agents.files import output_problem
+from halma_env.files import file_kind, no_duplicate_keys
 from tests.process_helpers import signal_when
 
 
@@ -502,3 +505,93 @@ def test_a_file_name_past_the_system_s_limit_is_one_line_not_a_traceback(argv: l
     err = capsys.readouterr().err
     assert err.startswith(f"halma {argv[0]}: error: {os.strerror(errno.ENAMETOOLONG)}: 'nnnn") and "characters)" in err
     assert len(err.splitlines()) == 1 and list(tmp_path.iterdir()) == []
+
+
+# --- what no_duplicate_keys, file_kind and read_regular_file return (pinned by mutation testing) ----------
+
+def test_no_duplicate_keys_gives_back_the_object_it_read() -> None:
+    """As ``json.loads``' object_pairs_hook, every object of a file without a repeated key loads as it
+    would without the hook (nested objects too, order kept)."""
+    text = '{"b": 1, "a": {"c": [1, {"d": null}], "e": "x"}, "f": {}}'
+    loaded = json.loads(text, object_pairs_hook=no_duplicate_keys)
+    assert loaded == json.loads(text) and list(loaded) == ["b", "a", "f"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_file_kind_says_what_stands_there_and_nothing_for_a_regular_file(tmp_path: Path) -> None:
+    """'' for a regular file (the callers test it for truth, and agents.opponent tells '' from None,
+    "nothing there"), else the words that finish "... is <kind>, not a regular file"."""
+    regular = tmp_path / "f"
+    regular.write_text("x")
+    fifo = tmp_path / "p"
+    os.mkfifo(fifo)
+    sock = socket.socket(socket.AF_UNIX)
+    try:
+        sock.bind(str(tmp_path / "s"))
+        kinds = {name: file_kind(os.stat(tmp_path / name).st_mode) for name in ("f", "p", "s")}
+    finally:
+        sock.close()
+    assert kinds == {"f": "", "p": "a FIFO", "s": "a socket"}
+    assert file_kind(os.stat(tmp_path).st_mode) == "a directory"
+    assert file_kind(os.stat(os.devnull).st_mode) == "a device"
+
+
+def test_a_file_too_large_is_refused_with_its_size_before_it_is_read(tmp_path: Path) -> None:
+    """A regular file larger than the bound is refused on its size as the open file states it (the
+    message gives the whole size, not what a bounded read would have seen)."""
+    from halma_env.files import FileTooLarge, read_regular_file
+
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * 1000)
+    with pytest.raises(FileTooLarge, match="holds 1000 bytes, more than 10") as caught:
+        read_regular_file(big, 10)
+    assert (caught.value.size, caught.value.limit) == (1000, 10)
+    assert read_regular_file(big, 1000) == b"x" * 1000
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs a file that holds more than its size")
+def test_a_file_that_holds_more_than_its_size_says_is_still_bounded() -> None:
+    """The bound holds on what is read, not only on the size the file states: /proc/self/status is a
+    regular file of size 0 that holds about a kilobyte (as a file that grows while it is read would)."""
+    from halma_env.files import FileTooLarge, read_regular_file
+
+    assert os.stat("/proc/self/status").st_size == 0
+    with pytest.raises(FileTooLarge, match="holds 11 bytes, more than 10") as caught:
+        read_regular_file("/proc/self/status", 10)
+    assert (caught.value.size, caught.value.limit) == (11, 10)  # one byte past the bound read, no more
+    assert len(read_regular_file("/proc/self/status", 100_000)) > 10
+
+
+def test_write_atomic_into_a_folder_that_is_not_there_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    """A temporary file that cannot be created (no such folder, a file where the folder should be) is the
+    OSError of its kind naming the path asked for, at once (not a retry loop), and nothing is left."""
+    from halma_env.files import write_atomic
+
+    with pytest.raises(FileNotFoundError) as caught:
+        write_atomic(tmp_path / "missing" / "x.json", "{}")
+    assert caught.value.filename == str(tmp_path / "missing" / "x.json")
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(NotADirectoryError) as caught:
+        write_atomic(tmp_path / "a_file" / "x.json", "{}")
+    assert caught.value.filename == str(tmp_path / "a_file" / "x.json")
+    assert sorted(os.listdir(tmp_path)) == ["a_file"]
+
+
+def test_write_atomic_passes_on_what_is_no_oserror_and_leaves_the_old_file(tmp_path: Path, monkeypatch) -> None:
+    """An interrupt while the file is written (Ctrl-C during the fsync), or data that is neither text nor
+    bytes, reaches the caller as it was raised; the old file stays whole and no temporary file is left."""
+    from halma_env import files
+    from halma_env.files import write_atomic
+
+    target = tmp_path / "state.json"
+    write_atomic(target, "old")
+    with pytest.raises(TypeError):
+        write_atomic(target, 12345)  # type: ignore[arg-type]
+
+    def interrupted(fd: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(files.os, "fsync", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic(target, "new")
+    assert target.read_text() == "old" and os.listdir(tmp_path) == ["state.json"]

@@ -303,6 +303,7 @@ def test_perft_divide_at_depth_one_and_zero(capsys) -> None:
             VARIANT_HELP,
             "--seats SEATS seats for the start position (default: 2)",
             "--divide also print the count below each first move",
+            '--json print one JSON object instead of lines: {"position", "depth", "depths"',
         ]),
     ],
 )
