@@ -110,9 +110,14 @@ class Encoding:
         """The actions of ``moves`` (``seat``'s, in board holes) as an int64 array, in their order:
         ``encode_move`` of each, at once."""
         c = self.to_canonical[self._seat(seat)]
-        src = np.fromiter((m.src for m in moves), dtype=np.int64, count=len(moves))
-        dst = np.fromiter((m.dst for m in moves), dtype=np.int64, count=len(moves))
-        return c[src] * self.num_holes + c[dst]
+        holes = np.asarray([(m.src, m.dst) for m in moves]).reshape(-1, 2)
+        if len(moves) and not (holes.dtype.kind == "i" and 0 <= holes.min() and holes.max() < self.num_holes):
+            # (an int64 array truncated Move(113.7, 104) to 113, and c[-1] read the last hole's number)
+            bad = next(m for m in moves if not all(0 <= (as_integer(h) if as_integer(h) is not None else -1)
+                                                   < self.num_holes for h in (m.src, m.dst)))
+            raise ValueError(f"moves must hold hole numbers 0..{self.num_holes - 1}, got {bad!r}")
+        canonical = c[holes.astype(np.int64)]
+        return canonical[:, 0] * self.num_holes + canonical[:, 1]
 
     def decode_action(self, seat: int, action: int) -> tuple[int, int]:
         """``(src, dst)`` in board holes of ``seat``'s action (an integer: a float is refused, not truncated)."""

@@ -1095,6 +1095,8 @@ def perft(game: Game, depth: int) -> int:
     """Number of distinct (src, dst) move sequences of length ``depth`` (SPEC §6).
 
     The game is searched in place and left as it was, also when the search is interrupted."""
+    if not isinstance(game, Game):  # (perft(None, 0) counted 1)
+        raise TypeError(f"game must be a halma_env.Game, got {type(game).__name__}")
     value = _as_int(depth)
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"depth must be an integer >= 0, got {depth!r}")

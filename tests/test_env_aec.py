@@ -14,7 +14,7 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 import halma_env
-from halma_env import Game, IllegalMoveError, Rules
+from halma_env import Game, IllegalMoveError, Move, Rules
 from halma_env.encoding import encoding
 from halma_env.envs import env as make_env
 from halma_env.envs import raw_env, seat_rewards
@@ -162,7 +162,12 @@ def test_move_actions_encode_a_list_of_moves_as_encode_move_does(variant: str, n
         assert actions.dtype == np.int64
         assert actions.tolist() == [enc.encode_move(game.to_move, m.src, m.dst) for m in moves]
         game.play(rng.choice(moves))
-    assert enc.move_actions(0, []).shape == (0,)
+    assert enc.move_actions(0, []).shape == (0,) and enc.move_actions(0, []).dtype == np.int64
+    # a hole off the board or not an integer: refused by name (-1 read the last hole, 113.7 was taken as 113)
+    last = enc.num_holes - 1
+    for bad in (Move(-1, 2), Move(2, last + 1), Move(2.7, 3), Move(2, "3")):
+        with pytest.raises(ValueError, match=re.escape(f"moves must hold hole numbers 0..{last}, got {bad!r}")):
+            enc.move_actions(0, [Move(np.int64(0), 1), bad])
 
 
 def test_the_documented_frame_examples() -> None:
@@ -919,8 +924,28 @@ def test_step_after_every_agent_has_left_says_the_game_is_over() -> None:
     for action in (None, 0):
         with pytest.raises(RuntimeError, match="the game is over.*call reset\\(\\)"):
             e.step(action)
+    for env in (e, make_env(num_players=2, move_limit=2)):  # last() too (it was a bare KeyError: 'player_1')
+        if env is not e:
+            env.reset()
+            for agent in env.agent_iter():
+                env.step(None if env.terminations[agent] or env.truncations[agent] else
+                         int(np.flatnonzero(env.observe(agent)["action_mask"])[0]))
+        with pytest.raises(RuntimeError, match="^the game is over and every agent has left: call reset"):
+            env.last()
     e.reset()
     assert e.agents == e.possible_agents and e.game.ply == 0
+
+
+def test_a_cpu_player_that_returns_no_move_is_named_in_the_envs_words() -> None:
+    """A CPU player returning None (or an int) was reported with Python's "cannot unpack non-iterable
+    NoneType object"; an illegal move keeps the engine's reason."""
+    for chosen, why in [(None, " (a move is a Move, (src, dst) or 'SRC-DST')"), (5, " (a move is a Move"),
+                        ((0, 1), ": hole 1 is occupied")]:
+        e = raw_env(opponents={1: lambda game, chosen=chosen: chosen})
+        e.reset(seed=0)
+        with pytest.raises(IllegalMoveError, match=re.escape(f"chose {chosen!r}, which is not a legal move{why}")):
+            e.step(e.encode_move(0, (113, 104)))
+        assert e.game.ply == 0
 
 
 def test_resign_before_reset_names_the_problem() -> None:

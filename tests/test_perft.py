@@ -36,6 +36,9 @@ def test_perft_star2_depth4() -> None:
 def test_perft_rejects_negative_depth() -> None:
     with pytest.raises(ValueError, match="depth"):
         perft(Game(), -1)
+    for not_a_game in (None, "star 2", Game().position()):  # perft(None, 0) counted 1
+        with pytest.raises(TypeError, match="^game must be a halma_env.Game, got "):
+            perft(not_a_game, 0)
 
 
 # opening: seat 0's moves from the start, and the same count for every other seat (symmetry)

@@ -63,6 +63,11 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
                 raw.encoding.decode_action(0, action)  # raises its ValueError naming the range
         super().step(action)
 
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if self._has_reset and not self.unwrapped.agents:
+            self.unwrapped.last(observe)  # raises the raw env's RuntimeError (the wrappers': a bare KeyError)
+        return super().last(observe)
+
     def resign(self, agent: Any) -> None:
         """``raw_env.resign`` (docs/environment.md, *Game ends*)."""
         self.env.resign(agent)
@@ -192,6 +197,8 @@ class raw_env(AECEnv, EzPickle):
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if self.game is None:
             raise RuntimeError("call reset() before last()")
+        if not self.agents:  # (PettingZoo's last() reads the departed agent_selection: a bare KeyError)
+            raise RuntimeError("the game is over and every agent has left: call reset() to play again")
         return super().last(observe)
 
     def __init__(
@@ -634,9 +641,11 @@ class raw_env(AECEnv, EzPickle):
                 src, dst = Move.parse(chosen) if isinstance(chosen, str) else chosen
                 self._play(src, dst)
             except (IllegalMoveError, TypeError, ValueError) as e:
+                # (unpacking None said "cannot unpack non-iterable NoneType object": Python's words, not ours)
+                why = f": {e}" if isinstance(e, IllegalMoveError) else " (a move is a Move, (src, dst) or 'SRC-DST')"
                 raise IllegalMoveError(
                     f"CPU player {getattr(player, 'name', player)!r} of {self.possible_agents[seat]} "
-                    f"chose {chosen!r}, which is not a legal move: {e}"
+                    f"chose {chosen!r}, which is not a legal move{why}"
                 ) from None
             self._credit()
         self._credit()
