@@ -1043,6 +1043,12 @@ def test_seat_numbers_outside_the_seats_are_refused() -> None:
     assert e.cpu_seats() == {}
     e.set_cpu(1, "random")  # the last seat is a seat
     assert list(e.cpu_seats()) == ["player_1"]
+    # the constructor's opponents: a bad key with the "opponents: " the other refusals have; a seat named twice
+    with pytest.raises(ValueError, match=r"^opponents: expected an agent name \(player_0, player_1\) or a seat "
+                                         r"number, got 'player_7'$"):
+        raw_env(num_players=2, opponents={"player_7": "random"})
+    with pytest.raises(ValueError, match=r"^opponents: seat 1 is named twice, as 1 and 'player_1'$"):
+        raw_env(num_players=2, opponents={1: "random", "player_1": "greedy"})
 
 
 def test_action_mask_is_cached_for_the_turn_and_observe_copies_it() -> None:

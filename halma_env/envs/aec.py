@@ -273,10 +273,18 @@ class raw_env(AECEnv, EzPickle):
         self._seed: int | None = None  # the last reset's seed: set_cpu seeds a new CPU player from it
         if opponents is not None and not isinstance(opponents, dict):
             raise ValueError(f"opponents must be a dict {{agent name or seat: player}}, got {opponents!r}")
-        for key, spec in (opponents or {}).items():
-            seat = self._seat(key)
+        given: dict[int, Any] = {}  # seat -> the key that named it
+        for key in opponents or {}:
             try:
-                self.set_cpu(seat, spec)
+                seat = self._seat(key)
+            except ValueError as e:
+                raise ValueError(f"opponents: {e}") from None
+            if seat in given:  # {1: "random", "player_1": "greedy"} kept the last without a word
+                raise ValueError(f"opponents: seat {seat} is named twice, as {given[seat]!r} and {key!r}")
+            given[seat] = key
+        for seat, key in given.items():
+            try:
+                self.set_cpu(seat, cast(dict, opponents)[key])
             except ValueError as e:  # an unknown name, or a player of another game
                 raise ValueError(f"opponents: seat {seat}: {e}") from None
 
