@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import math
 from collections.abc import Iterable
 from typing import Any, Self
 
@@ -49,7 +48,7 @@ except ModuleNotFoundError as exc:  # the core install has no torch: say where i
 from halma_env.encoding import PLANES, encoding
 from halma_env.game import ACTIVE, FINISHED, RESIGNED, Game, IllegalMoveError, _progress
 from halma_env.layout import layout
-from halma_env.rewards import REWARD_SCHEMES, piece_distance, shaping_potential
+from halma_env.rewards import REWARD_SCHEMES, check_progress_shaping, piece_distance, shaping_potential
 from halma_env.rules import Rules, as_integer
 
 END_REASONS = ("", "finished", "first_finish", "resign", "move_limit", "stall_limit", "repetition", "no_moves")
@@ -151,13 +150,7 @@ class BatchedGame:
         batch_size, seed = size, seed_int
         if reward not in REWARD_SCHEMES:
             raise ValueError(f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {reward!r}")
-        try:
-            shaping = math.nan if isinstance(progress_shaping, (str, bytes)) else float(progress_shaping)
-        except (TypeError, ValueError):
-            shaping = math.nan
-        if isinstance(progress_shaping, (bool, np.bool_)) or not math.isfinite(shaping):
-            raise ValueError(f"progress_shaping must be a finite number, got {progress_shaping!r}")
-        progress_shaping = shaping
+        progress_shaping = check_progress_shaping(progress_shaping)
         self.rules = rules
         self.batch_size = B = batch_size
         try:  # None: torch's default device, as torch's own functions take it

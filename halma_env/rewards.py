@@ -15,12 +15,28 @@
 
 from __future__ import annotations
 
+import numbers
 from functools import cache
 from typing import cast
+
+import numpy as np
 
 from halma_env.layout import layout
 
 REWARD_SCHEMES = ("place", "win_loss")
+# the largest |progress_shaping|: far above any useful weight (the configs use 0-1), and low enough that the
+# batched engine's float32 rewards stay finite (1e308 passed the "finite" check and gave inf rewards)
+MAX_SHAPING = 1e9
+
+
+def check_progress_shaping(value: object) -> float:
+    """``progress_shaping`` as a float: a real number (numpy's too; not a bool, text, an array or a tensor)
+    of magnitude at most ``MAX_SHAPING``; ``ValueError`` otherwise.  The one check of the envs and the batch."""
+    real = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    if not real or not abs(float(cast(float, value))) <= MAX_SHAPING:  # (NaN fails the comparison)
+        raise ValueError(f"progress_shaping must be a finite number of magnitude at most {MAX_SHAPING:g}, "
+                         f"got {value!r}")
+    return float(cast(float, value))
 
 
 def place_rewards(places: list[int | None], scheme: str = "place") -> list[float]:

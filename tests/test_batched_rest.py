@@ -18,6 +18,7 @@ import torch
 from halma_env import Game, Rules, records
 from halma_env.assignment import min_cost_assignment
 from halma_env.batched import END_REASONS, BatchedGame
+from halma_env.envs import raw_env
 from halma_env.game import IllegalMoveError
 from halma_env.rewards import REWARD_SCHEMES
 from tests.test_batched import (
@@ -43,9 +44,16 @@ def test_constructor_refusals_name_the_argument():
         BatchedGame("star", 2)
     with pytest.raises(ValueError, match="reward must be one of place, win_loss, got 'win'"):
         BatchedGame(Rules(), 2, reward="win")
-    for shaping in (True, math.nan, math.inf, -math.inf, "x", None, [1.0]):
-        with pytest.raises(ValueError, match="progress_shaping must be a finite number"):
+    # a tensor of any shape too (torch.tensor(True) was 1.0, [[0.5]] 0.5), and a weight whose float32 rewards
+    # overflow (1e308 passed "finite" and gave inf rewards); the envs share the check
+    for shaping in (True, math.nan, math.inf, -math.inf, "x", None, [1.0], torch.tensor(True),
+                    torch.tensor([[0.5]]), np.array([0.5]), 1e308, -2e9):
+        with pytest.raises(ValueError, match="progress_shaping must be a finite number of magnitude at most 1e"):
             BatchedGame(Rules(), 2, progress_shaping=shaping)
+        with pytest.raises(ValueError, match="progress_shaping must be a finite number of magnitude at most 1e"):
+            raw_env(progress_shaping=shaping)
+    assert BatchedGame(Rules(), 2, progress_shaping=np.float32(0.5)).progress_shaping == 0.5
+    assert raw_env(progress_shaping=-1e9).progress_shaping == -1e9
     for device in ("foo", 3.5):
         with pytest.raises(ValueError, match="device must be a torch device such as cpu, cuda or cuda:1"):
             BatchedGame(Rules(), 2, device=device)

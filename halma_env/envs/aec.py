@@ -8,8 +8,6 @@ of actions, observation planes, rewards, terminations, info, rendering and seat 
 from __future__ import annotations
 
 import copy
-import math
-import numbers
 from typing import Any, cast
 
 import numpy as np
@@ -22,7 +20,7 @@ from halma_env.encoding import as_index, encoding
 from halma_env.game import Game, IllegalMoveError, Move
 from halma_env.layout import layout
 from halma_env.render import colors_wanted, render_text
-from halma_env.rewards import REWARD_SCHEMES, piece_distance, seat_rewards, shaping_potential
+from halma_env.rewards import REWARD_SCHEMES, check_progress_shaping, piece_distance, seat_rewards, shaping_potential
 from halma_env.rules import Rules, game_name
 
 from .players import check_player, make_player, reseed
@@ -230,9 +228,7 @@ class raw_env(AECEnv, EzPickle):
         self.move_limit_truncates = bool(move_limit_truncates)
         if reward not in REWARD_SCHEMES:
             raise ValueError(f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {reward!r}")
-        bad_shaping = isinstance(progress_shaping, (bool, np.bool_)) or not isinstance(progress_shaping, numbers.Real)
-        if bad_shaping or not math.isfinite(progress_shaping):
-            raise ValueError(f"progress_shaping must be a finite number, got {progress_shaping!r}")
+        progress_shaping = check_progress_shaping(progress_shaping)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be one of {', '.join(self.metadata['render_modes'])} or None, got {render_mode!r}"
