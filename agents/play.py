@@ -312,6 +312,7 @@ class PlaySession:
 
     def handle(self, line: str) -> bool:
         """Carry out one command; False when the session should end."""
+        line = line.removeprefix("\ufeff")  # a UTF-8 byte order mark, as some editors start a script with
         words = line.strip().split()
         if not words:
             return True
@@ -327,8 +328,8 @@ class PlaySession:
         except ValueError as e:  # IllegalMoveError and RecordError are ValueErrors
             self.out(f"error: {e}")
             return True
-        except OSError as e:  # a file that cannot be read or written: its reason and name, no errno
-            self.out(f"error: {e.strerror or e}" + (f": {e.filename!r}" if e.filename else ""))
+        except OSError as e:  # a file that cannot be read or written: its reason and name (cut short), no errno
+            self.out(f"error: {e.strerror or e}" + (f": {_cut_name(e.filename)}" if e.filename else ""))
             return True
 
     def _dispatch(self, cmd: str, args: list[str], line: str) -> bool:
@@ -611,6 +612,13 @@ class PlaySession:
             if not self.handle(line):
                 self.note_unsaved()
                 return
+
+
+def _cut_name(name: object) -> str:
+    """A file name for an error line: ``repr``, cut short past 200 characters (a 6,000-character name typed
+    by mistake made a 6,000-character line)."""
+    text = repr(name)
+    return text if len(text) <= 200 else f"{text[:150]}... ({len(str(name))} characters)"
 
 
 def _shown_path(path: str) -> str:

@@ -758,6 +758,19 @@ def test_commands_about_the_next_move_say_the_game_is_over() -> None:
     assert out[-1].startswith("#1 ")
 
 
+def test_a_byte_order_mark_and_a_very_long_file_name_are_taken_in_stride(tmp_path) -> None:
+    """A script saved with a UTF-8 byte order mark read its first command as "unknown command '\\ufeffhelp'";
+    a file name of thousands of characters came back whole in the error line."""
+    from agents.play import HELP
+
+    s, out = session([HUMAN, HUMAN])
+    s.handle("\ufeffhelp")
+    assert out[-1] == HELP
+    s.handle(f"save {tmp_path}/{'a' * 6000}.json")
+    assert out[-1].startswith("error: File name too long: '") and out[-1].endswith(" characters)")
+    assert len(out[-1]) < 300
+
+
 def test_numbers_toggle_and_redraw() -> None:
     s, out = session([HUMAN, HUMAN])
     assert not s.numbers
