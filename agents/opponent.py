@@ -559,9 +559,10 @@ class OnnxPolicy:
             raise OpponentError(f"{who} was exported for {game_name(self.variant, self.num_players)}; it cannot "
                                 f"play {game_name(r.variant, r.num_players)}")
 
-    def scores(self, game: Game, seat: int | None = None) -> tuple[list[Move], np.ndarray, float]:
-        """The legal moves of the seat to move, their logits (same order) and the value."""
-        seat = game.to_move if seat is None else seat
+    def scores(self, game: Game) -> tuple[list[Move], np.ndarray, float]:
+        """The legal moves of the seat to move, their logits (same order) and the value, in that seat's frame.
+        (It took a ``seat``, which scored the mover's moves in another seat's frame: meaningless numbers.)"""
+        seat = game.to_move
         moves = game.legal_moves()
         if not moves:
             raise ValueError("no legal move: the game is over")

@@ -938,6 +938,8 @@ class BatchedGame:
         the ended games of ``auto_reset=False`` (which draw all the same: the stream does not depend on
         which games ended)."""
         B, H = self.batch_size, self.H
+        if generator is not None and not isinstance(generator, torch.Generator):  # (torch's own error is a page)
+            raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
         gen = self.generator if generator is None else generator
         R, W = self._bits.shape[1:]
         by = self._buffer("byte_idx", (B * R * W * 8,), torch.long)

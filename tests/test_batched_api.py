@@ -71,6 +71,12 @@ def test_take_generators():
     e = BatchedGame(Rules("star", 2), 4, seed=7)
     e.put([0, 1, 2, 3], parent)
     assert torch.equal(parent.take([0, 1, 2, 3], seed=7).random_actions(), e.random_actions())
+    # a generator of one's own draws from it; anything else is named (torch's error was a page of signatures)
+    own = torch.Generator().manual_seed(3)
+    assert torch.equal(e.random_actions(generator=own), e.random_actions(generator=torch.Generator().manual_seed(3)))
+    for bad in (5, "gen", torch.tensor(1)):
+        with pytest.raises(TypeError, match=f"^generator must be a torch.Generator or None, got {type(bad).__name__}$"):
+            e.random_actions(generator=bad)
 
 
 def test_put_scatters_slots_and_pads_the_history():

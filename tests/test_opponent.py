@@ -378,7 +378,7 @@ def test_the_search_is_used_with_two_moves(policy: OnnxPolicy, monkeypatch: pyte
     order = np.argsort(-logits, kind="stable")[:2]
     two = ([moves[int(i)] for i in order], logits[order], value)
     real = policy.scores
-    monkeypatch.setattr(policy, "scores", lambda g, seat=None: two if g is game else real(g, seat))
+    monkeypatch.setattr(policy, "scores", lambda g: two if g is game else real(g))
     player, seen = _scored_search(policy, monkeypatch, game, 6, [0.0, 1.0])
     assert player.select_move(game) == two[0][1]  # the less likely move scored better
     assert seen == two[0]
