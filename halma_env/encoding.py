@@ -29,13 +29,14 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
+from halma_env.game import Game
 from halma_env.layout import Layout, layout
 from halma_env.rules import as_integer, game_name, game_problem
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from halma_env.game import Game, Move
+    from halma_env.game import Move
 
 ENCODING_VERSION = 1
 MAX_SEATS = 6
@@ -95,6 +96,8 @@ class Encoding:
         return value
 
     def _check_game(self, game: Game) -> None:
+        if not isinstance(game, Game):  # (None was an AttributeError on .rules)
+            raise TypeError(f"game must be a halma_env.Game, got {type(game).__name__}")
         r = game.rules
         if (r.variant, r.num_players) != (self.layout.variant, self.layout.num_players):
             raise ValueError(f"this encoding is {game_name(self.layout.variant, self.layout.num_players)}, the game "

@@ -163,6 +163,10 @@ def test_move_actions_encode_a_list_of_moves_as_encode_move_does(variant: str, n
         assert actions.tolist() == [enc.encode_move(game.to_move, m.src, m.dst) for m in moves]
         game.play(rng.choice(moves))
     assert enc.move_actions(0, []).shape == (0,) and enc.move_actions(0, []).dtype == np.int64
+    for not_a_game in (None, game.position()):  # (None was an AttributeError on .rules)
+        for call in (lambda g: enc.observation(g, 0), enc.action_mask):
+            with pytest.raises(TypeError, match="^game must be a halma_env.Game, got "):
+                call(not_a_game)
     # a hole off the board or not an integer: refused by name (-1 read the last hole, 113.7 was taken as 113)
     last = enc.num_holes - 1
     for bad in (Move(-1, 2), Move(2, last + 1), Move(2.7, 3), Move(2, "3")):
