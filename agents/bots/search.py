@@ -219,8 +219,9 @@ class _Run:
                     break
         return cand[:width]
 
-    def horizon(self, is_max: bool, alpha: float, beta: float, ply: int) -> float:
-        """Depth-1 node: the mover's best move valued from the tables (finishing moves played)."""
+    def horizon(self, is_max: bool, ply: int) -> float:
+        """Depth-1 node: the mover's best move valued from the tables (finishing moves played); exact, so it
+        takes no alpha-beta window."""
         seats = [self.root] if is_max else self.active()
         best_gain = None
         best_val = None
@@ -264,7 +265,7 @@ class _Run:
         if depth <= 0:
             return self.static(is_max)
         if depth == 1:
-            return self.horizon(is_max, alpha, beta, ply)
+            return self.horizon(is_max, ply)
         key = self.hash ^ (0 if is_max else self.zob_min)
         entry = self.tt.get(key)
         tt_move = None
