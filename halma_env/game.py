@@ -1077,15 +1077,8 @@ def _progress(variant: str, n: int, seat: int, own: int, king: int, in_goal: int
             cost.append([g.distance(h, x) if x == tip else big for x in goal])
         else:
             cost.append([g.distance(h, x) for x in goal])
-    distance = int(min_cost_assignment(cost)) if len(holes) <= len(goal) else _overfull(cost, len(goal))
-    return Progress(in_goal, distance)
-
-
-def _overfull(cost: list[list[int]], goal_size: int) -> int:
-    """More pieces than goal holes (possible only in puzzles): the goal is filled by the
-    cheapest pieces; transpose so that every goal hole gets its own piece."""
-    transposed = [[row[j] for row in cost] for j in range(goal_size)]
-    return int(min_cost_assignment(transposed))
+    # a seat has at most as many pieces as goal holes (from_position refuses more), so each piece gets a hole
+    return Progress(in_goal, int(min_cost_assignment(cost)))
 
 
 # --- perft and random play -----------------------------------------------------------------
