@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 
 from agents.files import shown_value
-from agents.player import SeededPlayer, check_is_game, check_number, check_seed, check_time, split_options
+from agents.player import SeededPlayer, check_is_game, check_number, check_seed, check_time, sample_index, split_options
 from halma_env import Game, Move
 from halma_env.encoding import ENCODING_VERSION, encoding
 from halma_env.files import (
@@ -678,11 +678,7 @@ class OnnxOpponent:
             budget = time_budget if time_budget is not None else self.time_budget
             deadline = math.inf if budget is None else start + BUDGET_SHARE * budget
             return self._search(game, moves, logits, deadline, search)
-        if self.temperature == 0:
-            return moves[int(np.argmax(logits))]
-        z = (logits - logits.max()) / self.temperature
-        p = np.exp(z)
-        return moves[int(self._rng.choice(len(moves), p=p / p.sum()))]
+        return moves[sample_index(logits, self.temperature, self._rng)]
 
     def _search(self, game: Game, moves: list[Move], logits: np.ndarray, deadline: float,
                 search: dict[str, Any]) -> Move:

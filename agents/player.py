@@ -15,6 +15,8 @@ import numbers
 import random
 from typing import Any, Protocol, runtime_checkable
 
+import numpy as np
+
 from halma_env import Game, Move
 
 
@@ -67,6 +69,17 @@ def check_int(what: str, value: Any, low: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
         raise ValueError(f"{what} must be >= {low} (an integer), got {value!r}")
     return int(value)
+
+
+def sample_index(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
+    """The index of a move chosen from its logits, as the network players (checkpoints and exported models)
+    choose: the first largest at ``temperature`` 0, else a draw of ``rng`` from softmax(logits / temperature),
+    shifted so the largest logit is 0 (no overflow, and the best move's weight is 1 at any temperature, 1e-300
+    included, so no weight is NaN).  The logits' dtype is kept (an exported model's float32 draws as it did)."""
+    if temperature == 0:
+        return int(np.argmax(logits))
+    weights = np.exp((logits - logits.max()) / temperature)
+    return int(rng.choice(len(logits), p=weights / weights.sum()))
 
 
 def check_seed(seed: Any) -> int | None:

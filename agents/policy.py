@@ -10,7 +10,7 @@ import torch
 from agents.checkpoint import load_checkpoint, model_from_checkpoint
 from agents.devices import check_device
 from agents.network import HalmaNet
-from agents.player import check_is_game, check_number, check_seed, check_time
+from agents.player import check_is_game, check_number, check_seed, check_time, sample_index
 from halma_env import Game, Move
 from halma_env.encoding import encoding
 from halma_env.rules import game_name
@@ -74,12 +74,7 @@ class PolicyPlayer:
         moves = game.legal_moves()
         if not moves:
             raise ValueError("the game has no legal move (it is over)")
-        logits = self._logits(game, moves)
-        if self.temperature == 0:
-            return moves[int(torch.argmax(logits))]
-        z = logits.double()
-        p = torch.exp((z - z.max()) / self.temperature).numpy()  # the best move 1, none NaN (T = 1e-300 included)
-        return moves[int(self._rng.choice(len(moves), p=p / p.sum()))]
+        return moves[sample_index(self._logits(game, moves).double().numpy(), self.temperature, self._rng)]
 
 
 def load_policy_player(path: str | Path, seed: int | None = None, temperature: float = 0.0,

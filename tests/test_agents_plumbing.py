@@ -932,3 +932,19 @@ def test_crossing_plans_are_saved_anywhere_and_checked_when_read(tmp_path: Path)
     path.write_text("[" * 100_000 + "]" * 100_000)  # nested past the parser's depth: a RecursionError was let out
     with pytest.raises(ValueError, match=f"^crossing plan {re.escape(str(path))}: cannot read it"):
         load_crossing_lines(path, cfg, 4)
+
+
+def test_sample_index_is_the_one_move_draw_of_the_network_players() -> None:
+    """Checkpoints and exported models choose through agents.player.sample_index: the first best at
+    temperature 0, only the best (evenly) at a tiny temperature, the softmax's frequencies at 1."""
+    import numpy as np
+
+    from agents.player import sample_index
+
+    rng = np.random.default_rng(0)
+    logits = np.array([1.0, 3.0, -1e30, 3.0])
+    assert sample_index(logits, 0.0, rng) == 1
+    assert {sample_index(logits, 5e-324, rng) for _ in range(60)} == {1, 3}
+    draws = [sample_index(np.log(np.array([0.2, 0.8])), 1.0, rng) for _ in range(4000)]
+    assert abs(draws.count(1) / 4000 - 0.8) < 0.03
+    assert sample_index(np.array([3e38, -3e38], dtype=np.float32), 1.0, rng) == 0  # no overflow, no NaN
