@@ -78,7 +78,8 @@ def sample_index(logits: np.ndarray, temperature: float, rng: np.random.Generato
     included, so no weight is NaN).  The logits' dtype is kept (an exported model's float32 draws as it did)."""
     if temperature == 0:
         return int(np.argmax(logits))
-    weights = np.exp((logits - logits.max()) / temperature)
+    with np.errstate(over="ignore"):  # a logit far below the best overflows to -inf: weight 0, as meant
+        weights = np.exp((logits - logits.max()) / temperature)
     return int(rng.choice(len(logits), p=weights / weights.sum()))
 
 
