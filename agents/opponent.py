@@ -11,7 +11,8 @@
   played, the other seats answer with their own greedy policy
   move, and the position reached is scored from the mover's point of view by the heuristic
   potential of ``agents.bots.evaluation`` (``eval=heuristic``) or the network's value
-  (``eval=value``); a move that finishes the seat is taken at once.  The candidates are tried in
+  (``eval=value``); a move that finishes the seat is taken at once, and a line the other seats decide (a
+  loss) ranks below every undecided one.  The candidates are tried in
   policy order and the search stops when the per-move budget is nearly spent, so it always
   answers in time (the greedy move is the fallback);
 - one single-threaded onnxruntime session per model (``intra_op_num_threads=1``): a game
@@ -715,8 +716,11 @@ class OnnxOpponent:
 
     def _evaluate(self, game: Game, seat: int, search: dict[str, Any]) -> float:
         place = game.places[seat]
-        if place is not None:  # decided: the better the place, the higher
-            return 1e9 - 1e6 * float(place)
+        if place is not None:
+            # decided: by the seat's own finish (the best place still open) above anything undecided, by the
+            # others' (a loss: in 2 seats place 2 scored 1e9 - 2e6 and beat every undecided line, so the search
+            # let the other seat jump home) below it; the better the place, the higher
+            return (1e9 if game.status[seat] == "finished" else -1e9) - 1e6 * float(place)
         if search["eval"] == "value":
             return self.policy.value(game, seat)
         from agents.bots.evaluation import progress_score  # pure python, no torch

@@ -1558,3 +1558,28 @@ def test_bot_parameter_numbers_are_ascii_digits(spec: str, message: str) -> None
     with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
         parse_spec(spec)
     assert parse_spec("search:depth=2,width=10,time=0.5") == ("search", {"depth": 2, "width": 10, "time": 0.5})
+
+
+def test_finishing_moves_copies_the_game_only_when_a_move_could_finish(monkeypatch: pytest.MonkeyPatch) -> None:
+    # star, 2 seats: seat 0 holds goal holes 0-7, two holes (8, 9) empty and two pieces (17, 18) outside,
+    # with moves 17-8, 17-9 and 18-9 into the goal. No one move can fill two holes, so none is played on
+    # a copy: the docstring's "made only when a move needs checking", which keeps greedy's move (done on
+    # every ply of every game, also inside search's rollouts and the ONNX opponent's search) a table lookup
+    pieces = {h: "0" for h in range(8)}
+    pieces.update({17: "0", 18: "0"})
+    pieces.update({h: "1" for h in range(60, 70)})
+    game = Game.from_position(position("star", 2, pieces))
+    moves = game.legal_moves()
+    assert {"17-8", "17-9", "18-9"} <= {str(m) for m in moves if m.dst < 10}
+    copies = []
+    real = Game.copy
+    monkeypatch.setattr(Game, "copy", lambda self: copies.append(1) or real(self))
+    assert finishing_moves(game, 0, SeatView(game, 0), moves) == []
+    assert copies == []
+    # one hole left (9) and one piece out: now the moves into it are checked, and 18-9 finishes
+    pieces = {h: "0" for h in range(9)}
+    pieces.update({18: "0"})
+    pieces.update({h: "1" for h in range(60, 70)})
+    game = Game.from_position(position("star", 2, pieces))
+    assert [str(m) for m in finishing_moves(game, 0, SeatView(game, 0), game.legal_moves())] == ["18-9"]
+    assert copies == [1]

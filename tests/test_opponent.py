@@ -35,6 +35,7 @@ from agents.opponent import (
 )
 from halma_env import Game, Move, Rules
 from halma_env.encoding import ENCODING_VERSION
+from tests.engine_helpers import one_move_from_finishing, position
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "agents" / "ladder" / "star-2-quickstart_star2.onnx"  # a real export, small (53 kB)
@@ -896,3 +897,66 @@ def test_a_model_of_another_game_is_named_by_its_file_before_its_stamped_level()
         load_opponent(str(shipped)).select_move(Game(Rules("star", 3)))
     with pytest.raises(OpponentError, match=r"^opponent model 'star-2-star2\.onnx' was exported for star with 2"):
         OnnxOpponent(OnnxPolicy(shipped), name="star-2-star2").select_move(Game(Rules("star", 3)))
+
+
+# --- the search: decided lines ranked by who decided them (found by mutation testing, session 51) ----------
+
+
+@pytest.fixture(scope="module")
+def shipped_policy() -> OnnxPolicy:
+    return OnnxPolicy(SHIPPED)
+
+
+def _greedy_reply(policy: OnnxPolicy, game: Game) -> Move:
+    moves, logits, _ = policy.scores(game)
+    return moves[int(np.argmax(logits))]
+
+
+def _seat1_jumps_home(**options: Any) -> Game:
+    """Star, 2 seats, seat 0 to move: seat 1 has 9 of its 10 goal holes (112-120) and its last piece on
+    89, which jumps over seat 0's last straggler on 102 into 111 and finishes; seat 0's other pieces sit
+    in its own goal (0-8). Moving 102 away (to 77, 90, 101 or 103) stops the jump; 102-111 fills
+    seat 1's goal (anti-blocking: seat 1 finishes at once); any other move lets the jump happen."""
+    pieces = {h: "1" for h in range(112, 121)}
+    pieces[89] = "1"
+    pieces.update({h: "0" for h in range(9)})
+    pieces[102] = "0"
+    return Game.from_position(position("star", 2, pieces, to_move=0, ply=0), **options)
+
+
+BLOCKING = {"102-77", "102-90", "102-101", "102-103"}
+
+
+def test_the_search_plays_out_the_other_seats_reply_and_prefers_a_draw_to_a_loss(shipped_policy: OnnxPolicy) -> None:
+    # the game ends at ply 2, after seat 1's reply: a move that stops the jump draws (place 1 for both),
+    # any other loses (place 2), so the search, which plays each candidate and the greedy reply
+    # (module docstring) and ranks decided places best first, plays a blocking move
+    game = _seat1_jumps_home(move_limit=2)
+    for move in game.legal_moves():  # the reference: the shipped model's greedy reply takes the jump
+        g = game.copy()
+        g.play(move)
+        if not g.is_over:
+            g.play(_greedy_reply(shipped_policy, g))
+        assert g.places == ([1, 1] if str(move) in BLOCKING else [2, 1]), move
+    for eval_ in ("heuristic", "value"):
+        opponent = OnnxOpponent(shipped_policy, search={"top": 100, "eval": eval_})
+        assert str(opponent.select_move(game)) in BLOCKING, eval_
+
+
+@pytest.mark.parametrize("search", ["top=1", "top=1,eval=value", "top=6"])
+def test_the_search_always_takes_a_move_that_finishes_the_seat(shipped_policy: OnnxPolicy, search: str) -> None:
+    # module docstring: "any move that finishes the seat at once, which is always taken" (before any
+    # candidate is played out), whichever evaluation and width the search has
+    game, finishing = one_move_from_finishing()
+    assert len(finishing) == 1
+    assert OnnxOpponent(shipped_policy, search=search).select_move(game) == finishing[0]
+
+
+@pytest.mark.parametrize("model", ["agents/ladder/star-2-quickstart_star2.onnx", "agents/ladder/star-2-star2.onnx"])
+@pytest.mark.parametrize("options", ["", ":search=top=6", ":search=top=6,eval=value", ":search=top=20"])
+def test_the_search_does_not_choose_a_move_that_lets_the_other_seat_win(model: str, options: str) -> None:
+    game = _seat1_jumps_home()
+    move = load_opponent(model + options, seed=0).select_move(game)
+    """The search ranked a lost game (place 2 of 2: 1e9 - 2e6) above every undecided line, so with search on both
+    shipped models let seat 1 jump home (7-9) or filled its goal for it (102-111); the plain policy blocks."""
+    assert str(move) in BLOCKING, str(move)
