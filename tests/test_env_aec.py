@@ -257,6 +257,7 @@ def test_place_rewards_of_both_schemes() -> None:
     assert place_rewards([1, 2, 3]) == [1.0, 0.0, -1.0]
     assert place_rewards([3, 1, 2, 4]) == pytest.approx([-1 / 3, 1.0, 1 / 3, -1.0])
     assert place_rewards([1, 1, 3]) == [0.5, 0.5, -1.0]  # a shared place: the mean of the places it spans
+    assert place_rewards([1, 2, 2, 4]) == [1.0, 0.0, 0.0, -1.0]  # exactly 0 (it was 5.55e-17), the sum 0
     assert place_rewards([2, 2]) == [0.0, 0.0]  # every seat shares one place: a draw
     assert place_rewards([None, 1, None]) == [0.0, 1.0, 0.0]  # undecided counts 0
     assert place_rewards([1]) == [1.0] and place_rewards([None]) == [0.0]
