@@ -1469,6 +1469,24 @@ def test_the_cached_action_mask_cannot_be_written() -> None:
         mask[0] = 1
     assert env.observe("player_0")["action_mask"][0] == 0
     assert env.observe("player_0")["action_mask"].flags.writeable  # observations stay the caller's own
+    other = env.action_mask("player_1")  # a seat not to move: zeros, read-only too (they were writable)
+    assert not other.any() and not other.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        other[0] = 1
+
+
+def test_seats_and_holes_take_every_integer_type_actions_take() -> None:
+    """encode_move and decode_action took a 0-d tensor or array as an action but not as a hole or a seat."""
+    import torch
+
+    env = raw_env()
+    env.reset()
+    action = env.encode_move(0, (111, 102))
+    assert env.encode_move(np.array(0), (torch.tensor(111), np.array(102))) == action
+    assert env.decode_action(torch.tensor(0), torch.tensor(action)) == Move(111, 102)
+    for bad in (torch.tensor([111]), 111.0, True):
+        with pytest.raises(TypeError, match="a hole must be an integer"):
+            env.encode_move(0, (bad, 102))
 
 
 @pytest.mark.parametrize("make", ["raw", "wrapped", "gym"])

@@ -8,6 +8,7 @@ of actions, observation planes, rewards, terminations, info, rendering and seat 
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Any, cast
 
 import numpy as np
@@ -21,7 +22,7 @@ from halma_env.game import Game, IllegalMoveError, Move
 from halma_env.layout import layout
 from halma_env.render import colors_wanted, render_text
 from halma_env.rewards import REWARD_SCHEMES, check_progress_shaping, piece_distance, seat_rewards, shaping_potential
-from halma_env.rules import Rules, game_name
+from halma_env.rules import Rules, as_integer, game_name
 
 from .players import check_player, make_player, reseed
 
@@ -108,14 +109,23 @@ def action_int(action: Any) -> int:
     return as_index(action, "action")
 
 
+@functools.cache
+def _no_moves(num_actions: int) -> np.ndarray:
+    """The all-zero action mask of a seat not to move: one read-only array per game size, shared."""
+    mask = np.zeros(num_actions, dtype=np.int8)
+    mask.flags.writeable = False
+    return mask
+
+
 def hole_int(hole: Any, num_holes: int) -> int:
     """A hole number as a Python int in ``0 .. num_holes - 1``; anything else is refused (a
     negative number would otherwise index from the end of the tables)."""
-    if isinstance(hole, bool) or not isinstance(hole, (int, np.integer)):
+    number = as_integer(hole)  # any integer type, as actions take (a 0-d tensor too)
+    if number is None:
         raise TypeError(f"a hole must be an integer, got {hole!r} ({type(hole).__name__})")
-    if not 0 <= hole < num_holes:
-        raise ValueError(f"holes are 0..{num_holes - 1}, got {hole}")
-    return int(hole)
+    if not 0 <= number < num_holes:
+        raise ValueError(f"holes are 0..{num_holes - 1}, got {number}")
+    return number
 
 
 def _copy_player(player: Any, memo: dict[int, Any]) -> Any:
@@ -342,8 +352,9 @@ class raw_env(AECEnv, EzPickle):
         """A seat from a seat number or an agent name (ValueError otherwise)."""
         if isinstance(who, str) and who in self.agent_name_mapping:
             return self.agent_name_mapping[who]
-        if not isinstance(who, bool) and isinstance(who, (int, np.integer)) and 0 <= who < len(self.possible_agents):
-            return int(who)
+        seat = as_integer(who)  # any integer type, as actions take (a 0-d tensor too)
+        if seat is not None and 0 <= seat < len(self.possible_agents):
+            return seat
         raise ValueError(f"expected an agent name ({', '.join(self.possible_agents)}) or a seat number, got {who!r}")
 
     # --- the turn cache: legal moves and the action mask, computed once per turn ------------
@@ -403,7 +414,7 @@ class raw_env(AECEnv, EzPickle):
         game = cast(Game, self.game)  # _agent() refused a call before reset()
         if seat == game.to_move and self._live(agent) and not game.is_over:
             return self._turn()[1]
-        return np.zeros(self.encoding.num_actions, dtype=np.int8)
+        return _no_moves(self.encoding.num_actions)  # read-only, as the turn's mask is
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new game.  ``options={"position": text}`` starts from a SPEC §3 position of the
