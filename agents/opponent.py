@@ -245,8 +245,6 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-
-
 def check_checksum(onnx_path: str | Path, manifest: dict[str, Any], digest: str) -> None:
     """The model's sha256 ``digest`` against its manifest's ``onnx_sha256``."""
     if digest != manifest["onnx_sha256"]:

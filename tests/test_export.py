@@ -244,6 +244,23 @@ def _rewrite(path: Path, **changes) -> None:
     manifest_path(path).write_text(json.dumps(m))
 
 
+@pytest.mark.parametrize(("key", "wanted"), [
+    ("level", "a string or null"), ("rating_source", "a string or null"), ("exported_at", "a string"),
+    ("torch_version", "a string"), ("onnx_file", "a string"), ("onnx_sha256", "a string"),
+    ("inputs", "an object"), ("outputs", "an object"), ("export_check", "an object"), ("source", "an object"),
+    ("variant", "a string"),
+])
+def test_every_descriptive_manifest_field_is_type_checked_by_name(tmp_path: Path, key: str, wanted: str) -> None:
+    """Each field other code reads or prints has its type checked when the manifest is read, by name (a
+    wrong type would fail later, where a table is formatted or a field compared; found unpinned field by
+    field by mutation testing)."""
+    for bad in (True, 5, [] if wanted != "an object" else "x"):
+        model = _copy(SHIPPED_MODEL, tmp_path / f"{key}_{type(bad).__name__}")
+        _rewrite(model, **{key: bad})
+        with pytest.raises(OpponentError, match=re.escape(f"': {key} must be {wanted}, got {bad!r}")):
+            load_opponent(model)
+
+
 def test_bad_files_fail_with_clear_errors(tmp_path: Path) -> None:
     from agents.opponent import file_sha256
 
