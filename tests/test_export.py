@@ -377,14 +377,15 @@ def test_search_scores_each_top_candidate_after_the_greedy_reply(monkeypatch: py
     assert seen == [(2, m) for m in candidates]  # every candidate, each after one reply
     scores = iter([0.5, 0.2, 0.5, 0.5])
     assert opponent.select_move(game) == candidates[0]  # on equal scores the more likely move
-    # a decided position scores by place, above any undecided one
+    # a decided position scores by place: the seat's own finish above any undecided line, a place the other
+    # seat's finish gave it (a loss) below any (it scored 1e9 - 2e6, above them all)
     monkeypatch.undo()
     from tests.engine_helpers import one_move_from_finishing
 
     won, finishing = one_move_from_finishing()
     won.play(finishing[0])
     assert won.places == [1, 2]
-    assert [opponent._evaluate(won, seat, opponent.search) for seat in (0, 1)] == [1e9 - 1e6, 1e9 - 2e6]
+    assert [opponent._evaluate(won, seat, opponent.search) for seat in (0, 1)] == [1e9 - 1e6, -1e9 - 2e6]
 
 
 def test_bad_options_and_names() -> None:
