@@ -75,7 +75,7 @@ def sample_index(logits: np.ndarray, temperature: float, rng: np.random.Generato
     """The index of a move chosen from its logits, as the network players (checkpoints and exported models)
     choose: the first largest at ``temperature`` 0, else a draw of ``rng`` from softmax(logits / temperature),
     shifted so the largest logit is 0 (no overflow, and the best move's weight is 1 at any temperature, 1e-300
-    included, so no weight is NaN).  The logits' dtype is kept (an exported model's float32 draws as it did)."""
+    included, so no weight is NaN); computed in the logits' own dtype (both players pass float64)."""
     if temperature == 0:
         return int(np.argmax(logits))
     with np.errstate(over="ignore"):  # a logit far below the best overflows to -inf: weight 0, as meant

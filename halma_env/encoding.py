@@ -114,7 +114,7 @@ class Encoding:
         ``encode_move`` of each, at once."""
         c = self.to_canonical[self._seat(seat)]
         holes = np.asarray([(m.src, m.dst) for m in moves]).reshape(-1, 2)
-        if len(moves) and not (holes.dtype.kind == "i" and 0 <= holes.min() and holes.max() < self.num_holes):
+        if len(moves) and not (holes.dtype.kind in "iu" and 0 <= holes.min() and holes.max() < self.num_holes):
             # (an int64 array truncated Move(113.7, 104) to 113, and c[-1] read the last hole's number)
             bad = next(m for m in moves if not all(as_integer(h) in range(self.num_holes) for h in (m.src, m.dst)))
             raise ValueError(f"moves must hold hole numbers 0..{self.num_holes - 1}, got {bad!r}")
