@@ -116,8 +116,12 @@ class Encoding:
         holes = np.asarray([(m.src, m.dst) for m in moves]).reshape(-1, 2)
         if len(moves) and not (holes.dtype.kind in "iu" and 0 <= holes.min() and holes.max() < self.num_holes):
             # (an int64 array truncated Move(113.7, 104) to 113, and c[-1] read the last hole's number)
-            bad = next(m for m in moves if not all(as_integer(h) in range(self.num_holes) for h in (m.src, m.dst)))
-            raise ValueError(f"moves must hold hole numbers 0..{self.num_holes - 1}, got {bad!r}")
+            bad = next((m for m in moves if not all(as_integer(h) in range(self.num_holes) for h in (m.src, m.dst))),
+                       None)
+            if bad is not None:
+                raise ValueError(f"moves must hold hole numbers 0..{self.num_holes - 1}, got {bad!r}")
+            # every hole is an integer on the board, of mixed types numpy could not hold in one integer array
+            holes = np.array([(as_integer(m.src), as_integer(m.dst)) for m in moves], dtype=np.int64)
         canonical = c[holes.astype(np.int64)]
         return canonical[:, 0] * self.num_holes + canonical[:, 1]
 

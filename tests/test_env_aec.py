@@ -170,6 +170,8 @@ def test_move_actions_encode_a_list_of_moves_as_encode_move_does(variant: str, n
     # a hole off the board or not an integer: refused by name (-1 read the last hole, 113.7 was taken as 113)
     last = enc.num_holes - 1
     assert enc.move_actions(0, [Move(np.uint8(0), np.uint16(1))]).tolist() == [enc.encode_move(0, 0, 1)]
+    mixed = [Move(np.uint64(0), 1), Move(2, np.int64(3))]  # (numpy makes float64 of uint64 with int64)
+    assert enc.move_actions(0, mixed).tolist() == [enc.encode_move(0, 0, 1), enc.encode_move(0, 2, 3)]
     for bad in (Move(-1, 2), Move(2, last + 1), Move(2.7, 3), Move(2, "3")):
         with pytest.raises(ValueError, match=re.escape(f"moves must hold hole numbers 0..{last}, got {bad!r}")):
             enc.move_actions(0, [Move(np.int64(0), 1), bad])
