@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import time
 from pathlib import Path
 
@@ -50,8 +51,10 @@ def run_in_use_problem(run_dir: str | Path) -> str | None:
 
 def run_lock_file(run_dir: str | Path) -> Path:
     """The file whose lock a ``halma train`` of ``run_dir`` holds while it runs: beside the run directory
-    (``.NAME.lock``; a run name cannot start with a dot)."""
-    run_dir = Path(run_dir)
+    (``.NAME.lock``; a run name cannot start with a dot), as the path resolves through symlinks: a run moved
+    to another disk and linked back is one run whichever path names it (two trainers, each through its own
+    path, wrote into one directory)."""
+    run_dir = Path(os.path.realpath(run_dir))
     return run_dir.parent / f".{run_dir.name}.lock"
 
 
@@ -151,20 +154,47 @@ def drop_events_after(tb_dir: Path, global_step: int) -> None:
     run's checkpoint), so a killed run's later points do not stand beside the resumed run's.  TensorBoard's
     own ``purge_step`` is not enough: its default (Rust) loader ignores it, and its Python loader applies it
     only after a first session marker that a fresh run's writer never writes.  A record the kill cut short
-    goes too; a file with nothing to drop is left as it is."""
+    goes too; a file with nothing to drop is left as it is.  A file damaged before its end (a record whose
+    checksum fails, with more after it) is a ``ValueError`` naming it, and no file is rewritten: TensorBoard's
+    loader stops at such a record, so the rewrite would have dropped every event after it without a word."""
     if not tb_dir.is_dir():
         return
     from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
     from tensorboard.compat.proto import event_pb2
     from tensorboard.summary.writer.record_writer import RecordWriter
 
+    rewrites = []
     for path in sorted(tb_dir.glob("events.out.tfevents.*")):
         records = list(RawEventFileLoader(str(path)).Load())
+        _check_event_file_tail(path, sum(len(r) + 16 for r in records), len(records))
         kept = [r for r in records if event_pb2.Event.FromString(r).step <= global_step]
-        if len(kept) == len(records) and path.stat().st_size == sum(len(r) + 16 for r in records):
-            continue  # (16: each record's length, its checksum and the data's checksum)
+        if len(kept) < len(records) or path.stat().st_size != sum(len(r) + 16 for r in records):
+            rewrites.append((path, kept))
+    for path, kept in rewrites:
         out = io.BytesIO()
         writer = RecordWriter(out)
         for record in kept:
             writer.write(record)
         write_atomic(path, out.getvalue())
+
+
+def _check_event_file_tail(path: Path, offset: int, count: int) -> None:
+    """What follows the ``count`` records TensorBoard's loader read from ``path`` (ending at byte ``offset``)
+    must be nothing or one record a kill cut short (its length's checksum holds and it runs past the end);
+    anything else is damage, a ``ValueError``.  A record is an 8-byte length, its 4-byte checksum, the data and
+    the data's 4-byte checksum (TFRecord)."""
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+
+    with open(path, "rb") as f:
+        f.seek(offset)
+        tail = f.read(12)
+        remaining = os.fstat(f.fileno()).st_size - offset
+    if remaining == 0 or len(tail) < 12:
+        return  # complete, or a length the kill cut short
+    length = int.from_bytes(tail[:8], "little")
+    if masked_crc32c(tail[:8]) == int.from_bytes(tail[8:12], "little") and 16 + length > remaining:
+        return  # a whole length, with less data after it than it announces: the record the kill cut short
+    raise ValueError(f"the TensorBoard event file {str(path)!r} is damaged at byte {offset} (record {count + 1}: "
+                     f"a checksum fails, with {remaining} bytes from there to the end); a resume would drop "
+                     "every event from there: restore the file, or move it out of the run's tb/ folder to resume "
+                     "without its points")

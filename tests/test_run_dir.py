@@ -216,3 +216,56 @@ def test_events_past_the_checkpoint_go_and_a_cut_record_goes_even_with_nothing_p
     assert not cut.read_bytes().endswith(b"\x10\x00\x00")
     after = clean.stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns) and _steps(clean) == [1, 2, 3]
+
+
+def test_an_event_file_damaged_before_its_end_is_refused_and_nothing_is_rewritten(tmp_path: Path) -> None:
+    """One flipped byte in the middle of an event file made TensorBoard's loader stop there, so the resume
+    rewrote the file with the records before it: most of the run's points went without a word.  Now such a
+    file is a ValueError naming it, and no event file is rewritten; a record a kill cut short at the very end
+    (a whole length announcing more than is left, or a length cut short) still goes quietly."""
+    from agents.run_dir import drop_events_after
+
+    later, damaged = tmp_path / "events.out.tfevents.1.a", tmp_path / "events.out.tfevents.2.b"
+    _event_file(later, range(1, 7))
+    _event_file(damaged, range(1, 40))
+    data = bytearray(damaged.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    damaged.write_bytes(bytes(data))
+    before = {p: p.read_bytes() for p in (later, damaged)}
+    with pytest.raises(ValueError, match=r"^the TensorBoard event file '.*events\.out\.tfevents\.2\.b' is damaged "
+                                         r"at byte \d+ \(record \d+: a checksum fails"):
+        drop_events_after(tmp_path, 4)
+    assert {p: p.read_bytes() for p in (later, damaged)} == before  # the other file was not rewritten either
+    import io
+
+    from tensorboard.summary.writer.record_writer import RecordWriter
+
+    record = io.BytesIO()
+    RecordWriter(record).write(b"x" * 30)
+    for cut_tail in (b"\x10\x00\x00", record.getvalue()[:20]):  # a length cut short; a record cut after it
+        damaged.unlink()
+        _event_file(damaged, range(1, 4))
+        whole = damaged.read_bytes()
+        damaged.write_bytes(whole + cut_tail)
+        drop_events_after(tmp_path, 4)
+        assert _steps(damaged) == [1, 2, 3] and damaged.read_bytes() == whole
+
+
+def test_a_run_directory_reached_through_a_symlink_is_one_run(tmp_path: Path) -> None:
+    """The lock was .NAME.lock beside the path as spelled: a run moved to another disk and linked back
+    (runs2/conc -> runs/conc) took two locks, so two halma train wrote into one directory.  The lock now sits
+    beside the resolved directory, whichever path names it."""
+    real = tmp_path / "runs" / "conc"
+    real.mkdir(parents=True)
+    (tmp_path / "runs2").mkdir()
+    linked = tmp_path / "runs2" / "conc"
+    linked.symlink_to(real)
+    assert run_lock_file(linked) == run_lock_file(real) == tmp_path / "runs" / ".conc.lock"
+    with RunLock(real) as first:
+        first.acquire()
+        with pytest.raises(ValueError, match="is in use by another halma train"):
+            RunLock(linked).acquire()
+        assert run_in_use_problem(linked) is not None
+    with RunLock(linked) as second:  # released: the other path takes it
+        second.acquire()
+    assert not (tmp_path / "runs2" / ".conc.lock").exists()
