@@ -249,6 +249,8 @@ def load_checkpoint(path: str | Path, *, variant: str | None = None, num_players
         raise CheckpointError(f"checkpoint {str(path)!r} is a directory, not a checkpoint file")
     raw = _read_checkpoint(path)
     _check_archive(path, raw)
+    if torch.device(map_location).type == "cpu":  # torch.load cannot map storages to "cpu:0" (a resume with
+        map_location = "cpu"  # --device cpu:0 called the checkpoint corrupt); every CPU index is the CPU
     try:
         with warnings.catch_warnings():  # torch's own (a sparse CSR tensor's "beta state"): the checks below speak
             warnings.simplefilter("ignore")

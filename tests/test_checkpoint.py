@@ -924,3 +924,14 @@ def test_a_checkpoint_path_with_dot_dot_after_a_symlinked_folder_is_written_wher
     (tmp_path / "work" / "link").symlink_to(tmp_path / "real" / "deep")
     make_checkpoint(tmp_path / "work" / "link" / ".." / "runs" / "last.pt")
     assert (tmp_path / "real" / "runs" / "last.pt").is_file() and not (tmp_path / "work" / "runs").exists()
+
+
+def test_a_checkpoint_loads_onto_the_cpu_by_any_index() -> None:
+    """`--device cpu:0` (the CPU, as the config takes it) made torch.load fail to map the storages, and the
+    resume called an intact checkpoint "corrupt or not a checkpoint file"."""
+    import torch
+
+    plain = load_checkpoint(SHIPPED_QUICKSTART)["model"]
+    for device in ("cpu:0", "cpu:1", torch.device("cpu:0")):
+        model = load_checkpoint(SHIPPED_QUICKSTART, map_location=device)["model"]
+        assert all(torch.equal(model[k], plain[k]) and model[k].device.type == "cpu" for k in plain)
