@@ -404,6 +404,8 @@ class Trainer:
             if lock_run_dir and self.main:
                 self.run_lock.acquire()
             if resume:
+                if self.main:
+                    self._check_run_dir_folders()
                 self._resume()  # the run's own weights: init_from only starts a fresh run
             else:
                 if self.main:  # the others would see the files process 0 has just begun to write
@@ -418,6 +420,14 @@ class Trainer:
             self.close()
             self.run_lock.release_refused()
             raise
+
+    def _check_run_dir_folders(self) -> None:
+        """The folders a resumed run writes into (``checkpoints/``, ``snapshots/``, ``tb/``) are folders or not
+        there: a file standing at one failed only when the run first wrote there (``snapshots`` after its
+        training, as a traceback), with ``config.yaml`` already rewritten."""
+        for folder in (self.ckpt_dir, self.snap_dir, self.run_dir / "tb"):
+            if folder.exists() and not folder.is_dir():
+                raise ValueError(f"{str(folder)!r} is a file, where the run keeps a folder: move it away to resume")
 
     def _start_logs(self, resume: bool) -> None:
         """The run's config.yaml, and its logs from where a resume starts."""

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from agents.files import LockHeld, folders_to_make, held_lock, remove_empty_folders
-from halma_env.files import write_atomic
+from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file, write_atomic
 
 
 def new_run_dir_problem(run_dir: str | Path) -> str | None:
@@ -113,6 +113,9 @@ class RunLock:
         self.close()
 
 
+MAX_EVAL_LOG_BYTES = 1 << 30  # eval.jsonl: about a kilobyte per evaluation, so a million of them
+
+
 def drop_evaluations_after(run_dir: Path, global_step: int) -> None:
     """Keep only the ``eval.jsonl`` lines up to ``global_step`` (a resumed run's checkpoint): a killed run's
     later evaluations are replaced by the resumed run's.  Rewritten atomically, like a checkpoint.  A last
@@ -123,7 +126,12 @@ def drop_evaluations_after(run_dir: Path, global_step: int) -> None:
     path = run_dir / "eval.jsonl"
     if not path.exists():
         return
-    text = path.read_text()
+    try:  # a regular file only (a FIFO hung the resume), read with a bound, and named when it is not text
+        text = read_regular_file(path, MAX_EVAL_LOG_BYTES).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{str(path)!r} is not UTF-8 text (byte {e.start}): repair or remove it to resume") from None
+    except (NotARegularFile, FileTooLarge) as e:
+        raise ValueError(f"{e}: the evaluation log cannot be read to resume") from None
     lines = text.splitlines()
     kept = []
     for number, line in enumerate(lines, 1):

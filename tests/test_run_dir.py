@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -269,3 +270,24 @@ def test_a_run_directory_reached_through_a_symlink_is_one_run(tmp_path: Path) ->
     with RunLock(linked) as second:  # released: the other path takes it
         second.acquire()
     assert not (tmp_path / "runs2" / ".conc.lock").exists()
+
+
+@pytest.mark.parametrize("kind", ["not utf-8", "fifo", "directory"])
+def test_an_evaluation_log_that_is_no_text_file_is_refused_by_name(tmp_path: Path, kind: str) -> None:
+    """A non-UTF-8 eval.jsonl gave the codec's message naming no file, a FIFO hung the resume for ever and a
+    directory was "cannot write the run directory"; each is now a ValueError naming the log, nothing changed."""
+    import os
+
+    path = tmp_path / "eval.jsonl"
+    if kind == "not utf-8":
+        path.write_bytes(b'{"global_step": 1}\n\xff\xfe\n')
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+    message = {"not utf-8": "is not UTF-8 text (byte 19): repair or remove it to resume",
+               "fifo": "is a FIFO, not a regular file: the evaluation log cannot be read to resume",
+               "directory": "is a directory, not a regular file: the evaluation log cannot be read to resume"}[kind]
+    with pytest.raises(ValueError, match=f"^'{re.escape(str(path))}' {re.escape(message)}$"):
+        drop_evaluations_after(tmp_path, 5)
+    assert kind != "not utf-8" or path.read_bytes() == b'{"global_step": 1}\n\xff\xfe\n'

@@ -14,6 +14,7 @@ import json
 import os
 import random
 import shlex
+import shutil
 import signal
 import threading
 import time
@@ -1660,6 +1661,26 @@ def test_a_resume_refuses_a_damaged_evaluation_log_before_it_writes(tmp_path: Pa
     with pytest.raises(ValueError, match="eval.jsonl line 2 is not an evaluation record"):
         Trainer(from_dict(tiny_config(ppo__total_steps=8 * 64, checkpoint__every=2, eval__every=64, eval__games=1,
                                       eval__opponents=["random"])), run, resume=True, log=quiet)
+    assert {path: path.read_bytes() for path in run.rglob("*") if path.is_file()} == before
+
+
+@pytest.mark.parametrize("folder", ["snapshots", "tb"])
+def test_a_resume_refuses_a_file_where_the_run_keeps_a_folder_before_it_writes(tmp_path: Path, folder: str) -> None:
+    """``snapshots`` replaced by a file: the resume trained, then died with a FileExistsError traceback when it
+    first wrote a snapshot; ``tb`` a file: "cannot write the run directory" without its name, after
+    ``config.yaml`` was rewritten.  Both are refused at once now, by name, with nothing written."""
+    data = tiny_config(ppo__total_steps=4 * 64, checkpoint__every=2, pool__snapshot_every=1)
+    run = tmp_path / "run"
+    killed = Trainer(from_dict(data), run, log=quiet)
+    killed.train(stop=lambda: killed.update == 2)
+    killed.close()
+    if (run / folder).exists():  # (the tiny config logs no TensorBoard: no tb/ to replace)
+        shutil.rmtree(run / folder)
+    (run / folder).write_text("x")
+    before = {path: path.read_bytes() for path in run.rglob("*") if path.is_file()}
+    with pytest.raises(ValueError, match=f"^'.*run/{folder}' is a file, where the run keeps a folder: move it"):
+        Trainer(from_dict(tiny_config(ppo__total_steps=8 * 64, checkpoint__every=2, pool__snapshot_every=1)), run,
+                resume=True, log=quiet)
     assert {path: path.read_bytes() for path in run.rglob("*") if path.is_file()} == before
 
 
