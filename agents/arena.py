@@ -500,6 +500,9 @@ class TournamentResult:
             "finish_rate_low": lo,
             "finish_rate_high": hi,
             "end_reasons": dict(sorted(reasons.items())),
+            # deterministic players in the same seats play the same game again: those repeats are not
+            # independent trials, which every interval here assumes
+            "distinct_games": len({(tuple(g.seats), g.first_seat, tuple(g.moves)) for g in self.games}),
             "mean_plies": sum(g.plies for g in self.games) / n if n else math.nan,
             "mean_plies_decided": sum(g.plies for g in decided) / len(decided) if decided else math.nan,
             # what position is worth here (the rotation keeps it from favouring any player)
@@ -594,6 +597,11 @@ class TournamentResult:
             "Mean place by seat: " + ", ".join(f"{x:.2f}" for x in s["seat_mean_place"])
             + f"; of the seat that moved first: {s['starter_mean_place']:.2f}",
         ]
+        if s["distinct_games"] < s["games"]:
+            lines.append(f"Distinct games: only {s['distinct_games']} of {s['games']} (players that choose alike "
+                         "replayed games in the same seats), so the intervals above, which count every game as an "
+                         "independent trial, are too narrow; a player with randomness (an exported model's "
+                         "`:temperature=`, a bot's `noise=`) plays independent games")
         forfeits = sum(st["forfeits"] for st in stats)
         over = sum(st["over_budget"] for st in stats)
         if forfeits:

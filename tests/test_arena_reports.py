@@ -1185,3 +1185,19 @@ def _eval_args(out: Path) -> Any:
     parser = argparse.ArgumentParser()
     arena.add_arguments(parser)
     return parser.parse_args(["greedy", "random", "--games", "2", "--out", str(out), "--quiet"])
+
+
+def test_deterministic_players_are_told_their_repeated_games_narrow_the_intervals(capsys) -> None:
+    """Two players that always choose alike replay the same game whenever the seats and the first seat repeat:
+    10 games of star2.pt against an exported model were 4 distinct ones, reported as 100% [72.2%, 100%] as if
+    10 independent trials.  The summary counts the distinct games and the table says so; players with
+    randomness (random's own draws) print no such line."""
+    assert _run("a", "b", "--games", "8", "--workers", "1", "--max-plies", "40") == 0
+    out = capsys.readouterr().out
+    assert ("Distinct games: only 4 of 8 (players that choose alike replayed games in the same seats), so the "
+            "intervals above, which count every game as an independent trial, are too narrow") in out
+    from agents.registry import make_player
+
+    assert _run("a", "b", "--games", "8", "--workers", "1", "--max-plies", "40",
+                factory=lambda name, seed=None: make_player("random", seed)) == 0
+    assert "Distinct games" not in capsys.readouterr().out
