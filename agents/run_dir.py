@@ -147,6 +147,27 @@ def drop_evaluations_after(run_dir: Path, global_step: int) -> None:
         write_atomic(path, "".join(kept))
 
 
+def drop_final_evaluation(run_dir: Path, global_step: int) -> None:
+    """Remove from ``eval.jsonl`` the closing evaluation's record of ``global_step`` (``"final": true``) that a
+    run killed outright (SIGKILL) left while it wrote the evaluation's other files: the ``--resume`` that runs
+    the evaluation again writes its own (it wrote a second).  Other lines stay as they are."""
+    path = run_dir / "eval.jsonl"
+    if not path.is_file():
+        return
+    lines = path.read_bytes().splitlines(keepends=True)  # (bytes: the other lines are written back as they were)
+    kept = [line for line in lines if not _final_record_of(line, global_step)]
+    if len(kept) < len(lines):
+        write_atomic(path, b"".join(kept))
+
+
+def _final_record_of(line: bytes, global_step: int) -> bool:
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(record, dict) and record.get("final") is True and record.get("global_step") == global_step
+
+
 def _evaluation_step(line: str) -> int | None:
     """The ``global_step`` of one ``eval.jsonl`` line, or None when the line is not an evaluation record."""
     try:

@@ -387,10 +387,12 @@ def _final_evaluation(trainer: Any, world_size: int, cfg: Any, args: argparse.Na
     if _final_eval_wanted(cfg, args):
         # the greedy policy alone, all games side by side (one batched forward per ply), rules without a
         # move limit and a cap of eval.move_limit plies counted as a draw, like `halma eval`'s default
+        from agents.run_dir import drop_final_evaluation
         from halma_env.files import write_atomic
 
         t1 = time.time()
         eval_log = run_dir / "eval.jsonl"
+        drop_final_evaluation(run_dir, trainer.global_step)  # one a SIGKILL left while it wrote the table
         size = eval_log.stat().st_size if eval_log.is_file() else 0
         complete = (f"training is complete ({ckpt} is at update {trainer.update}, {trainer.global_step} steps); "
                     f"run the final evaluation with: {resume_command(args)}")

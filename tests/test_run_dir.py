@@ -291,3 +291,21 @@ def test_an_evaluation_log_that_is_no_text_file_is_refused_by_name(tmp_path: Pat
     with pytest.raises(ValueError, match=f"^'{re.escape(str(path))}' {re.escape(message)}$"):
         drop_evaluations_after(tmp_path, 5)
     assert kind != "not utf-8" or path.read_bytes() == b'{"global_step": 1}\n\xff\xfe\n'
+
+
+def test_the_closing_evaluations_record_a_kill_left_is_removed_before_it_runs_again(tmp_path: Path) -> None:
+    """SIGKILL while the closing evaluation wrote final_eval.md left its eval.jsonl record; the --resume that
+    ran the evaluation again appended a second one.  The record of that step goes first; other records,
+    a final one of an earlier step included, and their bytes stay."""
+    from agents.run_dir import drop_final_evaluation
+
+    lines = [json.dumps({"global_step": 320, "final": True}), json.dumps({"global_step": 640, "final": False}),
+             "{\"global_step\": 640, \"note\": \"\\u00e9\"}", json.dumps({"global_step": 640, "final": True})]
+    path = tmp_path / "eval.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    drop_final_evaluation(tmp_path, 640)
+    assert path.read_text() == "\n".join(lines[:3]) + "\n"
+    before = path.read_bytes()
+    drop_final_evaluation(tmp_path, 640)  # nothing left to drop: not written again
+    drop_final_evaluation(tmp_path / "none", 640)
+    assert path.read_bytes() == before
