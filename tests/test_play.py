@@ -42,6 +42,20 @@ def session(seats, lines=None, **kw):
     return s, out
 
 
+def answering(*items):
+    """A reader for ``PlaySession.run`` that gives ``items`` in turn at any prompt, raising those that are
+    exceptions (``TimeUp()``: no command came in time)."""
+    queue = iter(items)
+
+    def read(prompt, timeout):
+        item = next(queue)
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    return read
+
+
 def scripted(lines):
     """A reader for ``PlaySession.run``: the lines one at a prompt, then the end of input; a look for a
     command between the moves of CPUs playing on (the empty prompt) finds none."""
@@ -348,15 +362,7 @@ def test_cpus_alone_under_rules_without_limits_are_told_they_may_never_end() -> 
     CPUs play on alone, the session says once that no limit ends such a game and which --rule would; a
     game with a limit (above: move_limit=40) says nothing."""
     s, out = session(["first", "first"])
-    looks = iter([TimeUp(), TimeUp(), TimeUp(), "quit"])
-
-    def read(prompt: str, timeout: float | None) -> str:
-        item = next(looks)
-        if isinstance(item, Exception):
-            raise item
-        return item
-
-    s.run(read)
+    s.run(answering(TimeUp(), TimeUp(), TimeUp(), "quit"))
     notes = [line for line in out if line.startswith("note:")]
     assert s.game.ply == 3 and notes == [
         "note: these rules set no move, stall or repetition limit, so CPUs that repeat their moves never end the "
@@ -364,8 +370,7 @@ def test_cpus_alone_under_rules_without_limits_are_told_they_may_never_end() -> 
     limited, limited_out = session(["first", "first"])
     limited.rules = Rules("star", 2, repetition_limit=3)
     limited.game = Game(limited.rules)
-    looks = iter([TimeUp(), "quit"])
-    limited.run(read)
+    limited.run(answering(TimeUp(), "quit"))
     assert limited.game.ply == 1 and not any(line.startswith("note:") for line in limited_out)
 
 
@@ -1653,15 +1658,7 @@ def test_cpus_playing_on_stop_at_the_end_of_input() -> None:
     s.run(end)
     assert s.game.ply == 0 and out[-1] == ""
     s, out = _bounded_session(["bounded", "bounded"])
-    answers = iter([TimeUp(), TimeUp(), "quit"])
-
-    def read(prompt: str, timeout: float | None) -> str:
-        item = next(answers)
-        if isinstance(item, Exception):
-            raise item
-        return item
-
-    s.run(read)
+    s.run(answering(TimeUp(), TimeUp(), "quit"))
     assert s.game.ply == 2
 
 
