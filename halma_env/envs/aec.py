@@ -238,14 +238,13 @@ class raw_env(AECEnv, EzPickle):
         self.move_limit_truncates = bool(move_limit_truncates)
         if reward not in REWARD_SCHEMES:
             raise ValueError(f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {reward!r}")
-        progress_shaping = check_progress_shaping(progress_shaping)
+        self.progress_shaping = check_progress_shaping(progress_shaping)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be one of {', '.join(self.metadata['render_modes'])} or None, got {render_mode!r}"
             )
         self.render_mode = render_mode
         self.reward_scheme = reward
-        self.progress_shaping = float(progress_shaping)
         n = self.rules.num_players  # a Python int, whatever integer type num_players was (a 0-d tensor, say)
         self.encoding = encoding(variant, n)
         self.num_holes = self.encoding.num_holes
