@@ -548,6 +548,9 @@ class BatchedGame:
         try:
             t = torch.as_tensor(idx, device=self.device)
         except (TypeError, ValueError, RuntimeError, OverflowError) as e:
+            if "Overflow" in str(e) or isinstance(e, OverflowError):  # an integer past int64: out of range, as step
+                raise ValueError(f"{what} must be slots 0..{size - 1}, got an integer past int64; nothing was "
+                                 "changed") from None
             raise TypeError(f"{what} must be a 1-D integer tensor or sequence, got {type(idx).__name__} ({e})") \
                 from None
         if t.dim() != 1 or t.numel() == 0:  # (first: torch reads [] as float32)

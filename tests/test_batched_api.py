@@ -113,7 +113,7 @@ def test_take_and_put_refuse_bad_arguments_and_change_nothing():
     before = _state(bg)
     for bad, err in [([], ValueError), ([4], ValueError), ([-1], ValueError), ([[0]], ValueError),
                      ([0.0], TypeError), (torch.ones(4, dtype=torch.bool), TypeError), ("x", TypeError),
-                     (None, TypeError)]:
+                     (None, TypeError), ([0, 2**70], ValueError)]:  # (past int64: out of range, as step has it)
         with pytest.raises(err):
             bg.take(bad)
         with pytest.raises(err):
