@@ -358,8 +358,9 @@ def level_entry(level: str, variant: str, seats: int, path: str | Path | None = 
     key = game_key(variant, seats)
     entry = load_ladder(path)["games"].get(key)
     if entry is None:
-        raise LadderError(f"the ladder {str(ladder_path(path))!r} has no entry for {key}; "
-                          f"build one with: halma ladder --variant {variant} --seats {seats} CANDIDATE...")
+        build = (f"build one with: halma ladder --variant {variant} --seats {seats} CANDIDATE..." if seats >= 2 else
+                 "the ladder rates players in matches of 2 or more seats, so the solitaire has no levels")
+        raise LadderError(f"the ladder {str(ladder_path(path))!r} has no entry for {key}; {build}")
     for lv in entry["levels"]:
         if lv["level"] == level:
             return lv

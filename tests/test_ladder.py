@@ -784,6 +784,10 @@ def test_a_ladder_without_the_games_entry_says_how_to_build_one(tmp_path: Path) 
     with pytest.raises(LadderError, match="has no entry for star-3; build one with: halma ladder --variant star "
                                           "--seats 3 CANDIDATE"):
         level_player("easy", "star", 3, path=ladder)
+    # the solitaire: no command that would be refused (halma ladder takes matches of 2 or more seats)
+    with pytest.raises(LadderError, match="has no entry for star-1; the ladder rates players in matches of 2 or "
+                                          "more seats, so the solitaire has no levels$"):
+        level_player("easy", "star", 1, path=ladder)
 
 
 def test_save_ladder_makes_the_folders_it_needs(tmp_path: Path) -> None:
