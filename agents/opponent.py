@@ -62,7 +62,7 @@ import numpy as np
 
 from agents.files import shown_value
 from agents.player import SeededPlayer, check_is_game, check_number, check_seed, check_time, sample_index, split_options
-from halma_env import Game, Move
+from halma_env import Game, Move, Rules
 from halma_env.encoding import ENCODING_VERSION, encoding
 from halma_env.files import (
     DuplicateKey,
@@ -663,14 +663,24 @@ class OnnxOpponent:
     def manifest(self) -> dict[str, Any]:
         return self.policy.manifest
 
-    def select_move(self, game: Game, time_budget: float | None = None) -> Move:
-        start = time.perf_counter()
-        check_time("time_budget", time_budget)
-        check_is_game(game)
+    def player_for(self, rules: Rules) -> OnnxOpponent:
+        """This opponent, once it is checked to play ``rules``' game (``OpponentError`` if not): a server
+        prepares a model as it prepares a level (``player_for`` of ``agents.ladder``), before a game's clock
+        starts; the model and its session are loaded already."""
+        self._check_game(Game(rules))
+        return self
+
+    def _check_game(self, game: Game) -> None:
         # the file first: a model of one's own that halma ladder placed is named by the level it stamped on it
         path = self.policy.path
         level = f" ({self.name})" if self.name != path.stem else ""
         self.policy.check_game(game, f"opponent model {path.name!r}{level}")
+
+    def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        start = time.perf_counter()
+        check_time("time_budget", time_budget)
+        check_is_game(game)
+        self._check_game(game)
         moves, logits, _ = self.policy.scores(game)
         search = self.search
         if search is not None and len(moves) > 1:

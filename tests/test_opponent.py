@@ -960,3 +960,17 @@ def test_the_search_does_not_choose_a_move_that_lets_the_other_seat_win(model: s
     """The search ranked a lost game (place 2 of 2: 1e9 - 2e6) above every undecided line, so with search on both
     shipped models let seat 1 jump home (7-9) or filled its goal for it (102-111); the plain policy blocks."""
     assert str(move) in BLOCKING, str(move)
+
+
+def test_a_model_is_prepared_for_a_game_as_a_level_is() -> None:
+    """A server warms its players up with player_for(rules) before a game's clock starts; a model from
+    load_opponent had no player_for (an AttributeError), so a model of another game was refused only at its
+    first move.  Now it checks the game and returns itself."""
+    opponent = load_opponent(SHIPPED, seed=0)
+    assert opponent.player_for(Rules("star", 2)) is opponent
+    with pytest.raises(OpponentError, match="was exported for star with 2 seats; it cannot play star with 3 seats"):
+        opponent.player_for(Rules("star", 3))
+    level = load_opponent("easy", seed=0)
+    for player in (opponent, level):
+        player.player_for(Rules("star", 2))
+        assert player.select_move(Game(Rules("star", 2)), 0.2) in Game(Rules("star", 2)).legal_moves()
