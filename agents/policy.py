@@ -49,7 +49,7 @@ class PolicyPlayer:
         self._check(game)
         moves = game.legal_moves()
         if not moves:
-            raise ValueError("the game has no legal move (it is over)")
+            raise ValueError("no legal move: the game is over")  # (as every player of the project says it)
         logits = self._logits(game, moves)
         p = torch.softmax(logits, dim=0).numpy()
         return moves, p
@@ -73,7 +73,7 @@ class PolicyPlayer:
         self._check(game)
         moves = game.legal_moves()
         if not moves:
-            raise ValueError("the game has no legal move (it is over)")
+            raise ValueError("no legal move: the game is over")  # (as every player of the project says it)
         return moves[sample_index(self._logits(game, moves).double().numpy(), self.temperature, self._rng)]
 
 

@@ -10,6 +10,7 @@ import re
 import threading
 import time
 from importlib.metadata import EntryPoint
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +21,7 @@ from agents.bots.random_bot import RandomBot
 from agents.player import check_is_game
 from agents.registry import plugin_bots
 from agents.testing import BotCheckError, check_bot, near_end
-from halma_env import Game, Move
+from halma_env import Game, Move, Rules
 from halma_env.rules import SEAT_COUNTS
 
 # fixed-effort specs of every built-in bot, quick enough for every variant and seat count
@@ -228,3 +229,16 @@ def test_bad_arguments_are_value_errors() -> None:
             check_bot("random", **options)
     with pytest.raises(ValueError, match="diamond is played by 2, 3 seats, not 4"):
         check_bot("random", variants=[("diamond", 4)])
+
+
+def test_every_kind_of_player_words_a_finished_game_alike() -> None:
+    """Bots, levels, checkpoints and exported models all refuse a move in a game that is over with one
+    ValueError text (a checkpoint said "the game has no legal move (it is over)")."""
+    from agents.registry import make_player
+
+    game = Game(Rules("star", 2))
+    game.resign(0)
+    for name in ("random", "greedy", "search", "mcts", "crossing", "easy", "agents/checkpoints/star2.pt",
+                 "agents/ladder/star-2-quickstart_star2.onnx"):
+        with pytest.raises(ValueError, match="^no legal move: the game is over$"):
+            make_player(str(Path(__file__).resolve().parents[1] / name) if "/" in name else name, 0).select_move(game)
