@@ -254,7 +254,7 @@ def test_a_policy_player_refuses_other_games_but_plays_the_solitaire() -> None:
     over = Game(Rules("star", 2))
     over.resign(0)
     for ask in (player.select_move, player.action_probabilities):
-        with pytest.raises(ValueError, match=r"^the game has no legal move \(it is over\)$"):
+        with pytest.raises(ValueError, match=r"^no legal move: the game is over$"):
             ask(over)
     with pytest.raises(ValueError, match="^time_budget must be > 0 seconds"):
         player.select_move(Game(Rules("star", 2)), 0)
