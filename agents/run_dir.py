@@ -10,6 +10,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from agents.files import LockHeld, folders_to_make, held_lock, remove_empty_folders
 from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file, write_atomic
@@ -161,21 +162,25 @@ def drop_final_evaluation(run_dir: Path, global_step: int) -> None:
 
 
 def _final_record_of(line: bytes, global_step: int) -> bool:
-    try:
-        record = json.loads(line)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(record, dict) and record.get("final") is True and record.get("global_step") == global_step
+    record = _json_object(line)
+    return record is not None and record.get("final") is True and record.get("global_step") == global_step
 
 
 def _evaluation_step(line: str) -> int | None:
     """The ``global_step`` of one ``eval.jsonl`` line, or None when the line is not an evaluation record."""
+    record = _json_object(line)
+    step = None if record is None else record.get("global_step")
+    return step if isinstance(step, int) and not isinstance(step, bool) else None
+
+
+def _json_object(line: str | bytes) -> dict[str, Any] | None:
+    """One ``eval.jsonl`` line as a JSON object, or None (not JSON: cut short, nested past the parser's depth;
+    or another JSON value)."""
     try:
         record = json.loads(line)
-    except (ValueError, RecursionError):  # cut short, or nested past the parser's depth
+    except (ValueError, RecursionError):
         return None
-    step = record.get("global_step") if isinstance(record, dict) else None
-    return step if isinstance(step, int) and not isinstance(step, bool) else None
+    return record if isinstance(record, dict) else None
 
 
 def drop_events_after(tb_dir: Path, global_step: int) -> None:
