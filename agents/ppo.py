@@ -392,6 +392,7 @@ class Trainer:
         self.ratings: dict[str, Any] = {}
         self.eval_history: list[dict[str, Any]] = []
         self.resume_changes: list[str] = []  # config keys changed since the checkpoint a resume starts from
+        self.resume_notes: list[str] = []  # what a resume says, once nothing can refuse it any more
         self.ckpt_dir = self.run_dir / "checkpoints"
         self.snap_dir = self.run_dir / "snapshots"
         # (``lock_run_dir``: halma train) one run at a time in a run directory: locked first, before any check
@@ -416,6 +417,8 @@ class Trainer:
                 self.run_dir.mkdir(parents=True, exist_ok=True)
             if self.main and not self.finished:  # a resume with nothing to do changes nothing
                 self._start_logs(resume)
+            for note in self.resume_notes:  # (a resume refused above says only why: not "resumed ..." first)
+                self.log(note)
         except BaseException:
             self.close()
             self.run_lock.release_refused()
@@ -531,13 +534,14 @@ class Trainer:
             self.np_rng = np.random.default_rng([self.cfg.seed, self.rank, data["update"]])
             torch.manual_seed(self.cfg.seed * 1_000_003 + self.rank + 7919 * data["update"])
         if not self.finished:  # (a finished run's "nothing to do" says where it is)
-            self.log(f"resumed {self.run_dir} at update {self.update}, step {self.global_step}")
+            self.resume_notes.append(f"resumed {self.run_dir} at update {self.update}, step {self.global_step}")
         if missing:  # said, not silent: the opponent pool is smaller than the run's
-            self.log(f"opponent pool: {len(missing)} of the checkpoint's snapshots missing, left out: "
-                     f"{', '.join(missing)} (looked in {self.snap_dir})")
+            self.resume_notes.append(f"opponent pool: {len(missing)} of the checkpoint's snapshots missing, left "
+                                     f"out: {', '.join(missing)} (looked in {self.snap_dir})")
         self.resume_changes = config_changes(with_keys_added_later(data.get("config") or {}), self.cfg.to_dict())
         if self.resume_changes:  # said, not silent: the run continues under the config given now
-            self.log("config changed since the checkpoint (checkpoint -> now): " + ", ".join(self.resume_changes))
+            self.resume_notes.append("config changed since the checkpoint (checkpoint -> now): "
+                                     + ", ".join(self.resume_changes))
 
     def _init_from(self, path: str) -> None:
         """Start from a checkpoint's weights (fine-tuning): a fresh optimiser, step 0, this config's schedule.

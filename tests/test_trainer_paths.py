@@ -1658,10 +1658,12 @@ def test_a_resume_refuses_a_damaged_evaluation_log_before_it_writes(tmp_path: Pa
     first, *rest = evals.read_text().splitlines()
     evals.write_text("\n".join([first, "garbled", *rest]) + "\n")
     before = {path: path.read_bytes() for path in run.rglob("*") if path.is_file()}
+    said: list[str] = []
     with pytest.raises(ValueError, match="eval.jsonl line 2 is not an evaluation record"):
         Trainer(from_dict(tiny_config(ppo__total_steps=8 * 64, checkpoint__every=2, eval__every=64, eval__games=1,
-                                      eval__opponents=["random"])), run, resume=True, log=quiet)
+                                      eval__opponents=["random"])), run, resume=True, log=said.append)
     assert {path: path.read_bytes() for path in run.rglob("*") if path.is_file()} == before
+    assert said == []  # not "resumed ... at update 3" before the refusal
 
 
 @pytest.mark.parametrize("folder", ["snapshots", "tb"])
