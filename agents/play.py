@@ -52,6 +52,7 @@ ran out in ``"time_up_moves": [{"ply": 7, "seat": 0, "player": "medium"}, ...]``
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import math
 import os
@@ -62,7 +63,7 @@ import shlex
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from agents.arena import build_rules
@@ -415,7 +416,9 @@ class PlaySession:
         elif cmd == "load":
             self._load(args[0])
         elif cmd == "replay":
-            self.replay(load_record(args[0]))
+            record = load_record(args[0])
+            with _naming(args[0]):
+                self.replay(record)
             # the last board on screen is the record's: show this session's game again before its prompt
             self.out(f"back to this game, ply {game.ply}")
             self.draw()
@@ -455,7 +458,8 @@ class PlaySession:
         """Continue the game saved in ``path`` with this session's seats.  Nothing changes unless the
         record has this session's seat count and every CPU seat can play its game."""
         record = load_record(path)
-        loaded = record.replay()
+        with _naming(path):
+            loaded = record.replay()
         if loaded.num_players != len(self.seats):
             raise ValueError(f"{path} is a {loaded.num_players}-seat game; this session has {len(self.seats)} "
                              f"seats (continue it with: halma play --seats {loaded.num_players} --players ...)")
@@ -612,6 +616,16 @@ class PlaySession:
             if not self.handle(line):
                 self.note_unsaved()
                 return
+
+
+@contextlib.contextmanager
+def _naming(path: str) -> Iterator[None]:
+    """A record that does not replay as stored (an illegal event, another outcome) is named by its file, as
+    ``load_record`` names one it cannot read (``FILE: game record: ...``)."""
+    try:
+        yield
+    except RecordError as e:
+        raise RecordError(f"{_shown_path(path)}: {e}") from None
 
 
 def _cut_name(name: object) -> str:
@@ -946,7 +960,8 @@ def run_replay(args: argparse.Namespace) -> int:
         record = load_record(args.replay)
         session = PlaySession(record.rules, [HUMAN] * record.rules.num_players,
                               color=not args.no_color and colors_wanted(), numbers=args.numbers)
-        session.replay(record)
+        with _naming(args.replay):
+            session.replay(record)
     except ValueError as e:  # a missing or unreadable file too: load_record names it (RecordError)
         print(f"halma play: error: {e}", file=sys.stderr)
         return 2

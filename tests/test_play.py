@@ -1808,11 +1808,15 @@ def test_replay_refuses_a_record_that_does_not_replay_as_stored(tmp_path, capsys
     monkeypatch.setattr("sys.stdin", io.StringIO("\n" * 10))
     assert main(["play", "--replay", path, "--no-color"]) == 2
     captured = capsys.readouterr()
-    assert captured.out == "" and captured.err.startswith("halma play: error: game record: ")
+    # named by its file, as a record that cannot be read is (the replay's own errors named none)
+    assert captured.out == "" and captured.err.startswith(f"halma play: error: {path}: game record: ")
     assert named in captured.err
     s, out = session([HUMAN, HUMAN])
     s.handle(f"replay {path}")
-    assert out[-1].startswith("error: ") and named in out[-1] and not any(line.startswith("[") for line in out)
+    assert out[-1].startswith(f"error: {path}: game record: ") and named in out[-1]
+    assert not any(line.startswith("[") for line in out)
+    s.handle(f"load {path}")
+    assert out[-1].startswith(f"error: {path}: game record: ") and named in out[-1]
 
 
 @pytest.mark.parametrize("threaded", [False, True], ids=["select", "thread"])
