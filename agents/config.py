@@ -702,6 +702,7 @@ def _join(path: str, key: str) -> str:
 def from_dict(data: dict[str, Any]) -> TrainConfig:
     """A validated config from a mapping; every key of every section is required."""
     cfg = _build(TrainConfig, data, "")
+    cfg.device = cfg.device.strip() or cfg.device  # ' cpu' is the CPU (device_type), recorded as 'cpu'
     cfg.validate()
     return cfg
 

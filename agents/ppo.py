@@ -350,8 +350,10 @@ class Trainer:
     def __init__(self, cfg: TrainConfig, run_dir: str | Path, device: str | None = None, resume: bool = False,
                  log: Callable[[str], None] | None = None, rank: int = 0, world_size: int = 1,
                  crossing_cache: str | Path | None = None, lock_run_dir: bool = False, quiet: bool = False) -> None:
-        if device and device != cfg.device:  # config.yaml and the checkpoints record the device used (--device)
-            cfg = dataclasses.replace(cfg, device=device)
+        if device is not None:  # --device: config.yaml and the checkpoints record the device used
+            device = device.strip() or device  # blanks aside, as check_device reads it ('' and ' ' are refused there)
+            if device != cfg.device:
+                cfg = dataclasses.replace(cfg, device=device)
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         # where the planner's crossing lines are kept between runs (None: planned at every start)
@@ -364,7 +366,7 @@ class Trainer:
         # flushed: runs are often redirected to a file
         self.log = (log or (lambda line: print(line, flush=True))) if self.main else (lambda line: None)
         # an unknown device, or cuda on a machine without one: a ValueError before anything is written
-        self.device = check_device(cfg.device, "--device" if device else "device")
+        self.device = check_device(cfg.device, "device" if device is None else "--device")
         if world_size > 1 and self.device.type != "cpu":
             raise ValueError(f"processes: {world_size} data-parallel processes run on the CPU; on {self.device.type} "
                              "use processes: 1")

@@ -137,7 +137,7 @@ def resume_command(args: argparse.Namespace) -> str:
         words += ["--set", item]
     if args.runs_dir != DEFAULT_RUNS_DIR:
         words += ["--runs-dir", not_a_flag(args.runs_dir)]
-    if args.device:
+    if args.device is not None:
         words += ["--device", args.device]
     for flag in ("no_final_eval", "quiet"):  # run flags the run was started with, kept for its continuation
         if getattr(args, flag, False):

@@ -1125,6 +1125,19 @@ def test_several_processes_are_for_the_cpu_alone(tmp_path: Path, monkeypatch) ->
     assert trainer.device.type == "meta"
 
 
+def test_device_blanks_are_dropped_and_an_empty_device_is_refused(tmp_path: Path) -> None:
+    # the config's device and --device are read as check_device reads them, blanks aside, and recorded so
+    assert from_dict({**tiny_config(), "device": " cpu "}).device == "cpu"
+    trainer = Trainer(from_dict(tiny_config()), tmp_path / "spaced", device=" cpu", log=quiet)
+    assert trainer.cfg.device == "cpu"
+    assert yaml.safe_load((tmp_path / "spaced" / "config.yaml").read_text())["device"] == "cpu"
+    for empty in ("", "  "):  # was taken as "no --device given": the config's device ran without a word
+        with pytest.raises(ValueError, match=f"^--device must be a torch device such as cpu, cuda or cuda:1, "
+                                             f"got {empty!r}$"):
+            Trainer(from_dict(tiny_config()), tmp_path / "empty", device=empty, log=quiet)
+        assert not (tmp_path / "empty").exists()
+
+
 def test_the_run_directory_is_made_with_its_parents_or_taken_as_it_is(tmp_path: Path) -> None:
     Trainer(from_dict(tiny_config()), tmp_path / "runs" / "deep" / "tiny", log=quiet)
     assert (tmp_path / "runs" / "deep" / "tiny" / "config.yaml").is_file()
