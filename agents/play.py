@@ -70,6 +70,7 @@ from agents.arena import build_rules
 from agents.files import shown_value
 from agents.interrupts import Terminated
 from halma_env import Game, IllegalMoveError, Move, Rules
+from halma_env.files import shown_path
 from halma_env.game import ACTIVE, probe_player
 from halma_env.notation import is_ascii_number, quoted
 from halma_env.records import GameRecord, RecordError, load_record
@@ -412,7 +413,7 @@ class PlaySession:
                                  "over: give another name, or remove it first")
             GameRecord.from_game(game, players=list(self.seats), metadata=self.record_metadata()).save(args[0])
             self.saved = (game, tuple(game.history))
-            self.out(f"saved to {_shown_path(args[0])}")
+            self.out(f"saved to {shown_path(args[0])}")
         elif cmd == "load":
             self._load(args[0])
         elif cmd == "replay":
@@ -478,7 +479,7 @@ class PlaySession:
         self.note_unsaved()
         self.game, self.rules, self.seat_changes, self.time_up_moves = loaded, loaded.rules, changes, time_up_moves
         self.saved = (loaded, tuple(loaded.history))
-        self.out(f"loaded {_shown_path(path)}: ply {loaded.ply}")
+        self.out(f"loaded {shown_path(path)}: ply {loaded.ply}")
         self.play_cpu_turns()
 
     def _refuse_when_over(self) -> None:
@@ -625,7 +626,7 @@ def _naming(path: str) -> Iterator[None]:
     try:
         yield
     except RecordError as e:
-        raise RecordError(f"{_shown_path(path)}: {e}") from None
+        raise RecordError(f"{shown_path(path)}: {e}") from None
 
 
 def _cut_name(name: object) -> str:
@@ -633,12 +634,6 @@ def _cut_name(name: object) -> str:
     by mistake made a 6,000-character line)."""
     text = repr(name)
     return text if len(text) <= 200 else f"{text[:150]}... ({len(str(name))} characters)"
-
-
-def _shown_path(path: str) -> str:
-    """A file name as typed, or escaped where it holds a control character (an escape sequence would reach the
-    terminal: 'save a<ESC>[31mb.json' turned the rest of the line red)."""
-    return path if path.isprintable() else quoted(path)
 
 
 PLY_ENTRY_KEYS = {"seat_changes": ("ply", "seat", "player", "from"), "time_up_moves": ("ply", "seat", "player")}

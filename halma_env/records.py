@@ -35,6 +35,7 @@ from halma_env.files import (
     folder_ending,
     no_duplicate_keys,
     read_regular_file,
+    shown_path,
     special_file_kind,
     write_atomic,
 )
@@ -460,18 +461,19 @@ def load_record(path: str | os.PathLike) -> GameRecord:
     ``MAX_RECORD_BYTES``."""
     if str(path) == "":  # Path("") is "."
         raise RecordError("a game record path is empty")
+    # every error names the file first, as a compiler's do: 'FILE: game record: PROBLEM'
+    name = shown_path(path)
     try:
         text = read_regular_file(path, MAX_RECORD_BYTES).decode("utf-8")
     except NotARegularFile:
-        raise RecordError(f"game record {str(path)!r} is not a regular file") from None
+        raise RecordError(f"{name}: game record: not a regular file") from None
     except FileTooLarge:
-        raise RecordError(f"game record {str(path)!r} holds more than the {MAX_RECORD_BYTES} bytes a record "
-                          "may") from None
+        raise RecordError(f"{name}: game record: holds more than the {MAX_RECORD_BYTES} bytes a record may") from None
     except UnicodeDecodeError as e:
-        raise RecordError(f"game record {str(path)!r}: not UTF-8 text: {e}") from None
+        raise RecordError(f"{name}: game record: not UTF-8 text: {e}") from None
     except OSError as e:  # missing, no permission: a RecordError like the others
-        raise RecordError(f"game record: cannot read {str(path)!r}: {e.strerror or e}") from None
+        raise RecordError(f"{name}: game record: cannot read it: {e.strerror or e}") from None
     try:
         return GameRecord.from_json(text)
     except RecordError as e:
-        raise RecordError(f"{path}: {e}") from None
+        raise RecordError(f"{name}: {e}") from None

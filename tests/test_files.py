@@ -16,7 +16,7 @@ import pytest
 
 import agents.files
 from agents.files import output_problem
-from halma_env.files import file_kind, no_duplicate_keys
+from halma_env.files import file_kind, no_duplicate_keys, shown_path
 from tests.process_helpers import signal_when
 
 
@@ -595,3 +595,12 @@ def test_write_atomic_passes_on_what_is_no_oserror_and_leaves_the_old_file(tmp_p
     with pytest.raises(KeyboardInterrupt):
         write_atomic(target, "new")
     assert target.read_text() == "old" and os.listdir(tmp_path) == ["state.json"]
+
+
+def test_a_file_name_is_shown_as_typed_unless_it_holds_a_control_character_or_runs_long() -> None:
+    assert shown_path("runs/my game.json") == "runs/my game.json"
+    assert shown_path(Path("a") / "b.json") == "a/b.json"
+    assert shown_path("a\x1b[31mb.json") == "'a\\x1b[31mb.json'"  # no escape sequence reaches the terminal
+    assert shown_path("x" * 200) == "x" * 200
+    long = shown_path("x" * 6000)
+    assert long == f"'{'x' * 149}... (6000 characters)"

@@ -327,7 +327,8 @@ def test_rule_options_and_cli_errors(capsys):
     assert main(["play", "--rule", "bogus=1"]) == 2
     assert "unknown rule option" in capsys.readouterr().err
     assert main(["play", "--replay", "/nonexistent/game.json"]) == 2
-    assert "cannot read '/nonexistent/game.json': No such file" in capsys.readouterr().err
+    assert capsys.readouterr().err == ("halma play: error: /nonexistent/game.json: game record: cannot read it: "
+                                       "No such file or directory\n")
     with pytest.raises(SystemExit):
         main(["play", "--time-limit", "45"])
     assert "invalid choice: 45 (choose from 30, 60)" in capsys.readouterr().err
