@@ -391,6 +391,15 @@ def test_a_copied_game_plays_on_without_touching_the_original(make_copy) -> None
     assert game.ply == 2 and clone.ply == 3
 
 
+def test_games_compare_by_identity_and_their_parts_by_value() -> None:
+    # docs/engine.md, "Copies and pickles": == is `is`; position, rules and history say which equality is meant
+    game = Game(Rules("star", 2))
+    game.play("113-104")
+    clone = game.copy()
+    assert clone != game and game == game and len({game: 1, clone: 2}) == 2
+    assert (clone.position(), clone.rules, clone.history) == (game.position(), game.rules, game.history)
+
+
 def test_move_parse_cuts_a_long_text_short_in_its_error() -> None:
     """The error names the bad text as notation does (``quoted``): a long one by its first characters
     and its length, not echoed whole."""
