@@ -1207,7 +1207,6 @@ def _play(args: argparse.Namespace, factory: Factory, rules: Rules | None, plot:
     if args.solo is not None:
         res = run_solo(args.solo, args.games or 1, seed=args.seed, time_budget=args.time_per_move,
                        max_plies=args.max_plies or CAP_PER_SEAT, keep_records=bool(args.out), factory=factory)
-        _print_results(res.to_dict(), res.markdown(), args.json)
         if args.out:
             def write(folder: str) -> list[str]:
                 os.makedirs(os.path.join(folder, "games"), exist_ok=True)
@@ -1220,7 +1219,11 @@ def _play(args: argparse.Namespace, factory: Factory, rules: Rules | None, plot:
                 _write_json(os.path.join(folder, "solo.json"), res.to_dict())
                 return ["solo.json", "solo.md", *names]
 
-            if not _saved(args.out, lambda: save_staged(args.out, write, "solo.json"), out_made):
+            # saved before anything is printed: a failing stdout (a closed pipe, a full disk) loses no results
+            saved = _saved(args.out, lambda: save_staged(args.out, write, "solo.json"), out_made)
+        _print_results(res.to_dict(), res.markdown(), args.json)
+        if args.out:
+            if not saved:
                 return 2
             print(f"\nwrote {args.out}/solo.json, solo.md and {len(res.games)} game records",
                   file=sys.stderr if args.json else sys.stdout)
@@ -1231,9 +1234,10 @@ def _play(args: argparse.Namespace, factory: Factory, rules: Rules | None, plot:
     result = run_tournament(args.players, rules, args.games or 100, seed=args.seed, workers=args.workers,
                             time_budget=args.time_per_move, max_plies=max_plies, cap_outcome=args.cap_outcome or "draw",
                             keep_records=bool(args.out), progress=not args.quiet, factory=factory)
+    # saved before anything is printed: a failing stdout (a closed pipe, a full disk) loses no results
+    paths = _saved(args.out, lambda: result.save(args.out, plot=plot), out_made) if args.out else None
     _print_results(result.to_dict(), result.markdown(), args.json)
     if args.out:
-        paths = _saved(args.out, lambda: result.save(args.out, plot=plot), out_made)
         if paths is None:
             return 2
         print(f"\nwrote {len(paths)} files to {args.out} (results.json, results.md, "

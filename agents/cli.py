@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
+import io
 import os
 import signal
 import sys
@@ -122,16 +123,49 @@ def version() -> str:
     return f"halma_env {__version__} (observation and action encoding version {ENCODING_VERSION})"
 
 
+def _stderr_to_devnull_if_closed() -> None:
+    """Started with stderr closed (``2>&-``): progress bars and messages failed with EBADF and the command
+    ended with status 1 and no word (descriptor 2 closed, or a file the launcher opened for reading took it:
+    pyenv's shim script), and the next file opened could take descriptor 2 and receive them.  Descriptor 2
+    then points at /dev/null, as a daemon's does."""
+    try:
+        os.write(2, b"")  # EBADF: closed, or not open for writing
+    except OSError:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        if fd != 2:
+            os.dup2(fd, 2)
+            os.close(fd)
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", closefd=False)  # (the process's stderr, for its life)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     name = next((a for a in argv if not a.startswith("-")), None)
+    command = f" {name}" if name in COMMANDS else ""
+    _stderr_to_devnull_if_closed()
     if sys.stdout is None:  # started with stdout closed (``halma show >&-``): what it prints would go nowhere
-        print(f"halma{f' {name}' if name in COMMANDS else ''}: error: the standard output is closed (redirect it to "
-              "/dev/null to discard it)", file=sys.stderr)
+        print(f"halma{command}: error: the standard output is closed (redirect it to /dev/null to discard it)",
+              file=sys.stderr)
+        return 2
+    for stream in (sys.stdout, sys.stderr):
+        # a terminal or pipe that cannot encode a character (PYTHONIOENCODING=ascii, a latin-1 locale) shows it
+        # escaped ('\\xb1' for '±') instead of failing after a tournament's games: help, tables, typed names
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
+    try:
+        os.getcwd()
+    except FileNotFoundError:  # (a worker process or torch's import would fail on it later, less clearly)
+        print(f"halma{command}: error: the current directory no longer exists (it was removed): cd to another "
+              "one", file=sys.stderr)
         return 2
     with sigterm_raises():
         try:
-            status = _main(name, argv)
+            try:
+                status = _main(name, argv)
+            except SystemExit:  # argparse's --help and usage errors exit from inside: flushed first, as below
+                sys.stdout.flush()
+                raise
             sys.stdout.flush()  # a closed pipe or a full disk raises here, not in the interpreter's exit
             return status
         except BrokenPipeError:
@@ -144,14 +178,13 @@ def main(argv: list[str] | None = None) -> int:
             if exc.filename is not None or not is_write_failure(exc):
                 raise
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (as above: the final flush)
-            command = f" {name}" if name in COMMANDS else ""
             print(f"halma{command}: error: cannot write the standard output: {exc.strerror or exc}", file=sys.stderr)
             return 2
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (Terminated), also in the imports before the command
             # runs: one line instead of a traceback, and the shell's status for the signal (130, 143)
             signum = int(getattr(exc, "signum", signal.SIGINT))
             what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
-            print(f"\nhalma{f' {name}' if name in COMMANDS else ''}: {what}", file=sys.stderr)
+            print(f"\nhalma{command}: {what}", file=sys.stderr)
             return 128 + signum
 
 

@@ -718,9 +718,11 @@ def _holds_entry(ladder: str | None, key: str, entry: dict[str, Any]) -> bool:
 
 def _save(args: argparse.Namespace, path: Path, entry: dict[str, Any], levels: tuple[str, ...], games: int,
           written: Written) -> int:
-    """Print the new entry and write it into the ladder file: ``run``'s part after the tournament, whose
-    failure (the caller then undoes the build's files) is an error naming the file, and its status 2."""
+    """Write the new entry into the ladder file, then print it: ``run``'s part after the tournament, whose
+    failure (the caller then undoes the build's files) is an error naming the file, and its status 2.  The file
+    is written before anything is printed, so a failing stdout (a closed pipe, a full disk) loses no tournament."""
     key = game_key(args.variant, args.seats)
+    problem = None if args.dry_run else _write_entry(args, path, key, entry, written)
     if args.json:
         print(json.dumps(entry, indent=2))
     else:
@@ -733,24 +735,29 @@ def _save(args: argparse.Namespace, path: Path, entry: dict[str, Any], levels: t
         if not args.json:  # --json printed it already
             print("\n" + json.dumps(entry, indent=2))
         return 0
+    if problem:
+        print(f"halma ladder: error: {problem}", file=sys.stderr)
+        return 2
+    print(f"\nwrote the {key} entry to {ladder_path(args.ladder)}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def _write_entry(args: argparse.Namespace, path: Path, key: str, entry: dict[str, Any], written: Written) -> str | None:
+    """Write ``entry`` as the ladder file's ``key`` game and commit the build's files; -> None, or why nothing
+    was written."""
     try:
         data = load_ladder(args.ladder, missing_ok=True)  # again: another rebuild may have written meanwhile
     except LadderError as e:  # (someone else's write made it unreadable: it is theirs to fix, not ours to replace)
-        print(f"halma ladder: error: {e}; it changed during the tournament, so the {key} entry was not written",
-              file=sys.stderr)
-        return 2
+        return f"{e}; it changed during the tournament, so the {key} entry was not written"
     data = {**data, "games": {**data["games"], key: entry}}
     try:
         save_ladder(data, args.ladder)
     except OSError as e:
-        print(f"halma ladder: error: cannot write the ladder file {str(path)!r}: {e.strerror or e}", file=sys.stderr)
-        return 2
+        return f"cannot write the ladder file {str(path)!r}: {e.strerror or e}"
     except ValueError as e:  # a LadderError from the check, or a number JSON cannot hold: nothing was written
-        print(f"halma ladder: error: cannot write the ladder file {str(path)!r}: {e}", file=sys.stderr)
-        return 2
+        return f"cannot write the ladder file {str(path)!r}: {e}"
     written.commit()  # (a failure to print what follows must not take back the models the file now names)
-    print(f"\nwrote the {key} entry to {ladder_path(args.ladder)}", file=sys.stderr if args.json else sys.stdout)
-    return 0
+    return None
 
 
 def format_tournament(key: str, entry: dict[str, Any], games: int, seed: int) -> str:

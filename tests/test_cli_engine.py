@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from agents.cli import main
 from halma_env import Game, Rules
+
+ROOT = Path(__file__).resolve().parents[1]
 
 START = Game(Rules("star", 2)).position()
 
@@ -212,6 +216,69 @@ def test_a_failed_write_to_stdout_is_one_line_and_exit_2(args: list[str]) -> Non
     command = f" {args[0]}" if not args[0].startswith("-") else ""
     assert (done.returncode, done.stderr) == (
         2, f"halma{command}: error: cannot write the standard output: No space left on device\n")
+
+
+def test_help_that_cannot_be_written_is_one_line_and_exit_2() -> None:
+    """``halma show --help > /dev/full``: argparse's exit left main before its flush, and the interpreter's own
+    flush printed 'Exception ignored' and exit 120.  (Unbuffered, argparse drops the failed write itself.)"""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "agents.cli", "show", "--help"], stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=60, env=env)
+    assert (done.returncode, done.stderr) == (
+        2, "halma show: error: cannot write the standard output: No space left on device\n")
+
+
+def test_characters_the_output_cannot_encode_are_escaped_not_fatal() -> None:
+    """Under PYTHONIOENCODING=ascii (or a C locale without UTF-8 mode) the help's '§' and the tables' '±' were a
+    UnicodeEncodeError, after every game of a tournament had been played."""
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    helped = subprocess.run([sys.executable, "-m", "agents.cli", "perft", "--help"], capture_output=True, env=env,
+                            timeout=60)
+    assert helped.returncode == 0 and rb"(SPEC \xa76)" in helped.stdout
+    played = subprocess.run([sys.executable, "-m", "agents.cli", "eval", "random", "random", "--games", "1",
+                             "--quiet", "--workers", "1", "--max-plies", "4"], capture_output=True, env=env,
+                            timeout=120)
+    assert played.returncode == 0 and played.stderr == b""
+    assert rb"25.00 \xb1 8.07" in played.stdout
+
+
+def test_eval_out_is_written_even_when_its_table_cannot_be(tmp_path: Path) -> None:
+    """The table was printed before --out was saved: a full disk or a closed pipe under the table lost the
+    results of every game played."""
+    out = tmp_path / "results"
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "agents.cli", "eval", "random", "random", "--games", "1",
+                               "--quiet", "--workers", "1", "--max-plies", "4", "--out", str(out)], stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (
+        2, "halma eval: error: cannot write the standard output: No space left on device\n")
+    assert len(json.loads((out / "results.json").read_text())["games"]) == 1
+    solo = tmp_path / "solo"
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "agents.cli", "eval", "--solo", "random", "--games", "1",
+                               "--max-plies", "4", "--out", str(solo)], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    assert done.returncode == 2 and (solo / "solo.json").is_file()
+
+
+def test_a_closed_stderr_does_not_stop_a_command() -> None:
+    """``halma eval ... 2>&-``: the progress bar's write failed (EBADF) and the command ended with status 1
+    and no word anywhere; descriptor 2 now points at /dev/null."""
+    done = subprocess.run(f"{shlex.quote(sys.executable)} -m agents.cli eval random random --games 1 --workers 1 "
+                          "--max-plies 4 2>&-", shell=True, stdout=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 0 and "| random" in done.stdout
+
+
+def test_a_removed_current_directory_is_named(tmp_path: Path) -> None:
+    """A worker process (or torch's import) failed on os.getcwd() with a traceback or a oneMKL fatal error."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    done = subprocess.run(f"cd {shlex.quote(str(gone))} && rmdir {shlex.quote(str(gone))} && "
+                          f"{shlex.quote(sys.executable)} -m agents.cli eval random random --games 1", shell=True,
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert (done.returncode, done.stdout, done.stderr[-100:]) == (
+        2, "", "halma eval: error: the current directory no longer exists (it was removed): cd to another one\n")
 
 
 def test_a_closed_stdout_is_refused_before_the_command_runs() -> None:

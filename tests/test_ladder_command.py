@@ -102,6 +102,34 @@ def test_one_game_and_one_worker_are_enough(tmp_path: Path, capsys, monkeypatch)
     assert load_ladder(ladder)["games"]["star-2"]["tournament"]["games"] == 1
 
 
+def test_the_ladder_file_is_written_before_the_table_is_printed(tmp_path: Path, capsys, monkeypatch) -> None:
+    """A stdout that fails at the table (a closed pipe, a full disk) lost the tournament: the table was printed
+    before the ladder file was written, and the build's files were undone."""
+    import builtins
+
+    _fake_tournament(monkeypatch, TWO)
+    ladder = tmp_path / "ladder.json"
+    real_print = builtins.print
+
+    def full_stdout(*args, file=None, **kwargs):
+        if file is None:
+            raise OSError(28, "No space left on device")
+        real_print(*args, file=file, **kwargs)
+
+    import argparse
+
+    from agents.ladder_build import add_arguments, run
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(["--ladder", str(ladder), "--quiet", "--levels", "a,b", "--games", "2", "random",
+                              "greedy"])
+    monkeypatch.setattr(builtins, "print", full_stdout)
+    with pytest.raises(OSError, match="No space left"):  # (halma's main makes it one line and status 2)
+        run(args)
+    assert load_ladder(ladder)["games"]["star-2"]["tournament"]["games"] == 2
+
+
 @pytest.mark.parametrize("workers", ["0", "-1"])
 def test_no_workers_is_refused_before_the_tournament(tmp_path: Path, capsys, monkeypatch, workers: str) -> None:
     _no_tournament(monkeypatch)
