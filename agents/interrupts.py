@@ -22,6 +22,10 @@ class Terminated(KeyboardInterrupt):
 
     signum = signal.SIGTERM
 
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__()
+        self.signum = signum  # (halma train's graceful stop raises it for SIGHUP too)
+
 
 @contextlib.contextmanager
 def sigterm_raises() -> Iterator[None]:

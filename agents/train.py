@@ -11,6 +11,7 @@ that follow (docs/training.md, "The planner's crossing").
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -202,11 +203,13 @@ def resume_hint(cfg: Any, args: argparse.Namespace) -> str:
 
 
 class _GracefulInterrupt:
-    """The first SIGINT (Ctrl-C) or SIGTERM (``kill``, a job scheduler) asks the run to stop after the update in
-    progress (``signum``: which); a second one interrupts at once (``KeyboardInterrupt``, or ``Terminated``
-    for SIGTERM).  Installed only in the main thread of a single process."""
+    """The first SIGINT (Ctrl-C), SIGTERM (``kill``, a job scheduler) or SIGHUP (the terminal or the ssh session of a
+    run started with ``&`` closed) asks the run to stop after the update in progress (``signum``: which); a second
+    one interrupts at once (``KeyboardInterrupt``, or ``Terminated`` for the others).  Installed only in the main
+    thread of a single process."""
 
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+    # (SIGHUP: POSIX only)
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, *((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ()))
 
     def __init__(self) -> None:
         self.signum: int | None = None
@@ -234,12 +237,13 @@ class _GracefulInterrupt:
         if self.requested:
             from agents.interrupts import Terminated
 
-            raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+            raise KeyboardInterrupt if signum == signal.SIGINT else Terminated(signum)
         self.signum = signum
         what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
-        print(f"\nhalma train: {what}: stopping after this update and saving a checkpoint "
-              "(Ctrl-C again to stop at once, losing the updates since the last checkpoint)", file=sys.stderr,
-              flush=True)
+        with contextlib.suppress(OSError):  # (after a hangup the terminal is gone: the checkpoint matters more)
+            print(f"\nhalma train: {what}: stopping after this update and saving a checkpoint "
+                  "(Ctrl-C again to stop at once, losing the updates since the last checkpoint)", file=sys.stderr,
+                  flush=True)
 
 
 class CannotWrite(Exception):

@@ -321,10 +321,12 @@ def test_a_signal_during_the_imports_is_one_line(monkeypatch, capsys, raised, st
     assert signal.getsignal(signal.SIGTERM) is before  # cli's handler was the command's alone
 
 
-def test_sigterm_of_a_run_in_one_process_stops_it_as_ctrl_c_does(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_of_a_run_in_one_process_stops_it_as_ctrl_c_does(tmp_path: Path, signum: int) -> None:
     """SIGTERM (``kill``, a job scheduler) of a one-process ``halma train`` ended it at once with status 143 and
     not a word: no checkpoint of the updates since the last one, no resume command.  Now it stops after the
-    update in progress, saves last.pt and says how to continue, as Ctrl-C does (exit status 143)."""
+    update in progress, saves last.pt and says how to continue, as Ctrl-C does (exit status 143).  SIGHUP (the
+    ssh session of a run started with ``&`` closed) too, exit status 129: it killed the run without a checkpoint."""
     data = tiny_config(ppo__total_steps=4 * 16 * 10_000, checkpoint__every=10_000)  # stopped long before its end
     data["log"]["tensorboard"] = False
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(data))
@@ -332,9 +334,11 @@ def test_sigterm_of_a_run_in_one_process_stops_it_as_ctrl_c_does(tmp_path: Path)
            "--quiet"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     snapshots = tmp_path / "tiny" / "snapshots"  # a snapshot at every update
-    err = signal_when(proc, lambda: bool(list(snapshots.glob("snap_*.pt"))), "training did not start")
-    assert proc.returncode == 128 + signal.SIGTERM and "Traceback" not in err, err
-    assert "halma train: stopped by SIGTERM: stopping after this update and saving a checkpoint" in err
+    err = signal_when(proc, lambda: bool(list(snapshots.glob("snap_*.pt"))), "training did not start",
+                      signum=signum)
+    name = signal.Signals(signum).name
+    assert proc.returncode == 128 + signum and "Traceback" not in err, err
+    assert f"halma train: stopped by {name}: stopping after this update and saving a checkpoint" in err
     last = tmp_path / "tiny" / "checkpoints" / "last.pt"
     update = load_checkpoint(last)["update"]  # no checkpoint.every came: the one the stop wrote
     assert err.endswith(f"halma train: stopped at update {update} ({update * 64} steps); checkpoint {last}; continue "

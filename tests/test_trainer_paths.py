@@ -174,6 +174,23 @@ def test_graceful_interrupt_asks_once_then_interrupts_and_puts_the_handler_back(
     assert signal.getsignal(signal.SIGINT) is before
 
 
+def test_a_second_hangup_interrupts_with_its_own_signal(capsys) -> None:
+    # SIGHUP (a closed terminal) asks for the stop as SIGTERM does; the second one is Terminated with its signal,
+    # so the command exits 129, not Ctrl-C's 130
+    before = signal.getsignal(signal.SIGHUP)
+    with _GracefulInterrupt() as interrupt:
+        assert signal.getsignal(signal.SIGHUP) == interrupt._handle
+        interrupt._handle(signal.SIGHUP, None)
+        assert interrupt.signum == signal.SIGHUP
+        assert "halma train: stopped by SIGHUP: stopping" in capsys.readouterr().err
+        from agents.interrupts import Terminated
+
+        with pytest.raises(Terminated) as stopped:
+            interrupt._handle(signal.SIGHUP, None)
+        assert stopped.value.signum == signal.SIGHUP
+    assert signal.getsignal(signal.SIGHUP) is before
+
+
 def test_graceful_interrupt_without_a_previous_python_handler_restores_the_default(monkeypatch) -> None:
     before = signal.getsignal(signal.SIGINT)
     try:
