@@ -225,6 +225,38 @@ def test_split_options_errors_and_tail() -> None:
         split_options("m:a=1,a=2", "a=1,a=2", "setting")
 
 
+def test_search_time_is_the_bots_own_limit_capped_by_the_budget() -> None:
+    """No budget: the bot's own limit (or none); a budget: 70% of it less 10 ms, never under 40% of it, and the
+    bot's own limit if that is shorter."""
+    from agents.player import search_time
+
+    assert search_time(2.0, None) == 2.0 and search_time(None, None) is None
+    assert search_time(None, 1.0) == pytest.approx(0.69) and search_time(5.0, 1.0) == pytest.approx(0.69)
+    assert search_time(0.5, 1.0) == 0.5
+    assert search_time(None, 0.02) == pytest.approx(0.008)  # 70% less 10 ms would be 4 ms: 40% of it instead
+    assert search_time(None, 0.1) == pytest.approx(0.06)  # 70% less 10 ms, above 40% (0.04)
+
+
+def test_checked_moves_checks_the_budget_then_the_game() -> None:
+    """A bot's start: ``time_budget`` named in its error, a game that is not a ``Game`` a TypeError (a position
+    text told how to load it), a finished game a ValueError, else the legal moves."""
+    from agents.player import check_is_game, checked_moves
+
+    game = Game(Rules("star", 2))
+    assert checked_moves(game, None) == checked_moves(game, 1.0) == game.legal_moves()
+    with pytest.raises(ValueError, match=r"^time_budget must be > 0 seconds \(a finite number\) or none, got 0$"):
+        checked_moves(game, 0)
+    text = game.position()
+    with pytest.raises(TypeError, match=r"^select_move needs a halma_env.Game, got str \(load a position text with "
+                                        r"Game.from_position\)$"):
+        checked_moves(text, None)
+    with pytest.raises(TypeError, match=r"^select_move needs a halma_env.Game, got NoneType$"):
+        check_is_game(None)
+    game.resign(0)
+    with pytest.raises(ValueError, match=r"^no legal move: the game is over$"):
+        checked_moves(game, None)
+
+
 # --- agents/policy.py -----------------------------------------------------------------------------
 
 

@@ -212,6 +212,17 @@ def test_hole_centres_and_frame(variant: str) -> None:
     assert render_rgb(game).shape == (p.height, p.width, 3)
 
 
+@pytest.mark.parametrize(("variant", "n", "size"), [("star", 2, (468, 408)), ("star", 6, (468, 408)),
+                                                     ("diamond", 3, (468, 408)), ("halma16", 4, (514, 506))])
+def test_frame_sizes_and_the_first_hole_in_pixels(variant: str, n: int, size: tuple[int, int]) -> None:
+    """The frames' size in pixels (a video writer fixes it from the first frame): the board with 22 pixels of
+    margin on the left and above the bar, whatever the seat count."""
+    p = painter(variant, n)
+    assert render_rgb(Game(Rules(variant, n))).shape == (*size, 3)
+    first = (22, 30) if variant != "halma16" else (36, 44)  # the square's centres: half a 28-pixel cell in
+    assert (int(p.cx.min()), int(p.cy.min())) == first
+
+
 @pytest.mark.parametrize(("variant", "n"), PICTURE_CONFIGS)
 def test_static_board_picture(variant: str, n: int) -> None:
     """The empty board: background border and bar rows, a hole dot at every centre, each cell in

@@ -1,0 +1,151 @@
+"""SIGTERM as an exception and children that end with their parent (agents/interrupts.py), in this process
+and in forked children: the slow end-to-end tests (``halma export``, ``halma train`` and ``parallel.spawn``
+killed by a signal) are in test_files.py, test_train_interrupts.py and test_parallel.py."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+import pytest
+
+import agents.interrupts
+from agents.interrupts import Terminated, exit_with_parent, signal_at_parent_death, sigterm_raises
+
+needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork")
+
+
+def _child_status(child: Any) -> int:
+    """Fork; the child runs ``child()`` and ends with ``os._exit`` of its return value (255 if it raised, so it
+    never runs on as a second pytest); the parent gets the child's wait status."""
+    pid = os.fork()
+    if pid == 0:
+        code = 255
+        try:
+            code = child()
+        finally:
+            os._exit(code)
+    return os.waitpid(pid, 0)[1]
+
+
+def test_sigterm_in_the_block_raises_terminated_and_the_handler_is_put_back() -> None:
+    """Inside the block SIGTERM is ``Terminated`` (a ``KeyboardInterrupt`` naming the signal); after it the
+    handler that was there before is back, a Python one and the default action alike."""
+    def theirs(signum: int, frame: Any) -> None:
+        raise AssertionError("their handler ran")
+
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        for previous in (theirs, signal.SIG_DFL):
+            signal.signal(signal.SIGTERM, previous)
+            with pytest.raises(Terminated) as raised:
+                with sigterm_raises():
+                    assert signal.getsignal(signal.SIGTERM) not in (theirs, signal.SIG_DFL)
+                    signal.raise_signal(signal.SIGTERM)
+                    time.sleep(1)  # not reached: the handler raises at once
+            assert isinstance(raised.value, KeyboardInterrupt) and raised.value.signum == signal.SIGTERM
+            assert signal.getsignal(signal.SIGTERM) is previous
+            with sigterm_raises():  # left without a signal: the same
+                pass
+            assert signal.getsignal(signal.SIGTERM) is previous
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def test_a_handler_installed_outside_python_is_followed_by_the_default_action(monkeypatch) -> None:
+    """``signal.signal`` answers None for a handler installed outside Python: the block puts back SIG_DFL."""
+    calls: list[Any] = []
+    real = signal.signal
+
+    def recording(signum: int, handler: Any) -> Any:
+        calls.append(handler)
+        real(signum, handler)
+        return None if len(calls) == 1 else signal.SIG_DFL
+
+    before = signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr(signal, "signal", recording)
+    try:
+        with sigterm_raises():
+            pass
+    finally:
+        monkeypatch.undo()
+        signal.signal(signal.SIGTERM, before)
+    assert len(calls) == 2 and callable(calls[0]) and calls[1] is signal.SIG_DFL
+
+
+def test_in_another_thread_the_block_runs_as_is() -> None:
+    """No handler can be set outside the main thread: there the block runs with SIGTERM's handler unchanged."""
+    before = signal.getsignal(signal.SIGTERM)
+    seen: list[Any] = []
+
+    def elsewhere() -> None:
+        try:
+            with sigterm_raises():
+                seen.append(signal.getsignal(signal.SIGTERM))
+            seen.append("left")
+        except Exception as exc:  # (recorded: the assertion below names it)
+            seen.append(exc)
+
+    thread = threading.Thread(target=elsewhere)
+    thread.start()
+    thread.join(10)
+    assert seen == [before, "left"]
+
+
+@needs_fork
+def test_a_process_forked_in_the_block_is_killed_by_sigterm_not_raised_in() -> None:
+    """A child forked inside the block inherits the handler: there SIGTERM takes its default action (the child
+    ends, killed by the signal) instead of raising ``Terminated`` into a copy of the parent's program."""
+    def child() -> int:
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+        except Terminated:
+            return 3
+        return 4
+
+    with sigterm_raises():
+        status = _child_status(child)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM, status
+
+
+@needs_fork
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_signal_at_parent_death_asks_linux_for_the_signal() -> None:
+    """``PR_SET_PDEATHSIG`` is set to the signal (read back with ``PR_GET_PDEATHSIG``), in a forked child so that
+    pytest's own process is left as it was."""
+    def child() -> int:
+        libc = ctypes.CDLL(None, use_errno=True)
+        found = ctypes.c_int(-1)
+        assert libc.prctl(2, ctypes.byref(found)) == 0 and found.value == 0  # PR_GET_PDEATHSIG: none yet
+        signal_at_parent_death(signal.SIGUSR1)
+        assert libc.prctl(2, ctypes.byref(found)) == 0
+        return found.value
+
+    status = _child_status(child)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == signal.SIGUSR1, status
+
+
+def test_exit_with_parent_polls_until_the_parent_is_gone(monkeypatch) -> None:
+    """Elsewhere than on Windows ``os.getppid`` is checked every ``poll_s`` seconds while it names the parent;
+    once it names another process (the parent is gone) the process ends with status 1."""
+    events: list[Any] = []
+    parents = iter([4242, 4242, 1])
+
+    def exit_(code: int) -> None:
+        events.append(f"exit {code}")
+        raise SystemExit(code)
+
+    monkeypatch.setattr(os, "getppid", lambda: next(parents))
+    monkeypatch.setattr(os, "_exit", exit_)
+    monkeypatch.setattr(agents.interrupts.time, "sleep", events.append)
+    monkeypatch.setattr(sys, "platform", "linux")
+    with pytest.raises(SystemExit):
+        exit_with_parent(4242, poll_s=0.25)
+    monkeypatch.undo()
+    assert events == [0.25, 0.25, "exit 1"]
