@@ -20,7 +20,7 @@ class Terminated(KeyboardInterrupt):
     exits with the shell's status for it, 143 (killed outright, it would leave its files behind and say nothing), and
     ``parallel.spawn``'s, which stops its processes.  ``signum``: the signal."""
 
-    signum = signal.SIGTERM
+    signum: int = signal.SIGTERM
 
     def __init__(self, signum: int = signal.SIGTERM) -> None:
         super().__init__()
