@@ -29,6 +29,7 @@ it builds it, ``check_training_entries`` what ``halma train --resume`` reads bes
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import math
@@ -37,9 +38,11 @@ import random
 import re
 import reprlib
 import tempfile
+import threading
 import time
 import warnings
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -239,6 +242,19 @@ def _check_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) ->
                               f"{_first_line(exc)[:200]})") from None
 
 
+_WARNINGS_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def warnings_silenced() -> Iterator[None]:
+    """Every warning ignored for the block, one thread at a time.  ``warnings.catch_warnings`` saves the
+    process's filter list and puts it back, so two blocks overlapping in threads (a game site loading
+    checkpoint players) could put back each other's "ignore everything" and leave it on for good."""
+    with _WARNINGS_LOCK, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
 def load_checkpoint(path: str | Path, *, variant: str | None = None, num_players: int | None = None,
                     network: dict[str, Any] | None = None, map_location: str | torch.device = "cpu") -> dict[str, Any]:
     """Read and check a checkpoint; the keyword arguments are what the caller expects of it."""
@@ -252,8 +268,7 @@ def load_checkpoint(path: str | Path, *, variant: str | None = None, num_players
     if torch.device(map_location).type == "cpu":  # torch.load cannot map storages to "cpu:0" (a resume with
         map_location = "cpu"  # --device cpu:0 called the checkpoint corrupt); every CPU index is the CPU
     try:
-        with warnings.catch_warnings():  # torch's own (a sparse CSR tensor's "beta state"): the checks below speak
-            warnings.simplefilter("ignore")
+        with warnings_silenced():  # torch's own (a sparse CSR tensor's "beta state"): the checks below speak
             data = torch.load(io.BytesIO(raw), map_location=map_location, weights_only=True)
     except Exception as exc:  # unpickling garbage raises anything: KeyError, struct.error, RuntimeError, ...
         # torch's first sentence says what failed; the rest of its message is advice about saving

@@ -144,7 +144,7 @@ def sample_positions(variant: str, seats: int, count: int, seed: int = 0, max_pl
 
 def onnx_bytes(net: Any, opset: int = OPSET) -> bytes:
     """The network's opponent graph serialised as ONNX (dynamic batch axis)."""
-    import warnings
+    from agents.checkpoint import warnings_silenced
 
     torch = _torch()
     enc = encoding(net.variant, net.num_players)
@@ -152,8 +152,7 @@ def onnx_bytes(net: Any, opset: int = OPSET) -> bytes:
     mask = torch.ones((1, enc.num_actions), dtype=torch.int8)
     buf = io.BytesIO()
     batch = {0: "batch"}
-    with warnings.catch_warnings():  # the TorchScript exporter is deprecated but needs no onnxscript
-        warnings.simplefilter("ignore")
+    with warnings_silenced():  # the TorchScript exporter is deprecated but needs no onnxscript
         try:
             torch.onnx.export(
                 export_wrapper(net), (obs, mask), buf, input_names=list(INPUT_NAMES),

@@ -22,6 +22,7 @@ import gc
 import json
 import os
 import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -397,20 +398,31 @@ def _apply(game: Game, index: int, event: str) -> None:
         raise RecordError(f"game record: event {index} ({quoted(event)}) is an illegal {kind}: {e}") from None
 
 
+# replays in progress (threads), and whether the collector was on when the first of them began
+_paused = {"replays": 0, "collector_was_on": False}
+_paused_lock = threading.Lock()
+
+
 @contextmanager
 def _gc_paused() -> Iterator[None]:
     """Hold off the cyclic garbage collector while a replay builds a game's history.  Every ply adds a
     few objects that live on in the history, and the collector's full passes went through all of them
     again and again (half of a long replay's time); playing makes no reference cycles, and what it
     drops is still freed at once by reference counting.  The collector is turned back on (if it was
-    on) however the replay ends."""
-    was_on = gc.isenabled()
-    gc.disable()
+    on) however the replay ends, when the last of the replays that overlap in threads ends: each
+    replay saving and restoring the switch on its own left it off for good when two interleaved."""
+    with _paused_lock:
+        if _paused["replays"] == 0:
+            _paused["collector_was_on"] = gc.isenabled()
+            gc.disable()
+        _paused["replays"] += 1
     try:
         yield
     finally:
-        if was_on:
-            gc.enable()
+        with _paused_lock:
+            _paused["replays"] -= 1
+            if _paused["replays"] == 0 and _paused["collector_was_on"]:
+                gc.enable()
 
 
 def _check_position_text(name: str, text: str) -> None:

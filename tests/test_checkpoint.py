@@ -935,3 +935,38 @@ def test_a_checkpoint_loads_onto_the_cpu_by_any_index() -> None:
     for device in ("cpu:0", "cpu:1", torch.device("cpu:0")):
         model = load_checkpoint(SHIPPED_QUICKSTART, map_location=device)["model"]
         assert all(torch.equal(model[k], plain[k]) and model[k].device.type == "cpu" for k in plain)
+
+
+def test_warnings_are_silenced_one_thread_at_a_time_and_the_filters_come_back() -> None:
+    """Loading checkpoint players in threads (a game site) overlapped two ``catch_warnings`` blocks, which
+    put back each other's filter lists and could leave "ignore every warning" on for the process."""
+    import threading
+    import warnings
+
+    from agents.checkpoint import warnings_silenced
+
+    before = list(warnings.filters)
+    inside, leave, order = threading.Event(), threading.Event(), []
+
+    def first() -> None:
+        with warnings_silenced():
+            order.append("first in")
+            inside.set()
+            leave.wait(10)
+            order.append("first out")
+
+    def second() -> None:
+        inside.wait(10)
+        with warnings_silenced():
+            order.append("second in")
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    inside.wait(10)
+    time.sleep(0.2)  # the second thread waits at the block meanwhile
+    assert order == ["first in"]
+    leave.set()
+    for thread in threads:
+        thread.join(10)
+    assert order == ["first in", "first out", "second in"] and warnings.filters == before

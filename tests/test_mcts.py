@@ -77,10 +77,10 @@ def test_after_shared_first_places_the_next_place_is_third() -> None:
     finished.play("102-111")
     assert finished.places == [1, 1, 3, 4]  # the engine's places, which the values must follow
     bot = MCTSBot(seed=0, iterations=1, time=None)
-    values = bot._values(Tracker(game, bot.straggle))
+    values = bot._values(Tracker(game, bot.straggle), 0.0)
     # seats 2 and 3 are expected between 3rd (value 1/3) and 4th (0), never at 2nd (2/3)
     assert values[:2] == [1.0, 1.0] and all(0.0 < v < 1 / 3 for v in values[2:])
-    assert bot._values(Tracker(finished, bot.straggle)) == pytest.approx([1.0, 1.0, 1 / 3, 0.0])
+    assert bot._values(Tracker(finished, bot.straggle), 0.0) == pytest.approx([1.0, 1.0, 1 / 3, 0.0])
 
 
 @pytest.mark.parametrize("scale", [6.0, 2.5])
@@ -105,7 +105,7 @@ def test_values_of_a_position_follow_the_documented_formula(case: str, scale: fl
         game = midgame(variant, int(n), plies=15)
     bot = MCTSBot(seed=0, iterations=1, time=None, scale=scale)
     tracker = Tracker(game, bot.straggle)
-    values = bot._values(tracker)
+    values = bot._values(tracker, tracker.pot[0])
     assert values == pytest.approx(expected_values(game, scale))
     assert all(0.0 <= v <= 1.0 for v in values)
 
@@ -114,11 +114,32 @@ def test_the_solitaire_value_is_the_squashed_gain_since_the_root() -> None:
     start = Game(Rules("star", 1))
     later = midgame("star", 1, plies=6)
     bot = MCTSBot(seed=0, iterations=1, time=None, scale=4.0)
-    bot._root_pot = potential(start, 0)
-    value = bot._values(Tracker(later, bot.straggle))
+    value = bot._values(Tracker(later, bot.straggle), potential(start, 0))
     assert value == pytest.approx(expected_values(later, 4.0, root_potential=potential(start, 0)))
     assert value[0] > 0.5  # six greedy moves gained potential
-    assert bot._values(Tracker(start, bot.straggle)) == pytest.approx([0.5])
+    assert bot._values(Tracker(start, bot.straggle), potential(start, 0)) == pytest.approx([0.5])
+
+
+def test_a_bot_shared_by_threads_values_each_solitaire_search_against_its_own_root() -> None:
+    """The root's potential was kept on the bot: another thread's search with the same bot, between two
+    simulations, made the rest of this one value its positions against the other game's start."""
+    game, other = midgame("star", 1, plies=4), Game(Rules("star", 1))  # two different root potentials
+    reference = MCTSBot(seed=3, iterations=60, time=None)
+    move, info = reference.select_move(game.copy()), reference.last_info
+    bot = MCTSBot(seed=3, iterations=60, time=None)
+    simulate, calls = bot._simulate, []
+
+    def interleaved(*args) -> None:
+        calls.append(args)
+        if len(calls) == 10:  # the other search, on the same bot, with the bot's random stream put back after
+            state = bot._rng.getstate()
+            bot.select_move(other.copy())
+            bot._rng.setstate(state)
+        simulate(*args)
+
+    bot._simulate = interleaved  # type: ignore[method-assign]
+    assert (bot.select_move(game.copy()), bot.last_info) == (move, info)
+    assert len(calls) == 120
 
 
 @pytest.mark.parametrize("widen", [1.0, 2.0, 0.5])
@@ -192,10 +213,9 @@ def test_a_full_node_descends_into_the_child_of_the_best_upper_confidence_bound(
     bot = MCTSBot(seed=0, iterations=1, time=None, rollout=0, c=c, widen=10.0)
     rng = random.Random(0)
     tracker = Tracker(game, bot.straggle)
-    bot._root_pot = tracker.pot[0]
     root = _Node(seat, 2, bot._candidates(tracker, seat, game.legal_moves(), rng))
     for _ in range(3):  # three children, one per simulation
-        bot._simulate(tracker, root, rng)
+        bot._simulate(tracker, root, rng, tracker.pot[0])
     bot.widen = 0.5  # 1 + int(0.5 * sqrt(17)) = 3 children allowed at the 17 visits set below: none added
     assert len(root.children) == 3
     for child, n, v in zip(root.children, visits, own):
@@ -204,7 +224,7 @@ def test_a_full_node_descends_into_the_child_of_the_best_upper_confidence_bound(
     bounds = [v / n + c * math.sqrt(math.log(root.visits) / n) for n, v in zip(visits, own)]
     chosen = bounds.index(max(bounds))
     assert tracker.game.position() == game.position()  # each simulation undid its moves
-    bot._simulate(tracker, root, rng)
+    bot._simulate(tracker, root, rng, tracker.pot[0])
     assert [child.visits for child in root.children] == [n + (i == chosen) for i, n in enumerate(visits)]
     assert len(root.children) == 3 and root.visits == 18
 
@@ -267,7 +287,7 @@ def test_a_simulation_expands_one_child_then_rolls_out_greedily(rollout: int) ->
     tracker = RecordingTracker(game, bot.straggle)
     rng = random.Random(0)
     root = _Node(game.to_move, 3, bot._candidates(tracker, game.to_move, game.legal_moves(), rng))
-    bot._simulate(tracker, root, rng)
+    bot._simulate(tracker, root, rng, tracker.pot[0])
     assert len(tracker.plays) == 1 + rollout
     assert [s for s, _, _ in tracker.plays] == [(game.to_move + k) % 3 for k in range(1 + rollout)]
     assert all(best for _, _, best in tracker.plays)
@@ -284,7 +304,7 @@ def test_random_rollout_moves_come_with_probability_epsilon() -> None:
         for _ in range(10):  # a fresh root each time: one expansion, then the 10 rollout plies
             tracker = RecordingTracker(game, bot.straggle)
             root = _Node(game.to_move, 2, bot._candidates(tracker, game.to_move, game.legal_moves(), rng))
-            bot._simulate(tracker, root, rng)
+            bot._simulate(tracker, root, rng, tracker.pot[0])
             assert len(tracker.plays) == 11
             not_best += sum(1 for _, _, best in tracker.plays[1:] if not best)
         # a random move is seldom a best-gain one: about epsilon x 100 of the 100 rollout plies are not
@@ -298,7 +318,7 @@ def test_a_finished_game_ends_the_simulation_at_its_node() -> None:
     tracker = RecordingTracker(game, bot.straggle)
     rng = random.Random(0)
     root = _Node(game.to_move, 2, bot._candidates(tracker, game.to_move, finishing, rng))
-    bot._simulate(tracker, root, rng)
+    bot._simulate(tracker, root, rng, tracker.pot[0])
     child = root.children[0]
     assert len(tracker.plays) == 1 and child.seat is None and child.cands == [] and child.visits == 1
     assert child.value == [1.0, 0.0] if game.to_move == 0 else [0.0, 1.0]
@@ -328,8 +348,7 @@ def test_the_finished_solitaire_is_worth_1() -> None:
     game.play("17-9")
     assert game.is_over and game.places == [1]
     bot = MCTSBot(seed=0, iterations=1, time=None)
-    bot._root_pot = 0.0
-    assert bot._values(Tracker(game, bot.straggle)) == [1.0]
+    assert bot._values(Tracker(game, bot.straggle), 0.0) == [1.0]
 
 
 # seat 1 is far ahead: 112-114 forces its finish on its next move, whatever seat 0 replies

@@ -758,6 +758,26 @@ def test_an_altered_outcome_of_a_long_record_is_refused() -> None:
         GameRecord.from_dict(doc).replay()
 
 
+def test_replays_overlapping_in_threads_turn_the_collector_back_on_when_the_last_ends() -> None:
+    """Each replay saved and restored the switch on its own: the first to end turned the collector on under
+    the other, and one that read the switch while another held it off never turned it back on."""
+    from halma_env.records import _gc_paused
+
+    was_on = gc.isenabled()
+    try:
+        gc.enable()
+        first, second = _gc_paused(), _gc_paused()
+        first.__enter__()
+        second.__enter__()
+        first.__exit__(None, None, None)  # (another thread's replay ends first)
+        assert not gc.isenabled()
+        second.__exit__(None, None, None)
+        assert gc.isenabled()
+    finally:
+        if not was_on:
+            gc.disable()
+
+
 def test_replay_leaves_the_garbage_collector_as_it_found_it() -> None:
     """replay holds the cyclic garbage collector off while it plays (a long history's objects made it
     pass over them again and again): it is back on afterwards, after a refused record too, and a

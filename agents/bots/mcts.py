@@ -92,7 +92,7 @@ class MCTSBot(SeededBot):
             return moves[0]
         rng = self._rng
         tr = Tracker(game, self.straggle)
-        self._root_pot = tr.pot[0]
+        root_pot = tr.pot[0]  # (per call, not on the bot: a bot shared by threads scored against another game's)
         root = _Node(seat, game.num_players, self._candidates(tr, seat, moves, rng))
         # avoid arrangements of the seat's pieces from its last few moves (no cycling)
         seen = recent_configurations(game, seat, self.memory) if self.memory else {}
@@ -102,7 +102,7 @@ class MCTSBot(SeededBot):
             root.cands = fresh or root.cands
         sims = 0
         while True:
-            self._simulate(tr, root, rng)
+            self._simulate(tr, root, rng, root_pot)
             sims += 1
             if self.iterations and sims >= self.iterations:
                 break
@@ -119,7 +119,7 @@ class MCTSBot(SeededBot):
         cands.sort(key=lambda x: (-x[0], x[1]))
         return [(gain, m) for gain, _, m in cands]
 
-    def _simulate(self, tr: Tracker, root: _Node, rng: random.Random) -> None:
+    def _simulate(self, tr: Tracker, root: _Node, rng: random.Random, root_pot: float) -> None:
         g = tr.game
         n = tr.n
         path = [root]
@@ -160,7 +160,7 @@ class MCTSBot(SeededBot):
             tr.play(s, m, gain)
             played.append((s, m, gain))
             depth += 1
-        values = self._values(tr)
+        values = self._values(tr, root_pot)
         for s, m, gain in reversed(played):
             tr.undo(s, m, gain)
         for nd in path:
@@ -193,8 +193,9 @@ class MCTSBot(SeededBot):
         finally:
             tr.undo(s, move, gain)
 
-    def _values(self, tr: Tracker) -> list[float]:
-        """Every seat's value in [0, 1] (1 = first place, 0 = last)."""
+    def _values(self, tr: Tracker, root_pot: float) -> list[float]:
+        """Every seat's value in [0, 1] (1 = first place, 0 = last); ``root_pot``: the seat's potential at the
+        search's root, what a solitaire position is valued against."""
         g = tr.game
         n = tr.n
         places = g.places
@@ -206,7 +207,7 @@ class MCTSBot(SeededBot):
         if not undecided:
             return out
         if n == 1:  # solitaire: the gain over the root position, squashed into [0, 1]
-            return [1.0 / (1.0 + math.exp(max(-50.0, min(50.0, (tr.pot[0] - self._root_pot) / self.scale))))]
+            return [1.0 / (1.0 + math.exp(max(-50.0, min(50.0, (tr.pot[0] - root_pot) / self.scale))))]
         # the best place still open: finished seats hold the top ones (shared, in a loaded position
         # where several had already finished: two shared 1st places leave 3rd as the next)
         first = 1 + g.status.count("finished")
