@@ -758,6 +758,23 @@ def test_an_altered_outcome_of_a_long_record_is_refused() -> None:
         GameRecord.from_dict(doc).replay()
 
 
+def test_only_a_long_replay_holds_the_collector_off(monkeypatch) -> None:
+    """Replays of a game site's records, back to back in threads, kept the collector off for the whole
+    process (it pays from about 20,000 plies on): a shorter replay leaves it alone."""
+    import halma_env.records
+
+    record = GameRecord.from_game(_played("star", 2, 30, seed=3))
+    paused: list[bool] = []
+    monkeypatch.setattr(halma_env.records.gc, "disable", lambda: paused.append(True))
+    record.replay()
+    assert paused == []
+    monkeypatch.setattr(halma_env.records, "LONG_REPLAY_EVENTS", 30)
+    record.replay(upto=29)
+    assert paused == []
+    record.replay()
+    assert paused == [True]
+
+
 def test_replays_overlapping_in_threads_turn_the_collector_back_on_when_the_last_ends() -> None:
     """Each replay saved and restored the switch on its own: the first to end turned the collector on under
     the other, and one that read the switch while another held it off never turned it back on."""
@@ -778,10 +795,13 @@ def test_replays_overlapping_in_threads_turn_the_collector_back_on_when_the_last
             gc.disable()
 
 
-def test_replay_leaves_the_garbage_collector_as_it_found_it() -> None:
-    """replay holds the cyclic garbage collector off while it plays (a long history's objects made it
-    pass over them again and again): it is back on afterwards, after a refused record too, and a
+def test_replay_leaves_the_garbage_collector_as_it_found_it(monkeypatch) -> None:
+    """replay holds the cyclic garbage collector off while it plays a long record (a long history's objects
+    made it pass over them again and again): it is back on afterwards, after a refused record too, and a
     collector the caller had turned off stays off."""
+    import halma_env.records
+
+    monkeypatch.setattr(halma_env.records, "LONG_REPLAY_EVENTS", 10)  # these 30 plies count as long
     record = GameRecord.from_game(_played("star", 2, 30, seed=3))
     doc = record.to_dict()
     doc["events"][20] = "0-1"
