@@ -77,8 +77,10 @@ def keep_freed_memory() -> bool:
     many of them back on ``free`` (unmapped, or trimmed off the top of the heap), so the next update
     takes them again as fresh pages, zero-filled by the kernel one page fault at a time.  Kept, they
     are reused, and the loop runs faster (docs/training.md, "Speed", has the measurement).
-    The cost is that a training process does not shrink after its peak.  Returns whether glibc took
-    both settings; on another C library nothing changes.
+    The cost is that a training process does not shrink after its peak, and the setting is the process's,
+    for its life: so ``halma train`` and ``halma bench train`` ask for it in their own processes, and a
+    ``Trainer`` made in a notebook or a sweep leaves malloc as it is (call this first for the speed).
+    Returns whether glibc took both settings; on another C library nothing changes.
     """
     try:
         mallopt = ctypes.CDLL(None).mallopt
@@ -372,7 +374,6 @@ class Trainer:
                              "use processes: 1")
         if cfg.torch_threads:
             torch.set_num_threads(cfg.torch_threads)
-        keep_freed_memory()
         # seeding (CleanRL): python, numpy, torch; deterministic kernels on CPU.  Every process builds the
         # same initial network, then draws its own games and samples (process 0 as a single process would)
         random.seed(cfg.seed)

@@ -283,8 +283,9 @@ def _trim_eval_log(path: Path, size: int | None = None) -> None:
 def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Namespace) -> int:
     """Train (in process ``rank`` of ``world_size``), then, in process 0, the closing evaluation."""
     from agents import parallel
-    from agents.ppo import Trainer
+    from agents.ppo import Trainer, keep_freed_memory
 
+    keep_freed_memory()  # (this command's process: the update's tensors reused, not faulted in again)
     run_dir = Path(args.runs_dir) / cfg.name
     t0 = time.time()
     error = None
@@ -460,7 +461,7 @@ def bench_loop(rank: int, world_size: int, cfg: Any, seconds: float) -> tuple[in
     import tempfile
 
     from agents import parallel
-    from agents.ppo import Trainer
+    from agents.ppo import Trainer, keep_freed_memory
 
     batch = cfg.env.num_envs * cfg.ppo.num_steps
     cfg.ppo.total_steps = batch * 10 ** 6  # the clock stops it; the learning rate stays near its start
@@ -473,6 +474,7 @@ def bench_loop(rank: int, world_size: int, cfg: Any, seconds: float) -> tuple[in
         # process 0's clock decides when all of them stop
         return parallel.any_true(rank == 0 and time.perf_counter() - clock["start"] >= seconds)
 
+    keep_freed_memory()  # as halma train does
     with tempfile.TemporaryDirectory() as tmp:
         trainer = Trainer(cfg, Path(tmp) / "bench", log=lambda s: None, rank=rank, world_size=world_size)
         trainer.train(stop=stop)

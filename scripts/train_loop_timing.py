@@ -68,6 +68,7 @@ def split(args: argparse.Namespace) -> None:
             lists.clear()
         return False
 
+    ppo.keep_freed_memory()  # as halma train does
     with tempfile.TemporaryDirectory() as tmp:
         trainer = ppo.Trainer(cfg, Path(tmp) / "split", log=lambda s: None)
         update = trainer._ppo_update

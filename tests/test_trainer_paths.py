@@ -286,10 +286,13 @@ def fake_trainer(monkeypatch):
     return FakeTrainer
 
 
-def test_the_trainer_is_made_as_the_arguments_say(tmp_path: Path, fake_trainer, capsys) -> None:
+def test_the_trainer_is_made_as_the_arguments_say(tmp_path: Path, fake_trainer, capsys, monkeypatch) -> None:
     cfg = from_dict(tiny_config())
     args = namespace(runs_dir=str(tmp_path), device="cpu", resume=True, no_final_eval=True)
+    kept: list[bool] = []
+    monkeypatch.setattr(agents.ppo, "keep_freed_memory", lambda: kept.append(True) or True)
     assert train_and_evaluate(0, 1, cfg, args) == 0
+    assert kept == [True]  # the command's process keeps freed memory for the updates (agents.ppo)
     [trainer] = fake_trainer.made
     assert trainer.run_dir == tmp_path / "tiny"
     assert trainer.kwargs == {"device": "cpu", "resume": True, "rank": 0, "world_size": 1,
