@@ -1502,11 +1502,15 @@ def test_the_per_position_tables_are_kept_in_bounded_caches() -> None:
     goal fill) have no useful bound, and an unbounded cache grew by about half a megabyte a game."""
     from agents.bots import evaluation
 
-    for table in (evaluation.camp_table, evaluation.endgame_table):
+    for table in (evaluation.camp_table, evaluation.endgame_table, evaluation.seat_tables):
         assert table.cache_info().maxsize == evaluation.TABLES_KEPT == 2048
     for k in range(evaluation.TABLES_KEPT + 10):  # that many different fills, in twentieths, of the six goals
         evaluation.camp_table("star", 6, 0, tuple(k // 21**s % 21 for s in range(6)))
     assert evaluation.camp_table.cache_info().currsize == evaluation.TABLES_KEPT
+    # a seat's tables come one per straggle value (any number a spec gives: search:straggle=0.37)
+    for k in range(evaluation.TABLES_KEPT + 10):
+        evaluation.seat_tables("star", 2, 0, k / 1000)
+    assert evaluation.seat_tables.cache_info().currsize == evaluation.TABLES_KEPT
 
 
 RESEEDED = ["random", "greedy:noise=0.5,temperature=1.0", "search:depth=1,time=none", "mcts:iterations=30,time=none",

@@ -47,7 +47,8 @@ CAMP = 1.0  # penalty per exit step for a piece parked in another seat's goal ca
 CAMP_BASE = 0.25  # the camp penalty's share that applies even while the goal's owner is far away
 CAMP_FILL = 12.0  # how much the camp penalty grows as the goal's owner fills (or nears) its goal
 WIN = 1_000_000.0  # terminal scores dwarf any potential
-# the per-position tables (camp penalties by goal fills, endgame pulls by empty goal holes) kept for reuse:
+# the per-position tables (camp penalties by goal fills, endgame pulls by empty goal holes) and the seats' tables
+# (one per straggle value: a sweep over search:straggle=X grew by 64 kB a value on star-6) kept for reuse:
 # their keys are unbounded with 3+ seats or on halma16, so a server playing game after game grew without
 # end; 2,048 of each bound them at no cost in speed (star-6 greedy self-play, 400 games in one process:
 # 239 MB unbounded, 34 MB bounded; docs/measurements.md, "The bots' table caches")
@@ -77,7 +78,7 @@ def _tip(variant: str, num_players: int, seat: int) -> int:
     return min(lay.goals[seat], key=lambda h: (len(g.neighbours[h]), h))
 
 
-@cache
+@lru_cache(maxsize=TABLES_KEPT)  # (keyed by a bot's straggle too, which specs may set to any number)
 def seat_tables(variant: str, num_players: int, seat: int, straggle: float = STRAGGLE) -> SeatTables:
     """The evaluation tables of one seat (cached)."""
     lay = layout(variant, num_players)
