@@ -55,6 +55,7 @@ def spawn(fn: Callable[..., Any], world_size: int, *args: Any) -> Any:
     raised as ``agents.interrupts.Terminated``, a ``KeyboardInterrupt``, like Ctrl-C: either stops the processes and
     removes the temporary folder on the way out."""
     tmp = tempfile.mkdtemp(prefix=FOLDER_PREFIX)
+    context = None
     try:
         with sigterm_raises(), _quiet_torch_spawn():
             context = mp.start_processes(_entry, args=(fn, world_size, tmp, args, os.getpid()), nprocs=world_size,
@@ -71,6 +72,11 @@ def spawn(fn: Callable[..., Any], world_size: int, *args: Any) -> Any:
                 return pickle.load(f)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)  # also after Ctrl-C and SIGTERM; only SIGKILL leaves it behind
+        # the file a failed process wrote its traceback to ($TMPDIR/pytorch-errorfile-*.pickle): torch reads it
+        # and leaves it, one more in the temporary folder after every failed run
+        for error_file in context.error_files if context is not None else ():
+            with contextlib.suppress(OSError):
+                os.unlink(error_file)
 
 
 @contextlib.contextmanager

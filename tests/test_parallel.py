@@ -158,9 +158,12 @@ def _fail_in_one(rank: int, world_size: int) -> None:
     parallel.gather("waiting for process 1")  # would wait for the group's timeout if spawn did not stop it
 
 
-def test_a_process_that_fails_stops_the_others() -> None:
+def test_a_process_that_fails_stops_the_others(tmp_path: Path, monkeypatch) -> None:
+    # and torch's file of its traceback ($TMPDIR/pytorch-errorfile-*.pickle) goes: one was left per failed run
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     with pytest.raises(torch.multiprocessing.ProcessRaisedException, match="process 1 failed"):
         parallel.spawn(_fail_in_one, 2)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_on_windows_a_process_waits_on_its_parent_s_handle(monkeypatch) -> None:
