@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"halma{command}: error: cannot write the standard output: {exc.strerror or exc}", file=sys.stderr)
             return 2
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (Terminated), also in the imports before the command
-            # runs: one line instead of a traceback, and the shell's status for the signal (130, 143)
+            # runs: one line instead of a traceback, and the shell's status for the signal (130, 143; train: 129 SIGHUP)
             signum = int(getattr(exc, "signum", signal.SIGINT))
             what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
             print(f"\nhalma{command}: {what}", file=sys.stderr)

@@ -16,6 +16,7 @@ import json
 import os
 import shlex
 import signal
+import stat
 import statistics
 import sys
 import threading
@@ -225,7 +226,10 @@ class _GracefulInterrupt:
 
     def __enter__(self) -> _GracefulInterrupt:
         if threading.current_thread() is threading.main_thread():
-            self._previous = {signum: signal.signal(signum, self._handle) for signum in self.SIGNALS}
+            # a signal the run was started with ignored stays ignored: nohup's SIGHUP, and SIGINT of a job a
+            # script started with & (replaced, nohup halma train ... & stopped at the first hangup)
+            self._previous = {signum: signal.signal(signum, self._handle) for signum in self.SIGNALS
+                              if signal.getsignal(signum) is not signal.SIG_IGN}
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -239,11 +243,25 @@ class _GracefulInterrupt:
 
             raise KeyboardInterrupt if signum == signal.SIGINT else Terminated(signum)
         self.signum = signum
+        if signum == getattr(signal, "SIGHUP", None):
+            _terminal_output_to_devnull()
         what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
-        with contextlib.suppress(OSError):  # (after a hangup the terminal is gone: the checkpoint matters more)
+        with contextlib.suppress(OSError):  # (a terminal may be gone all the same: the checkpoint matters more)
             print(f"\nhalma train: {what}: stopping after this update and saving a checkpoint "
                   "(Ctrl-C again to stop at once, losing the updates since the last checkpoint)", file=sys.stderr,
                   flush=True)
+
+
+def _terminal_output_to_devnull() -> None:
+    """After a hangup the terminal is gone, and every write to it fails (EIO): the next status line stopped the
+    run as if the disk were full, without its checkpoint.  Output that went to a terminal (a character device)
+    goes to /dev/null from here on; output redirected to a file or a pipe goes on there."""
+    for fd in (1, 2):
+        with contextlib.suppress(OSError):
+            if stat.S_ISCHR(os.fstat(fd).st_mode):
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, fd)
+                os.close(null)
 
 
 class CannotWrite(Exception):

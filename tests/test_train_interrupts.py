@@ -343,3 +343,50 @@ def test_sigterm_of_a_run_in_one_process_stops_it_as_ctrl_c_does(tmp_path: Path,
     update = load_checkpoint(last)["update"]  # no checkpoint.every came: the one the stop wrote
     assert err.endswith(f"halma train: stopped at update {update} ({update * 64} steps); checkpoint {last}; continue "
                         f"with: halma train {tmp_path / 'c.yaml'} --resume --runs-dir {tmp_path} --quiet\n"), err
+
+
+def test_a_hangup_of_the_terminal_itself_still_saves_the_checkpoint(tmp_path: Path) -> None:
+    """The terminal gone (its master side closed, then SIGHUP): every write to it fails with EIO, and the
+    next status line stopped the run as a full disk, exit 1, without its checkpoint.  The output now goes
+    to /dev/null and the stop saves last.pt, exit 129."""
+    import pty
+    import select
+
+    data = tiny_config(ppo__total_steps=4 * 16 * 10_000, checkpoint__every=10_000)
+    data["log"].update(tensorboard=False, status_every=1e-6)  # a status line after every update
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(data))
+    master, terminal = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "agents.cli", "train", str(tmp_path / "c.yaml"), "--runs-dir",
+                             str(tmp_path)], stdout=terminal, stderr=terminal, stdin=subprocess.DEVNULL, cwd=ROOT)
+    os.close(terminal)
+    snapshots = tmp_path / "tiny" / "snapshots"
+    try:
+        deadline = time.monotonic() + 120
+        while not list(snapshots.glob("snap_*.pt")):  # reading what it writes meanwhile, as a terminal does
+            assert proc.poll() is None and time.monotonic() < deadline, "training did not start"
+            if select.select([master], [], [], 0.05)[0]:
+                os.read(master, 65536)
+        os.close(master)  # the terminal hangs up
+        proc.send_signal(signal.SIGHUP)
+        assert proc.wait(120) == 128 + signal.SIGHUP
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert load_checkpoint(tmp_path / "tiny" / "checkpoints" / "last.pt")["update"] >= 1
+
+
+def test_a_run_started_with_hangups_ignored_keeps_ignoring_them(monkeypatch) -> None:
+    """nohup halma train ... &: the graceful stop put its handler over nohup's SIG_IGN, so the first hangup
+    stopped the run that nohup was asked to keep going."""
+    from agents.train import _GracefulInterrupt
+
+    before = signal.getsignal(signal.SIGHUP)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with _GracefulInterrupt() as interrupt:
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) == interrupt._handle  # the others are taken as ever
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, before)
