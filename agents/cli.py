@@ -8,6 +8,7 @@ and ``run(args) -> int`` (a module serving several commands: ``add_NAME_argument
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import importlib
 import io
@@ -139,6 +140,11 @@ def _stderr_to_devnull_if_closed() -> None:
         sys.stderr = open(2, "w", closefd=False)  # (the process's stderr, for its life)
 
 
+# the commands that need the working directory to exist: their worker processes (spawn) and torch's import read
+# it, and failed with a multiprocessing traceback or a oneMKL fatal error where it was removed
+NEEDS_WORKING_DIRECTORY = ("bench", "eval", "export", "ladder", "train")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     name = next((a for a in argv if not a.startswith("-")), None)
@@ -148,17 +154,31 @@ def main(argv: list[str] | None = None) -> int:
         print(f"halma{command}: error: the standard output is closed (redirect it to /dev/null to discard it)",
               file=sys.stderr)
         return 2
-    for stream in (sys.stdout, sys.stderr):
-        # a terminal or pipe that cannot encode a character (PYTHONIOENCODING=ascii, a latin-1 locale) shows it
-        # escaped ('\\xb1' for '±') instead of failing after a tournament's games: help, tables, typed names
-        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
-            stream.reconfigure(errors="backslashreplace")
+    if name in NEEDS_WORKING_DIRECTORY:
+        try:
+            os.getcwd()
+        except FileNotFoundError:
+            print(f"halma{command}: error: the current directory no longer exists (it was removed): cd to another "
+                  "one", file=sys.stderr)
+            return 2
+    # a terminal or pipe that cannot encode a character (PYTHONIOENCODING=ascii, a C locale) shows it escaped
+    # ('\\xb1' for '±') instead of failing after a tournament's games: help, tables, typed names; put back after,
+    # for a program that calls main() itself
+    escaped = [(stream, stream.errors) for stream in (sys.stdout, sys.stderr)
+               if isinstance(stream, io.TextIOWrapper) and stream.errors in ("strict", "surrogateescape")]
+    for stream, _ in escaped:
+        stream.reconfigure(errors="backslashreplace")
     try:
-        os.getcwd()
-    except FileNotFoundError:  # (a worker process or torch's import would fail on it later, less clearly)
-        print(f"halma{command}: error: the current directory no longer exists (it was removed): cd to another "
-              "one", file=sys.stderr)
-        return 2
+        return _main_reporting(name, argv, command)
+    finally:
+        for stream, errors in escaped:
+            with contextlib.suppress(ValueError):  # (a stream closed meanwhile)
+                stream.reconfigure(errors=errors)
+
+
+def _main_reporting(name: str | None, argv: list[str], command: str) -> int:
+    """``_main`` with what its output and signals end in made one line and an exit status (README, "exit
+    statuses")."""
     with sigterm_raises():
         try:
             try:

@@ -229,10 +229,12 @@ def test_help_that_cannot_be_written_is_one_line_and_exit_2() -> None:
         2, "halma show: error: cannot write the standard output: No space left on device\n")
 
 
-def test_characters_the_output_cannot_encode_are_escaped_not_fatal() -> None:
-    """Under PYTHONIOENCODING=ascii (or a C locale without UTF-8 mode) the help's '§' and the tables' '±' were a
-    UnicodeEncodeError, after every game of a tournament had been played."""
-    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+@pytest.mark.parametrize("setting", [{"PYTHONIOENCODING": "ascii"}, {"LC_ALL": "C", "PYTHONUTF8": "0"}])
+def test_characters_the_output_cannot_encode_are_escaped_not_fatal(setting: dict[str, str]) -> None:
+    """Under PYTHONIOENCODING=ascii or a C locale without UTF-8 mode (whose stdout has errors='surrogateescape')
+    the help's '§' and the tables' '±' were a UnicodeEncodeError, after every game of a tournament had been
+    played."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONIOENCODING", "LANG", "LC_CTYPE")} | setting
     helped = subprocess.run([sys.executable, "-m", "agents.cli", "perft", "--help"], capture_output=True, env=env,
                             timeout=60)
     assert helped.returncode == 0 and rb"(SPEC \xa76)" in helped.stdout
@@ -241,6 +243,16 @@ def test_characters_the_output_cannot_encode_are_escaped_not_fatal() -> None:
                             timeout=120)
     assert played.returncode == 0 and played.stderr == b""
     assert rb"25.00 \xb1 8.07" in played.stdout
+
+
+def test_main_called_from_python_puts_the_output_s_error_handler_back(monkeypatch) -> None:
+    """main() escapes what the output cannot encode for its own run, and leaves a calling program's stdout
+    as it found it."""
+    out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    monkeypatch.setattr(sys, "stdout", out)
+    with pytest.raises(SystemExit):
+        main(["perft", "--help"])
+    assert out.errors == "strict" and rb"(SPEC \xa76)" in out.buffer.getvalue()
 
 
 def test_eval_out_is_written_even_when_its_table_cannot_be(tmp_path: Path) -> None:
@@ -279,6 +291,10 @@ def test_a_removed_current_directory_is_named(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert (done.returncode, done.stdout, done.stderr[-100:]) == (
         2, "", "halma eval: error: the current directory no longer exists (it was removed): cd to another one\n")
+    shown = subprocess.run(f"cd {shlex.quote(str(tmp_path))} && mkdir again && cd again && rmdir ../again && "
+                           f"{shlex.quote(sys.executable)} -m agents.cli show", shell=True, capture_output=True,
+                           text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert shown.returncode == 0 and "star" in shown.stdout  # a command that needs no directory runs there
 
 
 def test_a_closed_stdout_is_refused_before_the_command_runs() -> None:
