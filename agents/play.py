@@ -622,11 +622,11 @@ class PlaySession:
 @contextlib.contextmanager
 def _naming(path: str) -> Iterator[None]:
     """A record that does not replay as stored (an illegal event, another outcome) is named by its file, as
-    ``load_record`` names one it cannot read (``FILE: game record: ...``)."""
+    ``load_record`` names one it cannot read (``game record 'FILE': ...``)."""
     try:
         yield
     except RecordError as e:
-        raise RecordError(f"{shown_path(path)}: {e}") from None
+        raise e.in_file(path) from None
 
 
 def _cut_name(name: object) -> str:

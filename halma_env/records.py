@@ -36,7 +36,6 @@ from halma_env.files import (
     folder_ending,
     no_duplicate_keys,
     read_regular_file,
-    shown_path,
     special_file_kind,
     write_atomic,
 )
@@ -58,6 +57,16 @@ _RESIGN_RE = re.compile(rf"resign:{_NUMBER}")
 
 class RecordError(ValueError):
     """A record that is malformed, or whose events or outcome do not replay."""
+
+    def in_file(self, path: str | os.PathLike | bytes) -> RecordError:
+        """The same error naming the file the record came from, as checkpoints and configs name theirs:
+        ``game record 'FILE': PROBLEM``."""
+        return RecordError(f"{_record_file(path)}: {str(self).removeprefix('game record: ')}")
+
+
+def _record_file(path: str | os.PathLike | bytes) -> str:
+    """``game record 'FILE'`` (quoted as Python writes a string: a control character cannot reach a terminal)."""
+    return f"game record {os.fsdecode(path)!r}"
 
 
 @dataclass(frozen=True)
@@ -476,21 +485,21 @@ def load_record(path: str | os.PathLike) -> GameRecord:
     """Read a record saved with ``GameRecord.save``; raises RecordError if it is corrupt, or if the path
     is not a regular file (a FIFO would hang, /dev/zero fill the memory) or holds more than
     ``MAX_RECORD_BYTES``."""
-    if str(path) == "":  # Path("") is "."
+    if os.fsdecode(path) == "":  # Path("") is "."
         raise RecordError("a game record path is empty")
-    # every error names the file first, as a compiler's do: 'FILE: game record: PROBLEM'
-    name = shown_path(path)
+    # every error names the file: 'game record 'FILE': PROBLEM'
+    name = _record_file(path)
     try:
         text = read_regular_file(path, MAX_RECORD_BYTES).decode("utf-8")
     except NotARegularFile:
-        raise RecordError(f"{name}: game record: not a regular file") from None
+        raise RecordError(f"{name} is not a regular file") from None
     except FileTooLarge:
-        raise RecordError(f"{name}: game record: holds more than the {MAX_RECORD_BYTES} bytes a record may") from None
+        raise RecordError(f"{name} holds more than the {MAX_RECORD_BYTES} bytes a record may") from None
     except UnicodeDecodeError as e:
-        raise RecordError(f"{name}: game record: not UTF-8 text: {e}") from None
+        raise RecordError(f"{name} is not UTF-8 text: {e}") from None
     except OSError as e:  # missing, no permission: a RecordError like the others
-        raise RecordError(f"{name}: game record: cannot read it: {e.strerror or e}") from None
+        raise RecordError(f"{name} cannot be read: {e.strerror or e}") from None
     try:
         return GameRecord.from_json(text)
     except RecordError as e:
-        raise RecordError(f"{name}: {e}") from None
+        raise e.in_file(path) from None

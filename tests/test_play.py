@@ -327,7 +327,7 @@ def test_rule_options_and_cli_errors(capsys):
     assert main(["play", "--rule", "bogus=1"]) == 2
     assert "unknown rule option" in capsys.readouterr().err
     assert main(["play", "--replay", "/nonexistent/game.json"]) == 2
-    assert capsys.readouterr().err == ("halma play: error: /nonexistent/game.json: game record: cannot read it: "
+    assert capsys.readouterr().err == ("halma play: error: game record '/nonexistent/game.json' cannot be read: "
                                        "No such file or directory\n")
     with pytest.raises(SystemExit):
         main(["play", "--time-limit", "45"])
@@ -1810,14 +1810,14 @@ def test_replay_refuses_a_record_that_does_not_replay_as_stored(tmp_path, capsys
     assert main(["play", "--replay", path, "--no-color"]) == 2
     captured = capsys.readouterr()
     # named by its file, as a record that cannot be read is (the replay's own errors named none)
-    assert captured.out == "" and captured.err.startswith(f"halma play: error: {path}: game record: ")
+    assert captured.out == "" and captured.err.startswith(f"halma play: error: game record {path!r}: ")
     assert named in captured.err
     s, out = session([HUMAN, HUMAN])
     s.handle(f"replay {path}")
-    assert out[-1].startswith(f"error: {path}: game record: ") and named in out[-1]
+    assert out[-1].startswith(f"error: game record {path!r}: ") and named in out[-1]
     assert not any(line.startswith("[") for line in out)
     s.handle(f"load {path}")
-    assert out[-1].startswith(f"error: {path}: game record: ") and named in out[-1]
+    assert out[-1].startswith(f"error: game record {path!r}: ") and named in out[-1]
 
 
 @pytest.mark.parametrize("threaded", [False, True], ids=["select", "thread"])

@@ -232,25 +232,27 @@ def test_start_must_agree_with_first_seat() -> None:
 
 def test_load_record_file_errors_are_record_errors(tmp_path) -> None:
     missing = tmp_path / "missing.json"
-    with pytest.raises(RecordError, match="^" + re.escape(f"{missing}: game record: cannot read it: No such file or "
+    with pytest.raises(RecordError, match="^" + re.escape(f"game record '{missing}' cannot be read: No such file or "
                                                           "directory") + "$"):
         load_record(missing)
-    with pytest.raises(RecordError, match="^" + re.escape(f"{tmp_path}: game record: not a regular file") + "$"):
+    with pytest.raises(RecordError, match="^" + re.escape(f"game record '{tmp_path}' is not a regular file") + "$"):
         load_record(tmp_path)
     # a FIFO (opening it would wait for a writer) and a device (/dev/zero would fill the memory)
     fifo = tmp_path / "fifo.json"
     os.mkfifo(fifo)
     for special in (fifo, Path("/dev/zero")):
-        with pytest.raises(RecordError, match="^" + re.escape(f"{special}: game record: not a regular file") + "$"):
+        with pytest.raises(RecordError, match="^" + re.escape(f"game record '{special}' is not a regular file") + "$"):
             load_record(special)
     latin1 = tmp_path / "latin1.json"
     latin1.write_bytes(json.dumps(_doc() | {"players": ["Jos\u00e9", "b"]}, ensure_ascii=False).encode("latin-1"))
-    with pytest.raises(RecordError, match="^" + re.escape(f"{latin1}: game record: not UTF-8 text: 'utf-8' codec")):
+    with pytest.raises(RecordError, match="^" + re.escape(f"game record '{latin1}' is not UTF-8 text: 'utf-8' codec")):
         load_record(latin1)
     # a name with a control character is shown escaped (an escape sequence would reach the terminal)
     escaped = tmp_path / "a\x1b[31mb.json"
-    with pytest.raises(RecordError, match=r"^'.*/a\\x1b\[31mb\.json': game record: cannot read it: No such file"):
+    with pytest.raises(RecordError, match=r"^game record '.*/a\\x1b\[31mb\.json' cannot be read: No such file"):
         load_record(escaped)
+    with pytest.raises(RecordError, match=r"^game record '.*/missing\.json' cannot be read: No such file"):
+        load_record(bytes(missing))  # a bytes path, as os functions take (shown decoded)
 
 
 def test_save_errors_name_the_path_asked_for(tmp_path) -> None:
@@ -557,7 +559,7 @@ def test_a_record_file_over_the_size_a_record_may_have_is_refused_unread(tmp_pat
     path = tmp_path / "g.json"
     GameRecord.from_game(Game()).save(path)
     monkeypatch.setattr(halma_env.records, "MAX_RECORD_BYTES", path.stat().st_size - 1)
-    with pytest.raises(RecordError, match="^" + re.escape(f"{path}: game record: holds more than the "
+    with pytest.raises(RecordError, match="^" + re.escape(f"game record '{path}' holds more than the "
                                                     f"{path.stat().st_size - 1} bytes a record may") + "$"):
         load_record(path)
     monkeypatch.setattr(halma_env.records, "MAX_RECORD_BYTES", path.stat().st_size)
@@ -598,8 +600,8 @@ def test_a_non_canonical_start_is_refused_on_load(change, fault: str, tmp_path) 
     path = tmp_path / "game.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
     for load in (lambda: GameRecord.from_dict(doc), lambda: load_record(path)):
-        with pytest.raises(RecordError, match=f"game record: start position '.* is not written as Game.position\\(\\) "
-                                              f"writes it: {fault}$"):
+        with pytest.raises(RecordError, match=f"game record( '.*game.json')?: start position '.* is not written as "
+                                              f"Game.position\\(\\) writes it: {fault}$"):
             load()
 
 
