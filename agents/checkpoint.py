@@ -242,14 +242,15 @@ def _check_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) ->
                               f"{_first_line(exc)[:200]})") from None
 
 
-_WARNINGS_LOCK = threading.Lock()
+_WARNINGS_LOCK = threading.RLock()  # (re-entrant: a block may be nested in one thread)
 
 
 @contextlib.contextmanager
 def warnings_silenced() -> Iterator[None]:
     """Every warning ignored for the block, one thread at a time.  ``warnings.catch_warnings`` saves the
     process's filter list and puts it back, so two blocks overlapping in threads (a game site loading
-    checkpoint players) could put back each other's "ignore everything" and leave it on for good."""
+    checkpoint players) could put back each other's "ignore everything" and leave it on for good.  The
+    filters are the process's: while a block runs, other threads' warnings are ignored too."""
     with _WARNINGS_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         yield
