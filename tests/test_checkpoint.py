@@ -971,5 +971,5 @@ def test_warnings_are_silenced_one_thread_at_a_time_and_the_filters_come_back() 
         thread.join(10)
     assert order == ["first in", "first out", "second in"] and warnings.filters == before
     with warnings_silenced(), warnings_silenced():  # nested in one thread: no deadlock
-        warnings.warn("not shown", UserWarning)
+        warnings.warn("not shown", UserWarning, stacklevel=1)
     assert warnings.filters == before
