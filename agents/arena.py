@@ -1219,15 +1219,10 @@ def _play(args: argparse.Namespace, factory: Factory, rules: Rules | None, plot:
                 _write_json(os.path.join(folder, "solo.json"), res.to_dict())
                 return ["solo.json", "solo.md", *names]
 
-            # saved before anything is printed: a failing stdout (a closed pipe, a full disk) loses no results
-            saved = _saved(args.out, lambda: save_staged(args.out, write, "solo.json"), out_made)
-        _print_results(res.to_dict(), res.markdown(), args.json)
-        if args.out:
-            if not saved:
-                return 2
-            print(f"\nwrote {args.out}/solo.json, solo.md and {len(res.games)} game records",
-                  file=sys.stderr if args.json else sys.stdout)
-        return 0
+        # saved before anything is printed: a failing stdout (a closed pipe, a full disk) loses no results
+        saved = _saved(args.out, lambda: save_staged(args.out, write, "solo.json"), out_made) if args.out else None
+        return _finish(args, res.to_dict(), res.markdown(), saved,
+                       lambda paths: f"wrote {args.out}/solo.json, solo.md and {len(res.games)} game records")
 
     assert rules is not None  # a match's rules, built by run
     max_plies = args.max_plies or CAP_PER_SEAT * rules.num_players
@@ -1235,33 +1230,42 @@ def _play(args: argparse.Namespace, factory: Factory, rules: Rules | None, plot:
                             time_budget=args.time_per_move, max_plies=max_plies, cap_outcome=args.cap_outcome or "draw",
                             keep_records=bool(args.out), progress=not args.quiet, factory=factory)
     # saved before anything is printed: a failing stdout (a closed pipe, a full disk) loses no results
-    paths = _saved(args.out, lambda: result.save(args.out, plot=plot), out_made) if args.out else None
-    _print_results(result.to_dict(), result.markdown(), args.json)
-    if args.out:
-        if paths is None:
-            return 2
-        print(f"\nwrote {len(paths)} files to {args.out} (results.json, results.md, "
-              f"{'results.png, ' if plot else ''}games/)", file=sys.stderr if args.json else sys.stdout)
+    saved = _saved(args.out, lambda: result.save(args.out, plot=plot), out_made) if args.out else None
+    return _finish(args, result.to_dict(), result.markdown(), saved,
+                   lambda paths: f"wrote {len(paths)} files to {args.out} (results.json, results.md, "
+                                 f"{'results.png, ' if plot else ''}games/)")
+
+
+def _finish(args: argparse.Namespace, document: dict[str, Any], tables: str, saved: list[str] | str | None,
+            wrote: Callable[[list[str]], str]) -> int:
+    """Print the results, then what ``--out`` wrote (``saved``: its paths) or why it wrote nothing (``saved``: the
+    reason), after the tables, where a long tournament's output does not scroll it away; -> the exit status."""
+    _print_results(document, tables, args.json)
+    if isinstance(saved, str):
+        print(f"halma eval: error: {saved}", file=sys.stderr)
+        return 2
+    if saved is not None:
+        print(f"\n{wrote(saved)}", file=sys.stderr if args.json else sys.stdout)
     return 0
 
 
-def _saved(out: str, save: Callable[[], list[str]], made: list[Path]) -> list[str] | None:
-    """``save()``'s paths, or None after the reason it wrote nothing is printed: a full disk, a folder that
-    became unwritable, another tournament's records put there meanwhile (``save`` removes what it had
-    written, so that a rerun into the same folder is not refused).  ``made``: the folders ``_check_out_dir``
-    made, ``out`` first, which is removed first if still empty, so that the results appear in one rename
-    (``save_staged``); when nothing is written, the folders above it that it made go too."""
+def _saved(out: str, save: Callable[[], list[str]], made: list[Path]) -> list[str] | str:
+    """``save()``'s paths, or the reason it wrote nothing: a full disk, a folder that became unwritable, another
+    tournament's records put there meanwhile (``save`` removes what it had written, so that a rerun into the
+    same folder is not refused).  ``made``: the folders ``_check_out_dir`` made, ``out`` first, which is removed
+    first if still empty, so that the results appear in one rename (``save_staged``); when nothing is written,
+    the folders above it that it made go too."""
     if made:
         with contextlib.suppress(OSError):  # (not empty, or gone: save works with what is there)
             os.rmdir(out)
     try:
         return save()
     except OSError as e:
-        print(f"halma eval: error: cannot write {out!r}: {e.strerror or e}", file=sys.stderr)
+        reason = f"cannot write {out!r}: {e.strerror or e}"
     except ValueError as e:
-        print(f"halma eval: error: {e}", file=sys.stderr)
+        reason = str(e)
     remove_empty_folders(made)
-    return None
+    return reason
 
 
 def _print_results(document: dict[str, Any], tables: str, as_json: bool) -> None:

@@ -4,6 +4,7 @@ it, Ctrl-C stops it without a worker's traceback, and ``--out`` holds either no 
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 import re
@@ -232,9 +233,13 @@ def test_a_full_disk_is_one_line_and_leaves_nothing_that_refuses_a_rerun(tmp_pat
     out = tmp_path / "made" / "here" / "out"
     argv = ["eval", *(["--solo", "greedy", "--games", "2", "--max-plies", "6"] if solo else SMALL), "--out", str(out)]
     monkeypatch.setattr(arena, writer, _full_disk(after)(getattr(arena, writer)))
+    both = io.StringIO()  # stdout and stderr in the order written: the tables, then the error under them
+    monkeypatch.setattr(sys, "stdout", both)
+    monkeypatch.setattr(sys, "stderr", both)
     assert cli_main(argv) == 2
-    err = capsys.readouterr().err
-    assert err == f"halma eval: error: cannot write {str(out)!r}: {os.strerror(errno.ENOSPC)}\n"
+    text = both.getvalue()
+    assert text.endswith(f"\nhalma eval: error: cannot write {str(out)!r}: {os.strerror(errno.ENOSPC)}\n")
+    assert "| greedy" in text and text.count("halma eval: error:") == 1
     assert _files(tmp_path) == []  # neither the folders --out made nor a staging folder beside or in it
     monkeypatch.undo()
     assert cli_main(argv) == 0
