@@ -347,6 +347,10 @@ class Trainer:
 
     With ``processes`` > 1 (``agents.parallel``) one Trainer runs in each process (``rank``): each plays
     its share of the games; process 0 alone logs, evaluates and writes files.
+
+    As CleanRL's script does, it seeds Python's and torch's global random generators and sets torch's thread
+    count (``torch_threads``) for the whole process; they stay so after ``close()``, so in a notebook or an
+    in-process sweep reseed or set them again for other work.
     """
 
     def __init__(self, cfg: TrainConfig, run_dir: str | Path, device: str | None = None, resume: bool = False,
