@@ -34,6 +34,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from agents.interrupts import exit_with_parent, signal_at_parent_death, sigterm_raises
+from halma_env.files import write_atomic
 
 # a process waits this long for the others at a collective: long enough for an evaluation or the
 # imitation stage that only the first process runs; a crashed process ends the others sooner (spawn)
@@ -134,7 +135,8 @@ def _entry(rank: int, fn: Callable[..., Any], world_size: int, tmp: str, args: t
     except BaseException:
         # which process failed first: the others then fail too ("Connection closed by peer"), and
         # torch reports whichever it notices first
-        Path(tmp, f"error-{rank}.txt").write_text(f"{time.time()!r}\n{traceback.format_exc()}", encoding="utf-8")
+        # (whole or not at all: spawn may read it while this process is stopped, and found it empty)
+        write_atomic(Path(tmp, f"error-{rank}.txt"), f"{time.time()!r}\n{traceback.format_exc()}")
         raise
     if rank == 0:
         with open(Path(tmp) / "result.pkl", "wb") as f:
