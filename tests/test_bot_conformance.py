@@ -4,11 +4,13 @@ docs/bots.md is caught with a message naming the bot, the game, the position and
 from __future__ import annotations
 
 import copy
+import enum
 import pickle
 import random
 import re
 import threading
 import time
+import types
 from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
@@ -71,6 +73,7 @@ def test_near_end_leaves_every_seat_one_move_from_finishing(variant: str, n: int
         copy.play(move)
         after.append(copy.status[n - 1])
     assert "finished" in after
+    assert near_end(variant, n).to_move == 0  # seat 0 to move unless told
 
 
 # --- bots that break one rule each (the rest they take from RandomBot) ---------------------------------------
@@ -167,6 +170,55 @@ class NoNameBot(RandomBot):
         super().__init__(seed)
 
 
+class SentinelSeedBot(RandomBot):
+    """Takes seed -1 for "no seed" (a common convention): a negative seed must be a ValueError."""
+
+    def reseed(self, seed: int | None) -> None:
+        super().reseed(None if seed == -1 else seed)
+        self.seed = seed
+
+
+class AttributeBot(RandomBot):
+    """Reads the game without checking it is one: a position text gives an AttributeError, not a TypeError."""
+
+    def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        return self._rng.choice(game.legal_moves())
+
+
+class ForgetfulPickleBot(RandomBot):
+    """Pickles its seed but not its generator's state: the copy starts its stream again."""
+
+    def __reduce__(self) -> tuple:
+        return type(self), (self.seed, self.name)
+
+
+class NoSeedNoReseedBot:
+    """A bot class of its own (not a SeededBot): it has a name and select_move, but neither seed nor reseed."""
+
+    def __init__(self, seed: int | None = None, name: str = "bare") -> None:
+        self.name = name
+        self._bot = RandomBot(seed)
+
+    def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        return self._bot.select_move(game, time_budget)
+
+
+class ModelFileBot(RandomBot):
+    def __init__(self, seed: int | None = None, name: str = "model") -> None:
+        raise FileNotFoundError("no model file")
+
+
+class Style(enum.StrEnum):
+    FAST = "fast"
+
+
+class EnumDefaultBot(RandomBot):
+    """A spec gives the plain text "fast", equal to the default but not a Style."""
+
+    def __init__(self, seed: int | None = None, name: str = "enum", style: Style = Style.FAST) -> None:
+        super().__init__(seed, name)
+
+
 # (bot class, whether the message names a position, the problem it states, the rule)
 BROKEN = [
     (IllegalBot, True, r"it returned Move\(\d+, \d+\), not a legal move", testing.LEGAL),
@@ -184,6 +236,14 @@ BROKEN = [
     (TupleDefaultBot, False, r"parameter weights's default \(1, 2\) cannot be written in a spec", testing.SPEC_VALUE),
     (NoNameBot, False, r"bot 'NoNameBot' \((tests\.)?test_bot_conformance\.NoNameBot\): its constructor takes no "
                        r"name= keyword argument .*", testing.REGISTRATION),
+    (AttributeBot, True, r"given the position's text it raised AttributeError\(\"'str' object has no attribute "
+                         r"'legal_moves'\"\)", testing.NOT_A_GAME),
+    (ForgetfulPickleBot, True, r"it played \d+-\d+, its pickled copy \d+-\d+", testing.PICKLED),
+    (SentinelSeedBot, False, "it was made with seed -1", testing.PROTOCOL),
+    (NoSeedNoReseedBot, False, "it lacks seed, reseed", testing.PROTOCOL),
+    (ModelFileBot, False, r"making it with seed 0 raised FileNotFoundError\('no model file'\)", testing.PROTOCOL),
+    (EnumDefaultBot, False, r"parameter style's default <Style\.FAST: 'fast'> cannot be written in a spec",
+     testing.SPEC_VALUE),
 ]
 
 
@@ -198,6 +258,135 @@ def test_a_broken_bot_fails_naming_the_rule(cls: type, in_game: bool, problem: s
     assert (error.game, bool(error.position)) == (("star-2", True) if in_game else ("", False))
     if in_game:
         Game.from_position(error.position)
+
+
+def test_something_other_than_a_spec_or_a_class_is_named() -> None:
+    pattern = (r"^bot '42': check_bot takes a bot spec or a bot class, got int "
+               rf"\(rule: {re.escape(testing.REGISTRATION)}\)$")
+    with pytest.raises(BotCheckError, match=pattern):
+        check_bot(42)  # type: ignore[arg-type]
+
+
+def test_the_game_handed_over_refuses_every_change_and_remembers_the_first() -> None:
+    """A refusal raises (a bot learns at once that it may not play on the game), and is remembered in case
+    the bot swallows the error; the game stays as it was."""
+    game = Game(Rules("star", 2))
+    game.play(game.legal_moves()[0])
+    watched = game.copy()
+    watched.__class__ = testing._Watched
+    before = watched.position()
+    tail = re.escape(f" on the game it was given ({testing.UNTOUCHED})") + "$"
+    for call, what in [(lambda: watched.play(watched.legal_moves()[0]), "play()"), (watched.undo, "undo()"),
+                       (lambda: watched.resign(1), "resign()"), (lambda: setattr(watched, "ply", 0), "setattr ply")]:
+        with pytest.raises(AssertionError, match="^it called " + re.escape(what) + tail):
+            call()
+    assert watched.touched == "play()" and watched.position() == before
+    assert type(watched.copy()) is Game and type(pickle.loads(pickle.dumps(watched))) is Game
+
+
+def test_the_names_it_exports() -> None:
+    namespace: dict[str, Any] = {}
+    exec("from agents.testing import *", namespace)
+    assert {"BotCheckError", "check_bot", "near_end"} <= set(namespace)
+
+
+def test_the_rules_are_quoted_word_for_word() -> None:
+    """A plugin author reads the rule in the failure's message (docs/bots.md quotes UNTOUCHED's in its example)."""
+    assert [testing.REGISTRATION, testing.SPEC_VALUE, testing.PROTOCOL, testing.ANSWERS, testing.LEGAL,
+            testing.UNTOUCHED, testing.SEEDED, testing.BUDGET, testing.NOT_A_GAME, testing.PICKLED] == [
+        "a bot class is registered as docs/bots.md, 'Adding a bot' says",
+        "every constructor parameter can be given in a spec: its default is a bool, int, float, str or None "
+        "(docs/bots.md, 'Specs')",
+        "a bot has `name` (the spec it was made from), `seed`, `reseed(seed)` and "
+        "`select_move(game, time_budget=None)`; a negative seed is a ValueError",
+        "select_move returns a move in every position of a game that is not over",
+        "select_move returns one of game.legal_moves()",
+        "a bot never modifies the game it is given, not even for a moment (it works on game.copy())",
+        "the same seed and the same positions give the same moves: a bot made with a seed and one reseeded "
+        "with it play alike",
+        "select_move answers within time_budget seconds (failed here only past 10 times the budget)",
+        "select_move given something other than a Game raises TypeError (agents.player.check_is_game)",
+        "a bot pickles with its generator's state, and the copy plays the same moves",
+    ]
+
+
+class PacedBot(RandomBot):
+    """Takes ``pace`` times the budget it is given, on the test's clock; notes the ply of each position it is
+    asked in with a budget."""
+
+    pace = 0.0
+    clock = [0.0]
+    budgeted: list[tuple[float, int]] = []
+
+    def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        if time_budget is not None:
+            PacedBot.budgeted.append((time_budget, game.ply))
+            PacedBot.clock[0] += self.pace * time_budget
+        return super().select_move(game, time_budget)
+
+
+@pytest.mark.parametrize(("pace", "plies"), [(9.5, [2, 3, 2]), (10.0, [2, 3, 2]), (10.5, [2, 2])])
+def test_a_move_fails_the_budget_only_past_10_times_it(monkeypatch: pytest.MonkeyPatch, pace: float,
+                                                       plies: list[int]) -> None:
+    """On a clock the bot moves (exact in binary: budget 0.5): 10 times the budget is in time and asked once
+    per game, 10.5 times is not, asked twice before failing.  Asked in the last position of each game, the
+    bot's second move (ply 2 in seat 0, 3 in seat 1)."""
+    monkeypatch.setattr(testing, "time", types.SimpleNamespace(perf_counter=lambda: PacedBot.clock[0]))
+    monkeypatch.setattr(PacedBot, "pace", pace)
+    monkeypatch.setattr(PacedBot, "budgeted", [])
+    if pace > 10:
+        pattern = (r"^bot 'PacedBot', .*: it took 5\.250 s \(twice\) for a budget of 0\.5 s "
+                   rf"\(rule: {re.escape(testing.BUDGET)}\)$")
+        with pytest.raises(BotCheckError, match=pattern):
+            check_bot(PacedBot, variants=STAR2, moves=2, time_budget=0.5)
+    else:
+        check_bot(PacedBot, variants=STAR2, moves=2, time_budget=0.5)
+    assert PacedBot.budgeted == [(0.5, ply) for ply in plies]  # 2 games from the start and 1 from near_end
+
+
+def test_the_games_played_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Per kind of game: 2 games from the start (the bot in seat 0, then 1) and 1 from near_end (seat 2 % 2,
+    a move limit of 4 moves a seat), the bot made with seeds 0, 1, 2 and asked for 6 moves in each, not 7;
+    then the same games again with one player reseeded with each seed."""
+    calls = []
+    play = testing._play
+
+    def recording(label: str, player: Any, start: Game, seat: int, seed: int, moves: int) -> list:
+        asked = play(label, player, start, seat, seed, moves)
+        fresh = start.position() == Game(Rules("star", 2)).position()
+        calls.append((fresh, start.rules.move_limit if not fresh else None, seat, seed, moves, len(asked)))
+        return asked
+
+    monkeypatch.setattr(testing, "_play", recording)
+    check_bot("random", variants=STAR2)
+    near = [c for c in calls if not c[0]]
+    assert len(near) == 2 and near[0] == near[1] and 1 <= near[0][5] <= 6
+    assert calls == [(True, None, 0, 0, 6, 6), (True, None, 1, 1, 6, 6), near[0]] * 2
+    assert near[0][1:5] == (8, 0, 2, 6)  # near_end's game ends after 4 moves a seat
+
+
+def test_the_position_text_is_the_first_game_s_last_position(monkeypatch: pytest.MonkeyPatch) -> None:
+    played: list[list] = []
+    play = testing._play
+    monkeypatch.setattr(testing, "_play", lambda *args: played.append(play(*args)) or played[-1])
+    with pytest.raises(BotCheckError, match="given the position's text it returned a move") as caught:
+        check_bot(TextBot, variants=STAR2, games=1, moves=3)
+    assert caught.value.position == played[0][-1][0].position()
+
+
+def test_the_pickled_copy_plays_three_positions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last position of each of the first 3 games (of 4 here), by the player and by its pickled copy."""
+    players: list[Any] = []
+    ask = testing._ask
+
+    def recording(label: str, player: Any, game: Game, time_budget: float | None = None) -> tuple[Move, float]:
+        players.append(player)
+        return ask(label, player, game, time_budget)
+
+    monkeypatch.setattr(testing, "_ask", recording)
+    check_bot("random", variants=[("star", 2), ("star", 3)], games=1, moves=1)
+    copy = players[-1]
+    assert [p is copy for p in players[-8:]] == [False, False] + [False, True] * 3
 
 
 def test_an_unknown_spec_or_a_bad_parameter_fails_with_the_registry_message() -> None:
@@ -229,6 +418,7 @@ def test_bad_arguments_are_value_errors() -> None:
             check_bot("random", **options)
     with pytest.raises(ValueError, match="diamond is played by 2, 3 seats, not 4"):
         check_bot("random", variants=[("diamond", 4)])
+    check_bot("random", variants=STAR2, games=0, moves=1)  # the least of each: one game, from near_end
 
 
 def test_every_kind_of_player_words_a_finished_game_alike() -> None:

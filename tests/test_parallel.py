@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import copy
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -38,17 +39,42 @@ def _average(rank: int, world_size: int) -> list[torch.Tensor]:
     total = parallel.average_gradients([a, b], weight)
     empty_a, empty_b = torch.nn.Parameter(torch.zeros(2, 2)), torch.nn.Parameter(torch.zeros(3))
     empty_total = parallel.average_gradients([empty_a, empty_b], 0)  # no process had a sample
+    single = torch.nn.Parameter(torch.zeros(1))  # a model of one parameter
+    single.grad = torch.full((1,), 4.0 * rank)
+    parallel.average_gradients([single], 1)
+    # process 0's parameters and buffers in both
+    module = torch.nn.Linear(1, 1)
+    module.weight.data.fill_(rank + 1.0)
+    module.register_buffer("count", torch.tensor([rank + 5]))
+    parallel.broadcast_parameters(module)
+    seen = parallel.gather((rank, module.weight.item(), module.count.item()))
     return [torch.tensor(total), a.grad, b.grad, torch.tensor(empty_total), empty_a.grad,
-            torch.tensor(parallel.any_true(rank == 1)), torch.tensor(parallel.mean(float(rank)))]
+            torch.tensor(parallel.any_true(rank == 1)), torch.tensor(parallel.mean(float(rank))),
+            parallel.any_true(False), single.grad, seen]
 
 
 def test_gradients_are_averaged_by_sample_count() -> None:
-    total, a, b, empty_total, empty_a, any_flag, mean = parallel.spawn(_average, 2)
+    total, a, b, empty_total, empty_a, any_flag, mean, none_true, single, seen = parallel.spawn(_average, 2)
     assert total.item() == 4
     assert torch.equal(a, torch.full((2, 2), (3 * 1.0 + 1 * 5.0) / 4))
     assert torch.equal(b, torch.full((3,), 3 * 10.0 / 4))
     assert empty_total.item() == 0 and torch.equal(empty_a, torch.zeros(2, 2))
-    assert any_flag.item() and mean.item() == 0.5
+    assert any_flag.item() and mean.item() == 0.5 and none_true is False
+    assert torch.equal(single, torch.full((1,), 2.0))
+    assert seen == [(0, 1.0, 5), (1, 1.0, 5)]  # gathered in rank order, after process 0's were broadcast
+
+
+def test_a_group_of_one_process_is_not_active(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The collectives return at once unless there are other processes to wait for."""
+    import torch.distributed as dist
+
+    if parallel.loopback_interface() is not None:
+        monkeypatch.setenv("GLOO_SOCKET_IFNAME", parallel.loopback_interface() or "")
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'rendezvous'}", rank=0, world_size=1)
+    try:
+        assert dist.is_initialized() and not parallel.active()
+    finally:
+        dist.destroy_process_group()
 
 
 def _update_with_an_empty_share(rank: int, world_size: int, run_dir: str) -> list[Any]:
@@ -84,6 +110,7 @@ def test_one_process_needs_no_group() -> None:
     p.grad = torch.ones(2)
     assert parallel.average_gradients([p], 7) == 7 and torch.equal(p.grad, torch.ones(2))
     assert parallel.gather("x") == ["x"] and parallel.any_true(False) is False
+    assert parallel.mean(2.5) == 2.5 and parallel.any_true(True) is True
 
 
 def test_differing_weights_are_an_error() -> None:
@@ -352,3 +379,241 @@ def test_an_abort_after_another_process_raised_is_no_cause(tmp_path: Path) -> No
     lost = torch.multiprocessing.ProcessRaisedException("RuntimeError: [gloo] Connection closed by peer", 1, 11)
     for noticed in (lost, aborted):
         assert "process 0 (pid 10) was killed by SIGABRT" in str(parallel._cause(noticed, processes, tmp_path))
+
+
+
+class FakeProcess:
+    """What _stop uses of a process: ``stubborn`` ones outlive SIGTERM; each call is noted."""
+
+    def __init__(self, alive: bool = True, stubborn: bool = False) -> None:
+        self.alive, self.stubborn, self.calls = alive, stubborn, []
+
+    def is_alive(self) -> bool:
+        return self.alive
+
+    def terminate(self) -> None:
+        self.calls.append("terminate")
+        self.alive = self.stubborn
+
+    def kill(self) -> None:
+        self.calls.append("kill")
+        self.alive = False
+
+    def join(self, timeout: float | None = None) -> None:
+        self.calls.append(("join", timeout))
+
+
+def test_stop_terminates_waits_out_the_grace_and_kills_what_outlives_it() -> None:
+    polite, stubborn, ended = FakeProcess(), FakeProcess(stubborn=True), FakeProcess(alive=False)
+    parallel._stop([polite, stubborn, ended], grace_s=30.0)
+    [(_, waited)] = polite.calls[1:]
+    assert polite.calls[0] == "terminate" and 29 < waited <= 30  # the whole grace for the first
+    assert stubborn.calls[0] == "terminate" and stubborn.calls[2:] == ["kill", ("join", None)]
+    assert 29 < stubborn.calls[1][1] <= 30  # a fake join takes no time: the grace is still there
+    assert ended.calls[0][0] == "join" and "terminate" not in ended.calls
+    late = FakeProcess(stubborn=True)
+    parallel._stop([late], grace_s=0.0)
+    assert late.calls == ["terminate", ("join", 0.0), "kill", ("join", None)]
+
+
+@pytest.mark.parametrize(("names", "found"), [(["eth0", "lo"], "lo"), (["en0", "lo0"], "lo0"), (["eth0"], None),
+                                              (OSError("no interfaces"), None)])
+def test_the_loopback_interface_by_its_name(monkeypatch: pytest.MonkeyPatch, names: Any, found: str | None) -> None:
+    import socket
+
+    def if_nameindex() -> list[tuple[int, str]]:
+        if isinstance(names, Exception):
+            raise names
+        return list(enumerate(names, 1))
+
+    monkeypatch.setattr(socket, "if_nameindex", if_nameindex)
+    assert parallel.loopback_interface() == found
+    monkeypatch.delattr(socket, "if_nameindex")  # not on every platform
+    assert parallel.loopback_interface() is None
+
+
+def test_torch_s_spawn_warnings_are_quiet_only_while_spawning() -> None:
+    import logging
+
+    logger = logging.getLogger("torch.multiprocessing.spawn")
+    before = logger.level
+    with parallel._quiet_torch_spawn():
+        assert logger.level == logging.ERROR
+    assert logger.level == before
+
+
+def test_the_first_failure_is_the_earliest_error_written(tmp_path: Path) -> None:
+    assert parallel._first_failure(tmp_path, [10, 11, 12]) is None
+    Path(tmp_path, "error-2.txt").write_text("1700000002.5\nValueError: later\n", encoding="utf-8")
+    Path(tmp_path, "error-1.txt").write_text("1700000001.25\nTraceback ...\nValueError: first\n", encoding="utf-8")
+    first = parallel._first_failure(tmp_path, [10, 11, 12])
+    assert isinstance(first, torch.multiprocessing.ProcessRaisedException)
+    assert (first.error_index, first.error_pid) == (1, 11)
+    assert str(first) == "\n\n-- Process 1 terminated with the following error:\nTraceback ...\nValueError: first\n"
+
+
+@pytest.mark.parametrize("lost", ["Connection closed by peer", "Connection reset by peer", "Broken pipe"])
+def test_an_error_about_a_lost_peer_follows_an_abort(tmp_path: Path, lost: str) -> None:
+    """Each of gloo's words for a peer gone (written out: LOST_PEER's own texts would change with it): the abort
+    of the other process is the cause."""
+    Path(tmp_path, "error-1.txt").write_text(f"{time.time()!r}\nRuntimeError: [gloo] {lost}\n")
+    processes = [types.SimpleNamespace(pid=10, exitcode=-signal.SIGABRT), types.SimpleNamespace(pid=11, exitcode=1)]
+    noticed = torch.multiprocessing.ProcessRaisedException(f"RuntimeError: [gloo] {lost}", 1, 11)
+    assert str(parallel._cause(noticed, processes, tmp_path)) == (
+        "process 0 (pid 10) was killed by SIGABRT; the other processes were stopped")
+
+
+def test_an_exit_status_or_an_unnamed_signal_is_named_in_one_line(tmp_path: Path) -> None:
+    """sys.exit(3) in a process that wrote no error; a signal number Python has no name for."""
+    processes = [types.SimpleNamespace(pid=10, exitcode=-signal.SIGTERM), types.SimpleNamespace(pid=11, exitcode=3)]
+    exited = torch.multiprocessing.ProcessExitedException("process 1 terminated with exit code 3", 1, 11, 3)
+    cause = parallel._cause(exited, processes, tmp_path)
+    assert isinstance(cause, torch.multiprocessing.ProcessExitedException) and str(cause) == (
+        "process 1 (pid 11) ended with exit status 3 without an error; the other processes were stopped")
+    assert (cause.error_index, cause.error_pid, cause.exit_code) == (1, 11, 3)
+    processes[1].exitcode = 0  # an exit status of 0 is no signal either
+    assert "ended with exit status 0 without an error" in str(parallel._cause(
+        torch.multiprocessing.ProcessExitedException("", 1, 11, 0), processes, tmp_path))
+    processes[1].exitcode = -70
+    odd = torch.multiprocessing.ProcessExitedException("process 1 terminated with signal 70", 1, 11, -70)
+    assert str(parallel._cause(odd, processes, tmp_path)) == (
+        "process 1 (pid 11) was killed by signal 70; the other processes were stopped")
+    processes[1].exitcode = -signal.SIGSEGV
+    segv = torch.multiprocessing.ProcessExitedException("", 1, 11, -signal.SIGSEGV, "SIGSEGV")
+    assert str(parallel._cause(segv, processes, tmp_path)) == (
+        "process 1 (pid 11) was killed by SIGSEGV; the other processes were stopped")  # no OOM hint
+    processes[1].exitcode = -signal.SIGHUP  # -1: a signal, not an exit status
+    hup = torch.multiprocessing.ProcessExitedException("", 1, 11, -signal.SIGHUP, "SIGHUP")
+    assert str(parallel._cause(hup, processes, tmp_path)).startswith("process 1 (pid 11) was killed by SIGHUP;")
+    processes[1].exitcode = -signal.SIGKILL
+    kill = torch.multiprocessing.ProcessExitedException("", 1, 11, -signal.SIGKILL, "SIGKILL")
+    assert str(parallel._cause(kill, processes, tmp_path)) == (
+        "process 1 (pid 11) was killed by SIGKILL (the kernel's out-of-memory killer sends it, as does kill -9); "
+        "the other processes were stopped")
+    # the error a process wrote before sys.exit(3) is the cause
+    processes[1].exitcode = 3
+    Path(tmp_path, "error-1.txt").write_text(f"{time.time()!r}\nSystemExit: 3\n")
+    cause = parallel._cause(exited, processes, tmp_path)
+    assert isinstance(cause, torch.multiprocessing.ProcessRaisedException) and "SystemExit: 3" in str(cause)
+
+
+def test_only_a_negative_exit_code_is_a_signal(tmp_path: Path) -> None:
+    """Exit status 0 is no kill: torch's own error is the cause; -1 is SIGHUP, named though torch noticed the
+    other process's lost connection first."""
+    processes = [types.SimpleNamespace(pid=10, exitcode=0), types.SimpleNamespace(pid=11, exitcode=1)]
+    noticed = torch.multiprocessing.ProcessRaisedException("boom", 1, 11)
+    assert parallel._cause(noticed, processes, tmp_path) is noticed
+    processes[0].exitcode = -signal.SIGHUP
+    Path(tmp_path, "error-1.txt").write_text(f"{time.time()!r}\nRuntimeError: Connection closed by peer\n")
+    assert str(parallel._cause(noticed, processes, tmp_path)) == (
+        "process 0 (pid 10) was killed by SIGHUP; the other processes were stopped")
+
+
+
+def test_a_process_joins_the_group_runs_fn_and_leaves_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_entry`` run here, torch's group and the exit faked: one torch thread unless set, gloo on the loopback
+    interface, killed at the parent's death and a daemon thread watching it, the result written by process 0
+    alone, then exit 0 after the barrier; a failure writes when and what, and is raised."""
+    seen: list[Any] = []
+
+    class Thread:
+        def __init__(self, target: Any, args: tuple, daemon: bool) -> None:
+            seen.append(("thread", target, args, daemon))
+
+        def start(self) -> None:
+            seen.append("start")
+
+    def exit_(code: int) -> None:
+        seen.append(("exit", code))
+        raise SystemExit(code)
+
+    monkeypatch.setattr(parallel, "threading", types.SimpleNamespace(Thread=Thread))
+    monkeypatch.setattr(parallel, "dist", types.SimpleNamespace(
+        init_process_group=lambda backend, **options: seen.append(("group", backend, options)),
+        barrier=lambda: seen.append("barrier")))
+    monkeypatch.setattr(parallel, "signal_at_parent_death", lambda how: seen.append(("death", how)))
+    monkeypatch.setattr(parallel, "loopback_interface", lambda: "lo9")
+    monkeypatch.setattr(os, "_exit", exit_)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setenv("GLOO_SOCKET_IFNAME", "eth0")
+    for rank in (1, 0):
+        seen.clear()
+        with pytest.raises(SystemExit):
+            parallel._entry(rank, lambda r, w, x: {"rank": r, "of": w, "x": x}, 2, str(tmp_path), ("y",), 4242)
+        assert seen == [("death", signal.SIGKILL), ("thread", exit_with_parent, (4242, parallel.PARENT_POLL_S), True),
+                        "start", ("group", "gloo", {"init_method": f"file://{tmp_path / 'rendezvous'}", "rank": rank,
+                                                    "world_size": 2, "timeout": parallel.TIMEOUT}),
+                        "barrier", ("exit", 0)]
+        assert (tmp_path / "result.pkl").exists() == (rank == 0)
+    assert pickle.loads((tmp_path / "result.pkl").read_bytes()) == {"rank": 0, "of": 2, "x": "y"}
+    assert os.environ["OMP_NUM_THREADS"] == "1" and os.environ["GLOO_SOCKET_IFNAME"] == "lo9"
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    monkeypatch.setenv("GLOO_SOCKET_IFNAME", "eth0")
+    monkeypatch.setattr(parallel, "loopback_interface", lambda: None)  # none by those names: gloo's own choice
+
+    def fails(rank: int, world_size: int) -> None:
+        raise ValueError("process 1 failed")
+
+    seen.clear()
+    with pytest.raises(ValueError, match="^process 1 failed$"):
+        parallel._entry(1, fails, 2, str(tmp_path), (), 4242)
+    assert os.environ["OMP_NUM_THREADS"] == "3" and os.environ["GLOO_SOCKET_IFNAME"] == "eth0"
+    assert "barrier" not in seen and not any(isinstance(e, tuple) and e[0] == "exit" for e in seen)
+    when, _, trace = (tmp_path / "error-1.txt").read_text(encoding="utf-8").partition("\n")
+    assert abs(float(when) - time.time()) < 60
+    assert trace.startswith("Traceback") and trace.endswith("ValueError: process 1 failed\n")
+
+
+class FakeContext:
+    """torch's context of started processes: ``join`` raises ``outcome`` or, the second time, writes the
+    result as process 0 would and says all are done."""
+
+    def __init__(self, processes: list[Any], tmp: str, outcome: BaseException | None) -> None:
+        self.processes, self.tmp, self.outcome, self.joins = processes, tmp, outcome, 0
+        # torch's files for the processes' tracebacks, beside the run's folder: one written, one not
+        self.error_files = [str(Path(tmp).parent / "pytorch-errorfile-0.pickle"),
+                            str(Path(tmp).parent / "pytorch-errorfile-1.pickle")]
+        Path(self.error_files[0]).write_bytes(b"traceback")
+
+    def join(self) -> bool:
+        self.joins += 1
+        if self.outcome is not None:
+            import shutil
+
+            shutil.rmtree(self.tmp)  # a temporary-files cleaner got there first: the error is still the one raised
+            raise self.outcome
+        if self.joins == 1:
+            return False
+        Path(self.tmp, "result.pkl").write_bytes(pickle.dumps("process 0's result"))
+        return True
+
+
+def test_spawn_waits_for_all_stops_them_at_ctrl_c_and_raises_the_cause(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    contexts: list[FakeContext] = []
+    processes: list[Any] = []
+    outcome: list[BaseException | None] = [None]
+
+    def start_processes(fn: Any, args: tuple, nprocs: int, join: bool, start_method: str) -> FakeContext:
+        assert (fn, args[0], args[1], args[3:], nprocs, join, start_method) == (
+            parallel._entry, _average, 2, ((), os.getpid()), 2, False, "spawn")
+        assert Path(args[2]).parent == tmp_path and Path(args[2]).name.startswith("halma-ddp-")
+        contexts.append(FakeContext(processes, args[2], outcome[0]))
+        return contexts[-1]
+
+    monkeypatch.setattr(parallel.mp, "start_processes", start_processes)
+    assert parallel.spawn(_average, 2) == "process 0's result" and contexts[0].joins == 2
+    processes[:] = [FakeProcess(), FakeProcess()]
+    outcome[0] = KeyboardInterrupt()
+    with pytest.raises(KeyboardInterrupt):
+        parallel.spawn(_average, 2)
+    assert [p.calls[0] for p in processes] == ["terminate", "terminate"]
+    processes[:] = [types.SimpleNamespace(pid=10, exitcode=-signal.SIGTERM),
+                    types.SimpleNamespace(pid=11, exitcode=-signal.SIGKILL)]
+    outcome[0] = torch.multiprocessing.ProcessExitedException("process 1 terminated with signal SIGKILL", 1, 11,
+                                                              -signal.SIGKILL, "SIGKILL")
+    with pytest.raises(torch.multiprocessing.ProcessExitedException, match=r"^process 1 \(pid 11\) was killed by"):
+        parallel.spawn(_average, 2)
+    assert not list(tmp_path.iterdir())

@@ -14,7 +14,7 @@ import pytest
 
 from halma_env import Game, Move, Rules
 from halma_env.rules import SEAT_COUNTS
-from halma_env.svg import SEAT_COLORS, SvgBoard, board_svg
+from halma_env.svg import BOARD, BOARD_DARK, HOLE, RIM, SEAT_COLORS, SvgBoard, board_svg
 from tests.engine_helpers import position
 
 NS = "{http://www.w3.org/2000/svg}"
@@ -105,6 +105,69 @@ def test_holes_sit_where_the_board_numbering_puts_them() -> None:
     for hole, (x, y) in square.items():
         row, col = divmod(hole, 16)  # hole = row * 16 + col, row 0 at the top
         assert (x, y) == (left + col * dx, top + row * dy)
+
+
+def test_the_picture_s_size_bar_and_first_hole_in_its_own_units() -> None:
+    """The picture measured in its own units (28 between neighbouring holes): 8 of padding round the board,
+    14 more to the first hole's centre, an 8-high bar and 8 of padding under it.  The tests above compare the
+    picture with itself (ratios, the RGB frames' centres up to an offset), so a changed padding, bar or
+    margin went unnoticed."""
+    cases = [("star", True, "380", "447.98", (190.0, 38.0)), ("star", False, "380", "431.98", (190.0, 22.0)),
+             ("halma16", True, "464", "480", (22.0, 38.0)), ("halma16", False, "464", "464", (22.0, 22.0))]
+    for variant, bar, width, height, first in cases:
+        game = Game(Rules(variant, 2))
+        root = parse(board_svg(game, to_move=bar))
+        assert (root.get("width"), root.get("height"), root.get("viewBox")) == (width, height,
+                                                                                   f"0 0 {width} {height}"), variant
+        [background] = with_class(root, "background")
+        assert (background.get("width"), background.get("height")) == (width, height)
+        assert centres(game, to_move=bar)[0] == first, (variant, bar)
+        bars = with_class(root, "to-move")
+        assert [(b.get("x"), b.get("y"), b.get("width"), b.get("height")) for b in bars] == (
+            [("8", "8", str(int(width) - 16), "8")] if bar else [])
+
+
+def test_the_star_s_cells_are_discs_and_the_square_s_a_chequerboard() -> None:
+    """The star's holes sit on discs of the board's colour (the camps' tinted discs over them); the square
+    board is one rect with the dark squares (odd row + column) outside the camps, camps as squares."""
+    star = Game(Rules("star", 2))
+    root, at = parse(board_svg(star)), centres(star)
+    cells = with_class(root, "cell")
+    assert [(float(c.get("cx", "")), float(c.get("cy", ""))) for c in cells] == [at[h] for h in range(121)]
+    assert {(c.tag, c.get("r"), c.get("fill")) for c in cells} == {(f"{NS}circle", "14", BOARD)}
+    camps = with_class(root, "camp")
+    assert len(camps) == 20 and {(c.tag, c.get("r")) for c in camps} == {(f"{NS}circle", "14")}
+    assert not with_class(root, "cells") and not with_class(root, "dark")
+
+    square = Game(Rules("halma16", 4))
+    root, at = parse(board_svg(square)), centres(square)
+    [board] = with_class(root, "cells", tag="rect")
+    assert (board.get("x"), board.get("y"), board.get("width"), board.get("height")) == ("8", "24", "448", "448")
+    homes = {h for holes in square.layout.homes for h in holes}
+    dark = {h for h in range(256) if sum(divmod(h, 16)) % 2 and h not in homes}
+    assert {(float(r.get("x", "")), float(r.get("y", ""))) for r in with_class(root, "cell", "dark", tag="rect")} == {
+        (at[h][0] - 14, at[h][1] - 14) for h in dark}
+    assert len(with_class(root, "cell", "dark")) == len(dark) == 128 - 26  # each camp of 13 holes: 6 or 7 dark
+    assert {(r.get("width"), r.get("height"), r.get("fill")) for r in with_class(root, "dark")} == {
+        ("28", "28", BOARD_DARK)}
+    camps = with_class(root, "camp")
+    assert len(camps) == len(homes) and {(c.tag, c.get("width")) for c in camps} == {(f"{NS}rect", "28")}
+    assert {(float(c.get("x", "")), float(c.get("y", ""))) for c in camps} == {
+        (at[h][0] - 14, at[h][1] - 14) for h in homes}
+    assert not with_class(root, "cell", tag="circle")
+
+
+def test_the_sizes_of_discs_and_rings() -> None:
+    """A piece's disc reaches 0.40 of the spacing (its rim, 0.08, stroked inside it); the last move's rings
+    0.52 (their stroke, 0.09, inside too); a hole's dot 0.13; a king's ring and centre 0.205 and 0.12."""
+    game = Game.from_position(position("diamond", 2, {60: "A", 61: "0", 5: "B", 100: "1"}))
+    root = parse(board_svg(game, lastmove=(61, 62)))
+    assert {(c.get("r"), c.get("stroke-width")) for c in with_class(root, "piece")} == {("10.08", "2.24")}
+    assert {(c.get("r"), c.get("stroke-width")) for c in with_class(root, "lastmove", tag="circle")} == {
+        ("13.3", "2.52")}
+    assert {c.get("r") for c in with_class(root, "hole")} == {"3.64"}
+    assert {(c.get("r"), c.get("stroke-width")) for c in with_class(root, "king-ring")} == {("5.74", "1.96")}
+    assert {c.get("r") for c in with_class(root, "king-centre")} == {"3.36"}
 
 
 def test_the_picture_is_the_rgb_frames_picture() -> None:
@@ -210,6 +273,15 @@ def test_coordinates_add_one_label_per_hole(variant: str, seats: int) -> None:
     assert len(with_class(root, "piece")) == sum(len(game.pieces(s)) for s in range(seats))  # the pieces stay
 
 
+def test_a_label_on_a_piece_is_white_and_one_on_an_empty_hole_is_the_hole_s_colour() -> None:
+    game = Game(Rules("star", 2))
+    root = parse(board_svg(game, coordinates=True))
+    occupied = {h for seat in range(2) for h in game.pieces(seat)}
+    for label in with_class(root, "coord"):
+        look = (label.get("fill"), label.get("stroke"))
+        assert look == (("#ffffff", RIM) if int(label.text or "") in occupied else (HOLE, None)), label.text
+
+
 def test_the_seat_to_move_bar() -> None:
     game = played("star", 3, 4)
     [bar] = with_class(parse(board_svg(game)), "to-move")
@@ -276,6 +348,43 @@ def test_bad_arguments_are_named(options: dict, error: type[Exception], name: st
         board_svg(game, **options)
 
 
+@pytest.mark.parametrize(("options", "message"), [
+    ({"size": 100_001}, "size must be a positive integer of at most 100000 pixels, got 100001"),
+    ({"size": 2**63 - 1}, "size must be a positive integer of at most 100000 pixels, got 9223372036854775807"),
+    ({"size": 2**63}, "size must be a positive integer of at most 100000 pixels, got an integer of 64 bits"),
+    ({"coordinates": "yes"}, "coordinates must be True or False, got 'yes'"),
+    ({"to_move": None}, "to_move must be True or False, got None"),
+    ({"lastmove": ("a", 3)}, "lastmove's source must be a hole number 0..120, got 'a'"),
+    ({"lastmove": (3, 121)}, "lastmove's destination must be a hole number 0..120, got 121"),
+    ({"lastmove": Move(5, 5, (5,))}, r"lastmove's path \(5,\) does not lead from 5 to 5 over holes 0..120"),
+    ({"lastmove": Move(3, 5, (3, "x", 5))}, (r"lastmove's path \(3, 'x', 5\) does not "
+                                             "lead from 3 to 5 over holes 0..120")),
+    ({"lastmove": Move(3, 5, (3, -1, 5))}, r"lastmove's path \(3, -1, 5\) does not lead from 3 to 5 over holes 0..120"),
+    ({"lastmove": Move(3, 5, (3, 121, 5))}, (r"lastmove's path \(3, 121, 5\) does not "
+                                             "lead from 3 to 5 over holes 0..120")),
+    ({"seat_colors": ["red", "#" + "a" * 100]}, r"seat_colors\[1\] must be a CSS colour text such as '#d62828', got "
+                                               "'#aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'"),
+])
+def test_the_messages_of_bad_arguments(options: dict, message: str) -> None:
+    """The whole message: the argument by its name, the limits and the value (a huge size by its bit count)."""
+    with pytest.raises((TypeError, ValueError), match=f"^{message}$"):
+        board_svg(Game(Rules("star", 2)), **options)
+
+
+def test_the_limits_themselves_are_accepted() -> None:
+    """Sizes 1 and 100000 pixels, a colour of 100 characters, holes 0 and 120 as ends or on a path."""
+    game = Game(Rules("star", 2))
+    assert parse(board_svg(game, size=1)).get("height") == "1"
+    assert parse(board_svg(game, size=100_000)).get("height") == "100000"
+    long = "#" + "a" * 99
+    root = parse(board_svg(game, seat_colors=[long, "blue"]))
+    assert {c.get("fill") for c in with_class(root, "piece", "seat0")} == {long}
+    at = centres(game)
+    assert ring_holes(parse(board_svg(game, lastmove=(0, 120))), at) == {"src": 0, "dst": 120}
+    [line] = with_class(parse(board_svg(game, lastmove=Move(4, 116, (4, 0, 120, 116)))), "lastmove", "path")
+    assert line.get("points") == " ".join(f"{at[h][0]:g},{at[h][1]:g}" for h in (4, 0, 120, 116))
+
+
 def test_a_game_is_required_and_options_are_keywords() -> None:
     with pytest.raises(TypeError, match="game must be a halma_env Game"):
         board_svg("star 2")  # type: ignore[arg-type]
@@ -304,6 +413,30 @@ def test_the_same_game_gives_the_same_text() -> None:
     for move in game.moves:
         replayed.play((move.src, move.dst))
     assert board_svg(replayed, coordinates=True, size=500) == first
+
+
+def test_the_document_is_one_element_a_line_with_text_only_in_its_texts() -> None:
+    """Every line one tag, the groups in their order, and no stray text between the elements: the title,
+    the description and the hole numbers are the only text."""
+    game = jumped("diamond", 2)
+    svg = board_svg(game, coordinates=True)
+    lines = svg.split("\n")
+    assert lines[-2:] == ["</svg>", ""] and all(line.startswith("<") and line.endswith(">") for line in lines[:-1])
+    root = parse(svg)
+    assert [(el.tag[len(NS):], el.get("class")) for el in root if el.tag != f"{NS}circle"] == [
+        ("title", None), ("desc", None), ("rect", "background"), ("rect", f"to-move seat{game.to_move}"),
+        ("g", "board"), ("polyline", "lastmove path"), ("g", "pieces"), ("g", "coordinates")]
+    texts = {f"{NS}title", f"{NS}desc", f"{NS}text"}
+    for el in root.iter():
+        assert el.tag in texts or not (el.text or "").strip(), el.tag
+        assert not (el.tail or "").strip(), el.tag
+
+
+def test_numbers_are_written_short_and_never_as_minus_zero() -> None:
+    from halma_env.svg import _n
+
+    assert [_n(v) for v in (14.0, 14.5, 447.98, 1 / 3, 2.005, 0.0, -0.001, -0.0, -1.5)] == [
+        "14", "14.5", "447.98", "0.33", "2", "0", "0", "0", "-1.5"]
 
 
 def test_the_document_shows_itself_in_a_notebook() -> None:
