@@ -67,10 +67,9 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from agents.arena import build_rules
-from agents.files import shown_value
+from agents.files import shown_path, shown_value
 from agents.interrupts import Terminated
 from halma_env import Game, IllegalMoveError, Move, Rules
-from halma_env.files import shown_path
 from halma_env.game import ACTIVE, probe_player
 from halma_env.notation import is_ascii_number, quoted
 from halma_env.records import GameRecord, RecordError, load_record

@@ -64,17 +64,6 @@ def file_kind(mode: int) -> str:
     return "a socket" if stat.S_ISSOCK(mode) else "a special file"
 
 
-def shown_path(path: str | os.PathLike[str]) -> str:
-    """A file name for a message: as typed, or quoted and escaped where it holds a control character (an escape
-    sequence would reach the terminal: 'save a<ESC>[31mb.json' turned the rest of the line red), and cut short past
-    200 characters (a 6,000-character name typed by mistake made a 6,000-character line)."""
-    text = os.fspath(path)
-    if text.isprintable() and len(text) <= 200:
-        return text
-    shown = repr(text)
-    return shown if len(shown) <= 200 else f"{shown[:150]}... ({len(text)} characters)"
-
-
 def folder_ending(path: str | os.PathLike[str]) -> str:
     """How ``path`` ends when it is written as a folder's name ('/', '.' or '..'; '' when it is not):
     ``Path`` drops a trailing '/' and '.', so without this check a writer given "out/" wrote the file ``out``."""

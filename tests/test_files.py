@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import agents.files
-from agents.files import output_problem
-from halma_env.files import file_kind, no_duplicate_keys, shown_path
+from agents.files import output_problem, shown_path
+from halma_env.files import file_kind, no_duplicate_keys
 from tests.process_helpers import signal_when
 
 
