@@ -407,9 +407,9 @@ def _apply(game: Game, index: int, event: str) -> None:
         raise RecordError(f"game record: event {index} ({quoted(event)}) is an illegal {kind}: {e}") from None
 
 
-# a replay of this many events or more holds the collector off (_gc_paused): 100,000 plies 1.5 s against 2.8 s,
-# 20,000 0.28 against 0.34 s, 5,000 and fewer alike; shorter ones (a game site's records) leave it alone, so that
-# replays back to back in threads do not keep it off for the whole process
+# a replay of this many events or more holds the collector off (_gc_paused): 100,000 plies 1.5 s against 2.6 s,
+# 20,000 0.28 against 0.34 s, 5,000 and fewer alike (docs/engine.md has the command); shorter ones (a game
+# site's records) leave it alone, so that replays back to back in threads do not keep it off for the process
 LONG_REPLAY_EVENTS = 10_000
 
 # replays in progress (threads), and whether the collector was on when the first of them began

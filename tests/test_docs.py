@@ -52,6 +52,7 @@ SHORTENED = {
         ("total_timesteps=100_000", "total_timesteps=512"),
         ("n_steps=256, batch_size=256", "n_steps=128, batch_size=128"),
     ],
+    ("docs/measurements.md", "# python endless.py SECONDS"): [("float(sys.argv[1])", "0.5")],  # 25 s there
 }
 
 # Blocks that are not run, each with its reason.
@@ -65,6 +66,8 @@ NOT_RUN = {
     ("docs/measurements.md", "# python cachebench.py CAP VARIANT SEATS GAMES"):
         "a measurement that takes its settings on its command line and rebinds the bots' table caches of the "
         "process it runs in",
+    ("docs/measurements.md", "# python peak.py keep|plain"):
+        "a measurement that changes the malloc settings of the process it runs in, for the process's life",
 }
 
 # Placeholders the docs use in command lines, and a value of the right kind for each.

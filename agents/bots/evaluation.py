@@ -48,7 +48,7 @@ CAMP_BASE = 0.25  # the camp penalty's share that applies even while the goal's 
 CAMP_FILL = 12.0  # how much the camp penalty grows as the goal's owner fills (or nears) its goal
 WIN = 1_000_000.0  # terminal scores dwarf any potential
 # the per-position tables (camp penalties by goal fills, endgame pulls by empty goal holes) and the seats' tables
-# (one per straggle value: a sweep over search:straggle=X grew by 64 kB a value on star-6) kept for reuse:
+# (one per straggle value: 53 kB a value on star-6, so a sweep over search:straggle=X grew without end) kept for reuse:
 # their keys are unbounded with 3+ seats or on halma16, so a server playing game after game grew without
 # end; 2,048 of each bound them at no cost in speed (star-6 greedy self-play, 400 games in one process:
 # 239 MB unbounded, 34 MB bounded; docs/measurements.md, "The bots' table caches")
