@@ -42,7 +42,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from agents.files import folder_error, folders_to_make, missing_extra, remove_empty_folders, shown_value
+from agents.files import (
+    folder_error,
+    folders_to_make,
+    missing_extra,
+    remove_empty_folders,
+    shown_value,
+    stderr_is_terminal,
+)
 from agents.player import Player, check_int, check_time
 from agents.ratings import Rating, competition_ranks, mean_interval, rate_games, wilson_interval
 from agents.registry import Factory, check_players
@@ -1104,7 +1111,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cap-outcome", choices=("draw", "progress"), default=None,  # None: not given (see --solo)
                    help="places of the unfinished seats of a capped game (default draw)")
     p.add_argument("--out", metavar="DIR", help="write results.json, results.md, results.png and every game record")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress bar (none anyway when stderr is not a terminal)")
     p.add_argument("--json", action="store_true",
                    help="print the results as one JSON object (the document --out writes as results.json or "
                         "solo.json) instead of the tables")
@@ -1228,7 +1235,8 @@ def _play(args: argparse.Namespace, factory: Factory, rules: Rules | None, plot:
     max_plies = args.max_plies or CAP_PER_SEAT * rules.num_players
     result = run_tournament(args.players, rules, args.games or 100, seed=args.seed, workers=args.workers,
                             time_budget=args.time_per_move, max_plies=max_plies, cap_outcome=args.cap_outcome or "draw",
-                            keep_records=bool(args.out), progress=not args.quiet, factory=factory)
+                            keep_records=bool(args.out), progress=not args.quiet and stderr_is_terminal(),
+                            factory=factory)
     # saved before anything is printed: a failing stdout (a closed pipe, a full disk) loses no results
     saved = _saved(args.out, lambda: result.save(args.out, plot=plot), out_made) if args.out else None
     return _finish(args, result.to_dict(), result.markdown(), saved,

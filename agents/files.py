@@ -191,6 +191,16 @@ def held_lock(path: str | Path, create: bool = True) -> Iterator[None]:
         os.close(fd)  # the lock goes with the descriptor
 
 
+def stderr_is_terminal() -> bool:
+    """Whether standard error is a terminal, where progress bars are drawn: in a redirected log
+    (``halma train ... 2> log``) a bar's carriage-return frames pile up as one endless line (tqdm's own rule for
+    ``disable=None``)."""
+    try:
+        return sys.stderr is not None and sys.stderr.isatty()
+    except (AttributeError, ValueError, OSError):  # a closed or file-less stream
+        return False
+
+
 def shown_path(path: str | os.PathLike[str]) -> str:
     """A file name for a message: as typed, or quoted and escaped where it holds a control character (an escape
     sequence would reach the terminal: 'save a<ESC>[31mb.json' turned the rest of the line red), and cut short past

@@ -595,7 +595,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "that no candidate fills clearly are left out and reported")
     p.add_argument("--dry-run", action="store_true",
                    help="print the new entry; write nothing (neither the ladder nor models next to it)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress bar (none anyway when stderr is not a terminal)")
     p.add_argument("--json", action="store_true",
                    help="print JSON instead of tables: the new entry (as the ladder file stores it) after a "
                         "tournament, or the ladder file's document (its entries of --variant/--seats) without one")
@@ -655,6 +655,7 @@ def print_ladder(args: argparse.Namespace, path: Path, data: dict[str, Any]) -> 
 
 
 def run(args: argparse.Namespace) -> int:
+    from agents import files
     from agents.arena import MAX_GAMES, cycle_length
 
     written = Written()  # what the build writes: undone unless the ladder file is written (the commit point)
@@ -692,7 +693,8 @@ def run(args: argparse.Namespace) -> int:
                  + " ".join(shlex.quote(c) for c in args.candidates)
         entry = build_entry(args.candidates, args.variant, args.seats, games, seed=args.seed, workers=args.workers,
                             levels=levels, path=args.ladder, models_dir=args.models_dir,
-                            time_budget=args.time_per_move, progress=not args.quiet, command=command,
+                            time_budget=args.time_per_move, progress=not args.quiet and files.stderr_is_terminal(),
+                            command=command,
                             min_separation=args.separation, write_models=not args.dry_run, written=written)
     except ValueError as e:  # LadderError, OpponentError, CheckpointError (build_entry took back what it wrote)
         print(f"halma ladder: error: {e}", file=sys.stderr)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.config import load_config
-from agents.files import folder_error, is_write_failure
+from agents.files import folder_error, is_write_failure, stderr_is_terminal
 
 CROSSING_CACHE = ".crossing_cache"  # in the runs directory: the planner's crossing lines, shared by its runs
 DEFAULT_RUNS_DIR = "runs"
@@ -42,7 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runs-dir", default=DEFAULT_RUNS_DIR, help="parent of the run directory (default runs/)")
     p.add_argument("--no-final-eval", action="store_true", help="skip the closing evaluation")
     p.add_argument("--quiet", action="store_true",
-                   help="no progress bar, status lines only (this run only: the stored config keeps log.progress_bar)")
+                   help="no progress bar, status lines only (as when stderr is not a terminal; this run only: the "
+                        "stored config keeps log.progress_bar)")
     p.add_argument("--print-config", action="store_true",
                    help="print the resolved config (every key, after --set) as the run's config.yaml would hold "
                         "it, and exit: nothing is trained or written")
@@ -310,7 +311,8 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
     trainer = None
     try:
         trainer = Trainer(cfg, run_dir, device=args.device, resume=args.resume, rank=rank, world_size=world_size,
-                          crossing_cache=Path(args.runs_dir) / CROSSING_CACHE, lock_run_dir=True, quiet=args.quiet)
+                          crossing_cache=Path(args.runs_dir) / CROSSING_CACHE, lock_run_dir=True,
+                          quiet=args.quiet or not stderr_is_terminal())  # a bar only on a terminal
     except ValueError as exc:
         error = str(exc)
     except OSError as exc:  # an unwritable --runs-dir, or a file in its place

@@ -1,9 +1,10 @@
-"""Special files for the tests that a reader refuses them unread."""
+"""Special files for the tests that a reader refuses them unread, and a stream that says it is a terminal."""
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
 import threading
 import time
@@ -39,3 +40,11 @@ def fifo_refused_at_once(path: Path, within_s: float = 2.0) -> Iterator[None]:
         done.set()
         helper.join()
     assert time.monotonic() - start < within_s
+
+
+class TerminalText(io.StringIO):
+    """Text written to what says it is a terminal (pytest's captured streams say they are not). Put in place
+    in the test's body: pytest sets its own capture after the fixtures."""
+
+    def isatty(self) -> bool:
+        return True

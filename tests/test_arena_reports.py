@@ -23,7 +23,7 @@ from agents.ratings import Rating
 from agents.workers import one_thread_per_worker
 from halma_env import Rules
 from tests.arena_helpers import made_game
-from tests.file_helpers import fifo_refused_at_once
+from tests.file_helpers import TerminalText, fifo_refused_at_once
 
 
 def _match() -> arena.TournamentResult:
@@ -558,6 +558,20 @@ def test_progress_bar_names_the_command_and_counts_games(capsys) -> None:
     assert out == "" and _bar(err, 2)
 
 
+def test_eval_draws_its_bar_on_a_terminal_only(capsys, monkeypatch) -> None:
+    """``halma eval ... 2> log`` wrote the bar's carriage-return frames into the log: one endless line."""
+    import sys
+
+    argv = ["eval", "greedy", "random", "--games", "2", "--max-plies", "20", "--workers", "1"]
+    assert not sys.stderr.isatty()  # pytest's capture
+    assert cli_main(argv) == 0
+    err = capsys.readouterr().err
+    assert "\r" not in err and "game/s" not in err
+    monkeypatch.setattr(sys, "stderr", terminal := TerminalText())
+    assert cli_main(argv) == 0
+    assert _bar(terminal.getvalue(), 2)
+
+
 def _bar(err: str, games: int) -> bool:
     """A finished tqdm bar named "halma eval" that counts games (``... 2/2 [00:00<00:00, 15.3game/s]``)."""
     import re
@@ -834,13 +848,17 @@ def test_cli_names_a_player_that_cannot_play_the_game(capsys) -> None:
     assert capsys.readouterr().err == "halma eval: error: player 'no' cannot play star with 1 seat: wrong board\n"
 
 
-def test_cli_match_defaults(capsys) -> None:
-    """100 games, seed 0, the cap 300 plies per seat drawing, the progress bar on, no files."""
+def test_cli_match_defaults(capsys, monkeypatch) -> None:
+    """100 games, seed 0, the cap 300 plies per seat drawing, the progress bar on (on a terminal), no files."""
+    import sys
+
+    monkeypatch.setattr(sys, "stderr", terminal := TerminalText())
     assert _run("x", "y", "--rule", "move_limit=1") == 0
-    out, err = capsys.readouterr()
+    out = capsys.readouterr().out
     assert out.startswith("### star, 2 seats: x vs y\n\n100 games, seed 0, time per move none (bots' own settings), "
                           "arena cap 600 plies (draw); rules: ")
-    assert _bar(err, 100) and "wrote" not in out
+    assert _bar(terminal.getvalue(), 100) and "wrote" not in out
+    monkeypatch.undo()
     assert _run("x", "y", "--seats", "3", "--games", "3", "--quiet", "--max-plies", "4", "--cap-outcome", "progress",
                 "--seed", "9") == 0
     out, err = capsys.readouterr()

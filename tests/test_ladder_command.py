@@ -5,6 +5,7 @@ Tournaments are faked (tests/test_ladder.py `_fake_tournament`), so every test h
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from agents.cli import main
 from agents.ladder import LadderError, format_ladder, load_ladder
 from halma_env import Game, Rules
+from tests.file_helpers import TerminalText
 from tests.test_ladder import _copy_shipped_model, _fake_tournament, _ladder_file
 
 TWO = [(0.0, 1.0), (10.0, 1.0)]  # two candidates, clearly separated (7.07 combined sigmas)
@@ -83,13 +85,16 @@ def test_levels_that_no_candidate_fills_are_reported_on_stderr(tmp_path: Path, c
     assert load_ladder(ladder)["games"]["star-2"]["missing"] == ["hard", "expert"]
 
 
-def test_the_progress_bar_is_shown_unless_quiet(tmp_path: Path, capsys, monkeypatch) -> None:
+def test_the_progress_bar_is_shown_on_a_terminal_unless_quiet(tmp_path: Path, capsys, monkeypatch) -> None:
+    """And never into a redirected stderr, where its carriage-return frames made one endless line of the log."""
     calls = _fake_tournament(monkeypatch, TWO)
     argv = ["ladder", "--ladder", str(tmp_path / "ladder.json"), "--dry-run", "--levels", "a,b", "--games", "2",
             "random", "greedy"]
+    assert main(argv) == 0  # stderr captured: not a terminal
+    monkeypatch.setattr(sys, "stderr", TerminalText())
     assert main(argv) == 0
     assert main([*argv, "--quiet"]) == 0
-    assert [kwargs["progress"] for *_, kwargs in calls] == [True, False]
+    assert [kwargs["progress"] for *_, kwargs in calls] == [False, True, False]
 
 
 def test_one_game_and_one_worker_are_enough(tmp_path: Path, capsys, monkeypatch) -> None:

@@ -1418,6 +1418,28 @@ def test_quiet_is_for_the_run_only_not_its_stored_config(tmp_path: Path, capsys)
     assert "progress_bar" not in out + err
 
 
+def test_the_bar_is_drawn_on_a_terminal_and_status_lines_go_to_a_log(tmp_path: Path, capsys, monkeypatch) -> None:
+    """``halma train ... > log 2>&1`` filled the log with the bar's carriage-return frames, one endless line, and
+    no status line; --quiet was the only way out."""
+    import sys
+
+    from agents.cli import main
+    from tests.file_helpers import TerminalText
+
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(tiny_config(ppo__total_steps=4 * 16 * 2, log__progress_bar=True,
+                                               log__status_every=1e-9)))
+    assert main(["train", str(path), "--runs-dir", str(tmp_path / "log")]) == 0  # stderr captured: a log
+    out, err = capsys.readouterr()
+    assert "\r" not in err and "step/s" not in err
+    assert "update 1/2 step 64 SPS " in out and "update 2/2 step 128 SPS " in out
+    assert "--quiet" not in out  # (nor does the continuation command gain it)
+    monkeypatch.setattr(sys, "stderr", terminal := TerminalText())
+    assert main(["train", str(path), "--runs-dir", str(tmp_path / "terminal")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"\r *\d+%\|.*\| 128/128 \[", terminal.getvalue()) and "update 1/2" not in out
+
+
 def test_a_resume_says_init_from_is_unused(tmp_path: Path) -> None:
     """A resume continues from its own weights: a new ``init_from`` is listed, but as unused."""
     short = tiny_config(ppo__total_steps=4 * 16)

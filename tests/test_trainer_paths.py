@@ -16,6 +16,7 @@ import random
 import shlex
 import shutil
 import signal
+import sys
 import threading
 import time
 import types
@@ -53,6 +54,7 @@ from agents.train import (
     resume_hint,
     train_and_evaluate,
 )
+from tests.file_helpers import TerminalText
 from tests.test_train import quiet
 from tests.test_train import tiny_config as train_tiny_config
 
@@ -291,6 +293,7 @@ def test_the_trainer_is_made_as_the_arguments_say(tmp_path: Path, fake_trainer, 
     args = namespace(runs_dir=str(tmp_path), device="cpu", resume=True, no_final_eval=True)
     kept: list[bool] = []
     monkeypatch.setattr(agents.ppo, "keep_freed_memory", lambda: kept.append(True) or True)
+    monkeypatch.setattr(sys, "stderr", TerminalText())  # (elsewhere the run has no bar: "quiet")
     assert train_and_evaluate(0, 1, cfg, args) == 0
     assert kept == [True]  # the command's process keeps freed memory for the updates (agents.ppo)
     [trainer] = fake_trainer.made
