@@ -889,7 +889,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="show hole numbers (without colours the 16x16 board labels its rows and columns instead: "
                         "hole = row label + column)")
     p.add_argument("--no-color", action="store_true",
-                   help="no colours (off anyway when output is not a terminal, NO_COLOR is set or TERM=dumb)")
+                   help="no colours (off anyway when output is not a terminal, NO_COLOR is set or TERM=dumb, unless "
+                        "FORCE_COLOR is set)")
     p.add_argument("--seed", type=int, default=None, help="seed of the CPU players (default 0)")
     p.add_argument("--replay", metavar="FILE", help="step through a saved game record and exit")
 

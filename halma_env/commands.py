@@ -23,7 +23,7 @@ def add_show_arguments(p: argparse.ArgumentParser) -> None:
                         "instead: hole = row label + column)")
     p.add_argument("--no-color", action="store_true",
                    help="plain text, no ANSI colours (off anyway when output is not a terminal, NO_COLOR is set "
-                        "or TERM=dumb)")
+                        "or TERM=dumb, unless FORCE_COLOR is set)")
     p.add_argument("--moves-from", type=int, metavar="HOLE", help="mark where the piece on HOLE can go")
 
 

@@ -20,13 +20,19 @@ def colors_wanted(stream: TextIO | None = None) -> bool:
     """Whether text written to ``stream`` (standard output by default) gets ANSI colours: only on a
     terminal, never with ``NO_COLOR`` set (https://no-color.org) or ``TERM=dumb`` (a terminal that says it
     takes no escape sequences: Emacs' shell, some CI logs), and on Windows only once its console
-    takes ANSI sequences (it shows them as text otherwise)."""
+    takes ANSI sequences (it shows them as text otherwise). ``FORCE_COLOR`` (https://force-color.org: a CI
+    log or a pager that shows colours) turns them on anywhere, unless ``NO_COLOR`` is set too: the order
+    of Python 3.13's own colours. Each counts when set to anything but the empty string."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
     stream = sys.stdout if stream is None else stream
     try:
         terminal = stream.isatty()
     except (AttributeError, ValueError):  # a closed or file-less stream
         return False
-    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb" or not terminal:
+    if os.environ.get("TERM") == "dumb" or not terminal:
         return False
     return sys.platform != "win32" or _windows_console_takes_ansi(stream)
 

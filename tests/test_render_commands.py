@@ -230,6 +230,28 @@ def test_no_color_in_the_environment_turns_the_colours_off(capsys, monkeypatch) 
     assert not colors_wanted(closed) and not colors_wanted(io.StringIO())
 
 
+def test_force_color_turns_the_colours_on_off_a_terminal_too(capsys, monkeypatch) -> None:
+    """https://force-color.org: a non-empty FORCE_COLOR means colours in a pipe or a CI log too; NO_COLOR
+    and --no-color still win (the order of Python 3.13's own colours)."""
+    import io
+
+    from halma_env.render import colors_wanted
+
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    code, out, _ = run(capsys, "show")  # captured: not a terminal
+    assert code == 0 and "\x1b[31m0\x1b[0m" in out and colors_wanted(io.StringIO())
+    monkeypatch.setenv("TERM", "dumb")
+    assert colors_wanted()
+    code, out, _ = run(capsys, "show", "--no-color")
+    assert code == 0 and "\x1b[" not in out
+    monkeypatch.setenv("NO_COLOR", "1")
+    code, out, _ = run(capsys, "show")
+    assert code == 0 and "\x1b[" not in out and not colors_wanted()
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setenv("FORCE_COLOR", "")  # empty: not set
+    assert not colors_wanted()
+
+
 def test_show_moves_from_the_first_and_last_hole(capsys) -> None:
     """--moves-from takes every hole 0..120 (and only those)."""
     text = position("star", 2, {0: "1", 60: "0"}, to_move=1)
