@@ -567,7 +567,7 @@ class TournamentResult:
                 f"| {st['player']} | {rt.ordinal:.2f} | {rt.mu:.2f} ± {rt.sigma:.2f} | "
                 f"{_interval(st['score'], st['score_low'], st['score_high'])} | "
                 f"{_place_interval(st['mean_place'], st['mean_place_low'], st['mean_place_high'])} | "
-                f"{_num(st['ms_per_move'])} | {st['max_ms_per_move']:.0f} |"
+                f"{_num(st['ms_per_move'])} | {st['max_ms_per_move']:.1f} |"
             )
         pw = self.pairwise()
         if len(self.players) > 1:

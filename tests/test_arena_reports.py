@@ -59,9 +59,9 @@ play_to_end=True, move_limit=50, limit_outcome=draw, stall_limit=None, repetitio
 
 | player | rating (ordinal) | mu ± sigma | score vs field [95% CI] | mean place [95% CI] | ms/move | max ms |
 |---|---|---|---|---|---|---|
-| c | 24.00 | 30.00 ± 2.00 | 100.0% [20.7%, 100.0%] | 1.00 [1.00, 1.00] | 50.0 | 90 |
-| b | 17.00 | 20.00 ± 1.00 | 16.7% [1.8%, 69.0%] | 1.67 [1.01, 2.00] | 22.4 | 50 |
-| a | 16.00 | 25.00 ± 3.00 | 75.0% [19.8%, 97.3%] | 1.00 [1.00, 1.00] | 32.0 | 100 |
+| c | 24.00 | 30.00 ± 2.00 | 100.0% [20.7%, 100.0%] | 1.00 [1.00, 1.00] | 50.0 | 90.0 |
+| b | 17.00 | 20.00 ± 1.00 | 16.7% [1.8%, 69.0%] | 1.67 [1.01, 2.00] | 22.4 | 50.0 |
+| a | 16.00 | 25.00 ± 3.00 | 75.0% [19.8%, 97.3%] | 1.00 [1.00, 1.00] | 32.0 | 100.0 |
 
 Win rate of the row against the column (a draw is half a win), 95% Wilson interval, games:
 
@@ -95,7 +95,7 @@ play_to_end=True, move_limit=None, limit_outcome=draw, stall_limit=None, repetit
 
 | player | rating (ordinal) | mu ± sigma | score vs field [95% CI] | mean place [95% CI] | ms/move | max ms |
 |---|---|---|---|---|---|---|
-| x | 0.00 | 25.00 ± 8.33 | n/a | 1.50 [1.50, 1.50] | n/a | 0 |
+| x | 0.00 | 25.00 ± 8.33 | n/a | 1.50 [1.50, 1.50] | n/a | 0.0 |
 
 Share of each player's seats in each place:
 
