@@ -47,7 +47,6 @@ from agents.files import (
     folders_to_make,
     missing_extra,
     remove_empty_folders,
-    shown_value,
     stderr_is_terminal,
 )
 from agents.player import Player, check_int, check_time
@@ -59,7 +58,7 @@ from halma_env import Game, IllegalMoveError, Rules
 from halma_env.files import write_atomic
 from halma_env.records import END_REASONS, game_events
 from halma_env.rules import OPTION_NAMES, SEAT_COUNTS, VARIANTS, game_name, parse_rule_options
-from halma_env.suggest import did_you_mean
+from halma_env.suggest import did_you_mean, shown_value
 
 # end reasons that mean the game was decided by play (finishing or resigning), not by a limit
 DECIDED = ("finished", "first_finish", "resign")

@@ -114,13 +114,6 @@ def output_problem(path: str | Path, what: str = "") -> str | None:
     return None
 
 
-def shown_value(value: object) -> str:
-    """A value read from a file (a results.json, a ladder, a manifest, a saved session), for an error message:
-    escaped (``repr``: no escape sequence reaches the terminal) and cut short (a file's list may be long)."""
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:50]}... ({type(value).__name__})"
-
-
 def folder_error(error: OSError, folder: str | Path) -> str:
     """Why ``folder`` could not be made, in words: a file standing where it or a folder above it should be
     is named ("'out' is a file, not a directory", where mkdir says only "File exists"), else the reason."""

@@ -36,7 +36,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, cast
 
-from agents.files import is_empty_path, shown_value
+from agents.files import is_empty_path
 from agents.player import SeededPlayer
 from halma_env import Game, Move, Rules
 from halma_env.files import (
@@ -50,6 +50,7 @@ from halma_env.files import (
     write_atomic,
 )
 from halma_env.rules import VARIANTS, game_name, game_problem
+from halma_env.suggest import shown_value
 
 LADDER_FORMAT = "halma_env.ladder"
 LADDER_VERSION = 1

@@ -60,7 +60,6 @@ from typing import Any
 
 import numpy as np
 
-from agents.files import shown_value
 from agents.player import SeededPlayer, check_is_game, check_number, check_seed, check_time, sample_index, split_options
 from halma_env import Game, Move, Rules
 from halma_env.encoding import ENCODING_VERSION, encoding
@@ -73,6 +72,7 @@ from halma_env.files import (
     read_regular_file,
 )
 from halma_env.rules import ASCII_DECIMAL, game_name, game_problem
+from halma_env.suggest import shown_value
 
 MANIFEST_FORMAT = "halma_env.opponent"
 MANIFEST_VERSION = 1

@@ -67,7 +67,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from agents.arena import build_rules
-from agents.files import shown_path, shown_value
+from agents.files import shown_path
 from agents.interrupts import Terminated
 from halma_env import Game, IllegalMoveError, Move, Rules
 from halma_env.game import ACTIVE, probe_player
@@ -75,7 +75,7 @@ from halma_env.notation import is_ascii_number, quoted
 from halma_env.records import GameRecord, RecordError, load_record
 from halma_env.render import SEAT_COLOUR_NAMES, colors_wanted, render_text
 from halma_env.rules import OPTION_NAMES, VARIANTS, game_name
-from halma_env.suggest import did_you_mean
+from halma_env.suggest import did_you_mean, shown_value
 
 if TYPE_CHECKING:
     from agents.player import Player

@@ -42,6 +42,7 @@ from halma_env.files import (
 from halma_env.game import Game, IllegalMoveError
 from halma_env.notation import parse_position, quoted
 from halma_env.rules import OPTION_NAMES, Rules, as_integer, game_name
+from halma_env.suggest import shown_value
 
 FORMAT = "halma_env.record"
 VERSION = 1
@@ -462,8 +463,8 @@ def _check_position_text(name: str, text: str) -> None:
 
 def _value(value: object) -> str:
     """A value read from a record, for an error message: a text cut short when long (``quoted``),
-    anything else as its repr."""
-    return quoted(value) if isinstance(value, str) else repr(value)
+    anything else as ``shown_value`` writes it (a list of 100,000 zeros made a 300,000-character error)."""
+    return quoted(value) if isinstance(value, str) else shown_value(value)
 
 
 def game_events(game: Game) -> list[str]:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
-from halma_env.suggest import did_you_mean
+from halma_env.suggest import did_you_mean, shown_value
 
 VARIANTS = ("star", "diamond", "halma16")
 SEAT_COUNTS = {"star": (1, 2, 3, 4, 5, 6), "diamond": (2, 3), "halma16": (2, 4)}
@@ -40,7 +40,7 @@ def game_problem(variant: Any, seats: Any, shown: Callable[[Any], str] | None = 
     behind ``Rules``, checkpoints, exported opponents and the ladder, each of which adds where the values came
     from.  ``seats`` is an integer of any type (a bool, 2.0 or "2" is not); ``shown`` writes a bad value
     (default: ``repr``, a long one cut short, a huge integer by its size)."""
-    show = shown or _shown_any
+    show = shown or shown_value
     if not isinstance(variant, str) or variant not in VARIANTS:
         return f"unknown variant {show(variant)}; variants: {', '.join(VARIANTS)}"
     if as_integer(seats) not in SEAT_COUNTS[variant]:
@@ -73,15 +73,6 @@ def as_integer(value: Any) -> int | None:
 def _shown(value: int) -> str:
     """An int for an error message: ``str`` refuses more than 4300 digits, and nobody reads 30."""
     return str(value) if value.bit_length() <= 100 else f"an integer of {value.bit_length()} bits"
-
-
-def _shown_any(value: Any) -> str:
-    """Any value for an error message: an integer as ``_shown`` writes it, anything else as ``repr`` cut short."""
-    count = as_integer(value)
-    if count is not None and type(value) is int:
-        return _shown(count)
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:50]}... ({type(value).__name__})"
 
 
 def as_flag(value: Any) -> bool | None:

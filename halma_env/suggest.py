@@ -1,13 +1,24 @@
-"""The name a user probably meant, for error messages about an unknown one.
+"""Words for error messages: the name a user probably meant, and a bad value shown short.
 
 ``unknown rule option(s): anti_blockng (did you mean 'anti_blocking'?); known: ...``: the engine,
-the bots and the training config all name a misspelt key this way.
+the bots and the training config all name a misspelt key this way, and show a value read from a
+file or given by a caller with ``shown_value``.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+
+
+def shown_value(value: object) -> str:
+    """A value for an error message: escaped (``repr``: no escape sequence reaches the terminal) and cut short
+    (a file's list may be long); an integer of more than 100 bits by its size (``repr`` refuses one of more
+    than 4,300 digits, and nobody reads 30)."""
+    if type(value) is int and value.bit_length() > 100:
+        return f"an integer of {value.bit_length()} bits"
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:50]}... ({type(value).__name__})"
 
 
 def did_you_mean(wrong: str, known: Iterable[str], prefix: str = "", cutoff: float = 0.6) -> str:

@@ -387,6 +387,18 @@ def test_record_document_is_version_1_and_later_versions_are_refused() -> None:
             GameRecord.from_dict(doc | {"version": bad})
 
 
+def test_a_long_value_in_a_record_is_shown_short_in_its_error() -> None:
+    """A record with ``"version": [0] * 100000`` made a 300,053-character RecordError; texts were cut already."""
+    doc = _doc()
+    with pytest.raises(RecordError) as error:
+        GameRecord.from_dict(doc | {"version": [0] * 100_000})
+    assert str(error.value) == "game record: version must be a positive integer, got [0, 0, 0, 0, 0, 0, 0, 0, 0, " \
+                               "0, 0, 0, 0, 0, 0, 0, 0... (list)"
+    with pytest.raises(RecordError) as error:
+        GameRecord.from_dict(doc | {"events": [{"move": [1] * 50_000}]})
+    assert str(error.value).startswith("game record: event 0 is {'move': [1, 1, 1") and len(str(error.value)) < 300
+
+
 def test_records_are_frozen() -> None:
     record = GameRecord.from_game(_played("star", 2, 4))
     with pytest.raises(AttributeError):

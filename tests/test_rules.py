@@ -1292,6 +1292,17 @@ def test_did_you_mean_names_the_nearest_known_name_or_nothing() -> None:
     assert did_you_mean("x", []) == ""
 
 
+def test_shown_value_escapes_and_cuts_short() -> None:
+    """One way to show a bad value in a message, for the engine and the agents alike."""
+    from halma_env.suggest import shown_value
+
+    assert shown_value("a\x1b[31m") == "'a\\x1b[31m'"  # no escape sequence reaches a terminal
+    assert shown_value([1, 2]) == "[1, 2]" and shown_value(True) == "True" and shown_value(2**99) == str(2**99)
+    assert shown_value(list(range(100))) == "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,... (list)"
+    assert shown_value(10**5000) == "an integer of 16610 bits"  # repr itself refuses it
+    assert shown_value(-(2**101)) == "an integer of 102 bits"
+
+
 @pytest.mark.parametrize("seats", ["2", 2.0, None])
 def test_a_preset_names_a_seat_count_that_is_not_an_int(seats) -> None:
     with pytest.raises(ValueError, match=f"num_players must be an int, got {re.escape(repr(seats))}"):
