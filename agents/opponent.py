@@ -60,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.ladder import PLAYER_OPTIONS  # (no torch, nor does it import this module at its top)
 from agents.player import SeededPlayer, check_is_game, check_number, check_seed, check_time, sample_index, split_options
 from halma_env import Game, Move, Rules
 from halma_env.encoding import ENCODING_VERSION, encoding
@@ -742,9 +743,6 @@ class OnnxOpponent:
 
 # --- by name -------------------------------------------------------------------------------
 
-OPTION_KEYS = ("temperature", "search", "time_budget")
-
-
 @dataclass(frozen=True)
 class OpponentSpec:
     """A parsed opponent name: the model path and its play options."""
@@ -772,9 +770,9 @@ def parse_opponent_spec(name: str) -> OpponentSpec:
     except ValueError as e:
         raise OpponentError(str(e)) from None
     for key, value in items:
-        if key not in OPTION_KEYS:
+        if key not in PLAYER_OPTIONS:
             raise OpponentError(f"opponent option {key!r} in {name!r}: expected key=value with key one of "
-                                f"{', '.join(OPTION_KEYS)}")
+                                f"{', '.join(PLAYER_OPTIONS)}")
         if key == "search":
             try:  # checked here, so that a bad setting names the spec
                 parse_search(value)

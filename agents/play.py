@@ -66,7 +66,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from agents.arena import build_rules
+from agents.arena import build_rules, default_factory
 from agents.files import shown_path
 from agents.interrupts import Terminated
 from halma_env import Game, IllegalMoveError, Move, Rules
@@ -119,12 +119,6 @@ class LineTooLong(ValueError):
                          "nothing was done")
 
 
-def _default_make_player(name: str, seed: int | None = None):
-    from agents.registry import make_player
-
-    return make_player(name, seed=seed)
-
-
 class PlaySession:
     """The state of a terminal session: the game, who plays each seat, and the commands."""
 
@@ -138,7 +132,7 @@ class PlaySession:
         numbers: bool = False,
         cpu_budget: float | None = None,
         out: Callable[[str], None] = print,
-        make_player: Callable = _default_make_player,
+        make_player: Callable = default_factory,
     ) -> None:
         if cpu_budget is not None and not (math.isfinite(cpu_budget) and cpu_budget > 0):
             raise ValueError(f"the CPU's time per move (--cpu-time) must be a number of seconds > 0, got {cpu_budget}")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from halma_env import Game, IllegalMoveError, Rules
-from halma_env.envs import aec, players
+from halma_env.envs import players
 from halma_env.envs.players import CallablePlayer, RandomPlayer, make_player, reseed
 from halma_env.envs.rendering import (
     BACKGROUND,
@@ -34,8 +34,6 @@ from halma_env.envs.rendering import (
 )
 from halma_env.layout import layout
 from tests.engine_helpers import position, walk
-
-RAW_ENV = aec.raw_env  # the class, kept before the fixtures below replace the module's name
 
 # --- players -----------------------------------------------------------------------------------
 

@@ -61,7 +61,6 @@ class SeatTables:
 
     seat: int
     goal: frozenset[int]
-    goal_order: tuple[int, ...]  # goal holes, deepest (back) first
     tip: int
     depth: tuple[float, ...]
     piece: tuple[float, ...]  # potential of an ordinary piece on each hole (ENDGAME term excluded)
@@ -98,9 +97,7 @@ def seat_tables(variant: str, num_players: int, seat: int, straggle: float = STR
         outside = 1 + max(depth[h] for h in lay.goals[seat])
         piece[tip] = outside + straggle * outside * outside / 16
         king = tuple(KING * (d + straggle * d * d / 16) for d in depth)
-    goal = lay.goals[seat]
-    order = tuple(sorted(goal, key=lambda h: (depth[h], h)))
-    return SeatTables(seat, frozenset(goal), order, tip, tuple(depth), tuple(piece), king)
+    return SeatTables(seat, frozenset(lay.goals[seat]), tip, tuple(depth), tuple(piece), king)
 
 
 @cache

@@ -4,7 +4,7 @@ The environments never import ``agents``: a name is looked up through the entry 
 ``halma_env.players`` (the ``agents`` package registers ``agents.registry:make_player`` there).
 ``"random"`` also works without that package (a built-in uniform random player).  Bots of other
 installed packages are resolved the same way: ``agents`` adds the bots registered in the entry point
-group ``halma_env.bots`` (``BOT_PLUGIN_GROUP``; name = ``"module:Class"``, see docs/bots.md) to its
+group ``halma_env.bots`` (``agents.registry.PLUGIN_GROUP``; name = ``"module:Class"``, see docs/bots.md) to its
 own, so a plugin bot is an opponent by name (``opponents={"player_1": "mybot:depth=2"}``).
 """
 
@@ -21,7 +21,6 @@ from halma_env.game import Game, IllegalMoveError, Move, probe_player
 from halma_env.rules import Rules, as_integer
 
 ENTRY_POINT_GROUP = "halma_env.players"
-BOT_PLUGIN_GROUP = "halma_env.bots"  # read by agents.registry (PLUGIN_GROUP), not here
 
 
 class RandomPlayer:
