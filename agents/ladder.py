@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from agents.files import is_empty_path
-from agents.player import SeededPlayer
+from agents.player import Player
 from halma_env import Game, Move, Rules
 from halma_env.files import (
     DuplicateKey,
@@ -429,7 +429,7 @@ def entry_player(player: str, seed: int | None = None, base: Path | None = None,
 def level_player(level: str, variant: str, seats: int, seed: int | None = None,
                  path: str | Path | None = None, *, temperature: float | None = None,
                  search: str | dict[str, Any] | int | None = None,
-                 time_budget: float | None = None) -> SeededPlayer:
+                 time_budget: float | None = None) -> Player:
     """The Player of ``level`` for ``variant`` with ``seats`` seats, from the ladder; it plays that game
     only (a ``LadderError`` naming both games for another).  ``temperature``, ``search`` and
     ``time_budget`` override the level's own (see ``entry_player``)."""
@@ -614,7 +614,7 @@ class LevelPlayer:
 
 def ladder_player(name: str, seed: int | None = None, path: str | Path | None = None, *,
                   temperature: float | None = None, search: str | dict[str, Any] | int | None = None,
-                  time_budget: float | None = None) -> SeededPlayer:
+                  time_budget: float | None = None) -> Player:
     """``ladder:LEVEL`` (resolved per game) or ``ladder:VARIANT-SEATS:LEVEL`` (that game's player, which
     plays no other); ``temperature``, ``search`` and ``time_budget`` go to the level's player (a bot
     takes only ``time_budget``, see ``entry_player``)."""

@@ -23,7 +23,7 @@ import shlex
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +57,7 @@ def candidate_player(name: str, seed: int | None = None) -> Any:
     return entry_player(name, seed=seed)
 
 
-def separation(lower: dict[str, float], upper: dict[str, float]) -> float:
+def separation(lower: Mapping[str, Any], upper: Mapping[str, Any]) -> float:
     """How many combined sigmas ``upper``'s mu lies above ``lower``'s: (mu_u - mu_l) / sqrt(s_l^2 + s_u^2).
 
     Both are openskill ratings of the same tournament (dicts with ``mu`` and ``sigma``)."""
@@ -66,7 +66,7 @@ def separation(lower: dict[str, float], upper: dict[str, float]) -> float:
     return diff / combined if combined > 0 else (math.inf if diff > 0 else -math.inf)
 
 
-def separated(lower: dict[str, float], upper: dict[str, float], min_separation: float = SEPARATION) -> bool:
+def separated(lower: Mapping[str, Any], upper: Mapping[str, Any], min_separation: float = SEPARATION) -> bool:
     """Is ``upper`` clearly stronger than ``lower``: its mu at least ``min_separation`` combined sigmas
     higher (``separation``), and its ordinal (mu - 3 sigma, what leaderboards sort by) higher too."""
     ordinal = lower["mu"] - 3 * lower["sigma"] < upper["mu"] - 3 * upper["sigma"]

@@ -61,7 +61,15 @@ from typing import Any
 import numpy as np
 
 from agents.ladder import PLAYER_OPTIONS  # (no torch, nor does it import this module at its top)
-from agents.player import SeededPlayer, check_is_game, check_number, check_seed, check_time, sample_index, split_options
+from agents.player import (
+    Player,
+    check_is_game,
+    check_number,
+    check_seed,
+    check_time,
+    sample_index,
+    split_options,
+)
 from halma_env import Game, Move, Rules
 from halma_env.encoding import ENCODING_VERSION, encoding
 from halma_env.files import (
@@ -808,7 +816,7 @@ def check_play_options(temperature: Any = None, search: Any = None, time_budget:
 
 def load_opponent(name_or_path: str | Path, seed: int | None = None, temperature: float | None = None,
                   search: str | dict[str, Any] | int | None = None,
-                  time_budget: float | None = None) -> SeededPlayer:
+                  time_budget: float | None = None) -> Player:
     """A ``Player`` from an exported model path (options after ``.onnx:``) or a ladder level
     (``easy``..``expert``, ``ladder:LEVEL``, ``ladder:GAME:LEVEL``).  Arguments given here override the
     name's options.

@@ -211,14 +211,14 @@ class Seating:
     def snapshot_groups(self, others: np.ndarray) -> list[tuple[HalmaNet, list[int]]]:
         """The environments among ``others`` whose mover is a snapshot, grouped by snapshot (one batch
         each), sorted by path: a fixed order of draws from the torch RNG (set order varies between processes)."""
-        rows = [b for b in others if self.kind[b] == SNAPSHOT]
+        rows = [int(b) for b in others if self.kind[b] == SNAPSHOT]
         return [(self.opponent[group[0]][1], group)
                 for path in sorted({self.opponent[b][0] for b in rows})
                 for group in [[b for b in rows if self.opponent[b][0] == path]]]
 
     def bot_rows(self, others: np.ndarray) -> list[int]:
         """The environments among ``others`` whose mover is a bot."""
-        return [b for b in others if self.kind[b] == BOT]
+        return [int(b) for b in others if self.kind[b] == BOT]
 
     def trained_seats(self, b: int | np.integer) -> range | list[int]:
         """The seats of environment ``b`` whose decisions are trained."""

@@ -255,8 +255,9 @@ def _load_external(module_name: str, function: str, path: str, *args: Any) -> Se
     return getattr(_import(module_name, f"loading {path!r}"), function)(path, *args)
 
 
-def make_player(name: str, seed: int | None = None) -> SeededPlayer:
-    """A player by name (bot, bot spec, level, checkpoint or exported opponent); see the module doc."""
+def make_player(name: str, seed: int | None = None) -> Player:
+    """A player by name (bot, bot spec, level, checkpoint or exported opponent); see the module doc.  The
+    project's own players are ``SeededPlayer`` objects; a plugin bot may lack ``reseed``."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"a player name must be a non-empty string, got {name!r}; valid: {', '.join(valid_names())}")
     seed = check_seed(seed)  # here, not at the first move of a level that turns out to be an exported model

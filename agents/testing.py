@@ -14,7 +14,7 @@ import itertools
 import pickle
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, cast
+from typing import Any, SupportsIndex, cast
 
 import agents.registry as registry
 from agents.player import SeededPlayer, check_int, check_number
@@ -86,7 +86,7 @@ class _Watched(Game):
     def undo(self) -> None:
         self._refuse("undo()")
 
-    def resign(self, seat: int) -> None:
+    def resign(self, seat: SupportsIndex) -> None:
         self._refuse("resign()")
 
 

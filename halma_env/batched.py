@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Self
 
 import numpy as np
@@ -1073,7 +1073,8 @@ class BatchedGame:
     # --- playing ----------------------------------------------------------------------
 
     @_outside_inference_mode
-    def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
+    def step(self, actions: torch.Tensor | np.ndarray | Sequence[int]
+             ) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
         """Play one action per game (canonical frame of its mover).
 
         Returns ``rewards`` (B, n) float32 by absolute seat (the mover's shaping term; at a

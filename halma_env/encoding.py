@@ -25,7 +25,7 @@ every seat.  See docs/environment.md for the full description.
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, SupportsIndex, cast
 
 import numpy as np
 
@@ -103,7 +103,7 @@ class Encoding:
             raise ValueError(f"this encoding is {game_name(self.layout.variant, self.layout.num_players)}, the game "
                              f"{r.variant} with {r.num_players}")
 
-    def encode_move(self, seat: int, src: int, dst: int) -> int:
+    def encode_move(self, seat: SupportsIndex, src: SupportsIndex, dst: SupportsIndex) -> int:
         """The action of ``seat``'s move ``src`` -> ``dst`` (board holes); a ``ValueError`` naming a seat or
         hole out of range (numpy would wrap a negative one to another hole)."""
         c = self.to_canonical[self._seat(seat)]
@@ -125,7 +125,7 @@ class Encoding:
         canonical = c[holes.astype(np.int64)]
         return canonical[:, 0] * self.num_holes + canonical[:, 1]
 
-    def decode_action(self, seat: int, action: int) -> tuple[int, int]:
+    def decode_action(self, seat: SupportsIndex, action: SupportsIndex) -> tuple[int, int]:
         """``(src, dst)`` in board holes of ``seat``'s action (an integer: a float is refused, not truncated)."""
         value = as_index(action, "action")
         if not 0 <= value < self.num_actions:

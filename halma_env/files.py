@@ -14,20 +14,22 @@ from typing import Any
 
 from halma_env.notation import quoted
 
+FilePath = str | bytes | os.PathLike[str] | os.PathLike[bytes]  # what os.open takes
+
 
 class NotARegularFile(ValueError):
     """The path names a directory, a device, a FIFO or a socket (``kind`` says which)."""
 
-    def __init__(self, path: str | os.PathLike[str], kind: str) -> None:
-        super().__init__(f"{str(path)!r} is {kind}, not a regular file")
+    def __init__(self, path: FilePath, kind: str) -> None:
+        super().__init__(f"{os.fsdecode(path)!r} is {kind}, not a regular file")
         self.kind = kind
 
 
 class FileTooLarge(ValueError):
     """The file holds more than ``limit`` bytes (``size``: what it was seen to hold)."""
 
-    def __init__(self, path: str | os.PathLike[str], size: int, limit: int) -> None:
-        super().__init__(f"{str(path)!r} holds {size} bytes, more than {limit}")
+    def __init__(self, path: FilePath, size: int, limit: int) -> None:
+        super().__init__(f"{os.fsdecode(path)!r} holds {size} bytes, more than {limit}")
         self.size, self.limit = size, limit
 
 
@@ -85,7 +87,7 @@ def special_file_kind(path: str | os.PathLike[str]) -> str:
     return "" if stat.S_ISLNK(mode) or stat.S_ISDIR(mode) else file_kind(mode)
 
 
-def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
+def read_regular_file(path: FilePath, limit: int) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them.  Opened without waiting (opening
     a FIFO would wait for a writer) and checked on the open file (one swapped in after a caller's own check
     is caught too), then read with a bound (``/dev/zero``, or a file that grows while it is read, cannot

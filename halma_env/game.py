@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, SupportsIndex
 
 from halma_env.assignment import min_cost_assignment
 from halma_env.layout import Layout, layout
@@ -364,7 +364,7 @@ class Game:
             self._record_position()
 
     @classmethod
-    def from_position(cls, text: str, **options) -> Game:
+    def from_position(cls, text: str, **options: Any) -> Game:
         """A game from SPEC §3 notation; ``options`` override the rule defaults.
 
         The text gives the variant, the seat count and the seat to move, which is this game's
@@ -474,14 +474,14 @@ class Game:
         """The moves played, in order (``history`` without passes and resignations); a new list each time."""
         return [e.move for e in self.history if e.move is not None]  # only "move" events carry one
 
-    def pieces(self, seat: int) -> list[int]:
+    def pieces(self, seat: SupportsIndex) -> list[int]:
         """The holes of a seat's pieces, ascending."""
         if type(seat) is not int or not 0 <= seat < self.rules.num_players:
             seat = self._check_seat(seat)
         hob = self.geometry.hole_of_bit
         return sorted([hob[b] for b in self._bits[seat]])
 
-    def piece_at(self, hole: int) -> tuple[int, bool] | None:
+    def piece_at(self, hole: SupportsIndex) -> tuple[int, bool] | None:
         """``(seat, is_king)`` of the piece on ``hole``, or None if it is empty."""
         if type(hole) is not int or not 0 <= hole < self.geometry.num_holes:
             hole = self._check_hole(hole)
@@ -499,7 +499,7 @@ class Game:
                 cells[h] = (seat, bool(self._kings >> self.geometry.bit[h] & 1))
         return cells
 
-    def progress(self, seat: int) -> Progress:
+    def progress(self, seat: SupportsIndex) -> Progress:
         """Pieces of ``seat`` in its goal and its remaining distance (SPEC §4)."""
         if type(seat) is not int or not 0 <= seat < self.rules.num_players:
             seat = self._check_seat(seat)
@@ -560,7 +560,7 @@ class Game:
                 out += made
         return out
 
-    def legal_destinations(self, src: int) -> list[int]:
+    def legal_destinations(self, src: SupportsIndex) -> list[int]:
         """Where the piece on ``src`` can go this turn (empty if it is not the mover's)."""
         if type(src) is not int or not 0 <= src < self.geometry.num_holes:
             src = self._check_hole(src)
@@ -714,7 +714,7 @@ class Game:
         key = self._after_move(seat, events, db)
         self._history.append((events, snapshot, change, key))
 
-    def resign(self, seat: int) -> None:
+    def resign(self, seat: SupportsIndex) -> None:
         """``seat`` gives up: with 2 seats the other wins; with more it takes the last free
         place and the others play on."""
         if self.end_reason is not None:

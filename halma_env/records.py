@@ -27,10 +27,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, SupportsIndex
 
 from halma_env.files import (
     DuplicateKey,
+    FilePath,
     FileTooLarge,
     NotARegularFile,
     folder_ending,
@@ -59,13 +60,13 @@ _RESIGN_RE = re.compile(rf"resign:{_NUMBER}")
 class RecordError(ValueError):
     """A record that is malformed, or whose events or outcome do not replay."""
 
-    def in_file(self, path: str | os.PathLike | bytes) -> RecordError:
+    def in_file(self, path: FilePath) -> RecordError:
         """The same error naming the file the record came from, as checkpoints and configs name theirs:
         ``game record 'FILE': PROBLEM``."""
         return RecordError(f"{_record_file(path)}: {str(self).removeprefix('game record: ')}")
 
 
-def _record_file(path: str | os.PathLike | bytes) -> str:
+def _record_file(path: FilePath) -> str:
     """``game record 'FILE'`` (quoted as Python writes a string: a control character cannot reach a terminal)."""
     return f"game record {os.fsdecode(path)!r}"
 
@@ -247,7 +248,7 @@ class GameRecord:
             raise RecordError("game record: a number in it is far too long (over 4300 digits)") from None
         return cls.from_dict(data)
 
-    def save(self, path: str | os.PathLike) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the record to ``path`` atomically (``files.write_atomic``: a temporary file renamed over it,
         with the permissions a plain write gives); an empty path is a ``RecordError``, as ``load_record`` has it."""
         given = os.fspath(path)
@@ -298,7 +299,7 @@ class GameRecord:
             )
         return game
 
-    def games(self, upto: int | None = None) -> Iterator[Game]:
+    def games(self, upto: SupportsIndex | None = None) -> Iterator[Game]:
         """Yield the game after 0, 1, ... events (the start first); each yielded game is a copy
         the caller may keep or change, history included (so each costs time in the plies so far:
         ``positions`` for the texts alone).  Raises RecordError at the first illegal event."""
@@ -309,7 +310,7 @@ class GameRecord:
             _apply(game, i, event)
             yield game.copy()
 
-    def positions(self, upto: int | None = None) -> Iterator[str]:
+    def positions(self, upto: SupportsIndex | None = None) -> Iterator[str]:
         """Yield the position text after 0, 1, ... events (the start first), from one game played
         on (no copies: a record of n plies costs n moves, not n^2 / 2 history entries copied)."""
         game = self.start_game()
@@ -319,7 +320,7 @@ class GameRecord:
             _apply(game, i, event)
             yield game.position()
 
-    def replay(self, upto: int | None = None) -> Game:
+    def replay(self, upto: SupportsIndex | None = None) -> Game:
         """Play the first ``upto`` events (all by default) and return the game.
 
         A full replay also checks that the stored outcome (places, end reason) and final
@@ -345,7 +346,7 @@ class GameRecord:
 
     # --- checks -----------------------------------------------------------------------
 
-    def _stop(self, upto: int | None) -> int:
+    def _stop(self, upto: SupportsIndex | None) -> int:
         if upto is None:
             return len(self.events)
         stop = as_integer(upto)  # numpy integers too
@@ -482,7 +483,7 @@ def game_events(game: Game) -> list[str]:
 MAX_RECORD_BYTES = 64 * 1024 * 1024  # about 5 million plies of moves
 
 
-def load_record(path: str | os.PathLike) -> GameRecord:
+def load_record(path: FilePath) -> GameRecord:
     """Read a record saved with ``GameRecord.save``; raises RecordError if it is corrupt, or if the path
     is not a regular file (a FIFO would hang, /dev/zero fill the memory) or holds more than
     ``MAX_RECORD_BYTES``."""

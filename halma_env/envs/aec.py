@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import functools
-from typing import Any, cast
+from typing import Any, SupportsIndex, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -18,7 +18,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from halma_env.encoding import as_index, encoding
-from halma_env.game import Game, IllegalMoveError, Move
+from halma_env.game import Game, IllegalMoveError, Move, MoveLike
 from halma_env.layout import layout
 from halma_env.render import colors_wanted, render_text
 from halma_env.rewards import REWARD_SCHEMES, check_progress_shaping, piece_distance, seat_rewards, shaping_potential
@@ -309,7 +309,7 @@ class raw_env(AECEnv, EzPickle):
 
     # --- encoding helpers -------------------------------------------------------------------
 
-    def encode_move(self, seat: int, move: Any) -> int:
+    def encode_move(self, seat: SupportsIndex | str, move: MoveLike) -> int:
         """The action of ``move`` (a Move, (src, dst) or "src-dst") in ``seat``'s canonical frame."""
         if isinstance(move, str):
             move = Move.parse(move)
@@ -320,7 +320,7 @@ class raw_env(AECEnv, EzPickle):
         src, dst = (hole_int(h, self.num_holes) for h in move)
         return self.encoding.encode_move(self._seat(seat), src, dst)
 
-    def decode_action(self, seat: int, action: int) -> Move:
+    def decode_action(self, seat: SupportsIndex | str, action: SupportsIndex) -> Move:
         """The move (in board holes) that ``action`` means for ``seat``."""
         src, dst = self.encoding.decode_action(self._seat(seat), action_int(action))
         return Move(src, dst)
