@@ -4,13 +4,17 @@ it, Ctrl-C stops it without a worker's traceback, and ``--out`` holds either no 
 from __future__ import annotations
 
 import errno
+import fcntl
 import io
 import json
 import os
+import pty
 import re
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import threading
 import time
 from collections.abc import Callable
@@ -65,21 +69,34 @@ def _default_sigint() -> None:
 
 
 class _Run:
-    """A command (``python ARGS``) in a process group of its own, its stderr collected; ``stop()`` kills what is
+    """A command (``python ARGS``) in a process group of its own, its stderr collected (from a terminal, a
+    pseudo-terminal's, for ``halma eval``: it draws its progress bar only there); ``stop()`` kills what is
     left of it and its processes, whatever a failed test left running."""
 
     def __init__(self, args: list[str]) -> None:
+        if args is EVAL:
+            self.fd, terminal = pty.openpty()
+            # 24 x 100 (a new one has no size: tqdm draws no bar on zero columns)
+            fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+        else:
+            self.fd, terminal = os.pipe()
         self.process = subprocess.Popen([sys.executable, *args], cwd=ROOT, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.PIPE, start_new_session=True, preexec_fn=_default_sigint)
+                                        stderr=terminal, start_new_session=True, preexec_fn=_default_sigint)
+        os.close(terminal)
         self.err = b""
         self.pids: set[int] = set()  # the processes it started (workers, resource tracker), as seen
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
     def _read(self) -> None:
-        assert self.process.stderr is not None
-        while chunk := os.read(self.process.stderr.fileno(), 65536):
-            self.err += chunk
+        while True:
+            try:
+                chunk = os.read(self.fd, 65536)
+            except OSError:  # EIO: a pseudo-terminal's end once the command and its workers are gone
+                return
+            if not chunk:
+                return
+            self.err += chunk.replace(b"\r\n", b"\n")  # (a terminal ends its lines so)
 
     def wait_for(self, ready: Callable[[], bool], what: str, seconds: float = 60) -> None:
         deadline = time.monotonic() + seconds
@@ -105,8 +122,7 @@ class _Run:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
         self.reader.join(10)
-        if self.process.stderr is not None:
-            self.process.stderr.close()
+        os.close(self.fd)
 
 
 def _ignores_sigint(pid: int) -> bool:
