@@ -5,6 +5,7 @@ where the package's own files are, in the source tree and in an installed wheel.
 from __future__ import annotations
 
 import errno
+import fnmatch
 import json
 import os
 import socket
@@ -89,9 +90,13 @@ def test_pyproject_names_every_package_and_ships_the_configs_inside_agents() -> 
     tool = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
     packages = sorted(str(p.parent.relative_to(ROOT)).replace("/", ".")
                       for top in ("halma_env", "agents") for p in (ROOT / top).rglob("__init__.py"))
-    assert sorted(tool["packages"]) == sorted([*packages, "agents.configs"])
+    assert sorted(tool["packages"]) == sorted([*packages, "agents.configs", "agents.checkpoints", "agents.ladder"])
     assert tool["package-dir"] == {"agents.configs": "configs"}
     assert tool["package-data"]["agents.configs"] == ["*.yaml"]
+    for folder in ("checkpoints", "ladder"):  # every shipped file of the data folders goes into the wheel
+        patterns = tool["package-data"][f"agents.{folder}"]
+        for file in (ROOT / "agents" / folder).iterdir():
+            assert any(fnmatch.fnmatch(file.name, pattern) for pattern in patterns), file
     # PEP 561: without the marker, a user's mypy skipped the packages' hints ("missing library stubs")
     for package in ("halma_env", "agents"):
         assert "py.typed" in tool["package-data"][package] and (ROOT / package / "py.typed").is_file()
