@@ -42,9 +42,11 @@ EXAMPLES = {
     "perft": ["halma perft 3", "halma perft 2 --divide --variant diamond --seats 3"],
     "bench": ["halma bench engine", "halma bench train --seconds 10 --repeat 3", "halma bench opponent --json"],
     "eval": ["halma eval greedy random --games 200", "halma eval search greedy mcts --seats 3 --games 60 --out "
-             "runs/eval-3p", "halma eval agents/checkpoints/star2.pt search --games 20", "halma eval --solo greedy"],
-    "train": ["halma train configs/quickstart.yaml", "halma train star2 --set ppo.total_steps=5e6",
-              "halma train configs/star2.yaml --resume"],
+             "runs/eval-3p", "halma eval runs/quickstart/checkpoints/last.pt search --games 20",
+             "halma eval --solo greedy"],
+    # shipped configs by name: a path into the source tree (configs/...) fails for an installed package
+    "train": ["halma train quickstart", "halma train star2 --set ppo.total_steps=5e6", "halma train star2 --resume",
+              "halma train my_config.yaml"],
     "export": ["halma export runs/quickstart/checkpoints/last.pt --level easy --name my_agent --out exports"],
     "ladder": ["halma ladder --variant diamond", "halma ladder --ladder exports/my_ladder.json --games 192 random "
                "greedy search:depth=2,time=none exports/my_agent.onnx"],

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.config import load_config
-from agents.files import folder_error, is_write_failure, stderr_is_terminal
+from agents.files import folder_error, is_write_failure, shipped_configs_dir, stderr_is_terminal
 
 CROSSING_CACHE = ".crossing_cache"  # in the runs directory: the planner's crossing lines, shared by its runs
 DEFAULT_RUNS_DIR = "runs"
@@ -34,7 +34,9 @@ RUN_FLAGS = ("device", "resume", "no_final_eval", "quiet")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("config", help="YAML config (configs/*.yaml)")
+    shipped = ", ".join(sorted(path.stem for path in shipped_configs_dir().glob("*.yaml")))
+    p.add_argument("config", help=f"a YAML config file, or a shipped config's name: {shipped} (configs/NAME.yaml "
+                                  "in the source tree)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key, dotted for nested keys (ppo.learning_rate=1e-4); repeatable")
     p.add_argument("--device", default=None, help="torch device (default: the config's, cpu); e.g. cuda")

@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 USER_CODE = '''
 import numpy as np
 
+import agents
 from agents.player import Player
 from agents.registry import make_player
 from halma_env import Game, Rules
@@ -31,15 +32,38 @@ batch = BatchedGame(Rules("star", 2), batch_size=2)
 batch.step(batch.random_actions().numpy())  # numpy actions
 batch.step([0, 0])
 player: Player = make_player("greedy")
+level: Player = agents.load_opponent("easy")
+'''
+
+MISUSE = '''
+import agents
+from halma_env import Game
+
+count: int = agents.load_opponent("easy")  # a Player, not an int
+Game().piece_at("113")  # a hole number, not text
 '''
 
 
 def test_calls_as_the_docs_show_them_pass_mypy(tmp_path: Path) -> None:
     """Agent names and numpy integers for seats, holes and actions, bytes paths, numpy actions for the
     batched engine: each worked and was documented, and each was a mypy error in the user's code."""
-    user = tmp_path / "user.py"
-    user.write_text(USER_CODE)
+    code, out = _mypy(tmp_path, USER_CODE)
+    assert (code, out) == (0, ""), out
+
+
+def test_misuse_is_caught_by_mypy(tmp_path: Path) -> None:
+    """The hints are read (``agents.load_opponent``, made on first use, was ``Any`` to a type checker)."""
+    code, out = _mypy(tmp_path, MISUSE)
+    assert code == 1 and [line.split(": error: ")[1] for line in out.splitlines()] == [
+        'Incompatible types in assignment (expression has type "Player", variable has type "int")  [assignment]',
+        'Argument 1 to "piece_at" of "Game" has incompatible type "str"; expected "SupportsIndex"  [arg-type]'], out
+
+
+def _mypy(folder: Path, code: str) -> tuple[int, str]:
+    """mypy's exit status and report on ``code`` (as a user's module), with the project's settings."""
+    user = folder / "user.py"
+    user.write_text(code)
     result = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
                              "--no-error-summary", str(user)], cwd=ROOT, capture_output=True, text=True,
                             timeout=600)
-    assert (result.returncode, result.stdout) == (0, ""), result.stdout + result.stderr
+    return result.returncode, result.stdout + result.stderr
