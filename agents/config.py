@@ -908,8 +908,10 @@ def load_dict(path: str | Path) -> dict[str, Any]:
     if path.exists() and not path.is_file():
         raise ValueError(f"config file {str(path)!r} is not a regular file")
     if not path.is_file():
-        raise ValueError(f"config file {str(path)!r} does not exist (the shipped configs, by name: "
-                         f"{', '.join(shipped_config_names())})")
+        names = shipped_config_names()
+        near = did_you_mean(path.name, names) if len(path.parts) == 1 and not path.suffix else ""
+        raise ValueError(f"config file {str(path)!r} does not exist{near}; the shipped configs, by name: "
+                         f"{', '.join(names)}")
     try:  # bounded: PyYAML took 53 s over a 100 MB file of one comment line
         text = read_regular_file(path, MAX_CONFIG_BYTES).decode("utf-8")
     except FileTooLarge as exc:

@@ -74,11 +74,18 @@ def missing_extra(error: ImportError) -> str | None:
 
 def shipped_file_hint(path: str | Path) -> str:
     """For a relative path that names none of the files here but one of the package's own (the docs'
-    ``agents/checkpoints/star2.pt``, from another directory or an installed wheel): where that file is,
-    as a clause to add to a "does not exist" error; else ''."""
+    ``agents/checkpoints/star2.pt``, from another directory or an installed wheel, or ``star2.pt`` alone):
+    where that file is, as a clause to add to a "does not exist" error; else ''."""
     given = Path(path)
+    if given.is_absolute() or given.exists() or not given.parts:
+        return ""
+    if len(given.parts) == 1:  # a shipped checkpoint's or model's name alone
+        for folder in ("checkpoints", "ladder"):
+            if (shipped := PACKAGE_DIR / folder / given).is_file():
+                return f" here (the package has a file of that name: {str(shipped)!r})"
+        return ""
     shipped = PACKAGE_DIR.parent / given
-    if given.is_absolute() or given.exists() or not given.parts or given.parts[0] != PACKAGE_DIR.name:
+    if given.parts[0] != PACKAGE_DIR.name:
         return ""
     return f" here (the package's own file is {str(shipped)!r})" if shipped.is_file() else ""
 

@@ -485,9 +485,14 @@ def test_a_shipped_config_loads_by_name_from_any_directory(tmp_path: Path, monke
         load_config("star2")
     assert load_config("star2.yaml").name == "edited"
     for given in ("quickstart.yaml", "configs/quickstart", "nosuch"):  # a suffix or a folder: a path, as given
-        with pytest.raises(ValueError, match=rf"^config file '{given}' does not exist \(the shipped configs, by "
-                                             r"name: diamond2, diamond3, .*quickstart, star2, .*star6\)$"):
+        with pytest.raises(ValueError, match=rf"^config file '{given}' does not exist; the shipped configs, by "
+                                             r"name: diamond2, diamond3, .*quickstart, star2, .*star6$"):
             load_config(given)
+    with pytest.raises(ValueError, match=r"^config file 'quickstar' does not exist \(did you mean 'quickstart'\?\); "
+                                         r"the shipped configs, by name: .*star6$"):
+        load_config("quickstar")
+    with pytest.raises(ValueError, match=r"^config file 'quickstar.yaml' does not exist; "):  # a path: no name meant
+        load_config("quickstar.yaml")
 
 
 def test_a_config_path_that_is_not_a_regular_file_is_named() -> None:

@@ -111,8 +111,15 @@ def test_a_missing_relative_path_to_a_shipped_file_names_where_it_is(tmp_path: P
     star2 = ROOT / "agents" / "checkpoints" / "star2.pt"
     monkeypatch.chdir(tmp_path)
     assert shipped_file_hint("agents/checkpoints/star2.pt") == f" here (the package's own file is {str(star2)!r})"
-    for other in ("agents/checkpoints/nosuch.pt", "star2.pt", str(star2), "elsewhere/agents/checkpoints/star2.pt"):
+    for other in ("agents/checkpoints/nosuch.pt", "nosuch.pt", str(star2), "elsewhere/agents/checkpoints/star2.pt",
+                  "ladder/star-2-star2.onnx"):
         assert shipped_file_hint(other) == ""
+    assert shipped_file_hint("star2.pt") == f" here (the package has a file of that name: {str(star2)!r})"
+    model = ROOT / "agents" / "ladder" / "star-2-star2.onnx"
+    assert shipped_file_hint("star-2-star2.onnx") == f" here (the package has a file of that name: {str(model)!r})"
+    assert main(["play", "--players", "human,star2.pt"]) == 2
+    assert f"checkpoint file 'star2.pt' does not exist here (the package has a file of that name: '{star2}')" \
+        in capsys.readouterr().err
     for command in (["eval", "agents/checkpoints/star2.pt", "random", "--games", "2"],
                     ["export", "agents/checkpoints/star2.pt", "--out", "exports"],
                     ["eval", "agents/ladder/star-2-star2.onnx", "random", "--games", "2"]):
