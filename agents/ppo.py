@@ -342,6 +342,17 @@ def set_rng_state(state: dict[str, Any], np_rng: np.random.Generator) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
+class Diverged(RuntimeError):
+    """An update's gradients turned NaN or infinite (a NaN or infinite loss): raised before the optimizer takes
+    them, so the weights are those of its last finite step and the run's checkpoints hold none of the bad ones."""
+
+    def __init__(self, update: int) -> None:
+        super().__init__(f"the training diverged: update {update}'s gradients are not finite (NaN or infinite), "
+                         "so it stopped before they reached the weights; a smaller ppo.learning_rate or "
+                         "ppo.max_grad_norm may keep the next attempt finite")
+        self.update = update
+
+
 class Trainer:
     """Holds the network, optimiser, environments, pool and logs of one run directory.
 
@@ -947,7 +958,10 @@ class Trainer:
                 # processes > 1: the mean gradient over all processes' samples of this minibatch
                 if parallel.average_gradients(params, len(mb)) == 0:
                     continue  # no process had a sample
-                nn.utils.clip_grad_norm_(self.net.parameters(), ppo.max_grad_norm)
+                try:  # (every process has the same averaged gradients: all of them stop)
+                    nn.utils.clip_grad_norm_(self.net.parameters(), ppo.max_grad_norm, error_if_nonfinite=True)
+                except RuntimeError:
+                    raise Diverged(self.update) from None
                 self.optimizer.step()
             if ppo.target_kl is not None and parallel.mean(float(approx_kl)) > ppo.target_kl:
                 break

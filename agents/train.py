@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"halma train: error: {exc.msg}; {resume_hint(cfg, args)}", file=sys.stderr)
                 return 1  # as for a crash
             except ProcessRaisedException as exc:
-                cannot = _cannot_write_in(exc.msg)
+                cannot = _run_error_in(exc.msg)
                 if cannot is None:
                     raise
                 print(f"halma train: error: {cannot}; {resume_hint(cfg, args)}", file=sys.stderr)
@@ -267,16 +267,17 @@ def _terminal_output_to_devnull() -> None:
                 os.close(null)
 
 
-class CannotWrite(Exception):
-    """A write of the run failed (a full disk) in process 0 of several: what ``run`` says, with the resume hint
-    (``_cannot_write_in`` finds it in the process's traceback)."""
+class RunError(Exception):
+    """A run stopped for a reason of its own in a process of several (a write of process 0 failed: a full disk;
+    the training diverged): what ``run`` says, with the resume hint (``_run_error_in`` finds it in the
+    process's traceback)."""
 
 
-def _cannot_write_in(message: str) -> str | None:
-    """What ``CannotWrite`` said, from the traceback a failed process left (``ProcessRaisedException.msg``),
+def _run_error_in(message: str) -> str | None:
+    """What ``RunError`` said, from the traceback a failed process left (``ProcessRaisedException.msg``),
     or None when it ended by another error."""
     lines = message.rstrip().splitlines()
-    prefix = f"{CannotWrite.__module__}.{CannotWrite.__qualname__}: "
+    prefix = f"{RunError.__module__}.{RunError.__qualname__}: "
     return lines[-1][len(prefix):] if lines and lines[-1].startswith(prefix) else None
 
 
@@ -333,6 +334,8 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
 
 def _train_and_evaluate(trainer: Any, rank: int, world_size: int, cfg: Any, args: argparse.Namespace,
                         t0: float) -> int:
+    from agents.ppo import Diverged
+
     run_dir = Path(args.runs_dir) / cfg.name
     main = rank == 0
     ckpt = run_dir / "checkpoints" / "last.pt"
@@ -373,6 +376,11 @@ def _train_and_evaluate(trainer: Any, rank: int, world_size: int, cfg: Any, args
                 trainer.train()
             finally:
                 trainer.close()
+    except Diverged as exc:  # nothing of the update was written: last.pt is the last finite checkpoint
+        if world_size > 1:  # run says it, with the resume hint
+            raise RunError(str(exc)) from None
+        print(f"halma train: error: {exc}; {resume_hint(cfg, args)}", file=sys.stderr)
+        return 2
     except OSError as exc:  # a full disk: a checkpoint is written whole or not at all, so last.pt is the last one
         if not is_write_failure(exc):  # (a closed stdout is cli's; a missing file to read, a bug: a traceback)
             raise
@@ -380,7 +388,7 @@ def _train_and_evaluate(trainer: Any, rank: int, world_size: int, cfg: Any, args
             _trim_eval_log(run_dir / "eval.jsonl")
         cannot = _cannot_write(exc, run_dir)
         if world_size > 1:  # run says it, with the resume hint
-            raise CannotWrite(cannot) from None
+            raise RunError(cannot) from None
         print(f"halma train: error: {cannot}; {resume_hint(cfg, args)}", file=sys.stderr)
         return 2
     if not main:
@@ -437,7 +445,7 @@ def _final_evaluation(trainer: Any, world_size: int, cfg: Any, args: argparse.Na
             if isinstance(exc, OSError):
                 cannot = _cannot_write(exc, run_dir)
                 if world_size > 1:
-                    raise CannotWrite(cannot) from None
+                    raise RunError(cannot) from None
                 print(f"halma train: error: {cannot}; {complete}", file=sys.stderr)
                 return 2
             if world_size > 1:  # the parent stops every process and says how to continue (run)

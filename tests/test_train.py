@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import glob
 import json
+import math
 import os
 import pickle
 import platform
@@ -20,7 +21,7 @@ import agents.ppo
 from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from agents.config import TrainConfig, apply_overrides, default_dict, dump_yaml, from_dict, load_config
 from agents.imitation import Demonstrations
-from agents.ppo import CROSSING_SAMPLE, RolloutBuffer, Trainer, keep_freed_memory
+from agents.ppo import CROSSING_SAMPLE, Diverged, RolloutBuffer, Trainer, keep_freed_memory
 from halma_env import Game, Rules
 from halma_env.encoding import ENCODING_VERSION, encoding
 
@@ -1438,6 +1439,44 @@ def test_the_bar_is_drawn_on_a_terminal_and_status_lines_go_to_a_log(tmp_path: P
     assert main(["train", str(path), "--runs-dir", str(tmp_path / "terminal")]) == 0
     out = capsys.readouterr().out
     assert re.search(r"\r *\d+%\|.*\| 128/128 \[", terminal.getvalue()) and "update 1/2" not in out
+
+
+def test_a_diverged_update_stops_before_the_weights_take_it(tmp_path: Path) -> None:
+    """A NaN loss (here: a NaN entropy coefficient, which the config itself refuses) made NaN weights that the
+    next checkpoint would have kept; the update now stops at its first non-finite gradients."""
+    run = tmp_path / "run"
+    Trainer(from_dict(tiny_config(ppo__total_steps=64)), run, log=quiet).train()
+    last = run / "checkpoints" / "last.pt"
+    before = last.read_bytes()
+    trainer = Trainer(from_dict(tiny_config(ppo__total_steps=192)), run, resume=True, log=quiet)
+    trainer.cfg.ppo.ent_coef = math.nan
+    with pytest.raises(Diverged, match=r"^the training diverged: update 2's gradients are not finite \(NaN or "
+                                       r"infinite\), so it stopped before they reached the weights; a smaller "):
+        trainer.train()
+    trainer.close()
+    weights = load_checkpoint(last)["model"]
+    assert all(torch.equal(value, weights[name]) for name, value in trainer.net.state_dict().items())
+    assert last.read_bytes() == before and not (run / "checkpoints" / "update_000002.pt").exists()
+
+
+def test_halma_train_says_a_diverged_run_in_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
+    import agents.train
+    from agents.cli import main
+
+    def nan_entropy_coefficient(path: str, overrides: list[str]) -> TrainConfig:
+        cfg = load_config(path, overrides)
+        cfg.ppo.ent_coef = math.nan
+        return cfg
+
+    monkeypatch.setattr(agents.train, "load_config", nan_entropy_coefficient)
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(tiny_config()))
+    assert main(["train", str(path), "--runs-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("halma train: error: the training diverged: update 1's gradients are not finite") and \
+        err.endswith("; no checkpoint was written yet (the first comes after checkpoint.every=1 updates), so there "
+                     f"is nothing to resume: remove {tmp_path / 'tiny'} (or choose another --set name=NAME) and run "
+                     "the same command again to start over\n") and "Traceback" not in err, err
 
 
 def test_a_resume_says_init_from_is_unused(tmp_path: Path) -> None:

@@ -278,7 +278,7 @@ def test_a_full_disk_in_the_final_evaluation_says_how_to_finish_it(tmp_path: Pat
 
 def test_a_full_disk_in_process_0_of_several_is_one_line_too(tmp_path: Path, capsys, monkeypatch) -> None:
     """With several processes process 0's error came back as a traceback (ProcessRaisedException): it raises
-    CannotWrite, which halma train finds in it and says as one line with the resume hint."""
+    RunError, which halma train finds in it and says as one line with the resume hint."""
     from torch.multiprocessing import ProcessRaisedException
 
     import agents.parallel
