@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.config import load_config
-from agents.files import folder_error, is_write_failure, shipped_configs_dir, stderr_is_terminal
+from agents.config import load_config, shipped_config_names
+from agents.files import folder_error, is_write_failure, stderr_is_terminal
 
 CROSSING_CACHE = ".crossing_cache"  # in the runs directory: the planner's crossing lines, shared by its runs
 DEFAULT_RUNS_DIR = "runs"
@@ -34,7 +34,7 @@ RUN_FLAGS = ("device", "resume", "no_final_eval", "quiet")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    shipped = ", ".join(sorted(path.stem for path in shipped_configs_dir().glob("*.yaml")))
+    shipped = ", ".join(shipped_config_names())
     p.add_argument("config", help=f"a YAML config file, or a shipped config's name: {shipped} (configs/NAME.yaml "
                                   "in the source tree)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
