@@ -241,6 +241,40 @@ def test_an_empty_file_is_named_as_corrupt(tmp_path: Path) -> None:
         load_checkpoint(path)
 
 
+def test_a_damaged_zip_directory_is_named_as_corrupt(tmp_path: Path) -> None:
+    """A file name that is not UTF-8, or an unknown zip version, in the archive's directory escaped as
+    UnicodeDecodeError or NotImplementedError, naming no file (a fuzzing round found both)."""
+    import struct
+
+    raw = SHIPPED_QUICKSTART.read_bytes()
+    directory = raw.index(b"PK\x01\x02")  # the first entry of the central directory
+    name = bytearray(raw)
+    name[directory + 46] = 0xFF  # its file name's first byte
+    version = bytearray(raw)
+    struct.pack_into("<H", version, directory + 6, 160)  # "needs zip version 16.0"
+    for label, data, reason in (("name", name, "'utf-8' codec can't decode byte 0xff in position 0"),
+                                ("version", version, "zip file version 16.0")):
+        path = tmp_path / f"{label}.pt"
+        path.write_bytes(data)
+        with pytest.raises(CheckpointError, match=rf"^checkpoint '.*{label}\.pt' is corrupt or not a checkpoint file "
+                                                  rf"\(not torch's zip archive: {re.escape(reason)}"):
+            load_checkpoint(path)
+
+
+def test_values_repeated_by_a_stride_of_0_are_refused_before_they_are_checked(tmp_path: Path) -> None:
+    """A 37 KB file holding a view of 2e9 values over one stored float took 13 GB and 20 s to check for NaN, then
+    loaded; with 2**40 values torch's allocator failed with its own RuntimeError."""
+    data = torch.load(SHIPPED_QUICKSTART, weights_only=True)
+    for count in (2_000_000_000, 2**40):
+        data["model"]["embed.bias"] = torch.zeros(1).expand(count)
+        path = tmp_path / "repeated.pt"
+        torch.save(data, path)
+        with pytest.raises(CheckpointError, match=rf"^checkpoint '.*repeated\.pt' has model.embed.bias, a view of "
+                                                  rf"{count} values over 4 bytes of storage \(values repeated by a "
+                                                  r"stride of 0\)"):
+            load_checkpoint(path)
+
+
 def _nan_state(state: dict[str, torch.Tensor], key: str, value: float) -> dict[str, torch.Tensor]:
     state = {k: v.clone() for k, v in state.items()}
     state[key].view(-1)[0] = value
