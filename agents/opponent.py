@@ -304,9 +304,11 @@ def write_manifest(onnx_path: str | Path, data: dict[str, Any]) -> Path:
     return mpath
 
 
-def _first_line(e: BaseException) -> str:
+def _first_line(e: BaseException, cut: bool = True) -> str:
+    """An error's first line, cut short unless ``cut`` is False (onnxruntime's can run over 700 characters)."""
     text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
+    line = text.splitlines()[0] if text else type(e).__name__
+    return line if len(line) <= 300 or not cut else f"{line[:250]}... ({len(line)} characters)"
 
 
 def _check_graph(onnx_path: Path, model: bytes) -> None:
@@ -423,17 +425,21 @@ def _session(onnx_path: Path, variant: str, seats: int, model: bytes) -> Any:
     except Exception as e:  # onnxruntime raises its own exception types (InvalidProtobuf, Fail, ...)
         raise OpponentError(f"opponent model {str(onnx_path)!r} is not a valid ONNX model ({_first_line(e)})") from None
     enc = encoding(variant, seats)
-    inputs = [i.name for i in sess.get_inputs()]
-    outputs = [o.name for o in sess.get_outputs()]
-    if tuple(inputs) != INPUT_NAMES or tuple(outputs) != OUTPUT_NAMES:
-        raise OpponentError(f"opponent model {str(onnx_path)!r} has inputs {inputs} and outputs {outputs}; "
-                            f"expected {list(INPUT_NAMES)} -> {list(OUTPUT_NAMES)}")
-    width = sess.get_inputs()[1].shape[-1]
+    try:  # (onnxruntime decodes the graph's names and symbolic axes only when asked for them)
+        inputs = [(i.name, i.shape) for i in sess.get_inputs()]
+        outputs = [o.name for o in sess.get_outputs()]
+    except UnicodeDecodeError as e:
+        raise OpponentError(f"opponent model {str(onnx_path)!r} is not a valid ONNX model (a name in its graph is not "
+                            f"UTF-8 text: {e})") from None
+    if tuple(name for name, _ in inputs) != INPUT_NAMES or tuple(outputs) != OUTPUT_NAMES:
+        raise OpponentError(f"opponent model {str(onnx_path)!r} has inputs {shown_value([n for n, _ in inputs])} and "
+                            f"outputs {shown_value(outputs)}; expected {list(INPUT_NAMES)} -> {list(OUTPUT_NAMES)}")
+    width = inputs[1][1][-1]
     if isinstance(width, int) and width != enc.num_actions:
         raise OpponentError(f"opponent model {str(onnx_path)!r} scores {width} actions but its manifest's game "
                             f"has {enc.num_actions}")
     # the board the graph reads (17 x 17 for star and diamond, 16 x 16 for halma16); a symbolic axis is not checked
-    shape = list(sess.get_inputs()[0].shape[1:])
+    shape = list(inputs[0][1][1:])
     expected = list(enc.observation_shape)
     if len(shape) != len(expected) or any(isinstance(a, int) and a != b for a, b in zip(shape, expected)):
         raise OpponentError(f"opponent model {str(onnx_path)!r} reads observations of shape {shape}, but its "
@@ -542,11 +548,16 @@ class OnnxPolicy:
         try:
             logits, values = self.session.run(None, feeds, run_options)
         except Exception as e:
-            if not type(e).__module__.startswith("onnxruntime"):
+            # (a node name that is not UTF-8 fails as onnxruntime writes its error message)
+            if not (type(e).__module__.startswith("onnxruntime") or isinstance(e, UnicodeDecodeError)):
                 raise
             raise self._run_error(e, stopped=run_options.terminate) from None
         finally:
             _WATCHDOG.forget(watch)
+        if not (np.isfinite(logits).all() and np.isfinite(values).all()):
+            # finite weights can still overflow (3e38 in one layer): greedy play took the first legal move
+            raise OpponentError(f"opponent model {str(self.path)!r} scored a position NaN or inf: its weights are "
+                                "finite but overflow float32 (not a network halma export writes)")
         return logits, values
 
     def _run_error(self, e: Exception, stopped: bool) -> OpponentError:
@@ -555,8 +566,8 @@ class OnnxPolicy:
         if stopped:
             return OpponentError(f"{name} was stopped after running for {RUN_TIME_LIMIT:g} s (RUN_TIME_LIMIT); an "
                                  "exported network evaluates a position in milliseconds")
-        first = _first_line(e)
-        if "Available memory of" in first or "Failed to allocate memory" in first:
+        first, whole = _first_line(e), _first_line(e, cut=False)
+        if "Available memory of" in whole or "Failed to allocate memory" in whole:
             return OpponentError(f"{name} needs more memory than the {RUN_MEMORY_LIMIT >> 20} MiB its runs may use "
                                  f"(RUN_MEMORY_LIMIT) ({first})")
         return OpponentError(f"{name} failed in onnxruntime ({first})")

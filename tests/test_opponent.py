@@ -517,6 +517,63 @@ def test_a_hand_built_graph_of_exporter_operators_loads_and_plays(tmp_path: Path
     assert np.all(logits == 1.0) and value == len(moves)
 
 
+def _bytes_replaced(path: Path, old: bytes, new: bytes) -> None:
+    """The model file with its first ``old`` bytes replaced, and its manifest's checksum to match."""
+    data = path.read_bytes().replace(old, new, 1)
+    path.write_bytes(data)
+    manifest = path.with_name(path.name.removesuffix(".onnx") + ".manifest.json")
+    fields = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({**fields, "onnx_sha256": hashlib.sha256(data).hexdigest()}))
+
+
+def test_finite_weights_that_overflow_are_refused_at_their_first_position(tmp_path: Path) -> None:
+    """Finite weights can overflow float32 (one layer at 3e38): every logit came out inf or NaN and greedy play
+    took the first legal move without a word (a fuzzing round found it)."""
+    from onnx import helper, numpy_helper
+
+    big = numpy_helper.from_array(np.array(3e38, dtype=np.float32), "big")
+    nodes = [helper.make_node("Mul", ["mf", "big"], ["once"]), helper.make_node("Mul", ["once", "big"], ["extra"])]
+    path = _graph(tmp_path, nodes=nodes, initializers=[big], extra="extra")
+    policy = OnnxPolicy(path)
+    with pytest.raises(OpponentError, match=rf"^opponent model {re.escape(repr(str(path)))} scored a position NaN "
+                                            r"or inf: its weights are finite but overflow float32"):
+        policy.scores(Game(Rules("star", 2)))
+
+
+def test_graph_names_that_are_not_utf8_are_refused_naming_the_model(tmp_path: Path) -> None:
+    """onnxruntime decodes an input's symbolic axis name only when asked: UnicodeDecodeError escaped."""
+    path = _graph(tmp_path)
+    _bytes_replaced(path, b"batch", b"\xffatch")
+    with pytest.raises(OpponentError, match=rf"^opponent model {re.escape(repr(str(path)))} is not a valid ONNX model "
+                                            r"\(a name in its graph is not UTF-8 text: 'utf-8' codec can't decode"):
+        OnnxPolicy(path)
+
+
+def test_a_failed_run_whose_error_names_a_node_not_in_utf8_is_an_opponent_error(tmp_path: Path) -> None:
+    """onnxruntime's message of a failed run names the node; one not UTF-8 raised UnicodeDecodeError at the move."""
+    from onnx import helper, numpy_helper
+
+    shape = numpy_helper.from_array(np.array([7, 3], dtype=np.int64), "shape")  # 14,641 values are not 7 x 3
+    nodes = [helper.make_node("Reshape", ["mf", "shape"], ["r"], name="/Concat"),
+             helper.make_node("ReduceSum", ["r"], ["extra"], keepdims=0)]
+    path = _graph(tmp_path, nodes=nodes, initializers=[shape], extra="extra")
+    _bytes_replaced(path, b"/Concat", b"/\xffoncat")
+    policy = OnnxPolicy(path)
+    with pytest.raises(OpponentError, match=rf"^opponent model {re.escape(repr(str(path)))} failed in onnxruntime "
+                                            r"\('utf-8' codec can't decode byte 0xff"):
+        policy.scores(Game(Rules("star", 2)))
+
+
+def test_onnxruntime_errors_are_cut_short_in_messages() -> None:
+    """onnxruntime's first line ran over 700 characters into an OpponentError; the memory check reads it whole."""
+    from agents.opponent import _first_line
+
+    long = RuntimeError("[ONNXRuntimeError] : 1 : FAIL : " + "x" * 700 + "\nmore")
+    assert _first_line(long) == f"[ONNXRuntimeError] : 1 : FAIL : {'x' * 218}... (732 characters)"
+    assert _first_line(long, cut=False) == long.args[0].splitlines()[0]
+    assert _first_line(RuntimeError()) == "RuntimeError"
+
+
 def test_a_tensor_kept_in_another_file_is_refused(tmp_path: Path) -> None:
     """External data: onnxruntime refuses an absolute, '..' or symlinked location but reads a file beside
     the model, which the manifest's checksum does not cover.  Refused by name before onnxruntime sees it,
