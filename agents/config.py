@@ -338,7 +338,7 @@ class CheckpointConfig:
 
 @dataclass
 class LogConfig:
-    progress_bar: bool = True  # tqdm bar on a terminal (a status line every status_every seconds otherwise)
+    progress_bar: bool = True  # tqdm bar (halma train: on a terminal only), else a status line every status_every s
     status_every: float = 30.0
     tensorboard: bool = True
 

@@ -379,7 +379,8 @@ def _train_and_evaluate(trainer: Any, rank: int, world_size: int, cfg: Any, args
     except Diverged as exc:  # nothing of the update was written: last.pt is the last finite checkpoint
         if world_size > 1:  # run says it, with the resume hint
             raise RunError(str(exc)) from None
-        print(f"halma train: error: {exc}; {resume_hint(cfg, args)}", file=sys.stderr)
+        print(f"halma train: error: {exc}; {resume_hint(cfg, args)}, with a change such as --set "
+              "ppo.learning_rate=... (the same settings repeat the same update)", file=sys.stderr)
         return 2
     except OSError as exc:  # a full disk: a checkpoint is written whole or not at all, so last.pt is the last one
         if not is_write_failure(exc):  # (a closed stdout is cli's; a missing file to read, a bug: a traceback)

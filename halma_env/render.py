@@ -25,13 +25,15 @@ def colors_wanted(stream: TextIO | None = None) -> bool:
     of Python 3.13's own colours. Each counts when set to anything but the empty string."""
     if os.environ.get("NO_COLOR"):
         return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
     stream = sys.stdout if stream is None else stream
     try:
         terminal = stream.isatty()
     except (AttributeError, ValueError):  # a closed or file-less stream
-        return False
+        terminal = False
+    if os.environ.get("FORCE_COLOR"):
+        if terminal and sys.platform == "win32":  # (a console still needs its ANSI mode turned on)
+            _windows_console_takes_ansi(stream)
+        return True
     if os.environ.get("TERM") == "dumb" or not terminal:
         return False
     return sys.platform != "win32" or _windows_console_takes_ansi(stream)

@@ -570,6 +570,9 @@ def test_eval_draws_its_bar_on_a_terminal_only(capsys, monkeypatch) -> None:
     monkeypatch.setattr(sys, "stderr", terminal := TerminalText())
     assert cli_main(argv) == 0
     assert _bar(terminal.getvalue(), 2)
+    terminal.seek(0)
+    terminal.truncate()
+    assert cli_main([*argv, "--quiet"]) == 0 and terminal.getvalue() == ""  # and none with --quiet
 
 
 def _bar(err: str, games: int) -> bool:

@@ -4,17 +4,13 @@ it, Ctrl-C stops it without a worker's traceback, and ``--out`` holds either no 
 from __future__ import annotations
 
 import errno
-import fcntl
 import io
 import json
 import os
-import pty
 import re
 import signal
-import struct
 import subprocess
 import sys
-import termios
 import threading
 import time
 from collections.abc import Callable
@@ -75,6 +71,11 @@ class _Run:
 
     def __init__(self, args: list[str]) -> None:
         if args is EVAL:
+            import fcntl  # (POSIX only, as the whole file: imported here so that it is skipped elsewhere)
+            import pty
+            import struct
+            import termios
+
             self.fd, terminal = pty.openpty()
             # 24 x 100 (a new one has no size: tqdm draws no bar on zero columns)
             fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))

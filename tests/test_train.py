@@ -1459,6 +1459,55 @@ def test_a_diverged_update_stops_before_the_weights_take_it(tmp_path: Path) -> N
     assert last.read_bytes() == before and not (run / "checkpoints" / "update_000002.pt").exists()
 
 
+def test_other_errors_of_the_update_are_not_called_a_divergence(tmp_path: Path, monkeypatch) -> None:
+    """Only non-finite gradients are: a device's own error (CUDA reports them late, at the next sync) was told as
+    'the training diverged', its message dropped."""
+    def failing(*args: object, **kwargs: object) -> torch.Tensor:
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", failing)
+    with pytest.raises(RuntimeError, match="^CUDA error: an illegal memory access") as error:
+        Trainer(from_dict(tiny_config(ppo__total_steps=64)), tmp_path / "run", log=quiet).train()
+    assert not isinstance(error.value, Diverged)
+
+
+def test_a_diverged_run_on_a_terminal_says_so_below_the_bar(tmp_path: Path, monkeypatch, capsys) -> None:
+    """The bar was left open when an error left the loop: the error line was glued to it, and the bar drawn again
+    after it when it was freed."""
+    import sys
+
+    import agents.train
+    from agents.cli import main
+    from tests.file_helpers import TerminalText
+
+    def nan_entropy_coefficient(path: str, overrides: list[str]) -> TrainConfig:
+        cfg = load_config(path, overrides)
+        cfg.ppo.ent_coef = math.nan
+        return cfg
+
+    monkeypatch.setattr(agents.train, "load_config", nan_entropy_coefficient)
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(tiny_config(log__progress_bar=True)))
+    monkeypatch.setattr(sys, "stderr", terminal := TerminalText())
+    assert main(["train", str(path), "--runs-dir", str(tmp_path)]) == 2
+    bar, error, rest = terminal.getvalue().rpartition("halma train: error: the training diverged: ")
+    assert re.search(r"\| 0/192 \[[^\r\n]*\n$", bar) and "\r" not in rest and rest.endswith(" same update)\n"), \
+        terminal.getvalue()
+
+
+def test_quiet_draws_no_bar_on_a_terminal(tmp_path: Path, monkeypatch, capsys) -> None:
+    import sys
+
+    from agents.cli import main
+    from tests.file_helpers import TerminalText
+
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(tiny_config(ppo__total_steps=64, log__progress_bar=True, log__status_every=1e-9)))
+    monkeypatch.setattr(sys, "stderr", terminal := TerminalText())
+    assert main(["train", str(path), "--runs-dir", str(tmp_path), "--quiet"]) == 0
+    assert terminal.getvalue() == "" and "update 1/1 step 64 SPS " in capsys.readouterr().out
+
+
 def test_halma_train_says_a_diverged_run_in_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
     import agents.train
     from agents.cli import main
@@ -1476,7 +1525,8 @@ def test_halma_train_says_a_diverged_run_in_one_line(tmp_path: Path, monkeypatch
     assert err.startswith("halma train: error: the training diverged: update 1's gradients are not finite") and \
         err.endswith("; no checkpoint was written yet (the first comes after checkpoint.every=1 updates), so there "
                      f"is nothing to resume: remove {tmp_path / 'tiny'} (or choose another --set name=NAME) and run "
-                     "the same command again to start over\n") and "Traceback" not in err, err
+                     "the same command again to start over, with a change such as --set ppo.learning_rate=... (the "
+                     "same settings repeat the same update)\n") and "Traceback" not in err, err
 
 
 def test_a_resume_says_init_from_is_unused(tmp_path: Path) -> None:
