@@ -800,9 +800,15 @@ def _known_keys_hint(node: Any, parents: list[str], wrong: str) -> str:
     return f"{did_you_mean(wrong, keys, '.'.join(parents))}; known: {', '.join(keys)}"
 
 
+_PLAIN_TAGS = {  # the explicit tags a config may use (`!!int 10`, `!!bool true`): the plain kinds of value
+    yaml.events.ScalarEvent: {f"tag:yaml.org,2002:{kind}" for kind in ("str", "int", "float", "bool", "null")},
+    yaml.events.SequenceStartEvent: {"tag:yaml.org,2002:seq"}, yaml.events.MappingStartEvent: {"tag:yaml.org,2002:map"}}
+
+
 class _StrictLoader(yaml.SafeLoader):
     """YAML's safe loader, refusing a key given twice in one mapping (plain YAML keeps the last silently),
-    a list or mapping as a key, and aliases (``*name``): a config has no use for them, and nested aliases
+    a list or mapping as a key, tags other than the plain kinds' (``!!set``, ``!!timestamp``), and aliases
+    (``*name``): a config has no use for them, and nested aliases
     spell a small file out to gigabytes (a 2.4 KB one ran out of memory after 51 s in a security review).
     Numbers are YAML 1.2's decimals, not YAML 1.1's octal (010), base 60 (1:00), binary (0b11) or 1_000, and
     booleans YAML 1.2's true and false: YAML 1.1's on, off, yes and no are text (``name: off`` is the name
@@ -813,6 +819,12 @@ class _StrictLoader(yaml.SafeLoader):
             event = self.peek_event()
             raise yaml.composer.ComposerError(None, None, f"an alias (*{event.anchor}) is not allowed in a config: "
                                               "write the value out", event.start_mark)
+        event = self.peek_event()
+        # explicit tags other than the plain kinds' (`!!set`, `!!timestamp x`: TypeError, AttributeError in PyYAML)
+        if getattr(event, "tag", None) is not None and event.tag not in _PLAIN_TAGS[type(event)]:
+            tag = event.tag.replace("tag:yaml.org,2002:", "!!")  # (as written)
+            raise yaml.composer.ComposerError(None, None, f"a tag ({tag}) is not allowed in a config: write the "
+                                              "plain value", event.start_mark)
         return super().compose_node(parent, index)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:

@@ -500,6 +500,22 @@ def test_a_config_path_that_is_not_a_regular_file_is_named() -> None:
         load_config("/dev/null")
 
 
+@pytest.mark.parametrize(("text", "tag", "column"), [
+    ("variant: !!timestamp star\n", "!!timestamp", 10),  # AttributeError inside PyYAML
+    ("!!set seed: 1\n", "!!set", 1),  # TypeError: unhashable type, at the check for a key given twice
+    ("seed: !!set [1]\n", "!!set", 7),  # TypeError: cannot unpack non-iterable ScalarNode
+    ("!!omap seed: 1\n", "!!omap", 1), ("seed: !!binary aGk=\n", "!!binary", 7), ("seed: ! 1\n", "!", 7)])
+def test_yaml_tags_are_refused_in_a_file_and_in_an_override(tmp_path: Path, text: str, tag: str, column: int) -> None:
+    """A fuzzing round found explicit tags escaping as TypeError or AttributeError; a config has no use for them."""
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=rf"^config file '.*c\.yaml' is not valid YAML at line 1, column {column}: "
+                                         rf"a tag \({re.escape(tag)}\) is not allowed in a config: write the plain "):
+        load_config(path)
+    with pytest.raises(ValueError, match=rf"a tag \({re.escape(tag)}\) is not allowed in a config"):
+        apply_overrides(default_dict(), [f"seed={tag} 1"])
+
+
 def test_yaml_aliases_are_refused_in_a_file_and_in_an_override(tmp_path: Path) -> None:
     """Nested aliases make a small file spell out to gigabytes (a 2.4 KB config ran out of memory)."""
     bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
