@@ -96,43 +96,43 @@ def _check(data: Any, path: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or data.get("format") != LADDER_FORMAT:
         raise LadderError(f"{str(path)!r} is not a ladder file (no format {LADDER_FORMAT!r})")
     if data.get("format_version") != LADDER_VERSION:
-        raise LadderError(f"ladder {str(path)!r} has format version {data.get('format_version')!r}; "
+        raise LadderError(f"ladder {str(path)!r} has format version {shown_value(data.get('format_version'))}; "
                           f"this code reads {LADDER_VERSION}")
     games = data.get("games")
     if not isinstance(games, dict):
         raise LadderError(f"ladder {str(path)!r} has no 'games' object")
     for key, entry in games.items():
+        where = f"ladder {str(path)!r}: entry {shown_value(key)}"  # (a key of any length: cut short)
         if not isinstance(entry, dict) or any(f not in entry for f in ENTRY_FIELDS):
-            raise LadderError(f"ladder {str(path)!r}: entry {key!r} lacks {', '.join(ENTRY_FIELDS)}")
-        _check_game(entry, f"ladder {str(path)!r}: entry {key!r}", key)
+            raise LadderError(f"{where} lacks {', '.join(ENTRY_FIELDS)}")
+        _check_game(entry, where, key)
         if not isinstance(entry["levels"], list):
-            raise LadderError(f"ladder {str(path)!r}: entry {key!r} has 'levels' {shown_value(entry['levels'])}, "
-                              "not a list")
+            raise LadderError(f"{where} has 'levels' {shown_value(entry['levels'])}, not a list")
         names = [lv.get("level") if isinstance(lv, dict) else None for lv in entry["levels"]]
         if not names or None in names or any(not isinstance(lv.get("player"), str) for lv in entry["levels"]):
-            raise LadderError(f"ladder {str(path)!r}: entry {key!r} has a level without 'level' and 'player'")
+            raise LadderError(f"{where} has a level without 'level' and 'player'")
         if any(not isinstance(name, str) for name in names):
-            raise LadderError(f"ladder {str(path)!r}: entry {key!r} has a level name that is not a string")
+            raise LadderError(f"{where} has a level name that is not a string")
         if len(set(names)) != len(names):
-            raise LadderError(f"ladder {str(path)!r}: entry {key!r} repeats a level name")
+            raise LadderError(f"{where} repeats a level name")
         missing = entry.get("missing", [])  # level_entry looks a level up in it
         if not isinstance(missing, list) or any(not isinstance(name, str) for name in missing):
-            raise LadderError(f"ladder {str(path)!r}: entry {key!r} has 'missing' {shown_value(missing)}, not a list "
+            raise LadderError(f"{where} has 'missing' {shown_value(missing)}, not a list "
                               "of level names")
         for lv in entry["levels"]:
-            _check_level(lv, f"ladder {str(path)!r}: entry {key!r}, level {printable(lv['level'])!r}")
+            _check_level(lv, f"{where}, level {printable(lv['level'])!r}")
             if lv["player"].strip().lower().endswith(".pt"):  # make_player would load it from anywhere
-                raise LadderError(f"ladder {str(path)!r}: entry {key!r}, level {printable(lv['level'])!r}: the "
+                raise LadderError(f"{where}, level {printable(lv['level'])!r}: the "
                                   f"player {printable(lv['player'])!r} is a checkpoint; a level's player is a bot spec "
                                   "or an exported .onnx model inside the ladder's folder (halma ladder exports a "
                                   ".pt candidate)")
             model = _model_file(lv["player"])
             if model is not None and _outside(model):
-                raise LadderError(f"ladder {str(path)!r}: entry {key!r}, level {lv['level']!r}: the model "
+                raise LadderError(f"{where}, level {lv['level']!r}: the model "
                                   f"{model!r} is outside the ladder's folder; a level's model is a path relative "
                                   "to the ladder file, inside its folder")
-        _check_order(entry["levels"], f"ladder {str(path)!r}: entry {key!r}")
-        _check_record(entry, f"ladder {str(path)!r}: entry {key!r}")
+        _check_order(entry["levels"], where)
+        _check_record(entry, where)
     return data
 
 

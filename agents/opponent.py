@@ -188,13 +188,14 @@ def read_manifest(onnx_path: str | Path, check_hash: bool = True) -> dict[str, A
     # JSON true and 1.0 compare equal to 1: a field that counts something must be a JSON integer
     for key in ("format_version", "num_players", "num_actions"):
         if key in data and not _is_int(data[key]):
-            raise OpponentError(f"manifest {str(mpath)!r}: {key} must be an integer, got {data[key]!r}")
+            raise OpponentError(f"manifest {str(mpath)!r}: {key} must be an integer, got {shown_value(data[key])}")
     if data["format_version"] != MANIFEST_VERSION:
-        raise OpponentError(f"manifest {str(mpath)!r} has format version {data['format_version']!r}; "
+        raise OpponentError(f"manifest {str(mpath)!r} has format version {shown_value(data['format_version'])}; "
                             f"this code reads version {MANIFEST_VERSION}")
     version = data["encoding_version"]
     if not isinstance(version, int) or isinstance(version, bool):
-        raise OpponentError(f"manifest {str(mpath)!r}: encoding_version must be an integer, got {version!r}")
+        raise OpponentError(f"manifest {str(mpath)!r}: encoding_version must be an integer, "
+                            f"got {shown_value(version)}")
     if version > ENCODING_VERSION:
         raise OpponentError(f"opponent {str(onnx_path)!r} uses observation/action encoding version {version}, "
                             f"newer than this code supports ({ENCODING_VERSION}); upgrade halma_env")
@@ -276,11 +277,11 @@ def _check_consistent(data: dict[str, Any], onnx_path: Path, mpath: Path) -> Non
     enc = encoding(variant, seats)
     shape = data.get("observation_shape", list(enc.observation_shape))
     if not (isinstance(shape, list) and all(map(_is_int, shape)) and shape == list(enc.observation_shape)):
-        raise OpponentError(f"manifest {str(mpath)!r}: observation_shape {data['observation_shape']!r} is not that "
-                            f"of its game ({game}: {list(enc.observation_shape)})")
+        raise OpponentError(f"manifest {str(mpath)!r}: observation_shape {shown_value(data['observation_shape'])} is "
+                            f"not that of its game ({game}: {list(enc.observation_shape)})")
     if "num_actions" in data and data["num_actions"] != enc.num_actions:
-        raise OpponentError(f"manifest {str(mpath)!r}: num_actions {data['num_actions']!r} is not that of its game "
-                            f"({game}: {enc.num_actions})")
+        raise OpponentError(f"manifest {str(mpath)!r}: num_actions {shown_value(data['num_actions'])} is not that of "
+                            f"its game ({game}: {enc.num_actions})")
     source = data.get("source")
     config = source.get("config") if isinstance(source, dict) else None
     trained = config.get("game") if isinstance(config, dict) else None
@@ -288,9 +289,9 @@ def _check_consistent(data: dict[str, Any], onnx_path: Path, mpath: Path) -> Non
         for key, value in (("variant", variant), ("num_players", seats)):
             if key in trained and (trained[key] != value or isinstance(trained[key], bool)):
                 raise OpponentError(f"manifest {str(mpath)!r}: {key} {value!r} disagrees with the game the network "
-                                    f"was trained for (source.config.game.{key} {trained[key]!r})")
+                                    f"was trained for (source.config.game.{key} {shown_value(trained[key])})")
     if "onnx_file" in data and data["onnx_file"] != onnx_path.name:
-        raise OpponentError(f"manifest {str(mpath)!r}: onnx_file {data['onnx_file']!r} is not the model it "
+        raise OpponentError(f"manifest {str(mpath)!r}: onnx_file {shown_value(data['onnx_file'])} is not the model it "
                             f"describes ({onnx_path.name!r}); a renamed export keeps its name in the manifest: "
                             "give the files their names back, or export it again with --name")
 

@@ -116,7 +116,7 @@ class GameRecord:
         if not isinstance(game, Game):
             raise TypeError(f"from_game needs a halma_env.Game, got {type(game).__name__}")
         if players is not None and (isinstance(players, (str, bytes)) or not isinstance(players, (list, tuple))):
-            raise TypeError(f"players must be a list of names, one per seat, got {players!r}")
+            raise TypeError(f"players must be a list of names, one per seat, got {_value(players)}")
         if metadata is not None and not isinstance(metadata, dict):
             raise TypeError(f"metadata must be a dict, got {type(metadata).__name__}")
         events = game_events(game)
@@ -380,7 +380,7 @@ class GameRecord:
                 _check_position_text(name, value)
         if self.players is not None:
             if len(self.players) != n or not all(isinstance(p, str) for p in self.players):
-                raise RecordError(f"game record: players must be {n} names (strings), got {list(self.players)!r}")
+                raise RecordError(f"game record: players must be {n} names (strings), got {_value(list(self.players))}")
         if not isinstance(self.metadata, dict) or not all(isinstance(k, str) for k in self.metadata):
             raise RecordError("game record: metadata must be an object with string keys")
         try:

@@ -124,7 +124,7 @@ class Rules:
             names = ", ".join(name + did_you_mean(name, OPTION_NAMES) for name in sorted(unknown))
             raise ValueError(f"unknown rule option(s): {names}; known: {', '.join(OPTION_NAMES)}")
         if as_integer(num_players) is None and variant in VARIANTS:  # (the argument named, for a caller's typo)
-            raise ValueError(f"num_players must be an int, got {num_players!r}")
+            raise ValueError(f"num_players must be an int, got {shown_value(num_players)}")
         problem = game_problem(variant, num_players)
         if problem:
             raise ValueError(problem)
@@ -137,7 +137,7 @@ class Rules:
         for name, value in (("anti_blocking", anti_blocking), ("play_to_end", play_to_end)):
             flag = as_flag(value)
             if flag is None:
-                raise ValueError(f"{name} must be true or false, got {value!r}")
+                raise ValueError(f"{name} must be true or false, got {shown_value(value)}")
             flags[name] = flag
         anti_blocking, play_to_end = flags["anti_blocking"], flags["play_to_end"]
         for name, limit, least in (
@@ -149,7 +149,7 @@ class Rules:
                 continue
             number = as_integer(limit)
             if number is None:
-                raise ValueError(f"{name} must be an int or None, got {limit!r}")
+                raise ValueError(f"{name} must be an int or None, got {shown_value(limit)}")
             if number < least:
                 raise ValueError(f"{name} must be at least {least} (or None for no limit), got {_shown(number)}")
             if number > MAX_LIMIT:
@@ -158,10 +158,11 @@ class Rules:
             None if v is None else as_integer(v) for v in (move_limit, stall_limit, repetition_limit)
         )
         if limit_outcome not in LIMIT_OUTCOMES:
-            raise ValueError(f"limit_outcome must be one of {', '.join(LIMIT_OUTCOMES)}, got {limit_outcome!r}")
+            raise ValueError(f"limit_outcome must be one of {', '.join(LIMIT_OUTCOMES)}, "
+                             f"got {shown_value(limit_outcome)}")
         seat = as_integer(first_seat)
         if seat is None or not 0 <= seat < num_players:
-            shown = repr(first_seat) if seat is None else _shown(seat)
+            shown = shown_value(first_seat) if seat is None else _shown(seat)
             raise ValueError(f"first_seat must be a seat 0..{num_players - 1}, got {shown}")
         first_seat = seat
         for name, setting in (
@@ -185,12 +186,12 @@ class Rules:
         300 plies is won by progress (most pieces in the goal).
         """
         if name not in PRESETS:
-            raise ValueError(f"unknown preset {name!r}; expected one of {', '.join(PRESETS)}")
+            raise ValueError(f"unknown preset {shown_value(name)}; expected one of {', '.join(PRESETS)}")
         if "variant" in overrides:
             raise ValueError(f"the {name} preset is a star rule set: it takes no variant option")
         seats = as_integer(num_players)
         if seats is None:
-            raise ValueError(f"num_players must be an int, got {num_players!r}")
+            raise ValueError(f"num_players must be an int, got {shown_value(num_players)}")
         num_players = seats
         if name == "qdan":
             return cls("star", num_players, **overrides)
@@ -200,7 +201,7 @@ class Rules:
             options: dict[str, Any] = dict(play_to_end=False, move_limit=300, limit_outcome="progress")
             options.update(overrides)
             return cls("star", num_players, **options)
-        raise ValueError(f"unknown preset {name!r}; expected one of {', '.join(PRESETS)}")
+        raise ValueError(f"unknown preset {shown_value(name)}; expected one of {', '.join(PRESETS)}")
 
     def replace(self, **changes: Any) -> Rules:
         """A copy with some options changed (validated like a new ``Rules``).
@@ -278,16 +279,17 @@ def parse_rule_options(items: list[str]) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         key = key.strip().replace("-", "_")
         if not sep or not key:
-            raise ValueError(f"a rule option is written KEY=VALUE, got {item!r}")
+            raise ValueError(f"a rule option is written KEY=VALUE, got {shown_value(item)}")
         if key in ("variant", "num_players"):
             raise ValueError(
                 f"rule option {key!r}: variant and num_players come from the position / --variant/--seats, "
                 "not from rule options"
             )
         if not value.strip():
-            raise ValueError(f"rule option {key!r} has an empty value in {item!r} (write {key}=none for no limit)")
+            raise ValueError(f"rule option {key!r} has an empty value in {shown_value(item)} "
+                             f"(write {key}=none for no limit)")
         if key in options:
-            raise ValueError(f"rule option {key!r} is given twice (last: {item!r})")
+            raise ValueError(f"rule option {key!r} is given twice (last: {shown_value(item)})")
         try:
             options[key] = parse_option_value(value)
         except ValueError as e:

@@ -433,6 +433,18 @@ def _ladder_text(games: object, **header: object) -> str:
     return json.dumps({"format": "halma_env.ladder", "format_version": 1, **header, "games": games})
 
 
+def test_a_long_value_in_a_ladder_is_shown_short(tmp_path: Path) -> None:
+    """A 100,000-character entry key or a long format_version was echoed whole (a fuzzing round)."""
+    path = tmp_path / "ladder.json"
+    path.write_text(_ladder_text({"k" * 100_000: {}}))
+    with pytest.raises(LadderError, match=r": entry 'k{49}\.\.\. \(str\) lacks variant, seats, levels$") as error:
+        load_ladder(path)
+    path.write_text(_ladder_text({}, format_version=[1] * 50_000))
+    with pytest.raises(LadderError, match=r" has format version \[1, 1, 1, .*\.\.\. \(list\); this code reads 1$"):
+        load_ladder(path)
+    assert len(str(error.value)) < 300
+
+
 def _ladder_file(path: Path, games: dict) -> Path:
     path.write_text(_ladder_text(games))
     return path

@@ -164,6 +164,17 @@ def test_a_manifest_s_descriptive_fields_are_checked(tmp_path: Path, changes: di
     assert read_manifest(path)["rating"] is None
 
 
+@pytest.mark.parametrize("key", ["format_version", "num_players", "num_actions", "encoding_version",
+                                 "observation_shape", "onnx_file"])
+def test_a_long_manifest_value_is_shown_short(tmp_path: Path, key: str) -> None:
+    """A manifest field holding a 100,000-item list was echoed whole in its error (a fuzzing round)."""
+    path = _copy(tmp_path, "m")
+    _rewrite(path, **{key: [7] * 100_000})
+    with pytest.raises(OpponentError, match=r"\[7, 7, 7, .*\.\.\. \(list\)") as error:
+        load_opponent(path)
+    assert len(str(error.value)) < 400, str(error.value)
+
+
 def test_write_manifest_refuses_nan(tmp_path: Path) -> None:
     data = json.loads(manifest_path(SHIPPED).read_text())
     with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):

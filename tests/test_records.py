@@ -394,6 +394,8 @@ def test_a_long_value_in_a_record_is_shown_short_in_its_error() -> None:
         GameRecord.from_dict(doc | {"version": [0] * 100_000})
     assert str(error.value) == "game record: version must be a positive integer, got [0, 0, 0, 0, 0, 0, 0, 0, 0, " \
                                "0, 0, 0, 0, 0, 0, 0, 0... (list)"
+    with pytest.raises(RecordError, match=r"players must be 2 names \(strings\), got \[1, 1, .*\.\.\. \(list\)$"):
+        GameRecord.from_dict(doc | {"players": [1] * 100_000})
     with pytest.raises(RecordError) as error:
         GameRecord.from_dict(doc | {"events": [{"move": [1] * 50_000}]})
     assert str(error.value).startswith("game record: event 0 is {'move': [1, 1, 1") and len(str(error.value)) < 300

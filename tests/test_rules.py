@@ -1292,6 +1292,16 @@ def test_did_you_mean_names_the_nearest_known_name_or_nothing() -> None:
     assert did_you_mean("x", []) == ""
 
 
+@pytest.mark.parametrize("option", ["anti_blocking", "move_limit", "limit_outcome", "first_seat"])
+def test_a_long_rule_value_is_shown_short(option: str) -> None:
+    """Rules echoed a bad value whole: a record or results file with 100,000 characters there made an error as
+    long (a fuzzing round)."""
+    with pytest.raises(ValueError, match=rf"^{option} must .*, got 'xxxx.*\.\.\. \(str\)$"):
+        Rules("star", 2, **{option: "x" * 100_000})
+    with pytest.raises(ValueError, match=r"^num_players must be an int, got \[2, 2, .*\.\.\. \(list\)$"):
+        Rules("star", [2] * 100_000)
+
+
 def test_shown_value_escapes_and_cuts_short() -> None:
     """One way to show a bad value in a message, for the engine and the agents alike."""
     from halma_env.suggest import shown_value
