@@ -418,7 +418,13 @@ def entry_player(player: str, seed: int | None = None, base: Path | None = None,
     budget = check_time("time_budget", given.get("time_budget"))
     if base is not None:  # a ladder file's level: bounded (LEVEL_MOVE_LIMIT), whatever its time_budget says
         budget = LEVEL_MOVE_LIMIT if budget is None else min(budget, LEVEL_MOVE_LIMIT)
-    bot = make_player(player, seed=seed)
+    try:
+        bot = make_player(player, seed=seed)
+    except ValueError as e:
+        if base is None:  # a candidate of the command line: the registry's message names it
+            raise
+        # a ladder file's level whose spec names no bot, or a bad setting: say whose it is
+        raise LadderError(f"{what} is the bot spec {shown_value(player)}, which does not make a player: {e}") from None
     if name:
         bot.name = name
     if game is None and budget is None:

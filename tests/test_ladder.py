@@ -445,6 +445,16 @@ def test_a_long_value_in_a_ladder_is_shown_short(tmp_path: Path) -> None:
     assert len(str(error.value)) < 300
 
 
+def test_a_level_whose_bot_spec_makes_no_player_is_named(tmp_path: Path) -> None:
+    """A ladder level's spec with a bad setting raised the registry's bare ValueError at its first use, naming
+    neither the level nor its game (a fuzzing round)."""
+    ladder = _ladder_file(tmp_path / "ladder.json", {"star-2": {"variant": "star", "seats": 2, "levels": [
+        {"level": "easy", "player": "greedy:noise=0.25x"}]}})
+    with pytest.raises(LadderError, match=r"^level 'easy' for star with 2 seats is the bot spec 'greedy:noise=0\.25x', "
+                                          r"which does not make a player: greedy parameter noise='0\.25x': expected"):
+        level_player("easy", "star", 2, path=ladder)
+
+
 def _ladder_file(path: Path, games: dict) -> Path:
     path.write_text(_ladder_text(games))
     return path
