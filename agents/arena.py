@@ -795,7 +795,14 @@ def load_results(path: str) -> TournamentResult:
     ever, a device be read without end) of at most ``MAX_RESULTS_BYTES``, JSON nested not too deeply, no key
     given twice in one object (the last one would win without a word); a missing or unreadable file is a
     ValueError too."""
-    from halma_env.files import DuplicateKey, FileTooLarge, NotARegularFile, no_duplicate_keys, read_regular_file
+    from halma_env.files import (
+        DuplicateKey,
+        FileTooLarge,
+        NotARegularFile,
+        NotText,
+        no_duplicate_keys,
+        read_regular_file,
+    )
 
     what = f"{path}: not a halma eval results.json"
     try:
@@ -809,7 +816,7 @@ def load_results(path: str) -> TournamentResult:
         raise ValueError(f"{path}: cannot read it ({e.strerror or e})") from None
     try:
         data = json.loads(text, object_pairs_hook=no_duplicate_keys)
-    except DuplicateKey as e:
+    except (DuplicateKey, NotText) as e:
         raise ValueError(f"{what} ({e})") from None
     except RecursionError:  # the decoder recurses into nested arrays and objects
         raise ValueError(f"{what} (not JSON: nested too deeply)") from None

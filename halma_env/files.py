@@ -41,16 +41,37 @@ class DuplicateKey(ValueError):
         self.key = key
 
 
+class NotText(ValueError):
+    """A JSON string holds a lone surrogate (``"\\ud800"``): JSON lets it be written, but it is no text and
+    cannot be written back as UTF-8 (a record that loaded failed at its ``save``)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(f"the string {quoted(text)} holds a lone surrogate (\\ud800-\\udfff), which is not text")
+
+
 def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """``json.loads``' ``object_pairs_hook`` for files read as untrusted input (a record, a results.json,
     a ladder, a manifest): a key given twice is a ``DuplicateKey``, not "the last one wins" (which would
-    drop the first value without a word).  The callers turn it into their own error, naming the file."""
+    drop the first value without a word); a key, a string value or a string in a list value holding a lone
+    surrogate is ``NotText``.  The callers turn them into their own errors, naming the file."""
     data: dict[str, Any] = {}
     for key, value in pairs:
         if key in data:
             raise DuplicateKey(key)
+        _check_text(key)
+        if isinstance(value, str):
+            _check_text(value)
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, str):
+                    _check_text(item)
         data[key] = value
     return data
+
+
+def _check_text(text: str) -> None:
+    if not text.isascii() and any("\ud800" <= c <= "\udfff" for c in text):
+        raise NotText(text)
 
 
 def file_kind(mode: int) -> str:

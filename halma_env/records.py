@@ -34,6 +34,7 @@ from halma_env.files import (
     FilePath,
     FileTooLarge,
     NotARegularFile,
+    NotText,
     folder_ending,
     no_duplicate_keys,
     read_regular_file,
@@ -238,7 +239,7 @@ class GameRecord:
         """A record from JSON text; raises RecordError naming what is wrong."""
         try:
             data = json.loads(text, object_pairs_hook=no_duplicate_keys)
-        except DuplicateKey as e:  # a key given twice, named by the hook
+        except (DuplicateKey, NotText) as e:  # a key given twice, a lone surrogate: named by the hook
             raise RecordError(f"game record: {e}") from None
         except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as e:
             raise RecordError(f"game record: not valid JSON: {e}") from None

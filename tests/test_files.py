@@ -529,6 +529,36 @@ def test_no_duplicate_keys_gives_back_the_object_it_read() -> None:
     assert loaded == json.loads(text) and list(loaded) == ["b", "a", "f"]
 
 
+@pytest.mark.parametrize("text", ['{"a": "x\\ud800"}', '{"a": ["ok", "\\udc00y"]}', '{"\\ud800": 1}',
+                                  '{"a": {"b": "\\udfff"}}'])
+def test_a_lone_surrogate_is_not_text(text: str) -> None:
+    """JSON lets ``"\\ud800"`` be written, but no UTF-8 file can hold it: a record or results.json that loaded
+    one failed at its save or its table with UnicodeEncodeError (a fuzzing round)."""
+    from halma_env.files import NotText
+
+    with pytest.raises(NotText, match=r"^the string '.*\\ud[89a-f][0-9a-f]{2}.*' holds a lone surrogate"):
+        json.loads(text, object_pairs_hook=no_duplicate_keys)
+    assert json.loads('{"a": "\\ud83d\\ude00"}', object_pairs_hook=no_duplicate_keys) == {"a": "\U0001f600"}
+
+
+def test_a_record_or_results_file_with_a_lone_surrogate_names_it(tmp_path: Path) -> None:
+    from agents.arena import load_results
+    from halma_env import Game
+    from halma_env.records import GameRecord, RecordError, load_record
+
+    game = Game()
+    game.play(game.legal_moves()[0])
+    record = tmp_path / "r.json"
+    record.write_text(json.dumps({**GameRecord.from_game(game).to_dict(), "players": ["a\ud800", "b"]}))
+    with pytest.raises(RecordError, match=r"^game record '.*r\.json': the string 'a\\ud800' holds a lone surrogate"):
+        load_record(record)
+    results = tmp_path / "results.json"
+    results.write_bytes(b'{"players": ["random\xed\xa0\x80"]}')  # the surrogate UTF-8-encoded (json takes bytes so)
+    with pytest.raises(ValueError, match=r"results\.json: not a halma eval results\.json \(the string "
+                                         r"'random\\ud800' holds a lone surrogate"):
+        load_results(str(results))
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
 def test_file_kind_says_what_stands_there_and_nothing_for_a_regular_file(tmp_path: Path) -> None:
     """'' for a regular file (the callers test it for truth, and agents.opponent tells '' from None,
