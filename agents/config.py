@@ -28,7 +28,7 @@ from agents.files import is_empty_path, portable_file_name
 from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file, special_file_kind
 from halma_env.rewards import REWARD_SCHEMES
 from halma_env.rules import ASCII_DECIMAL, LIMIT_OUTCOMES, Rules
-from halma_env.suggest import did_you_mean
+from halma_env.suggest import did_you_mean, shown_value
 
 # A config file holds at most this (the shipped ones are about 2 KB): PyYAML read a 100 MB one for 53 s, and
 # takes about a second over 256 KiB of a list on the shared 2-core machine (5 s over 1 MiB)
@@ -451,11 +451,17 @@ class TrainConfig:
             raise ValueError(f"processes: {self.processes} data-parallel processes run on the CPU; with device "
                              f"{self.device!r} use processes: 1")
         if self.init_from is not None:
-            if Path(self.init_from).is_dir():
+            try:
+                is_dir, kind, is_file = (Path(self.init_from).is_dir(), special_file_kind(self.init_from),
+                                         Path(self.init_from).is_file())
+            except OSError as exc:  # a name too long for the file system (Path.is_dir raises it on Python 3.11)
+                raise ValueError(f"init_from: {shown_value(self.init_from)} cannot be looked up: "
+                                 f"{exc.strerror or exc}") from None
+            if is_dir:
                 raise ValueError(f"init_from: {self.init_from!r} is a directory, not a checkpoint file")
-            if kind := special_file_kind(self.init_from):  # a FIFO, a device (also behind a link)
+            if kind:  # a FIFO, a device (also behind a link)
                 raise ValueError(f"init_from: {self.init_from!r} is {kind}, not a checkpoint file")
-            if not Path(self.init_from).is_file():
+            if not is_file:
                 from agents.files import shipped_file_hint
 
                 raise ValueError(f"init_from: checkpoint {self.init_from!r} does not exist"

@@ -77,7 +77,10 @@ def shipped_file_hint(path: str | Path) -> str:
     ``agents/checkpoints/star2.pt``, from another directory or an installed wheel, or ``star2.pt`` alone):
     where that file is, as a clause to add to a "does not exist" error; else ''."""
     given = Path(path)
-    if given.is_absolute() or given.exists() or not given.parts:
+    try:
+        if given.is_absolute() or given.exists() or not given.parts:
+            return ""
+    except OSError:  # a name too long for the file system (Path.exists raises on Python 3.11): none of ours
         return ""
     if len(given.parts) == 1:  # a shipped checkpoint's or model's name alone
         for folder in ("checkpoints", "ladder"):

@@ -45,7 +45,7 @@ from agents.player import Player, SeededPlayer, check_seed, split_options
 from halma_env import Rules
 from halma_env.game import probe_player
 from halma_env.rules import ASCII_INTEGER
-from halma_env.suggest import did_you_mean
+from halma_env.suggest import did_you_mean, shown_value
 
 Factory = Callable[[str, "int | None"], Player]  # (spec, seed) -> a player, as make_player
 
@@ -265,7 +265,7 @@ def make_player(name: str, seed: int | None = None) -> Player:
     lower = name.lower()
     if lower.endswith(".pt"):
         if not os.path.exists(name):
-            raise ValueError(f"checkpoint file {name!r} does not exist{shipped_file_hint(name)}")
+            raise ValueError(f"checkpoint file {shown_value(name)} does not exist{shipped_file_hint(name)}")
         return _load_external("agents.policy", "load_policy_player", name, seed)
     if lower.startswith("ladder:") or lower.endswith(".onnx") or ".onnx:" in lower:
         if not lower.startswith("ladder:"):
@@ -302,7 +302,7 @@ def check_players(specs: Sequence[str], factory: Factory, rules: Rules) -> None:
         try:
             player = factory(spec, 0)
         except (ValueError, FileNotFoundError, KeyError, ImportError) as e:
-            raise ValueError(f"cannot make player {spec!r}: {e}") from None
+            raise ValueError(f"cannot make player {shown_value(spec)}: {e}") from None
         # the reason names the game a player of another one plays (a checkpoint for 3 seats), or a
         # file it needs that is gone (a ladder level's model): no generic hint, it would mislead for the latter
         probe_player(player, spec, rules)

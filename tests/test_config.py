@@ -307,6 +307,17 @@ def test_the_docs_training_commands_load_their_configs() -> None:
     assert len(commands) >= 30
 
 
+@pytest.mark.parametrize(("override", "message"), [
+    ("init_from=LONG", r"^init_from: 'x{49}\.\.\. \(str\) cannot be looked up: File name too long$"),
+    ("pool.bots=[LONG]", r"^pool\.bots\[0\]: checkpoint file 'x{49}\.\.\. \(str\) does not exist$"),
+    ("eval.opponents=[LONG]", r"^eval\.opponents\[0\]: checkpoint file 'x{49}\.\.\. \(str\) does not exist$")])
+def test_a_file_name_too_long_for_the_file_system_is_named_by_its_key(override: str, message: str) -> None:
+    """Python 3.11's Path.exists and is_dir raise ENAMETOOLONG: a raw OSError echoing a 300-character name, not
+    the key's ValueError (a fuzzing round)."""
+    with pytest.raises(ValueError, match=message):
+        from_dict(apply_overrides(default_dict(), [override.replace("LONG", "x" * 300 + ".pt")]))
+
+
 def test_init_from_names_an_existing_file_and_excludes_imitation_games(tmp_path: Path) -> None:
     weights = tmp_path / "w.pt"
     weights.write_bytes(b"")  # the config checks the path; the checkpoint is read when the run starts
