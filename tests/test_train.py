@@ -1476,18 +1476,10 @@ def test_a_diverged_run_on_a_terminal_says_so_below_the_bar(tmp_path: Path, monk
     after it when it was freed."""
     import sys
 
-    import agents.train
     from agents.cli import main
     from tests.file_helpers import TerminalText
 
-    def nan_entropy_coefficient(path: str, overrides: list[str]) -> TrainConfig:
-        cfg = load_config(path, overrides)
-        cfg.ppo.ent_coef = math.nan
-        return cfg
-
-    monkeypatch.setattr(agents.train, "load_config", nan_entropy_coefficient)
-    path = tmp_path / "c.yaml"
-    path.write_text(yaml.safe_dump(tiny_config(log__progress_bar=True)))
+    path = _diverging_config(tmp_path, monkeypatch, log__progress_bar=True)
     monkeypatch.setattr(sys, "stderr", terminal := TerminalText())
     assert main(["train", str(path), "--runs-dir", str(tmp_path)]) == 2
     bar, error, rest = terminal.getvalue().rpartition("halma train: error: the training diverged: ")
@@ -1508,9 +1500,10 @@ def test_quiet_draws_no_bar_on_a_terminal(tmp_path: Path, monkeypatch, capsys) -
     assert terminal.getvalue() == "" and "update 1/1 step 64 SPS " in capsys.readouterr().out
 
 
-def test_halma_train_says_a_diverged_run_in_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
+def _diverging_config(folder: Path, monkeypatch: pytest.MonkeyPatch, **changes: object) -> Path:
+    """A tiny config file that halma train reads with a NaN entropy coefficient (which the config itself refuses):
+    every update's loss is NaN."""
     import agents.train
-    from agents.cli import main
 
     def nan_entropy_coefficient(path: str, overrides: list[str]) -> TrainConfig:
         cfg = load_config(path, overrides)
@@ -1518,8 +1511,15 @@ def test_halma_train_says_a_diverged_run_in_one_line(tmp_path: Path, monkeypatch
         return cfg
 
     monkeypatch.setattr(agents.train, "load_config", nan_entropy_coefficient)
-    path = tmp_path / "c.yaml"
-    path.write_text(yaml.safe_dump(tiny_config()))
+    path = folder / "c.yaml"
+    path.write_text(yaml.safe_dump(tiny_config(**changes)))
+    return path
+
+
+def test_halma_train_says_a_diverged_run_in_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
+    from agents.cli import main
+
+    path = _diverging_config(tmp_path, monkeypatch)
     assert main(["train", str(path), "--runs-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("halma train: error: the training diverged: update 1's gradients are not finite") and \
