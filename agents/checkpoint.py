@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from agents.files import is_empty_path, shipped_file_hint
+from agents.files import is_empty_path, is_plain_int, shipped_file_hint
 from halma_env.encoding import ENCODING_VERSION
 from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file
 from halma_env.rules import game_problem
@@ -301,10 +301,10 @@ def _check_contents(data: dict[str, Any], who: str) -> None:
     if missing:
         raise CheckpointError(f"{who} lacks {', '.join(missing)}")
     # repr() and an exact int test: a hand-edited "1" (or True) must not pass for version 1, nor read like it
-    if not _is_int(data["format_version"]) or data["format_version"] != FORMAT_VERSION:
+    if not is_plain_int(data["format_version"]) or data["format_version"] != FORMAT_VERSION:
         raise CheckpointError(f"{who} has format version {_shown(data['format_version'])}, "
                               f"this code reads version {FORMAT_VERSION!r}")
-    if not _is_int(data["encoding_version"]) or data["encoding_version"] != ENCODING_VERSION:
+    if not is_plain_int(data["encoding_version"]) or data["encoding_version"] != ENCODING_VERSION:
         raise CheckpointError(f"{who} was trained with encoding version "
                               f"{_shown(data['encoding_version'])}, the environment now uses {ENCODING_VERSION!r}")
     _check_game(data, who)
@@ -392,10 +392,6 @@ def _check_finite(model: dict[str, Any], who: str) -> None:
         raise CheckpointError(f"{who} has non-finite weights (a diverged run?): {bad[0]} holds {what}{more}")
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _check_game(data: dict[str, Any], who: str) -> None:
     """The header's variant and seat count are ones the engine plays (a hand-edited 9 or "2" would fail
     later as a bare KeyError)."""
@@ -460,7 +456,7 @@ def _check_steps(data: dict[str, Any], who: str) -> None:
     """global_step and update, where present, are counts: a resume continues from them and an export copies
     them into its JSON manifest ("3", 2.9, a tensor or -5 would be converted, crash or be trained on)."""
     for key in STEP_KEYS:
-        if key in data and not (_is_int(data[key]) and 0 <= data[key] <= MAX_STEP):
+        if key in data and not (is_plain_int(data[key]) and 0 <= data[key] <= MAX_STEP):
             raise CheckpointError(f"{who} has {key} = {_shown(data[key])} ({type(data[key]).__name__}), "
                                   f"expected an integer from 0 to {MAX_STEP}")
 
@@ -701,7 +697,7 @@ def check_optimizer_state(optimizer: torch.optim.Adam, state: Any, path: str | P
     for g, (group, saved_group) in enumerate(zip(groups, saved)):
         where = f"optimizer.param_groups[{g}]"
         params = saved_group.get("params")
-        if not isinstance(params, list) or not all(_is_int(i) for i in params):
+        if not isinstance(params, list) or not all(is_plain_int(i) for i in params):
             raise CheckpointError(f"{who} has {where}.params = {_shown(params)}, not a list of parameter ids")
         if len(params) != len(group["params"]):
             raise CheckpointError(f"{who} has {where} of {len(params)} parameters; this run's optimiser's has "
@@ -715,7 +711,7 @@ def check_optimizer_state(optimizer: torch.optim.Adam, state: Any, path: str | P
     if not isinstance(per_param, dict):
         raise CheckpointError(f"{who} has optimizer.state = {_shown(per_param)}, not a mapping of parameter ids "
                               "to their state")
-    unknown = [_shown(k) for k in per_param if not (_is_int(k) and k in ids)]
+    unknown = [_shown(k) for k in per_param if not (is_plain_int(k) and k in ids)]
     if unknown:
         raise CheckpointError(f"{who} has optimizer.state for parameter id(s) {_some(unknown)}, which no "
                               "parameter group lists")

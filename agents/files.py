@@ -93,6 +93,12 @@ def shipped_file_hint(path: str | Path) -> str:
     return f" here (the package's own file is {str(shipped)!r})" if shipped.is_file() else ""
 
 
+def is_plain_int(value: object) -> bool:
+    """Whether a value read from a file (JSON, a checkpoint's pickle) is an integer: JSON's true and 1.0 compare
+    equal to 1, so a field that counts something must be checked to be a Python int, not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def is_empty_path(path: str | Path) -> bool:
     """Whether ``path`` is empty, which its reader refuses with its own message before using it:
     ``Path("")`` is ``"."``, so an empty path would otherwise be reported as "a directory"."""

@@ -60,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.files import is_plain_int
 from agents.ladder import PLAYER_OPTIONS  # (no torch, nor does it import this module at its top)
 from agents.player import (
     Player,
@@ -187,7 +188,7 @@ def read_manifest(onnx_path: str | Path, check_hash: bool = True) -> dict[str, A
         raise OpponentError(f"manifest {str(mpath)!r} lacks {', '.join(missing)}")
     # JSON true and 1.0 compare equal to 1: a field that counts something must be a JSON integer
     for key in ("format_version", "num_players", "num_actions"):
-        if key in data and not _is_int(data[key]):
+        if key in data and not is_plain_int(data[key]):
             raise OpponentError(f"manifest {str(mpath)!r}: {key} must be an integer, got {shown_value(data[key])}")
     if data["format_version"] != MANIFEST_VERSION:
         raise OpponentError(f"manifest {str(mpath)!r} has format version {shown_value(data['format_version'])}; "
@@ -244,7 +245,7 @@ def _check_descriptive(data: dict[str, Any], mpath: Path) -> None:
     if rating is not None and not (_is_number(rating) and math.isfinite(rating)):
         raise OpponentError(f"manifest {str(mpath)!r}: rating must be a finite number or null, got "
                             f"{shown_value(rating)}")
-    if "opset" in data and not (_is_int(data["opset"]) and data["opset"] >= 1):
+    if "opset" in data and not (is_plain_int(data["opset"]) and data["opset"] >= 1):
         raise OpponentError(f"manifest {str(mpath)!r}: opset must be an integer >= 1, got {shown_value(data['opset'])}")
     if not re.fullmatch(r"[0-9a-f]{64}", data["onnx_sha256"]):
         raise OpponentError(f"manifest {str(mpath)!r}: onnx_sha256 must be 64 lowercase hex digits, got "
@@ -264,10 +265,6 @@ def check_checksum(onnx_path: str | Path, manifest: dict[str, Any], digest: str)
                             "interrupted between moving the model and its manifest into place (export it again)")
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _check_consistent(data: dict[str, Any], onnx_path: Path, mpath: Path) -> None:
     """The manifest's game against its other fields: the interface it records, the checkpoint config
     it was exported from and the model file's name (the graph itself is checked in ``_session``).  A
@@ -276,7 +273,7 @@ def _check_consistent(data: dict[str, Any], onnx_path: Path, mpath: Path) -> Non
     game = game_name(variant, seats)
     enc = encoding(variant, seats)
     shape = data.get("observation_shape", list(enc.observation_shape))
-    if not (isinstance(shape, list) and all(map(_is_int, shape)) and shape == list(enc.observation_shape)):
+    if not (isinstance(shape, list) and all(map(is_plain_int, shape)) and shape == list(enc.observation_shape)):
         raise OpponentError(f"manifest {str(mpath)!r}: observation_shape {shown_value(data['observation_shape'])} is "
                             f"not that of its game ({game}: {list(enc.observation_shape)})")
     if "num_actions" in data and data["num_actions"] != enc.num_actions:

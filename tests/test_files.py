@@ -527,6 +527,14 @@ def test_a_file_name_past_the_system_s_limit_is_one_line_not_a_traceback(argv: l
 
 # --- what no_duplicate_keys, file_kind and read_regular_file return (pinned by mutation testing) ----------
 
+def test_is_plain_int_takes_integers_not_bools_or_floats() -> None:
+    """The one check of the counts read from manifests and checkpoints (it was written out in both modules)."""
+    from agents.files import is_plain_int
+
+    assert all(map(is_plain_int, (0, -3, 10**30)))
+    assert not any(map(is_plain_int, (True, False, 1.0, "1", None, [1])))
+
+
 def test_no_duplicate_keys_gives_back_the_object_it_read() -> None:
     """As ``json.loads``' object_pairs_hook, every object of a file without a repeated key loads as it
     would without the hook (nested objects too, order kept)."""
