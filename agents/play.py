@@ -66,7 +66,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from agents.arena import build_rules, default_factory
+from agents.arena import build_rules, default_factory, derive_seed
 from agents.files import shown_path
 from agents.interrupts import Terminated
 from halma_env import Game, IllegalMoveError, Move, Rules
@@ -89,6 +89,9 @@ COMMAND_ARGUMENTS = {
 }
 HELP = __doc__.split("Commands at a human's turn:", 1)[1].split("Bad input", 1)[0]
 STAND_IN = "medium"  # the CPU that moves for a human whose time ran out
+# seat k's player gets derive_seed(seed, k), the stand-in derive_seed(seed, STAND_IN_STREAM, k): streams that
+# neither overlap each other nor those of a neighbouring --seed (seed + k made --seed 0's seat 1 --seed 1's seat 0)
+STAND_IN_STREAM = 100
 END_REASON_WORDS = {  # Game.end_reason in words
     "finished": "the race is decided",
     "resign": "a resignation decided it",
@@ -173,7 +176,7 @@ class PlaySession:
         if not 0 <= seat < self.rules.num_players:
             raise ValueError(f"seat must be 0..{self.rules.num_players - 1}, got {seat}")
         # folded into 0..2**63-1: players take no negative seed; a PlaySession takes any integer (--seed is >= 0)
-        player = None if name == HUMAN else self._make_player(name, seed=(self.seed + seat) % 2**63)
+        player = None if name == HUMAN else self._make_player(name, seed=derive_seed(self.seed, seat))
         if player is not None:
             self.check_player(seat, name, player, self.rules)
         if seat < len(self.seats):
@@ -299,7 +302,7 @@ class PlaySession:
     def move_for_human(self) -> None:
         """The human ran out of time: a CPU (``medium``) moves for them this once."""
         seat = self.game.to_move
-        stand_in = self._make_player(STAND_IN, seed=(self.seed + 100 + seat) % 2**63)
+        stand_in = self._make_player(STAND_IN, seed=derive_seed(self.seed, STAND_IN_STREAM, seat))
         move = stand_in.select_move(self.game, self.cpu_budget)
         self.time_up_moves.append({"ply": self.game.ply, "seat": seat, "player": STAND_IN})
         self.game.play(move)
@@ -899,7 +902,7 @@ def run(args: argparse.Namespace) -> int:
     level = "medium" if args.level is None else args.level
     args.seed = 0 if args.seed is None else args.seed
     try:
-        # (the CPU players' seeds are seed + seat modulo 2**63: -1 would give seat 1 seed 0, 2**63 be seed 0)
+        # (the range of the seeds players take; each CPU's own is derived from it: derive_seed)
         if args.seed < 0:
             raise ValueError(f"--seed must be >= 0 (an integer), got {args.seed}")
         if args.seed >= 2**63:

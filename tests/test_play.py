@@ -1001,7 +1001,10 @@ def test_new_games_rotate_the_start_through_every_seat() -> None:
 
 def test_the_stand_in_for_a_human_out_of_time_is_seeded_by_seat() -> None:
     """The ``medium`` CPU that moves for a human whose time ran out is seeded from the session's seed, apart
-    from the seats' own players (seed + 100 + seat), so a seeded session replays the same."""
+    from the seats' own players (a stream of its own, STAND_IN_STREAM), so a seeded session replays the same."""
+    from agents.arena import derive_seed
+    from agents.play import STAND_IN_STREAM
+
     asked: list[tuple[str, int | None]] = []
 
     def recording(name: str, seed: int | None = None) -> FirstMove:
@@ -1012,17 +1015,17 @@ def test_the_stand_in_for_a_human_out_of_time_is_seeded_by_seat() -> None:
                     make_player=recording)
     s.move_for_human()
     s.move_for_human()
-    assert asked == [("medium", 105), ("medium", 106)]
-    folded = PlaySession(Rules("star", 2), [HUMAN, HUMAN], seed=2**63 - 101, color=False, out=lambda _: None,
-                         make_player=recording)
-    folded.move_for_human()
-    folded.move_for_human()
-    assert asked[-2:] == [("medium", 2**63 - 1), ("medium", 0)]  # folded into the seeds players take
+    assert asked == [("medium", derive_seed(5, STAND_IN_STREAM, 0)), ("medium", derive_seed(5, STAND_IN_STREAM, 1))]
+    assert len({seed for _, seed in asked} | {derive_seed(5, 0), derive_seed(5, 1)}) == 4  # apart from the seats'
+    assert all(0 <= seed < 2**63 for _, seed in asked if seed is not None)  # in the range players take
 
 
 def test_seats_are_seeded_from_the_session_seed_and_checked() -> None:
-    """Seat k's CPU gets seed ``(seed + k) % 2**63`` (default seed 0); a seat outside the game, or not a
-    number, is refused; a CPU seat's label is its name."""
+    """Seat k's CPU gets seed ``derive_seed(seed, k)`` (default seed 0): ``seed + k`` gave --seed 0's seat 1 the
+    stream of --seed 1's seat 0.  A seat outside the game, or not a number, is refused; a CPU seat's label is its
+    name."""
+    from agents.arena import derive_seed
+
     asked: list[tuple[str, int | None]] = []
 
     def recording(name: str, seed: int | None = None) -> FirstMove:
@@ -1030,9 +1033,10 @@ def test_seats_are_seeded_from_the_session_seed_and_checked() -> None:
         return make_first(name, seed)
 
     s = PlaySession(Rules("star", 2), ["first", "first"], out=lambda _: None, make_player=recording)
-    assert asked == [("first", 0), ("first", 1)] and s.player_label(1) == "first"
-    PlaySession(Rules("star", 2), ["first", "first"], seed=2**63 - 1, out=lambda _: None, make_player=recording)
-    assert asked[-2:] == [("first", 2**63 - 1), ("first", 0)]
+    assert asked == [("first", derive_seed(0, 0)), ("first", derive_seed(0, 1))] and s.player_label(1) == "first"
+    PlaySession(Rules("star", 2), ["first", "first"], seed=1, out=lambda _: None, make_player=recording)
+    assert asked[-2:] == [("first", derive_seed(1, 0)), ("first", derive_seed(1, 1))]
+    assert len({seed for _, seed in asked}) == 4  # no stream shared with a neighbouring seed
     for seat in (2, -1):
         with pytest.raises(ValueError, match=rf"^seat must be 0\.\.1, got {seat}$"):
             s.set_seat(seat, "first")
