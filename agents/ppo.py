@@ -379,6 +379,7 @@ class Trainer:
         # no progress bar in this run, whatever log.progress_bar says (halma train --quiet): a flag of one command,
         # so not written into the config (a resume without it would list log.progress_bar as changed)
         self.quiet = quiet
+        self._progress: _Progress | None = None  # the bar or status lines of the training in progress
         self.main = rank == 0  # the process that logs, evaluates and writes the run directory
         # flushed: runs are often redirected to a file
         self.log = (log or (lambda line: print(line, flush=True))) if self.main else (lambda line: None)
@@ -792,72 +793,71 @@ class Trainer:
         # the running episode return of each (environment, seat); the pending transitions are the buffer's
         ep_return = np.zeros((num_envs + num_solo, n), dtype=np.float64)
         carry: dict[str, Any] | None = None
-        progress = _Progress(self, end_step)
+        # kept on the trainer: close() ends the bar's line when an error leaves the loop, so the error is said
+        # below it (halma train closes the trainer before it prints one)
+        progress = self._progress = _Progress(self, end_step)
         episode_stats: list[dict[str, float]] = []
         solo_stats: list[dict[str, float]] = []
         stats: dict[str, float] = {}
         self.net.train()
-        try:
-            while self.global_step < end_step:
-                self.update += 1
-                # annealed by steps (1 - (update - 1) / updates while the rollouts stay the same size); set every
-                # update either way, so a resumed run steps at this config's rate, not the one its optimiser state kept
-                frac = 1.0 - self.global_step / end_step if ppo.anneal_lr else 1.0
-                self.optimizer.param_groups[0]["lr"] = frac * ppo.learning_rate
-                # ---- rollout: num_steps plies of every game; the learner's decisions go to the buffer ----
-                t_rollout = time.perf_counter()
-                buf = RolloutBuffer(carry, n, num_envs + num_solo)
-                for _ in range(ppo.num_steps):
-                    self.global_step += steps_per_ply
-                    actions = self._act(env, seating, buf)
-                    if solo is not None:
-                        s_rewards, s_done, s_info = self._act_solo(solo, buf, first_row=num_envs)
-                    rewards, done, info = env.step(actions)
-                    rewards_np = np.zeros((num_envs + num_solo, n), dtype=np.float64)
-                    rewards_np[:num_envs] = rewards.cpu().numpy()
-                    if solo is not None:
-                        rewards_np[num_envs:, 0] = s_rewards[:, 0].cpu().numpy() - cfg.env.solo_move_cost
-                    buf.reward_all(rewards_np)
-                    ep_return += rewards_np
-                    if solo is not None:
-                        for b in np.flatnonzero(s_done.cpu().numpy()):
-                            buf.end_game(num_envs + b)
-                            finished = end_reason_name(s_info["end_reason"][b]) in FINISH_REASONS
-                            solo_stats.append({"moves": float(s_info["length"][b]),
-                                               "return": ep_return[num_envs + b, 0], "finished": float(finished)})
-                            ep_return[num_envs + b] = 0
-                    for b in np.flatnonzero(done.cpu().numpy()):
-                        buf.end_game(b)
-                        episode_stats += _episode_stats(info, b, seating.trained_seats(b), ep_return[b], n)
-                        ep_return[b] = 0
-                        seating.draw(b)  # the next game in this environment gets a new table
-                carry = buf.finish()
-                # ---- advantages (GAE along each seat's own trajectory) ----
-                data = buf.batch(ppo.gamma, ppo.gae_lambda, dev)
-                # ---- update ----
-                t_update = time.perf_counter()
-                stats = self._ppo_update(data)
-                stats["perf/rollout_s"] = t_update - t_rollout
-                stats["perf/update_s"] = time.perf_counter() - t_update
-                # ---- logging, then the periodic snapshot, evaluation and checkpoint ----
-                episodes, solos = _gather_games(episode_stats, solo_stats)
-                stats.update(_game_stats(episodes, solos))
-                episode_stats, solo_stats = [], []
-                progress.log(stats, batch_steps, episodes, solos)
-                if self.update % cfg.pool.snapshot_every == 0:
-                    self._snapshot()
-                if progress.evaluation_due(self.global_step):
-                    if self.main:
-                        res = self.run_evaluation(cfg.eval.opponents, cfg.eval.games)
-                        self.log(eval_line(res, cfg.eval.opponents))
-                if self.update % cfg.checkpoint.every == 0 or self.global_step == end_step:
-                    self.save()
-                if stop is not None and stop():
-                    break
-        except BaseException:  # an error (a full disk, Diverged, a second Ctrl-C) is said below the bar
-            progress.abandon()
-            raise
+        while self.global_step < end_step:
+            self.update += 1
+            # annealed by steps (1 - (update - 1) / updates while the rollouts stay the same size); set every
+            # update either way, so a resumed run steps at this config's rate, not the one its optimiser state kept
+            frac = 1.0 - self.global_step / end_step if ppo.anneal_lr else 1.0
+            self.optimizer.param_groups[0]["lr"] = frac * ppo.learning_rate
+            # ---- rollout: num_steps plies of every game; the learner's decisions go to the buffer ----
+            t_rollout = time.perf_counter()
+            buf = RolloutBuffer(carry, n, num_envs + num_solo)
+            for _ in range(ppo.num_steps):
+                self.global_step += steps_per_ply
+                actions = self._act(env, seating, buf)
+                if solo is not None:
+                    s_rewards, s_done, s_info = self._act_solo(solo, buf, first_row=num_envs)
+                rewards, done, info = env.step(actions)
+                rewards_np = np.zeros((num_envs + num_solo, n), dtype=np.float64)
+                rewards_np[:num_envs] = rewards.cpu().numpy()
+                if solo is not None:
+                    rewards_np[num_envs:, 0] = s_rewards[:, 0].cpu().numpy() - cfg.env.solo_move_cost
+                buf.reward_all(rewards_np)
+                ep_return += rewards_np
+                if solo is not None:
+                    for b in np.flatnonzero(s_done.cpu().numpy()):
+                        buf.end_game(num_envs + b)
+                        solo_stats.append({"moves": float(s_info["length"][b]), "return": ep_return[num_envs + b, 0],
+                                           "finished": float(end_reason_name(s_info["end_reason"][b])
+                                                             in FINISH_REASONS)})
+                        ep_return[num_envs + b] = 0
+                for b in np.flatnonzero(done.cpu().numpy()):
+                    buf.end_game(b)
+                    episode_stats += _episode_stats(info, b, seating.trained_seats(b), ep_return[b], n)
+                    ep_return[b] = 0
+                    seating.draw(b)  # the next game in this environment gets a new table
+            carry = buf.finish()
+            # ---- advantages (GAE along each seat's own trajectory) ----
+            data = buf.batch(ppo.gamma, ppo.gae_lambda, dev)
+            # ---- update ----
+            t_update = time.perf_counter()
+            stats = self._ppo_update(data)
+            stats["perf/rollout_s"] = t_update - t_rollout
+            stats["perf/update_s"] = time.perf_counter() - t_update
+            # ---- logging, then the periodic snapshot, evaluation and checkpoint ----
+            episodes, solos = _gather_games(episode_stats, solo_stats)
+            stats.update(_game_stats(episodes, solos))
+            episode_stats, solo_stats = [], []
+            progress.log(stats, batch_steps, episodes, solos)
+            if self.update % cfg.pool.snapshot_every == 0:
+                self._snapshot()
+            if progress.evaluation_due(self.global_step):
+                if self.main:
+                    res = self.run_evaluation(cfg.eval.opponents, cfg.eval.games)
+                    self.log(eval_line(res, cfg.eval.opponents))
+            if self.update % cfg.checkpoint.every == 0 or self.global_step == end_step:
+                self.save()
+            if stop is not None and stop():
+                break
         progress.close()
+        self._progress = None
         return stats
 
     def _act(self, env, seating: Seating, buf: RolloutBuffer) -> torch.Tensor:
@@ -997,6 +997,9 @@ class Trainer:
         return F.cross_entropy(logits, demos.choice[pick])
 
     def close(self) -> None:
+        if self._progress is not None:  # training stopped by an error: the bar's line ends where it stands
+            self._progress.abandon()
+            self._progress = None
         if self.writer:
             self.writer.close()
             self.writer = None  # what runs after (the final evaluation) must not write to a closed log
