@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import os
 import shlex
@@ -255,13 +256,34 @@ class _GracefulInterrupt:
                   flush=True)
 
 
+def _print_line(line: str) -> None:
+    """A status or evaluation line on stdout.  A terminal that hung up fails every write (EIO) before the
+    SIGHUP that follows reaches the run (the shell passes it on; it may never come, to a run that ignores it):
+    the line stopped the run as a full disk, without its checkpoint.  The output goes to /dev/null instead and
+    the run trains on, until the SIGHUP stops it with its checkpoint."""
+    try:
+        print(line, flush=True)
+    except OSError as exc:
+        if exc.errno != errno.EIO or not _is_terminal(1):
+            raise
+        _terminal_output_to_devnull()
+
+
+def _is_terminal(fd: int) -> bool:
+    """Whether ``fd`` is a character device: a terminal, even one that hung up (``isatty`` then says no)."""
+    try:
+        return stat.S_ISCHR(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+
+
 def _terminal_output_to_devnull() -> None:
     """After a hangup the terminal is gone, and every write to it fails (EIO): the next status line stopped the
     run as if the disk were full, without its checkpoint.  Output that went to a terminal (a character device)
     goes to /dev/null from here on; output redirected to a file or a pipe goes on there."""
     for fd in (1, 2):
         with contextlib.suppress(OSError):
-            if stat.S_ISCHR(os.fstat(fd).st_mode):
+            if _is_terminal(fd):
                 null = os.open(os.devnull, os.O_WRONLY)
                 os.dup2(null, fd)
                 os.close(null)
@@ -315,7 +337,8 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
     try:
         trainer = Trainer(cfg, run_dir, device=args.device, resume=args.resume, rank=rank, world_size=world_size,
                           crossing_cache=Path(args.runs_dir) / CROSSING_CACHE, lock_run_dir=True,
-                          quiet=args.quiet or not stderr_is_terminal())  # a bar only on a terminal
+                          quiet=args.quiet or not stderr_is_terminal(),  # a bar only on a terminal
+                          log=_print_line)
     except ValueError as exc:
         error = str(exc)
     except OSError as exc:  # an unwritable --runs-dir, or a file in its place

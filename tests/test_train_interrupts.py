@@ -376,6 +376,47 @@ def test_a_hangup_of_the_terminal_itself_still_saves_the_checkpoint(tmp_path: Pa
     assert load_checkpoint(tmp_path / "tiny" / "checkpoints" / "last.pt")["update"] >= 1
 
 
+def test_a_terminal_that_hangs_up_before_its_sighup_comes_does_not_stop_the_run(tmp_path: Path) -> None:
+    """The terminal gone, and its SIGHUP not there yet (the shell passes it on; a run that ignores it never gets
+    it): the next status line failed with EIO and stopped the run as a full disk, without its checkpoint, and the
+    SIGHUP that came then killed it (CI saw it: exit -1).  The run now trains on, its output in /dev/null, until
+    the SIGHUP stops it with its checkpoint."""
+    import pty
+    import select
+
+    data = tiny_config(ppo__total_steps=4 * 16 * 10_000, checkpoint__every=10_000)
+    data["log"].update(tensorboard=False, status_every=1e-6)  # a status line after every update
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(data))
+    master, terminal = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "agents.cli", "train", str(tmp_path / "c.yaml"), "--runs-dir",
+                             str(tmp_path)], stdout=terminal, stderr=terminal, stdin=subprocess.DEVNULL, cwd=ROOT)
+    os.close(terminal)
+    snapshots = tmp_path / "tiny" / "snapshots"
+
+    def last_update() -> int:  # (pool.snapshot_every=1: a snapshot after every update, the older ones dropped)
+        return max((int(p.stem.removeprefix("snap_")) for p in snapshots.glob("snap_*.pt")), default=0)
+
+    try:
+        deadline = time.monotonic() + 120
+        while not last_update():  # reading what it writes meanwhile, as a terminal does
+            assert proc.poll() is None and time.monotonic() < deadline, "training did not start"
+            if select.select([master], [], [], 0.05)[0]:
+                os.read(master, 65536)
+        os.close(master)  # the terminal hangs up: no SIGHUP yet
+        at_hangup = last_update()
+        while last_update() < at_hangup + 2:  # two updates on, each with a status line that failed
+            assert proc.poll() is None, f"the run stopped at the hangup, exit {proc.returncode}"
+            assert time.monotonic() < deadline, "the run made no update after the hangup"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGHUP)
+        assert proc.wait(120) == 128 + signal.SIGHUP
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert load_checkpoint(tmp_path / "tiny" / "checkpoints" / "last.pt")["update"] >= 3
+
+
 def test_a_run_started_with_hangups_ignored_keeps_ignoring_them(monkeypatch) -> None:
     """nohup halma train ... &: the graceful stop put its handler over nohup's SIG_IGN, so the first hangup
     stopped the run that nohup was asked to keep going."""
