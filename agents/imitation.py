@@ -34,6 +34,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from agents.config import TrainConfig
+from agents.network import clip_gradients
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
 from halma_env.files import write_atomic
@@ -269,7 +270,7 @@ def fit(net: nn.Module, demos: Demonstrations, cfg: TrainConfig, device: torch.d
     size = cfg.imitation.minibatch_size
     stats: dict[str, float] = {}
     net.train()
-    for _ in range(cfg.imitation.epochs):
+    for epoch in range(1, cfg.imitation.epochs + 1):
         totals = np.zeros(4)  # policy loss, value loss, correct, positions
         for part, legal, valid in _batches(train, size, torch.randperm(len(train))):
             logits, value = net(part.obs.to(device), legal.to(device), valid.to(device))
@@ -279,7 +280,7 @@ def fit(net: nn.Module, demos: Demonstrations, cfg: TrainConfig, device: torch.d
             loss = policy_loss + cfg.ppo.vf_coef * value_loss
             opt.zero_grad()
             loss.backward()
-            nn.utils.clip_grad_norm_(net.parameters(), cfg.ppo.max_grad_norm)
+            clip_gradients(net, cfg.ppo.max_grad_norm, f"imitation epoch {epoch}", "imitation.learning_rate")
             opt.step()
             k = len(target)
             totals += [policy_loss.item() * k, value_loss.item() * k, (logits.argmax(1) == target).sum().item(), k]

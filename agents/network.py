@@ -39,6 +39,26 @@ from halma_env.encoding import PLANES, encoding
 MASKED_LOGIT = -1e8  # CleanRL's CategoricalMasked value: exp() underflows to exactly 0
 
 
+class Diverged(RuntimeError):
+    """A training step's gradients turned NaN or infinite (a NaN or infinite loss): raised before the optimizer
+    takes them, so the weights are those of the last finite step and no checkpoint holds the bad ones.
+    ``where``: which step ("update 12", "imitation epoch 3"); ``setting``: the config key to lower."""
+
+    def __init__(self, where: str, setting: str) -> None:
+        super().__init__(f"the training diverged: {where}'s gradients are not finite (NaN or infinite), so it "
+                         f"stopped before they reached the weights; a smaller {setting} or ppo.max_grad_norm may "
+                         "keep the next attempt finite")
+        self.where, self.setting = where, setting
+
+
+def clip_gradients(net: nn.Module, max_norm: float, where: str, setting: str) -> None:
+    """``clip_grad_norm_`` over ``net``'s gradients, raising ``Diverged`` when their norm is not finite (the
+    optimizer step that follows would write NaN into every weight)."""
+    norm = nn.utils.clip_grad_norm_(net.parameters(), max_norm)
+    if not bool(torch.isfinite(norm)):
+        raise Diverged(where, setting)
+
+
 def layer_init(layer: nn.Linear, std: float = math.sqrt(2), bias: float = 0.0) -> nn.Linear:
     """Orthogonal weights, constant bias (CleanRL's layer_init)."""
     nn.init.orthogonal_(layer.weight, std)

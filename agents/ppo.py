@@ -56,7 +56,7 @@ from agents import parallel
 from agents.checkpoint import check_network, load_checkpoint, model_from_checkpoint, save_checkpoint
 from agents.config import TrainConfig, config_changes, dump_yaml, flat_config, with_keys_added_later
 from agents.devices import check_device
-from agents.network import HalmaNet, build_network, load_extending
+from agents.network import HalmaNet, build_network, clip_gradients, load_extending
 from agents.run_dir import RunLock, drop_evaluations_after, drop_events_after, new_run_dir_problem
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
@@ -340,17 +340,6 @@ def set_rng_state(state: dict[str, Any], np_rng: np.random.Generator) -> None:
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available() and len(state["cuda"]) == torch.cuda.device_count():
         torch.cuda.set_rng_state_all(state["cuda"])
-
-
-class Diverged(RuntimeError):
-    """An update's gradients turned NaN or infinite (a NaN or infinite loss): raised before the optimizer takes
-    them, so the weights are those of its last finite step and the run's checkpoints hold none of the bad ones."""
-
-    def __init__(self, update: int) -> None:
-        super().__init__(f"the training diverged: update {update}'s gradients are not finite (NaN or infinite), "
-                         "so it stopped before they reached the weights; a smaller ppo.learning_rate or "
-                         "ppo.max_grad_norm may keep the next attempt finite")
-        self.update = update
 
 
 class Trainer:
@@ -962,9 +951,8 @@ class Trainer:
                 # processes > 1: the mean gradient over all processes' samples of this minibatch
                 if parallel.average_gradients(params, len(mb)) == 0:
                     continue  # no process had a sample
-                norm = nn.utils.clip_grad_norm_(self.net.parameters(), ppo.max_grad_norm)
-                if not bool(torch.isfinite(norm)):  # (every process has the same averaged gradients: all stop)
-                    raise Diverged(self.update)
+                # (every process has the same averaged gradients: a divergence stops them all)
+                clip_gradients(self.net, ppo.max_grad_norm, f"update {self.update}", "ppo.learning_rate")
                 self.optimizer.step()
             if ppo.target_kl is not None and parallel.mean(float(approx_kl)) > ppo.target_kl:
                 break

@@ -357,7 +357,7 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
 
 def _train_and_evaluate(trainer: Any, rank: int, world_size: int, cfg: Any, args: argparse.Namespace,
                         t0: float) -> int:
-    from agents.ppo import Diverged
+    from agents.network import Diverged
 
     run_dir = Path(args.runs_dir) / cfg.name
     main = rank == 0
@@ -399,11 +399,11 @@ def _train_and_evaluate(trainer: Any, rank: int, world_size: int, cfg: Any, args
                 trainer.train()
             finally:
                 trainer.close()
-    except Diverged as exc:  # nothing of the update was written: last.pt is the last finite checkpoint
+    except Diverged as exc:  # nothing of the step was written: last.pt is the last finite checkpoint
         if world_size > 1:  # run says it, with the resume hint
             raise RunError(str(exc)) from None
         print(f"halma train: error: {exc}; {resume_hint(cfg, args)}, with a change such as --set "
-              "ppo.learning_rate=... (the same settings repeat the same update)", file=sys.stderr)
+              f"{exc.setting}=... (the same settings diverge the same way)", file=sys.stderr)
         return 2
     except OSError as exc:  # a full disk: a checkpoint is written whole or not at all, so last.pt is the last one
         if not is_write_failure(exc):  # (a closed stdout is cli's; a missing file to read, a bug: a traceback)

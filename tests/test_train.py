@@ -21,7 +21,8 @@ import agents.ppo
 from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from agents.config import TrainConfig, apply_overrides, default_dict, dump_yaml, from_dict, load_config
 from agents.imitation import Demonstrations
-from agents.ppo import CROSSING_SAMPLE, Diverged, RolloutBuffer, Trainer, keep_freed_memory
+from agents.network import Diverged
+from agents.ppo import CROSSING_SAMPLE, RolloutBuffer, Trainer, keep_freed_memory
 from halma_env import Game, Rules
 from halma_env.encoding import ENCODING_VERSION, encoding
 
@@ -1483,7 +1484,7 @@ def test_a_diverged_run_on_a_terminal_says_so_below_the_bar(tmp_path: Path, monk
     monkeypatch.setattr(sys, "stderr", terminal := TerminalText())
     assert main(["train", str(path), "--runs-dir", str(tmp_path)]) == 2
     bar, error, rest = terminal.getvalue().rpartition("halma train: error: the training diverged: ")
-    assert re.search(r"\| 0/192 \[[^\r\n]*\n$", bar) and "\r" not in rest and rest.endswith(" same update)\n"), \
+    assert re.search(r"\| 0/192 \[[^\r\n]*\n$", bar) and "\r" not in rest and rest.endswith(" the same way)\n"), \
         terminal.getvalue()
 
 
@@ -1500,19 +1501,20 @@ def test_quiet_draws_no_bar_on_a_terminal(tmp_path: Path, monkeypatch, capsys) -
     assert terminal.getvalue() == "" and "update 1/1 step 64 SPS " in capsys.readouterr().out
 
 
-def _diverging_config(folder: Path, monkeypatch: pytest.MonkeyPatch, **changes: object) -> Path:
-    """A tiny config file that halma train reads with a NaN entropy coefficient (which the config itself refuses):
-    every update's loss is NaN."""
+def _diverging_config(folder: Path, monkeypatch: pytest.MonkeyPatch, coefficient: str = "ent_coef",
+                      data: dict | None = None, **changes: object) -> Path:
+    """A tiny config file (or ``data``) that halma train reads with a NaN ``ppo.<coefficient>`` (which the config
+    itself refuses): every update's loss is NaN (with vf_coef, every imitation minibatch's too)."""
     import agents.train
 
-    def nan_entropy_coefficient(path: str, overrides: list[str]) -> TrainConfig:
+    def nan_coefficient(path: str, overrides: list[str]) -> TrainConfig:
         cfg = load_config(path, overrides)
-        cfg.ppo.ent_coef = math.nan
+        setattr(cfg.ppo, coefficient, math.nan)
         return cfg
 
-    monkeypatch.setattr(agents.train, "load_config", nan_entropy_coefficient)
+    monkeypatch.setattr(agents.train, "load_config", nan_coefficient)
     path = folder / "c.yaml"
-    path.write_text(yaml.safe_dump(tiny_config(**changes)))
+    path.write_text(yaml.safe_dump(data or tiny_config(**changes)))
     return path
 
 
@@ -1526,7 +1528,35 @@ def test_halma_train_says_a_diverged_run_in_one_line(tmp_path: Path, monkeypatch
         err.endswith("; no checkpoint was written yet (the first comes after checkpoint.every=1 updates), so there "
                      f"is nothing to resume: remove {tmp_path / 'tiny'} (or choose another --set name=NAME) and run "
                      "the same command again to start over, with a change such as --set ppo.learning_rate=... (the "
-                     "same settings repeat the same update)\n") and "Traceback" not in err, err
+                     "same settings diverge the same way)\n") and "Traceback" not in err, err
+
+
+def test_a_diverged_imitation_stops_before_the_weights_take_it(tmp_path: Path) -> None:
+    """The imitation fit had no check: NaN gradients went into every weight, and the rollout that followed failed
+    with a traceback of torch's (Categorical's logits 'found invalid values')."""
+    cfg = from_dict(_imitation_config())
+    cfg.ppo.vf_coef = math.nan  # (the config itself refuses it) every minibatch's loss is NaN
+    trainer = Trainer(cfg, tmp_path / "im", log=quiet)
+    before = {name: value.clone() for name, value in trainer.net.state_dict().items()}
+    with pytest.raises(Diverged, match=r"^the training diverged: imitation epoch 1's gradients are not finite "
+                                       r"\(NaN or infinite\), so it stopped before they reached the weights; a "
+                                       r"smaller imitation.learning_rate or ppo.max_grad_norm may keep"):
+        trainer.train()
+    trainer.close()
+    assert all(torch.equal(value, before[name]) for name, value in trainer.net.state_dict().items())
+    assert not (tmp_path / "im" / "imitation.json").exists()
+
+
+def test_halma_train_says_a_diverged_imitation_in_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
+    from agents.cli import main
+
+    path = _diverging_config(tmp_path, monkeypatch, "vf_coef", _imitation_config())
+    assert main(["train", str(path), "--runs-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("halma train: error: the training diverged: imitation epoch 1's gradients are not "
+                          "finite") and "Traceback" not in err and err.endswith(
+        "and run the same command again to start over, with a change such as --set imitation.learning_rate=... "
+        "(the same settings diverge the same way)\n"), err
 
 
 def test_a_resume_says_init_from_is_unused(tmp_path: Path) -> None:
