@@ -299,7 +299,8 @@ def test_the_trainer_is_made_as_the_arguments_say(tmp_path: Path, fake_trainer, 
     [trainer] = fake_trainer.made
     assert trainer.run_dir == tmp_path / "tiny"
     assert trainer.kwargs == {"device": "cpu", "resume": True, "rank": 0, "world_size": 1,
-                              "crossing_cache": tmp_path / ".crossing_cache", "lock_run_dir": True, "quiet": False}
+                              "crossing_cache": tmp_path / ".crossing_cache", "lock_run_dir": True, "quiet": False,
+                              "log": agents.train._print_line}  # (a hung-up terminal's EIO goes to /dev/null)
     assert trainer.calls == ["train", ("stop", False), ("stop", False), ("stop", False), "close"]
     out = capsys.readouterr().out
     assert out.startswith(f"training star 2 seats -> {tmp_path / 'tiny'} on cpu\n")
