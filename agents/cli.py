@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import cast
 
-from agents.files import is_write_failure, missing_extra
+from agents.files import is_write_failure, missing_extra, say_on_stderr
 from agents.interrupts import sigterm_raises
 from halma_env.notation import quoted
 from halma_env.rules import ASCII_DECIMAL, ASCII_INTEGER, MAX_OPTION_DIGITS
@@ -200,13 +200,13 @@ def _main_reporting(name: str | None, argv: list[str], command: str) -> int:
             if exc.filename is not None or not is_write_failure(exc):
                 raise
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (as above: the final flush)
-            print(f"halma{command}: error: cannot write the standard output: {exc.strerror or exc}", file=sys.stderr)
+            say_on_stderr(f"halma{command}: error: cannot write the standard output: {exc.strerror or exc}")
             return 2
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (Terminated), also in the imports before the command
             # runs: one line instead of a traceback, and the shell's status for the signal (130, 143; train: 129 SIGHUP)
             signum = int(getattr(exc, "signum", signal.SIGINT))
             what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
-            print(f"\nhalma{command}: {what}", file=sys.stderr)
+            say_on_stderr(f"\nhalma{command}: {what}")  # (stderr may be gone with the terminal or the pipe)
             return 128 + signum
 
 

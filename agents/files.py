@@ -7,6 +7,7 @@ import contextlib
 import errno
 import os
 import re
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -208,6 +209,43 @@ def stderr_is_terminal() -> bool:
         return sys.stderr is not None and sys.stderr.isatty()
     except (AttributeError, ValueError, OSError):  # a closed or file-less stream
         return False
+
+
+def say_on_stderr(text: str) -> None:
+    """A message on stderr, flushed; one that cannot be written (a hung-up terminal, a closed pipe, a full disk)
+    is dropped and stderr sent to /dev/null: there is nowhere left to say it, and what the command was ending
+    with (a checkpoint saved, its exit status) matters more than a traceback of the failed message."""
+    try:
+        print(text, file=sys.stderr, flush=True)
+    except OSError as exc:
+        if exc.errno == errno.EIO and is_terminal_device(2):
+            terminal_output_to_devnull()
+        else:
+            to_devnull(2)
+
+
+def to_devnull(fd: int) -> None:
+    """Descriptor ``fd`` made /dev/null's (what is written to it from here on goes nowhere, without an error)."""
+    with contextlib.suppress(OSError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+
+
+def is_terminal_device(fd: int) -> bool:
+    """Whether ``fd`` is a character device: a terminal, even one that hung up (``isatty`` then says no)."""
+    try:
+        return stat.S_ISCHR(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+
+
+def terminal_output_to_devnull() -> None:
+    """After a hangup the terminal is gone and every write to it fails (EIO): stdout and stderr, where they went
+    to a terminal (a character device), go to /dev/null from here on; redirected to a file or a pipe, they stay."""
+    for fd in (1, 2):
+        if is_terminal_device(fd):
+            to_devnull(fd)
 
 
 def shown_path(path: str | os.PathLike[str]) -> str:

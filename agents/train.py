@@ -11,13 +11,11 @@ that follow (docs/training.md, "The planner's crossing").
 from __future__ import annotations
 
 import argparse
-import contextlib
 import errno
 import json
 import os
 import shlex
 import signal
-import stat
 import statistics
 import sys
 import threading
@@ -26,7 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from agents.config import load_config, shipped_config_names
-from agents.files import folder_error, is_write_failure, stderr_is_terminal
+from agents.files import (
+    folder_error,
+    is_terminal_device,
+    is_write_failure,
+    say_on_stderr,
+    stderr_is_terminal,
+    terminal_output_to_devnull,
+    to_devnull,
+)
 
 CROSSING_CACHE = ".crossing_cache"  # in the runs directory: the planner's crossing lines, shared by its runs
 DEFAULT_RUNS_DIR = "runs"
@@ -119,20 +125,20 @@ def run(args: argparse.Namespace) -> int:
             try:
                 return spawn(train_and_evaluate, cfg.processes, cfg, args)
             except ProcessExitedException as exc:  # killed by a signal (the OOM killer): no traceback to show
-                print(f"halma train: error: {exc.msg}; {resume_hint(cfg, args)}", file=sys.stderr)
+                say_on_stderr(f"halma train: error: {exc.msg}; {resume_hint(cfg, args)}")
                 return 1  # as for a crash
             except ProcessRaisedException as exc:
                 cannot = _run_error_in(exc.msg)
                 if cannot is None:
                     raise
-                print(f"halma train: error: {cannot}; {resume_hint(cfg, args)}", file=sys.stderr)
+                say_on_stderr(f"halma train: error: {cannot}; {resume_hint(cfg, args)}")
                 return 2
         return train_and_evaluate(0, 1, cfg, args)
     except KeyboardInterrupt as exc:  # outside the updates (the start), a second Ctrl-C, or processes > 1
         # SIGTERM comes here too (agents.interrupts.Terminated), with the shell's status
         signum = int(getattr(exc, "signum", signal.SIGINT))
         what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
-        print(f"\nhalma train: {what}; {resume_hint(cfg, args)}", file=sys.stderr)
+        say_on_stderr(f"\nhalma train: {what}; {resume_hint(cfg, args)}")
         return 128 + signum
 
 
@@ -209,20 +215,24 @@ def resume_hint(cfg: Any, args: argparse.Namespace) -> str:
 
 class _GracefulInterrupt:
     """The first SIGINT (Ctrl-C), SIGTERM (``kill``, a job scheduler) or SIGHUP (the terminal or the ssh session of a
-    run started with ``&`` closed) asks the run to stop after the update in progress (``signum``: which); a second
-    one interrupts at once (``KeyboardInterrupt``, or ``Terminated`` for the others).  Installed only in the main
+    run started with ``&`` closed) asks the run to stop after the update in progress (``signum``: which), as does
+    stdout's reader going away (``output.reader_gone``); a second SIGINT or SIGTERM interrupts at once
+    (``KeyboardInterrupt``, or ``Terminated``).  A SIGHUP never does: one closed terminal can send two (the shell
+    passes one on, the kernel sends another), and a terminal closed while the stop it was asked for saves the
+    checkpoint is no request to lose it; it sends the terminal's output to /dev/null.  Installed only in the main
     thread of a single process."""
 
     # (SIGHUP: POSIX only)
     SIGNALS = (signal.SIGINT, signal.SIGTERM, *((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ()))
 
-    def __init__(self) -> None:
+    def __init__(self, output: _Output | None = None) -> None:
         self.signum: int | None = None
+        self.output = output
         self._previous: dict[int, Any] = {}
 
     @property
     def requested(self) -> bool:
-        return self.signum is not None
+        return self.signum is not None or (self.output is not None and self.output.reader_gone)
 
     @property
     def _installed(self) -> bool:
@@ -242,51 +252,51 @@ class _GracefulInterrupt:
             signal.signal(signum, default if previous is None else previous)
 
     def _handle(self, signum: int, frame: Any) -> None:
-        if self.requested:
+        hangup = signum == getattr(signal, "SIGHUP", None)
+        if hangup:
+            terminal_output_to_devnull()
+        if self.signum is not None:
+            if hangup:
+                return
             from agents.interrupts import Terminated
 
             raise KeyboardInterrupt if signum == signal.SIGINT else Terminated(signum)
         self.signum = signum
-        if signum == getattr(signal, "SIGHUP", None):
-            _terminal_output_to_devnull()
         what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
-        with contextlib.suppress(OSError):  # (a terminal may be gone all the same: the checkpoint matters more)
-            print(f"\nhalma train: {what}: stopping after this update and saving a checkpoint "
-                  "(Ctrl-C again to stop at once, losing the updates since the last checkpoint)", file=sys.stderr,
-                  flush=True)
+        say_on_stderr(f"\nhalma train: {what}: stopping after this update and saving a checkpoint (Ctrl-C again to "
+                      "stop at once, losing the updates since the last checkpoint)")
 
 
-def _print_line(line: str) -> None:
-    """A status or evaluation line on stdout.  A terminal that hung up fails every write (EIO) before the
-    SIGHUP that follows reaches the run (the shell passes it on; it may never come, to a run that ignores it):
-    the line stopped the run as a full disk, without its checkpoint.  The output goes to /dev/null instead and
-    the run trains on, until the SIGHUP stops it with its checkpoint."""
-    try:
-        print(line, flush=True)
-    except OSError as exc:
-        if exc.errno != errno.EIO or not _is_terminal(1):
-            raise
-        _terminal_output_to_devnull()
+class _Output:
+    """halma train's lines on stdout, which a reader that went away must not cost the run its checkpoint:
+
+    - a terminal that hung up fails every write (EIO), before the SIGHUP that follows reaches the run (the shell
+      passes it on; a run that ignores it gets none): its output goes to /dev/null and training goes on (the
+      line stopped the run as a full disk, without its checkpoint);
+    - a closed pipe (``| head``, or a ``| tee`` that the same Ctrl-C ended) fails with EPIPE: stdout goes to
+      /dev/null and ``reader_gone`` asks the run to stop after the update with its checkpoint, as Ctrl-C does.
+
+    Other failures (a full disk) are raised, for the run to stop on."""
+
+    def __init__(self) -> None:
+        self.reader_gone = False
+
+    def line(self, text: str) -> None:
+        try:
+            print(text, flush=True)
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:
+                to_devnull(1)
+                self.reader_gone = True
+            elif exc.errno == errno.EIO and is_terminal_device(1):
+                terminal_output_to_devnull()
+            else:
+                raise _StdoutFailed(exc.errno, exc.strerror) from exc
 
 
-def _is_terminal(fd: int) -> bool:
-    """Whether ``fd`` is a character device: a terminal, even one that hung up (``isatty`` then says no)."""
-    try:
-        return stat.S_ISCHR(os.fstat(fd).st_mode)
-    except OSError:
-        return False
-
-
-def _terminal_output_to_devnull() -> None:
-    """After a hangup the terminal is gone, and every write to it fails (EIO): the next status line stopped the
-    run as if the disk were full, without its checkpoint.  Output that went to a terminal (a character device)
-    goes to /dev/null from here on; output redirected to a file or a pipe goes on there."""
-    for fd in (1, 2):
-        with contextlib.suppress(OSError):
-            if _is_terminal(fd):
-                null = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(null, fd)
-                os.close(null)
+class _StdoutFailed(OSError):
+    """A line that stdout could not take (``> log`` on a full disk): the error line names stdout, not the run
+    directory."""
 
 
 class RunError(Exception):
@@ -305,7 +315,8 @@ def _run_error_in(message: str) -> str | None:
 
 def _cannot_write(exc: OSError, run_dir: Path) -> str:
     """A write that failed (a full disk: ENOSPC), for the error line."""
-    where = repr(str(exc.filename)) if exc.filename else f"the run directory {str(run_dir)!r}"
+    where = ("the standard output" if isinstance(exc, _StdoutFailed) else repr(str(exc.filename)) if exc.filename
+             else f"the run directory {str(run_dir)!r}")
     return f"cannot write {where}: {exc.strerror or exc}"
 
 
@@ -334,11 +345,12 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
     t0 = time.time()
     error = None
     trainer = None
+    output = _Output()
     try:
         trainer = Trainer(cfg, run_dir, device=args.device, resume=args.resume, rank=rank, world_size=world_size,
                           crossing_cache=Path(args.runs_dir) / CROSSING_CACHE, lock_run_dir=True,
                           quiet=args.quiet or not stderr_is_terminal(),  # a bar only on a terminal
-                          log=_print_line)
+                          log=output.line)
     except ValueError as exc:
         error = str(exc)
     except OSError as exc:  # an unwritable --runs-dir, or a file in its place
@@ -349,14 +361,14 @@ def train_and_evaluate(rank: int, world_size: int, cfg: Any, args: argparse.Name
             trainer.close()
             trainer.run_lock.close()
         if rank == 0:
-            print(f"halma train: error: {errors[0]}", file=sys.stderr)
+            say_on_stderr(f"halma train: error: {errors[0]}")
         return 2
     with trainer.run_lock:  # held to the end of the closing evaluation
-        return _train_and_evaluate(trainer, rank, world_size, cfg, args, t0)
+        return _train_and_evaluate(trainer, rank, world_size, cfg, args, t0, output)
 
 
 def _train_and_evaluate(trainer: Any, rank: int, world_size: int, cfg: Any, args: argparse.Namespace,
-                        t0: float) -> int:
+                        t0: float, output: _Output) -> int:
     from agents.network import Diverged
 
     run_dir = Path(args.runs_dir) / cfg.name
@@ -372,28 +384,28 @@ def _train_and_evaluate(trainer: Any, rank: int, world_size: int, cfg: Any, args
             end = f"the last whole rollout ({cfg.rollout_steps} steps) before ppo.total_steps={cfg.ppo.total_steps}"
         at = f"{ckpt} is at update {trainer.update} ({trainer.global_step} steps), {end}"
         if not _final_eval_wanted(cfg, args) or _final_eval_written(run_dir, trainer.global_step):
-            print(f"halma train: nothing to do: {at}; raise it with --set ppo.total_steps=N to train on",
-                  file=sys.stderr)
+            say_on_stderr(f"halma train: nothing to do: {at}; raise it with --set ppo.total_steps=N to train on")
             return 0
         # training finished, its final evaluation did not (interrupted, or a crash): that is what is left
-        print(f"halma train: {at}, but the run has no final evaluation of it: running it now", file=sys.stderr)
-        return _final_evaluation(trainer, world_size, cfg, args, t0)
+        say_on_stderr(f"halma train: {at}, but the run has no final evaluation of it: running it now")
+        return _final_evaluation(trainer, world_size, cfg, args, t0, output)
     start_step = trainer.global_step
     if main:
         on = f"{trainer.device}" + (f", {world_size} processes" if world_size > 1 else "")
-        print(f"training {cfg.game.variant} {cfg.game.num_players} seats -> {run_dir} on {on}", flush=True)
+        output.line(f"training {cfg.game.variant} {cfg.game.num_players} seats -> {run_dir} on {on}")
     try:
         if world_size == 1:
-            with _GracefulInterrupt() as interrupt:
+            with _GracefulInterrupt(output) as interrupt:
                 try:
                     trainer.train(stop=lambda: interrupt.requested)
                 finally:
                     trainer.close()
-            if interrupt.signum is not None:
-                trainer.save()  # the update that finished last (a second time if its checkpoint was just written)
-                print(f"halma train: stopped at update {trainer.update} ({trainer.global_step} steps); checkpoint "
-                      f"{ckpt}; continue with: {resume_command(args)}", file=sys.stderr)
-                return 128 + interrupt.signum
+                if interrupt.requested:  # (the handlers still in place: a hangup during the save costs nothing)
+                    trainer.save()  # the update that finished last (a second time if its checkpoint was just written)
+                    why = "" if interrupt.signum is not None else "the standard output's reader went away: "
+                    say_on_stderr(f"halma train: {why}stopped at update {trainer.update} ({trainer.global_step} "
+                                  f"steps); checkpoint {ckpt}; continue with: {resume_command(args)}")
+                    return 1 if interrupt.signum is None else 128 + interrupt.signum  # (1: cli's for a closed pipe)
         else:
             try:
                 trainer.train()
@@ -402,8 +414,8 @@ def _train_and_evaluate(trainer: Any, rank: int, world_size: int, cfg: Any, args
     except Diverged as exc:  # nothing of the step was written: last.pt is the last finite checkpoint
         if world_size > 1:  # run says it, with the resume hint
             raise RunError(str(exc)) from None
-        print(f"halma train: error: {exc}; {resume_hint(cfg, args)}, with a change such as --set "
-              f"{exc.setting}=... (the same settings diverge the same way)", file=sys.stderr)
+        say_on_stderr(f"halma train: error: {exc}; {resume_hint(cfg, args)}, with a change such as --set "
+                      f"{exc.setting}=... (the same settings diverge the same way)")
         return 2
     except OSError as exc:  # a full disk: a checkpoint is written whole or not at all, so last.pt is the last one
         if not is_write_failure(exc):  # (a closed stdout is cli's; a missing file to read, a bug: a traceback)
@@ -413,14 +425,14 @@ def _train_and_evaluate(trainer: Any, rank: int, world_size: int, cfg: Any, args
         cannot = _cannot_write(exc, run_dir)
         if world_size > 1:  # run says it, with the resume hint
             raise RunError(cannot) from None
-        print(f"halma train: error: {cannot}; {resume_hint(cfg, args)}", file=sys.stderr)
+        say_on_stderr(f"halma train: error: {cannot}; {resume_hint(cfg, args)}")
         return 2
     if not main:
         return 0
     train_time = time.time() - t0
     session = f" ({trainer.global_step - start_step} of them now)" if start_step else ""
-    print(f"trained {trainer.global_step} steps{session} in {train_time:.0f} s; checkpoint {ckpt}")
-    return _final_evaluation(trainer, world_size, cfg, args, t0)
+    output.line(f"trained {trainer.global_step} steps{session} in {train_time:.0f} s; checkpoint {ckpt}")
+    return _final_evaluation(trainer, world_size, cfg, args, t0, output)
 
 
 def _final_eval_wanted(cfg: Any, args: argparse.Namespace) -> bool:
@@ -437,7 +449,8 @@ def _final_eval_written(run_dir: Path, global_step: int) -> bool:
     return isinstance(res, dict) and res.get("global_step") == global_step and (run_dir / "final_eval.md").is_file()
 
 
-def _final_evaluation(trainer: Any, world_size: int, cfg: Any, args: argparse.Namespace, t0: float) -> int:
+def _final_evaluation(trainer: Any, world_size: int, cfg: Any, args: argparse.Namespace, t0: float,
+                      output: _Output) -> int:
     """The closing evaluation (process 0, after ``trainer.close()``): final_eval.json/md, eval.jsonl and the
     table printed; not TensorBoard, whose writer is closed (it would open a second event file, and give eval/*
     a second point at the last step)."""
@@ -470,19 +483,19 @@ def _final_evaluation(trainer: Any, world_size: int, cfg: Any, args: argparse.Na
                 cannot = _cannot_write(exc, run_dir)
                 if world_size > 1:
                     raise RunError(cannot) from None
-                print(f"halma train: error: {cannot}; {complete}", file=sys.stderr)
+                say_on_stderr(f"halma train: error: {cannot}; {complete}")
                 return 2
             if world_size > 1:  # the parent stops every process and says how to continue (run)
                 raise
             signum = int(getattr(exc, "signum", signal.SIGINT))
             what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
-            print(f"\nhalma train: {what} during the final evaluation; {complete}", file=sys.stderr)
+            say_on_stderr(f"\nhalma train: {what} during the final evaluation; {complete}")
             return 128 + signum
-        print(f"final evaluation ({time.time() - t1:.0f} s), policy alone; written to {run_dir / 'final_eval.md'} "
-              "and final_eval.json:")
-        print(table)
-        print(f"cross-check with the arena: {cross_check_command(ckpt, cfg)}")
-    print(f"total time {time.time() - t0:.0f} s")
+        output.line(f"final evaluation ({time.time() - t1:.0f} s), policy alone; written to "
+                    f"{run_dir / 'final_eval.md'} and final_eval.json:")
+        output.line(table)
+        output.line(f"cross-check with the arena: {cross_check_command(ckpt, cfg)}")
+    output.line(f"total time {time.time() - t0:.0f} s")
     return 0
 
 

@@ -417,6 +417,67 @@ def test_a_terminal_that_hangs_up_before_its_sighup_comes_does_not_stop_the_run(
     assert load_checkpoint(tmp_path / "tiny" / "checkpoints" / "last.pt")["update"] >= 3
 
 
+def test_a_closed_pipe_stops_the_run_with_its_checkpoint(tmp_path: Path) -> None:
+    """stdout's reader gone (``| head``, or a ``| tee`` that the same Ctrl-C ended): the next status line's EPIPE
+    was raised out of the updates, exit 1 without a checkpoint.  The run now stops after the update as on Ctrl-C,
+    saves last.pt and says how to continue (on stderr), exit 1 (a closed pipe's, as every halma command's)."""
+    data = tiny_config(ppo__total_steps=4 * 16 * 10_000, checkpoint__every=10_000)
+    data["log"].update(tensorboard=False, status_every=1e-6)  # a status line after every update
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(data))
+    with open(tmp_path / "err", "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "agents.cli", "train", str(tmp_path / "c.yaml"), "--runs-dir",
+                                 str(tmp_path), "--quiet"], stdout=subprocess.PIPE, stderr=err,
+                                stdin=subprocess.DEVNULL, cwd=ROOT)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith(b"training star 2 seats")
+        assert proc.stdout.readline().startswith(b"update 1/")
+        proc.stdout.close()  # the reader goes away
+        assert proc.wait(120) == 1
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    said = (tmp_path / "err").read_text()
+    last = tmp_path / "tiny" / "checkpoints" / "last.pt"
+    update = load_checkpoint(last)["update"]
+    assert update >= 1 and said.endswith(
+        f"halma train: the standard output's reader went away: stopped at update {update} ({update * 64} steps); "
+        f"checkpoint {last}; continue with: halma train {tmp_path / 'c.yaml'} --resume --runs-dir {tmp_path} "
+        "--quiet\n") and "Traceback" not in said, said
+
+
+def test_a_terminal_that_hangs_up_without_a_sighup_leaves_the_bar_run_to_finish(tmp_path: Path) -> None:
+    """The bar (stderr a terminal) swallows its own EIO, so nothing had sent the output to /dev/null: the line
+    after the training, 'trained N steps', failed, exit 1 with a traceback and no final evaluation.  Every line
+    of halma train now takes a hung-up terminal as /dev/null; the run finishes with its evaluation, exit 0."""
+    import pty
+    import select
+
+    data = tiny_config(ppo__total_steps=4 * 16 * 40, checkpoint__every=10_000, eval__every=0, eval__final_games=2)
+    data["log"].update(tensorboard=False, progress_bar=True)
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(data))
+    master, terminal = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "agents.cli", "train", str(tmp_path / "c.yaml"), "--runs-dir",
+                             str(tmp_path)], stdout=terminal, stderr=terminal, stdin=subprocess.DEVNULL, cwd=ROOT)
+    os.close(terminal)
+    try:
+        deadline = time.monotonic() + 120
+        # the first update's snapshot: the lines before the updates are shown, and the bar drawn (with no columns
+        # to draw in on this terminal, as an empty line)
+        while not list((tmp_path / "tiny" / "snapshots").glob("snap_*.pt")):
+            assert proc.poll() is None and time.monotonic() < deadline, "training did not start"
+            if select.select([master], [], [], 0.05)[0]:
+                os.read(master, 65536)
+        os.close(master)  # the terminal hangs up, and no SIGHUP comes (a disowned job, or SIGHUP ignored)
+        assert proc.wait(120) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert json.loads((tmp_path / "tiny" / "final_eval.json").read_text())["global_step"] == 4 * 16 * 40
+
+
 def test_a_run_started_with_hangups_ignored_keeps_ignoring_them(monkeypatch) -> None:
     """nohup halma train ... &: the graceful stop put its handler over nohup's SIG_IGN, so the first hangup
     stopped the run that nohup was asked to keep going."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import os
 import random
@@ -176,21 +177,77 @@ def test_graceful_interrupt_asks_once_then_interrupts_and_puts_the_handler_back(
     assert signal.getsignal(signal.SIGINT) is before
 
 
-def test_a_second_hangup_interrupts_with_its_own_signal(capsys) -> None:
-    # SIGHUP (a closed terminal) asks for the stop as SIGTERM does; the second one is Terminated with its signal,
-    # so the command exits 129, not Ctrl-C's 130
+def test_a_hangup_asks_for_the_stop_and_never_stops_at_once(capsys, monkeypatch) -> None:
+    """SIGHUP (a closed terminal) asks for the stop as SIGTERM does, exit 129.  A second one was Terminated, the
+    updates since the last checkpoint lost: but one closed terminal can send two (the shell passes one on, the
+    kernel sends another), and a terminal closed after Ctrl-C, while the stop saves its checkpoint, lost it too."""
+    from agents.interrupts import Terminated
+
+    hung_up: list[bool] = []
+    monkeypatch.setattr(agents.train, "terminal_output_to_devnull", lambda: hung_up.append(True))
     before = signal.getsignal(signal.SIGHUP)
     with _GracefulInterrupt() as interrupt:
         assert signal.getsignal(signal.SIGHUP) == interrupt._handle
         interrupt._handle(signal.SIGHUP, None)
-        assert interrupt.signum == signal.SIGHUP
+        assert interrupt.signum == signal.SIGHUP and hung_up == [True]
         assert "halma train: stopped by SIGHUP: stopping" in capsys.readouterr().err
-        from agents.interrupts import Terminated
-
-        with pytest.raises(Terminated) as stopped:
-            interrupt._handle(signal.SIGHUP, None)
-        assert stopped.value.signum == signal.SIGHUP
+        interrupt._handle(signal.SIGHUP, None)  # the second: the stop goes on
+        assert interrupt.signum == signal.SIGHUP and hung_up == [True, True] and capsys.readouterr().err == ""
+        with pytest.raises(Terminated) as stopped:  # SIGTERM after it stops at once
+            interrupt._handle(signal.SIGTERM, None)
+        assert stopped.value.signum == signal.SIGTERM
     assert signal.getsignal(signal.SIGHUP) is before
+    with _GracefulInterrupt() as interrupt:
+        interrupt._handle(signal.SIGINT, None)
+        interrupt._handle(signal.SIGHUP, None)  # Ctrl-C, then the window closed: the stop still saves
+        assert interrupt.signum == signal.SIGINT and hung_up == [True, True, True]
+        with pytest.raises(KeyboardInterrupt):
+            interrupt._handle(signal.SIGINT, None)
+
+
+def test_stdouts_reader_gone_asks_for_the_stop_and_a_full_disk_is_named_as_stdouts(monkeypatch) -> None:
+    """A closed pipe (EPIPE: ``| head``, or a ``| tee`` the same Ctrl-C ended) was raised out of the updates: the
+    run ended without its checkpoint, exit 1.  Now stdout goes to /dev/null and the run stops after the update,
+    saving it.  Another failure is raised, named as stdout's (it was called the run directory's)."""
+    output = agents.train._Output()
+    interrupt = _GracefulInterrupt(output)
+    sent: list[int] = []
+    monkeypatch.setattr(agents.train, "to_devnull", sent.append)
+
+    def failing(errno_: int):
+        def write(text: str) -> int:
+            raise OSError(errno_, os.strerror(errno_))
+        return types.SimpleNamespace(write=write, flush=lambda: None)
+
+    monkeypatch.setattr(sys, "stdout", failing(errno.ENOSPC))
+    with pytest.raises(OSError) as full:
+        output.line("update 1/2")
+    message = agents.train._cannot_write(full.value, Path("runs/x"))
+    assert message == "cannot write the standard output: No space left on device"
+    assert not interrupt.requested and sent == []
+    monkeypatch.setattr(sys, "stdout", failing(errno.EPIPE))
+    output.line("update 2/2")
+    assert interrupt.requested and interrupt.signum is None and sent == [1]
+
+
+def test_a_message_stderr_cannot_take_is_dropped(monkeypatch) -> None:
+    """halma's last line on a stderr that is gone (a closed pipe, a hung-up terminal) raised in its own handler: a
+    traceback (to nowhere) and exit 1 in place of 130, 143 or 2."""
+    import agents.cli
+    import agents.files
+
+    sent: list[int] = []
+    monkeypatch.setattr(agents.files, "to_devnull", sent.append)
+
+    def broken(text: str) -> int:
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+    def interrupted(name: object, argv: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sys, "stderr", types.SimpleNamespace(write=broken, flush=lambda: None))
+    monkeypatch.setattr(agents.cli, "_main", interrupted)
+    assert agents.cli.main(["eval"]) == 130 and sent == [2]
 
 
 def test_graceful_interrupt_without_a_previous_python_handler_restores_the_default(monkeypatch) -> None:
@@ -298,9 +355,10 @@ def test_the_trainer_is_made_as_the_arguments_say(tmp_path: Path, fake_trainer, 
     assert kept == [True]  # the command's process keeps freed memory for the updates (agents.ppo)
     [trainer] = fake_trainer.made
     assert trainer.run_dir == tmp_path / "tiny"
+    log = trainer.kwargs.pop("log")  # lines that a vanished reader does not stop the run with (agents.train._Output)
+    assert isinstance(log.__self__, agents.train._Output) and log.__name__ == "line"
     assert trainer.kwargs == {"device": "cpu", "resume": True, "rank": 0, "world_size": 1,
-                              "crossing_cache": tmp_path / ".crossing_cache", "lock_run_dir": True, "quiet": False,
-                              "log": agents.train._print_line}  # (a hung-up terminal's EIO goes to /dev/null)
+                              "crossing_cache": tmp_path / ".crossing_cache", "lock_run_dir": True, "quiet": False}
     assert trainer.calls == ["train", ("stop", False), ("stop", False), ("stop", False), "close"]
     out = capsys.readouterr().out
     assert out.startswith(f"training star 2 seats -> {tmp_path / 'tiny'} on cpu\n")
