@@ -123,6 +123,9 @@ def _entry(rank: int, fn: Callable[..., Any], world_size: int, tmp: str, args: t
     loopback = loopback_interface()
     if loopback is not None:
         os.environ["GLOO_SOCKET_IFNAME"] = loopback
+    # this process's temporary files (halma bench train's run folder) go in the folder spawn removes: a process
+    # _stop ends (SIGTERM's default action, after Ctrl-C or SIGTERM of the parent) removes none itself
+    tempfile.tempdir = tmp
     # killed at once when the parent dies (torch's spawn asks for SIGINT, which would interrupt an update, a
     # checkpoint's save say, and print a traceback after halma train is gone; an interrupted save leaves only its
     # temporary file, which the next save removes); elsewhere than on Linux the thread polls

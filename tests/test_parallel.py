@@ -416,6 +416,20 @@ def test_stop_terminates_waits_out_the_grace_and_kills_what_outlives_it() -> Non
     assert late.calls == ["terminate", ("join", 0.0), "kill", ("join", None)]
 
 
+def _temporary_folder(rank: int, world_size: int) -> str:
+    return tempfile.gettempdir()
+
+
+def test_the_processes_make_their_temporary_files_in_the_folder_spawn_removes(tmp_path: Path, monkeypatch) -> None:
+    """halma bench train's processes made their run folders in $TMPDIR: a Ctrl-C or SIGTERM, which ends them by
+    SIGTERM's default action (_stop), left two folders behind on every interrupted bench."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # (read again from TMPDIR)
+    folder = Path(parallel.spawn(_temporary_folder, 2))
+    assert folder.parent == tmp_path and folder.name.startswith(parallel.FOLDER_PREFIX)
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize(("names", "found"), [(["eth0", "lo"], "lo"), (["en0", "lo0"], "lo0"), (["eth0"], None),
                                               (OSError("no interfaces"), None)])
 def test_the_loopback_interface_by_its_name(monkeypatch: pytest.MonkeyPatch, names: Any, found: str | None) -> None:
@@ -534,6 +548,7 @@ def test_a_process_joins_the_group_runs_fn_and_leaves_at_once(tmp_path: Path, mo
     monkeypatch.setattr(parallel, "signal_at_parent_death", lambda how: seen.append(("death", how)))
     monkeypatch.setattr(parallel, "loopback_interface", lambda: "lo9")
     monkeypatch.setattr(os, "_exit", exit_)
+    monkeypatch.setattr(tempfile, "tempdir", tempfile.tempdir)  # (_entry sets it: put back after the test)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setenv("GLOO_SOCKET_IFNAME", "eth0")
     for rank in (1, 0):
