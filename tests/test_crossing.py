@@ -98,7 +98,10 @@ def test_the_bot_follows_its_plan_in_the_solitaire() -> None:
 def test_a_deadline_cuts_the_beam_short() -> None:
     start = time.perf_counter()
     line = plan_crossing(Game(SOLITAIRE), width=3000, deadline=time.perf_counter() + 0.2)
-    assert time.perf_counter() - start < 2.0  # one beam depth at most past the deadline
+    # one beam depth at most past the deadline (0.2-0.25 s in all here), within a bound that a pause of the test
+    # process on a loaded CI machine (2.8 s seen) does not reach, and the search without its deadline does (24 s
+    # here, 2026-12-07)
+    assert time.perf_counter() - start < 10.0
     assert line and line[0] in Game(SOLITAIRE).legal_moves()
 
 
