@@ -390,10 +390,10 @@ def _train_and_evaluate(trainer: Any, rank: int, world_size: int, cfg: Any, args
         say_on_stderr(f"halma train: {at}, but the run has no final evaluation of it: running it now")
         return _final_evaluation(trainer, world_size, cfg, args, t0, output)
     start_step = trainer.global_step
-    if main:
-        on = f"{trainer.device}" + (f", {world_size} processes" if world_size > 1 else "")
-        output.line(f"training {cfg.game.variant} {cfg.game.num_players} seats -> {run_dir} on {on}")
     try:
+        if main:  # (its failure, > /dev/full, is said with the resume hint: the run directory is made already)
+            on = f"{trainer.device}" + (f", {world_size} processes" if world_size > 1 else "")
+            output.line(f"training {cfg.game.variant} {cfg.game.num_players} seats -> {run_dir} on {on}")
         if world_size == 1:
             with _GracefulInterrupt(output) as interrupt:
                 try:

@@ -447,6 +447,20 @@ def test_a_closed_pipe_stops_the_run_with_its_checkpoint(tmp_path: Path) -> None
         "--quiet\n") and "Traceback" not in said, said
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_a_full_standard_output_at_the_first_line_says_how_to_start_over(tmp_path: Path) -> None:
+    """> /dev/full: the first line failed after the run directory was made, and the error said nothing of it,
+    so the same command again was refused (a run directory without a checkpoint) without a word of why."""
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(tiny_config()))
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "agents.cli", "train", str(tmp_path / "c.yaml"), "--runs-dir",
+                               str(tmp_path)], stdout=full, stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2 and done.stderr == (
+        "halma train: error: cannot write the standard output: No space left on device; no checkpoint was written "
+        "yet (the first comes after checkpoint.every=1 updates), so there is nothing to resume: remove "
+        f"{tmp_path / 'tiny'} (or choose another --set name=NAME) and run the same command again to start over\n")
+
+
 def test_a_terminal_that_hangs_up_without_a_sighup_leaves_the_bar_run_to_finish(tmp_path: Path) -> None:
     """The bar (stderr a terminal) swallows its own EIO, so nothing had sent the output to /dev/null: the line
     after the training, 'trained N steps', failed, exit 1 with a traceback and no final evaluation.  Every line
