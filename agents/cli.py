@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import cast
 
 from agents.files import is_write_failure, missing_extra, say_on_stderr
-from agents.interrupts import sigterm_raises
+from agents.interrupts import stop_signals_raise
 from halma_env.notation import quoted
 from halma_env.rules import ASCII_DECIMAL, ASCII_INTEGER, MAX_OPTION_DIGITS
 from halma_env.suggest import did_you_mean
@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main_reporting(name: str | None, argv: list[str], command: str) -> int:
     """``_main`` with what its output and signals end in made one line and an exit status (README, "exit
     statuses")."""
-    with sigterm_raises():
+    with stop_signals_raise():
         try:
             try:
                 status = _main(name, argv)

@@ -15,23 +15,30 @@ from typing import Any
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM (``kill``, a job scheduler), raised as Ctrl-C's ``KeyboardInterrupt`` is, so that the same paths
-    clean up: a ``halma`` command's (``halma export``'s scratch folder, ``halma train``'s resume hint), which then
-    exits with the shell's status for it, 143 (killed outright, it would leave its files behind and say nothing), and
-    ``parallel.spawn``'s, which stops its processes.  ``signum``: the signal."""
+    """SIGTERM (``kill``, a job scheduler) or SIGHUP, raised as Ctrl-C's ``KeyboardInterrupt`` is, so that the same
+    paths clean up: a ``halma`` command's (``halma export``'s scratch folder, ``halma train``'s resume hint), which
+    then exits with the shell's status for it, 143 or 129 (killed outright, it would leave its files behind and say
+    nothing), and ``parallel.spawn``'s, which stops its processes.  ``signum``: the signal."""
 
     signum: int = signal.SIGTERM
 
     def __init__(self, signum: int = signal.SIGTERM) -> None:
         super().__init__()
-        self.signum = signum  # (halma train's graceful stop raises it for SIGHUP too)
+        self.signum = signum
+
+
+SIGHUP = getattr(signal, "SIGHUP", None)  # (POSIX only)
 
 
 @contextlib.contextmanager
-def sigterm_raises() -> Iterator[None]:
-    """SIGTERM raises ``Terminated`` for the block, in the main thread of this process alone (a handler is
-    only ever run there): a process forked meanwhile that inherits the handler takes the signal's default action,
-    as without the block.  Elsewhere than in the main thread (no handler can be set there) the block runs as is."""
+def stop_signals_raise() -> Iterator[None]:
+    """SIGTERM, and SIGHUP (the terminal hung up), raise ``Terminated(signum)`` for the block, so that a command
+    cleans up as on Ctrl-C (SIGHUP's default action ended ``halma eval --out``, ``halma ladder`` and the training
+    processes at once, leaving their files); a SIGHUP first sends the terminal's output to /dev/null (every write to
+    a hung-up terminal fails), and one the process was started with ignored (``nohup``) stays ignored.  In the main
+    thread of this process alone (a handler is only ever run there): a process forked meanwhile that inherits the
+    handler takes the signal's default action, as without the block.  Elsewhere than in the main thread (no
+    handler can be set there) the block runs as is."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -39,16 +46,23 @@ def sigterm_raises() -> Iterator[None]:
 
     def handle(signum: int, frame: Any) -> None:
         if os.getpid() != owner:  # a forked child: killed by the signal, as without the handler
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGTERM)
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
             return
-        raise Terminated
+        if signum == SIGHUP:
+            from agents.files import terminal_output_to_devnull
 
-    previous = signal.signal(signal.SIGTERM, handle)
+            terminal_output_to_devnull()
+        raise Terminated(signum)
+
+    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, handle)}
+    if SIGHUP is not None and signal.getsignal(SIGHUP) is not signal.SIG_IGN:
+        previous[SIGHUP] = signal.signal(SIGHUP, handle)
     try:
         yield
     finally:  # None: a handler installed outside Python; back to the default then
-        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 
 def signal_at_parent_death(signum: int) -> None:

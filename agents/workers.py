@@ -5,11 +5,12 @@ yields their results as they finish.
 
 The workers never outlive the arena's process, whatever ends it:
 
-- Ctrl-C reaches every process of the terminal's group.  The workers ignore it (``_tie_to_parent``), so that none
-  prints a ``KeyboardInterrupt`` traceback; the arena's process handles it and stops them.  While they start,
-  SIGINT is blocked (``_sigint_blocked``: a process starts with its parent's blocked signals), so that a Ctrl-C
-  while a worker is still importing interrupts none of them before it can ignore it.
-- In the arena's process SIGINT and SIGTERM are held while it calls into the pool and handled just after
+- Ctrl-C, and the SIGHUP of a terminal that hung up, reach every process of the terminal's group.  The workers
+  ignore them (``_tie_to_parent``), so that none prints a ``KeyboardInterrupt`` traceback or dies before the arena's
+  process, which handles them and stops the workers.  While they start, both are blocked (``_sigint_blocked``: a
+  process starts with its parent's blocked signals), so that one that comes while a worker is still importing
+  interrupts none of them before it can ignore it.
+- In the arena's process SIGINT, SIGTERM and SIGHUP are held while it calls into the pool and handled just after
   (``_HeldSignals``): their exception, raised inside such a call, could leave a lock of the pool taken and hang
   the interpreter's exit.
 - A SIGTERM whose default action would end the arena's process at once (no ``finally`` runs) first stops the
@@ -30,7 +31,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from agents.interrupts import exit_with_parent, signal_at_parent_death
+from agents.interrupts import SIGHUP, exit_with_parent, signal_at_parent_death
 
 Task = TypeVar("Task")
 Result = TypeVar("Result")
@@ -119,12 +120,12 @@ SIGNAL_POLL_S = 0.1  # the longest Ctrl-C is held while the arena's process wait
 
 
 class _HeldSignals:
-    """SIGINT and SIGTERM, where Python handles them (Ctrl-C's ``KeyboardInterrupt``, a SIGTERM raised as an
-    exception, ``_sigterm_stops_workers``), held in the block and handled on leaving it, as they would have been
-    then (their handler may raise).  Raised inside a call into the pool, such an exception could leave a lock of
-    the pool taken (between its ``acquire`` and its ``with`` block), and the pool's thread, blocked on it, would
-    then hang the interpreter's exit after ``halma eval: interrupted``.  In the main thread only (no handler can be
-    set elsewhere); the same object may be entered again after it was left."""
+    """SIGINT, SIGTERM and SIGHUP, where Python handles them (Ctrl-C's ``KeyboardInterrupt``, a SIGTERM or SIGHUP
+    raised as an exception, ``_sigterm_stops_workers``), held in the block and handled on leaving it, as they would
+    have been then (their handler may raise).  Raised inside a call into the pool, such an exception could leave a
+    lock of the pool taken (between its ``acquire`` and its ``with`` block), and the pool's thread, blocked on it,
+    would then hang the interpreter's exit after ``halma eval: interrupted``.  In the main thread only (no handler
+    can be set elsewhere); the same object may be entered again after it was left."""
 
     def __init__(self) -> None:
         self.caught: list[int] = []
@@ -133,7 +134,7 @@ class _HeldSignals:
     def __enter__(self) -> _HeldSignals:
         self.caught = []
         if threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGINT, signal.SIGTERM):
+            for signum in (signal.SIGINT, signal.SIGTERM, *((SIGHUP,) if SIGHUP is not None else ())):
                 handler = signal.getsignal(signum)
                 if callable(handler):  # not the default action (SIGTERM's ends the process at once), nor ignored
                     self.previous[signum] = signal.signal(signum, self._catch)
@@ -205,15 +206,19 @@ def _sigterm_stops_workers(processes: Callable[[], list[Any]]) -> Iterator[None]
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+# what the terminal sends the whole process group, which the workers leave to the arena's process
+GROUP_SIGNALS = {signal.SIGINT, *((SIGHUP,) if SIGHUP is not None else ())}
+
+
 @contextlib.contextmanager
 def _sigint_blocked() -> Iterator[None]:
-    """SIGINT held off (blocked, not ignored: one that comes meanwhile is delivered after) in this thread while it
-    starts the workers: a process starts with its parent's blocked signals, so a Ctrl-C while a worker is still
-    importing (before ``_tie_to_parent`` ignores it) interrupts none with a traceback."""
+    """SIGINT and SIGHUP held off (blocked, not ignored: one that comes meanwhile is delivered after) in this thread
+    while it starts the workers: a process starts with its parent's blocked signals, so a Ctrl-C or a hangup while a
+    worker is still importing (before ``_tie_to_parent`` ignores them) interrupts none with a traceback or kills it."""
     if not hasattr(signal, "pthread_sigmask"):  # Windows
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, GROUP_SIGNALS)
     try:
         yield
     finally:
@@ -227,9 +232,10 @@ def _tie_to_parent(parent: int) -> None:
     SIGTERM before it could stop the workers): it would otherwise wait for tasks for ever, orphaned.  On Linux the
     kernel sends SIGTERM at the parent's death; everywhere a daemon thread also watches the parent
     (``agents.interrupts``, as for the training processes)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for signum in GROUP_SIGNALS:  # (a hangup too: the arena's process stops the workers, as for Ctrl-C)
+        signal.signal(signum, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # held off since its start: ignored now
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, GROUP_SIGNALS)  # held off since its start: ignored now
     signal_at_parent_death(signal.SIGTERM)
     if sys.platform != "win32" and os.getppid() != parent:  # gone already, before the request above
         os._exit(1)

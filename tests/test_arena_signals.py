@@ -146,6 +146,9 @@ def _cmdline(pid: int) -> bytes:
     ("run_tournament", signal.SIGTERM, -signal.SIGTERM),  # SIGTERM's default action: the arena stops its workers
     ("run_tournament", signal.SIGKILL, -signal.SIGKILL),  # nothing runs in it: the workers see it gone
     ("halma eval", signal.SIGTERM, None),  # the command's own handling (an exception, or the default action)
+    # a hangup is stopped as SIGTERM is, exit 129 (its default action ended the command at once: -1, the pool's
+    # semaphores left in /dev/shm)
+    ("halma eval", signal.SIGHUP, 128 + signal.SIGHUP),
 ])
 def test_the_workers_end_with_the_process_that_started_them(command: str, how: int, status: int | None) -> None:
     """``kill`` (or ``kill -9``) of ``halma eval --workers 2`` left both workers and multiprocessing's resource

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import agents.interrupts
-from agents.interrupts import Terminated, exit_with_parent, signal_at_parent_death, sigterm_raises
+from agents.interrupts import Terminated, exit_with_parent, signal_at_parent_death, stop_signals_raise
 
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork")
 
@@ -44,38 +44,67 @@ def test_sigterm_in_the_block_raises_terminated_and_the_handler_is_put_back() ->
         for previous in (theirs, signal.SIG_DFL):
             signal.signal(signal.SIGTERM, previous)
             with pytest.raises(Terminated) as raised:
-                with sigterm_raises():
+                with stop_signals_raise():
                     assert signal.getsignal(signal.SIGTERM) not in (theirs, signal.SIG_DFL)
                     signal.raise_signal(signal.SIGTERM)
                     time.sleep(1)  # not reached: the handler raises at once
             assert isinstance(raised.value, KeyboardInterrupt) and raised.value.signum == signal.SIGTERM
             assert signal.getsignal(signal.SIGTERM) is previous
-            with sigterm_raises():  # left without a signal: the same
+            with stop_signals_raise():  # left without a signal: the same
                 pass
             assert signal.getsignal(signal.SIGTERM) is previous
     finally:
         signal.signal(signal.SIGTERM, before)
 
 
+def test_a_hangup_in_the_block_raises_terminated_unless_it_was_ignored(monkeypatch) -> None:
+    """SIGHUP's default action ended every command but a one-process halma train's updates at once: halma eval
+    --out left its folder and the pool's semaphores, halma ladder its exported models.  It is Terminated(SIGHUP)
+    now, the terminal's output sent to /dev/null first; started ignored (nohup), it stays ignored."""
+    import agents.files
+
+    hung_up: list[bool] = []
+    monkeypatch.setattr(agents.files, "terminal_output_to_devnull", lambda: hung_up.append(True))
+    before = signal.getsignal(signal.SIGHUP)
+    try:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        with pytest.raises(Terminated) as raised:
+            with stop_signals_raise():
+                signal.raise_signal(signal.SIGHUP)
+                time.sleep(1)  # not reached: the handler raises at once
+        assert raised.value.signum == signal.SIGHUP and hung_up == [True]
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        with stop_signals_raise():
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            signal.raise_signal(signal.SIGHUP)  # ignored
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN and hung_up == [True]
+    finally:
+        signal.signal(signal.SIGHUP, before)
+
+
 def test_a_handler_installed_outside_python_is_followed_by_the_default_action(monkeypatch) -> None:
     """``signal.signal`` answers None for a handler installed outside Python: the block puts back SIG_DFL."""
-    calls: list[Any] = []
+    calls: dict[int, list[Any]] = {signal.SIGTERM: [], signal.SIGHUP: []}
     real = signal.signal
 
     def recording(signum: int, handler: Any) -> Any:
-        calls.append(handler)
+        calls[signum].append(handler)
         real(signum, handler)
-        return None if len(calls) == 1 else signal.SIG_DFL
+        return None if len(calls[signum]) == 1 else signal.SIG_DFL
 
-    before = signal.getsignal(signal.SIGTERM)
+    before = {signum: signal.getsignal(signum) for signum in calls}
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)  # (not ignored, as under nohup: the block would leave it so)
     monkeypatch.setattr(signal, "signal", recording)
     try:
-        with sigterm_raises():
+        with stop_signals_raise():
             pass
     finally:
         monkeypatch.undo()
-        signal.signal(signal.SIGTERM, before)
-    assert len(calls) == 2 and callable(calls[0]) and calls[1] is signal.SIG_DFL
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+    for made in calls.values():
+        assert len(made) == 2 and callable(made[0]) and made[1] is signal.SIG_DFL
 
 
 def test_in_another_thread_the_block_runs_as_is() -> None:
@@ -85,7 +114,7 @@ def test_in_another_thread_the_block_runs_as_is() -> None:
 
     def elsewhere() -> None:
         try:
-            with sigterm_raises():
+            with stop_signals_raise():
                 seen.append(signal.getsignal(signal.SIGTERM))
             seen.append("left")
         except Exception as exc:  # (recorded: the assertion below names it)
@@ -109,7 +138,7 @@ def test_a_process_forked_in_the_block_is_killed_by_sigterm_not_raised_in() -> N
             return 3
         return 4
 
-    with sigterm_raises():
+    with stop_signals_raise():
         status = _child_status(child)
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM, status
 
