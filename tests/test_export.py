@@ -57,12 +57,17 @@ def test_manifest_records_the_game_encoding_source_and_checksum(exported: tuple[
     assert m["export_check"]["greedy_mismatches"] == 0 and m["export_check"]["max_logit_diff"] < 1e-3
 
 
-def test_exported_and_original_give_the_same_moves_on_200_positions(exported: tuple[Path, Path]) -> None:
+def test_exported_and_original_give_the_same_moves_on_200_positions(exported: tuple[Path, Path],
+                                                                    request: pytest.FixtureRequest) -> None:
     import torch
 
     from agents.policy import load_policy_player
 
-    torch.set_num_threads(1)  # a tiny network: extra threads only contend on a shared machine
+    # a tiny network: extra threads only contend on a shared machine (put back after: the worker's later tests ran
+    # on one thread)
+    threads = torch.get_num_threads()
+    request.addfinalizer(lambda: torch.set_num_threads(threads))
+    torch.set_num_threads(1)
     ckpt, path = exported
     torch_player = load_policy_player(ckpt)
     onnx_player = load_opponent(path)
