@@ -37,19 +37,26 @@ def stop_signals_raise() -> Iterator[None]:
     processes at once, leaving their files); a SIGHUP first sends the terminal's output to /dev/null (every write to
     a hung-up terminal fails), and one the process was started with ignored (``nohup``) stays ignored.  In the main
     thread of this process alone (a handler is only ever run there): a process forked meanwhile that inherits the
-    handler takes the signal's default action, as without the block.  Elsewhere than in the main thread (no
-    handler can be set there) the block runs as is."""
+    handler takes the signal's default action, as without the block.  A second SIGHUP is ignored: one closed
+    terminal can send two (the shell passes one on, the kernel sends another), and the second one raised inside the
+    first one's clean-up, leaving a temporary folder.  Elsewhere than in the main thread (no handler can be set
+    there) the block runs as is."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     owner = os.getpid()
+    hung_up = False
 
     def handle(signum: int, frame: Any) -> None:
+        nonlocal hung_up
         if os.getpid() != owner:  # a forked child: killed by the signal, as without the handler
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
             return
         if signum == SIGHUP:
+            if hung_up:
+                return
+            hung_up = True
             from agents.files import terminal_output_to_devnull
 
             terminal_output_to_devnull()
@@ -63,6 +70,22 @@ def stop_signals_raise() -> Iterator[None]:
     finally:  # None: a handler installed outside Python; back to the default then
         for signum, handler in previous.items():
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+
+
+def start_resource_tracker_without_hangups() -> None:
+    """multiprocessing's resource tracker (it removes the pools' semaphores at the end) started with SIGHUP blocked:
+    it ignores SIGINT and SIGTERM itself, not SIGHUP, so a hangup sent to the terminal's whole process group killed
+    it, and the command's clean-up then warned "resource_tracker: process died unexpectedly" with a KeyError
+    traceback per semaphore.  Nothing where there is no SIGHUP, or where the tracker runs already."""
+    if SIGHUP is None or not hasattr(signal, "pthread_sigmask"):
+        return
+    from multiprocessing import resource_tracker
+
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {SIGHUP})  # (a child starts with its parent's mask)
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def signal_at_parent_death(signum: int) -> None:

@@ -33,7 +33,12 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from agents.interrupts import exit_with_parent, signal_at_parent_death, stop_signals_raise
+from agents.interrupts import (
+    exit_with_parent,
+    signal_at_parent_death,
+    start_resource_tracker_without_hangups,
+    stop_signals_raise,
+)
 from halma_env.files import write_atomic
 
 # a process waits this long for the others at a collective: long enough for an evaluation or the
@@ -59,6 +64,7 @@ def spawn(fn: Callable[..., Any], world_size: int, *args: Any) -> Any:
     context = None
     try:
         with stop_signals_raise(), _quiet_torch_spawn():
+            start_resource_tracker_without_hangups()  # (torch's spawn context would start it)
             context = mp.start_processes(_entry, args=(fn, world_size, tmp, args, os.getpid()), nprocs=world_size,
                                          join=False, start_method="spawn")
             try:

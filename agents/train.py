@@ -496,6 +496,10 @@ def _final_evaluation(trainer: Any, world_size: int, cfg: Any, args: argparse.Na
         output.line(table)
         output.line(f"cross-check with the arena: {cross_check_command(ckpt, cfg)}")
     output.line(f"total time {time.time() - t0:.0f} s")
+    if output.reader_gone:  # (from the final evaluation's lines, or with processes > 1 from any of the run's)
+        say_on_stderr(f"halma train: the standard output's reader went away, its lines to /dev/null since; the run is "
+                      f"complete: checkpoint {ckpt}")
+        return 1  # (cli's for a closed pipe)
     return 0
 
 

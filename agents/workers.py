@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from agents.interrupts import SIGHUP, exit_with_parent, signal_at_parent_death
+from agents.interrupts import SIGHUP, exit_with_parent, signal_at_parent_death, start_resource_tracker_without_hangups
 
 Task = TypeVar("Task")
 Result = TypeVar("Result")
@@ -70,6 +70,7 @@ def run_in_processes(run: Callable[[Task], Result], tasks: list[Task], workers: 
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
+    start_resource_tracker_without_hangups()  # (the pool's semaphores would start it)
     pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=one_thread_per_worker)
 
     def processes() -> list[Any]:

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import signal
+import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -74,13 +77,37 @@ def test_a_hangup_in_the_block_raises_terminated_unless_it_was_ignored(monkeypat
                 time.sleep(1)  # not reached: the handler raises at once
         assert raised.value.signum == signal.SIGHUP and hung_up == [True]
         assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
+        reached = []
+        with pytest.raises(Terminated):  # a second one (one closed terminal can send two) leaves the clean-up be
+            with stop_signals_raise():
+                try:
+                    signal.raise_signal(signal.SIGHUP)
+                finally:
+                    signal.raise_signal(signal.SIGHUP)
+                    reached.append("the clean-up's end")
+        assert reached == ["the clean-up's end"] and hung_up == [True, True]
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
         with stop_signals_raise():
             assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
             signal.raise_signal(signal.SIGHUP)  # ignored
-        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN and hung_up == [True]
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN and hung_up == [True, True]
     finally:
         signal.signal(signal.SIGHUP, before)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads Linux's /proc")
+def test_the_resource_tracker_starts_with_hangups_blocked() -> None:
+    """It ignores SIGINT and SIGTERM itself, not SIGHUP: a hangup of the terminal's whole process group killed it,
+    and halma eval's clean-up then warned "resource_tracker: process died unexpectedly", with a traceback per
+    semaphore.  (In a fresh interpreter: one the tests ran in may have started its tracker already.)"""
+    code = ("from agents.interrupts import start_resource_tracker_without_hangups as start; start(); "
+            "from multiprocessing import resource_tracker as r; "
+            "print(open(f'/proc/{r._resource_tracker._pid}/status').read())")
+    root = Path(__file__).resolve().parents[1]
+    status = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=60,
+                            check=True).stdout
+    blocked = int(re.search(r"^SigBlk:\s*([0-9a-f]+)$", status, re.M).group(1), 16)  # type: ignore[union-attr]
+    assert blocked >> (signal.SIGHUP - 1) & 1, status
 
 
 def test_a_handler_installed_outside_python_is_followed_by_the_default_action(monkeypatch) -> None:

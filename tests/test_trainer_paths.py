@@ -436,6 +436,47 @@ def test_ctrl_c_during_training_saves_and_says_how_to_continue(tmp_path: Path, f
                         f"--resume --runs-dir {tmp_path}\n")
 
 
+def test_a_hangup_during_the_stop_s_save_does_not_cut_it_short(tmp_path: Path, fake_trainer, monkeypatch,
+                                                                capsys) -> None:
+    """Ctrl-C, then the window closed while the stop saved its checkpoint: the handlers were gone by then, and the
+    SIGHUP's default action ended the process in the middle of the save.  They now stay until it is done."""
+    monkeypatch.setattr(FakeTrainer, "interrupt", 1)
+    monkeypatch.setattr(agents.train, "terminal_output_to_devnull", lambda: None)  # (pytest's stdout stays)
+
+    def save_with_a_hangup(self) -> None:
+        signal.raise_signal(signal.SIGHUP)  # (its handler runs before this returns)
+        self.calls.append("save")
+
+    monkeypatch.setattr(FakeTrainer, "save", save_with_a_hangup)
+    before = signal.signal(signal.SIGHUP, signal.SIG_DFL)  # (not ignored, as under nohup)
+    try:
+        assert train_and_evaluate(0, 1, from_dict(tiny_config()), namespace(runs_dir=str(tmp_path))) == 130
+    finally:
+        signal.signal(signal.SIGHUP, before)
+    assert fake_trainer.made[-1].calls == ["train", ("stop", True), "close", "save"]
+    assert "halma train: stopped at update 1 (64 steps)" in capsys.readouterr().err
+
+
+def test_a_reader_gone_during_the_closing_evaluation_is_exit_1(tmp_path: Path, fake_trainer, monkeypatch,
+                                                                capsys) -> None:
+    """stdout's reader gone after the updates (``| head -2``): the closing evaluation ran on with its lines in
+    /dev/null and the command ended 0, as if they had been read; it is 1 now, a closed pipe's, with a word of it."""
+    real_line = agents.train._Output.line
+
+    def line_then_gone(self, text: str) -> None:
+        if text.startswith("final evaluation"):
+            self.reader_gone = True
+        real_line(self, text)
+
+    monkeypatch.setattr(agents.train._Output, "line", line_then_gone)
+    cfg = from_dict(tiny_config(eval__final_games=2, eval__final_opponents=["random"]))
+    assert train_and_evaluate(0, 1, cfg, namespace(runs_dir=str(tmp_path))) == 1
+    assert (tmp_path / "tiny" / "final_eval.json").exists()
+    assert capsys.readouterr().err.endswith(
+        "halma train: the standard output's reader went away, its lines to /dev/null since; the run is complete: "
+        f"checkpoint {tmp_path / 'tiny' / 'checkpoints' / 'last.pt'}\n")
+
+
 @pytest.mark.parametrize(("changes", "flags", "evaluated"), [
     ({"eval__final_games": 2, "eval__final_opponents": ["random", "greedy"]}, {}, True),
     ({"eval__final_games": 2, "eval__final_opponents": ["random"]}, {"no_final_eval": True}, False),
