@@ -345,66 +345,58 @@ def test_sigterm_of_a_run_in_one_process_stops_it_as_ctrl_c_does(tmp_path: Path,
                         f"with: halma train {tmp_path / 'c.yaml'} --resume --runs-dir {tmp_path} --quiet\n"), err
 
 
-def test_a_hangup_of_the_terminal_itself_still_saves_the_checkpoint(tmp_path: Path) -> None:
-    """The terminal gone (its master side closed, then SIGHUP): every write to it fails with EIO, and the
-    next status line stopped the run as a full disk, exit 1, without its checkpoint.  The output now goes
-    to /dev/null and the stop saves last.pt, exit 129."""
+def _train_on_a_terminal(tmp_path: Path, data: dict) -> tuple[subprocess.Popen, int]:
+    """halma train of config ``data`` with stdout and stderr on a pseudo-terminal: the process and the terminal's
+    master side, which the test reads (as a terminal does) and closes to hang it up."""
     import pty
-    import select
 
-    data = tiny_config(ppo__total_steps=4 * 16 * 10_000, checkpoint__every=10_000)
-    data["log"].update(tensorboard=False, status_every=1e-6)  # a status line after every update
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(data))
     master, terminal = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "agents.cli", "train", str(tmp_path / "c.yaml"), "--runs-dir",
                              str(tmp_path)], stdout=terminal, stderr=terminal, stdin=subprocess.DEVNULL, cwd=ROOT)
     os.close(terminal)
-    snapshots = tmp_path / "tiny" / "snapshots"
+    return proc, master
+
+
+def _last_snapshot(tmp_path: Path) -> int:
+    """The update of the run's newest snapshot, 0 before the first (tiny_config's pool.snapshot_every=1: one after
+    every update, the older ones dropped)."""
+    return max((int(p.stem.removeprefix("snap_")) for p in (tmp_path / "tiny" / "snapshots").glob("snap_*.pt")),
+               default=0)
+
+
+def _read_until_the_first_update(proc: subprocess.Popen, master: int, tmp_path: Path, deadline: float) -> None:
+    """Read what the run writes to its terminal until its first update's snapshot is there (the lines before the
+    updates shown)."""
+    import select
+
+    while not _last_snapshot(tmp_path):
+        assert proc.poll() is None and time.monotonic() < deadline, "training did not start"
+        if select.select([master], [], [], 0.05)[0]:
+            os.read(master, 65536)
+
+
+def _status_line_every_update() -> dict:
+    """A long run (the test stops it) with a status line after every update."""
+    data = tiny_config(ppo__total_steps=4 * 16 * 10_000, checkpoint__every=10_000)
+    data["log"].update(tensorboard=False, status_every=1e-6)
+    return data
+
+
+@pytest.mark.parametrize("updates_between", [0, 2], ids=["sighup-at-once", "sighup-two-updates-later"])
+def test_a_hangup_of_the_terminal_itself_still_saves_the_checkpoint(tmp_path: Path, updates_between: int) -> None:
+    """The terminal gone (its master side closed), then SIGHUP: every write to it fails with EIO, and the next
+    status line stopped the run as a full disk, exit 1, without its checkpoint.  The output now goes to /dev/null
+    and the stop saves last.pt, exit 129.  The SIGHUP may come late (the shell passes it on; a run that ignores it
+    never gets it): the status lines that failed meanwhile stopped the run, and the SIGHUP that came then killed it
+    (CI saw it: exit -1).  The run now trains on, its output in /dev/null, until the SIGHUP stops it."""
+    proc, master = _train_on_a_terminal(tmp_path, _status_line_every_update())
     try:
         deadline = time.monotonic() + 120
-        while not list(snapshots.glob("snap_*.pt")):  # reading what it writes meanwhile, as a terminal does
-            assert proc.poll() is None and time.monotonic() < deadline, "training did not start"
-            if select.select([master], [], [], 0.05)[0]:
-                os.read(master, 65536)
+        _read_until_the_first_update(proc, master, tmp_path, deadline)
         os.close(master)  # the terminal hangs up
-        proc.send_signal(signal.SIGHUP)
-        assert proc.wait(120) == 128 + signal.SIGHUP
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert load_checkpoint(tmp_path / "tiny" / "checkpoints" / "last.pt")["update"] >= 1
-
-
-def test_a_terminal_that_hangs_up_before_its_sighup_comes_does_not_stop_the_run(tmp_path: Path) -> None:
-    """The terminal gone, and its SIGHUP not there yet (the shell passes it on; a run that ignores it never gets
-    it): the next status line failed with EIO and stopped the run as a full disk, without its checkpoint, and the
-    SIGHUP that came then killed it (CI saw it: exit -1).  The run now trains on, its output in /dev/null, until
-    the SIGHUP stops it with its checkpoint."""
-    import pty
-    import select
-
-    data = tiny_config(ppo__total_steps=4 * 16 * 10_000, checkpoint__every=10_000)
-    data["log"].update(tensorboard=False, status_every=1e-6)  # a status line after every update
-    (tmp_path / "c.yaml").write_text(yaml.safe_dump(data))
-    master, terminal = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "agents.cli", "train", str(tmp_path / "c.yaml"), "--runs-dir",
-                             str(tmp_path)], stdout=terminal, stderr=terminal, stdin=subprocess.DEVNULL, cwd=ROOT)
-    os.close(terminal)
-    snapshots = tmp_path / "tiny" / "snapshots"
-
-    def last_update() -> int:  # (pool.snapshot_every=1: a snapshot after every update, the older ones dropped)
-        return max((int(p.stem.removeprefix("snap_")) for p in snapshots.glob("snap_*.pt")), default=0)
-
-    try:
-        deadline = time.monotonic() + 120
-        while not last_update():  # reading what it writes meanwhile, as a terminal does
-            assert proc.poll() is None and time.monotonic() < deadline, "training did not start"
-            if select.select([master], [], [], 0.05)[0]:
-                os.read(master, 65536)
-        os.close(master)  # the terminal hangs up: no SIGHUP yet
-        at_hangup = last_update()
-        while last_update() < at_hangup + 2:  # two updates on, each with a status line that failed
+        at_hangup = _last_snapshot(tmp_path)
+        while _last_snapshot(tmp_path) < at_hangup + updates_between:  # each update with a status line that failed
             assert proc.poll() is None, f"the run stopped at the hangup, exit {proc.returncode}"
             assert time.monotonic() < deadline, "the run made no update after the hangup"
             time.sleep(0.05)
@@ -414,16 +406,14 @@ def test_a_terminal_that_hangs_up_before_its_sighup_comes_does_not_stop_the_run(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert load_checkpoint(tmp_path / "tiny" / "checkpoints" / "last.pt")["update"] >= 3
+    assert load_checkpoint(tmp_path / "tiny" / "checkpoints" / "last.pt")["update"] >= 1 + updates_between
 
 
 def test_a_closed_pipe_stops_the_run_with_its_checkpoint(tmp_path: Path) -> None:
     """stdout's reader gone (``| head``, or a ``| tee`` that the same Ctrl-C ended): the next status line's EPIPE
     was raised out of the updates, exit 1 without a checkpoint.  The run now stops after the update as on Ctrl-C,
     saves last.pt and says how to continue (on stderr), exit 1 (a closed pipe's, as every halma command's)."""
-    data = tiny_config(ppo__total_steps=4 * 16 * 10_000, checkpoint__every=10_000)
-    data["log"].update(tensorboard=False, status_every=1e-6)  # a status line after every update
-    (tmp_path / "c.yaml").write_text(yaml.safe_dump(data))
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(_status_line_every_update()))
     with open(tmp_path / "err", "w") as err:
         proc = subprocess.Popen([sys.executable, "-m", "agents.cli", "train", str(tmp_path / "c.yaml"), "--runs-dir",
                                  str(tmp_path), "--quiet"], stdout=subprocess.PIPE, stderr=err,
@@ -465,24 +455,12 @@ def test_a_terminal_that_hangs_up_without_a_sighup_leaves_the_bar_run_to_finish(
     """The bar (stderr a terminal) swallows its own EIO, so nothing had sent the output to /dev/null: the line
     after the training, 'trained N steps', failed, exit 1 with a traceback and no final evaluation.  Every line
     of halma train now takes a hung-up terminal as /dev/null; the run finishes with its evaluation, exit 0."""
-    import pty
-    import select
-
     data = tiny_config(ppo__total_steps=4 * 16 * 40, checkpoint__every=10_000, eval__every=0, eval__final_games=2)
     data["log"].update(tensorboard=False, progress_bar=True)
-    (tmp_path / "c.yaml").write_text(yaml.safe_dump(data))
-    master, terminal = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "agents.cli", "train", str(tmp_path / "c.yaml"), "--runs-dir",
-                             str(tmp_path)], stdout=terminal, stderr=terminal, stdin=subprocess.DEVNULL, cwd=ROOT)
-    os.close(terminal)
+    proc, master = _train_on_a_terminal(tmp_path, data)
     try:
-        deadline = time.monotonic() + 120
-        # the first update's snapshot: the lines before the updates are shown, and the bar drawn (with no columns
-        # to draw in on this terminal, as an empty line)
-        while not list((tmp_path / "tiny" / "snapshots").glob("snap_*.pt")):
-            assert proc.poll() is None and time.monotonic() < deadline, "training did not start"
-            if select.select([master], [], [], 0.05)[0]:
-                os.read(master, 65536)
+        # the bar is drawn by then (with no columns to draw in on this terminal, as an empty line)
+        _read_until_the_first_update(proc, master, tmp_path, time.monotonic() + 120)
         os.close(master)  # the terminal hangs up, and no SIGHUP comes (a disowned job, or SIGHUP ignored)
         assert proc.wait(120) == 0
     finally:
