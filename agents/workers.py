@@ -7,7 +7,7 @@ The workers never outlive the arena's process, whatever ends it:
 
 - Ctrl-C, and the SIGHUP of a terminal that hung up, reach every process of the terminal's group.  The workers
   ignore them (``_tie_to_parent``), so that none prints a ``KeyboardInterrupt`` traceback or dies before the arena's
-  process, which handles them and stops the workers.  While they start, both are blocked (``_sigint_blocked``: a
+  process, which handles them and stops the workers.  While they start, both are blocked (``_group_signals_blocked``: a
   process starts with its parent's blocked signals), so that one that comes while a worker is still importing
   interrupts none of them before it can ignore it.
 - In the arena's process SIGINT, SIGTERM and SIGHUP are held while it calls into the pool and handled just after
@@ -81,7 +81,7 @@ def run_in_processes(run: Callable[[Task], Result], tasks: list[Task], workers: 
     held = _HeldSignals()
     try:
         with _sigterm_stops_workers(processes):
-            with held, _sigint_blocked():  # the workers start (the first submits) with Ctrl-C held off in them
+            with held, _group_signals_blocked():  # the workers start (the first submits) with Ctrl-C held off in them
                 running = {pool.submit(run, t) for t in itertools.islice(queued, workers)}
             with held:  # a few games queued beyond those played, so that no worker waits for its next one (not
                 # all: a wait on thousands of futures, repeated to poll for signals, costs O(games) each time)
@@ -212,7 +212,7 @@ GROUP_SIGNALS = {signal.SIGINT, *((SIGHUP,) if SIGHUP is not None else ())}
 
 
 @contextlib.contextmanager
-def _sigint_blocked() -> Iterator[None]:
+def _group_signals_blocked() -> Iterator[None]:
     """SIGINT and SIGHUP held off (blocked, not ignored: one that comes meanwhile is delivered after) in this thread
     while it starts the workers: a process starts with its parent's blocked signals, so a Ctrl-C or a hangup while a
     worker is still importing (before ``_tie_to_parent`` ignores them) interrupts none with a traceback or kills it."""

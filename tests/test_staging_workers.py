@@ -332,12 +332,12 @@ def test_a_sigterm_with_its_default_action_gets_a_handler_while_the_workers_run(
 
 
 @needs_posix_signals
-def test_sigint_is_blocked_while_the_workers_start_and_not_after() -> None:
-    from agents.workers import _sigint_blocked
+def test_ctrl_c_and_hangups_are_blocked_while_the_workers_start_and_not_after() -> None:
+    from agents.workers import _group_signals_blocked
 
     group = {signal.SIGINT, signal.SIGHUP}  # (a hangup, too, reaches the workers as they start)
     assert not group & signal.pthread_sigmask(signal.SIG_BLOCK, [])
-    with _sigint_blocked():
+    with _group_signals_blocked():
         assert group <= signal.pthread_sigmask(signal.SIG_BLOCK, [])
     assert not group & signal.pthread_sigmask(signal.SIG_BLOCK, [])
 
