@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import cast
 
-from agents.files import is_write_failure, missing_extra, say_on_stderr
+from agents.files import is_write_failure, missing_extra, say_on_stderr, to_devnull
 from agents.interrupts import stop_signals_raise
 from halma_env.notation import quoted
 from halma_env.rules import ASCII_DECIMAL, ASCII_INTEGER, MAX_OPTION_DIGITS
@@ -193,13 +193,13 @@ def _main_reporting(name: str | None, argv: list[str], command: str) -> int:
         except BrokenPipeError:
             # The reader went away (``halma perft 3 --divide | head``): stop quietly, as Unix tools do.
             # stdout goes to /dev/null so the interpreter's final flush does not raise again.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            to_devnull(sys.stdout.fileno())
             return 1
         except OSError as exc:
             # a write to stdout that failed (``> /dev/full``, a full disk): a command's own files name themselves
             if exc.filename is not None or not is_write_failure(exc):
                 raise
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (as above: the final flush)
+            to_devnull(sys.stdout.fileno())  # (as above: the final flush)
             say_on_stderr(f"halma{command}: error: cannot write the standard output: {exc.strerror or exc}")
             return 2
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (Terminated), also in the imports before the command

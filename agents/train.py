@@ -33,6 +33,7 @@ from agents.files import (
     terminal_output_to_devnull,
     to_devnull,
 )
+from agents.interrupts import SIGHUP, Terminated
 
 CROSSING_CACHE = ".crossing_cache"  # in the runs directory: the planner's crossing lines, shared by its runs
 DEFAULT_RUNS_DIR = "runs"
@@ -222,8 +223,7 @@ class _GracefulInterrupt:
     checkpoint is no request to lose it; it sends the terminal's output to /dev/null.  Installed only in the main
     thread of a single process."""
 
-    # (SIGHUP: POSIX only)
-    SIGNALS = (signal.SIGINT, signal.SIGTERM, *((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ()))
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, *((SIGHUP,) if SIGHUP is not None else ()))
 
     def __init__(self, output: _Output | None = None) -> None:
         self.signum: int | None = None
@@ -252,14 +252,12 @@ class _GracefulInterrupt:
             signal.signal(signum, default if previous is None else previous)
 
     def _handle(self, signum: int, frame: Any) -> None:
-        hangup = signum == getattr(signal, "SIGHUP", None)
+        hangup = signum == SIGHUP
         if hangup:
             terminal_output_to_devnull()
         if self.signum is not None:
             if hangup:
                 return
-            from agents.interrupts import Terminated
-
             raise KeyboardInterrupt if signum == signal.SIGINT else Terminated(signum)
         self.signum = signum
         what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
