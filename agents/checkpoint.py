@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from agents.files import is_empty_path, is_plain_int, shipped_file_hint
+from agents.files import is_empty_path, is_plain_int, quoted_path, shipped_file_hint
 from halma_env.encoding import ENCODING_VERSION
 from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file
 from halma_env.rules import game_problem
@@ -266,7 +266,12 @@ def load_checkpoint(path: str | Path, *, variant: str | None = None, num_players
     if is_empty_path(path):
         raise CheckpointError("a checkpoint path is empty")
     path = Path(path)
-    if path.is_dir():
+    try:
+        is_dir = path.is_dir()
+    except OSError as exc:  # a name too long for the file system (Path.is_dir raises it on Python 3.11)
+        raise CheckpointError(f"checkpoint {quoted_path(path)} cannot be looked up: {exc.strerror or exc}") \
+            from None
+    if is_dir:
         raise CheckpointError(f"checkpoint {str(path)!r} is a directory, not a checkpoint file")
     raw = _read_checkpoint(path)
     _check_archive(path, raw)

@@ -24,7 +24,7 @@ from typing import Any, Protocol, cast
 
 import yaml
 
-from agents.files import is_empty_path, portable_file_name
+from agents.files import is_empty_path, portable_file_name, quoted_path
 from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file, special_file_kind
 from halma_env.rewards import REWARD_SCHEMES
 from halma_env.rules import ASCII_DECIMAL, LIMIT_OUTCOMES, Rules
@@ -920,12 +920,16 @@ def config_path(name: str | Path) -> Path:
 def load_dict(path: str | Path) -> dict[str, Any]:
     if is_empty_path(path):
         raise ValueError("a config file path is empty: give a YAML file or a shipped config's name")
-    path = config_path(path)
-    if path.is_dir():
+    try:
+        path = config_path(path)
+        is_dir, exists, is_file = path.is_dir(), path.exists(), path.is_file()
+    except OSError as exc:  # a name too long for the file system (Path.is_dir raises it on Python 3.11)
+        raise ValueError(f"config file {quoted_path(path)} cannot be looked up: {exc.strerror or exc}") from None
+    if is_dir:
         raise ValueError(f"config file {str(path)!r} is a directory")
-    if path.exists() and not path.is_file():
+    if exists and not is_file:
         raise ValueError(f"config file {str(path)!r} is not a regular file")
-    if not path.is_file():
+    if not is_file:
         names = shipped_config_names()
         near = did_you_mean(path.name, names) if len(path.parts) == 1 and not path.suffix else ""
         raise ValueError(f"config file {str(path)!r} does not exist{near}; the shipped configs, by name: "

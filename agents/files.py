@@ -248,6 +248,13 @@ def terminal_output_to_devnull() -> None:
             to_devnull(fd)
 
 
+def quoted_path(path: str | os.PathLike[str]) -> str:
+    """A file name for an error message: ``repr`` (quoted and escaped), cut short past 200 characters (a
+    6,000-character name typed by mistake made a 6,000-character line)."""
+    text = repr(os.fspath(path))
+    return text if len(text) <= 200 else f"{text[:150]}... ({len(os.fspath(path))} characters)"
+
+
 def shown_path(path: str | os.PathLike[str]) -> str:
     """A file name for a message: as typed, or quoted and escaped where it holds a control character (an escape
     sequence would reach the terminal: 'save a<ESC>[31mb.json' turned the rest of the line red), and cut short past

@@ -36,7 +36,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, cast
 
-from agents.files import is_empty_path
+from agents.files import is_empty_path, quoted_path
 from agents.player import Player
 from halma_env import Game, Move, Rules
 from halma_env.files import (
@@ -318,7 +318,12 @@ def load_ladder(path: str | Path | None = None, *, missing_ok: bool = False) -> 
     p = ladder_path(path)
     from_env = path is None and bool(os.environ.get("HALMA_LADDER"))
     source = " (from $HALMA_LADDER)" if from_env else ""
-    if not p.exists():
+    try:
+        exists = p.exists()
+    except OSError as exc:  # a name too long for the file system (Path.exists raises it on Python 3.11)
+        raise LadderError(f"ladder file {quoted_path(p)}{source} cannot be looked up: "
+                          f"{exc.strerror or exc}") from None
+    if not exists:
         if missing_ok:
             return {"format": LADDER_FORMAT, "format_version": LADDER_VERSION, "games": {}}
         raise LadderError(f"ladder file {str(p)!r}{source} does not exist")

@@ -67,7 +67,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from agents.arena import build_rules, default_factory, derive_seed
-from agents.files import shown_path
+from agents.files import quoted_path, shown_path
 from agents.interrupts import Terminated
 from halma_env import Game, IllegalMoveError, Move, Rules
 from halma_env.game import ACTIVE, probe_player
@@ -327,7 +327,7 @@ class PlaySession:
             self.out(f"error: {e}")
             return True
         except OSError as e:  # a file that cannot be read or written: its reason and name (cut short), no errno
-            self.out(f"error: {e.strerror or e}" + (f": {_cut_name(e.filename)}" if e.filename else ""))
+            self.out(f"error: {e.strerror or e}" + (f": {quoted_path(e.filename)}" if e.filename else ""))
             return True
 
     def _dispatch(self, cmd: str, args: list[str], line: str) -> bool:
@@ -623,13 +623,6 @@ def _naming(path: str) -> Iterator[None]:
         yield
     except RecordError as e:
         raise e.in_file(path) from None
-
-
-def _cut_name(name: object) -> str:
-    """A file name for an error line: ``repr``, cut short past 200 characters (a 6,000-character name typed
-    by mistake made a 6,000-character line)."""
-    text = repr(name)
-    return text if len(text) <= 200 else f"{text[:150]}... ({len(str(name))} characters)"
 
 
 PLY_ENTRY_KEYS = {"seat_changes": ("ply", "seat", "player", "from"), "time_up_moves": ("ply", "seat", "player")}
