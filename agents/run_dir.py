@@ -69,6 +69,7 @@ class RunLock:
         self.run_dir = Path(run_dir)
         self._held = contextlib.ExitStack()
         self._made: list[Path] = []  # what acquire made: the lock file, then the folders, deepest first
+        self._run_dir_was_there = False
 
     def acquire(self) -> None:
         """Take the lock, making the runs directory if needed; ``ValueError`` (``run_in_use``) when another
@@ -90,12 +91,14 @@ class RunLock:
                     raise ValueError(run_in_use(self.run_dir)) from None
                 time.sleep(0.05)
         self._made = [lock, *made] if new else []  # (a lock file there already: its folder was there too)
+        self._run_dir_was_there = self.run_dir.exists()
 
     def release_refused(self) -> None:
-        """Let the lock go after a refused start; before that, when the run directory was not made, remove
-        the lock file and the folders ``acquire`` made (the file while its lock is held: see ``held_lock``),
-        so refused input leaves nothing behind."""
-        if self._made and not self.run_dir.exists():
+        """Let the lock go after a refused start; before that, unless the run directory was made since
+        ``acquire`` (a run that started), remove the lock file and the folders ``acquire`` made (the file while its
+        lock is held: see ``held_lock``), so refused input leaves nothing behind (a ``--resume`` of a run
+        directory that holds no checkpoint left a new ``.NAME.lock`` beside it)."""
+        if self._made and self.run_dir.exists() == self._run_dir_was_there:
             lock, *folders = self._made
             with contextlib.suppress(OSError):
                 lock.unlink()

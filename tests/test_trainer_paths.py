@@ -2127,7 +2127,8 @@ def test_a_run_started_while_a_fresh_one_checks_its_input_is_refused(tmp_path: P
 def test_refused_input_of_a_new_run_leaves_no_lock_file_or_folder(tmp_path: Path) -> None:
     """Locked first, a run whose input is refused (a missing init_from, a --resume with nothing to resume) removes
     the lock file and the runs directory it made: refused input writes nothing (README's exit status 2).  A lock
-    file that was there stays, as does a run directory that was (its own refusal)."""
+    file that was there stays, as does a run directory that was (its own refusal); the lock file a refused
+    --resume of such a directory made goes (it stayed)."""
     from agents.files import held_lock
     from agents.run_dir import run_lock_file
 
@@ -2139,7 +2140,11 @@ def test_refused_input_of_a_new_run_leaves_no_lock_file_or_folder(tmp_path: Path
     with pytest.raises(ValueError, match="nothing to resume"):
         Trainer(from_dict(tiny_config()), runs / "tiny", resume=True, log=quiet, lock_run_dir=True)
     assert list(tmp_path.iterdir()) == []
-    runs.mkdir(parents=True)
+    (runs / "tiny").mkdir(parents=True)
+    with pytest.raises(ValueError, match="nothing to resume"):
+        Trainer(from_dict(tiny_config()), runs / "tiny", resume=True, log=quiet, lock_run_dir=True)
+    assert [p.name for p in runs.iterdir()] == ["tiny"]
+    (runs / "tiny").rmdir()
     run_lock_file(runs / "tiny").write_text("")
     with pytest.raises(ValueError, match="init_from"):
         Trainer(from_dict(data), runs / "tiny", log=quiet, lock_run_dir=True)
