@@ -468,3 +468,27 @@ def test_a_reset_that_meets_a_refused_opponent_changes_nothing() -> None:
     assert (aec.game.position(), aec.game.ply, list(aec.agents), aec.agent_selection, aec.cpu_seats(),
             e.np_random.bit_generator.state, e.seat) == before
     e.step(int(e.action_masks().argmax()))  # the episode goes on
+
+
+@pytest.mark.parametrize("options, error", [
+    ({"position": "star 2 garbage 0"}, "board field"),
+    ({"position": halma_env.Game(halma_env.Rules("star", 2)).position()},
+     "position is star with 2 seats, but this env plays star with 3"),
+    ("position", "options must be a dict or None"),
+])
+def test_a_reset_with_refused_options_changes_nothing(options: object, error: str) -> None:
+    """With a drawn seat, a reset whose options were refused had already handed the seats round: the episode
+    in progress was gone (step: "call reset() before step()"), the learner's seat moved and the env's generator
+    had drawn it.  The options are read first now."""
+    e = HalmaEnv(num_players=3, seat=None, move_limit=60)
+    e.reset(seed=1)
+    e.step(int(e.action_masks().argmax()))
+    aec = e.aec
+    before = (aec.game.position(), list(aec.agents), aec.agent_selection, aec.cpu_seats(),
+              e.np_random.bit_generator.state, e.seat)
+    for _ in range(3):
+        with pytest.raises((ValueError, TypeError), match=error):
+            e.reset(options=options)
+    assert (aec.game.position(), list(aec.agents), aec.agent_selection, aec.cpu_seats(),
+            e.np_random.bit_generator.state, e.seat) == before
+    e.step(int(e.action_masks().argmax()))  # the episode goes on

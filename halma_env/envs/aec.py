@@ -420,18 +420,7 @@ class raw_env(AECEnv, EzPickle):
         same variant and seat count (the env's rule options apply, and its seat to move moves
         first); other keys are ignored.  ``seed``: an integer or None."""
         seed = check_seed(seed)
-        if options is not None and not isinstance(options, dict):
-            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
-        position = (options or {}).get("position")
-        if position is not None:
-            game = Game.from_position(position, **self._options())
-            if (game.rules.variant, game.num_players) != (self.rules.variant, self.rules.num_players):
-                raise ValueError(
-                    f"position is {game_name(game.rules.variant, game.num_players)}, but this env plays "
-                    f"{self.rules.variant} with {self.rules.num_players}"
-                )
-        else:
-            game = Game(self.rules)
+        game = self._new_game(options)
         if seed is not None:
             self._seed = seed
             for s, spec in self._cpu_specs.items():
@@ -462,6 +451,19 @@ class raw_env(AECEnv, EzPickle):
                 self.rewards[name] = self._cumulative_rewards[name] = 0.0
         if self.render_mode == "human":
             self.render()
+
+    def _new_game(self, options: dict[str, Any] | None) -> Game:
+        """The game ``reset(options=options)`` starts; bad options raise here, before anything changes."""
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+        position = (options or {}).get("position")
+        if position is None:
+            return Game(self.rules)
+        game = Game.from_position(position, **self._options())
+        if (game.rules.variant, game.num_players) != (self.rules.variant, self.rules.num_players):
+            raise ValueError(f"position is {game_name(game.rules.variant, game.num_players)}, but this env plays "
+                             f"{self.rules.variant} with {self.rules.num_players}")
+        return game
 
     def step(self, action: Any) -> None:
         if self.game is None:

@@ -164,7 +164,9 @@ class HalmaEnv(gymnasium.Env, EzPickle):
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         seed = check_seed(seed)
-        # an opponent refused by _assign leaves the env as it was: its generator, seat and episode
+        if options is not None:  # refused options leave the env as they found it: its generator, seat and episode
+            self.aec._new_game(options)
+        # so does an opponent refused by _assign
         saved = (copy.deepcopy(self._np_random), self._np_random_seed, self.seat)
         super().reset(seed=seed)
         n = len(self.aec.possible_agents)
