@@ -29,14 +29,15 @@ from typing import TYPE_CHECKING, SupportsIndex, cast
 
 import numpy as np
 
-from halma_env.game import Game
+from halma_env.game import Game, Move
 from halma_env.layout import Layout, layout
 from halma_env.rules import as_integer, game_name, game_problem
+from halma_env.suggest import shown_value
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable
 
-    from halma_env.game import Move
+    from halma_env.game import MoveLike
 
 ENCODING_VERSION = 1
 MAX_SEATS = 6
@@ -109,19 +110,26 @@ class Encoding:
         c = self.to_canonical[self._seat(seat)]
         return int(c[self._hole(src, "src")]) * self.num_holes + int(c[self._hole(dst, "dst")])
 
-    def move_actions(self, seat: int, moves: Sequence[Move]) -> np.ndarray:
-        """The actions of ``moves`` (``seat``'s, in board holes) as an int64 array, in their order:
-        ``encode_move`` of each, at once."""
+    def move_actions(self, seat: int, moves: Iterable[MoveLike]) -> np.ndarray:
+        """The actions of ``moves`` (``seat``'s, in board holes: Moves as ``Game.legal_moves()`` gives them, or
+        ``(src, dst)`` pairs as the env's ``info["legal_moves"]``, or ``"src-dst"`` text) as an int64 array, in
+        their order: ``encode_move`` of each, at once."""
         c = self.to_canonical[self._seat(seat)]
-        holes = np.asarray([(m.src, m.dst) for m in moves]).reshape(-1, 2)
-        if len(moves) and not (holes.dtype.kind in "iu" and 0 <= holes.min() and holes.max() < self.num_holes):
+        if not isinstance(moves, (list, tuple)):  # a generator, a set, ...
+            moves = list(moves)
+        try:
+            pairs = [(m.src, m.dst) for m in moves]  # type: ignore[union-attr]
+        except AttributeError:  # not all Moves (an AttributeError, not a check per move: this is the rollout's path)
+            pairs = [_hole_pair(m) for m in moves]
+        holes = np.asarray(pairs).reshape(-1, 2)
+        if pairs and not (holes.dtype.kind in "iu" and 0 <= holes.min() and holes.max() < self.num_holes):
             # (an int64 array truncated Move(113.7, 104) to 113, and c[-1] read the last hole's number)
-            bad = next((m for m in moves if not all(as_integer(h) in range(self.num_holes) for h in (m.src, m.dst))),
-                       None)
+            bad = next((p for p in pairs if not all(as_integer(h) in range(self.num_holes) for h in p)), None)
             if bad is not None:
-                raise ValueError(f"moves must hold hole numbers 0..{self.num_holes - 1}, got {bad!r}")
+                raise ValueError(f"moves must hold hole numbers 0..{self.num_holes - 1}, got "
+                                 f"{moves[pairs.index(bad)]!r}")
             # every hole is an integer on the board, of mixed types numpy could not hold in one integer array
-            holes = np.array([(as_integer(m.src), as_integer(m.dst)) for m in moves], dtype=np.int64)
+            holes = np.array([(as_integer(src), as_integer(dst)) for src, dst in pairs], dtype=np.int64)
         canonical = c[holes.astype(np.int64)]
         return canonical[:, 0] * self.num_holes + canonical[:, 1]
 
@@ -200,3 +208,15 @@ def encoding(variant: str, num_players: int) -> Encoding:
 @cache
 def _encoding(variant: str, num_players: int) -> Encoding:
     return Encoding(layout(variant, num_players))
+
+
+def _hole_pair(move: object) -> tuple[object, object]:
+    """``(src, dst)`` of a move given as ``Game.play`` takes one (a Move, a pair, ``"src-dst"`` text); the holes
+    are checked by the caller."""
+    if isinstance(move, str):
+        move = Move.parse(move)
+    if isinstance(move, Move):
+        return move.src, move.dst
+    if isinstance(move, tuple) and len(move) == 2:
+        return move
+    raise ValueError(f"moves: a move is a Move, a (src, dst) pair or 'src-dst' text, got {shown_value(move)}")

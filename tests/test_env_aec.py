@@ -177,6 +177,30 @@ def test_move_actions_encode_a_list_of_moves_as_encode_move_does(variant: str, n
             enc.move_actions(0, [Move(np.int64(0), 1), bad])
 
 
+def test_move_actions_take_moves_as_the_env_and_game_play_take_them() -> None:
+    """The env's info["legal_moves"] holds (src, dst) pairs, and move_actions took only Moves: a pair was
+    AttributeError "'tuple' object has no attribute 'src'", a generator TypeError "has no len()".  It takes what
+    Game.play and the env's encode_move take now, from any iterable, and names what it cannot read."""
+    env = raw_env(num_players=2)
+    env.reset(seed=3)
+    enc = env.encoding
+    moves = Game(Rules("star", 2)).legal_moves()
+    expected = enc.move_actions(0, moves).tolist()
+    info = env.last()[4]
+    assert enc.move_actions(0, info["legal_moves"]).tolist() == expected
+    assert enc.move_actions(0, [str(m) for m in moves]).tolist() == expected
+    assert enc.move_actions(0, (m for m in moves)).tolist() == expected
+    assert enc.move_actions(0, [moves[0], (moves[1].src, moves[1].dst), str(moves[2])]).tolist() == expected[:3]
+    for bad in (7, None, (1, 2, 3), [1, 2]):
+        with pytest.raises(ValueError, match=re.escape(f"moves: a move is a Move, a (src, dst) pair or 'src-dst' "
+                                                       f"text, got {bad!r}")):
+            enc.move_actions(0, [moves[0], bad])
+    with pytest.raises(ValueError, match=re.escape("moves must hold hole numbers 0..120, got (1, 500)")):
+        enc.move_actions(0, [moves[0], (1, 500)])
+    with pytest.raises(ValueError, match="a move is written 'src-dst'"):
+        enc.move_actions(0, ["111 102"])
+
+
 def test_the_documented_frame_examples() -> None:
     """docs/environment.md's worked examples of the canonical frame and of the grid, which a program
     in another language implements from: 180, 60 and 90-degree turns, and the centre cell."""
