@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from agents.files import (
+    bar_size,
     folder_error,
     folders_to_make,
     missing_extra,
@@ -1007,7 +1008,8 @@ def run_tournament(
     results: list[GameResult] = []
     from tqdm import tqdm
 
-    with tqdm(total=games, disable=not progress, unit="game", desc="halma eval", file=sys.stderr) as bar:
+    with tqdm(total=games, disable=not progress, unit="game", desc="halma eval", file=sys.stderr,
+              **bar_size()) as bar:
         if workers == 1:
             with one_torch_thread(players):
                 for t in tasks:

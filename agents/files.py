@@ -7,6 +7,7 @@ import contextlib
 import errno
 import os
 import re
+import shutil
 import stat
 import sys
 import tempfile
@@ -209,6 +210,22 @@ def stderr_is_terminal() -> bool:
         return sys.stderr is not None and sys.stderr.isatty()
     except (AttributeError, ValueError, OSError):  # a closed or file-less stream
         return False
+
+
+def bar_size() -> dict[str, int]:
+    """tqdm's ``ncols`` and ``nrows`` for a progress bar on stderr where its terminal reports no size: shutil's
+    fallback (``$COLUMNS`` and ``$LINES``, else 80 x 24).  A pseudo-terminal opened without a size (``script``,
+    ``docker run -t``, a CI runner's) reports 0 x 0, and tqdm draws nothing there, so a run showed neither its bar
+    nor the status lines it writes where there is no terminal.  Empty (tqdm's own, following the terminal) where
+    the terminal has a size, or where stderr is no terminal."""
+    try:
+        size = os.get_terminal_size(sys.stderr.fileno())
+    except (AttributeError, ValueError, OSError):  # not a terminal, or no file
+        return {}
+    if size.columns > 0 and size.lines > 0:
+        return {}
+    fallback = shutil.get_terminal_size()
+    return {"ncols": fallback.columns, "nrows": fallback.lines}
 
 
 def say_on_stderr(text: str) -> None:

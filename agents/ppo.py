@@ -56,6 +56,7 @@ from agents import parallel
 from agents.checkpoint import check_network, load_checkpoint, model_from_checkpoint, save_checkpoint
 from agents.config import TrainConfig, config_changes, dump_yaml, flat_config, with_keys_added_later
 from agents.devices import check_device
+from agents.files import bar_size
 from agents.network import HalmaNet, build_network, clip_gradients, load_extending
 from agents.run_dir import RunLock, drop_evaluations_after, drop_events_after, new_run_dir_problem
 from halma_env import Game, Rules
@@ -1153,8 +1154,9 @@ class _Progress:
         if cfg.log.progress_bar and not trainer.quiet and trainer.main:
             from tqdm import tqdm
 
+            size = bar_size()  # (a terminal of no size: a fixed one, else the bar follows the terminal's)
             self.bar = tqdm(total=total_steps, initial=min(trainer.global_step, total_steps), unit="step",
-                            dynamic_ncols=True, mininterval=self.BAR_EVERY)
+                            dynamic_ncols=not size, mininterval=self.BAR_EVERY, **size)
             self.last_status = 0.0  # the bar's first figures come with the first update
 
     def log(self, stats: dict[str, float], steps: int, episodes: list[dict[str, float]] | None = None,

@@ -575,6 +575,19 @@ def test_eval_draws_its_bar_on_a_terminal_only(capsys, monkeypatch) -> None:
     assert cli_main([*argv, "--quiet"]) == 0 and terminal.getvalue() == ""  # and none with --quiet
 
 
+def test_eval_draws_its_bar_on_a_terminal_of_no_size() -> None:
+    """A pseudo-terminal opened without a size (script, docker run -t) reports 0 x 0, and tqdm drew nothing there:
+    no bar, and (stderr being a terminal) no lines in its place.  The bar takes $COLUMNS x $LINES or 80 x 24 now."""
+    import sys
+
+    from tests.process_helpers import run_on_a_sizeless_terminal
+
+    status, out = run_on_a_sizeless_terminal(
+        [sys.executable, "-m", "agents.cli", "eval", "greedy", "random", "--games", "2", "--max-plies", "20",
+         "--workers", "1"], cwd=Path(__file__).resolve().parents[1])
+    assert status == 0 and _bar(out, 2), out
+
+
 def _bar(err: str, games: int) -> bool:
     """A finished tqdm bar named "halma eval" that counts games (``... 2/2 [00:00<00:00, 15.3game/s]``)."""
     import re

@@ -1442,6 +1442,22 @@ def test_the_bar_is_drawn_on_a_terminal_and_status_lines_go_to_a_log(tmp_path: P
     assert re.search(r"\r *\d+%\|.*\| 128/128 \[", terminal.getvalue()) and "update 1/2" not in out
 
 
+def test_the_bar_is_drawn_on_a_terminal_of_no_size(tmp_path: Path) -> None:
+    """A pseudo-terminal opened without a size (script, docker run -t) reports 0 x 0: tqdm drew nothing there, and
+    stderr being a terminal, no status line took its place, so a run said nothing between its first line and its
+    last.  The bar takes $COLUMNS x $LINES or 80 x 24 there now."""
+    import sys
+
+    from tests.process_helpers import run_on_a_sizeless_terminal
+
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(tiny_config(ppo__total_steps=4 * 16 * 2, log__progress_bar=True)))
+    status, out = run_on_a_sizeless_terminal(
+        [sys.executable, "-m", "agents.cli", "train", str(path), "--runs-dir", str(tmp_path)], cwd=ROOT)
+    assert status == 0 and re.search(r"\r *\d+%\|.*\| 128/128 \[", out), out
+    assert max(len(frame) for frame in re.split(r"[\r\n]", out) if "step/s" in frame) <= 80  # the fallback width
+
+
 def test_a_diverged_update_stops_before_the_weights_take_it(tmp_path: Path) -> None:
     """A NaN loss (here: a NaN entropy coefficient, which the config itself refuses) made NaN weights that the
     next checkpoint would have kept; the update now stops at its first non-finite gradients."""
