@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from typing import cast
 
 from halma_env import board
 from halma_env.board import Geometry
+from halma_env.rules import as_integer, game_problem
 
 STAR_HOME_POINTS = {1: (0,), 2: (0, 3), 3: (0, 2, 4), 4: (0, 1, 3, 4), 5: (0, 1, 2, 3, 4), 6: (0, 1, 2, 3, 4, 5)}
 DIAMOND_HOME_POINTS = {2: (0, 2), 3: (0, 2, 4)}
@@ -33,8 +34,30 @@ class Layout:
         return self.variant == "diamond"
 
 
-@cache
+_LAYOUTS: dict[tuple[str, int], Layout] = {}  # (variant, seats) -> the layout every game of it shares
+
+
 def layout(variant: str, num_players: int) -> Layout:
+    """The layout of ``variant`` with ``num_players`` seats, one shared object per game.  A game the engine
+    does not play (an unknown variant, a seat count the variant has not, a seat count that is no integer:
+    2.0, True, "2") is a ``ValueError`` in ``Rules``' words (``rules.game_problem``), naming the variant and
+    its seat counts; numpy's integers are seat counts."""
+    try:  # (the common call: one type test and one dict lookup; the checks run once per game kind)
+        if type(num_players) is int:
+            return _LAYOUTS[variant, num_players]
+    except (KeyError, TypeError):  # not made yet, or an unhashable variant (a list)
+        pass
+    problem = game_problem(variant, num_players)
+    if problem is not None:
+        raise ValueError(problem)
+    seats = cast(int, as_integer(num_players))
+    lay = _LAYOUTS.get((variant, seats))
+    if lay is None:  # two threads may both make it: setdefault keeps one, which both return
+        lay = _LAYOUTS.setdefault((variant, seats), _make(variant, seats))
+    return lay
+
+
+def _make(variant: str, num_players: int) -> Layout:
     if variant == "star":
         g = board.star()
         points = STAR_HOME_POINTS[num_players]
@@ -72,4 +95,4 @@ def layout(variant: str, num_players: int) -> Layout:
             variant, num_players, g, homes, goals, homes, (None,) * num_players, (None,) * num_players,
             (g.all_holes,) * num_players, tuple((4 - c) % 4 for c in corners), sum(rows),
         )
-    raise ValueError(f"unknown variant {variant!r}")
+    raise AssertionError(f"game_problem passed the unknown variant {variant!r}")  # pragma: no cover

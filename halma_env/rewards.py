@@ -16,12 +16,14 @@
 from __future__ import annotations
 
 import numbers
-from functools import cache
+from functools import cache, lru_cache
 from typing import cast
 
 import numpy as np
 
 from halma_env.layout import layout
+from halma_env.rules import as_integer, game_name
+from halma_env.suggest import shown_value
 
 REWARD_SCHEMES = ("place", "win_loss")
 # the largest |progress_shaping|: far above any useful weight (the configs use 0-1), and low enough that the
@@ -39,11 +41,42 @@ def check_progress_shaping(value: object) -> float:
     return float(cast(float, value))
 
 
+@cache
+def _places_of(n: int) -> frozenset[int | None]:
+    """What a seat's place may be in a game of ``n`` seats: 1..n, or None (undecided)."""
+    return frozenset([None, *range(1, n + 1)])
+
+
+def _refuse_place(places: list[int | None]) -> None:
+    """``place_rewards``' error: the first seat whose place is not 1..n nor None, named with its place."""
+    n, valid = len(places), _places_of(len(places))
+    for seat, p in enumerate(places):
+        try:
+            known = p in valid
+        except TypeError:  # unhashable: a list, say
+            known = False
+        if not known:
+            seats = f"{n} seat{'s' if n > 1 else ''}"
+            raise ValueError(f"seat {seat}'s place must be an integer 1..{n} (places of {seats}) or None "
+                             f"(undecided), got {shown_value(p)} in places {shown_value(places)}")
+
+
 def place_rewards(places: list[int | None], scheme: str = "place") -> list[float]:
-    """Final reward of every seat from its place (None counts as 0: undecided)."""
+    """Final reward of every seat from its place (None counts as 0: undecided).  A place is an integer 1..n, n
+    the number of seats (``len(places)``; seats sharing a place share its number, as ``Game.places`` gives
+    them): any other value (5 of 2 seats gave -7.0, 0 gave 3.0, 1.5 a reward between places) is a
+    ``ValueError`` naming the seat.  (A value equal to a place, numpy's integers say, is that place.)"""
     if scheme not in REWARD_SCHEMES:
         raise ValueError(f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {scheme!r}")
     n = len(places)
+    if not n:
+        raise ValueError("places must give a place (or None) for at least one seat, got none")
+    try:  # one set lookup per seat, in C: the search scores decided positions with this function
+        known = _places_of(n).issuperset(places)
+    except TypeError:
+        known = False
+    if not known:
+        _refuse_place(places)
     decided = [p for p in places if p is not None]
     if n == 1:
         return [1.0 if places[0] == 1 else 0.0]
@@ -63,18 +96,31 @@ def place_rewards(places: list[int | None], scheme: str = "place") -> list[float
     return out
 
 
-@cache
+def _check_seat(variant: str, num_players: int, seat: object) -> int:
+    """``seat`` as an int if it is a seat 0..n-1 of the game, else a ``ValueError`` naming it (a negative index
+    took another seat's table).  Called by the cached tables on a miss only, not at every lookup."""
+    n = layout(variant, num_players).num_players  # (the game checked first: layout names a bad one)
+    number = as_integer(seat)
+    if number is None or not 0 <= number < n:
+        raise ValueError(f"seat must be a seat 0..{n - 1} of {game_name(variant, n)}, got {shown_value(seat)}")
+    return number
+
+
+@lru_cache(maxsize=None, typed=True)  # (a seat is checked once; typed, so that 1.0 or True is no cached seat 1)
 def goal_distance(variant: str, num_players: int, seat: int) -> tuple[int, ...]:
-    """hole -> single steps to the nearest hole of ``seat``'s goal on an empty board."""
+    """hole -> single steps to the nearest hole of ``seat``'s goal on an empty board (``ValueError`` for a game
+    the engine does not play or a seat it has not)."""
+    seat = _check_seat(variant, num_players, seat)
     lay = layout(variant, num_players)
     g = lay.geometry
     goal = lay.goals[seat]
     return tuple(min(g.distance(h, x) for x in goal) for h in range(g.num_holes))
 
 
-@cache
+@lru_cache(maxsize=None, typed=True)
 def king_distance(variant: str, num_players: int, seat: int) -> tuple[int, ...]:
     """hole -> single steps to ``seat``'s goal tip, where its king must end (variants with kings only)."""
+    seat = _check_seat(variant, num_players, seat)
     lay = layout(variant, num_players)
     tip = lay.goal_tip[seat]
     if tip is None:
@@ -95,7 +141,21 @@ def piece_distance(variant: str, num_players: int, seat: int, is_king: bool = Fa
 def shaping_potential(variant: str, num_players: int, seat: int, holes: list[int], king: int | None = None) -> int:
     """``phi``: ``goal_distance`` summed over ``holes`` (the seat's pieces, as ``Game.pieces`` gives
     them), except that the king on hole ``king`` (one of ``holes``; None = no king among them)
-    counts its ``king_distance`` to the goal tip instead."""
+    counts its ``king_distance`` to the goal tip instead.  A seat the game has not, or a hole off the board
+    (an index past it, or a negative one, which took a hole from the end), is a ``ValueError`` naming it."""
+    table = goal_distance(variant, num_players, seat)
+    size = len(table)
+    for h in holes:  # (a Python int on the board passes at one type test and comparison)
+        if type(h) is not int or not 0 <= h < size:
+            number = as_integer(h)
+            if number is None or not 0 <= number < size:
+                raise ValueError(f"holes must be holes 0..{size - 1} of the {variant} board, got {shown_value(h)} "
+                                 f"in {shown_value(holes)}")
+    return _potential(variant, num_players, seat, holes, king)
+
+
+def _potential(variant: str, num_players: int, seat: int, holes: list[int], king: int | None) -> int:
+    """``shaping_potential`` without the check of the holes (``seat_potential``'s come from the game)."""
     table = goal_distance(variant, num_players, seat)
     if king is None:
         return sum(table[h] for h in holes)
@@ -108,7 +168,7 @@ def seat_potential(game, seat: int) -> int:
     """``shaping_potential`` of ``seat`` in a ``Game`` (its king, if it has one, found on the board)."""
     holes = game.pieces(seat)
     king = next((h for h in holes if game.piece_at(h)[1]), None)
-    return shaping_potential(game.rules.variant, game.rules.num_players, seat, holes, king)
+    return _potential(game.rules.variant, game.rules.num_players, seat, holes, king)
 
 
 def seat_rewards(game, scheme: str = "place") -> list[float | None]:

@@ -8,6 +8,7 @@ import itertools
 import random
 from collections import deque
 
+import numpy as np
 import pytest
 from engine_helpers import position
 
@@ -331,6 +332,36 @@ def test_layouts_are_shared_and_immutable() -> None:
 def test_unknown_variant_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown variant 'checkers'"):
         layout("checkers", 2)
+
+
+@pytest.mark.parametrize(("variant", "seats", "message"), [
+    ("star", 7, "star is played by 1, 2, 3, 4, 5, 6 seats, not 7"),
+    ("star", 0, "star is played by 1, 2, 3, 4, 5, 6 seats, not 0"),
+    ("star", -1, "star is played by 1, 2, 3, 4, 5, 6 seats, not -1"),
+    ("diamond", 4, "diamond is played by 2, 3 seats, not 4"),
+    ("halma16", 3, "halma16 is played by 2, 4 seats, not 3"),
+    ("star", "2", "star is played by .* seats, not '2'"),
+    ("star", 2.5, "star is played by .* seats, not 2.5"),
+    ("star", 2.0, "star is played by .* seats, not 2.0"),  # (star-2 is cached: an equal key is no hit)
+    ("star", True, "star is played by .* seats, not True"),
+    ("star", [2], r"star is played by .* seats, not \[2\]"),
+    (None, 2, "unknown variant None; variants: star, diamond, halma16"),
+    (["star"], 2, r"unknown variant \['star'\]"),
+])
+def test_a_game_the_engine_does_not_play_has_no_layout(variant: object, seats: object, message: str) -> None:
+    """``layout("star", 7)`` raised a bare ``KeyError: 7`` (a seat count missing from the variant's table), and an
+    unhashable argument the cache's ``TypeError: unhashable type``: each is a ValueError in ``Rules``' words,
+    naming the variant and the seat counts it is played by."""
+    layout("star", 2)
+    with pytest.raises(ValueError, match=message):
+        layout(variant, seats)  # type: ignore[arg-type]
+
+
+def test_a_numpy_seat_count_gets_the_shared_layout() -> None:
+    """A numpy integer (a 0-d array too) is a seat count, as ``Rules`` reads one: the same layout object, whose
+    ``num_players`` is a Python int."""
+    lay = layout("star", np.int64(4))
+    assert lay is layout("star", 4) is layout("star", np.array(4)) and type(lay.num_players) is int
 
 
 # --- assignment ---------------------------------------------------------------------------------

@@ -296,6 +296,50 @@ def test_place_rewards_of_both_schemes() -> None:
         place_rewards([1, 2], "wins")
 
 
+@pytest.mark.parametrize(("places", "message"), [
+    ([1, 5], r"seat 1's place must be an integer 1\.\.2 \(places of 2 seats\) or None \(undecided\), "
+             r"got 5 in places \[1, 5\]"),
+    ([0, 1], r"seat 0's place must be an integer 1\.\.2 .*, got 0 in places \[0, 1\]"),
+    ([-1, 1, 2], r"seat 0's place must be an integer 1\.\.3 .*, got -1"),
+    ([1, 1.5, 3], r"seat 1's place must be an integer 1\.\.3 .*, got 1\.5"),
+    ([2], r"seat 0's place must be an integer 1\.\.1 \(places of 1 seat\) .*, got 2"),
+    ([None, "1"], r"seat 1's place must be an integer 1\.\.2 .*, got '1'"),
+    ([[1], 2], r"seat 0's place must be an integer 1\.\.2 .*, got \[1\]"),
+    ([], "places must give a place \\(or None\\) for at least one seat, got none"),
+])
+def test_place_rewards_refuse_a_place_that_is_not_one_of_the_seats(places: list, message: str) -> None:
+    """A place outside 1..n gave a reward outside [-1, 1] (``[1, 5]`` gave ``[1.0, -7.0]``, ``[0, 1]`` gave
+    ``[3.0, 1.0]``) and a fractional one a reward between places: each is a ValueError naming the seat and its
+    place, whatever the scheme.  numpy's integers are places as Python's are."""
+    for scheme in ("place", "win_loss"):
+        with pytest.raises(ValueError, match=message):
+            place_rewards(places, scheme)
+    assert place_rewards([np.int64(2), np.int64(1)]) == [-1.0, 1.0]
+
+
+def test_goal_distance_and_shaping_refuse_a_seat_or_hole_the_game_has_not() -> None:
+    """``goal_distance("star", 2, 5)`` raised a bare IndexError and seat -1 silently gave seat 1's table (the
+    index wrapped); ``shaping_potential`` raised an IndexError for hole 500 and counted hole -1 as hole 120.
+    Each is a ValueError naming the seat or the hole, and the game (checked by ``layout``) comes first."""
+    for seat in (5, 2, -1, "0", 1.0, True, None):
+        shown = re.escape(repr(seat))
+        for table in (goal_distance, king_distance):
+            with pytest.raises(ValueError, match=f"seat must be a seat 0..1 of diamond with 2 seats, got {shown}"):
+                table("diamond", 2, seat)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=f"seat must be a seat 0..1 of star with 2 seats, got {shown}"):
+            shaping_potential("star", 2, seat, [0])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="star is played by 1, 2, 3, 4, 5, 6 seats, not 7"):
+        goal_distance("star", 7, 0)
+    for hole in (500, 121, -1, 1.0, "3", None):
+        shown = re.escape(repr(hole))
+        with pytest.raises(ValueError, match=rf"holes must be holes 0..120 of the star board, got {shown} in \[0, "):
+            shaping_potential("star", 2, 0, [0, hole])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="holes must be holes 0..255 of the halma16 board, got 256"):
+        shaping_potential("halma16", 2, 0, [256])
+    assert goal_distance("star", 2, np.int64(1)) == goal_distance("star", 2, 1)  # numpy's integers are seats
+    assert shaping_potential("star", 2, 0, [np.int64(120)]) == goal_distance("star", 2, 0)[120]
+
+
 def test_seat_rewards_default_to_the_place_scheme() -> None:
     game = Game(Rules("star", 3))
     game.resign(2)
@@ -739,6 +783,23 @@ def test_cpu_takes_over_the_seat_to_move_at_once_and_callables_and_objects_work(
     for _ in e.agent_iter():
         e.step(None)
     assert e.agents == []
+
+
+def test_cpu_seats_show_a_callable_and_the_built_in_random_player_by_name() -> None:
+    """A callable CPU player showed in ``cpu_seats()`` as ``<halma_env.envs.players.CallablePlayer object at
+    0x...>`` (and the built-in random player likewise): each now shows what it plays, as the bots' reprs do."""
+    from halma_env.envs.players import CallablePlayer, RandomPlayer
+
+    def first_move(game):
+        return game.legal_moves()[0]
+
+    e = raw_env(opponents={1: first_move})
+    e.reset()
+    assert repr(e.cpu_seats()) == "{'player_1': CallablePlayer(test_cpu_seats_show_a_callable_and_the_built_in_" \
+                                  "random_player_by_name.<locals>.first_move)}"
+    assert repr(CallablePlayer(first_move, name="bob")).endswith(".first_move, name='bob')")
+    assert repr(CallablePlayer(len)) == "CallablePlayer(len)"
+    assert repr(RandomPlayer(7)) == "RandomPlayer(seed=7)" and repr(RandomPlayer()) == "RandomPlayer(seed=None)"
 
 
 def test_named_bot_through_the_entry_point() -> None:

@@ -44,6 +44,10 @@ class RandomPlayer:
         if seed is not None and (number is None or number < 0):
             raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
         self._rng.seed(number)
+        self._seed = number
+
+    def __repr__(self) -> str:
+        return f"RandomPlayer(seed={self._seed!r})"
 
     seed = reseed  # its name before reseed (it is exported: code may call it)
 
@@ -57,6 +61,14 @@ class CallablePlayer:
 
     def select_move(self, game: Game, time_budget: float | None = None) -> Any:
         return self.fn(game)
+
+    def __repr__(self) -> str:
+        """``CallablePlayer(my_policy)``: the function by its qualified name (a callable object or a partial by
+        its repr), and the name when it is not the function's own."""
+        qualname = getattr(self.fn, "__qualname__", None)
+        shown = qualname if isinstance(qualname, str) else repr(self.fn)
+        named = "" if self.name == getattr(self.fn, "__name__", "callable") else f", name={self.name!r}"
+        return f"CallablePlayer({shown}{named})"
 
 
 @functools.cache  # scanning the installed distributions' entry points takes milliseconds, at every env made
