@@ -194,6 +194,13 @@ def _record(game: Game, names: list[str], metadata: dict[str, Any]) -> dict[str,
     return GameRecord.from_game(game, players=names, metadata=metadata).to_dict()
 
 
+def check_rules(rules: Any) -> None:
+    """``play_game``'s and ``run_tournament``'s ``rules``: a ``halma_env.Rules`` (as ``BatchedGame`` says), not
+    None or its dict form (``Rules.from_dict`` reads that), before any attribute of it is read."""
+    if not isinstance(rules, Rules):
+        raise ValueError(f"rules must be a halma_env.Rules, got {type(rules).__name__}")
+
+
 def default_factory(name: str, seed: int | None = None) -> Player:
     """Players by name or path, through the project's registry."""
     from agents.registry import make_player
@@ -220,12 +227,21 @@ def play_game(
     seeded from ``seed`` and the seat).
 
     ``seat_players`` maps seats to player indices when one player holds several seats (default:
-    seat ``j`` is player ``j``).  A move that is not legal forfeits the seat (it resigns); the
-    forfeit is reported, not hidden.  ``max_plies`` stops the game (end reason "max_plies").
+    seat ``j`` is player ``j``): integers >= 0 numbering the caller's players, not positions in
+    ``players`` (``run_tournament`` passes each game's lineup, indices into its own list of players);
+    seats that share an index must be given the same name.  A move that is not legal forfeits the seat
+    (it resigns); the forfeit is reported, not hidden.  ``max_plies`` stops the game (end reason
+    "max_plies").  The arguments are checked before the first move (``rules`` a ``halma_env.Rules``,
+    each player a name or an object with ``select_move``).
     """
+    check_rules(rules)
     n = rules.num_players
     if isinstance(players, (str, bytes)) or len(players) != n:
         raise ValueError(f"{game_name(rules.variant, n)} needs a list of {n} players, got {players!r}")
+    for j, player in enumerate(players):
+        if not isinstance(player, str) and not callable(getattr(player, "select_move", None)):
+            raise ValueError(f"players[{j}] must be a name for the factory or a Player (an object with "
+                             f"select_move(game, time_budget)), got {player!r}")
     if cap_outcome not in ("draw", "progress"):
         raise ValueError(f"cap_outcome must be 'draw' or 'progress', got {cap_outcome!r}")
     check_int("seed", seed)
@@ -236,8 +252,14 @@ def play_game(
     seat_players = list(seat_players) if seat_players is not None else list(range(n))
     if len(seat_players) != n:
         raise ValueError(f"seat_players must give a player index for each of the {n} seats, got {seat_players!r}")
-    for index_of_seat in seat_players:
+    seat_of_player: dict[int, int] = {}
+    for seat, index_of_seat in enumerate(seat_players):
         check_int("a seat_players entry", index_of_seat)
+        other = seat_of_player.setdefault(index_of_seat, seat)
+        a, b = players[other], players[seat]
+        if isinstance(a, str) and isinstance(b, str) and a != b:  # (objects may be two of one player's copies)
+            raise ValueError(f"seat_players gives seats {other} and {seat} the same player index {index_of_seat}, "
+                             f"but different players: {a!r} and {b!r}")
     labels = [str(p) if isinstance(p, str) else getattr(p, "name", type(p).__name__) for p in players]
     names = list(names) if names is not None else labels
     if len(names) != n:
@@ -975,6 +997,7 @@ def run_tournament(
     """Play ``games`` games among ``players`` (names or paths for ``factory``, default the
     registry) under ``rules`` with the balanced seat schedule; ``workers`` processes (None: one
     per core).  The result does not depend on ``workers``."""
+    check_rules(rules)
     if isinstance(players, (str, bytes)) or not all(isinstance(p, str) for p in players):
         # names, not Player objects: each game makes its own, seeded, in whichever worker plays it
         raise ValueError(f"players must be a list of names or paths for the factory (play_game takes Player "

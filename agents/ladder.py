@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from agents.files import is_empty_path, quoted_path
-from agents.player import Player
+from agents.player import Player, check_is_rules
 from halma_env import Game, Move, Rules
 from halma_env.files import (
     DuplicateKey,
@@ -558,6 +558,7 @@ class LevelPlayer:
         """What the level plays as in ``rules``' game: the ladder entry's player, or the fallback bot
         followed by why (``search:time=0.2 (built-in: my_ladder.json has no star-3 entry)``): a
         built-in spec is unrated, which the player should know."""
+        check_is_rules(rules, "describe")
         key = f"{rules.variant}-{rules.num_players}"
         entry = load_ladder(self.path)["games"].get(key)
         if entry is None:
@@ -577,9 +578,15 @@ class LevelPlayer:
         return f"{str(path)} has no {key} entry"
 
     def player_for(self, rules: Rules) -> Any:
-        """The concrete player for ``rules``, made once per variant and seat count: threads of a server
-        that share this player and meet a game first at the same time wait for one of them to make it
-        (rather than each making its own, loading the same model again and dropping all but one)."""
+        """The concrete player for ``rules`` (a ``halma_env.Rules``: anything else is a TypeError), made once
+        per variant and seat count: threads of a server that share this player and meet a game first at the
+        same time wait for one of them to make it (rather than each making its own, loading the same model
+        again and dropping all but one)."""
+        check_is_rules(rules)
+        return self._player_for(rules)
+
+    def _player_for(self, rules: Rules) -> Any:
+        """``player_for`` of rules known to be a ``Rules`` (``select_move``'s game's)."""
         key = (rules.variant, rules.num_players)
         player = self._players.get(key)
         if player is None:
@@ -613,7 +620,7 @@ class LevelPlayer:
         check_is_game(game)  # before game.rules picks the player
         check_time("time_budget", time_budget)
         start = time.perf_counter()
-        player = self.player_for(game.rules)
+        player = self._player_for(game.rules)
         if time_budget is not None:  # the rest of it, and at least a token budget: the move is owed
             time_budget = max(time_budget - (time.perf_counter() - start), MIN_MOVE_BUDGET)
         return player.select_move(game, time_budget)

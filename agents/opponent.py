@@ -65,6 +65,7 @@ from agents.ladder import PLAYER_OPTIONS  # (no torch, nor does it import this m
 from agents.player import (
     Player,
     check_is_game,
+    check_is_rules,
     check_number,
     check_seed,
     check_time,
@@ -684,7 +685,9 @@ class OnnxOpponent:
     def player_for(self, rules: Rules) -> OnnxOpponent:
         """This opponent, once it is checked to play ``rules``' game (``OpponentError`` if not): a server
         prepares a model as it prepares a level (``player_for`` of ``agents.ladder``), before a game's clock
-        starts; the model and its session are loaded already."""
+        starts; the model and its session are loaded already.  ``rules`` other than a ``halma_env.Rules`` (a
+        variant's name, None) is a TypeError, as for a level."""
+        check_is_rules(rules)
         self._check_game(Game(rules))
         return self
 

@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from halma_env import Game, Move
+from halma_env import Game, Move, Rules
 
 
 @runtime_checkable
@@ -109,6 +109,15 @@ def check_is_game(game: Any) -> None:
     if not isinstance(game, Game):
         hint = " (load a position text with Game.from_position)" if isinstance(game, str) else ""
         raise TypeError(f"select_move needs a halma_env.Game, got {type(game).__name__}{hint}")
+
+
+def check_is_rules(rules: Any, what: str = "player_for") -> None:
+    """The rules of a player's ``player_for`` (or ``describe``, named by ``what``): a ``halma_env.Rules``; anything
+    else (a variant's name, None, the dict form) is a TypeError naming it, before a player reads an attribute
+    of it or makes a game of it (``Game(None)`` is star with 2 seats)."""
+    if not isinstance(rules, Rules):
+        hint = " (Rules.from_dict reads the dict form)" if isinstance(rules, dict) else ""
+        raise TypeError(f"{what} takes a halma_env.Rules, e.g. Rules('star', 2), got {type(rules).__name__}{hint}")
 
 
 def checked_moves(game: Any, time_budget: Any) -> list[Move]:

@@ -697,6 +697,11 @@ def test_play_game_defaults_and_argument_checks() -> None:
     *[({"seed": seed}, "seed must be >= 0 \\(an integer\\)") for seed in (None, -5, 1.5, "abc")],
     ({"time_budget": float("inf")}, "time_budget must be > 0 seconds \\(a finite number\\)"),
     ({"time_budget": "1"}, "time_budget must be > 0 seconds"),
+    ({"players": [None, "random"]}, r"players\[0\] must be a name for the factory or a Player \(an object with "
+                                    r"select_move\(game, time_budget\)\), got None"),
+    ({"players": ["random", 3]}, r"players\[1\] must be a name for the factory or a Player .*, got 3"),
+    ({"players": ["greedy", "random"], "seat_players": [1, 1]},
+     "seat_players gives seats 0 and 1 the same player index 1, but different players: 'greedy' and 'random'"),
 ])
 def test_play_game_refuses_bad_arguments_before_any_move(kwargs, message) -> None:
     """Once these dropped a player from the result (seat_players too short), failed with an IndexError
@@ -704,6 +709,27 @@ def test_play_game_refuses_bad_arguments_before_any_move(kwargs, message) -> Non
     args = {"players": ["random", "random"], **kwargs}
     with pytest.raises(ValueError, match=message):
         play_game(Rules("star", 2), max_plies=args.pop("max_plies", 4), **args)
+
+
+def test_play_game_and_run_tournament_refuse_rules_that_are_not_rules() -> None:
+    """``play_game(None, ...)`` and ``run_tournament(..., None, ...)`` raised ``AttributeError: 'NoneType' object
+    has no attribute 'num_players'``, and a player that is None failed only at ply 0 with a RuntimeError: each is
+    refused before any move in ``BatchedGame``'s words (the rules) or naming the player's position."""
+    for rules in (None, Rules("star", 2).to_dict(), "star"):
+        message = f"rules must be a halma_env.Rules, got {type(rules).__name__}"
+        with pytest.raises(ValueError, match=message):
+            play_game(rules, ["greedy", "random"])  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=message):
+            run_tournament(["greedy", "random"], rules, games=2)  # type: ignore[arg-type]
+
+
+def test_seat_players_number_the_callers_players_not_the_list_given() -> None:
+    """``seat_players`` entries are the caller's player numbers (``run_tournament`` passes a lineup's indices into
+    its own list, larger than the seat count when there are more players than seats), so an index past
+    ``len(players)`` is no error; one index for two different names is."""
+    res = play_game(Rules("star", 2), ["random", "random"], seat_players=[0, 5], max_plies=2)
+    assert set(res.player_places) == {0, 5} and res.seats == [0, 5]
+    assert play_game(Rules("star", 2), ["random", "random"], seat_players=[3, 3], max_plies=2).player_places == {3: 1.0}
 
 
 class _Nameless:

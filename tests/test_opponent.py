@@ -1042,3 +1042,18 @@ def test_a_model_is_prepared_for_a_game_as_a_level_is() -> None:
     for player in (opponent, level):
         player.player_for(Rules("star", 2))
         assert player.select_move(Game(Rules("star", 2)), 0.2) in Game(Rules("star", 2)).legal_moves()
+
+
+def test_player_for_takes_rules_only() -> None:
+    """``load_opponent("easy").player_for("star")`` raised ``AttributeError: 'str' object has no attribute
+    'variant'`` and a model's ``player_for(None)`` returned the model (``Game(None)`` is star with 2 seats): both
+    players' ``player_for`` (and a level's ``describe``) are a TypeError naming what they were given."""
+    players = (load_opponent(SHIPPED, seed=0), load_opponent("easy", seed=0))
+    for player in players:
+        for rules, shown in (("star", "str"), (None, "NoneType"), (Rules("star", 2).to_dict(), "dict")):
+            message = rf"player_for takes a halma_env\.Rules, e\.g\. Rules\('star', 2\), got {shown}"
+            with pytest.raises(TypeError, match=message):
+                player.player_for(rules)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="describe takes a halma_env.Rules, .*got str"):
+        players[1].describe("star")  # type: ignore[arg-type]
+    assert players[0].player_for(Rules("star", 2)) is players[0]
