@@ -11,8 +11,9 @@ any name ``agents.registry.make_player`` accepts).  Commands at a human's turn:
     cpu SEAT NAME  hand a seat to a CPU player; human SEAT takes it back
     save FILE      save the game record (JSON; over an earlier record, never another file);
                    load FILE continues a saved game (same seat count; this session's seats play on)
-    replay FILE    step through a record move by move (Enter: next; q, quit or end of input: stop);
-                   a FILE with spaces in quotes ("my games/g.json"), ~ for your home folder
+    replay FILE    step through a record: Enter (or n) next, b back, a number goes to that ply,
+                   start, end, ? lists them; q, quit or end of input: stop; a FILE with
+                   spaces in quotes ("my games/g.json"), ~ for your home folder
     new            start the next game (the start seat rotates)
     numbers        toggle hole numbers (moves are written with them)
     board          draw the board again
@@ -26,7 +27,13 @@ Input echoed in an error is cut short when long (its first characters and its le
 seat's player is checked against the game before it can move (at the start, ``cpu SEAT NAME``,
 ``load FILE``): one that cannot play it (a model of another variant or seat count) is refused at
 once, naming the seat, the player and the game.  ``replay FILE`` (and ``--replay FILE``) refuses a
-record whose events, stored outcome or final position do not replay, as ``load FILE`` does.
+record whose events, stored outcome or final position do not replay, as ``load FILE`` does.  A
+replay starts with a line naming the game, the players by seat and the stored result, then shows
+each position with its number, ``[N/LAST] MOVE``; at its prompt Enter (``n``, ``next``) goes on,
+``b`` (``back``) goes one ply back, a number N goes to ply N (0 is the start), ``start`` and ``end``
+jump, ``help`` or ``?`` lists these, and ``q`` (``quit``, ``exit``, ``stop``), the end of input or
+Ctrl-C stops it.  The last position asks too (so ``b`` still works there); Enter there ends the
+replay.  A ply out of range or an unknown word is an error line and the position stays.
 
 When no human seat is left in the game (every seat a CPU, or the humans resigned or finished),
 the CPUs play on a move at a time and the session reads commands between their moves without
@@ -66,7 +73,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from agents.arena import build_rules, default_factory, derive_seed
+from agents.arena import ARENA_LIMIT, build_rules, default_factory, derive_seed
 from agents.files import quoted_path, shown_path
 from agents.interrupts import Terminated
 from halma_env import Game, IllegalMoveError, Move, Rules
@@ -101,7 +108,20 @@ END_REASON_WORDS = {  # Game.end_reason in words
     "repetition": "a position repeated",
     "no_moves": "no seat can move",
 }
-REPLAY_PROMPT = "Enter: next move, q or quit: stop > "
+REPLAY_PROMPT = "Enter: next, b: back, N: ply N, ?: help, q: stop > "
+REPLAY_END_PROMPT = "the end; Enter or q: stop, b: back, N: ply N, ?: help > "  # at the last position
+REPLAY_NEXT = ("", "n", "next")
+REPLAY_BACK = ("b", "back")
+REPLAY_WORDS = (*REPLAY_NEXT[1:], *REPLAY_BACK, "start", "end", "help", "?", "q", "quit", "exit", "stop")
+REPLAY_HELP = (
+    "replay keys:",
+    "  Enter, n, next     the next ply (at the last position: stop)",
+    "  b, back            one ply back",
+    "  N                  go to ply N ({range})",
+    "  start, end         the first or the last position",
+    "  help, ?            this list",
+    "  q, quit, exit, stop  stop the replay (so do the end of input and Ctrl-C)",
+)
 # two numbers with a space, a dash lookalike (pasted from a web page), ':', '_', ',', '>' or 'to' between them
 MOVE_LOOKALIKE = re.compile(r"[0-9]+\s*(?:[\s:_,>\u2010-\u2015\u2212]|-\s|\s-|to)\s*[0-9]+", re.IGNORECASE)
 REPLAY_STOP = ("q", "quit", "exit", "stop")  # the main prompt's quit words stop a replay, not step it
@@ -241,23 +261,7 @@ class PlaySession:
 
     def outcome(self) -> str:
         """The end of the game in words, under the engine's status line (which names it by identifier)."""
-        game = self.game
-        why = END_REASON_WORDS.get(game.end_reason or "", str(game.end_reason))
-        if game.end_reason == "move_limit" and game.rules.limit_outcome == "progress":
-            why += " (places by progress)"
-        places = [p or 0 for p in game.places]  # (every place is set once the game is over)
-        firsts = [s for s, p in enumerate(places) if p == 1]
-        if game.num_players == 1:
-            result = "the crossing is complete" if places[0] == 1 and game.end_reason == "finished" else "not finished"
-        elif len(firsts) == 1:
-            result = f"{self.seat_name(firsts[0])} wins"
-        else:
-            result = "a draw" if len(firsts) == game.num_players else \
-                f"{' and '.join(self.seat_name(s) for s in firsts)} share first place"
-        ranked = sorted(range(game.num_players), key=lambda seat: places[seat])
-        order = f" ({', '.join(f'{_ordinal(places[s])} {self.seat_name(s)}' for s in ranked)})" \
-            if game.num_players > 2 and len(firsts) < game.num_players else ""  # (a full draw: all first)
-        return f"result: {why}; {result}{order}; type 'new' for another"
+        return f"result: {result_words(self.game, self.seat_name)}; type 'new' for another"
 
     def seat_name(self, seat: int) -> str:
         return f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}, {self.seats[seat]})"
@@ -517,27 +521,45 @@ class PlaySession:
         self.draw()
 
     def replay(self, record: GameRecord, step: Callable[[], str] | None = None) -> None:
-        """Show a record position by position; ``step`` returns the user's answer each time.  ``q`` (or
-        ``quit``, ``exit``, ``stop``), the end of input or Ctrl-C (as at the main prompt) stops it.  A record
-        whose events, stored outcome or final position do not replay is refused first (RecordError, as
-        ``load`` does)."""
-        record.replay()  # the full check: names the illegal event or what differs from the stored outcome
-        step = step or (lambda: self.read(REPLAY_PROMPT, None))
-        for i, game in enumerate(record.games()):
+        """Show a record position by position; ``step`` returns the user's answer each time.  First a line
+        names the game, the players by seat and the stored result (``replay_header``).  Enter (or ``n``,
+        ``next``) shows the next position, ``b`` (``back``) the one before, a number N ply N, ``start`` and
+        ``end`` the first and last; ``help`` or ``?`` lists these.  The last position is asked at too, and
+        Enter there ends the replay.  ``q`` (or ``quit``, ``exit``, ``stop``), the end of input or Ctrl-C (as
+        at the main prompt) stops it; a ply out of range or an unknown word is an error line and the position
+        stays.  A record whose events, stored outcome or final position do not replay is refused first
+        (RecordError, as ``load`` does)."""
+        final = record.replay()  # the full check: names the illegal event or what differs from the stored outcome
+        last = len(record.events)
+        game, at = record.start_game(), 0
+        step = step or (lambda: self.read(REPLAY_END_PROMPT if at == last else REPLAY_PROMPT, None))
+        self.out(replay_header(record, final))
+        while True:
             self.out(render_text(game, numbers=self.numbers, color=self.color))
-            last = record.events[i - 1] if i else "start"
-            self.out(f"[{i}/{len(record.events)}] {last}")
-            if i == len(record.events):
+            self.out(f"[{at}/{last}] {record.events[at - 1] if at else 'start'}")
+            while True:  # until the answer moves the replay (or stops it)
+                try:
+                    answer = self._replay_answer(step)
+                except Terminated:  # SIGTERM: the command stops with its status (143), as every halma command does
+                    raise
+                except (EOFError, KeyboardInterrupt):  # as at the main prompt
+                    self.out("")  # end the prompt's line
+                    return
+                word = answer.strip().lower()
+                if word in REPLAY_STOP or (word in REPLAY_NEXT and at == last):
+                    return
+                try:
+                    target = _replay_target(word, at, last)
+                except ValueError as e:
+                    self.out(f"error: {e}")
+                    continue
+                if target is None:  # help
+                    for line in REPLAY_HELP:
+                        self.out(line.format(range=f"0 is the start, {last} the last position"))
+                    continue
                 break
-            try:
-                answer = self._replay_answer(step)
-            except Terminated:  # SIGTERM: the command stops with its status (143), as every halma command does
-                raise
-            except (EOFError, KeyboardInterrupt):  # as at the main prompt
-                self.out("")  # end the prompt's line
-                break
-            if answer.strip().lower() in REPLAY_STOP:
-                break
+            game = _replay_to(record, game, at, target)
+            at = target
 
     def _replay_answer(self, step: Callable[[], str]) -> str:
         """The user's answer at a replay position; a line refused as too long is asked again (the replay
@@ -680,6 +702,106 @@ def file_split_at_a_comma(players: list[str]) -> str | None:
             if os.path.isfile(joined):
                 return joined
     return None
+
+
+def replay_header(record: GameRecord, final: Game) -> str:
+    """The line a replay starts with: the game, its length, the players by seat (the record's ``players``,
+    if any) and the stored result (``final`` is the record's game replayed to its end); for a game the
+    arena stopped at its ply cap (no result of the engine's), the arena's places from its metadata."""
+    n = record.rules.num_players
+    players = record.players
+
+    def seat_name(seat: int) -> str:
+        return f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}{f', {players[seat]}' if players else ''})"
+
+    plies = len(record.events)
+    seats = (", ".join(f"seat {s} ({SEAT_COLOUR_NAMES[s]}) {players[s]}" for s in range(n)) if players
+             else "players not recorded")
+    if final.is_over:
+        result = result_words(final, seat_name)
+    else:
+        result = "none stored: the game was not finished"
+        arena = record.metadata.get("arena")
+        arena = arena if isinstance(arena, dict) else {}
+        places = arena.get("places")
+        if (isinstance(places, list) and len(places) == n
+                and all(isinstance(p, int) and not isinstance(p, bool) and 1 <= p <= n for p in places)):
+            ranked = sorted(range(n), key=lambda seat: places[seat])
+            why = "the arena stopped it at its ply cap" if arena.get("end_reason") == ARENA_LIMIT else \
+                "the arena's places"  # (a game the engine ended has its own result, above)
+            result = f"not finished; {why}: " + ("a draw" if set(places) == {1} else
+                                                  ", ".join(f"{_ordinal(places[s])} {seat_name(s)}" for s in ranked))
+    return (f"replay: {game_name(record.rules.variant, n)}, {plies} {'ply' if plies == 1 else 'plies'}; "
+            f"{seats}; result: {result}")
+
+
+def _replay_target(word: str, at: int, last: int) -> int | None:
+    """The ply a replay answer (stripped, lower case) goes to from ply ``at`` of ``0..last``; None for
+    ``help``.  A ply out of range, ``back`` at the start, or a word the replay does not know is a
+    ValueError saying so (the replay stays where it is).  (``next`` at the last ply, and the stop words,
+    end the replay before this is asked.)"""
+    if word in REPLAY_NEXT:
+        return at + 1
+    if word in REPLAY_BACK:
+        if at == 0:
+            raise ValueError("this is the start (ply 0): there is no ply before it")
+        return at - 1
+    if word == "start":
+        return 0
+    if word == "end":
+        return last
+    if word in ("help", "?"):
+        return None
+    plies = f"0 (the start) to {last}"
+    if is_ascii_number(word):
+        if len(word) <= MAX_DIGITS and int(word) <= last:
+            return int(word)
+        shown = word if len(word) <= MAX_DIGITS else f"of {len(word)} digits"
+        raise ValueError(f"there is no ply {shown}: the plies are {plies}")
+    if any(c.isdigit() for c in word):  # -1, 1.5, full-width digits
+        raise ValueError(f"a ply is a whole number {plies}, got {quoted(word)}")
+    raise ValueError(f"unknown replay command {quoted(word)}{did_you_mean(word, REPLAY_WORDS)}; the replay "
+                     f"understands Enter or n (next), b (back), a ply number {plies}, start, end, help or ?, "
+                     "q (stop)")
+
+
+def _replay_to(record: GameRecord, game: Game, at: int, target: int) -> Game:
+    """``game``, the record's game after ``at`` events, moved to ``target`` events: events played forward,
+    taken back with ``undo`` (one an event, passes included), or played again from the start when that is
+    shorter.  The record was checked whole before (``GameRecord.replay``), so every event is legal."""
+    if target < at and target < at - target:
+        game, at = record.start_game(), 0
+    while at > target:
+        game.undo()
+        at -= 1
+    for event in record.events[at:target]:
+        if event.startswith("resign:"):
+            game.resign(int(event.removeprefix("resign:")))
+        else:
+            src, dst = event.split("-")
+            game.play((int(src), int(dst)))
+    return game
+
+
+def result_words(game: Game, seat_name: Callable[[int], str]) -> str:
+    """How a game that is over ended, in words: why, who won, and the places of more than two seats
+    (``seat_name(seat)`` names a seat)."""
+    why = END_REASON_WORDS.get(game.end_reason or "", str(game.end_reason))
+    if game.end_reason == "move_limit" and game.rules.limit_outcome == "progress":
+        why += " (places by progress)"
+    places = [p or 0 for p in game.places]  # (every place is set once the game is over)
+    firsts = [s for s, p in enumerate(places) if p == 1]
+    if game.num_players == 1:
+        result = "the crossing is complete" if places[0] == 1 and game.end_reason == "finished" else "not finished"
+    elif len(firsts) == 1:
+        result = f"{seat_name(firsts[0])} wins"
+    else:
+        result = "a draw" if len(firsts) == game.num_players else \
+            f"{' and '.join(seat_name(s) for s in firsts)} share first place"
+    ranked = sorted(range(game.num_players), key=lambda seat: places[seat])
+    order = f" ({', '.join(f'{_ordinal(places[s])} {seat_name(s)}' for s in ranked)})" \
+        if game.num_players > 2 and len(firsts) < game.num_players else ""  # (a full draw: all first)
+    return f"{why}; {result}{order}"
 
 
 def _ordinal(n: int) -> str:
@@ -882,7 +1004,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="no colours (off anyway when output is not a terminal, NO_COLOR is set or TERM=dumb, unless "
                         "FORCE_COLOR is set)")
     p.add_argument("--seed", type=int, default=None, help="seed of the CPU players (default 0)")
-    p.add_argument("--replay", metavar="FILE", help="step through a saved game record and exit")
+    p.add_argument("--replay", metavar="FILE",
+                   help="step through a saved game record (Enter: next, b: back, a number: that ply, ?: the keys) "
+                        "and exit")
 
 
 SETUP_FLAGS = ("variant", "seats", "players", "level", "preset", "rule", "time_limit", "cpu_time", "seed")

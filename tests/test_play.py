@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.play import HUMAN, PlaySession, TimeUp
+from agents.play import HUMAN, REPLAY_PROMPT, PlaySession, TimeUp
 from halma_env import Game, Rules
 from halma_env.records import GameRecord, load_record
 from halma_env.rules import parse_rule_options
@@ -1086,8 +1086,8 @@ def test_load_refuses_a_game_of_another_seat_count(tmp_path) -> None:
 
 
 def test_replay_steps_through_every_position_until_q(tmp_path, monkeypatch) -> None:
-    """``replay FILE`` shows the start and each move's position, asking after every position but the last;
-    ``q`` stops it."""
+    """``replay FILE`` shows the start and each move's position, asking after every one (the last asks with a
+    prompt of its own, where Enter ends the replay); ``q`` stops it."""
     s, out = session([HUMAN, HUMAN])
     s.handle("113-104")
     reply = s.game.legal_moves()[0]
@@ -1098,7 +1098,9 @@ def test_replay_steps_through_every_position_until_q(tmp_path, monkeypatch) -> N
     monkeypatch.setattr("builtins.input", lambda prompt: answers.append(prompt) or "")
     s.handle(f"replay {path}")
     assert [line for line in out if line.startswith("[")] == ["[0/2] start", "[1/2] 113-104", f"[2/2] {reply}"]
-    assert answers == ["Enter: next move, q or quit: stop > "] * 2
+    from agents.play import REPLAY_END_PROMPT
+
+    assert answers == [REPLAY_PROMPT] * 2 + [REPLAY_END_PROMPT]
     out.clear()
     monkeypatch.setattr("builtins.input", lambda prompt: " Q ")
     s.handle(f"replay {path}")
@@ -1341,7 +1343,7 @@ def test_a_replay_ends_quietly_at_the_end_of_input(tmp_path, monkeypatch, capsys
     assert [line for line in out if line.startswith("[")] == ["[0/2] start"] and out[-1] == ""
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     assert main(["play", "--replay", str(path), "--no-color"]) == 0
-    assert capsys.readouterr().out.endswith("[0/2] start\nEnter: next move, q or quit: stop > \n")
+    assert capsys.readouterr().out.endswith(f"[0/2] start\n{REPLAY_PROMPT}\n")
     monkeypatch.setattr("sys.stdin", io.StringIO(f"replay {path}\n\n"))
     assert main(["play", "--players", "human,human", "--no-color"]) == 0
     out_text = capsys.readouterr().out
@@ -1867,3 +1869,206 @@ def test_a_too_long_line_at_the_prompt_is_an_error_and_plays_nothing(tmp_path: P
     assert done.returncode == 0, done.stderr
     assert f"error: a line of {MAX_LINE + 8} bytes is too long" in done.stdout
     assert "plays 111-102" not in done.stdout
+
+
+# --- the replay's header and its navigation: back, a ply number, start, end, help ---------------------------
+
+
+def _record_of(moves: int, seats: int = 2, **kw) -> GameRecord:
+    """A record of ``moves`` first legal moves in a fresh star game (``kw`` to ``GameRecord.from_game``)."""
+    game = Game(Rules("star", seats))
+    for _ in range(moves):
+        game.play(game.legal_moves()[0])
+    return GameRecord.from_game(game, **kw)
+
+
+def _replay(s: PlaySession, record: GameRecord, *answers: str) -> list[str]:
+    """Replay ``record`` in ``s`` with ``answers`` at its prompts, then ``q`` (one more answer is never read):
+    the position labels shown, ``[N/LAST] MOVE``, in order."""
+    given = iter([*answers, "q", "never read"])
+    out: list[str] = []
+    s.out = out.append
+    s.replay(record, step=lambda: next(given))
+    assert next(given) == "never read"
+    return [line for line in out if line.startswith("[")]
+
+
+def test_a_replay_starts_with_a_line_naming_the_game_the_players_and_the_result(tmp_path, monkeypatch, capsys):
+    """The replay said neither who played nor how the game ended: its first line now names the game and its
+    length, the record's players by seat (if it has them) and the stored result, or that there is none (the
+    arena's places for a game it stopped at its ply cap)."""
+    import io
+
+    from agents.cli import main
+
+    s, out = session([HUMAN, HUMAN])
+    s.handle("113-104")
+    s.handle("resign")  # seat 1 resigns: seat 0 wins
+    s.handle(f"save {tmp_path / 'won.json'}")
+    del out[:]
+    s.replay(load_record(tmp_path / "won.json"), step=lambda: "q")
+    assert out[0] == ("replay: star with 2 seats, 2 plies; seat 0 (red) human, seat 1 (blue) human; result: a "
+                      "resignation decided it; seat 0 (red, human) wins")
+    first = "replay: star with 2 seats, 1 ply; players not recorded; result: "
+    del out[:]
+    s.replay(_record_of(1), step=lambda: "q")  # no players, not finished
+    assert out[0] == first + "none stored: the game was not finished"
+    for arena, result in [
+        ({"end_reason": "max_plies", "places": [2, 1]},
+         "not finished; the arena stopped it at its ply cap: 1st seat 1 (blue), 2nd seat 0 (red)"),
+        ({"end_reason": "max_plies", "places": [1, 1]}, "not finished; the arena stopped it at its ply cap: a draw"),
+        ({"places": [1, 2]}, "not finished; the arena's places: 1st seat 0 (red), 2nd seat 1 (blue)"),
+        ({"end_reason": "max_plies", "places": [1, 3]}, "none stored: the game was not finished"),  # malformed
+        ({"places": "1, 2"}, "none stored: the game was not finished"),
+        ("arena", "none stored: the game was not finished"),
+    ]:
+        del out[:]
+        s.replay(_record_of(1, metadata={"arena": arena}), step=lambda: "q")
+        assert out[0] == first + result, arena
+    # three seats: the places in order; the command line's first line is the header too
+    three = Game(Rules("star", 3, move_limit=3, limit_outcome="progress"))
+    for _ in range(3):
+        three.play(three.legal_moves()[0])
+    path = tmp_path / "three.json"
+    GameRecord.from_game(three, players=["a", "b", "c"]).save(path)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert main(["play", "--replay", str(path), "--no-color"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "replay: star with 3 seats, 3 plies; seat 0 (red) a, seat 1 (blue) b, seat 2 (green) c; result: the move "
+        "limit was reached (places by progress); seat 1 (blue, b) wins (1st seat 1 (blue, b), 2nd seat 0 (red, a), "
+        "2nd seat 2 (green, c))")
+
+
+def test_replay_goes_back_jumps_to_a_ply_to_the_start_and_to_the_end() -> None:
+    """``b``/``back`` goes one ply back, a number N to ply N, ``start`` and ``end`` to the first and last
+    position, ``n``/``next``/Enter on; each shows that position's board (as a replay from the start gives it)."""
+    from halma_env.render import render_text
+
+    record = _record_of(4, players=["a", "b"])
+    games = list(record.games())
+    s, _ = session([HUMAN, HUMAN])
+    events = ["start", *record.events]
+    answers = ["3", "b", "back", "n", "next", "", "start", "end", "0", " 2 ", "B", "END", "4", "1"]
+    plies = [0, 3, 2, 1, 2, 3, 4, 0, 4, 0, 2, 1, 4, 4, 1]
+    assert _replay(s, record, *answers) == [f"[{i}/4] {events[i]}" for i in plies]
+    out: list[str] = []
+    s.out = out.append
+    given = iter(["2", "b", "end", "start", "q"])
+    s.replay(record, step=lambda: next(given))
+    shown = [out[i - 1] for i, line in enumerate(out) if line.startswith("[")]
+    assert shown == [render_text(games[i], numbers=False, color=False) for i in (0, 2, 1, 4, 0)]
+
+
+def test_replay_navigation_across_resignations_and_passes_gives_the_records_positions() -> None:
+    """Going back takes back an event at a time (a resignation with the automatic passes after it) and a jump
+    plays or takes back several: every ply reached from any other shows the board a replay from the start
+    gives."""
+    from halma_env.render import render_text
+
+    game = Game(Rules("star", 3))
+    for _ in range(4):
+        game.play(game.legal_moves()[0])
+    game.resign(game.to_move)
+    for _ in range(3):
+        game.play(game.legal_moves()[0])
+    game.resign(game.to_move)  # two seats out: the game is over
+    record = GameRecord.from_game(game)
+    boards = [render_text(g, numbers=False, color=False) for g in record.games()]
+    last = len(record.events)
+    order = [last, 0, 5, 4, 8, 3, 9, 1, 7, 2, 6, last]
+    out: list[str] = []
+    s, _ = session([HUMAN, HUMAN])
+    s.out = out.append
+    given = iter([*map(str, order), *["b"] * last, "q"])
+    s.replay(record, step=lambda: next(given))
+    shown = [(line, out[i - 1]) for i, line in enumerate(out) if line.startswith("[")]
+    plies = [0, *order, *range(last - 1, -1, -1)]
+    assert [int(line[1:].split("/")[0]) for line, _ in shown] == plies
+    assert [board for _, board in shown] == [boards[i] for i in plies]
+
+
+def test_enter_at_the_last_position_ends_the_replay_and_b_still_goes_back() -> None:
+    """The last position is asked at too, with a prompt of its own: Enter, ``n`` or ``next`` there end the
+    replay (as reaching it did before), ``b`` goes back, ``q`` stops."""
+    record = _record_of(2)
+    for word in ("", "n", "next", "q"):
+        s, out = session([HUMAN, HUMAN])
+        given = iter(["end", "b", "", word, "never read"])
+        s.replay(record, step=given.__next__)
+        assert next(given) == "never read", word
+        assert [line.split("]")[0] for line in out if line.startswith("[")] == ["[0/2", "[2/2", "[1/2", "[2/2"]
+    from agents.play import REPLAY_END_PROMPT
+
+    prompts: list[str] = []
+    s, out = session([HUMAN, HUMAN])
+    s.read = lambda prompt, timeout: prompts.append(prompt) or ("end" if len(prompts) == 1 else "")
+    s.replay(record)
+    assert prompts == [REPLAY_PROMPT, REPLAY_END_PROMPT] and out[-1].startswith("[2/2] ")
+    empty = GameRecord.from_game(Game(Rules("star", 2)))
+    s, out = session([HUMAN, HUMAN])
+    assert _replay(s, empty, "b", "1", "start", "end") == ["[0/0] start"] * 3  # no move: the start is the end
+
+
+def test_a_ply_out_of_range_an_unknown_word_and_back_at_the_start_are_errors_and_the_position_stays() -> None:
+    """A ply past the record, a negative, fractional or full-width number, ``b`` at the start and a word the
+    replay does not know are each an error line (the range, or what the replay understands) and the replay
+    stays where it was; ``help`` and ``?`` list the keys."""
+    from agents.play import REPLAY_HELP
+
+    record = _record_of(3)
+    s, out = session([HUMAN, HUMAN])
+    given = iter(["b", "1", "4", "-1", "1.5", "\uff12", "9" * 40, "bakc", "board", "113-104", "help", "?", "2", "q"])
+    del out[:]
+    s.replay(record, step=lambda: next(given))
+    plies = "0 (the start) to 3"
+    understood = (f"; the replay understands Enter or n (next), b (back), a ply number {plies}, start, end, "
+                  "help or ?, q (stop)")
+    assert [line for line in out if line.startswith(("[", "error:"))] == [
+        "[0/3] start",
+        "error: this is the start (ply 0): there is no ply before it",
+        f"[1/3] {record.events[0]}",
+        f"error: there is no ply 4: the plies are {plies}",
+        f"error: a ply is a whole number {plies}, got '-1'",
+        f"error: a ply is a whole number {plies}, got '1.5'",
+        f"error: a ply is a whole number {plies}, got '\uff12'",
+        f"error: there is no ply of 40 digits: the plies are {plies}",
+        "error: unknown replay command 'bakc' (did you mean 'back'?)" + understood,
+        "error: unknown replay command 'board'" + understood,
+        f"error: a ply is a whole number {plies}, got '113-104'",
+        f"[2/3] {record.events[1]}",
+    ]
+    listed = [line.format(range="0 is the start, 3 the last position") for line in REPLAY_HELP]
+    at = out.index(listed[0])
+    assert out[at:at + len(listed)] == listed and out[at + len(listed):].count(listed[0]) == 1  # help, then ?
+    assert "go to ply N (0 is the start, 3 the last position)" in "\n".join(listed)
+
+
+def test_the_replay_command_and_replay_flag_navigate_with_the_sessions_reader(tmp_path, monkeypatch, capsys):
+    """``replay FILE`` at the session's prompt and ``halma play --replay FILE`` read the navigation from the
+    same input as the commands: a jump, back and the end, then the session goes on with its own game."""
+    import io
+
+    from agents.cli import main
+
+    path = _two_move_record(tmp_path)
+    s, out = session([HUMAN, HUMAN])
+    s.run(scripted([f"replay {path}", "2", "b", "x", "q", "113-104"]))
+    labels = [line.split("]")[0] for line in out if line.startswith("[")]
+    assert labels == ["[0/2", "[2/2", "[1/2"] and s.game.ply == 1
+    assert any(line.startswith("error: unknown replay command 'x'") for line in out)
+    monkeypatch.setattr("sys.stdin", io.StringIO("end\nstart\n?\nend\n\n"))
+    assert main(["play", "--replay", str(path), "--no-color"]) == 0
+    text = capsys.readouterr().out
+    assert [line.split("]")[0] for line in text.splitlines() if line.startswith("[")] == ["[0/2", "[2/2", "[0/2",
+                                                                                            "[2/2"]
+    assert text.startswith("replay: star with 2 seats, 2 plies; seat 0 (red) human, seat 1 (blue) human; ")
+    assert "replay keys:" in text and text.endswith("the end; Enter or q: stop, b: back, N: ply N, ?: help > ")
+
+
+def test_the_help_lists_the_replay_keys() -> None:
+    """The session's ``help`` (the module doc's command list) names the replay's keys, not only Enter and q."""
+    from agents.play import HELP
+
+    at = HELP.index("replay FILE")
+    assert "Enter (or n) next, b back, a number goes to that ply" in HELP[at:]
+    assert "start, end, ? lists them; q, quit or end of input: stop" in HELP[at:]
