@@ -80,7 +80,7 @@ from halma_env import Game, IllegalMoveError, Move, Rules
 from halma_env.game import ACTIVE, probe_player
 from halma_env.notation import is_ascii_number, quoted
 from halma_env.records import GameRecord, RecordError, load_record
-from halma_env.render import SEAT_COLOUR_NAMES, colors_wanted, render_text
+from halma_env.render import SEAT_COLOUR_NAMES, colors_wanted, diamond_legend, render_text
 from halma_env.rules import OPTION_NAMES, VARIANTS, game_name
 from halma_env.suggest import did_you_mean, shown_value
 
@@ -601,6 +601,8 @@ class PlaySession:
     def _session(self) -> None:
         read = self.read
         self.out("type 'help' for commands, 'numbers' to show the hole numbers moves are written with")
+        if self.game.layout.has_kings:  # (what the Diamond board's letters and x mean: nothing else says it)
+            self.out(diamond_legend(self.game))
         for seat in sorted(self.cpu):
             self.out(f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}): {self.player_label(seat)}")
         self.play_cpu_turns()

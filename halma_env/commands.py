@@ -10,7 +10,7 @@ import sys
 import time
 
 from halma_env.game import Game, perft
-from halma_env.render import colors_wanted, render_text
+from halma_env.render import colors_wanted, diamond_legend, render_text
 from halma_env.rules import VARIANTS, Rules
 
 
@@ -64,6 +64,8 @@ def run_show(args: argparse.Namespace) -> int:
         marks = game.legal_destinations(args.moves_from)
     color = not args.no_color and colors_wanted()
     print(render_text(game, numbers=args.numbers, color=color, marks=marks))
+    if game.layout.has_kings:
+        print(diamond_legend(game, numbers=args.numbers))
     if args.moves_from is not None and not marks:
         print(f"the piece on hole {args.moves_from} has no legal move")
     return 0

@@ -52,6 +52,13 @@ def test_show_position_numbers_and_marks(capsys) -> None:
     assert rows[12].split().index("*") == 6  # hole 104 is the 7th hole of row 12 (98..110)
     code, out, _ = run(capsys, "show", "--no-color", "--variant", "diamond", "--seats", "3")
     assert code == 0 and "A" in out and "B" in out and "C" in out and "diamond, 3 seats" in out
+    # the Diamond board's own marks, which nothing explained: the kings' letters, and x for a closed hole
+    assert out.splitlines()[-1] == ("A, B, C: the kings of seats 0, 1, 2; x: a hole of another colour's point, "
+                                    "closed to the seat to move (none of its pieces may land there)")
+    code, out, _ = run(capsys, "show", "--no-color", "--numbers", "--variant", "diamond", "--seats", "2")
+    assert code == 0 and out.splitlines()[-1] == "A, B: the kings of seats 0, 1"  # (no x drawn with --numbers)
+    code, out, _ = run(capsys, "show", "--no-color")
+    assert "kings" not in out
 
 
 def test_show_game_over_status(capsys) -> None:

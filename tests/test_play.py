@@ -1248,6 +1248,20 @@ def test_run_greets_prompts_and_times_only_a_live_humans_turn() -> None:
     assert out[-2:] == ["", UNSAVED.format(s.game.ply)]  # a newline after the end of input, then the game is not kept
 
 
+def test_a_diamond_session_says_what_the_board_s_letters_and_x_mean() -> None:
+    """The Diamond board draws kings as A, B, C and closed holes as x, which neither the board nor help
+    explained (a new-user walkthrough of the README asked); the session's greeting does now, on that board only."""
+    out: list[str] = []
+    s = PlaySession(Rules("diamond", 3), [HUMAN, "first", "first"], color=False, out=out.append,
+                    make_player=make_first)
+    s.run(answering(EOFError()))
+    assert out[1] == ("A, B, C: the kings of seats 0, 1, 2; x: a hole of another colour's point, closed to the "
+                      "seat to move (none of its pieces may land there)")
+    star, star_out = session([HUMAN, "first"])
+    star.run(answering(EOFError()))
+    assert not any("kings" in line for line in star_out)
+
+
 @pytest.fixture(params=[False, True], ids=["select", "thread"])
 def piped_stdin(monkeypatch, request) -> Iterator[int]:
     """``sys.stdin`` read from a pipe, as a terminal or a piped script gives it: yields the pipe's write
