@@ -391,7 +391,12 @@ def _train_and_evaluate(trainer: Any, rank: int, world_size: int, cfg: Any, args
     try:
         if main:  # (its failure, > /dev/full, is said with the resume hint: the run directory is made already)
             on = f"{trainer.device}" + (f", {world_size} processes" if world_size > 1 else "")
-            output.line(f"training {cfg.game.variant} {cfg.game.num_players} seats -> {run_dir} on {on}")
+            # (steps are trained in whole updates: a total they do not divide is not met exactly, and says so)
+            end = trainer.end_step
+            ends = "" if end == cfg.ppo.total_steps else (
+                f"; it ends at step {end}, in whole updates of {trainer.batch_steps} steps "
+                f"(ppo.total_steps={cfg.ppo.total_steps})")
+            output.line(f"training {cfg.game.variant} {cfg.game.num_players} seats -> {run_dir} on {on}{ends}")
         if world_size == 1:
             with _GracefulInterrupt(output) as interrupt:
                 try:

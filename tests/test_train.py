@@ -1442,6 +1442,23 @@ def test_the_bar_is_drawn_on_a_terminal_and_status_lines_go_to_a_log(tmp_path: P
     assert re.search(r"\r *\d+%\|.*\| 128/128 \[", terminal.getvalue()) and "update 1/2" not in out
 
 
+def test_the_first_line_says_where_a_total_that_whole_updates_do_not_divide_ends(tmp_path: Path, capsys) -> None:
+    """ppo.total_steps=150 with updates of 64 steps trained 128 without a word (the quickstart's 150,000 trains
+    149,504): the first line says it, and says nothing of it when the total is met exactly."""
+    from agents.cli import main
+
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(tiny_config(ppo__total_steps=150)))
+    assert main(["train", str(path), "--runs-dir", str(tmp_path / "a"), "--quiet", "--no-final-eval"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"training star 2 seats -> {tmp_path / 'a' / 'tiny'} on cpu; it ends at step 128, in "
+                          "whole updates of 64 steps (ppo.total_steps=150)\n"), out
+    assert "trained 128 steps" in out
+    assert main(["train", str(path), "--runs-dir", str(tmp_path / "b"), "--quiet", "--no-final-eval",
+                 "--set", "ppo.total_steps=128"]) == 0
+    assert capsys.readouterr().out.startswith(f"training star 2 seats -> {tmp_path / 'b' / 'tiny'} on cpu\n")
+
+
 def test_the_bar_is_drawn_on_a_terminal_of_no_size(tmp_path: Path) -> None:
     """A pseudo-terminal opened without a size (script, docker run -t) reports 0 x 0: tqdm drew nothing there, and
     stderr being a terminal, no status line took its place, so a run said nothing between its first line and its

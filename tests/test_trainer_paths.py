@@ -312,6 +312,12 @@ class FakeTrainer:
     def finished(self) -> bool:
         return self.update >= self.num_iterations
 
+    batch_steps = 64
+
+    @property
+    def end_step(self) -> int:
+        return self.global_step + (self.num_iterations - self.update) * self.batch_steps
+
     def train(self, stop=None) -> dict:
         self.calls.append("train")
         self.run_dir.mkdir(parents=True, exist_ok=True)
