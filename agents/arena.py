@@ -615,6 +615,11 @@ class TournamentResult:
                 cells = [_pct(st["place_share"].get(k, 0.0)) for k in place_keys]
                 seats = "/".join(str(c) for c in st["seat_counts"])
                 lines.append(f"| {st['player']} | " + " | ".join(cells) + f" | {seats} | {st['starts']} |")
+            shared = sum(1 for g in self.games if len(set(g.places)) < len(g.places))
+            if shared:  # (each row adds up to 100%; a column need not)
+                lines += ["", f"Shared places: {shared} of {len(self.games)} games gave two or more seats one place "
+                              "(a game stopped by a limit: its undecided seats share the next place), so a column "
+                              "can add up to more than 100%."]
         reasons = ", ".join(f"{k} {v}" for k, v in s["end_reasons"].items())
         lines += [
             "",

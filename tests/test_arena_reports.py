@@ -79,6 +79,9 @@ Share of each player's seats in each place:
 | b | 33.3% | 66.7% | 2/1 | 1 |
 | a | 100.0% | 0.0% | 1/1 | 2 |
 
+Shared places: 1 of 3 games gave two or more seats one place (a game stopped by a limit: its undecided seats \
+share the next place), so a column can add up to more than 100%.
+
 Finish rate (decided by finishing or resigning, not by a limit): 2/3 = 66.7% [20.8%, 93.9%]; end reasons: \
 finished 1, max_plies 1, resign 1
 Mean game length: 19.3 plies (decided games: 14.0); wall time 4.2 s
