@@ -1387,6 +1387,19 @@ def test_the_spaces_of_an_unknown_agent_are_refused_by_name(agent) -> None:
             space(agent)
 
 
+def test_a_seat_given_where_an_agent_name_goes_gets_the_name() -> None:
+    """encode_move, decode_action, resign and set_cpu take a seat or an agent; PettingZoo's own methods take the
+    name only, and observe(0) said just "unknown agent 0" (an API review tripped on it)."""
+    env = raw_env(num_players=2)
+    env.reset(seed=0)
+    for call in (env.observe, env.action_mask, env.observation_space):
+        with pytest.raises(ValueError, match=re.escape("unknown agent 1; the agents are player_0, player_1 "
+                                                       "(seat 1's agent is 'player_1')")):
+            call(1)
+    with pytest.raises(ValueError, match=r"unknown agent 2; the agents are player_0, player_1$"):
+        env.observe(2)
+
+
 def test_progress_shaping_takes_any_real_number_type() -> None:
     a = raw_env(num_players=2, progress_shaping=np.float32(0.5))
     b = raw_env(num_players=2, progress_shaping=0.5)

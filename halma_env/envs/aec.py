@@ -23,6 +23,7 @@ from halma_env.layout import layout
 from halma_env.render import colors_wanted, render_text
 from halma_env.rewards import REWARD_SCHEMES, check_progress_shaping, piece_distance, seat_rewards, shaping_potential
 from halma_env.rules import Rules, as_integer, game_name
+from halma_env.suggest import shown_value
 
 from .players import check_player, make_player, reseed
 
@@ -619,7 +620,10 @@ class raw_env(AECEnv, EzPickle):
             raise
 
     def _unknown_agent(self, agent: Any) -> ValueError:
-        return ValueError(f"unknown agent {agent!r}; the agents are {', '.join(self.possible_agents)}")
+        # (PettingZoo's methods take agent names; encode_move, decode_action, resign and set_cpu take seats too)
+        seat = agent if type(agent) is int and 0 <= agent < len(self.possible_agents) else None
+        hint = "" if seat is None else f" (seat {seat}'s agent is {self.possible_agents[seat]!r})"
+        return ValueError(f"unknown agent {shown_value(agent)}; the agents are {', '.join(self.possible_agents)}{hint}")
 
     def _live(self, agent: str) -> bool:
         return agent in self.terminations and not (self.terminations[agent] or self.truncations[agent])
