@@ -204,10 +204,23 @@ def _main_reporting(name: str | None, argv: list[str], command: str) -> int:
             return 2
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (Terminated), also in the imports before the command
             # runs: one line instead of a traceback, and the shell's status for the signal (130, 143; train: 129 SIGHUP)
-            signum = int(getattr(exc, "signum", signal.SIGINT))
+            signum = _first_stop_signal(exc)
             what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
             say_on_stderr(f"\nhalma{command}: {what}")  # (stderr may be gone with the terminal or the pipe)
             return 128 + signum
+
+
+def _first_stop_signal(exc: KeyboardInterrupt) -> int:
+    """The signal that stopped the command: the first of a chain, so that a second, other one that came during the
+    first one's clean-up (SIGTERM, then Ctrl-C) does not change the exit status (143 read 130)."""
+    signum, seen = int(getattr(exc, "signum", signal.SIGINT)), {id(exc)}
+    context = exc.__context__
+    while context is not None and id(context) not in seen:  # (seen: a cycle of contexts)
+        seen.add(id(context))
+        if isinstance(context, KeyboardInterrupt):
+            signum = int(getattr(context, "signum", signal.SIGINT))
+        context = context.__context__
+    return signum
 
 
 def _main(name: str | None, argv: list[str]) -> int:

@@ -205,3 +205,26 @@ def test_exit_with_parent_polls_until_the_parent_is_gone(monkeypatch) -> None:
         exit_with_parent(4242, poll_s=0.25)
     monkeypatch.undo()
     assert events == [0.25, 0.25, "exit 1"]
+
+
+@pytest.mark.parametrize("first, second, status", [
+    (Terminated(signal.SIGTERM), KeyboardInterrupt(), 143),
+    (KeyboardInterrupt(), Terminated(signal.SIGTERM), 130),
+    (Terminated(signal.SIGHUP), Terminated(signal.SIGTERM), 129),
+])
+def test_a_second_signal_in_the_clean_up_keeps_the_first_one_s_status(first, second, status, monkeypatch,
+                                                                     capsys) -> None:
+    """SIGTERM, then Ctrl-C 10 ms later during the clean-up, ended halma play with 130, not 143 (a review sent
+    them): the status is the first signal's."""
+    import agents.cli
+
+    def stopped(name: object, argv: object) -> int:
+        try:
+            raise first
+        finally:
+            raise second
+
+    monkeypatch.setattr(agents.cli, "_main", stopped)
+    assert agents.cli.main(["eval"]) == status
+    assert capsys.readouterr().err.endswith("interrupted\n" if status == 130 else
+                                            f"stopped by {signal.Signals(status - 128).name}\n")
