@@ -455,7 +455,7 @@ def games_seating_everyone(players: int, seats: int) -> int:
 def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, seed: int = 0,
                 workers: int | None = 1, levels: tuple[str, ...] = LEVELS, path: str | Path | None = None,
                 models_dir: str | Path | None = None, time_budget: float | None = None,
-                progress: bool = False, command: str | None = None,
+                progress: bool = False, status_every: float | None = None, command: str | None = None,
                 min_separation: float = SEPARATION, write_models: bool = True,
                 written: Written | None = None) -> dict[str, Any]:
     """Play the tournament among ``candidates`` and return the ladder entry (not saved).
@@ -497,7 +497,7 @@ def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, 
             max_plies = CAP_PER_SEAT * seats
             result = run_tournament(specs, rules, games, seed=seed, workers=workers, time_budget=time_budget,
                                     max_plies=max_plies, cap_outcome="progress", progress=progress,
-                                    factory=candidate_player)
+                                    factory=candidate_player, status_every=status_every, label="halma ladder")
         ratings = result.ratings()
         stats = result.player_stats()
         rows = []
@@ -595,7 +595,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "that no candidate fills clearly are left out and reported")
     p.add_argument("--dry-run", action="store_true",
                    help="print the new entry; write nothing (neither the ladder nor models next to it)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar (none anyway when stderr is not a terminal)")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress: no bar on a terminal, no line a minute where stderr is not one")
     p.add_argument("--json", action="store_true",
                    help="print JSON instead of tables: the new entry (as the ladder file stores it) after a "
                         "tournament, or the ladder file's document (its entries of --variant/--seats) without one")
@@ -656,7 +657,7 @@ def print_ladder(args: argparse.Namespace, path: Path, data: dict[str, Any]) -> 
 
 def run(args: argparse.Namespace) -> int:
     from agents import files
-    from agents.arena import MAX_GAMES, cycle_length
+    from agents.arena import MAX_GAMES, STATUS_EVERY, cycle_length
 
     written = Written()  # what the build writes: undone unless the ladder file is written (the commit point)
     try:
@@ -694,6 +695,7 @@ def run(args: argparse.Namespace) -> int:
         entry = build_entry(args.candidates, args.variant, args.seats, games, seed=args.seed, workers=args.workers,
                             levels=levels, path=args.ladder, models_dir=args.models_dir,
                             time_budget=args.time_per_move, progress=not args.quiet and files.stderr_is_terminal(),
+                            status_every=None if args.quiet or files.stderr_is_terminal() else STATUS_EVERY,
                             command=command,
                             min_separation=args.separation, write_models=not args.dry_run, written=written)
     except ValueError as e:  # LadderError, OpponentError, CheckpointError (build_entry took back what it wrote)

@@ -578,6 +578,21 @@ def test_eval_draws_its_bar_on_a_terminal_only(capsys, monkeypatch) -> None:
     assert cli_main([*argv, "--quiet"]) == 0 and terminal.getvalue() == ""  # and none with --quiet
 
 
+def test_eval_writes_status_lines_into_a_log(capsys, monkeypatch) -> None:
+    """Where stderr is no terminal (halma eval ... 2> log) there was no bar and nothing else: a long tournament
+    said nothing until its table.  A line comes every STATUS_EVERY seconds (60) instead, none after the last game
+    (the table follows) and none with --quiet."""
+    monkeypatch.setattr(arena, "STATUS_EVERY", 1e-9)
+    argv = ["eval", "greedy", "random", "--games", "3", "--max-plies", "20", "--workers", "1"]
+    assert cli_main(argv) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert [re.sub(r"\d+ s", "N s", line) for line in lines] == [
+        "halma eval: 1/3 games in N s, about N s left", "halma eval: 2/3 games in N s, about N s left"], lines
+    assert cli_main([*argv, "--quiet"]) == 0 and capsys.readouterr().err == ""
+    with pytest.raises(ValueError, match=r"^status_every must be > 0 seconds"):
+        arena.run_tournament(["random"], Rules("star", 2), 2, status_every=0)
+
+
 def test_eval_draws_its_bar_on_a_terminal_of_no_size() -> None:
     """A pseudo-terminal opened without a size (script, docker run -t) reports 0 x 0, and tqdm drew nothing there:
     no bar, and (stderr being a terminal) no lines in its place.  The bar takes $COLUMNS x $LINES or 80 x 24 now."""

@@ -585,7 +585,7 @@ def test_build_entry_records_levels_candidates_and_the_tournament(tmp_path: Path
                         path=tmp_path / "ladder.json", workers=1, time_budget=0.5)
     assert calls == [(specs, Rules("star", 2), 8, {
         "seed": 5, "workers": 1, "time_budget": 0.5, "max_plies": 600, "cap_outcome": "progress",
-        "progress": False, "factory": candidate_player})]
+        "progress": False, "factory": candidate_player, "status_every": None, "label": "halma ladder"})]
     assert entry["variant"] == "star" and entry["seats"] == 2 and "missing" not in entry
     # greedy:noise=0.5 and greedy are not separated: greedy (the better-separated choice) is medium
     assert [(lv["level"], lv["player"]) for lv in entry["levels"]] == [

@@ -95,6 +95,9 @@ def test_the_progress_bar_is_shown_on_a_terminal_unless_quiet(tmp_path: Path, ca
     assert main(argv) == 0
     assert main([*argv, "--quiet"]) == 0
     assert [kwargs["progress"] for *_, kwargs in calls] == [False, True, False]
+    # a status line every minute in a log instead (a long ladder run said nothing there until its table)
+    assert [kwargs["status_every"] for *_, kwargs in calls] == [60.0, None, None]
+    assert {kwargs["label"] for *_, kwargs in calls} == {"halma ladder"}
 
 
 def test_one_game_and_one_worker_are_enough(tmp_path: Path, capsys, monkeypatch) -> None:
@@ -342,7 +345,7 @@ def test_the_help_names_each_flags_value_and_the_defaults_run_applies(monkeypatc
                   "--seed SEED tournament seed (default 0)", "--workers WORKERS parallel game processes (default 1)",
                   f"--separation Z adjacent levels' mu must differ by Z combined sigmas (default {SEPARATION:g})",
                   "--models-dir DIR where .pt candidates are exported (default: next to the ladder file)",
-                  "--quiet no progress bar", "--dry-run print the new entry; write nothing",
+                  "--quiet no progress: no bar on a terminal", "--dry-run print the new entry; write nothing",
                   "--json print JSON instead of tables: the new entry (as the ladder file stores it)"]:
         assert shown in text, shown
     args = parser.parse_args([])
