@@ -300,8 +300,12 @@ class PlaySession:
                      f"{seat} again")
             return False
         self.game.play(move)
-        self.out(f"seat {seat} ({self.seats[seat]}) plays {move}")
+        self.out(f"seat {seat} ({self.seats[seat]}) plays {self.last_move()}")  # (a bot may answer (src, dst))
         return True
+
+    def last_move(self) -> Move | None:
+        """The game's newest move, as the engine recorded it (``src-dst``, whatever form a player gave it in)."""
+        return next((e.move for e in self.game.recent_events() if e.move is not None), None)
 
     def move_for_human(self) -> None:
         """The human ran out of time: a CPU (``medium``) moves for them this once."""
@@ -310,7 +314,7 @@ class PlaySession:
         move = stand_in.select_move(self.game, self.cpu_budget)
         self.time_up_moves.append({"ply": self.game.ply, "seat": seat, "player": STAND_IN})
         self.game.play(move)
-        self.out(f"time is up: the CPU plays {move} for seat {seat}")
+        self.out(f"time is up: the CPU plays {self.last_move()} for seat {seat}")
 
     def handle(self, line: str) -> bool:
         """Carry out one command; False when the session should end."""
@@ -1047,10 +1051,15 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--level is for the CPU seats, and {game} has only the human's (drop --level)")
         # fewer players than seats: the rest get --level; more is an error (PlaySession says so)
         seats = given + [level] * (rules.num_players - len(given))
-        session = PlaySession(
-            rules, seats, time_limit=args.time_limit, seed=args.seed, color=not args.no_color and colors_wanted(),
-            numbers=args.numbers, cpu_budget=args.cpu_time,
-        )
+        try:
+            session = PlaySession(
+                rules, seats, time_limit=args.time_limit, seed=args.seed,
+                color=not args.no_color and colors_wanted(), numbers=args.numbers, cpu_budget=args.cpu_time,
+            )
+        except ValueError as e:  # a checkpoint or model of another game: the flags that play it
+            from agents.registry import trained_game_hint
+
+            raise ValueError(f"{e}{trained_game_hint(seats, rules)}") from None
     except ValueError as e:
         print(f"halma play: error: {e}", file=sys.stderr)
         return 2

@@ -118,7 +118,9 @@ def _ask(label: str, player: Any, game: Game, time_budget: float | None = None) 
         raise BotCheckError(label, what, UNTOUCHED, game)
     if error is not None:
         raise BotCheckError(label, f"select_move raised {error!r}", ANSWERS, game) from error
-    if not isinstance(move, Move) or move not in game.legal_moves():
+    if not isinstance(move, Move):  # ((src, dst) or "src-dst" is a legal move's name, not the Move the rule asks for)
+        raise BotCheckError(label, f"it returned a {type(move).__name__}, {move!r}, not a Move", LEGAL, game)
+    if move not in game.legal_moves():
         raise BotCheckError(label, f"it returned {move!r}, not a legal move", LEGAL, game)
     return move, seconds
 

@@ -85,6 +85,15 @@ class IllegalBot(RandomBot):
         return Move(move.dst, move.src)  # backwards: from an empty hole
 
 
+class PairBot(RandomBot):
+    """Answers with the move's (src, dst): the game, the env and the arena take it, the Player rule does not, and
+    the check called it "not a legal move" (a researcher's plugin did it)."""
+
+    def select_move(self, game: Game, time_budget: float | None = None) -> Move:
+        move = super().select_move(game, time_budget)
+        return (move.src, move.dst)  # type: ignore[return-value]
+
+
 class PlayUndoBot(RandomBot):
     def select_move(self, game: Game, time_budget: float | None = None) -> Move:
         move = super().select_move(game, time_budget)
@@ -222,6 +231,7 @@ class EnumDefaultBot(RandomBot):
 # (bot class, whether the message names a position, the problem it states, the rule)
 BROKEN = [
     (IllegalBot, True, r"it returned Move\(\d+, \d+\), not a legal move", testing.LEGAL),
+    (PairBot, True, r"it returned a tuple, \(\d+, \d+\), not a Move", testing.LEGAL),
     (PlayUndoBot, True, r"it called play\(\) on the game it was given", testing.UNTOUCHED),
     (TurnBot, True, r"it called setattr to_move on the game it was given", testing.UNTOUCHED),
     (InnardsBot, True, r"the game it was given changed \(its position, history or outcome\)", testing.UNTOUCHED),

@@ -1248,6 +1248,25 @@ def test_run_greets_prompts_and_times_only_a_live_humans_turn() -> None:
     assert out[-2:] == ["", UNSAVED.format(s.game.ply)]  # a newline after the end of input, then the game is not kept
 
 
+def test_a_cpu_move_given_as_a_pair_or_text_is_shown_as_the_engine_writes_it() -> None:
+    """A bot may answer (src, dst) or "src-dst" (the game takes them): the line said "plays (6, 15)"."""
+    class Answering:
+        def __init__(self, form) -> None:
+            self.form = form
+
+        def select_move(self, game, time_budget=None):
+            move = game.legal_moves()[0]
+            return self.form(move)
+
+    for form in (lambda m: (m.src, m.dst), str, lambda m: m):
+        out: list[str] = []
+        s = PlaySession(Rules("star", 2), ["cpu", HUMAN], color=False, out=out.append,
+                        make_player=lambda name, seed=None, form=form: Answering(form))
+        s.run(answering(EOFError()))
+        first = Game(Rules("star", 2)).legal_moves()[0]
+        assert f"seat 0 (cpu) plays {first}" in out, out
+
+
 def test_a_diamond_session_says_what_the_board_s_letters_and_x_mean() -> None:
     """The Diamond board draws kings as A, B, C and closed holes as x, which neither the board nor help
     explained (a new-user walkthrough of the README asked); the session's greeting does now, on that board only."""
