@@ -53,7 +53,7 @@ from agents.files import (
 )
 from agents.player import Player, check_int, check_time
 from agents.ratings import Rating, competition_ranks, mean_interval, rate_games, wilson_interval
-from agents.registry import Factory, check_players
+from agents.registry import Factory, check_players, trained_game_hint
 from agents.staging import save_staged
 from agents.workers import one_torch_thread, run_in_processes
 from halma_env import Game, IllegalMoveError, Rules
@@ -1243,7 +1243,10 @@ def run(args: argparse.Namespace, factory: Factory | None = None) -> int:
             rules = build_rules(args.variant, seats, args.rule, args.preset)
             if rules.num_players < 2:
                 raise ValueError("matches need 2+ seats; the 1-seat star is the solitaire: use --solo AGENT")
-            check_players(args.players, factory, rules)
+            try:
+                check_players(args.players, factory, rules)
+            except ValueError as e:
+                raise ValueError(f"{e}{trained_game_hint(args.players, rules)}") from None
         plot, out_made = True, []
         if args.out is not None:
             out_made = _check_out_dir(args.out)  # a refused --out first: the note below is for a run that goes on

@@ -306,3 +306,28 @@ def check_players(specs: Sequence[str], factory: Factory, rules: Rules) -> None:
         # the reason names the game a player of another one plays (a checkpoint for 3 seats), or a
         # file it needs that is gone (a ladder level's model): no generic hint, it would mislead for the latter
         probe_player(player, spec, rules)
+
+
+def trained_game_hint(players: Sequence[str], rules: Rules) -> str:
+    """For the first checkpoint or exported model among ``players`` that was trained for another game than
+    ``rules``', the flags that play its game (``--variant diamond --seats 2``: halma eval and halma play play
+    star unless told, and a diamond checkpoint was refused without a word on how to play it); '' otherwise."""
+    for spec in players:
+        path = spec.split(":", 1)[0] if ".onnx:" in spec.lower() else spec
+        try:
+            if path.lower().endswith(".pt"):
+                from agents.checkpoint import load_checkpoint
+
+                data = load_checkpoint(path)
+            elif path.lower().endswith(".onnx"):
+                from agents.opponent import read_manifest
+
+                data = read_manifest(path)
+            else:
+                continue
+        except (ValueError, OSError, ImportError):  # unreadable: the error above says what is wrong with it
+            continue
+        game = (data["variant"], data["num_players"])
+        if game != (rules.variant, rules.num_players):
+            return f" (to play its game: --variant {game[0]} --seats {game[1]})"
+    return ""

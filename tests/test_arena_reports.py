@@ -606,6 +606,22 @@ def test_eval_draws_its_bar_on_a_terminal_of_no_size() -> None:
     assert status == 0 and _bar(out, 2), out
 
 
+def test_a_trained_player_of_another_game_is_refused_with_the_flags_that_play_it(capsys) -> None:
+    """halma eval and halma play play star unless told: a diamond checkpoint (or a star model under --variant
+    diamond) was refused without a word on the flags that play its game."""
+    root = Path(__file__).resolve().parents[1]
+    diamond = str(root / "agents" / "checkpoints" / "diamond2.pt")
+    star_model = str(root / "agents" / "ladder" / "star-2-star2.onnx")
+    assert cli_main(["eval", diamond, "greedy", "--games", "2"]) == 2
+    assert capsys.readouterr().err.endswith(" (to play its game: --variant diamond --seats 2)\n")
+    assert cli_main(["eval", f"{star_model}:temperature=1", "greedy", "--variant", "diamond", "--games", "2"]) == 2
+    assert capsys.readouterr().err.endswith(" (to play its game: --variant star --seats 2)\n")
+    assert cli_main(["play", "--players", f"human,{diamond}"]) == 2
+    assert capsys.readouterr().err.endswith(" (to play its game: --variant diamond --seats 2)\n")
+    assert cli_main(["eval", "greedy", "nosuch.pt", "--games", "2"]) == 2  # unreadable: its own error, no hint
+    assert "to play its game" not in capsys.readouterr().err
+
+
 def _bar(err: str, games: int) -> bool:
     """A finished tqdm bar named "halma eval" that counts games (``... 2/2 [00:00<00:00, 15.3game/s]``)."""
     import re
