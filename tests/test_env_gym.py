@@ -364,6 +364,20 @@ def test_metadata_seats_and_opponent_keys_are_checked() -> None:
             HalmaEnv(num_players=3, opponents={bad: "random"})
 
 
+def test_opponent_keys_may_be_agent_names_as_in_the_aec_env() -> None:
+    """raw_env's opponents takes seats or agent names; HalmaEnv took seats only ({"player_1": ...} was refused)."""
+    e = HalmaEnv(num_players=3, seat=0, opponents={"player_1": "greedy", 2: "random"})
+    e.reset(seed=0)
+    assert [type(p).__name__ for p in e.aec.cpu_seats().values()] == ["GreedyBot", "RandomBot"]
+    with pytest.raises(ValueError, match=r"^opponents: seat 1 is named twice, as 'player_1' and 1$"):
+        HalmaEnv(num_players=3, opponents={"player_1": "greedy", 1: "random"})
+    with pytest.raises(ValueError, match=r"^opponents has an entry for seat 0, which is the learner's seat$"):
+        HalmaEnv(num_players=3, seat=0, opponents={"player_0": "greedy"})
+    with pytest.raises(ValueError, match=r"^opponents keys must be seats 0..2 or their agent names player_0..player_2, "
+                                         r"got \['player_3', 'p1'\]$"):
+        HalmaEnv(num_players=3, opponents={"player_3": "greedy", "p1": "random"})
+
+
 def test_deepcopy_before_reset_shares_an_opponent_that_cannot_be_copied() -> None:
     import copy
 

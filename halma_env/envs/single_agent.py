@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import gymnasium
 import numpy as np
@@ -94,13 +94,23 @@ class HalmaEnv(gymnasium.Env, EzPickle):
         if opponents is None:
             return ["random"] * (n - 1)
         if isinstance(opponents, Mapping):
+            # seats, or the AEC env's agent names for them (raw_env's opponents takes both)
+            names = {f"player_{s}": s for s in range(n)}
+            keys = {k: names.get(k) if isinstance(k, str) else k for k in opponents}
             seats = (int, np.integer)
-            bad = [k for k in opponents if isinstance(k, bool) or not isinstance(k, seats) or not 0 <= k < n]
+            bad = [k for k, s in keys.items() if isinstance(s, bool) or not isinstance(s, seats) or not 0 <= s < n]
             if bad:
-                raise ValueError(f"opponents keys must be seats 0..{n - 1}, got {bad}")
-            if seat is not None and seat in opponents:
+                raise ValueError(f"opponents keys must be seats 0..{n - 1} or their agent names player_0.."
+                                 f"player_{n - 1}, got {bad}")
+            by_seat: dict[int, Any] = {}
+            for key, given in keys.items():
+                s = int(cast(int, given))  # (checked above)
+                if s in by_seat:
+                    raise ValueError(f"opponents: seat {s} is named twice, as {by_seat[s][0]!r} and {key!r}")
+                by_seat[s] = (key, opponents[key])
+            if seat is not None and seat in by_seat:
                 raise ValueError(f"opponents has an entry for seat {seat}, which is the learner's seat")
-            specs: dict[int, Any] | list[Any] = {int(k): v for k, v in opponents.items()}
+            specs: dict[int, Any] | list[Any] = {s: spec for s, (_, spec) in by_seat.items()}
         elif isinstance(opponents, Sequence) and not isinstance(opponents, str):
             if len(opponents) != n - 1:
                 raise ValueError(f"opponents must list {n - 1} players (one per other seat), got {len(opponents)}")
