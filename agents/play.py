@@ -11,7 +11,7 @@ any name ``agents.registry.make_player`` accepts).  Commands at a human's turn:
     cpu SEAT NAME  hand a seat to a CPU player; human SEAT takes it back
     save FILE      save the game record (JSON; over an earlier record, never another file);
                    load FILE continues a saved game (same seat count; this session's seats play on)
-    replay FILE    step through a record: Enter (or n) next, b back, a number goes to that ply,
+    replay FILE    step through a record: Enter (or n) next, b back, a number goes to that step,
                    start, end, ? lists them; q, quit or end of input: stop; a FILE with
                    spaces in quotes ("my games/g.json"), ~ for your home folder
     new            start the next game (the start seat rotates)
@@ -30,10 +30,11 @@ once, naming the seat, the player and the game.  ``replay FILE`` (and ``--replay
 record whose events, stored outcome or final position do not replay, as ``load FILE`` does.  A
 replay starts with a line naming the game, the players by seat and the stored result, then shows
 each position with its number, ``[N/LAST] MOVE``; at its prompt Enter (``n``, ``next``) goes on,
-``b`` (``back``) goes one ply back, a number N goes to ply N (0 is the start), ``start`` and ``end``
+``b`` (``back``) goes one step back, a number N goes to step N (0 is the start), ``start`` and ``end``
 jump, ``help`` or ``?`` lists these, and ``q`` (``quit``, ``exit``, ``stop``), the end of input or
-Ctrl-C stops it.  The last position asks too (so ``b`` still works there); Enter there ends the
-replay.  A ply out of range or an unknown word is an error line and the position stays.
+Ctrl-C stops it.  The record's steps are its moves and resignations, so after a resignation step N is
+not the board's ply N.  The last position asks too (so ``b`` still works there); Enter there ends the
+replay.  A step out of range or an unknown word is an error line and the position stays.
 
 When no human seat is left in the game (every seat a CPU, or the humans resigned or finished),
 the CPUs play on a move at a time and the session reads commands between their moves without
@@ -108,16 +109,16 @@ END_REASON_WORDS = {  # Game.end_reason in words
     "repetition": "a position repeated",
     "no_moves": "no seat can move",
 }
-REPLAY_PROMPT = "Enter: next, b: back, N: ply N, ?: help, q: stop > "
-REPLAY_END_PROMPT = "the end; Enter or q: stop, b: back, N: ply N, ?: help > "  # at the last position
+REPLAY_PROMPT = "Enter: next, b: back, N: step N, ?: help, q: stop > "
+REPLAY_END_PROMPT = "the end; Enter or q: stop, b: back, N: step N, ?: help > "  # at the last position
 REPLAY_NEXT = ("", "n", "next")
 REPLAY_BACK = ("b", "back")
 REPLAY_WORDS = (*REPLAY_NEXT[1:], *REPLAY_BACK, "start", "end", "help", "?", "q", "quit", "exit", "stop")
 REPLAY_HELP = (
     "replay keys:",
-    "  Enter, n, next     the next ply (at the last position: stop)",
-    "  b, back            one ply back",
-    "  N                  go to ply N ({range})",
+    "  Enter, n, next     the next step: a move or a resignation (at the last position: stop)",
+    "  b, back            one step back",
+    "  N                  go to step N, the number in [N/LAST] ({range})",
     "  start, end         the first or the last position",
     "  help, ?            this list",
     "  q, quit, exit, stop  stop the replay (so do the end of input and Ctrl-C)",
@@ -527,10 +528,10 @@ class PlaySession:
     def replay(self, record: GameRecord, step: Callable[[], str] | None = None) -> None:
         """Show a record position by position; ``step`` returns the user's answer each time.  First a line
         names the game, the players by seat and the stored result (``replay_header``).  Enter (or ``n``,
-        ``next``) shows the next position, ``b`` (``back``) the one before, a number N ply N, ``start`` and
+        ``next``) shows the next position, ``b`` (``back``) the one before, a number N step N, ``start`` and
         ``end`` the first and last; ``help`` or ``?`` lists these.  The last position is asked at too, and
         Enter there ends the replay.  ``q`` (or ``quit``, ``exit``, ``stop``), the end of input or Ctrl-C (as
-        at the main prompt) stops it; a ply out of range or an unknown word is an error line and the position
+        at the main prompt) stops it; a step out of range or an unknown word is an error line and the position
         stays.  A record whose events, stored outcome or final position do not replay is refused first
         (RecordError, as ``load`` does)."""
         final = record.replay()  # the full check: names the illegal event or what differs from the stored outcome
@@ -606,7 +607,7 @@ class PlaySession:
         read = self.read
         self.out("type 'help' for commands, 'numbers' to show the hole numbers moves are written with")
         if self.game.layout.has_kings:  # (what the Diamond board's letters and x mean: nothing else says it)
-            self.out(diamond_legend(self.game))
+            self.out(diamond_legend(self.game, numbers=self.numbers))
         for seat in sorted(self.cpu):
             self.out(f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}): {self.player_label(seat)}")
         self.play_cpu_turns()
@@ -720,7 +721,10 @@ def replay_header(record: GameRecord, final: Game) -> str:
     def seat_name(seat: int) -> str:
         return f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}{f', {players[seat]}' if players else ''})"
 
-    plies = len(record.events)
+    resigns = sum(1 for event in record.events if event.startswith("resign:"))
+    moves = len(record.events) - resigns
+    steps = f"{moves} {'move' if moves == 1 else 'moves'}" + (
+        f" and {resigns} {'resignation' if resigns == 1 else 'resignations'}" if resigns else "")
     seats = (", ".join(f"seat {s} ({SEAT_COLOUR_NAMES[s]}) {players[s]}" for s in range(n)) if players
              else "players not recorded")
     if final.is_over:
@@ -737,20 +741,20 @@ def replay_header(record: GameRecord, final: Game) -> str:
                 "the arena's places"  # (a game the engine ended has its own result, above)
             result = f"not finished; {why}: " + ("a draw" if set(places) == {1} else
                                                   ", ".join(f"{_ordinal(places[s])} {seat_name(s)}" for s in ranked))
-    return (f"replay: {game_name(record.rules.variant, n)}, {plies} {'ply' if plies == 1 else 'plies'}; "
+    return (f"replay: {game_name(record.rules.variant, n)}, {steps}; "
             f"{seats}; result: {result}")
 
 
 def _replay_target(word: str, at: int, last: int) -> int | None:
-    """The ply a replay answer (stripped, lower case) goes to from ply ``at`` of ``0..last``; None for
-    ``help``.  A ply out of range, ``back`` at the start, or a word the replay does not know is a
-    ValueError saying so (the replay stays where it is).  (``next`` at the last ply, and the stop words,
-    end the replay before this is asked.)"""
+    """The step (a record event: a move or a resignation) a replay answer (stripped, lower case) goes to from
+    step ``at`` of ``0..last``; None for ``help``.  A step out of range, ``back`` at the start, or a word the
+    replay does not know is a ValueError saying so (the replay stays where it is).  (``next`` at the last
+    step, and the stop words, end the replay before this is asked.)"""
     if word in REPLAY_NEXT:
         return at + 1
     if word in REPLAY_BACK:
         if at == 0:
-            raise ValueError("this is the start (ply 0): there is no ply before it")
+            raise ValueError("this is the start (step 0): there is no step before it")
         return at - 1
     if word == "start":
         return 0
@@ -758,16 +762,16 @@ def _replay_target(word: str, at: int, last: int) -> int | None:
         return last
     if word in ("help", "?"):
         return None
-    plies = f"0 (the start) to {last}"
+    steps = f"0 (the start) to {last}"
     if is_ascii_number(word):
         if len(word) <= MAX_DIGITS and int(word) <= last:
             return int(word)
         shown = word if len(word) <= MAX_DIGITS else f"of {len(word)} digits"
-        raise ValueError(f"there is no ply {shown}: the plies are {plies}")
+        raise ValueError(f"there is no step {shown}: the steps are {steps}")
     if any(c.isdigit() for c in word):  # -1, 1.5, full-width digits
-        raise ValueError(f"a ply is a whole number {plies}, got {quoted(word)}")
+        raise ValueError(f"a step is a whole number {steps}, got {quoted(word)}")
     raise ValueError(f"unknown replay command {quoted(word)}{did_you_mean(word, REPLAY_WORDS)}; the replay "
-                     f"understands Enter or n (next), b (back), a ply number {plies}, start, end, help or ?, "
+                     f"understands Enter or n (next), b (back), a step number {steps}, start, end, help or ?, "
                      "q (stop)")
 
 

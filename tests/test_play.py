@@ -1276,6 +1276,10 @@ def test_a_diamond_session_says_what_the_board_s_letters_and_x_mean() -> None:
     s.run(answering(EOFError()))
     assert out[1] == ("A, B, C: the kings of seats 0, 1, 2; x: a hole of another colour's point, closed to the "
                       "seat to move (none of its pieces may land there)")
+    numbered: list[str] = []  # the board with hole numbers draws no x: the legend leaves it out
+    PlaySession(Rules("diamond", 3), [HUMAN, "first", "first"], color=False, out=numbered.append, numbers=True,
+                make_player=make_first).run(answering(EOFError()))
+    assert numbered[1] == "A, B, C: the kings of seats 0, 1, 2"
     star, star_out = session([HUMAN, "first"])
     star.run(answering(EOFError()))
     assert not any("kings" in line for line in star_out)
@@ -1940,9 +1944,9 @@ def test_a_replay_starts_with_a_line_naming_the_game_the_players_and_the_result(
     s.handle(f"save {tmp_path / 'won.json'}")
     del out[:]
     s.replay(load_record(tmp_path / "won.json"), step=lambda: "q")
-    assert out[0] == ("replay: star with 2 seats, 2 plies; seat 0 (red) human, seat 1 (blue) human; result: a "
-                      "resignation decided it; seat 0 (red, human) wins")
-    first = "replay: star with 2 seats, 1 ply; players not recorded; result: "
+    assert out[0] == ("replay: star with 2 seats, 1 move and 1 resignation; seat 0 (red) human, seat 1 (blue) human; "
+                      "result: a resignation decided it; seat 0 (red, human) wins")
+    first = "replay: star with 2 seats, 1 move; players not recorded; result: "
     del out[:]
     s.replay(_record_of(1), step=lambda: "q")  # no players, not finished
     assert out[0] == first + "none stored: the game was not finished"
@@ -1967,7 +1971,7 @@ def test_a_replay_starts_with_a_line_naming_the_game_the_players_and_the_result(
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     assert main(["play", "--replay", str(path), "--no-color"]) == 0
     assert capsys.readouterr().out.splitlines()[0] == (
-        "replay: star with 3 seats, 3 plies; seat 0 (red) a, seat 1 (blue) b, seat 2 (green) c; result: the move "
+        "replay: star with 3 seats, 3 moves; seat 0 (red) a, seat 1 (blue) b, seat 2 (green) c; result: the move "
         "limit was reached (places by progress); seat 1 (blue, b) wins (1st seat 1 (blue, b), 2nd seat 0 (red, a), "
         "2nd seat 2 (green, c))")
 
@@ -2054,26 +2058,26 @@ def test_a_ply_out_of_range_an_unknown_word_and_back_at_the_start_are_errors_and
     del out[:]
     s.replay(record, step=lambda: next(given))
     plies = "0 (the start) to 3"
-    understood = (f"; the replay understands Enter or n (next), b (back), a ply number {plies}, start, end, "
+    understood = (f"; the replay understands Enter or n (next), b (back), a step number {plies}, start, end, "
                   "help or ?, q (stop)")
     assert [line for line in out if line.startswith(("[", "error:"))] == [
         "[0/3] start",
-        "error: this is the start (ply 0): there is no ply before it",
+        "error: this is the start (step 0): there is no step before it",
         f"[1/3] {record.events[0]}",
-        f"error: there is no ply 4: the plies are {plies}",
-        f"error: a ply is a whole number {plies}, got '-1'",
-        f"error: a ply is a whole number {plies}, got '1.5'",
-        f"error: a ply is a whole number {plies}, got '\uff12'",
-        f"error: there is no ply of 40 digits: the plies are {plies}",
+        f"error: there is no step 4: the steps are {plies}",
+        f"error: a step is a whole number {plies}, got '-1'",
+        f"error: a step is a whole number {plies}, got '1.5'",
+        f"error: a step is a whole number {plies}, got '\uff12'",
+        f"error: there is no step of 40 digits: the steps are {plies}",
         "error: unknown replay command 'bakc' (did you mean 'back'?)" + understood,
         "error: unknown replay command 'board'" + understood,
-        f"error: a ply is a whole number {plies}, got '113-104'",
+        f"error: a step is a whole number {plies}, got '113-104'",
         f"[2/3] {record.events[1]}",
     ]
     listed = [line.format(range="0 is the start, 3 the last position") for line in REPLAY_HELP]
     at = out.index(listed[0])
     assert out[at:at + len(listed)] == listed and out[at + len(listed):].count(listed[0]) == 1  # help, then ?
-    assert "go to ply N (0 is the start, 3 the last position)" in "\n".join(listed)
+    assert "go to step N, the number in [N/LAST] (0 is the start, 3 the last position)" in "\n".join(listed)
 
 
 def test_the_replay_command_and_replay_flag_navigate_with_the_sessions_reader(tmp_path, monkeypatch, capsys):
@@ -2094,8 +2098,8 @@ def test_the_replay_command_and_replay_flag_navigate_with_the_sessions_reader(tm
     text = capsys.readouterr().out
     assert [line.split("]")[0] for line in text.splitlines() if line.startswith("[")] == ["[0/2", "[2/2", "[0/2",
                                                                                             "[2/2"]
-    assert text.startswith("replay: star with 2 seats, 2 plies; seat 0 (red) human, seat 1 (blue) human; ")
-    assert "replay keys:" in text and text.endswith("the end; Enter or q: stop, b: back, N: ply N, ?: help > ")
+    assert text.startswith("replay: star with 2 seats, 2 moves; seat 0 (red) human, seat 1 (blue) human; ")
+    assert "replay keys:" in text and text.endswith("the end; Enter or q: stop, b: back, N: step N, ?: help > ")
 
 
 def test_the_help_lists_the_replay_keys() -> None:
@@ -2103,5 +2107,5 @@ def test_the_help_lists_the_replay_keys() -> None:
     from agents.play import HELP
 
     at = HELP.index("replay FILE")
-    assert "Enter (or n) next, b back, a number goes to that ply" in HELP[at:]
+    assert "Enter (or n) next, b back, a number goes to that step" in HELP[at:]
     assert "start, end, ? lists them; q, quit or end of input: stop" in HELP[at:]
