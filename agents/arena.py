@@ -620,8 +620,8 @@ class TournamentResult:
             shared = sum(1 for g in self.games if len(set(g.places)) < len(g.places))
             if shared:  # (each row adds up to 100%; a column need not)
                 lines += ["", f"Shared places: {shared} of {len(self.games)} games gave two or more seats one place "
-                              "(a game stopped by a limit: its undecided seats share the next place), so a column "
-                              "can add up to more than 100%."]
+                              "(a game stopped by a limit: its undecided seats share the next place); each row adds "
+                              "up to 100%, a column need not."]
         reasons = ", ".join(f"{k} {v}" for k, v in s["end_reasons"].items())
         lines += [
             "",

@@ -312,8 +312,10 @@ def trained_game_hint(players: Sequence[str], rules: Rules) -> str:
     """For the first checkpoint or exported model among ``players`` that was trained for another game than
     ``rules``', the flags that play its game (``--variant diamond --seats 2``: halma eval and halma play play
     star unless told, and a diamond checkpoint was refused without a word on how to play it); '' otherwise."""
+    from agents.opponent import opponent_file
+
     for spec in players:
-        path = spec.split(":", 1)[0] if ".onnx:" in spec.lower() else spec
+        path = opponent_file(spec.strip())  # (a model's options cut off at its last ".onnx:", as make_player does)
         try:
             if path.lower().endswith(".pt"):
                 from agents.checkpoint import load_checkpoint

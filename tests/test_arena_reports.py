@@ -80,7 +80,7 @@ Share of each player's seats in each place:
 | a | 100.0% | 0.0% | 1/1 | 2 |
 
 Shared places: 1 of 3 games gave two or more seats one place (a game stopped by a limit: its undecided seats \
-share the next place), so a column can add up to more than 100%.
+share the next place); each row adds up to 100%, a column need not.
 
 Finish rate (decided by finishing or resigning, not by a limit): 2/3 = 66.7% [20.8%, 93.9%]; end reasons: \
 finished 1, max_plies 1, resign 1
@@ -606,7 +606,7 @@ def test_eval_draws_its_bar_on_a_terminal_of_no_size() -> None:
     assert status == 0 and _bar(out, 2), out
 
 
-def test_a_trained_player_of_another_game_is_refused_with_the_flags_that_play_it(capsys) -> None:
+def test_a_trained_player_of_another_game_is_refused_with_the_flags_that_play_it(capsys, tmp_path) -> None:
     """halma eval and halma play play star unless told: a diamond checkpoint (or a star model under --variant
     diamond) was refused without a word on the flags that play its game."""
     root = Path(__file__).resolve().parents[1]
@@ -618,6 +618,15 @@ def test_a_trained_player_of_another_game_is_refused_with_the_flags_that_play_it
     assert capsys.readouterr().err.endswith(" (to play its game: --variant star --seats 2)\n")
     assert cli_main(["play", "--players", f"human,{diamond}"]) == 2
     assert capsys.readouterr().err.endswith(" (to play its game: --variant diamond --seats 2)\n")
+    import shutil
+
+    folder = tmp_path / "a:b"  # a colon in the path, before the model's own options
+    folder.mkdir()
+    for name in ("star-2-star2.onnx", "star-2-star2.manifest.json"):
+        shutil.copy(root / "agents" / "ladder" / name, folder / name)
+    assert cli_main(["eval", f" {folder / 'star-2-star2.onnx'}:temperature=0.5", "greedy", "--seats", "3",
+                     "--games", "3"]) == 2
+    assert capsys.readouterr().err.endswith(" (to play its game: --variant star --seats 2)\n")
     assert cli_main(["eval", "greedy", "nosuch.pt", "--games", "2"]) == 2  # unreadable: its own error, no hint
     assert "to play its game" not in capsys.readouterr().err
 
