@@ -115,6 +115,10 @@ class Encoding:
         ``(src, dst)`` pairs as the env's ``info["legal_moves"]``, or ``"src-dst"`` text) as an int64 array, in
         their order: ``encode_move`` of each, at once."""
         c = self.to_canonical[self._seat(seat)]
+        if isinstance(moves, (str, Move)) or (isinstance(moves, tuple) and len(moves) == 2
+                                              and not isinstance(moves[0], (tuple, str, Move))):
+            # one move, which the loop below would read hole by hole or character by character
+            raise ValueError(f"moves must be an iterable of moves, got one move, {shown_value(moves)}: give [move]")
         if not isinstance(moves, (list, tuple)):  # a generator, a set, ...
             moves = list(moves)
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import cast
 
@@ -35,6 +36,9 @@ class Layout:
 
 
 _LAYOUTS: dict[tuple[str, int], Layout] = {}  # (variant, seats) -> the layout every game of it shares
+# (variant, a seat count's type other than int, the count) -> its layout, once checked: numpy's integers (2.0 and
+# True, which hash as 2 and 1, are never checked in, so never found)
+_CHECKED: dict[tuple[str, type, object], Layout] = {}
 
 
 def layout(variant: str, num_players: int) -> Layout:
@@ -45,7 +49,8 @@ def layout(variant: str, num_players: int) -> Layout:
     try:  # (the common call: one type test and one dict lookup; the checks run once per game kind)
         if type(num_players) is int:
             return _LAYOUTS[variant, num_players]
-    except (KeyError, TypeError):  # not made yet, or an unhashable variant (a list)
+        return _CHECKED[variant, type(num_players), num_players]
+    except (KeyError, TypeError):  # not made yet, or unhashable (a list)
         pass
     problem = game_problem(variant, num_players)
     if problem is not None:
@@ -54,6 +59,9 @@ def layout(variant: str, num_players: int) -> Layout:
     lay = _LAYOUTS.get((variant, seats))
     if lay is None:  # two threads may both make it: setdefault keeps one, which both return
         lay = _LAYOUTS.setdefault((variant, seats), _make(variant, seats))
+    if type(num_players) is not int:
+        with contextlib.suppress(TypeError):  # (a 0-d numpy array is a seat count, but unhashable)
+            _CHECKED[variant, type(num_players), num_players] = lay
     return lay
 
 

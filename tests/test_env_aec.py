@@ -199,6 +199,11 @@ def test_move_actions_take_moves_as_the_env_and_game_play_take_them() -> None:
         enc.move_actions(0, [moves[0], (1, 500)])
     with pytest.raises(ValueError, match="a move is written 'src-dst'"):
         enc.move_actions(0, ["111 102"])
+    for one in ("111-102", moves[0], (111, 102)):  # read hole by hole or character by character, it said "got 111"
+        with pytest.raises(ValueError, match=re.escape(f"moves must be an iterable of moves, got one move, {one!r}: "
+                                                       "give [move]")):
+            enc.move_actions(0, one)
+    assert enc.move_actions(0, (moves[0], moves[1])).tolist() == expected[:2]  # a tuple of moves is no one move
 
 
 def test_the_documented_frame_examples() -> None:
