@@ -80,7 +80,7 @@ from agents.interrupts import Terminated
 from halma_env import Game, IllegalMoveError, Move, Rules
 from halma_env.game import ACTIVE, probe_player
 from halma_env.notation import is_ascii_number, quoted
-from halma_env.records import GameRecord, RecordError, load_record
+from halma_env.records import GameRecord, RecordError, apply_event, load_record
 from halma_env.render import SEAT_COLOUR_NAMES, colors_wanted, diamond_legend, render_text
 from halma_env.rules import OPTION_NAMES, VARIANTS, game_name
 from halma_env.suggest import did_you_mean, shown_value
@@ -784,12 +784,8 @@ def _replay_to(record: GameRecord, game: Game, at: int, target: int) -> Game:
     while at > target:
         game.undo()
         at -= 1
-    for event in record.events[at:target]:
-        if event.startswith("resign:"):
-            game.resign(int(event.removeprefix("resign:")))
-        else:
-            src, dst = event.split("-")
-            game.play((int(src), int(dst)))
+    for index in range(at, target):
+        apply_event(game, index, record.events[index])
     return game
 
 

@@ -308,7 +308,7 @@ class GameRecord:
         stop = self._stop(upto)
         yield game.copy()
         for i, event in enumerate(self.events[:stop]):
-            _apply(game, i, event)
+            apply_event(game, i, event)
             yield game.copy()
 
     def positions(self, upto: SupportsIndex | None = None) -> Iterator[str]:
@@ -318,7 +318,7 @@ class GameRecord:
         stop = self._stop(upto)
         yield game.position()
         for i, event in enumerate(self.events[:stop]):
-            _apply(game, i, event)
+            apply_event(game, i, event)
             yield game.position()
 
     def replay(self, upto: SupportsIndex | None = None) -> Game:
@@ -331,7 +331,7 @@ class GameRecord:
         stop = self._stop(upto)
         with _gc_paused() if stop >= LONG_REPLAY_EVENTS else nullcontext():
             for i, event in enumerate(self.events[:stop]):
-                _apply(game, i, event)
+                apply_event(game, i, event)
         if stop == len(self.events):
             if list(self.places) != game.places or self.end_reason != game.end_reason:
                 raise RecordError(
@@ -390,8 +390,9 @@ class GameRecord:
             raise RecordError(f"game record: metadata is not JSON-serialisable: {e}") from None
 
 
-def _apply(game: Game, index: int, event: str) -> None:
-    """Apply one event; an illegal one raises RecordError naming it and its index."""
+def apply_event(game: Game, index: int, event: str) -> None:
+    """Play event ``index`` of a record (``"src-dst"`` or ``"resign:SEAT"``) on ``game``; an illegal one raises
+    RecordError naming it and its index."""
     resign = _RESIGN_RE.fullmatch(event)
     try:
         if resign:
