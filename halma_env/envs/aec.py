@@ -420,8 +420,11 @@ class raw_env(AECEnv, EzPickle):
         """Start a new game.  ``options={"position": text}`` starts from a SPEC §3 position of the
         same variant and seat count (the env's rule options apply, and its seat to move moves
         first); other keys are ignored.  ``seed``: an integer or None."""
-        seed = check_seed(seed)
-        game = self._new_game(options)
+        self._start(check_seed(seed), self._new_game(options))
+
+    def _start(self, seed: int | None, game: Game) -> None:
+        """``reset`` with its seed checked and its game made (``HalmaEnv.reset`` makes the game first, so that
+        refused options change nothing)."""
         if seed is not None:
             self._seed = seed
             for s, spec in self._cpu_specs.items():

@@ -174,8 +174,8 @@ class HalmaEnv(gymnasium.Env, EzPickle):
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         seed = check_seed(seed)
-        if options is not None:  # refused options leave the env as they found it: its generator, seat and episode
-            self.aec._new_game(options)
+        # refused options leave the env as they found it: its generator, seat and episode
+        game = self.aec._new_game(options)
         # so does an opponent refused by _assign
         saved = (copy.deepcopy(self._np_random), self._np_random_seed, self.seat)
         super().reset(seed=seed)
@@ -190,7 +190,7 @@ class HalmaEnv(gymnasium.Env, EzPickle):
         # CPU players are reseeded at every reset from the env's generator, so that reset() after
         # reset(seed=s) is reproducible too (gymnasium's check_env requires it)
         cpu_seed = seed if seed is not None else int(self.np_random.integers(2**31 - 1))
-        self.aec.reset(seed=cpu_seed, options=options)
+        self.aec._start(cpu_seed, game)
         self._advance()
         self._illegal = False
         if not self.aec._live(self.agent):  # an episode must give the learner a move (and its reward)
