@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, SupportsIndex, cast
 
 import numpy as np
 
-from halma_env.game import Game, Move
+from halma_env.game import Game, IllegalMoveError, Move
 from halma_env.layout import Layout, layout
 from halma_env.rules import as_integer, game_name, game_problem
 from halma_env.suggest import shown_value
@@ -124,7 +124,12 @@ class Encoding:
         try:
             pairs = [(m.src, m.dst) for m in moves]  # type: ignore[union-attr]
         except AttributeError:  # not all Moves (an AttributeError, not a check per move: this is the rollout's path)
-            pairs = [_hole_pair(m) for m in moves]
+            try:
+                pairs = [move_holes(m) for m in moves]
+            except IllegalMoveError:  # text that is no move: Move.parse says why
+                raise
+            except ValueError as e:
+                raise ValueError(f"moves: {e}") from None
         holes = np.asarray(pairs).reshape(-1, 2)
         if pairs and not (holes.dtype.kind in "iu" and 0 <= holes.min() and holes.max() < self.num_holes):
             # (an int64 array truncated Move(113.7, 104) to 113, and c[-1] read the last hole's number)
@@ -214,13 +219,13 @@ def _encoding(variant: str, num_players: int) -> Encoding:
     return Encoding(layout(variant, num_players))
 
 
-def _hole_pair(move: object) -> tuple[object, object]:
-    """``(src, dst)`` of a move given as ``Game.play`` takes one (a Move, a pair, ``"src-dst"`` text); the holes
-    are checked by the caller."""
+def move_holes(move: object) -> tuple[object, object]:
+    """``(src, dst)`` of a move given as ``Game.play`` takes one (a Move, a pair, ``"src-dst"`` text: Move.parse's
+    IllegalMoveError for bad text), else a ValueError; the holes are checked by the caller."""
     if isinstance(move, str):
         move = Move.parse(move)
     if isinstance(move, Move):
         return move.src, move.dst
     if isinstance(move, tuple) and len(move) == 2:
         return move
-    raise ValueError(f"moves: a move is a Move, a (src, dst) pair or 'src-dst' text, got {shown_value(move)}")
+    raise ValueError(f"a move is a Move, a (src, dst) pair or 'src-dst' text, got {shown_value(move)}")

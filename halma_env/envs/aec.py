@@ -17,7 +17,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from halma_env.encoding import as_index, encoding
+from halma_env.encoding import as_index, encoding, move_holes
 from halma_env.game import Game, IllegalMoveError, Move, MoveLike
 from halma_env.layout import layout
 from halma_env.render import colors_wanted, render_text
@@ -168,6 +168,15 @@ def copy_state(env: object, memo: dict[int, Any], shared: set[str], players: set
     return clone
 
 
+def seat_named(who: Any, num_players: int) -> int | None:
+    """The seat ``who`` names in a game of ``num_players`` seats: an agent name (``"player_1"``) or a seat number of
+    any integer type, as actions take them (a 0-d tensor too; not a bool); None when it names none."""
+    if isinstance(who, str):
+        return next((s for s in range(num_players) if who == f"player_{s}"), None)
+    seat = as_integer(who)
+    return seat if seat is not None and 0 <= seat < num_players else None
+
+
 def check_seed(seed: Any) -> int | None:
     """``reset``'s seed as a Python int or None; anything else (floats, text, bools) is refused."""
     if seed is None:
@@ -312,13 +321,7 @@ class raw_env(AECEnv, EzPickle):
 
     def encode_move(self, seat: SupportsIndex | str, move: MoveLike) -> int:
         """The action of ``move`` (a Move, (src, dst) or "src-dst") in ``seat``'s canonical frame."""
-        if isinstance(move, str):
-            move = Move.parse(move)
-        if isinstance(move, Move):
-            move = (move.src, move.dst)
-        if not (isinstance(move, tuple) and len(move) == 2):  # as Game.play takes them
-            raise ValueError(f"a move is a Move, a (src, dst) pair or 'src-dst' text, got {move!r}")
-        src, dst = (hole_int(h, self.num_holes) for h in move)
+        src, dst = (hole_int(h, self.num_holes) for h in move_holes(move))
         return self.encoding.encode_move(self._seat(seat), src, dst)
 
     def decode_action(self, seat: SupportsIndex | str, action: SupportsIndex) -> Move:
@@ -350,10 +353,8 @@ class raw_env(AECEnv, EzPickle):
 
     def _seat(self, who: Any) -> int:
         """A seat from a seat number or an agent name (ValueError otherwise)."""
-        if isinstance(who, str) and who in self.agent_name_mapping:
-            return self.agent_name_mapping[who]
-        seat = as_integer(who)  # any integer type, as actions take (a 0-d tensor too)
-        if seat is not None and 0 <= seat < len(self.possible_agents):
+        seat = seat_named(who, len(self.possible_agents))
+        if seat is not None:
             return seat
         raise ValueError(f"expected an agent name ({', '.join(self.possible_agents)}) or a seat number, got {who!r}")
 

@@ -18,7 +18,7 @@ import numpy as np
 from gymnasium.utils import EzPickle
 
 from halma_env import GYM_ENTRY_POINT, GYM_ID, Game
-from halma_env.envs.aec import action_int, check_seed, copy_state, raw_env
+from halma_env.envs.aec import action_int, check_seed, copy_state, raw_env, seat_named
 
 
 def register() -> None:
@@ -94,17 +94,14 @@ class HalmaEnv(gymnasium.Env, EzPickle):
         if opponents is None:
             return ["random"] * (n - 1)
         if isinstance(opponents, Mapping):
-            # seats, or the AEC env's agent names for them (raw_env's opponents takes both)
-            names = {f"player_{s}": s for s in range(n)}
-            keys = {k: names.get(k) if isinstance(k, str) else k for k in opponents}
-            seats = (int, np.integer)
-            bad = [k for k, s in keys.items() if isinstance(s, bool) or not isinstance(s, seats) or not 0 <= s < n]
+            keys = {k: seat_named(k, n) for k in opponents}  # seats or agent names, as raw_env's opponents
+            bad = [k for k, s in keys.items() if s is None]
             if bad:
                 raise ValueError(f"opponents keys must be seats 0..{n - 1} or their agent names player_0.."
                                  f"player_{n - 1}, got {bad}")
             by_seat: dict[int, Any] = {}
-            for key, given in keys.items():
-                s = int(cast(int, given))  # (checked above)
+            for key, s in keys.items():
+                s = cast(int, s)  # (checked above)
                 if s in by_seat:
                     raise ValueError(f"opponents: seat {s} is named twice, as {by_seat[s][0]!r} and {key!r}")
                 by_seat[s] = (key, opponents[key])
