@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ from agents.interrupts import (
     start_resource_tracker_without_hangups,
     stop_signals_raise,
 )
+from agents.registry import plugin_warnings, skip_plugin_warnings
 from halma_env.files import write_atomic
 
 # a process waits this long for the others at a collective: long enough for an evaluation or the
@@ -65,8 +66,8 @@ def spawn(fn: Callable[..., Any], world_size: int, *args: Any) -> Any:
     try:
         with stop_signals_raise(), _quiet_torch_spawn():
             start_resource_tracker_without_hangups()  # (torch's spawn context would start it)
-            context = mp.start_processes(_entry, args=(fn, world_size, tmp, args, os.getpid()), nprocs=world_size,
-                                         join=False, start_method="spawn")
+            context = mp.start_processes(_entry, args=(fn, world_size, tmp, args, os.getpid(), plugin_warnings()),
+                                         nprocs=world_size, join=False, start_method="spawn")
             try:
                 while not context.join():
                     pass
@@ -122,8 +123,10 @@ def loopback_interface() -> str | None:
     return None
 
 
-def _entry(rank: int, fn: Callable[..., Any], world_size: int, tmp: str, args: tuple, parent: int) -> None:
+def _entry(rank: int, fn: Callable[..., Any], world_size: int, tmp: str, args: tuple, parent: int,
+           shown: Sequence[str] = ()) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    skip_plugin_warnings(shown)  # the plugin warnings this process's parent showed: not once more per process
     # gloo listens on the address the host name resolves to (a cluster node's network address: any machine
     # that reaches it could connect, gloo has no authentication); the processes of one run share a host
     loopback = loopback_interface()

@@ -19,7 +19,9 @@ Bots of other installed packages (plugins) join the built-in ``BOTS`` (``all_bot
 "mybot_pkg.bot:MyBot"``.  The group is read once per process, on the first lookup of a bot by name
 (so worker processes, which look their players up themselves, see the plugins too).  A plugin whose
 name is a built-in bot's or a level's, is ``ladder``, is not a plain name (letters, digits, ``_`` and
-``-``) or is given by two packages is ignored with a warning naming both.  Every bot class is
+``-``) or is given by two packages is ignored with a warning naming both, once per command: the worker
+processes of ``halma eval`` and ``halma train`` are handed the warnings their parent showed
+(``plugin_warnings``) and do not repeat them.  Every bot class is
 checked when looked up: a constructor without ``name=`` and ``seed=`` keyword arguments, or with a
 parameter without default, is a ``ValueError`` naming the class (docs/bots.md, "Adding a bot").
 
@@ -36,7 +38,7 @@ import math
 import os
 import re
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -91,12 +93,31 @@ def _plugin_entry_points() -> list[Any]:
     return list(entry_points(group=PLUGIN_GROUP))
 
 
+# the warnings of this process's plugin scan, and those its parent process showed already (plugin_warnings)
+_warned: list[str] = []
+_shown_by_parent: set[str] = set()
+
+
+def plugin_warnings() -> tuple[str, ...]:
+    """The warnings of this process's plugin scan (none before its first lookup of a bot by name), for the
+    processes it starts: each scans again, and ``skip_plugin_warnings`` keeps it from repeating them."""
+    return tuple(_warned)
+
+
+def skip_plugin_warnings(messages: Iterable[str]) -> None:
+    """Show none of these plugin warnings in this process: the process that started it showed them
+    (``plugin_warnings``).  Each worker of ``halma eval --workers 2`` repeated them: three times in all."""
+    _shown_by_parent.update(messages)
+
+
 @functools.cache  # once per process: scanning the installed distributions takes milliseconds
 def plugin_bots() -> dict[str, str]:
     """The plugin bots (name -> ``"module:Class"``) of the ``halma_env.bots`` entry point group; a plugin
-    that cannot be used under its name is left out with a warning (see the module doc)."""
+    that cannot be used under its name is left out with a warning (see the module doc), unless the process
+    that started this one showed it (``skip_plugin_warnings``)."""
     found: dict[str, str] = {}
     origins: dict[str, str] = {}
+    _warned.clear()  # (a test clears the cache to scan again)
     for ep in _plugin_entry_points():
         name, value = ep.name.strip(), ep.value.strip()
         dist = getattr(ep, "dist", None)
@@ -117,7 +138,10 @@ def plugin_bots() -> dict[str, str]:
         elif name in found:
             problem = f"bot {name!r} is already the plugin {origins[name]}"
         if problem:
-            warnings.warn(f"{PLUGIN_GROUP} plugin {name!r} = {origin} is ignored: {problem}", stacklevel=2)
+            message = f"{PLUGIN_GROUP} plugin {name!r} = {origin} is ignored: {problem}"
+            _warned.append(message)
+            if message not in _shown_by_parent:
+                warnings.warn(message, stacklevel=2)
             continue
         found[name] = f"{module.strip()}:{attr}"
         origins[name] = origin

@@ -32,19 +32,23 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from agents.interrupts import SIGHUP, exit_with_parent, signal_at_parent_death, start_resource_tracker_without_hangups
+from agents.registry import plugin_warnings, skip_plugin_warnings
 
 Task = TypeVar("Task")
 Result = TypeVar("Result")
 
 
-def one_thread_per_worker() -> None:
+def one_thread_per_worker(shown: Sequence[str] = ()) -> None:
     """The start of a worker process (the pool's initializer): it plays one game at a time, so torch (imported
     later, for a checkpoint player) gets one thread, and does not take the cores of the games in the other
     workers, a time-limited bot's among them.  In a process that multiprocessing started (not when called
     elsewhere) it is also tied to its parent: Ctrl-C ignored, an exit when the parent is gone
-    (``_tie_to_parent``)."""
+    (``_tie_to_parent``).  ``shown``: the plugin warnings the parent showed (``agents.registry.plugin_warnings``),
+    which the worker's own scan of the plugins does not repeat (``halma eval --workers 2`` printed each three
+    times)."""
     import multiprocessing
 
+    skip_plugin_warnings(shown)
     parent = multiprocessing.parent_process()
     if parent is not None and parent.pid is not None:
         _tie_to_parent(parent.pid)
@@ -71,7 +75,8 @@ def run_in_processes(run: Callable[[Task], Result], tasks: list[Task], workers: 
     from concurrent.futures.process import BrokenProcessPool
 
     start_resource_tracker_without_hangups()  # (the pool's semaphores would start it)
-    pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=one_thread_per_worker)
+    pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=one_thread_per_worker,
+                               initargs=(plugin_warnings(),))
 
     def processes() -> list[Any]:
         return list((getattr(pool, "_processes", None) or {}).values())

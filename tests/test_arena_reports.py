@@ -517,7 +517,7 @@ class _Pool:
 
     made: list[tuple[int, str, Any]] = []
 
-    def __init__(self, workers: int, mp_context: Any = None, initializer: Any = None) -> None:
+    def __init__(self, workers: int, mp_context: Any = None, initializer: Any = None, initargs: tuple = ()) -> None:
         _Pool.made.append((workers, mp_context.get_start_method(), initializer))
         self.futures: list[Any] = []
 

@@ -160,6 +160,30 @@ def test_the_plugin_scan_happens_once_per_process(monkeypatch: pytest.MonkeyPatc
     assert calls == [1]
 
 
+def test_a_process_started_with_its_parents_warnings_does_not_repeat_them(plugin: Path,
+                                                                           recwarn: pytest.WarningsRecorder) -> None:
+    first = plugin_bots()
+    shown = registry.plugin_warnings()
+    assert [str(w.message) for w in recwarn] == list(shown) and len(shown) == 1 and "'greedy'" in shown[0]
+    recwarn.clear()
+    plugin_bots.cache_clear()  # a worker's own scan, after the parent's warnings were handed to it
+    try:
+        registry.skip_plugin_warnings(shown)
+        assert plugin_bots() == first and "mybot" in first  # it sees the plugins all the same
+        assert not recwarn and registry.plugin_warnings() == shown  # (which it hands on in turn)
+    finally:
+        registry._shown_by_parent.clear()
+
+
+def test_eval_workers_leave_the_plugin_warnings_to_halma_eval(plugin: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """A plugin warning is shown once per run, not once more in each worker (three times with --workers 2)."""
+    with pytest.warns(UserWarning, match="plugin 'greedy'") as caught:
+        assert main(["eval", "mybot", "greedy", "--games", "2", "--workers", "2"]) == 0
+    out, err = capfd.readouterr()
+    assert "mybot" in out and len(caught) == 1
+    assert "is ignored" not in err  # the workers' (spawned: they scan the plugins again, and see mybot)
+
+
 @pytest.mark.parametrize(("spec", "message"), [
     ("noname", r"^bot 'noname' \(mybot_pkg_for_tests\.bot\.NoName\): its constructor takes no name= keyword "
                r"argument \(a bot's __init__ must accept name= and seed=; see docs/bots\.md, Adding a bot\)$"),

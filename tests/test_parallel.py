@@ -21,7 +21,7 @@ import pytest
 import torch
 from test_train import tiny_config
 
-from agents import parallel
+from agents import parallel, registry
 from agents.checkpoint import load_checkpoint
 from agents.config import from_dict
 from agents.interrupts import exit_with_parent
@@ -551,10 +551,14 @@ def test_a_process_joins_the_group_runs_fn_and_leaves_at_once(tmp_path: Path, mo
     monkeypatch.setattr(tempfile, "tempdir", tempfile.tempdir)  # (_entry sets it: put back after the test)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setenv("GLOO_SOCKET_IFNAME", "eth0")
+    shown: set[str] = set()
+    monkeypatch.setattr(registry, "_shown_by_parent", shown)
     for rank in (1, 0):
         seen.clear()
         with pytest.raises(SystemExit):
-            parallel._entry(rank, lambda r, w, x: {"rank": r, "of": w, "x": x}, 2, str(tmp_path), ("y",), 4242)
+            parallel._entry(rank, lambda r, w, x: {"rank": r, "of": w, "x": x}, 2, str(tmp_path), ("y",), 4242,
+                            ("a plugin warning the parent showed",))
+        assert shown == {"a plugin warning the parent showed"}  # not shown again by this process's own scan
         assert seen == [("death", signal.SIGKILL), ("thread", exit_with_parent, (4242, parallel.PARENT_POLL_S), True),
                         "start", ("group", "gloo", {"init_method": f"file://{tmp_path / 'rendezvous'}", "rank": rank,
                                                     "world_size": 2, "timeout": parallel.TIMEOUT}),
@@ -613,7 +617,7 @@ def test_spawn_waits_for_all_stops_them_at_ctrl_c_and_raises_the_cause(tmp_path:
 
     def start_processes(fn: Any, args: tuple, nprocs: int, join: bool, start_method: str) -> FakeContext:
         assert (fn, args[0], args[1], args[3:], nprocs, join, start_method) == (
-            parallel._entry, _average, 2, ((), os.getpid()), 2, False, "spawn")
+            parallel._entry, _average, 2, ((), os.getpid(), registry.plugin_warnings()), 2, False, "spawn")
         assert Path(args[2]).parent == tmp_path and Path(args[2]).name.startswith("halma-ddp-")
         contexts.append(FakeContext(processes, args[2], outcome[0]))
         return contexts[-1]

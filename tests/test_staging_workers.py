@@ -227,7 +227,7 @@ def test_stopping_workers_terminates_them_and_kills_only_those_past_the_grace_pe
 class _Pool:
     """ProcessPoolExecutor played in this process: counts the games submitted and not yet given back."""
 
-    def __init__(self, workers: int, mp_context: Any = None, initializer: Any = None) -> None:
+    def __init__(self, workers: int, mp_context: Any = None, initializer: Any = None, initargs: tuple = ()) -> None:
         self.pending = 0
         self.most = 0
         self.shutdowns: list[bool] = []
