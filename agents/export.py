@@ -384,12 +384,14 @@ def _brief(value: Any) -> str:
 
 def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir: str | Path = "exports", *,
                       rating: float | None = None, name: str | None = None, opset: int = OPSET,
-                      check_positions: int = CHECK_POSITIONS) -> Path:
+                      check_positions: int = CHECK_POSITIONS, force: bool = False) -> Path:
     """Export ``checkpoint`` to ``out_dir/<name>.onnx`` plus its manifest; returns the ONNX path.
 
     ``level`` defaults to the run name the checkpoint records (its config's ``name``, e.g. ``quickstart``);
     ``name`` defaults to ``VARIANT-SEATS-LEVEL``.  The export is checked against the checkpoint on
-    ``check_positions`` random positions; a mismatch raises ``ValueError`` and leaves no files."""
+    ``check_positions`` random positions; a mismatch raises ``ValueError`` and leaves no files.  An earlier
+    export of the same checkpoint at that name is replaced; another model there is a ``ValueError`` unless
+    ``force`` (``replace_problem``)."""
     from agents.checkpoint import load_checkpoint, model_from_checkpoint
 
     # every argument is checked before anything is written (no empty --out left behind)
@@ -411,12 +413,7 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
     _check_json_values(data.get("config"), checkpoint)
     if level is None:
         level = default_level(data, checkpoint)
-    net = model_from_checkpoint(data, checkpoint)
-    if net.reach is not None and opset < REACH_MIN_OPSET:
-        raise ValueError(f"a network with reach features (network.reach_features) needs opset {REACH_MIN_OPSET} "
-                         f"or later (ONNX has no integer Max before it), got {opset}")
     variant, seats = data["variant"], int(data["num_players"])
-    blob = onnx_bytes(net, opset)
     out = Path(out_dir)
     path = out / f"{name or model_file_stem(variant, seats, level)}.onnx"
     from agents.files import special_file_kind
@@ -426,6 +423,15 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
             raise ValueError(f"cannot write {str(target)!r}: a directory of that name is in the way")
         if kind := special_file_kind(target):  # the final rename would replace it (/dev/null, as root)
             raise ValueError(f"cannot write {str(target)!r}: it is {kind}, not a regular file")
+    checkpoint_sha256 = file_sha256(checkpoint)
+    if not force and (problem := replace_problem(path, checkpoint_sha256)):  # before the export: it takes seconds
+        raise ValueError(f"{str(checkpoint)!r} would be exported as {str(path)!r}, but {problem}: give --force to "
+                         "replace it, or export under another --name or --out")
+    net = model_from_checkpoint(data, checkpoint)
+    if net.reach is not None and opset < REACH_MIN_OPSET:
+        raise ValueError(f"a network with reach features (network.reach_features) needs opset {REACH_MIN_OPSET} "
+                         f"or later (ONNX has no integer Max before it), got {opset}")
+    blob = onnx_bytes(net, opset)
     # the model and its manifest are written and checked in a scratch directory inside out_dir, then
     # moved into place: a failed or interrupted export leaves no partial files, and an earlier export
     # of the same name stays as it was until the new one has passed its check
@@ -460,7 +466,7 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
             "rating_source": "halma export --rating" if rating is not None else None,
             "source": {
                 "checkpoint": str(checkpoint),
-                "checkpoint_sha256": file_sha256(checkpoint),
+                "checkpoint_sha256": checkpoint_sha256,
                 "network": dict(data["network"]),
                 "config": data.get("config"),
                 "global_step": data.get("global_step"),
@@ -500,6 +506,33 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
     return path
 
 
+def replace_problem(model: Path, checkpoint_sha256: str) -> str | None:
+    """What exporting the checkpoint of ``checkpoint_sha256`` to ``model`` would wrongly replace, or None.  Two
+    checkpoints of one run share the default name (``last.pt`` and ``best.pt`` both export as
+    ``star-2-RUN.onnx``), and the second export replaced the first without a word.  An export of the same
+    checkpoint may be replaced (a rerun: torch may write other bytes), and so may a pair whose model does not
+    match its manifest (an export interrupted between its two moves: "export it again", the loader says); not
+    another checkpoint's export (another one, or this file since trained on), nor files that are no export
+    (a model without its manifest, a manifest alone).  A link at either name is judged by the file it
+    points to.  ``halma ladder`` asks the same before it exports its candidates."""
+    from agents.opponent import OpponentError
+
+    manifest = manifest_path(model)
+    if not model.is_file():
+        return None if not manifest.is_file() else f"its manifest {str(manifest)!r} is there without it"
+    try:
+        found = read_manifest(model, check_hash=False)
+    except OpponentError as e:
+        return f"that file is not an export this command may replace ({e})"
+    source = found.get("source")
+    source = source if isinstance(source, dict) else {}
+    if source.get("checkpoint_sha256") == checkpoint_sha256 or file_sha256(model) != found["onnx_sha256"]:
+        return None
+    origin = source.get("checkpoint")
+    of = f" ({origin!r} or that file before it changed)" if isinstance(origin, str) and len(origin) <= 300 else ""
+    return f"that file holds a model exported from another checkpoint{of}"
+
+
 def _write_manifest(onnx_path: Path, manifest: dict[str, Any]) -> None:
     """``write_manifest`` of a manifest that is valid JSON: its json.dumps writes NaN and Infinity, which JSON
     readers refuse (a NaN in the export check's differences, from outputs that overflowed)."""
@@ -524,7 +557,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="level name stored in the manifest and the file name (e.g. hard; default the checkpoint's "
                         "run name, e.g. quickstart)")
     p.add_argument("--out", default="exports", metavar="DIR",
-                   help="output directory (default exports/); a model of the same name there is replaced")
+                   help="output directory (default exports/); an earlier export of the same checkpoint under the "
+                        "same name there is replaced, another model is refused unless --force")
+    p.add_argument("--force", action="store_true",
+                   help="replace a model of the same name in --out exported from another checkpoint")
     p.add_argument("--name", default=None, help="file name stem (default VARIANT-SEATS-LEVEL)")
     p.add_argument("--rating", type=float, default=None, help="rating to record (halma ladder fills it otherwise)")
     p.add_argument("--opset", type=int, default=OPSET, help=f"ONNX opset (default {OPSET})")
@@ -535,7 +571,7 @@ def run(args: argparse.Namespace) -> int:
         if args.out == "":  # Path("") is the working directory: an export would write the model there
             raise ValueError("--out needs a directory, got ''")
         path = export_checkpoint(args.checkpoint, args.level, args.out, rating=args.rating, name=args.name,
-                                 opset=args.opset)
+                                 opset=args.opset, force=args.force)
     except ValueError as e:  # CheckpointError is a ValueError
         print(f"halma export: error: {e}", file=sys.stderr)
         return 2

@@ -215,19 +215,13 @@ def _sha256(path: Path, what: str) -> str:
 
 
 def _check_export_target(checkpoint: str, model: Path) -> None:
-    """Refuse to export ``checkpoint`` over another model (or a manifest without one) at ``model``: only an
-    export of the same checkpoint (a rebuild; torch may write its bytes differently) may be replaced.  A link
-    at either name is judged by the file it points to (the ladder's loader accepts links in its folder)."""
-    from agents.opponent import manifest_path
+    """Refuse to export ``checkpoint`` over another model (or a manifest without one) at ``model``, as
+    ``halma export`` refuses without ``--force`` (``agents.export.replace_problem``): before any game."""
+    from agents.export import replace_problem
 
-    if not (model.is_file() or manifest_path(model).is_file()):
-        return
-    if _checkpoint_of(model) == _sha256(Path(checkpoint), "checkpoint"):
-        return
-    what = ("that file holds another model (not an export of that checkpoint)" if model.is_file()
-            else f"its manifest {str(manifest_path(model))!r} is there without it")
-    raise LadderError(f"candidate {checkpoint!r} would be exported as {str(model)!r}, but {what}: rename or remove "
-                      "that file, or export into another folder with --models-dir DIR")
+    if problem := replace_problem(model, _sha256(Path(checkpoint), "checkpoint")):
+        raise LadderError(f"candidate {checkpoint!r} would be exported as {str(model)!r}, but {problem}: rename or "
+                          "remove that file, or export into another folder with --models-dir DIR")
 
 
 def _checkpoint_of(model: Path) -> str | None:

@@ -486,6 +486,59 @@ def test_the_level_defaults_to_the_run_name_the_checkpoint_records(tmp_path: Pat
         assert not out.exists()
 
 
+def test_an_export_of_another_checkpoint_is_not_replaced_without_force(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture) -> None:
+    """Two checkpoints of one run share the default name (last.pt and best.pt both export as star-2-RUN.onnx):
+    the second export replaced the first without a word.  It is refused, naming the file, the checkpoint it
+    came from and --force; an export of the same checkpoint is replaced (a rerun), and --force replaces any."""
+    import torch
+
+    from agents.checkpoint import save_checkpoint
+    from agents.cli import main
+
+    data = torch.load(make_checkpoint(tmp_path / "m.pt"), weights_only=False)
+    last, best = tmp_path / "last.pt", tmp_path / "best.pt"
+    save_checkpoint(last, {**data, "config": {"name": "quickstart"}})
+    save_checkpoint(best, {**data, "config": {"name": "quickstart"}, "global_step": 99})
+    out = tmp_path / "out"
+    model = out / "star-2-quickstart.onnx"
+    assert main(["export", str(last), "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["export", str(last), "--out", str(out)]) == 0  # the same checkpoint again: replaced
+    capsys.readouterr()
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert main(["export", str(best), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"halma export: error: {str(best)!r} would be exported as {str(model)!r}, but that file holds a "
+                   f"model exported from another checkpoint ({str(last)!r} or that file before it changed): give "
+                   "--force to replace it, or export under another --name or --out\n")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # untouched, no scratch folder left
+    assert main(["export", str(best), "--out", str(out), "--force"]) == 0
+    assert read_manifest(model)["source"]["checkpoint"] == str(best)
+
+
+def test_files_that_are_no_export_are_not_replaced_without_force(exported: tuple[Path, Path],
+                                                                 tmp_path: Path) -> None:
+    from agents.export import export_checkpoint
+
+    checkpoint, _ = exported
+    model = tmp_path / "star-2-x.onnx"
+    model.write_bytes(b"a model of my own")
+    with pytest.raises(ValueError, match=r"star-2-x\.onnx', but that file is not an export this command may "
+                                         r"replace \(opponent model .* has no manifest.*\): give --force to "
+                                         r"replace it"):
+        export_checkpoint(checkpoint, "x", tmp_path, check_positions=2)
+    assert model.read_bytes() == b"a model of my own"
+    model.unlink()
+    manifest_path(model).write_text("{}")
+    with pytest.raises(ValueError, match=r"star-2-x\.onnx', but its manifest '.*star-2-x\.manifest\.json' is there "
+                                         r"without it: give --force to replace it, or export under another --name or "
+                                         r"--out$"):
+        export_checkpoint(checkpoint, "x", tmp_path, check_positions=2)
+    assert export_checkpoint(checkpoint, "x", tmp_path, check_positions=2, force=True) == model
+    read_manifest(model)
+
+
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
@@ -592,12 +645,12 @@ def test_an_export_interrupted_between_its_two_moves_is_named_on_loading(
     monkeypatch.setattr(agents.export, "os", types.SimpleNamespace(replace=crash_after_the_model, getpid=os.getpid))
     other = make_checkpoint(tmp_path / "other.pt", seed=2)
     with pytest.raises(Crash):
-        export_checkpoint(other, "x", tmp_path)
+        export_checkpoint(other, "x", tmp_path, force=True)  # (another checkpoint's export is there)
     monkeypatch.undo()
     assert moves == [path.name, manifest_path(path).name]
     with pytest.raises(OpponentError, match=r"an export of this name was interrupted .*\(export it again\)"):
         load_opponent(path)
-    export_checkpoint(other, "x", tmp_path)  # exporting again repairs the pair
+    export_checkpoint(other, "x", tmp_path)  # exporting again repairs the pair (without --force: it is no model)
     assert read_manifest(path)["source"]["checkpoint"] == str(other)
 
 
@@ -768,8 +821,8 @@ def test_export_command_defaults() -> None:
     p = argparse.ArgumentParser()
     add_arguments(p)
     args = p.parse_args(["m.pt"])
-    assert (args.checkpoint, args.out, args.opset, args.level, args.name, args.rating) == (
-        "m.pt", "exports", 17, None, None, None)
+    assert (args.checkpoint, args.out, args.opset, args.level, args.name, args.rating, args.force) == (
+        "m.pt", "exports", 17, None, None, None, False)
 
 
 class _FakeClock:

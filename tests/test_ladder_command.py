@@ -472,9 +472,10 @@ def test_a_checkpoint_is_not_exported_over_another_model(tmp_path: Path, capsys,
             str(models), "random", str(ckpt)]
     assert main(argv) == 2
     out, err = capsys.readouterr()
-    assert err == (f"halma ladder: error: candidate '{ckpt}' would be exported as '{models / 'star-2-mine.onnx'}', but "
-                   "that file holds another model (not an export of that checkpoint): rename or remove that file, or "
-                   "export into another folder with --models-dir DIR\n") and out == ""
+    assert err.startswith(f"halma ladder: error: candidate '{ckpt}' would be exported as "
+                          f"'{models / 'star-2-mine.onnx'}', but that file is not an export this command may replace "
+                          "(opponent model ") and out == ""
+    assert err.endswith("): rename or remove that file, or export into another folder with --models-dir DIR\n")
     assert _files(models) == before and not (tmp_path / "ladder.json").exists()
     (models / "star-2-mine.onnx").unlink()
     (models / "star-2-mine.manifest.json").write_text("{}")
@@ -773,7 +774,7 @@ def test_a_checkpoint_is_not_exported_over_links_to_another_model(tmp_path: Path
     links = _links(models)
     assert main(["ladder", "--ladder", str(tmp_path / "ladder.json"), "--quiet", "--levels", "a,b", "--models-dir",
                  str(models), "random", str(ckpt)]) == 2
-    assert "but that file holds another model (not an export of that checkpoint)" in capsys.readouterr().err
+    assert "but that file is not an export this command may replace (manifest " in capsys.readouterr().err
     assert _links(models) == links and not (tmp_path / "ladder.json").exists()
 
 
@@ -811,10 +812,11 @@ def test_a_dry_run_is_refused_what_the_run_would_be(tmp_path: Path, capsys, monk
     (lad / SHIPPED_EXPERT.name).write_bytes(b"someone else's model")
     before = _files(lad)
     base = ["ladder", "--ladder", str(lad / "ladder.json"), "--quiet", "--levels", "a,b"]
-    for candidate, refusal in ((str(ckpt), "would be exported as"), (str(SHIPPED_EXPERT), "would be copied next to")):
+    for candidate, refusal, why in ((str(ckpt), "would be exported as", "is not an export this command may replace"),
+                                    (str(SHIPPED_EXPERT), "would be copied next to", "holds another model")):
         assert main([*base, "random", candidate]) == 2
         err = capsys.readouterr().err
-        assert refusal in err and "that file holds another model" in err
+        assert refusal in err and f"that file {why}" in err
         assert main([*base, "--dry-run", "random", candidate]) == 2
         assert capsys.readouterr().err == err
     assert _files(lad) == before
