@@ -971,10 +971,20 @@ class _Dumper(yaml.SafeDumper):
 _Dumper.yaml_implicit_resolvers = {first: list(resolvers)
                                    for first, resolvers in _StrictLoader.yaml_implicit_resolvers.items()}
 _Dumper.add_implicit_resolver(_BOOL_TAG, re.compile(rf"(?:{_BOOL_1_1.pattern})\Z"), list("yYnNtTfFoO"))
+# a list of players on one line, as the shipped configs write it (bots: [random, greedy]), not one line each
+_Dumper.add_representer(list, lambda dumper, data: dumper.represent_sequence("tag:yaml.org,2002:seq", data,
+                                                                             flow_style=True))
 
 
 def dump_yaml(cfg: TrainConfig) -> str:
-    return yaml.dump(cfg.to_dict(), Dumper=_Dumper, sort_keys=False)
+    """The config as YAML laid out as the shipped configs and docs/training.md's reference lay it out: the run's
+    own keys (name, seed, device, torch_threads, processes, init_from), then the sections, each in schema order,
+    and lists on one line.  (The dataclass puts device and the keys after it last, as they have defaults: a
+    config printed so, with --print-config or as a run's config.yaml, read unlike the file it came from.)"""
+    data = cfg.to_dict()
+    ordered = {k: v for k, v in data.items() if not isinstance(v, dict)}
+    ordered.update((k, v) for k, v in data.items() if isinstance(v, dict))
+    return yaml.dump(ordered, Dumper=_Dumper, sort_keys=False)
 
 
 def config_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:

@@ -19,10 +19,12 @@ from agents.config import (
     GameConfig,
     TrainConfig,
     apply_overrides,
+    config_path,
     default_dict,
     dump_yaml,
     from_dict,
     load_config,
+    shipped_config_names,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -442,13 +444,35 @@ def test_the_schema_defaults_are_the_quickstart_values() -> None:
 
 
 def test_a_dumped_config_loads_back_the_same_in_schema_order(tmp_path: Path) -> None:
+    """The run's own keys first, then the sections, as the shipped configs and docs/training.md's reference
+    order them (the dataclass puts the run's keys with defaults last)."""
     cfg = _load("network.attention_layers=1", "game.move_limit=null", "init_from=null", "ppo.target_kl=0.02")
     text = dump_yaml(cfg)
-    assert list(yaml.safe_load(text)) == [f.name for f in dataclasses.fields(TrainConfig)]
+    fields = [f.name for f in dataclasses.fields(TrainConfig)]
+    sections = [name for name in fields if dataclasses.is_dataclass(getattr(cfg, name))]
+    assert list(yaml.safe_load(text)) == [*(name for name in fields if name not in sections), *sections]
+    assert list(yaml.safe_load(text))[:6] == ["name", "seed", "device", "torch_threads", "processes", "init_from"]
     assert list(yaml.safe_load(text)["ppo"])[:2] == ["total_steps", "num_steps"]
     path = tmp_path / "config.yaml"
     path.write_text(text)
     assert load_config(path) == cfg
+
+
+@pytest.mark.parametrize("name", shipped_config_names())
+def test_print_config_lays_a_shipped_config_out_as_its_file(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``halma train NAME --print-config`` (a config of your own starts from it, docs/training.md) reads as the file:
+    its keys line for line and its lists on one line.  It put device, torch_threads, processes and init_from after
+    the sections and each list's items one a line.  (Values are written as the config holds them: 30.0 for a
+    float key given as 30, single quotes; the comments are the file's.)"""
+    from agents.cli import main
+
+    assert main(["train", name, "--print-config"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    written = [line.partition("#")[0].rstrip() for line in config_path(name).read_text().splitlines()]
+    written = [line for line in written if line]
+    assert [line.partition(":")[0] for line in printed] == [line.partition(":")[0] for line in written]
+    lists = [line.replace('"', "'") for line in written if line.endswith("]")]
+    assert lists and all(line in printed for line in lists), lists
 
 
 def test_an_unknown_key_in_a_config_file_suggests_the_nearest_known_one() -> None:
