@@ -59,7 +59,7 @@ from agents.workers import one_torch_thread, run_in_processes
 from halma_env import Game, IllegalMoveError, Rules
 from halma_env.files import write_atomic
 from halma_env.records import END_REASONS, game_events
-from halma_env.rules import OPTION_NAMES, SEAT_COUNTS, VARIANTS, game_name, parse_rule_options
+from halma_env.rules import OPTION_NAMES, SEAT_COUNTS, VARIANTS, ArgumentTypeError, game_name, parse_rule_options
 from halma_env.suggest import did_you_mean, shown_value
 
 # end reasons that mean the game was decided by play (finishing or resigning), not by a limit
@@ -198,9 +198,10 @@ def _record(game: Game, names: list[str], metadata: dict[str, Any]) -> dict[str,
 
 def check_rules(rules: Any) -> None:
     """``play_game``'s and ``run_tournament``'s ``rules``: a ``halma_env.Rules`` (as ``BatchedGame`` says), not
-    None or its dict form (``Rules.from_dict`` reads that), before any attribute of it is read."""
+    None or its dict form (``Rules.from_dict`` reads that), before any attribute of it is read: an
+    ``ArgumentTypeError``, a ``TypeError`` as ``player_for``'s (and a ``ValueError``, as it was)."""
     if not isinstance(rules, Rules):
-        raise ValueError(f"rules must be a halma_env.Rules, got {type(rules).__name__}")
+        raise ArgumentTypeError(f"rules must be a halma_env.Rules, got {type(rules).__name__}")
 
 
 def default_factory(name: str, seed: int | None = None) -> Player:

@@ -18,6 +18,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from halma_env import Game, Move, Rules
+from halma_env.rules import ArgumentTypeError, integer_argument, is_bool
+from halma_env.suggest import shown_value
 
 
 @runtime_checkable
@@ -46,29 +48,41 @@ class SeededPlayer(Player, Protocol):
 # --- checks shared by the players' constructors and select_move ---------------------------------
 
 
+def _real(value: Any) -> bool:
+    """A real number of any type (numpy's too), not a bool: what a number argument's type must be."""
+    return isinstance(value, numbers.Real) and not is_bool(value)
+
+
 def _finite(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    return _real(value) and math.isfinite(value)
 
 
 def check_number(what: str, value: Any, low: float | None = 0.0, *, strict: bool = False,
                  high: float | None = None) -> float:
     """``value`` as a float if it is a finite real number >= ``low`` (> with ``strict``; ``None``: no
     lower bound) and <= ``high``; else a ``ValueError`` naming ``what`` and the value (NaN and inf
-    would pass a bare ``< low`` test)."""
+    would pass a bare ``< low`` test), an ``ArgumentTypeError`` (a ``TypeError``) if it is no number (text,
+    a bool, None)."""
     ok = _finite(value) and (low is None or (value > low if strict else value >= low))
     if not (ok and (high is None or value <= high)):
         bounds = [f"{'>' if strict else '>='} {low:g}"] if low is not None else []
         bounds += [f"<= {high:g}"] if high is not None else []
         rule = f"{' and '.join(bounds)} (a finite number)" if bounds else "a finite number"
-        raise ValueError(f"{what} must be {rule}, got {value!r}")
+        raise (ValueError if _real(value) else ArgumentTypeError)(f"{what} must be {rule}, got {value!r}")
     return float(value)
 
 
 def check_int(what: str, value: Any, low: int = 0) -> int:
-    """``value`` if it is an integer >= ``low`` (a float such as 2.5 is refused, not truncated)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{what} must be >= {low} (an integer), got {value!r}")
-    return int(value)
+    """``value`` as a Python int if it is an integer >= ``low`` (numpy's too); ``ArgumentTypeError`` (a
+    ``TypeError``) if it is no integer (a bool, or a float such as 2.5 or 2.0: refused, not truncated),
+    ``ValueError`` if it is below ``low``."""
+    def message() -> str:
+        return f"{what} must be >= {low} (an integer), got {shown_value(value)}"
+
+    number = integer_argument(value, message)
+    if number < low:
+        raise ValueError(message())
+    return number
 
 
 def sample_index(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
@@ -86,20 +100,26 @@ def sample_index(logits: np.ndarray, temperature: float, rng: np.random.Generato
 def check_seed(seed: Any) -> int | None:
     """A player's seed: ``None`` or an integer >= 0 (numpy integers too), as a Python int.  A negative
     seed is refused: numpy's generators (exported opponents) take none, and ``random.Random`` would
-    fold -1 onto 1."""
+    fold -1 onto 1 (``ValueError``); a seed of another type (a bool, 1.0, "1") is an ``ArgumentTypeError``."""
     if seed is None:
         return None
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
-    return int(seed)
+    def message() -> str:
+        return f"seed must be None or an integer >= 0, got {shown_value(seed)}"
+
+    number = integer_argument(seed, message)
+    if number < 0:
+        raise ValueError(message())
+    return number
 
 
 def check_time(what: str, value: Any) -> float | None:
-    """A time limit in seconds: ``None`` (no limit) or a finite number > 0."""
+    """A time limit in seconds: ``None`` (no limit) or a finite number > 0 (``ValueError``; a value that is no
+    number, text or a bool, ``ArgumentTypeError``)."""
     if value is None:
         return None
     if not (_finite(value) and value > 0):
-        raise ValueError(f"{what} must be > 0 seconds (a finite number) or none, got {value!r}")
+        error = ValueError if _real(value) else ArgumentTypeError
+        raise error(f"{what} must be > 0 seconds (a finite number) or none, got {value!r}")
     return float(value)
 
 

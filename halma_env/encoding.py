@@ -31,7 +31,7 @@ import numpy as np
 
 from halma_env.game import Game, IllegalMoveError, Move
 from halma_env.layout import Layout, layout
-from halma_env.rules import as_integer, game_name, game_problem
+from halma_env.rules import as_integer, check_game, game_name
 from halma_env.suggest import shown_value
 
 if TYPE_CHECKING:
@@ -207,11 +207,9 @@ def as_index(value: object, what: str) -> int:
 
 def encoding(variant: str, num_players: int) -> Encoding:
     """The encoding of ``variant`` with ``num_players`` seats (one object per game); ``ValueError`` for a game
-    the engine does not play (``game_problem``: "star is played by 1, 2, 3, 4, 5, 6 seats, not 7")."""
-    problem = game_problem(variant, num_players)
-    if problem:
-        raise ValueError(problem)
-    return _encoding(variant, cast(int, as_integer(num_players)))  # one cache entry per game: 2, not also 2.0
+    the engine does not play (``rules.check_game``: "star is played by 1, 2, 3, 4, 5, 6 seats, not 7"), an
+    ``ArgumentTypeError`` for a seat count of the wrong type."""
+    return _encoding(variant, check_game(variant, num_players))  # one cache entry per game: 2, not also 2.0
 
 
 @cache

@@ -317,7 +317,7 @@ class Game:
     # --- construction -----------------------------------------------------------------
 
     def _setup(self, rules: Rules, pieces: list[int], kings: int, to_move: int, ply: int) -> None:
-        self.rules = rules
+        self._rules = rules
         self._t = _tables(rules.variant, rules.num_players)
         self.layout = self._t.layout
         self.geometry = self.layout.geometry
@@ -426,12 +426,22 @@ class Game:
         return state
 
     def __setstate__(self, state: dict) -> None:
+        if "rules" in state:  # pickled when rules was a plain attribute
+            state = dict(state)
+            state["_rules"] = state.pop("rules")
         self.__dict__.update(state)
         self._t = _tables(self.rules.variant, self.rules.num_players)
         self.layout = self._t.layout
         self.geometry = self.layout.geometry
 
     # --- reading the position ---------------------------------------------------------
+
+    @property
+    def rules(self) -> Rules:
+        """The rules this game is played by: read-only (an assignment is an AttributeError), since the board,
+        its tables and the places were set up for them; ``Game(rules)`` or ``Game.from_position(text, ...)``
+        starts a game under other rules."""
+        return self._rules
 
     @property
     def num_players(self) -> int:

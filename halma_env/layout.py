@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import cast
 
 from halma_env import board
 from halma_env.board import Geometry
-from halma_env.rules import as_integer, game_problem
+from halma_env.rules import check_game
 
 STAR_HOME_POINTS = {1: (0,), 2: (0, 3), 3: (0, 2, 4), 4: (0, 1, 3, 4), 5: (0, 1, 2, 3, 4), 6: (0, 1, 2, 3, 4, 5)}
 DIAMOND_HOME_POINTS = {2: (0, 2), 3: (0, 2, 4)}
@@ -44,18 +43,16 @@ _CHECKED: dict[tuple[str, type, object], Layout] = {}
 def layout(variant: str, num_players: int) -> Layout:
     """The layout of ``variant`` with ``num_players`` seats, one shared object per game.  A game the engine
     does not play (an unknown variant, a seat count the variant has not, a seat count that is no integer:
-    2.0, True, "2") is a ``ValueError`` in ``Rules``' words (``rules.game_problem``), naming the variant and
-    its seat counts; numpy's integers are seat counts."""
+    2.0, True, "2") is an error in ``Rules``' words (``rules.check_game``: an ``ArgumentTypeError`` for a seat
+    count or variant of the wrong type, else a ``ValueError``), naming the variant and its seat counts; numpy's
+    integers are seat counts."""
     try:  # (the common call: one type test and one dict lookup; the checks run once per game kind)
         if type(num_players) is int:
             return _LAYOUTS[variant, num_players]
         return _CHECKED[variant, type(num_players), num_players]
     except (KeyError, TypeError):  # not made yet, or unhashable (a list)
         pass
-    problem = game_problem(variant, num_players)
-    if problem is not None:
-        raise ValueError(problem)
-    seats = cast(int, as_integer(num_players))
+    seats = check_game(variant, num_players)
     lay = _LAYOUTS.get((variant, seats))
     if lay is None:  # two threads may both make it: setdefault keeps one, which both return
         lay = _LAYOUTS.setdefault((variant, seats), _make(variant, seats))

@@ -16,13 +16,14 @@
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 from functools import cache, lru_cache
 from typing import cast
 
 import numpy as np
 
 from halma_env.layout import layout
-from halma_env.rules import as_integer, game_name
+from halma_env.rules import ArgumentTypeError, as_integer, game_name, integer_argument
 from halma_env.suggest import shown_value
 
 REWARD_SCHEMES = ("place", "win_loss")
@@ -32,12 +33,13 @@ MAX_SHAPING = 1e9
 
 
 def check_progress_shaping(value: object) -> float:
-    """``progress_shaping`` as a float: a real number (numpy's too; not a bool, text, an array or a tensor)
-    of magnitude at most ``MAX_SHAPING``; ``ValueError`` otherwise.  The one check of the envs and the batch."""
+    """``progress_shaping`` as a float: a real number (numpy's too; not a bool, text, an array or a tensor:
+    ``ArgumentTypeError``) of magnitude at most ``MAX_SHAPING`` (``ValueError`` otherwise, NaN included).  The
+    one check of the envs and the batch."""
     real = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
     if not real or not abs(float(cast(float, value))) <= MAX_SHAPING:  # (NaN fails the comparison)
-        raise ValueError(f"progress_shaping must be a finite number of magnitude at most {MAX_SHAPING:g}, "
-                         f"got {value!r}")
+        raise (ValueError if real else ArgumentTypeError)(
+            f"progress_shaping must be a finite number of magnitude at most {MAX_SHAPING:g}, got {value!r}")
     return float(cast(float, value))
 
 
@@ -47,37 +49,87 @@ def _places_of(n: int) -> frozenset[int | None]:
     return frozenset([None, *range(1, n + 1)])
 
 
-def _refuse_place(places: list[int | None]) -> None:
-    """``place_rewards``' error: the first seat whose place is not 1..n nor None, named with its place."""
-    n, valid = len(places), _places_of(len(places))
+_PLAIN_PLACES = frozenset([int, type(None)])  # the types of places that need no conversion (not bool's)
+
+
+def _checked_places(places: Sequence[object]) -> list[int | None]:
+    """``places`` as Python ints and None, or ``place_rewards``' error naming the first bad seat and its place:
+    ``ArgumentTypeError`` for a place that is no integer (True, 1.0, "1"), ``ValueError`` for one outside 1..n."""
+    n = len(places)
+    seats = f"{n} seat{'s' if n > 1 else ''}"
+    out: list[int | None] = []
     for seat, p in enumerate(places):
-        try:
-            known = p in valid
-        except TypeError:  # unhashable: a list, say
-            known = False
-        if not known:
-            seats = f"{n} seat{'s' if n > 1 else ''}"
-            raise ValueError(f"seat {seat}'s place must be an integer 1..{n} (places of {seats}) or None "
-                             f"(undecided), got {shown_value(p)} in places {shown_value(places)}")
+        def message(seat: int = seat, p: object = p) -> str:
+            return (f"seat {seat}'s place must be an integer 1..{n} (places of {seats}) or None (undecided), "
+                    f"got {shown_value(p)} in places {shown_value(places)}")
+
+        number = None if p is None else integer_argument(p, message)
+        if number is not None and not 1 <= number <= n:
+            raise ValueError(message())
+        out.append(number)
+    return out
 
 
-def place_rewards(places: list[int | None], scheme: str = "place") -> list[float]:
+def _is_ranking(decided: list[int], n: int) -> bool:
+    """Whether the decided places (1..n) leave room for the seats that share them (``_check_ranking``, fast)."""
+    end, last = 0, 0  # the last place spanned so far, and the place that spans it
+    for p in sorted(decided):
+        if p == last:
+            end += 1
+        elif p <= end:
+            return False
+        else:
+            last = end = p
+    return end <= n
+
+
+def _check_ranking(places: list[int | None]) -> None:
+    """Places that seats share must skip the places below them, as ``Game.places`` gives them (standard
+    competition ranking: two seats sharing first place are followed by third, ``[1, 1, 3]``): a place ``p``
+    shared by ``k`` seats spans the places ``p .. p+k-1``, which no other seat may hold and which must exist.
+    Dense ranks (``[1, 1, 2]``) gave rewards that do not sum to 0; a ``ValueError`` names the seat."""
+    n = len(places)
+    seats_at: dict[int, list[int]] = {}
+    for seat, p in enumerate(places):
+        if p is not None:
+            seats_at.setdefault(p, []).append(seat)
+    end, before = 0, 0  # the last place spanned so far, and the place that spans it
+    for p in sorted(seats_at):
+        sharing = seats_at[p]
+        if p <= end:
+            shared = seats_at[before]
+            raise ValueError(
+                f"seat {sharing[0]}'s place {p} is taken: seats {', '.join(map(str, shared))} share place "
+                f"{before}, which spans places {before}..{end} (shared places skip the places below them, as in "
+                f"[1, 1, 3]), got places {shown_value(places)}")
+        end, before = p + len(sharing) - 1, p
+        if end > n:
+            raise ValueError(
+                f"seats {', '.join(map(str, sharing))} share place {p}, which spans places {p}..{end}, but there "
+                f"are {n} seats (shared places skip the places below them, as in [1, 1, 3]), got places "
+                f"{shown_value(places)}")
+
+
+def place_rewards(places: Sequence[int | None], scheme: str = "place") -> list[float]:
     """Final reward of every seat from its place (None counts as 0: undecided).  A place is an integer 1..n, n
-    the number of seats (``len(places)``; seats sharing a place share its number, as ``Game.places`` gives
-    them): any other value (5 of 2 seats gave -7.0, 0 gave 3.0, 1.5 a reward between places) is a
-    ``ValueError`` naming the seat.  (A value equal to a place, numpy's integers say, is that place.)"""
+    the number of seats (``len(places)``); seats sharing a place share its number and the places below it are
+    skipped, as ``Game.places`` gives them (standard competition ranking: ``[1, 1, 3]``, never the dense
+    ``[1, 1, 2]``).  A place of another type (True, 1.0, "1") is an ``ArgumentTypeError`` (a ``TypeError``)
+    naming the seat; one outside 1..n (5 of 2 seats gave -7.0, 0 gave 3.0) or places that seats could not
+    hold together (``[1, 1, 2]``, ``[2, 2]``) a ``ValueError`` naming it.  numpy's integers are places."""
     if scheme not in REWARD_SCHEMES:
         raise ValueError(f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {scheme!r}")
     n = len(places)
     if not n:
         raise ValueError("places must give a place (or None) for at least one seat, got none")
-    try:  # one set lookup per seat, in C: the search scores decided positions with this function
-        known = _places_of(n).issuperset(places)
+    try:  # a few set lookups, in C: the search scores decided positions with this function
+        known = _PLAIN_PLACES.issuperset(map(type, places)) and _places_of(n).issuperset(places)
     except TypeError:
         known = False
-    if not known:
-        _refuse_place(places)
+    places = places if known else _checked_places(places)
     decided = [p for p in places if p is not None]
+    if len(set(decided)) < len(decided) and not _is_ranking(decided, n):  # a shared place
+        _check_ranking(cast("list[int | None]", places))
     if n == 1:
         return [1.0 if places[0] == 1 else 0.0]
     if decided and len(decided) == n and len(set(decided)) == 1:
@@ -98,11 +150,15 @@ def place_rewards(places: list[int | None], scheme: str = "place") -> list[float
 
 def _check_seat(variant: str, num_players: int, seat: object) -> int:
     """``seat`` as an int if it is a seat 0..n-1 of the game, else a ``ValueError`` naming it (a negative index
-    took another seat's table).  Called by the cached tables on a miss only, not at every lookup."""
+    took another seat's table), an ``ArgumentTypeError`` if it is no integer (1.0, True).  Called by the cached
+    tables on a miss only, not at every lookup."""
     n = layout(variant, num_players).num_players  # (the game checked first: layout names a bad one)
-    number = as_integer(seat)
-    if number is None or not 0 <= number < n:
-        raise ValueError(f"seat must be a seat 0..{n - 1} of {game_name(variant, n)}, got {shown_value(seat)}")
+    def message() -> str:
+        return f"seat must be a seat 0..{n - 1} of {game_name(variant, n)}, got {shown_value(seat)}"
+
+    number = integer_argument(seat, message)
+    if not 0 <= number < n:
+        raise ValueError(message())
     return number
 
 

@@ -49,6 +49,37 @@ def game_problem(variant: Any, seats: Any, shown: Callable[[Any], str] | None = 
     return None
 
 
+class ArgumentTypeError(TypeError, ValueError):
+    """An argument of the wrong type (a bool, a float or text where an integer is meant, a name where a
+    ``Rules`` is): a ``TypeError``, by Python's convention, where a value of the right type but out of range
+    is a ``ValueError``.  It is a ``ValueError`` too, so that callers written when every bad argument of
+    the engine and the agents raised ``ValueError`` (``except ValueError`` around a call, the command line's
+    report of a bad option) still catch it; catch ``TypeError`` to tell the two apart."""
+
+
+def integer_argument(value: Any, message: Callable[[], str]) -> int:
+    """``value`` as a Python int when it is one integer of any type (``as_integer``: numpy's too, as
+    ``np_random`` draws them; never a bool, a float or text), else ``ArgumentTypeError(message())``: the type
+    half of every integer argument's check, the caller checking the range (a ``ValueError``).  The message is
+    written only for a refusal (``repr`` of an integer past 4300 digits is itself an error)."""
+    number = as_integer(value)
+    if number is None:
+        raise ArgumentTypeError(message())
+    return number
+
+
+def check_game(variant: Any, seats: Any) -> int:
+    """``seats`` as a Python int when ``(variant, seats)`` is a game the engine plays, else the error in
+    ``game_problem``'s words: ``ArgumentTypeError`` for a variant that is no text or a seat count that is no
+    integer (a bool, 2.0, "2"), ``ValueError`` for an unknown variant or a seat count it has not.  The check of
+    ``Rules``, ``layout`` and ``encoding``."""
+    problem = game_problem(variant, seats)
+    if problem is not None:
+        wrong_type = not isinstance(variant, str) or as_integer(seats) is None
+        raise (ArgumentTypeError if wrong_type else ValueError)(problem)
+    return operator.index(seats)
+
+
 def is_bool(value: object) -> bool:
     """A bool of Python, numpy or torch: never an integer here, though numpy before 2.3 gives its bools an
     index (``operator.index(np.bool_(True))`` is 1) and a bool tensor has one too."""
@@ -93,7 +124,9 @@ class Rules:
     ``Rules("star", 2)`` is the international game for two; options take the names of SPEC §4.
     Options left out get the variant's defaults (``anti_blocking`` is on for ``star`` and
     ``diamond`` and off for ``halma16``; ``repetition_limit`` is 3 for ``halma16``, none
-    otherwise).  Impossible combinations raise ``ValueError`` naming the problem.
+    otherwise).  Impossible combinations raise ``ValueError`` naming the problem; an option of the
+    wrong type (a bool, 2.0 or "2" for a count or seat, 1 for a flag) raises ``ArgumentTypeError``, a
+    ``TypeError`` that is also a ``ValueError``.  Integers may be numpy's.
     """
 
     variant: str
@@ -123,12 +156,9 @@ class Rules:
         if unknown:
             names = ", ".join(name + did_you_mean(name, OPTION_NAMES) for name in sorted(unknown))
             raise ValueError(f"unknown rule option(s): {names}; known: {', '.join(OPTION_NAMES)}")
-        if as_integer(num_players) is None and variant in VARIANTS:  # (the argument named, for a caller's typo)
-            raise ValueError(f"num_players must be an int, got {shown_value(num_players)}")
-        problem = game_problem(variant, num_players)
-        if problem:
-            raise ValueError(problem)
-        num_players = operator.index(num_players)  # numpy's integers too, stored as Python ints
+        if variant in VARIANTS:  # (the argument named, for a caller's typo)
+            integer_argument(num_players, lambda: f"num_players must be an int, got {shown_value(num_players)}")
+        num_players = check_game(variant, num_players)  # numpy's integers too, stored as Python ints
         if anti_blocking is DEFAULT:
             anti_blocking = variant != "halma16"
         if repetition_limit is DEFAULT:
@@ -137,7 +167,7 @@ class Rules:
         for name, value in (("anti_blocking", anti_blocking), ("play_to_end", play_to_end)):
             flag = as_flag(value)
             if flag is None:
-                raise ValueError(f"{name} must be true or false, got {shown_value(value)}")
+                raise ArgumentTypeError(f"{name} must be true or false, got {shown_value(value)}")
             flags[name] = flag
         anti_blocking, play_to_end = flags["anti_blocking"], flags["play_to_end"]
         for name, limit, least in (
@@ -149,7 +179,7 @@ class Rules:
                 continue
             number = as_integer(limit)
             if number is None:
-                raise ValueError(f"{name} must be an int or None, got {shown_value(limit)}")
+                raise ArgumentTypeError(f"{name} must be an int or None, got {shown_value(limit)}")
             if number < least:
                 raise ValueError(f"{name} must be at least {least} (or None for no limit), got {_shown(number)}")
             if number > MAX_LIMIT:
@@ -160,10 +190,10 @@ class Rules:
         if limit_outcome not in LIMIT_OUTCOMES:
             raise ValueError(f"limit_outcome must be one of {', '.join(LIMIT_OUTCOMES)}, "
                              f"got {shown_value(limit_outcome)}")
-        seat = as_integer(first_seat)
-        if seat is None or not 0 <= seat < num_players:
-            shown = shown_value(first_seat) if seat is None else _shown(seat)
-            raise ValueError(f"first_seat must be a seat 0..{num_players - 1}, got {shown}")
+        seat = integer_argument(first_seat, lambda: f"first_seat must be a seat 0..{num_players - 1}, "
+                                                    f"got {shown_value(first_seat)}")
+        if not 0 <= seat < num_players:
+            raise ValueError(f"first_seat must be a seat 0..{num_players - 1}, got {_shown(seat)}")
         first_seat = seat
         for name, setting in (
             ("variant", variant),
@@ -189,10 +219,8 @@ class Rules:
             raise ValueError(f"unknown preset {shown_value(name)}; expected one of {', '.join(PRESETS)}")
         if "variant" in overrides:
             raise ValueError(f"the {name} preset is a star rule set: it takes no variant option")
-        seats = as_integer(num_players)
-        if seats is None:
-            raise ValueError(f"num_players must be an int, got {shown_value(num_players)}")
-        num_players = seats
+        num_players = integer_argument(num_players,
+                                       lambda: f"num_players must be an int, got {shown_value(num_players)}")
         if name == "qdan":
             return cls("star", num_players, **overrides)
         if name == "kawu":
@@ -229,7 +257,7 @@ class Rules:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rules:
         if not isinstance(data, dict):
-            raise ValueError(f"rules must be a mapping of option names, got {type(data).__name__}")
+            raise ArgumentTypeError(f"rules must be a mapping of option names, got {type(data).__name__}")
         return cls(**data)
 
 

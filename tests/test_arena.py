@@ -714,13 +714,56 @@ def test_play_game_refuses_bad_arguments_before_any_move(kwargs, message) -> Non
 def test_play_game_and_run_tournament_refuse_rules_that_are_not_rules() -> None:
     """``play_game(None, ...)`` and ``run_tournament(..., None, ...)`` raised ``AttributeError: 'NoneType' object
     has no attribute 'num_players'``, and a player that is None failed only at ply 0 with a RuntimeError: each is
-    refused before any move in ``BatchedGame``'s words (the rules) or naming the player's position."""
+    refused before any move in ``BatchedGame``'s words (the rules) or naming the player's position: a
+    ``TypeError``, as ``player_for``'s (it was a ``ValueError``; it is one still, for callers that catch that)."""
     for rules in (None, Rules("star", 2).to_dict(), "star"):
         message = f"rules must be a halma_env.Rules, got {type(rules).__name__}"
-        with pytest.raises(ValueError, match=message):
+        with pytest.raises(TypeError, match=message) as caught:
             play_game(rules, ["greedy", "random"])  # type: ignore[arg-type]
-        with pytest.raises(ValueError, match=message):
+        assert isinstance(caught.value, ValueError)
+        with pytest.raises(TypeError, match=message):
             run_tournament(["greedy", "random"], rules, games=2)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    *[({"seed": bad}, "seed must be >= 0 \\(an integer\\)") for bad in (True, 1.0, "1", None)],
+    *[({"max_plies": bad}, "max_plies must be >= 1 \\(an integer\\)") for bad in (True, 2.0, "2")],
+    ({"time_budget": "1"}, "time_budget must be > 0 seconds"),
+    ({"time_budget": True}, "time_budget must be > 0 seconds"),
+])
+def test_play_game_refuses_an_argument_of_the_wrong_type_with_a_type_error(kwargs, message) -> None:
+    """A bool, a float or text where an integer is meant (a seed, a ply count) was a ``ValueError``, as a negative
+    one is: it is a ``TypeError``; numpy's integers are integers."""
+    args = {"max_plies": 4, **kwargs}
+    with pytest.raises(TypeError, match=message):
+        play_game(Rules("star", 2), ["random", "random"], **args)
+
+
+def test_run_tournament_and_players_refuse_an_argument_of_the_wrong_type_with_a_type_error() -> None:
+    import numpy as np
+
+    from agents.registry import make_player
+
+    rules = Rules("star", 2, move_limit=2)
+    for kwargs in ({"games": True}, {"games": 2.0}, {"seed": 1.0}, {"seed": True}, {"workers": True},
+                   {"max_plies": "2"}):
+        args = {"games": 2, "workers": 1, **kwargs}
+        with pytest.raises(TypeError, match=f"{next(iter(kwargs))} must be >= "):
+            run_tournament(["random", "random"], rules, **args)
+    for kwargs in ({"games": 0}, {"seed": -1}, {"workers": 0}):
+        with pytest.raises(ValueError, match=f"{next(iter(kwargs))} must be >= ") as caught:
+            run_tournament(["random", "random"], rules, **{"games": 2, "workers": 1, **kwargs})
+        assert not isinstance(caught.value, TypeError)
+    one = run_tournament(["random", "random"], rules, games=np.int64(2), seed=np.uint8(3), workers=np.int32(1))
+    two = run_tournament(["random", "random"], rules, games=2, seed=3, workers=1)
+    assert [g.moves for g in one.games] == [g.moves for g in two.games]
+    for seed in (True, 1.0, "1"):
+        with pytest.raises(TypeError, match="seed must be None or an integer >= 0"):
+            make_player("random", seed=seed)
+    with pytest.raises(ValueError, match="seed must be None or an integer >= 0, got -1") as caught:
+        make_player("random", seed=-1)
+    assert not isinstance(caught.value, TypeError)
+    make_player("random", seed=10**5000)  # taken: no repr of it is written (repr refuses 5000 digits)
 
 
 def test_seat_players_number_the_callers_players_not_the_list_given() -> None:

@@ -338,3 +338,39 @@ def test_reset_seed_and_bad_masks():
         bg.reset(torch.ones(4, dtype=torch.bool), seed="1")
     _assert_unchanged(bg, state)
     assert torch.equal(bg.generator.get_state(), gen)
+
+
+def test_constructor_and_reset_arguments_of_the_wrong_type_are_a_type_error():
+    """The rules, ``batch_size`` and ``seed`` (constructor and ``reset``) and the two flags: a value of the wrong
+    type (a variant's name for the rules, True or 1.0 for a count or a seed, 1 for a flag) was a ``ValueError``,
+    as a value out of range is; it is a ``TypeError`` (``player_for`` and ``Game`` said so already), still caught
+    by ``except ValueError``.  numpy's integers are counts and seeds."""
+    rules = Rules("star", 2)
+    cases = [
+        ({"rules": "star"}, "rules must be a halma_env.Rules, got str"),
+        ({"rules": None}, "rules must be a halma_env.Rules, got NoneType"),
+        *[({"batch_size": bad}, "batch_size must be a positive int") for bad in (True, 1.0, "1", None)],
+        *[({"seed": bad}, r"seed must be an int \(-2\*\*63 \.\. 2\*\*64-1\)") for bad in (True, 1.0, "1", None)],
+        ({"rotate_first_seat": 1}, "rotate_first_seat must be True or False, got 1"),
+        ({"auto_reset": "no"}, "auto_reset must be True or False, got 'no'"),
+    ]
+    for kwargs, message in cases:
+        args = {"rules": rules, "batch_size": 2, **kwargs}
+        with pytest.raises(TypeError, match=message) as caught:
+            BatchedGame(**args)
+        assert isinstance(caught.value, ValueError)
+    for kwargs, message in [({"batch_size": 0}, "batch_size must be a positive int, got 0"),
+                            ({"seed": 2**64}, "seed must be an int")]:
+        with pytest.raises(ValueError, match=message) as caught:
+            BatchedGame(rules, **{"batch_size": 2, **kwargs})
+        assert not isinstance(caught.value, TypeError)
+    bg = BatchedGame(rules, np.int64(2), seed=np.uint32(7))
+    assert bg.batch_size == 2 and type(bg.batch_size) is int
+    state = _state(bg)
+    for bad in (True, 1.0, "1"):
+        with pytest.raises(TypeError, match="seed must be an int"):
+            bg.reset(seed=bad)
+    with pytest.raises(ValueError, match="seed must be an int") as caught:
+        bg.reset(seed=-(2**63) - 1)
+    assert not isinstance(caught.value, TypeError)
+    _assert_unchanged(bg, state)

@@ -290,7 +290,8 @@ def test_place_rewards_of_both_schemes() -> None:
     assert place_rewards([3, 1, 2, 4]) == pytest.approx([-1 / 3, 1.0, 1 / 3, -1.0])
     assert place_rewards([1, 1, 3]) == [0.5, 0.5, -1.0]  # a shared place: the mean of the places it spans
     assert place_rewards([1, 2, 2, 4]) == [1.0, 0.0, 0.0, -1.0]  # exactly 0 (it was 5.55e-17), the sum 0
-    assert place_rewards([2, 2]) == [0.0, 0.0]  # every seat shares one place: a draw
+    assert place_rewards([1, 1]) == [0.0, 0.0] == place_rewards([1, 1, 1])[1:]  # every seat shares place 1: a draw
+    assert place_rewards([1, 2, 2]) == [1.0, -0.5, -0.5]  # a draw of the seats after the first to finish
     assert place_rewards([None, 1, None]) == [0.0, 1.0, 0.0]  # undecided counts 0
     assert place_rewards([1]) == [1.0] and place_rewards([None]) == [0.0]
     assert place_rewards([2, 1, 3], "win_loss") == [-1.0, 1.0, -1.0]
@@ -301,25 +302,109 @@ def test_place_rewards_of_both_schemes() -> None:
         place_rewards([1, 2], "wins")
 
 
-@pytest.mark.parametrize(("places", "message"), [
-    ([1, 5], r"seat 1's place must be an integer 1\.\.2 \(places of 2 seats\) or None \(undecided\), "
-             r"got 5 in places \[1, 5\]"),
-    ([0, 1], r"seat 0's place must be an integer 1\.\.2 .*, got 0 in places \[0, 1\]"),
-    ([-1, 1, 2], r"seat 0's place must be an integer 1\.\.3 .*, got -1"),
-    ([1, 1.5, 3], r"seat 1's place must be an integer 1\.\.3 .*, got 1\.5"),
-    ([2], r"seat 0's place must be an integer 1\.\.1 \(places of 1 seat\) .*, got 2"),
-    ([None, "1"], r"seat 1's place must be an integer 1\.\.2 .*, got '1'"),
-    ([[1], 2], r"seat 0's place must be an integer 1\.\.2 .*, got \[1\]"),
-    ([], "places must give a place \\(or None\\) for at least one seat, got none"),
+@pytest.mark.parametrize(("places", "error", "message"), [
+    ([1, 5], ValueError, r"seat 1's place must be an integer 1\.\.2 \(places of 2 seats\) or None \(undecided\), "
+                         r"got 5 in places \[1, 5\]"),
+    ([0, 1], ValueError, r"seat 0's place must be an integer 1\.\.2 .*, got 0 in places \[0, 1\]"),
+    ([-1, 1, 2], ValueError, r"seat 0's place must be an integer 1\.\.3 .*, got -1"),
+    ([1, 1.5, 3], TypeError, r"seat 1's place must be an integer 1\.\.3 .*, got 1\.5"),
+    ([2], ValueError, r"seat 0's place must be an integer 1\.\.1 \(places of 1 seat\) .*, got 2"),
+    ([None, "1"], TypeError, r"seat 1's place must be an integer 1\.\.2 .*, got '1'"),
+    ([[1], 2], TypeError, r"seat 0's place must be an integer 1\.\.2 .*, got \[1\]"),
+    ([], ValueError, "places must give a place \\(or None\\) for at least one seat, got none"),
 ])
-def test_place_rewards_refuse_a_place_that_is_not_one_of_the_seats(places: list, message: str) -> None:
+def test_place_rewards_refuse_a_place_that_is_not_one_of_the_seats(places: list, error: type, message: str) -> None:
     """A place outside 1..n gave a reward outside [-1, 1] (``[1, 5]`` gave ``[1.0, -7.0]``, ``[0, 1]`` gave
-    ``[3.0, 1.0]``) and a fractional one a reward between places: each is a ValueError naming the seat and its
-    place, whatever the scheme.  numpy's integers are places as Python's are."""
+    ``[3.0, 1.0]``) and a fractional one a reward between places: each is an error naming the seat and its
+    place, whatever the scheme: a ``ValueError`` for an integer out of range, a ``TypeError`` for a place that is
+    no integer.  numpy's integers are places as Python's are."""
     for scheme in ("place", "win_loss"):
-        with pytest.raises(ValueError, match=message):
+        with pytest.raises(error, match=message) as caught:
             place_rewards(places, scheme)
+        assert isinstance(caught.value, ValueError)  # (a TypeError here is an ArgumentTypeError, a ValueError too)
     assert place_rewards([np.int64(2), np.int64(1)]) == [-1.0, 1.0]
+
+
+@pytest.mark.parametrize(("places", "seat"), [
+    ([True, 2], 0), ([2, True], 1), ([1.0, 2], 0), ([2, 1.0], 1), ([None, np.bool_(True), 2], 1),
+    ([1, 2, 3.0], 2), ([np.float64(1), 2], 0),
+])
+def test_place_rewards_refuse_a_bool_or_a_float_equal_to_a_place(places: list, seat: int) -> None:
+    """``True`` and ``1.0`` equal place 1 (and hash as it), so the set lookup took them as places: a bool or a
+    float is no place (a ``TypeError`` naming the seat), whatever its value."""
+    for scheme in ("place", "win_loss"):
+        with pytest.raises(TypeError, match=rf"seat {seat}'s place must be an integer 1\.\.{len(places)} .*, got "):
+            place_rewards(places, scheme)
+
+
+@pytest.mark.parametrize(("places", "message"), [
+    ([1, 1, 2], r"seat 2's place 2 is taken: seats 0, 1 share place 1, which spans places 1\.\.2 \(shared places "
+                r"skip the places below them, as in \[1, 1, 3\]\), got places \[1, 1, 2\]"),
+    ([2, 1, 1], r"seat 0's place 2 is taken: seats 1, 2 share place 1, which spans places 1\.\.2"),
+    ([1, 2, 2, 3], r"seat 3's place 3 is taken: seats 1, 2 share place 2, which spans places 2\.\.3"),
+    ([1, 1, 1, 2], r"seat 3's place 2 is taken: seats 0, 1, 2 share place 1, which spans places 1\.\.3"),
+    ([2, 2], r"seats 0, 1 share place 2, which spans places 2\.\.3, but there are 2 seats"),
+    ([1, 3, 3], r"seats 1, 2 share place 3, which spans places 3\.\.4, but there are 3 seats"),
+    ([None, 3, 3], r"seats 1, 2 share place 3, which spans places 3\.\.4, but there are 3 seats"),
+    ([1, 1, None, 2], r"seat 3's place 2 is taken: seats 0, 1 share place 1"),
+])
+def test_place_rewards_refuse_dense_ranks(places: list, message: str) -> None:
+    """Seats that share a place skip the places below them, as ``Game.places`` gives them (standard competition
+    ranking, ``[1, 1, 3]``): the dense ``[1, 1, 2]`` paid ``[0.5, 0.5, 0.0]`` (a sum of 1, where every finished
+    game sums to 0), and ``[2, 2]`` (no first place) was paid as a draw.  Each is a ``ValueError`` naming the seat
+    whose place cannot be."""
+    for scheme in ("place", "win_loss"):
+        with pytest.raises(ValueError, match=message) as caught:
+            place_rewards(places, scheme)
+        assert not isinstance(caught.value, TypeError)
+
+
+def test_place_rewards_take_every_ranking_a_game_gives() -> None:
+    """Competition ranks, complete or partial (undecided seats None; a resigned seat takes the last free place),
+    as the engine leaves them, are taken, and every complete one sums to 0."""
+    for places in ([1, 1, 3], [1, 2, 2, 4], [1, 2, 2, 2], [3, 1, 1], [None, None, 3], [1, None, 3], [None, 1, 1],
+                   [1, 1, None], [None, None, 3, 4], [1, None, None, 4], [None, 2, 2], [1, 1, 1, 1, 5, 5], [None] * 6):
+        rewards = place_rewards(places)
+        if None not in places:
+            assert sum(rewards) == pytest.approx(0.0), places
+    for n in (2, 3, 4, 6):  # the places of finished games, each decided by progress at a move limit
+        for seed in range(3):
+            game = Game(Rules("star", n, move_limit=8 * n, limit_outcome="progress"))
+            random_playout = random.Random(seed)
+            while not game.is_over:
+                game.play(random_playout.choice(game.legal_moves()))
+            assert sum(place_rewards(game.places)) == pytest.approx(0.0)
+
+
+def test_the_reward_and_seat_arguments_are_type_checked() -> None:
+    """``progress_shaping``, a seat of the distance tables and a CPU player's seed: the wrong type is a
+    ``TypeError`` (they were ``ValueError``), a value of the right type out of range a ``ValueError``."""
+    from halma_env.envs.players import RandomPlayer
+    from halma_env.rewards import check_progress_shaping
+
+    for bad in ("0.1", True, None, [0.1]):
+        with pytest.raises(TypeError, match="progress_shaping must be a finite number"):
+            check_progress_shaping(bad)
+    for bad in (float("nan"), 1e10):
+        with pytest.raises(ValueError, match="progress_shaping must be a finite number") as caught:
+            check_progress_shaping(bad)
+        assert not isinstance(caught.value, TypeError)
+    for bad in (True, 1.0, "1", None):
+        with pytest.raises(TypeError, match="seat must be a seat 0..1 of star with 2 seats"):
+            goal_distance("star", 2, bad)
+    with pytest.raises(ValueError, match="seat must be a seat 0..1 of star with 2 seats, got 2"):
+        goal_distance("star", 2, 2)
+    assert goal_distance("star", 2, np.int64(1)) == goal_distance("star", 2, 1)
+    for bad in (True, 1.0, "1"):
+        with pytest.raises(TypeError, match="seed must be None or an integer >= 0"):
+            RandomPlayer(seed=bad)
+    with pytest.raises(ValueError, match="seed must be None or an integer >= 0, got -1"):
+        RandomPlayer(seed=-1)
+    assert repr(RandomPlayer(seed=np.int64(3))) == "RandomPlayer(seed=3)"
+    for flag in ("info_legal_moves", "move_limit_truncates"):
+        for bad in (1, "yes", None):
+            with pytest.raises(TypeError, match=f"{flag} must be True or False"):
+                raw_env(**{flag: bad})
 
 
 def test_goal_distance_and_shaping_refuse_a_seat_or_hole_the_game_has_not() -> None:

@@ -506,3 +506,24 @@ def test_a_reset_with_refused_options_changes_nothing(options: object, error: st
     assert (aec.game.position(), list(aec.agents), aec.agent_selection, aec.cpu_seats(),
             e.np_random.bit_generator.state, e.seat) == before
     e.step(int(e.action_masks().argmax()))  # the episode goes on
+
+
+def test_a_seat_or_illegal_reward_of_the_wrong_type_is_a_type_error() -> None:
+    """``seat=True`` (seat 1 by bool's int value) and ``seat=1.0`` were a ``ValueError`` like ``seat=5``, and a
+    text ``illegal_reward`` like NaN: the wrong type is a ``TypeError``, a value out of range a ``ValueError``;
+    numpy's integers are seats (as ``np_random`` draws them)."""
+    for bad in (True, 1.0, "1", [1]):
+        with pytest.raises(TypeError, match="seat must be a seat 0..1 or None"):
+            HalmaEnv(seat=bad)
+    for bad in (2, -1):
+        with pytest.raises(ValueError, match=f"seat must be a seat 0..1 or None .*, got {bad}") as caught:
+            HalmaEnv(seat=bad)
+        assert not isinstance(caught.value, TypeError)
+    assert HalmaEnv(seat=np.int64(1)).fixed_seat == 1 and type(HalmaEnv(seat=np.int64(1)).fixed_seat) is int
+    for bad in ("x", True, None):
+        with pytest.raises(TypeError, match="illegal_reward must be a finite number"):
+            HalmaEnv(illegal_reward=bad)
+    for seed in (True, 1.0, "1"):
+        with pytest.raises(TypeError, match="seed must be an integer or None"):
+            HalmaEnv().reset(seed=seed)
+    HalmaEnv().reset(seed=np.int64(3))

@@ -1521,3 +1521,81 @@ def test_game_problem_is_the_one_check_of_a_variant_and_seat_count() -> None:
                                           "international 'star' rules)")
     assert game_problem("x" * 100, 2) == f"unknown variant '{'x' * 49}... (str); variants: star, diamond, halma16"
     assert game_problem("halma16", 3, shown=lambda v: f"<{v}>") == "halma16 is played by 2, 4 seats, not <3>"
+
+
+# --- argument types: a TypeError for the wrong type, a ValueError for a value out of range ---------------------
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: Rules("star", True), "num_players must be an int, got True"),
+    (lambda: Rules("star", 2.0), "num_players must be an int, got 2.0"),
+    (lambda: Rules("star", "2"), "num_players must be an int, got '2'"),
+    (lambda: Rules("star", None), "num_players must be an int, got None"),
+    (lambda: Rules(None, 2), "unknown variant None"),
+    (lambda: Rules("star", 2, first_seat=True), "first_seat must be a seat 0..1, got True"),
+    (lambda: Rules("star", 2, first_seat=1.0), "first_seat must be a seat 0..1, got 1.0"),
+    (lambda: Rules("star", 2, move_limit=True), "move_limit must be an int or None, got True"),
+    (lambda: Rules("star", 2, stall_limit="10"), "stall_limit must be an int or None, got '10'"),
+    (lambda: Rules("star", 2, anti_blocking=1), "anti_blocking must be true or false, got 1"),
+    (lambda: Rules.preset("kawu", True), "num_players must be an int, got True"),
+    (lambda: Rules.from_dict([("variant", "star")]), "rules must be a mapping of option names, got list"),
+    (lambda: layout("star", True), "star is played by 1, 2, 3, 4, 5, 6 seats, not True"),
+    (lambda: layout("star", 2.0), "not 2.0"),
+])
+def test_an_argument_of_the_wrong_type_is_a_type_error_naming_it(call, message: str) -> None:
+    """Python's convention: a bool, a float or text where an integer (a seat count, a seat, a limit) is meant, or
+    an int where a flag is, is a ``TypeError`` (these were ``ValueError``, where ``player_for``'s and
+    ``Game(...)``'s were ``TypeError``).  It is an ``ArgumentTypeError``, a ``ValueError`` too, so callers that
+    catch ``ValueError`` still catch it."""
+    from halma_env.rules import ArgumentTypeError
+
+    with pytest.raises(TypeError, match=re.escape(message)) as caught:
+        call()
+    assert isinstance(caught.value, ArgumentTypeError) and isinstance(caught.value, ValueError)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: Rules("star", 7), "star is played by 1, 2, 3, 4, 5, 6 seats, not 7"),
+    (lambda: Rules("chess", 2), "unknown variant 'chess'"),
+    (lambda: Rules("star", 2, first_seat=2), "first_seat must be a seat 0..1, got 2"),
+    (lambda: Rules("star", 2, move_limit=0), "move_limit must be at least 1"),
+    (lambda: Rules.preset("kawu", 5), "the kawu preset is for 2, 3, 4 or 6 seats, not 5"),
+    (lambda: layout("diamond", 4), "diamond is played by 2, 3 seats, not 4"),
+])
+def test_an_argument_of_the_right_type_out_of_range_is_a_value_error_only(call, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)) as caught:
+        call()
+    assert not isinstance(caught.value, TypeError)
+
+
+def test_numpy_integers_are_integers_for_the_rules_and_stored_as_python_ints() -> None:
+    """What ``np_random`` draws is an integer: a seat count, a seat and a limit of numpy's are taken."""
+    rules = Rules("star", np.int64(3), first_seat=np.uint8(2), move_limit=np.int32(50))
+    assert (rules.num_players, rules.first_seat, rules.move_limit) == (3, 2, 50)
+    assert all(type(v) is int for v in (rules.num_players, rules.first_seat, rules.move_limit))
+    assert layout("star", np.int16(2)) is layout("star", 2)
+
+
+def test_game_rules_is_read_only() -> None:
+    """``game.rules = other`` after construction left the board, its tables and places set up for the old rules
+    while every later check read the new ones (a 2-seat board under 3-seat rules): it is refused, the game
+    unchanged; pickles and copies keep the rules (and a pickle made when ``rules`` was a plain attribute
+    loads)."""
+    import copy
+    import pickle
+
+    game = Game(Rules("star", 2))
+    game.play(game.legal_moves()[0])
+    before = game.position()
+    with pytest.raises(AttributeError):
+        game.rules = Rules("star", 3)  # type: ignore[misc]
+    assert game.rules == Rules("star", 2) and game.position() == before and game.num_players == 2
+    for other in (pickle.loads(pickle.dumps(game)), game.copy(), copy.deepcopy(game)):
+        assert other.rules == game.rules and other.position() == before
+        with pytest.raises(AttributeError):
+            other.rules = Rules("star", 3)  # type: ignore[misc]
+    state = game.__getstate__()
+    state["rules"] = state.pop("_rules")  # the form of an older pickle
+    old = Game.__new__(Game)
+    old.__setstate__(state)
+    assert old.rules == game.rules and old.position() == before and old.legal_moves() == game.legal_moves()

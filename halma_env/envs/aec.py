@@ -22,7 +22,7 @@ from halma_env.game import Game, IllegalMoveError, Move, MoveLike
 from halma_env.layout import layout
 from halma_env.render import colors_wanted, render_text
 from halma_env.rewards import REWARD_SCHEMES, check_progress_shaping, piece_distance, seat_rewards, shaping_potential
-from halma_env.rules import Rules, as_integer, game_name
+from halma_env.rules import ArgumentTypeError, Rules, as_integer, game_name, integer_argument
 from halma_env.suggest import shown_value
 
 from .players import check_player, make_player, reseed
@@ -181,9 +181,7 @@ def check_seed(seed: Any) -> int | None:
     """``reset``'s seed as a Python int or None; anything else (floats, text, bools) is refused."""
     if seed is None:
         return None
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be an integer or None, got {seed!r}")
-    return int(seed)
+    return integer_argument(seed, lambda: f"seed must be an integer or None, got {seed!r}")
 
 
 # what reset() sets for the game it starts (PettingZoo's AEC attributes)
@@ -238,11 +236,11 @@ class raw_env(AECEnv, EzPickle):
         super().__init__()
         self.rules = Rules(variant, num_players, **rule_options)  # ValueError names bad options
         if not isinstance(info_legal_moves, (bool, np.bool_)):
-            raise ValueError(f"info_legal_moves must be True or False, got {info_legal_moves!r}")
+            raise ArgumentTypeError(f"info_legal_moves must be True or False, got {info_legal_moves!r}")
         # False for libraries that stack infos into arrays (Tianshou): the list's length changes every turn
         self.info_legal_moves = bool(info_legal_moves)
         if not isinstance(move_limit_truncates, (bool, np.bool_)):
-            raise ValueError(f"move_limit_truncates must be True or False, got {move_limit_truncates!r}")
+            raise ArgumentTypeError(f"move_limit_truncates must be True or False, got {move_limit_truncates!r}")
         # False: a move-limit end is a termination, for learners that bootstrap at a truncation (SB3): the
         # places it pays are final, so bootstrapping would count the outcome twice
         self.move_limit_truncates = bool(move_limit_truncates)

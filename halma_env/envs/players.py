@@ -18,7 +18,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from halma_env.game import Game, IllegalMoveError, Move, probe_player
-from halma_env.rules import Rules, as_integer
+from halma_env.rules import Rules, integer_argument
 
 ENTRY_POINT_GROUP = "halma_env.players"
 
@@ -40,9 +40,12 @@ class RandomPlayer:
     def reseed(self, seed: int | None) -> None:
         """Seed ``None`` (fresh entropy) or an integer >= 0 of any type; anything else is refused, as the
         players of ``agents`` refuse it (``random.Random`` would take 1.5, "abc" and -1, folding -1 onto 1)."""
-        number = as_integer(seed)
-        if seed is not None and (number is None or number < 0):
-            raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
+        def message() -> str:
+            return f"seed must be None or an integer >= 0, got {seed!r}"
+
+        number = None if seed is None else integer_argument(seed, message)  # (a bool, 1.0: ArgumentTypeError)
+        if number is not None and number < 0:
+            raise ValueError(message())
         self._rng.seed(number)
         self._seed = number
 

@@ -19,6 +19,7 @@ from gymnasium.utils import EzPickle
 
 from halma_env import GYM_ENTRY_POINT, GYM_ID, Game
 from halma_env.envs.aec import action_int, check_seed, copy_state, raw_env, seat_named
+from halma_env.rules import ArgumentTypeError, integer_argument
 
 
 def register() -> None:
@@ -70,14 +71,18 @@ class HalmaEnv(gymnasium.Env, EzPickle):
             move_limit_truncates=move_limit_truncates, **rule_options,
         )
         n = self.aec.rules.num_players  # a Python int, whatever integer type num_players was
-        bad_seat = isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n
-        if seat is not None and bad_seat:
-            raise ValueError(f"seat must be a seat 0..{n - 1} or None (drawn at every reset), got {seat!r}")
-        self.fixed_seat = None if seat is None else int(seat)
+        def message() -> str:
+            return f"seat must be a seat 0..{n - 1} or None (drawn at every reset), got {seat!r}"
+
+        self.fixed_seat = None if seat is None else integer_argument(seat, message)  # (True, 1.0: a TypeError)
+        if self.fixed_seat is not None and not 0 <= self.fixed_seat < n:
+            raise ValueError(message())
         self.opponents = self._opponent_specs(opponents, n, self.fixed_seat)
-        number = isinstance(illegal_reward, (int, float, np.integer, np.floating))
-        if not number or isinstance(illegal_reward, bool) or not math.isfinite(illegal_reward):
-            raise ValueError(f"illegal_reward must be a finite number, got {illegal_reward!r}")
+        number = isinstance(illegal_reward, (int, float, np.integer, np.floating)) and not isinstance(illegal_reward,
+                                                                                                   bool)
+        if not number or not math.isfinite(illegal_reward):
+            raise (ValueError if number else ArgumentTypeError)(
+                f"illegal_reward must be a finite number, got {illegal_reward!r}")
         self.illegal_reward = float(illegal_reward)
         self.render_mode = render_mode
         self.observation_space = self.aec.observation_space("player_0")
