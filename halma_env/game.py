@@ -430,7 +430,7 @@ class Game:
             state = dict(state)
             state["_rules"] = state.pop("rules")
         self.__dict__.update(state)
-        self._t = _tables(self.rules.variant, self.rules.num_players)
+        self._t = _tables(self._rules.variant, self._rules.num_players)
         self.layout = self._t.layout
         self.geometry = self.layout.geometry
 
@@ -446,7 +446,7 @@ class Game:
     @property
     def num_players(self) -> int:
         """The seat count of the rules."""
-        return self.rules.num_players
+        return self._rules.num_players
 
     @property
     def is_over(self) -> bool:
@@ -486,7 +486,7 @@ class Game:
 
     def pieces(self, seat: SupportsIndex) -> list[int]:
         """The holes of a seat's pieces, ascending."""
-        if type(seat) is not int or not 0 <= seat < self.rules.num_players:
+        if type(seat) is not int or not 0 <= seat < self._rules.num_players:
             seat = self._check_seat(seat)
         hob = self.geometry.hole_of_bit
         return sorted([hob[b] for b in self._bits[seat]])
@@ -511,13 +511,13 @@ class Game:
 
     def progress(self, seat: SupportsIndex) -> Progress:
         """Pieces of ``seat`` in its goal and its remaining distance (SPEC §4)."""
-        if type(seat) is not int or not 0 <= seat < self.rules.num_players:
+        if type(seat) is not int or not 0 <= seat < self._rules.num_players:
             seat = self._check_seat(seat)
         t = self._t
         own = self._pieces[seat]
         king = own & self._kings
         in_goal = bin(own & t.goal_masks[seat]).count("1")
-        return _progress(self.rules.variant, self.num_players, seat, own, king, in_goal)
+        return _progress(self._rules.variant, self.num_players, seat, own, king, in_goal)
 
     # --- legal moves ------------------------------------------------------------------
 
@@ -745,7 +745,7 @@ class Game:
             events += [Event("pass", s) for s in self._advance()]
             if self.end_reason is None:  # the turn moved on: a position the repetition rule counts, as after a move
                 key = self._record_position()
-                limit = self.rules.repetition_limit
+                limit = self._rules.repetition_limit
                 if key is not None and limit is not None and self._repetitions[key] >= limit:
                     self._end_draw("repetition")
         self._history.append((events, snapshot, None, key))
@@ -786,7 +786,7 @@ class Game:
 
     def _after_move(self, seat: int, events: list[Event], db: int | None = None):
         """Decide what the move ended; return the repetition key it counted (or None)."""
-        rules = self.rules
+        rules = self._rules
         finishers = [seat] if self._has_finished(seat) else []
         if rules.anti_blocking and db is not None:
             # with anti-blocking another seat's goal may be completed by this piece (goals are
@@ -829,7 +829,7 @@ class Game:
 
     def _limit_reached(self) -> bool:
         """End the game if it has reached its move limit (after a move, or loaded at or past it)."""
-        rules = self.rules
+        rules = self._rules
         if rules.move_limit is None or self.ply < rules.move_limit:
             return False
         if rules.limit_outcome == "draw":
@@ -840,7 +840,7 @@ class Game:
 
     def _record_position(self):
         """Count the position for the repetition rule; return its key (or None if unused)."""
-        if self.rules.repetition_limit is None:
+        if self._rules.repetition_limit is None:
             return None
         key = (tuple(self._pieces), self._kings, self.to_move)
         self._repetitions[key] += 1
@@ -858,7 +858,7 @@ class Game:
             return False
         if in_goal == own or in_goal == goal:
             return True
-        return self.rules.anti_blocking and self._occ & goal == goal
+        return self._rules.anti_blocking and self._occ & goal == goal
 
     def _undecided(self) -> list[int]:
         return [s for s, place in enumerate(self._places) if place is None]
@@ -925,7 +925,7 @@ class Game:
 
     def _check_seat(self, seat) -> int:
         """``seat`` as a Python int, like ``_check_hole``."""
-        last = self.rules.num_players - 1
+        last = self._rules.num_players - 1
         value = _as_int(seat)
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"seat must be an integer 0..{last}, got {seat!r}")
@@ -984,7 +984,7 @@ class Game:
         """``Game.from_position(...)`` with the rule options that are not the variant's defaults: it
         rebuilds the position and the rules (not the history, nor ``first_seat``, which the position's
         seat to move sets)."""
-        ours, default = self.rules.to_dict(), Rules(self.rules.variant, self.num_players).to_dict()
+        ours, default = self._rules.to_dict(), Rules(self._rules.variant, self.num_players).to_dict()
         options = "".join(f", {k}={v!r}" for k, v in ours.items()
                           if k not in ("variant", "num_players", "first_seat") and v != default[k])
         return f"Game.from_position({self.position()!r}{options})"
