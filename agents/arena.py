@@ -49,6 +49,7 @@ from agents.files import (
     missing_extra,
     remove_empty_folders,
     say_on_stderr,
+    shown_path,
     stderr_is_terminal,
 )
 from agents.player import Player, check_int, check_time
@@ -1289,7 +1290,8 @@ def _play(args: argparse.Namespace, factory: Factory, rules: Rules | None, plot:
         # saved before anything is printed: a failing stdout (a closed pipe, a full disk) loses no results
         saved = _saved(args.out, lambda: save_staged(args.out, write, "solo.json"), out_made) if args.out else None
         return _finish(args, res.to_dict(), res.markdown(), saved,
-                       lambda paths: f"wrote {args.out}/solo.json, solo.md and {len(res.games)} game records")
+                       lambda paths: f"wrote {shown_path(os.path.join(args.out, 'solo.json'))}, solo.md and "
+                                     f"{len(res.games)} game records")
 
     assert rules is not None  # a match's rules, built by run
     max_plies = args.max_plies or CAP_PER_SEAT * rules.num_players
@@ -1300,7 +1302,8 @@ def _play(args: argparse.Namespace, factory: Factory, rules: Rules | None, plot:
     # saved before anything is printed: a failing stdout (a closed pipe, a full disk) loses no results
     saved = _saved(args.out, lambda: result.save(args.out, plot=plot), out_made) if args.out else None
     return _finish(args, result.to_dict(), result.markdown(), saved,
-                   lambda paths: f"wrote {len(paths)} files to {args.out} (results.json, results.md, "
+                   # (shown_path: a folder name holding an escape sequence reached the terminal as it was)
+                   lambda paths: f"wrote {len(paths)} files to {shown_path(args.out)} (results.json, results.md, "
                                  f"{'results.png, ' if plot else ''}games/)")
 
 

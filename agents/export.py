@@ -39,7 +39,14 @@ from typing import Any
 
 import numpy as np
 
-from agents.files import folder_error, folders_to_make, missing_extra, portable_file_name, remove_empty_folders
+from agents.files import (
+    folder_error,
+    folders_to_make,
+    missing_extra,
+    portable_file_name,
+    remove_empty_folders,
+    shown_path,
+)
 from agents.opponent import (
     INPUT_NAMES,
     MANIFEST_FORMAT,
@@ -577,7 +584,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     m = OnnxPolicy(path).manifest
     c = m["export_check"]
-    print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB) and {manifest_path(path)}")
+    print(f"wrote {shown_path(path)} ({path.stat().st_size / 1024:.0f} KiB) and {shown_path(manifest_path(path))}")
     print(f"{m['variant']} {m['num_players']} seats, level {m['level']}, encoding v{m['encoding_version']}, "
           f"opset {m['opset']}; matches the checkpoint on {c['positions']} positions "
           f"(max logit diff {c['max_logit_diff']:.1e}, greedy mismatches {c['greedy_mismatches']})")

@@ -716,7 +716,9 @@ def replay_header(record: GameRecord, final: Game) -> str:
     if any) and the stored result (``final`` is the record's game replayed to its end); for a game the
     arena stopped at its ply cap (no result of the engine's), the arena's places from its metadata."""
     n = record.rules.num_players
-    players = record.players
+    # the record's names as they may reach a terminal (shown_path): a name holding an escape sequence or a line
+    # break (a hand-edited record) cleared the screen, set the window title or printed a line of its own
+    players = None if record.players is None else [shown_path(name) for name in record.players]
 
     def seat_name(seat: int) -> str:
         return f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}{f', {players[seat]}' if players else ''})"

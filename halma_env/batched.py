@@ -1451,8 +1451,11 @@ class BatchedGame:
             for w in g.row_widths:
                 rows.append("".join(chars[i : i + w]))
                 i += w
-            text = f"{self.rules.variant} {self.n} {'/'.join(rows)} {to_move[b]} {ply[b]}"
+            # the ply count set after, not read from the text: a game loaded at the largest ply a position may
+            # start at (12 digits) is past it after a move, and from_position refused its own batch's game
+            text = f"{self.rules.variant} {self.n} {'/'.join(rows)} {to_move[b]}"
             game = Game.from_position(text, **options)
+            game.ply = ply[b]
             # from_position hands the turn on from a seat it reads as finished (the text cannot say that a
             # seat resigned, or finished under anti-blocking): in an ended game that seat can be the batch's
             game.to_move = to_move[b]

@@ -1109,16 +1109,35 @@ def perft(game: Game, depth: int) -> int:
 
 
 def _perft(game: Game, depth: int) -> int:
+    """Depth first with a stack of its own, not by recursion: a deep search (``perft(game, 2000)``) ran into
+    Python's recursion limit inside ``play``, half-way through a move, and the undos on the way out then
+    failed on the half-made one (a ValueError, and a game whose later moves raised KeyError)."""
     if depth == 0:
         return 1
     if depth == 1:
         return game.count_moves()
     total = 0
-    for move in game.legal_moves():
-        game.play(move)
-        try:
-            total += _perft(game, depth - 1)
-        finally:
+    played = 0  # moves of the current line on the board, each taken back before perft returns
+    line = [iter(game.legal_moves())]  # the moves still to try at each ply of the line
+    try:
+        while line:
+            move = next(line[-1], None)
+            if move is None:  # every move at this ply tried: back to the ply before
+                line.pop()
+                if played:
+                    game.undo()
+                    played -= 1
+                continue
+            game.play(move)
+            played += 1
+            if played == depth - 1:  # the last ply: counted, not played
+                total += game.count_moves()
+                game.undo()
+                played -= 1
+            else:
+                line.append(iter(game.legal_moves()))
+    finally:
+        for _ in range(played):  # stopped part-way (Ctrl-C): the game as it was
             game.undo()
     return total
 

@@ -25,12 +25,16 @@ def quoted(text: str) -> str:
 
 
 MAX_PLY_DIGITS = 12  # a ply count of a position: up to 999,999,999,999 (far more than any game plays)
+# a ply count as a game writes it (a record's final position): a game started at ply 999,999,999,999 plays on past
+# 12 digits, and its record must still read back; 18 digits stay below the batched engine's int64 (9.2e18)
+MAX_WRITTEN_PLY_DIGITS = 18
 
 
-def parse_position(text: str) -> tuple[str, int, list[int], int, int, int]:
+def parse_position(text: str, *, max_ply_digits: int = MAX_PLY_DIGITS) -> tuple[str, int, list[int], int, int, int]:
     """-> (variant, seats, piece bit sets per seat, king bit set, seat to move, ply).
 
-    Raises ValueError naming the field at fault and what was expected.
+    Raises ValueError naming the field at fault and what was expected.  ``max_ply_digits``: the longest ply count
+    read (``MAX_WRITTEN_PLY_DIGITS`` for a position a game wrote after its start).
     """
     if not isinstance(text, str):
         raise ValueError(f"a position is a line of text, got {type(text).__name__}")
@@ -111,9 +115,9 @@ def parse_position(text: str) -> tuple[str, int, list[int], int, int, int]:
     if len(fields) == 5:
         if not is_ascii_number(ply_text):
             raise ValueError(f"ply field: expected a non-negative integer, got {quoted(ply_text)}")
-        if len(ply_text) > MAX_PLY_DIGITS:  # (int() would take up to 4300 digits; the batched engine's int64 not)
+        if len(ply_text) > max_ply_digits:  # (int() would take up to 4300 digits; the batched engine's int64 not)
             raise ValueError(f"ply field: a ply count of {len(ply_text)} digits is far too long (at most "
-                             f"{MAX_PLY_DIGITS})")
+                             f"{max_ply_digits})")
         ply = int(ply_text)
     return variant, n, pieces, kings, int(to_move_text), ply
 

@@ -42,7 +42,7 @@ from halma_env.files import (
     write_atomic,
 )
 from halma_env.game import Game, IllegalMoveError
-from halma_env.notation import parse_position, quoted
+from halma_env.notation import MAX_PLY_DIGITS, MAX_WRITTEN_PLY_DIGITS, parse_position, quoted
 from halma_env.rules import OPTION_NAMES, Rules, as_integer, game_name
 from halma_env.suggest import shown_value
 
@@ -449,7 +449,9 @@ def _check_position_text(name: str, text: str) -> None:
     document it was read from (and a rewrite through a Game could move the seat to move on: passes)."""
     label = "start position" if name == "start" else name  # as start_game names it
     try:
-        parse_position(text)
+        # a final position is the game's own text after its moves: a game started at the largest ply count a
+        # position may start at (12 digits) wrote 13 after one move, and its record was refused
+        parse_position(text, max_ply_digits=MAX_PLY_DIGITS if name == "start" else MAX_WRITTEN_PLY_DIGITS)
     except ValueError as e:
         raise RecordError(f"game record: {label}: {e}") from None
     # the parser reads the fields themselves only as position() writes them (single spaces, no

@@ -829,6 +829,18 @@ def test_without_matplotlib_a_refused_out_says_only_why_and_save_names_the_extra
         "games", "results.json", "results.md"]
 
 
+def test_cli_names_an_out_folder_with_a_control_character_escaped(tmp_path, capsys) -> None:
+    """The closing line named the --out folder as it was given: one holding an escape sequence (a pasted name)
+    reached the terminal and turned the rest of the output red.  It is shown escaped, as file names are elsewhere
+    (shown_path)."""
+    out_dir = tmp_path / "a\x1b[31mb"
+    code, out, _ = _eval(capsys, "random", "random", "--games", "2", "--max-plies", "2", "--quiet",
+                         "--out", str(out_dir))
+    assert code == 0 and "\x1b" not in out
+    assert out.endswith(f"\n\nwrote 5 files to {str(out_dir)!r} (results.json, results.md, results.png, games/)\n")
+    assert (out_dir / "results.json").is_file()
+
+
 def test_cli_writes_into_an_existing_empty_or_unrelated_dir(tmp_path, capsys) -> None:
     (tmp_path / "notes.txt").write_text("mine")
     code, out, _ = _eval(capsys, "random", "random", "--games", "2", "--max-plies", "2", "--quiet",

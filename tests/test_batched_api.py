@@ -374,3 +374,16 @@ def test_constructor_and_reset_arguments_of_the_wrong_type_are_a_type_error():
         bg.reset(seed=-(2**63) - 1)
     assert not isinstance(caught.value, TypeError)
     _assert_unchanged(bg, state)
+
+
+def test_to_games_past_the_largest_ply_count_a_position_starts_at() -> None:
+    """A game loaded at ply 999,999,999,999 (the most a position's text starts at) and played on in the batch: its
+    ``to_games`` read the batch's own position text back, ply count included, and raised ValueError ("a ply count
+    of 13 digits is far too long").  The ply count is carried over as a number."""
+    start = Game(Rules("star", 2)).position().rsplit(" ", 1)[0] + " 999999999999"
+    batch = BatchedGame(Rules("star", 2), 1)
+    batch.from_games([Game.from_position(start)])
+    batch.step(batch.random_actions())
+    (game,) = batch.to_games()
+    assert game.ply == 1_000_000_000_000 and game.position().endswith(" 1000000000000")
+    assert game.to_move == 1 and not game.is_over

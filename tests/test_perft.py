@@ -41,6 +41,31 @@ def test_perft_rejects_negative_depth() -> None:
             perft(not_a_game, 0)
 
 
+def test_perft_does_not_recurse_per_ply() -> None:
+    """perft keeps its own stack: recursing once per ply, a deep search (``perft(game, 2000)``, ``halma perft 2000
+    --divide``) hit Python's recursion limit inside ``play``, half-way through a move, and the undos on the way out
+    raised ValueError (list.remove) and left a game whose later moves raised KeyError.  The Python stack at each
+    move played is as deep at ply 3 as at ply 1."""
+    import sys
+
+    depths: set[int] = set()
+    game = Game(Rules("star", 2))
+    real_play = game.play
+
+    def play(move) -> None:
+        frame, depth = sys._getframe(), 0
+        while frame is not None:
+            depth, frame = depth + 1, frame.f_back
+        depths.add(depth)
+        real_play(move)
+
+    game.play = play  # type: ignore[method-assign]
+    start = game.position()
+    assert perft(game, 4) == 115600
+    assert len(depths) == 1, f"perft's stack grows with the plies searched: {sorted(depths)}"
+    assert game.position() == start and game.history == []
+
+
 # opening: seat 0's moves from the start, and the same count for every other seat (symmetry)
 OPENING = {
     ("star", 1): 14, ("star", 2): 14, ("star", 3): 14, ("star", 4): 14, ("star", 5): 14, ("star", 6): 14,

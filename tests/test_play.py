@@ -1976,6 +1976,21 @@ def test_a_replay_starts_with_a_line_naming_the_game_the_players_and_the_result(
         "2nd seat 2 (green, c))")
 
 
+def test_a_replay_shows_the_records_player_names_escaped_where_they_hold_control_characters() -> None:
+    """A record's player names are the file's word: one holding an escape sequence or a line break (a hand-edited
+    record) reached the terminal as it was, clearing the screen, setting the window title or printing a line of its
+    own.  They are shown escaped, as file names are (shown_path); plain names as they are."""
+    s, out = session([HUMAN, HUMAN])
+    names = ["evil\x1b]0;title\x07\x1b[2J", "b\nseat 1 (blue) wins\rX"]
+    s.replay(_record_of(1, players=names), step=lambda: "q")
+    header = out[0]
+    assert "\x1b" not in header and "\n" not in header and "\r" not in header and "\x07" not in header
+    assert f"seat 0 (red) {names[0]!r}, seat 1 (blue) {names[1]!r};" in header
+    del out[:]
+    s.replay(_record_of(1, players=["ann", "bo b"]), step=lambda: "q")
+    assert "seat 0 (red) ann, seat 1 (blue) bo b;" in out[0]
+
+
 def test_replay_goes_back_jumps_to_a_ply_to_the_start_and_to_the_end() -> None:
     """``b``/``back`` goes one ply back, a number N to ply N, ``start`` and ``end`` to the first and last
     position, ``n``/``next``/Enter on; each shows that position's board (as a replay from the start gives it)."""

@@ -840,3 +840,21 @@ def test_replay_leaves_the_garbage_collector_as_it_found_it(monkeypatch) -> None
             gc.enable()
         else:
             gc.disable()
+
+
+def test_a_game_started_at_the_largest_ply_count_is_recorded_and_replays() -> None:
+    """A position may start at ply 999,999,999,999 (12 digits, SPEC §3); after a move the game writes a ply count of
+    13 digits, and its record was refused for the final position the game wrote itself ("a ply count of 13 digits
+    is far too long").  A record's final position is read up to 18 digits; its start still up to 12."""
+    start = Game(Rules("star", 2)).position().rsplit(" ", 1)[0] + " 999999999999"
+    game = Game.from_position(start)
+    game.play(game.legal_moves()[0])
+    game.play(game.legal_moves()[0])
+    record = GameRecord.from_game(game)
+    assert record.final_position is not None and record.final_position.endswith(" 1000000000001")
+    again = GameRecord.from_json(record.to_json())
+    assert again == record and again.replay().position() == game.position()
+    data = record.to_dict()
+    data["start"] = start.rsplit(" ", 1)[0] + " 1000000000000"  # a start past 12 digits is still refused
+    with pytest.raises(RecordError, match="start position: ply field: a ply count of 13 digits"):
+        GameRecord.from_dict(data)
