@@ -1143,7 +1143,14 @@ def _perft(game: Game, depth: int) -> int:
 
 
 def random_playout(game: Game, rng: random.Random, max_plies: int | None = None) -> int:
-    """Play uniformly random legal moves until the game ends (or ``max_plies``); return plies."""
+    """Play uniformly random legal moves until the game ends (or ``max_plies``); return plies.
+
+    Without ``max_plies`` the rules must end the game: a ``move_limit`` or a ``stall_limit`` (the best progress
+    of each seat can only grow so far), else ``ValueError``.  Random play essentially never finishes a game on
+    its own, so such a call ran until memory ran out (each ply is kept for ``undo``)."""
+    if max_plies is None and game.rules.move_limit is None and game.rules.stall_limit is None:
+        raise ValueError(f"random play may never end {game_name(game.rules.variant, game.num_players)} whose "
+                         "rules have no move_limit or stall_limit: give max_plies")
     plies = 0
     while not game.is_over and (max_plies is None or plies < max_plies):
         moves = game.legal_moves()

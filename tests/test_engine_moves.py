@@ -365,6 +365,20 @@ def test_jump_paths_land_only_where_the_piece_may_land() -> None:
     _landings_allowed(king)
 
 
+def test_random_playout_without_a_bound_is_refused_where_the_rules_never_end_a_game() -> None:
+    """Under rules with neither a move limit nor a stall limit, ``random_playout(game, rng)`` played on until
+    memory ran out (random play hardly ever finishes; each ply is kept for undo).  It is refused before a move;
+    a stall limit alone ends the game (the seats' best progress can only grow so far)."""
+    for rules in (Rules("star", 2), Rules("diamond", 3), Rules("halma16", 2)):
+        game = Game(rules)
+        with pytest.raises(ValueError, match=r"random play may never end .* whose rules have no move_limit or "
+                                             r"stall_limit: give max_plies$"):
+            random_playout(game, random.Random(1))
+        assert game.ply == 0
+    stalled = Game(Rules("star", 2, stall_limit=30))
+    assert random_playout(stalled, random.Random(1)) == stalled.ply and stalled.is_over
+
+
 def test_random_playout_returns_its_plies_and_play_moves_stops_at_an_illegal_one() -> None:
     from halma_env import IllegalMoveError
 
