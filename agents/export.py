@@ -431,7 +431,8 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
         if kind := special_file_kind(target):  # the final rename would replace it (/dev/null, as root)
             raise ValueError(f"cannot write {str(target)!r}: it is {kind}, not a regular file")
     checkpoint_sha256 = file_sha256(checkpoint)
-    if not force and (problem := replace_problem(path, checkpoint_sha256)):  # before the export: it takes seconds
+    # checked before the export, which takes seconds
+    if not force and (problem := replace_problem(path, checkpoint, checkpoint_sha256)):
         raise ValueError(f"{str(checkpoint)!r} would be exported as {str(path)!r}, but {problem}: give --force to "
                          "replace it, or export under another --name or --out")
     net = model_from_checkpoint(data, checkpoint)
@@ -513,15 +514,15 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
     return path
 
 
-def replace_problem(model: Path, checkpoint_sha256: str) -> str | None:
-    """What exporting the checkpoint of ``checkpoint_sha256`` to ``model`` would wrongly replace, or None.  Two
-    checkpoints of one run share the default name (``last.pt`` and ``best.pt`` both export as
-    ``star-2-RUN.onnx``), and the second export replaced the first without a word.  An export of the same
-    checkpoint may be replaced (a rerun: torch may write other bytes), and so may a pair whose model does not
-    match its manifest (an export interrupted between its two moves: "export it again", the loader says); not
-    another checkpoint's export (another one, or this file since trained on), nor files that are no export
-    (a model without its manifest, a manifest alone).  A link at either name is judged by the file it
-    points to.  ``halma ladder`` asks the same before it exports its candidates."""
+def replace_problem(model: Path, checkpoint: str | Path, checkpoint_sha256: str) -> str | None:
+    """What exporting ``checkpoint`` (whose bytes hash to ``checkpoint_sha256``) to ``model`` would wrongly
+    replace, or None.  Two checkpoints of one run share the default name (``last.pt`` and ``best.pt`` both
+    export as ``star-2-RUN.onnx``), and the second export replaced the first without a word.  An export of the
+    same checkpoint may be replaced (a rerun: torch may write other bytes), and so may a pair whose model does
+    not match its manifest (an export interrupted between its two moves: "export it again", the loader says);
+    not another checkpoint's export, nor one of this file before it changed (trained further since), nor files
+    that are no export (a model without its manifest, a manifest alone) or that cannot be read.  A link at
+    either name is judged by the file it points to.  ``halma ladder`` asks the same before it exports."""
     from agents.opponent import OpponentError
 
     manifest = manifest_path(model)
@@ -529,15 +530,28 @@ def replace_problem(model: Path, checkpoint_sha256: str) -> str | None:
         return None if not manifest.is_file() else f"its manifest {str(manifest)!r} is there without it"
     try:
         found = read_manifest(model, check_hash=False)
+        model_sha256 = file_sha256(model)
     except OpponentError as e:
         return f"that file is not an export this command may replace ({e})"
+    except OSError as e:
+        return f"that file cannot be read ({e.strerror or e})"
     source = found.get("source")
     source = source if isinstance(source, dict) else {}
-    if source.get("checkpoint_sha256") == checkpoint_sha256 or file_sha256(model) != found["onnx_sha256"]:
+    if source.get("checkpoint_sha256") == checkpoint_sha256 or model_sha256 != found["onnx_sha256"]:
         return None
     origin = source.get("checkpoint")
-    of = f" ({origin!r} or that file before it changed)" if isinstance(origin, str) and len(origin) <= 300 else ""
+    if isinstance(origin, str) and (origin == str(checkpoint) or _same_file(origin, checkpoint)):
+        return "that file holds an export of this checkpoint as it was before it changed (trained further since?)"
+    of = f" ({origin!r}, or that file before it changed)" if isinstance(origin, str) and len(origin) <= 300 else ""
     return f"that file holds a model exported from another checkpoint{of}"
+
+
+def _same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether two paths name one file (False where either is missing or unreadable)."""
+    try:
+        return Path(a).samefile(b)
+    except (OSError, ValueError):  # (ValueError: a NUL in a manifest's path)
+        return False
 
 
 def _write_manifest(onnx_path: Path, manifest: dict[str, Any]) -> None:
@@ -567,7 +581,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="output directory (default exports/); an earlier export of the same checkpoint under the "
                         "same name there is replaced, another model is refused unless --force")
     p.add_argument("--force", action="store_true",
-                   help="replace a model of the same name in --out exported from another checkpoint")
+                   help="replace the files of that name in --out: another checkpoint's export, this one's from before "
+                        "it was trained further, or files that are no export")
     p.add_argument("--name", default=None, help="file name stem (default VARIANT-SEATS-LEVEL)")
     p.add_argument("--rating", type=float, default=None, help="rating to record (halma ladder fills it otherwise)")
     p.add_argument("--opset", type=int, default=OPSET, help=f"ONNX opset (default {OPSET})")

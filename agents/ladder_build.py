@@ -219,7 +219,7 @@ def _check_export_target(checkpoint: str, model: Path) -> None:
     ``halma export`` refuses without ``--force`` (``agents.export.replace_problem``): before any game."""
     from agents.export import replace_problem
 
-    if problem := replace_problem(model, _sha256(Path(checkpoint), "checkpoint")):
+    if problem := replace_problem(model, checkpoint, _sha256(Path(checkpoint), "checkpoint")):
         raise LadderError(f"candidate {checkpoint!r} would be exported as {str(model)!r}, but {problem}: rename or "
                           "remove that file, or export into another folder with --models-dir DIR")
 

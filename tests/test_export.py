@@ -510,11 +510,48 @@ def test_an_export_of_another_checkpoint_is_not_replaced_without_force(tmp_path:
     assert main(["export", str(best), "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert err == (f"halma export: error: {str(best)!r} would be exported as {str(model)!r}, but that file holds a "
-                   f"model exported from another checkpoint ({str(last)!r} or that file before it changed): give "
+                   f"model exported from another checkpoint ({str(last)!r}, or that file before it changed): give "
                    "--force to replace it, or export under another --name or --out\n")
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # untouched, no scratch folder left
     assert main(["export", str(best), "--out", str(out), "--force"]) == 0
     assert read_manifest(model)["source"]["checkpoint"] == str(best)
+
+
+def test_an_export_of_the_checkpoint_before_it_changed_is_named_so_and_an_unreadable_model_is_refused(
+        tmp_path: Path, monkeypatch) -> None:
+    """A checkpoint trained further and exported again was "exported from another checkpoint" (its own path named
+    as the other one); the message says it is this checkpoint as it was.  A model there that cannot be read was a
+    PermissionError traceback: it is refused by name, and --force replaces it."""
+    import torch
+
+    import agents.export
+    from agents.checkpoint import save_checkpoint
+    from agents.export import export_checkpoint
+
+    data = torch.load(make_checkpoint(tmp_path / "m.pt"), weights_only=False)
+    last = tmp_path / "last.pt"
+    save_checkpoint(last, {**data, "config": {"name": "quickstart"}})
+    model = export_checkpoint(last, None, tmp_path / "out", check_positions=2)
+    save_checkpoint(last, {**data, "config": {"name": "quickstart"}, "global_step": 99})  # trained further
+    with pytest.raises(ValueError, match=r"but that file holds an export of this checkpoint as it was before it "
+                                         r"changed \(trained further since\?\): give --force to replace it"):
+        export_checkpoint(last, None, tmp_path / "out", check_positions=2)
+    before = model.read_bytes()
+
+    real = agents.export.file_sha256
+
+    def unreadable(path: Any) -> str:
+        if Path(path) == model:
+            raise PermissionError(13, "Permission denied")
+        return real(path)
+
+    monkeypatch.setattr(agents.export, "file_sha256", unreadable)
+    with pytest.raises(ValueError, match=r"but that file cannot be read \(Permission denied\): give --force"):
+        export_checkpoint(tmp_path / "m.pt", "quickstart", tmp_path / "out", check_positions=2)
+    assert model.read_bytes() == before
+    monkeypatch.undo()
+    assert export_checkpoint(last, None, tmp_path / "out", check_positions=2, force=True) == model
+    assert read_manifest(model)["source"]["global_step"] == 99
 
 
 def test_files_that_are_no_export_are_not_replaced_without_force(exported: tuple[Path, Path],
