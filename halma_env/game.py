@@ -1119,6 +1119,7 @@ def _perft(game: Game, depth: int) -> int:
     total = 0
     played = 0  # moves of the current line on the board, each taken back before perft returns
     line = [iter(game.legal_moves())]  # the moves still to try at each ply of the line
+    start = len(game._history)  # (not `played`: Ctrl-C between a play or undo and its count would miscount)
     try:
         while line:
             move = next(line[-1], None)
@@ -1137,7 +1138,7 @@ def _perft(game: Game, depth: int) -> int:
             else:
                 line.append(iter(game.legal_moves()))
     finally:
-        for _ in range(played):  # stopped part-way (Ctrl-C): the game as it was
+        while len(game._history) > start:  # stopped part-way (Ctrl-C): the game as it was
             game.undo()
     return total
 
@@ -1148,7 +1149,7 @@ def random_playout(game: Game, rng: random.Random, max_plies: int | None = None)
     Without ``max_plies`` the rules must end the game: a ``move_limit`` or a ``stall_limit`` (the best progress
     of each seat can only grow so far), else ``ValueError``.  Random play essentially never finishes a game on
     its own, so such a call ran until memory ran out (each ply is kept for ``undo``)."""
-    if max_plies is None and game.rules.move_limit is None and game.rules.stall_limit is None:
+    if max_plies is None and not game.is_over and game.rules.move_limit is None and game.rules.stall_limit is None:
         raise ValueError(f"random play may never end {game_name(game.rules.variant, game.num_players)} whose "
                          "rules have no move_limit or stall_limit: give max_plies")
     plies = 0

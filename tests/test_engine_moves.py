@@ -253,6 +253,20 @@ def test_perft_leaves_the_game_as_it_was_when_interrupted() -> None:
         perft(game, 3)
     assert game.position() == before and game.history == []
 
+    def play_then_interrupt(move) -> None:  # Ctrl-C after the move is made, before perft counts it
+        nonlocal calls
+        calls += 1
+        real_play(move)
+        if calls == 3:
+            raise KeyboardInterrupt
+
+    for depth in (3, 4):
+        calls = 0
+        game.play = play_then_interrupt  # type: ignore[method-assign]
+        with pytest.raises(KeyboardInterrupt):
+            perft(game, depth)
+        assert game.position() == before and game.history == []
+
 
 def test_a_pickled_game_is_small_and_plays_on() -> None:
     """A Game pickles without its per-variant lookup tables (rebuilt from the cache on load)."""
@@ -375,6 +389,9 @@ def test_random_playout_without_a_bound_is_refused_where_the_rules_never_end_a_g
                                              r"stall_limit: give max_plies$"):
             random_playout(game, random.Random(1))
         assert game.ply == 0
+    over = Game(Rules("star", 2))
+    over.resign(0)
+    assert random_playout(over, random.Random(1)) == 0  # nothing to play: no bound needed
     stalled = Game(Rules("star", 2, stall_limit=30))
     assert random_playout(stalled, random.Random(1)) == stalled.ply and stalled.is_over
 
