@@ -70,14 +70,16 @@ def integer_argument(value: Any, message: Callable[[], str]) -> int:
 
 def check_game(variant: Any, seats: Any) -> int:
     """``seats`` as a Python int when ``(variant, seats)`` is a game the engine plays, else the error in
-    ``game_problem``'s words: ``ArgumentTypeError`` for a variant that is no text or a seat count that is no
-    integer (a bool, 2.0, "2"), ``ValueError`` for an unknown variant or a seat count it has not.  The check of
-    ``Rules``, ``layout`` and ``encoding``."""
+    ``game_problem``'s words: ``ArgumentTypeError`` for a variant that is no text or a known variant's seat
+    count that is no integer (a bool, 2.0, "2"), ``ValueError`` for an unknown variant or a seat count it has
+    not.  The check of ``Rules``, ``layout`` and ``encoding``."""
     problem = game_problem(variant, seats)
-    if problem is not None:
-        wrong_type = not isinstance(variant, str) or as_integer(seats) is None
-        raise (ArgumentTypeError if wrong_type else ValueError)(problem)
-    return operator.index(seats)
+    if problem is None:
+        return operator.index(seats)
+    if not isinstance(variant, str):
+        raise ArgumentTypeError(problem)
+    wrong_type = variant in VARIANTS and as_integer(seats) is None  # (for "stra", 2.0 the problem named is the typo)
+    raise (ArgumentTypeError if wrong_type else ValueError)(problem)
 
 
 def is_bool(value: object) -> bool:

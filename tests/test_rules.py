@@ -1561,6 +1561,8 @@ def test_an_argument_of_the_wrong_type_is_a_type_error_naming_it(call, message: 
     (lambda: Rules("star", 2, move_limit=0), "move_limit must be at least 1"),
     (lambda: Rules.preset("kawu", 5), "the kawu preset is for 2, 3, 4 or 6 seats, not 5"),
     (lambda: layout("diamond", 4), "diamond is played by 2, 3 seats, not 4"),
+    (lambda: layout("stra", 2.0), "unknown variant 'stra'"),  # (the problem named is the typo, not the 2.0)
+    (lambda: Rules("stra", True), "unknown variant 'stra'"),
 ])
 def test_an_argument_of_the_right_type_out_of_range_is_a_value_error_only(call, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)) as caught:
