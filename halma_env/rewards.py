@@ -70,19 +70,6 @@ def _checked_places(places: Sequence[object]) -> list[int | None]:
     return out
 
 
-def _is_ranking(decided: list[int], n: int) -> bool:
-    """Whether the decided places (1..n) leave room for the seats that share them (``_check_ranking``, fast)."""
-    end, last = 0, 0  # the last place spanned so far, and the place that spans it
-    for p in sorted(decided):
-        if p == last:
-            end += 1
-        elif p <= end:
-            return False
-        else:
-            last = end = p
-    return end <= n
-
-
 def _check_ranking(places: list[int | None]) -> None:
     """Places that seats share must skip the places below them, as ``Game.places`` gives them (standard
     competition ranking: two seats sharing first place are followed by third, ``[1, 1, 3]``): a place ``p``
@@ -128,7 +115,7 @@ def place_rewards(places: Sequence[int | None], scheme: str = "place") -> list[f
         known = False
     places = places if known else _checked_places(places)
     decided = [p for p in places if p is not None]
-    if len(set(decided)) < len(decided) and not _is_ranking(decided, n):  # a shared place
+    if len(set(decided)) < len(decided):  # a shared place (a few times a game: the check need not be fast)
         _check_ranking(cast("list[int | None]", places))
     if n == 1:
         return [1.0 if places[0] == 1 else 0.0]
