@@ -37,7 +37,7 @@ import re
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -60,7 +60,7 @@ from agents.workers import one_torch_thread, run_in_processes
 from halma_env import Game, IllegalMoveError, Rules
 from halma_env.files import write_atomic
 from halma_env.records import END_REASONS, game_events
-from halma_env.rules import OPTION_NAMES, SEAT_COUNTS, VARIANTS, ArgumentTypeError, game_name, parse_rule_options
+from halma_env.rules import OPTION_NAMES, SEAT_COUNTS, VARIANTS, WrongTypeError, game_name, parse_rule_options
 from halma_env.suggest import did_you_mean, shown_value
 
 # end reasons that mean the game was decided by play (finishing or resigning), not by a limit
@@ -200,9 +200,23 @@ def _record(game: Game, names: list[str], metadata: dict[str, Any]) -> dict[str,
 def check_rules(rules: Any) -> None:
     """``play_game``'s and ``run_tournament``'s ``rules``: a ``halma_env.Rules`` (as ``BatchedGame`` says), not
     None or its dict form (``Rules.from_dict`` reads that), before any attribute of it is read: an
-    ``ArgumentTypeError``, a ``TypeError`` as ``player_for``'s (and a ``ValueError``, as it was)."""
+    ``WrongTypeError``, a ``TypeError`` as ``player_for``'s (and a ``ValueError``, as it was)."""
     if not isinstance(rules, Rules):
-        raise ArgumentTypeError(f"rules must be a halma_env.Rules, got {type(rules).__name__}")
+        raise WrongTypeError(f"rules must be a halma_env.Rules, got {type(rules).__name__}")
+
+
+def is_sequence(value: Any) -> bool:
+    """``value`` is a list, a tuple or another ``Sequence``, not text or bytes (each a sequence of characters):
+    what ``play_game`` and ``run_tournament`` take their players in, indexing and counting them."""
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray))
+
+
+def check_cap_outcome(cap_outcome: Any) -> None:
+    """``play_game``'s and ``run_tournament``'s ``cap_outcome``: "draw" or "progress" (``ValueError`` for other
+    text, ``WrongTypeError`` for no text, as ``Rules``' ``limit_outcome``)."""
+    if not isinstance(cap_outcome, str) or cap_outcome not in ("draw", "progress"):
+        raise (ValueError if isinstance(cap_outcome, str) else WrongTypeError)(
+            f"cap_outcome must be 'draw' or 'progress', got {shown_value(cap_outcome)}")
 
 
 def default_factory(name: str, seed: int | None = None) -> Player:
@@ -240,19 +254,27 @@ def play_game(
     """
     check_rules(rules)
     n = rules.num_players
-    if isinstance(players, (str, bytes)) or len(players) != n:
-        raise ValueError(f"{game_name(rules.variant, n)} needs a list of {n} players, got {players!r}")
+    if not is_sequence(players) or len(players) != n:  # (a set, a dict, a generator or 5: the wrong type)
+        raise (ValueError if is_sequence(players) else WrongTypeError)(
+            f"{game_name(rules.variant, n)} needs a list of {n} players, got {players!r}")
     for j, player in enumerate(players):
         if not isinstance(player, str) and not callable(getattr(player, "select_move", None)):
-            raise ValueError(f"players[{j}] must be a name for the factory or a Player (an object with "
-                             f"select_move(game, time_budget)), got {player!r}")
-    if cap_outcome not in ("draw", "progress"):
-        raise ValueError(f"cap_outcome must be 'draw' or 'progress', got {cap_outcome!r}")
+            raise WrongTypeError(f"players[{j}] must be a name for the factory or a Player (an object with "
+                                    f"select_move(game, time_budget)), got {player!r}")
+    check_cap_outcome(cap_outcome)
     check_int("seed", seed)
     check_time("time_budget", time_budget)
     if max_plies is not None:
         check_int("max_plies", max_plies, 1)
     factory = factory or default_factory
+    # (a number or text for these was a raw TypeError from list(), metadata's only after the whole game)
+    if seat_players is not None and not is_sequence(seat_players):
+        raise WrongTypeError(f"seat_players must be a list of player indices, one per seat, "
+                                f"got {shown_value(seat_players)}")
+    if names is not None and (not is_sequence(names) or not all(isinstance(name, str) for name in names)):
+        raise WrongTypeError(f"names must be a list of names (text), one per seat, got {shown_value(names)}")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise WrongTypeError(f"metadata must be a dict or None, got {shown_value(metadata)}")
     seat_players = list(seat_players) if seat_players is not None else list(range(n))
     if len(seat_players) != n:
         raise ValueError(f"seat_players must give a player index for each of the {n} seats, got {seat_players!r}")
@@ -1012,12 +1034,13 @@ def run_tournament(
     about 248 s left``), for a log, where a bar's carriage-return frames would make one endless line; both
     begin with ``label``."""
     check_rules(rules)
-    if isinstance(players, (str, bytes)) or not all(isinstance(p, str) for p in players):
+    if not is_sequence(players) or not all(isinstance(p, str) for p in players):
         # names, not Player objects: each game makes its own, seeded, in whichever worker plays it
-        raise ValueError(f"players must be a list of names or paths for the factory (play_game takes Player "
-                         f"objects), got {players!r}")
+        raise WrongTypeError(f"players must be a list of names or paths for the factory (play_game takes "
+                                f"Player objects), got {players!r}")
     if not players:
         raise ValueError("a tournament needs at least one player")
+    check_cap_outcome(cap_outcome)
     check_int("games", games, 1)
     if games > MAX_GAMES:
         raise ValueError(f"games must be 1..{MAX_GAMES:,}, got {games}")

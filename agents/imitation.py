@@ -37,7 +37,7 @@ from agents.config import TrainConfig
 from agents.network import clip_gradients
 from halma_env import Game, Rules
 from halma_env.encoding import encoding
-from halma_env.files import write_atomic
+from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file, write_atomic
 from halma_env.game import Move
 from halma_env.rewards import seat_potential, seat_rewards
 
@@ -220,13 +220,25 @@ def save_crossing_lines(path: str | Path, cfg: TrainConfig, seed: int, lines: Cr
     write_atomic(path, json.dumps(data, indent=1) + "\n")
 
 
+# a plan of 1000 detours (the most crossing.detours takes) of a few hundred moves each is a few MB: a bound for a
+# device or a runaway file in the cache folder
+MAX_PLAN_BYTES = 64 << 20
+
+
 def load_crossing_lines(path: str | Path, cfg: TrainConfig, seed: int) -> CrossingLines:
     """Read a plan that ``save_crossing_lines`` wrote for this ``cfg`` and ``seed``; ``ValueError`` naming
-    what is wrong when the file is unreadable, malformed or holds another key's plan.  (The moves' legality
-    is checked when ``crossing_demonstrations`` replays them.)"""
+    the file and what is wrong when it is unreadable, no regular file (a FIFO would wait for a writer for
+    ever, a device be read without end), larger than ``MAX_PLAN_BYTES``, malformed (a number past Python's
+    4300 digits too) or holds another key's plan.  (The moves' legality is checked when
+    ``crossing_demonstrations`` replays them.)"""
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        data = json.loads(read_regular_file(path, MAX_PLAN_BYTES).decode("utf-8"))
+    except NotARegularFile as exc:
+        raise ValueError(f"crossing plan {path}: cannot read it (it is {exc.kind}, not a regular file)") from None
+    except FileTooLarge as exc:
+        raise ValueError(f"crossing plan {path}: cannot read it (it holds {exc.size} bytes, more than the "
+                         f"{MAX_PLAN_BYTES} a plan may)") from None
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: not UTF-8, not JSON, an int too long
         raise ValueError(f"crossing plan {path}: cannot read it ({exc})") from None
     if not isinstance(data, dict) or data.get("key") != crossing_plan_key(cfg, seed):
         raise ValueError(f"crossing plan {path}: its key is not {crossing_plan_key(cfg, seed)}")

@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from halma_env import Game, Move, Rules
-from halma_env.rules import ArgumentTypeError, integer_argument, is_bool
+from halma_env.rules import WrongTypeError, integer_argument, is_bool
 from halma_env.suggest import shown_value
 
 
@@ -61,19 +61,19 @@ def check_number(what: str, value: Any, low: float | None = 0.0, *, strict: bool
                  high: float | None = None) -> float:
     """``value`` as a float if it is a finite real number >= ``low`` (> with ``strict``; ``None``: no
     lower bound) and <= ``high``; else a ``ValueError`` naming ``what`` and the value (NaN and inf
-    would pass a bare ``< low`` test), an ``ArgumentTypeError`` (a ``TypeError``) if it is no number (text,
+    would pass a bare ``< low`` test), a ``WrongTypeError`` (a ``TypeError``) if it is no number (text,
     a bool, None)."""
     ok = _finite(value) and (low is None or (value > low if strict else value >= low))
     if not (ok and (high is None or value <= high)):
         bounds = [f"{'>' if strict else '>='} {low:g}"] if low is not None else []
         bounds += [f"<= {high:g}"] if high is not None else []
         rule = f"{' and '.join(bounds)} (a finite number)" if bounds else "a finite number"
-        raise (ValueError if _real(value) else ArgumentTypeError)(f"{what} must be {rule}, got {value!r}")
+        raise (ValueError if _real(value) else WrongTypeError)(f"{what} must be {rule}, got {value!r}")
     return float(value)
 
 
 def check_int(what: str, value: Any, low: int = 0) -> int:
-    """``value`` as a Python int if it is an integer >= ``low`` (numpy's too); ``ArgumentTypeError`` (a
+    """``value`` as a Python int if it is an integer >= ``low`` (numpy's too); ``WrongTypeError`` (a
     ``TypeError``) if it is no integer (a bool, or a float such as 2.5 or 2.0: refused, not truncated),
     ``ValueError`` if it is below ``low``."""
     def message() -> str:
@@ -100,7 +100,7 @@ def sample_index(logits: np.ndarray, temperature: float, rng: np.random.Generato
 def check_seed(seed: Any) -> int | None:
     """A player's seed: ``None`` or an integer >= 0 (numpy integers too), as a Python int.  A negative
     seed is refused: numpy's generators (exported opponents) take none, and ``random.Random`` would
-    fold -1 onto 1 (``ValueError``); a seed of another type (a bool, 1.0, "1") is an ``ArgumentTypeError``."""
+    fold -1 onto 1 (``ValueError``); a seed of another type (a bool, 1.0, "1") is a ``WrongTypeError``."""
     if seed is None:
         return None
     def message() -> str:
@@ -114,11 +114,11 @@ def check_seed(seed: Any) -> int | None:
 
 def check_time(what: str, value: Any) -> float | None:
     """A time limit in seconds: ``None`` (no limit) or a finite number > 0 (``ValueError``; a value that is no
-    number, text or a bool, ``ArgumentTypeError``)."""
+    number, text or a bool, ``WrongTypeError``)."""
     if value is None:
         return None
     if not (_finite(value) and value > 0):
-        error = ValueError if _real(value) else ArgumentTypeError
+        error = ValueError if _real(value) else WrongTypeError
         raise error(f"{what} must be > 0 seconds (a finite number) or none, got {value!r}")
     return float(value)
 

@@ -49,7 +49,7 @@ from halma_env.encoding import PLANES, encoding
 from halma_env.game import ACTIVE, FINISHED, RESIGNED, Game, IllegalMoveError, _progress
 from halma_env.layout import layout
 from halma_env.rewards import REWARD_SCHEMES, check_progress_shaping, piece_distance, shaping_potential
-from halma_env.rules import ArgumentTypeError, Rules, integer_argument
+from halma_env.rules import Rules, WrongTypeError, integer_argument
 
 END_REASONS = ("", "finished", "first_finish", "resign", "move_limit", "stall_limit", "repetition", "no_moves")
 """End reason codes: ``END_REASONS[code]``; 0 = the game has not ended."""
@@ -140,12 +140,12 @@ class BatchedGame:
         auto_reset: bool = True,
     ) -> None:
         if not isinstance(rules, Rules):
-            raise ArgumentTypeError(f"rules must be a halma_env.Rules, got {type(rules).__name__}")
+            raise WrongTypeError(f"rules must be a halma_env.Rules, got {type(rules).__name__}")
         size = integer_argument(batch_size, lambda: f"batch_size must be a positive int, got {batch_size!r}")
         if size < 1:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
         if seed is None:  # (reset's "keep the generator"; a new batch needs a seed)
-            raise ArgumentTypeError("seed must be an int (-2**63 .. 2**64-1), got None")
+            raise WrongTypeError("seed must be an int (-2**63 .. 2**64-1), got None")
         batch_size, seed = size, cast(int, self._check_seed(seed))
         if reward not in REWARD_SCHEMES:
             raise ValueError(f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {reward!r}")
@@ -167,10 +167,10 @@ class BatchedGame:
         self.reward = reward
         self.progress_shaping = progress_shaping
         if not isinstance(rotate_first_seat, (bool, np.bool_)):  # bool("no") would be True
-            raise ArgumentTypeError(f"rotate_first_seat must be True or False, got {rotate_first_seat!r}")
+            raise WrongTypeError(f"rotate_first_seat must be True or False, got {rotate_first_seat!r}")
         self.rotate_first_seat = bool(rotate_first_seat)
         if not isinstance(auto_reset, (bool, np.bool_)):
-            raise ArgumentTypeError(f"auto_reset must be True or False, got {auto_reset!r}")
+            raise WrongTypeError(f"auto_reset must be True or False, got {auto_reset!r}")
         self.auto_reset = bool(auto_reset)
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(seed)

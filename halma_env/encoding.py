@@ -208,7 +208,7 @@ def as_index(value: object, what: str) -> int:
 def encoding(variant: str, num_players: int) -> Encoding:
     """The encoding of ``variant`` with ``num_players`` seats (one object per game); ``ValueError`` for a game
     the engine does not play (``rules.check_game``: "star is played by 1, 2, 3, 4, 5, 6 seats, not 7"), an
-    ``ArgumentTypeError`` for a seat count of the wrong type."""
+    ``WrongTypeError`` for a seat count of the wrong type."""
     return _encoding(variant, check_game(variant, num_players))  # one cache entry per game: 2, not also 2.0
 
 

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple, SupportsIndex
 
 from halma_env.assignment import min_cost_assignment
 from halma_env.layout import Layout, layout
-from halma_env.rules import Rules, as_integer, game_name
+from halma_env.rules import Rules, WrongTypeError, as_integer, game_name
 
 ACTIVE, FINISHED, RESIGNED = "active", "finished", "resigned"
 
@@ -32,6 +32,13 @@ class IllegalMoveError(ValueError):
 class NoMoveToUndo(IllegalMoveError, IndexError):
     """``Game.undo()`` with nothing to take back.  An IllegalMoveError, as a Game's other refusals, and an
     IndexError, as python-chess's ``Board.pop()`` on an empty move stack raises (and ``list.pop()``)."""
+
+
+class SeatTypeError(IllegalMoveError, WrongTypeError):
+    """``Game.resign(seat)`` with a seat that is no integer (True, 1.0, "1"): an IllegalMoveError, as every other
+    refusal of a move or resignation (the envs, the arena and the record reader catch that), and an
+    ``WrongTypeError``, a ``TypeError`` by Python's convention for an argument of the wrong type (so also
+    the ValueError it was), as ``NoMoveToUndo`` is an IllegalMoveError and the IndexError of python-chess."""
 
 
 class Move:
@@ -726,11 +733,15 @@ class Game:
 
     def resign(self, seat: SupportsIndex) -> None:
         """``seat`` gives up: with 2 seats the other wins; with more it takes the last free
-        place and the others play on."""
+        place and the others play on.  A seat out of range, or one that cannot resign, is an
+        ``IllegalMoveError``; one that is no integer (True, 1.0, "1") a ``SeatTypeError``, both an
+        ``IllegalMoveError`` and a ``TypeError``."""
+        seat = _as_int(seat)
+        if isinstance(seat, bool) or not isinstance(seat, int):  # (an IllegalMoveError and a TypeError)
+            raise SeatTypeError(f"seat must be 0..{self.num_players - 1}, got {seat!r}")
         if self.end_reason is not None:
             raise IllegalMoveError(f"the game is over ({self.end_reason}); nobody can resign")
-        seat = _as_int(seat)
-        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self.num_players:
+        if not 0 <= seat < self.num_players:
             raise IllegalMoveError(f"seat must be 0..{self.num_players - 1}, got {seat!r}")
         if self._status[seat] != ACTIVE:
             raise IllegalMoveError(f"seat {seat} has already {self._status[seat]} and cannot resign")

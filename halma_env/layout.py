@@ -43,7 +43,7 @@ _CHECKED: dict[tuple[str, type, object], Layout] = {}
 def layout(variant: str, num_players: int) -> Layout:
     """The layout of ``variant`` with ``num_players`` seats, one shared object per game.  A game the engine
     does not play (an unknown variant, a seat count the variant has not, a seat count that is no integer:
-    2.0, True, "2") is an error in ``Rules``' words (``rules.check_game``: an ``ArgumentTypeError`` for a seat
+    2.0, True, "2") is an error in ``Rules``' words (``rules.check_game``: a ``WrongTypeError`` for a seat
     count or variant of the wrong type, else a ``ValueError``), naming the variant and its seat counts; numpy's
     integers are seat counts."""
     try:  # (the common call: one type test and one dict lookup; the checks run once per game kind)

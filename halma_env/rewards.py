@@ -23,7 +23,7 @@ from typing import cast
 import numpy as np
 
 from halma_env.layout import layout
-from halma_env.rules import ArgumentTypeError, as_integer, game_name, integer_argument
+from halma_env.rules import WrongTypeError, as_integer, game_name, integer_argument
 from halma_env.suggest import shown_value
 
 REWARD_SCHEMES = ("place", "win_loss")
@@ -34,11 +34,11 @@ MAX_SHAPING = 1e9
 
 def check_progress_shaping(value: object) -> float:
     """``progress_shaping`` as a float: a real number (numpy's too; not a bool, text, an array or a tensor:
-    ``ArgumentTypeError``) of magnitude at most ``MAX_SHAPING`` (``ValueError`` otherwise, NaN included).  The
+    ``WrongTypeError``) of magnitude at most ``MAX_SHAPING`` (``ValueError`` otherwise, NaN included).  The
     one check of the envs and the batch."""
     real = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
     if not real or not abs(float(cast(float, value))) <= MAX_SHAPING:  # (NaN fails the comparison)
-        raise (ValueError if real else ArgumentTypeError)(
+        raise (ValueError if real else WrongTypeError)(
             f"progress_shaping must be a finite number of magnitude at most {MAX_SHAPING:g}, got {value!r}")
     return float(cast(float, value))
 
@@ -54,7 +54,7 @@ _PLAIN_PLACES = frozenset([int, type(None)])  # the types of places that need no
 
 def _checked_places(places: Sequence[object]) -> list[int | None]:
     """``places`` as Python ints and None, or ``place_rewards``' error naming the first bad seat and its place:
-    ``ArgumentTypeError`` for a place that is no integer (True, 1.0, "1"), ``ValueError`` for one outside 1..n."""
+    ``WrongTypeError`` for a place that is no integer (True, 1.0, "1"), ``ValueError`` for one outside 1..n."""
     n = len(places)
     seats = f"{n} seat{'s' if n > 1 else ''}"
     out: list[int | None] = []
@@ -101,7 +101,7 @@ def place_rewards(places: Sequence[int | None], scheme: str = "place") -> list[f
     """Final reward of every seat from its place (None counts as 0: undecided).  A place is an integer 1..n, n
     the number of seats (``len(places)``); seats sharing a place share its number and the places below it are
     skipped, as ``Game.places`` gives them (standard competition ranking: ``[1, 1, 3]``, never the dense
-    ``[1, 1, 2]``).  A place of another type (True, 1.0, "1") is an ``ArgumentTypeError`` (a ``TypeError``)
+    ``[1, 1, 2]``).  A place of another type (True, 1.0, "1") is a ``WrongTypeError`` (a ``TypeError``)
     naming the seat; one outside 1..n (5 of 2 seats gave -7.0, 0 gave 3.0) or places that seats could not
     hold together (``[1, 1, 2]``, ``[2, 2]``) a ``ValueError`` naming it.  numpy's integers are places."""
     if scheme not in REWARD_SCHEMES:
@@ -137,7 +137,7 @@ def place_rewards(places: Sequence[int | None], scheme: str = "place") -> list[f
 
 def _check_seat(variant: str, num_players: int, seat: object) -> int:
     """``seat`` as an int if it is a seat 0..n-1 of the game, else a ``ValueError`` naming it (a negative index
-    took another seat's table), an ``ArgumentTypeError`` if it is no integer (1.0, True).  Called by the cached
+    took another seat's table), a ``WrongTypeError`` if it is no integer (1.0, True).  Called by the cached
     tables on a miss only, not at every lookup."""
     n = layout(variant, num_players).num_players  # (the game checked first: layout names a bad one)
     def message() -> str:

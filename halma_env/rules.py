@@ -49,37 +49,38 @@ def game_problem(variant: Any, seats: Any, shown: Callable[[Any], str] | None = 
     return None
 
 
-class ArgumentTypeError(TypeError, ValueError):
+class WrongTypeError(TypeError, ValueError):
     """An argument of the wrong type (a bool, a float or text where an integer is meant, a name where a
     ``Rules`` is): a ``TypeError``, by Python's convention, where a value of the right type but out of range
     is a ``ValueError``.  It is a ``ValueError`` too, so that callers written when every bad argument of
     the engine and the agents raised ``ValueError`` (``except ValueError`` around a call, the command line's
-    report of a bad option) still catch it; catch ``TypeError`` to tell the two apart."""
+    report of a bad option) still catch it; catch ``TypeError`` to tell the two apart.  (Not named
+    ArgumentTypeError: argparse has a class of that name, which the command line raises.)"""
 
 
 def integer_argument(value: Any, message: Callable[[], str]) -> int:
     """``value`` as a Python int when it is one integer of any type (``as_integer``: numpy's too, as
-    ``np_random`` draws them; never a bool, a float or text), else ``ArgumentTypeError(message())``: the type
+    ``np_random`` draws them; never a bool, a float or text), else ``WrongTypeError(message())``: the type
     half of every integer argument's check, the caller checking the range (a ``ValueError``).  The message is
     written only for a refusal (``repr`` of an integer past 4300 digits is itself an error)."""
     number = as_integer(value)
     if number is None:
-        raise ArgumentTypeError(message())
+        raise WrongTypeError(message())
     return number
 
 
 def check_game(variant: Any, seats: Any) -> int:
     """``seats`` as a Python int when ``(variant, seats)`` is a game the engine plays, else the error in
-    ``game_problem``'s words: ``ArgumentTypeError`` for a variant that is no text or a known variant's seat
+    ``game_problem``'s words: ``WrongTypeError`` for a variant that is no text or a known variant's seat
     count that is no integer (a bool, 2.0, "2"), ``ValueError`` for an unknown variant or a seat count it has
     not.  The check of ``Rules``, ``layout`` and ``encoding``."""
     problem = game_problem(variant, seats)
     if problem is None:
         return operator.index(seats)
     if not isinstance(variant, str):
-        raise ArgumentTypeError(problem)
+        raise WrongTypeError(problem)
     wrong_type = variant in VARIANTS and as_integer(seats) is None  # (for "stra", 2.0 the problem named is the typo)
-    raise (ArgumentTypeError if wrong_type else ValueError)(problem)
+    raise (WrongTypeError if wrong_type else ValueError)(problem)
 
 
 def is_bool(value: object) -> bool:
@@ -127,8 +128,8 @@ class Rules:
     Options left out get the variant's defaults (``anti_blocking`` is on for ``star`` and
     ``diamond`` and off for ``halma16``; ``repetition_limit`` is 3 for ``halma16``, none
     otherwise).  Impossible combinations raise ``ValueError`` naming the problem; an option of the
-    wrong type (a bool, 2.0 or "2" for a count or seat, 1 for a flag) raises ``ArgumentTypeError``, a
-    ``TypeError`` that is also a ``ValueError``.  Integers may be numpy's.
+    wrong type (a bool, 2.0 or "2" for a count or seat, 1 for a flag or a ``limit_outcome``) raises
+    ``WrongTypeError``, a ``TypeError`` that is also a ``ValueError``.  Integers may be numpy's.
     """
 
     variant: str
@@ -169,7 +170,7 @@ class Rules:
         for name, value in (("anti_blocking", anti_blocking), ("play_to_end", play_to_end)):
             flag = as_flag(value)
             if flag is None:
-                raise ArgumentTypeError(f"{name} must be true or false, got {shown_value(value)}")
+                raise WrongTypeError(f"{name} must be true or false, got {shown_value(value)}")
             flags[name] = flag
         anti_blocking, play_to_end = flags["anti_blocking"], flags["play_to_end"]
         for name, limit, least in (
@@ -181,7 +182,7 @@ class Rules:
                 continue
             number = as_integer(limit)
             if number is None:
-                raise ArgumentTypeError(f"{name} must be an int or None, got {shown_value(limit)}")
+                raise WrongTypeError(f"{name} must be an int or None, got {shown_value(limit)}")
             if number < least:
                 raise ValueError(f"{name} must be at least {least} (or None for no limit), got {_shown(number)}")
             if number > MAX_LIMIT:
@@ -189,9 +190,9 @@ class Rules:
         move_limit, stall_limit, repetition_limit = (
             None if v is None else as_integer(v) for v in (move_limit, stall_limit, repetition_limit)
         )
-        if limit_outcome not in LIMIT_OUTCOMES:
-            raise ValueError(f"limit_outcome must be one of {', '.join(LIMIT_OUTCOMES)}, "
-                             f"got {shown_value(limit_outcome)}")
+        if not isinstance(limit_outcome, str) or limit_outcome not in LIMIT_OUTCOMES:
+            raise (ValueError if isinstance(limit_outcome, str) else WrongTypeError)(
+                f"limit_outcome must be one of {', '.join(LIMIT_OUTCOMES)}, got {shown_value(limit_outcome)}")
         seat = integer_argument(first_seat, lambda: f"first_seat must be a seat 0..{num_players - 1}, "
                                                     f"got {shown_value(first_seat)}")
         if not 0 <= seat < num_players:
@@ -259,7 +260,11 @@ class Rules:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rules:
         if not isinstance(data, dict):
-            raise ArgumentTypeError(f"rules must be a mapping of option names, got {type(data).__name__}")
+            raise WrongTypeError(f"rules must be a mapping of option names, got {type(data).__name__}")
+        for key in data:  # (cls(**data) said only "keywords must be strings")
+            if not isinstance(key, str):
+                raise WrongTypeError(f"rules must be a mapping of option names (text), got the key "
+                                        f"{shown_value(key)}")
         return cls(**data)
 
 

@@ -966,6 +966,39 @@ def test_crossing_plans_are_saved_anywhere_and_checked_when_read(tmp_path: Path)
         load_crossing_lines(path, cfg, 4)
 
 
+def test_a_crossing_plan_that_is_no_regular_file_or_holds_a_huge_number_is_refused_naming_it(tmp_path: Path) -> None:
+    """A cached plan holding a number of more than 4300 digits let out Python's own "Exceeds the limit (4300
+    digits) for integer string conversion" ValueError, which names no file, and a FIFO at the cache path was
+    opened and waited on for ever: both are the ValueError of an unreadable plan, naming the file, and a FIFO
+    (or a folder) is refused unread."""
+    import json
+
+    from agents.imitation import MAX_PLAN_BYTES, load_crossing_lines, save_crossing_lines
+    from tests.file_helpers import fifo_refused_at_once
+
+    cfg = _crossing_cfg()
+    _, lines = _short_lines()
+    path = tmp_path / "plan.json"
+    save_crossing_lines(path, cfg, 4, lines)
+    data = json.loads(path.read_text())
+    for huge in ('{"key": ' + "9" * 5000 + "}", json.dumps({**data, "main": []})[:-1] + ', "x": ' + "1" * 4301 + "}"):
+        path.write_text(huge)
+        with pytest.raises(ValueError, match=f"^crossing plan {re.escape(str(path))}: cannot read it "
+                                             r"\(Exceeds the limit \(4300 digits\)"):
+            load_crossing_lines(path, cfg, 4)
+    path.write_bytes(b'{"key": "\xff"}')  # no UTF-8
+    with pytest.raises(ValueError, match=f"^crossing plan {re.escape(str(path))}: cannot read it"):
+        load_crossing_lines(path, cfg, 4)
+    fifo = tmp_path / "fifo.json"
+    with fifo_refused_at_once(fifo), pytest.raises(ValueError, match=f"^crossing plan {re.escape(str(fifo))}: "
+                                                                     r"cannot read it \(it is a FIFO"):
+        load_crossing_lines(fifo, cfg, 4)
+    with pytest.raises(ValueError, match=f"^crossing plan {re.escape(str(tmp_path))}: cannot read it \\(it is a "
+                                         "directory"):
+        load_crossing_lines(tmp_path, cfg, 4)
+    assert MAX_PLAN_BYTES >= 16 << 20  # room for the 1000 detours crossing.detours allows
+
+
 def test_sample_index_is_the_one_move_draw_of_the_network_players() -> None:
     """Checkpoints and exported models choose through agents.player.sample_index: the first best at
     temperature 0, only the best (evenly) at a tiny temperature, the softmax's frequencies at 1."""

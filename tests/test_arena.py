@@ -7,6 +7,7 @@ import json
 import math
 import os
 import random
+import re
 import types
 from collections import Counter
 from pathlib import Path
@@ -764,6 +765,106 @@ def test_run_tournament_and_players_refuse_an_argument_of_the_wrong_type_with_a_
         make_player("random", seed=-1)
     assert not isinstance(caught.value, TypeError)
     make_player("random", seed=10**5000)  # taken: no repr of it is written (repr refuses 5000 digits)
+
+
+@pytest.mark.parametrize(("players", "message"), [
+    (5, "star with 2 seats needs a list of 2 players, got 5"),  # was: TypeError: object of type 'int' has no len()
+    ("rr", "star with 2 seats needs a list of 2 players, got 'rr'"),
+    (b"rr", "star with 2 seats needs a list of 2 players, got b'rr'"),
+    ({"random", "greedy"}, "star with 2 seats needs a list of 2 players, got "),  # was: 'set' ... not subscriptable
+    ({0: "random", 1: "random"}, "star with 2 seats needs a list of 2 players, got {0: "),  # was: players[0] ... got 0
+    ((p for p in ["random", "random"]), "star with 2 seats needs a list of 2 players, got <generator"),
+    ([None, "random"], "players[0] must be a name for the factory or a Player"),
+    (["random", 3], "players[1] must be a name for the factory or a Player"),
+])
+def test_play_game_refuses_players_of_the_wrong_type_with_a_type_error(players, message) -> None:
+    """``players`` that is no list of players (a number, text, a set, a dict, a generator) or holds something that
+    is no player was a ``ValueError`` or a raw ``TypeError`` from ``len`` or indexing: a ``WrongTypeError``
+    (a ``TypeError``, still a ``ValueError``) naming the argument; a list of the wrong length stays a ValueError."""
+    from halma_env.rules import WrongTypeError
+
+    with pytest.raises(TypeError, match=re.escape(message)) as caught:
+        play_game(Rules("star", 2), players, max_plies=4)
+    assert isinstance(caught.value, WrongTypeError)
+    for wrong_length in (["random"], ("random",) * 3):
+        with pytest.raises(ValueError, match="star with 2 seats needs a list of 2 players") as caught:
+            play_game(Rules("star", 2), wrong_length, max_plies=4)
+        assert not isinstance(caught.value, TypeError)
+    assert play_game(Rules("star", 2), ("random", "random"), max_plies=2).plies == 2  # a tuple is a list of players
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"seat_players": 5}, "seat_players must be a list of player indices, one per seat, got 5"),
+    ({"seat_players": "01"}, "seat_players must be a list of player indices, one per seat, got '01'"),
+    ({"names": 5}, "names must be a list of names (text), one per seat, got 5"),
+    ({"names": "ab"}, "names must be a list of names (text), one per seat, got 'ab'"),
+    ({"names": [1, 2], "keep_record": True}, "names must be a list of names (text), one per seat, got [1, 2]"),
+    ({"metadata": 5, "keep_record": True}, "metadata must be a dict or None, got 5"),
+    ({"metadata": [("a", 1)], "keep_record": True}, "metadata must be a dict or None, got [('a', 1)]"),
+])
+def test_play_game_refuses_seat_players_names_and_metadata_of_the_wrong_type_before_any_move(kwargs, message) -> None:
+    """A number for ``seat_players``, ``names`` or ``metadata`` was ``TypeError: 'int' object is not iterable`` from
+    inside (``metadata``'s only once the whole game was played, for its record), names that are no text a
+    ``RecordError`` then too: a ``WrongTypeError`` naming the argument, before any move."""
+    from halma_env.rules import WrongTypeError
+
+    class Counting(_Scripted):
+        moves = 0
+
+        def select_move(self, game: Game, time_budget: float | None = None):
+            Counting.moves += 1
+            return super().select_move(game, time_budget)
+
+    with pytest.raises(TypeError, match=re.escape(message)) as caught:
+        play_game(Rules("star", 2), [Counting(), Counting()], max_plies=20, **kwargs)
+    assert isinstance(caught.value, WrongTypeError) and Counting.moves == 0
+    res = play_game(Rules("star", 2), [Counting(), Counting()], max_plies=2, keep_record=True, names=("a", "b"),
+                    seat_players=(0, 1), metadata=types.MappingProxyType({"note": 1}))
+    assert res.record is not None and res.record["players"] == ["a", "b"] and res.record["metadata"]["note"] == 1
+
+
+def test_cap_outcome_of_the_wrong_type_is_a_type_error_before_any_game() -> None:
+    """``cap_outcome=1`` (or None, or b"draw") was the ValueError of one out of range, and ``run_tournament`` did
+    not check it at all: each game's ``play_game`` met it, in whichever worker played it.  Both refuse it at
+    once, as ``Rules`` refuses its ``limit_outcome``: a ``WrongTypeError`` for no text, a ValueError for
+    other text."""
+    from halma_env.rules import WrongTypeError
+
+    def unused_factory(name: str, seed: int | None = None) -> Any:
+        raise AssertionError("no player is made before the arguments are checked")
+
+    rules = Rules("star", 2)
+    for bad in (1, None, b"draw", ["draw"]):
+        with pytest.raises(TypeError, match=re.escape(f"cap_outcome must be 'draw' or 'progress', got {bad!r}")) \
+                as caught:
+            play_game(rules, ["x", "y"], cap_outcome=bad, max_plies=4, factory=unused_factory)
+        assert isinstance(caught.value, WrongTypeError)
+        with pytest.raises(WrongTypeError, match="cap_outcome must be 'draw' or 'progress'"):
+            run_tournament(["x", "y"], rules, 2, cap_outcome=bad, max_plies=4, factory=unused_factory)
+    for call in (lambda: play_game(rules, ["x", "y"], cap_outcome="win", max_plies=4, factory=unused_factory),
+                 lambda: run_tournament(["x", "y"], rules, 2, cap_outcome="win", max_plies=4, factory=unused_factory)):
+        with pytest.raises(ValueError, match="cap_outcome must be 'draw' or 'progress', got 'win'") as caught:
+            call()
+        assert not isinstance(caught.value, TypeError)
+
+
+@pytest.mark.parametrize("players", [
+    "greedy", b"greedy", 5, None, {"greedy", "random"}, {"greedy": 1}, (p for p in ["greedy", "random"]),
+    ["greedy", 3], ["greedy", None],
+])
+def test_run_tournament_refuses_players_that_are_no_list_of_names_with_a_type_error(players) -> None:
+    """``run_tournament(5, ...)`` was ``TypeError: 'int' object is not iterable`` from deep inside, a set
+    ``TypeError: 'set' object is not subscriptable`` after the check, text and a list holding a number a
+    ``ValueError``: each is a ``WrongTypeError`` naming the argument; an empty list a ValueError still."""
+    from halma_env.rules import WrongTypeError
+
+    with pytest.raises(TypeError, match="players must be a list of names or paths for the factory") as caught:
+        run_tournament(players, Rules("star", 2), 1, max_plies=1, factory=_scripted_factory)
+    assert isinstance(caught.value, WrongTypeError) and isinstance(caught.value, ValueError)
+    with pytest.raises(ValueError, match="a tournament needs at least one player") as caught:
+        run_tournament([], Rules("star", 2), 1)
+    assert not isinstance(caught.value, TypeError)
+    assert len(run_tournament(("x", "y"), Rules("star", 2), 1, max_plies=1, factory=_scripted_factory).games) == 1
 
 
 def test_seat_players_number_the_callers_players_not_the_list_given() -> None:

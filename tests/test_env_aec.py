@@ -321,7 +321,7 @@ def test_place_rewards_refuse_a_place_that_is_not_one_of_the_seats(places: list,
     for scheme in ("place", "win_loss"):
         with pytest.raises(error, match=message) as caught:
             place_rewards(places, scheme)
-        assert isinstance(caught.value, ValueError)  # (a TypeError here is an ArgumentTypeError, a ValueError too)
+        assert isinstance(caught.value, ValueError)  # (a TypeError here is a WrongTypeError, a ValueError too)
     assert place_rewards([np.int64(2), np.int64(1)]) == [-1.0, 1.0]
 
 
@@ -1232,6 +1232,48 @@ def test_seat_numbers_outside_the_seats_are_refused() -> None:
         raw_env(num_players=2, opponents={"player_7": "random"})
     with pytest.raises(ValueError, match=r"^opponents: seat 1 is named twice, as 1 and 'player_1'$"):
         raw_env(num_players=2, opponents={1: "random", "player_1": "greedy"})
+
+
+@pytest.mark.parametrize(("opponents", "message"), [
+    (["random"], "opponents must be a dict {agent name or seat: player}, got ['random']"),
+    ("random", "opponents must be a dict {agent name or seat: player}, got 'random'"),
+    (5, "opponents must be a dict {agent name or seat: player}, got 5"),
+    ({1.0: "random"}, "opponents: expected an agent name (player_0, player_1) or a seat number, got 1.0"),
+    ({True: "random"}, "opponents: expected an agent name (player_0, player_1) or a seat number, got True"),
+    ({None: "random"}, "opponents: expected an agent name (player_0, player_1) or a seat number, got None"),
+    ({(1,): "random"}, "opponents: expected an agent name (player_0, player_1) or a seat number, got (1,)"),
+    ({1: 42}, "opponents: seat 1: a player is a name, a callable (game) -> move or an object with select_move(game), "
+              "got 42"),
+])
+def test_opponents_of_the_wrong_type_are_a_type_error(opponents, message: str) -> None:
+    """``opponents`` that is no dict, a key that is neither an agent name nor an integer (1.0, True, None) and a
+    player that is none were the ``ValueError`` of a seat out of range: a ``WrongTypeError`` (a
+    ``TypeError``, still a ``ValueError``); an unknown agent name or a seat out of range stays a ValueError."""
+    from halma_env.rules import WrongTypeError
+
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$") as caught:
+        raw_env(num_players=2, opponents=opponents)
+    assert isinstance(caught.value, WrongTypeError) and isinstance(caught.value, ValueError)
+    for out_of_range in ({"player_7": "random"}, {2: "random"}, {-1: "random"}, {"p1": "random"}):
+        with pytest.raises(ValueError, match="^opponents: expected an agent name") as caught:
+            raw_env(num_players=2, opponents=out_of_range)
+        assert not isinstance(caught.value, TypeError)
+    assert list(raw_env(num_players=2, opponents={np.int64(1): "random"}).cpu_seats()) == ["player_1"]
+
+
+def test_a_seat_of_the_wrong_type_is_a_type_error_in_the_seat_methods() -> None:
+    """``set_cpu``, ``encode_move``, ``decode_action`` and ``resign`` take an agent name or a seat: one of neither
+    type (1.0, True, None) was the ValueError of an unknown agent; it is a ``WrongTypeError``."""
+    from halma_env.rules import WrongTypeError
+
+    e = raw_env(num_players=2)
+    e.reset(seed=0)
+    for bad in (1.0, True, None, b"player_1"):
+        for method, args in ((e.set_cpu, ("random",)), (e.encode_move, ((111, 102),)), (e.decode_action, (0,)),
+                             (e.resign, ())):
+            with pytest.raises(WrongTypeError, match=re.escape(f"or a seat number, got {bad!r}")):
+                method(bad, *args)
+    assert e.cpu_seats() == {} and e.agents == ["player_0", "player_1"]
 
 
 def test_action_mask_is_cached_for_the_turn_and_observe_copies_it() -> None:

@@ -364,6 +364,39 @@ def test_metadata_seats_and_opponent_keys_are_checked() -> None:
             HalmaEnv(num_players=3, opponents={bad: "random"})
 
 
+@pytest.mark.parametrize(("opponents", "message"), [
+    ({1.0: "random"}, "opponents keys must be seats 0..2 or their agent names player_0..player_2, got [1.0]"),
+    ({True: "random"}, "opponents keys must be seats 0..2 or their agent names player_0..player_2, got [True]"),
+    ({None: "random", 7: "random"}, "opponents keys must be seats 0..2 or their agent names player_0..player_2, "
+                                    "got [None]"),
+    (5, "opponents: a player is a name, a callable (game) -> move or an object with select_move(game), got 5"),
+    (b"random", "opponents: a player is a name, a callable (game) -> move or an object with select_move(game), "
+                "got b'random'"),  # was: "opponents must list 2 players (one per other seat), got 6"
+    ({"random"}, "opponents: a player is a name, a callable (game) -> move or an object with select_move(game), "
+                 "got {'random'}"),
+    ([3, "random"], "opponents: a player is a name, a callable (game) -> move or an object with select_move(game), "
+                    "got 3"),
+    ({1: None}, "opponents: a player is a name, a callable (game) -> move or an object with select_move(game), "
+                "got None"),
+])
+def test_opponents_of_the_wrong_type_are_a_type_error(opponents, message: str) -> None:
+    """A key that is neither a seat nor an agent name by its type (1.0, True, None), ``opponents`` that is no
+    spec, list or mapping (5, a set, bytes) and a spec that is no player were the ``ValueError`` of a value out of
+    range: a ``WrongTypeError`` (a ``TypeError``, still a ``ValueError``).  A seat out of range, an unknown
+    agent name or a list of the wrong length stays a ValueError."""
+    import re
+
+    from halma_env.rules import WrongTypeError
+
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$") as caught:
+        HalmaEnv(num_players=3, seat=0, opponents=opponents)
+    assert isinstance(caught.value, WrongTypeError) and isinstance(caught.value, ValueError)
+    for out_of_range in ({7: "random"}, {"player_7": "random"}, ["random"]):
+        with pytest.raises(ValueError) as caught:
+            HalmaEnv(num_players=3, seat=0, opponents=out_of_range)
+        assert not isinstance(caught.value, TypeError)
+
+
 def test_opponent_keys_may_be_agent_names_as_in_the_aec_env() -> None:
     """raw_env's opponents takes seats or agent names; HalmaEnv took seats only ({"player_1": ...} was refused)."""
     e = HalmaEnv(num_players=3, seat=0, opponents={"player_1": "greedy", 2: "random"})

@@ -464,6 +464,35 @@ def test_resign_errors_and_finished_seat() -> None:
     assert game.is_over and game.places == [1, 2, 3] and game.end_reason == "resign"
 
 
+def test_resign_with_a_seat_of_the_wrong_type_is_an_illegal_move_and_a_type_error() -> None:
+    """``resign(True)``, ``resign(1.0)`` and ``resign("1")`` were a plain IllegalMoveError (a ValueError), as
+    ``resign(5)`` is: a ``SeatTypeError``, still the IllegalMoveError that the envs, the arena and the record
+    reader catch around a resignation, and a ``WrongTypeError`` (a ``TypeError``), Python's convention
+    for an argument of the wrong type.  It is checked first, even once the game is over; a seat out of range
+    stays an IllegalMoveError only."""
+    from halma_env.game import SeatTypeError
+    from halma_env.rules import WrongTypeError
+
+    game = Game(Rules("star", 2))
+    for seat in (True, 1.0, "1", None, np.float64(1.0)):
+        before = game.position()
+        with pytest.raises(TypeError, match=re.escape(f"seat must be 0..1, got {seat!r}")) as caught:
+            game.resign(seat)  # type: ignore[arg-type]
+        assert isinstance(caught.value, IllegalMoveError) and isinstance(caught.value, WrongTypeError)
+        assert type(caught.value) is SeatTypeError and game.position() == before and not game.is_over
+    for seat in (2, -1, np.int64(7)):
+        with pytest.raises(IllegalMoveError, match=f"seat must be 0..1, got {seat}") as caught:
+            game.resign(seat)
+        assert not isinstance(caught.value, TypeError)
+    game.resign(np.int64(1))  # numpy's integers are seats
+    assert game.is_over and game.places == [1, 2]
+    with pytest.raises(SeatTypeError, match="seat must be 0..1, got True"):
+        game.resign(True)
+    with pytest.raises(IllegalMoveError, match="the game is over") as caught:
+        game.resign(0)
+    assert not isinstance(caught.value, TypeError)
+
+
 def test_a_resignation_records_the_automatic_passes_after_it() -> None:
     """Seat 0 resigns on its turn; seat 1 (one piece on the top tip, walled in by seat 2) has no
     move and passes automatically, recorded as a "pass" event; seat 2 is to move."""
@@ -1537,21 +1566,29 @@ def test_game_problem_is_the_one_check_of_a_variant_and_seat_count() -> None:
     (lambda: Rules("star", 2, move_limit=True), "move_limit must be an int or None, got True"),
     (lambda: Rules("star", 2, stall_limit="10"), "stall_limit must be an int or None, got '10'"),
     (lambda: Rules("star", 2, anti_blocking=1), "anti_blocking must be true or false, got 1"),
+    (lambda: Rules("star", 2, limit_outcome=1), "limit_outcome must be one of draw, progress, got 1"),
+    (lambda: Rules("star", 2, limit_outcome=None), "limit_outcome must be one of draw, progress, got None"),
+    (lambda: Rules("star", 2, limit_outcome=b"draw"), "limit_outcome must be one of draw, progress, got b'draw'"),
+    (lambda: Rules("star", 2, limit_outcome=["draw"]), "limit_outcome must be one of draw, progress, got ['draw']"),
+    (lambda: Rules("star", 2).replace(limit_outcome=0), "limit_outcome must be one of draw, progress, got 0"),
     (lambda: Rules.preset("kawu", True), "num_players must be an int, got True"),
     (lambda: Rules.from_dict([("variant", "star")]), "rules must be a mapping of option names, got list"),
+    (lambda: Rules.from_dict({1: 2}), "rules must be a mapping of option names (text), got the key 1"),  # was: raw
+    (lambda: Rules.from_dict({"variant": "star", None: 2}),  # TypeError: keywords must be strings
+     "rules must be a mapping of option names (text), got the key None"),
     (lambda: layout("star", True), "star is played by 1, 2, 3, 4, 5, 6 seats, not True"),
     (lambda: layout("star", 2.0), "not 2.0"),
 ])
 def test_an_argument_of_the_wrong_type_is_a_type_error_naming_it(call, message: str) -> None:
     """Python's convention: a bool, a float or text where an integer (a seat count, a seat, a limit) is meant, or
     an int where a flag is, is a ``TypeError`` (these were ``ValueError``, where ``player_for``'s and
-    ``Game(...)``'s were ``TypeError``).  It is an ``ArgumentTypeError``, a ``ValueError`` too, so callers that
+    ``Game(...)``'s were ``TypeError``).  It is a ``WrongTypeError``, a ``ValueError`` too, so callers that
     catch ``ValueError`` still catch it."""
-    from halma_env.rules import ArgumentTypeError
+    from halma_env.rules import WrongTypeError
 
     with pytest.raises(TypeError, match=re.escape(message)) as caught:
         call()
-    assert isinstance(caught.value, ArgumentTypeError) and isinstance(caught.value, ValueError)
+    assert isinstance(caught.value, WrongTypeError) and isinstance(caught.value, ValueError)
 
 
 @pytest.mark.parametrize(("call", "message"), [
@@ -1559,6 +1596,7 @@ def test_an_argument_of_the_wrong_type_is_a_type_error_naming_it(call, message: 
     (lambda: Rules("chess", 2), "unknown variant 'chess'"),
     (lambda: Rules("star", 2, first_seat=2), "first_seat must be a seat 0..1, got 2"),
     (lambda: Rules("star", 2, move_limit=0), "move_limit must be at least 1"),
+    (lambda: Rules("star", 2, limit_outcome="win"), "limit_outcome must be one of draw, progress, got 'win'"),
     (lambda: Rules.preset("kawu", 5), "the kawu preset is for 2, 3, 4 or 6 seats, not 5"),
     (lambda: layout("diamond", 4), "diamond is played by 2, 3 seats, not 4"),
     (lambda: layout("stra", 2.0), "unknown variant 'stra'"),  # (the problem named is the typo, not the 2.0)

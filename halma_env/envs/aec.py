@@ -22,7 +22,7 @@ from halma_env.game import Game, IllegalMoveError, Move, MoveLike
 from halma_env.layout import layout
 from halma_env.render import colors_wanted, render_text
 from halma_env.rewards import REWARD_SCHEMES, check_progress_shaping, piece_distance, seat_rewards, shaping_potential
-from halma_env.rules import ArgumentTypeError, Rules, as_integer, game_name, integer_argument
+from halma_env.rules import Rules, WrongTypeError, as_integer, game_name, integer_argument
 from halma_env.suggest import shown_value
 
 from .players import check_player, make_player, reseed
@@ -177,6 +177,12 @@ def seat_named(who: Any, num_players: int) -> int | None:
     return seat if seat is not None and 0 <= seat < num_players else None
 
 
+def names_no_seat_by_type(who: Any) -> bool:
+    """True when ``who`` is neither text nor an integer (1.0, True, None, a tuple), so names no seat of any game:
+    the wrong type for an agent name or seat (``WrongTypeError``) rather than one out of range."""
+    return not isinstance(who, str) and as_integer(who) is None
+
+
 def check_seed(seed: Any) -> int | None:
     """``reset``'s seed as a Python int or None; anything else (floats, text, bools) is refused."""
     if seed is None:
@@ -236,11 +242,11 @@ class raw_env(AECEnv, EzPickle):
         super().__init__()
         self.rules = Rules(variant, num_players, **rule_options)  # ValueError names bad options
         if not isinstance(info_legal_moves, (bool, np.bool_)):
-            raise ArgumentTypeError(f"info_legal_moves must be True or False, got {info_legal_moves!r}")
+            raise WrongTypeError(f"info_legal_moves must be True or False, got {info_legal_moves!r}")
         # False for libraries that stack infos into arrays (Tianshou): the list's length changes every turn
         self.info_legal_moves = bool(info_legal_moves)
         if not isinstance(move_limit_truncates, (bool, np.bool_)):
-            raise ArgumentTypeError(f"move_limit_truncates must be True or False, got {move_limit_truncates!r}")
+            raise WrongTypeError(f"move_limit_truncates must be True or False, got {move_limit_truncates!r}")
         # False: a move-limit end is a termination, for learners that bootstrap at a truncation (SB3): the
         # places it pays are final, so bootstrapping would count the outcome twice
         self.move_limit_truncates = bool(move_limit_truncates)
@@ -285,21 +291,22 @@ class raw_env(AECEnv, EzPickle):
         self._watch: int | None = None  # see _halted
         self._seed: int | None = None  # the last reset's seed: set_cpu seeds a new CPU player from it
         if opponents is not None and not isinstance(opponents, dict):
-            raise ValueError(f"opponents must be a dict {{agent name or seat: player}}, got {opponents!r}")
+            raise WrongTypeError(f"opponents must be a dict {{agent name or seat: player}}, got {opponents!r}")
         given: dict[int, Any] = {}  # seat -> the key that named it
         for key in opponents or {}:
             try:
                 seat = self._seat(key)
-            except ValueError as e:
-                raise ValueError(f"opponents: {e}") from None
+            except ValueError as e:  # (a key of the wrong type: still a WrongTypeError)
+                raise (WrongTypeError if isinstance(e, TypeError) else ValueError)(f"opponents: {e}") from None
             if seat in given:  # {1: "random", "player_1": "greedy"} kept the last without a word
                 raise ValueError(f"opponents: seat {seat} is named twice, as {given[seat]!r} and {key!r}")
             given[seat] = key
         for seat, key in given.items():
             try:
                 self.set_cpu(seat, cast(dict, opponents)[key])
-            except ValueError as e:  # an unknown name, or a player of another game
-                raise ValueError(f"opponents: seat {seat}: {e}") from None
+            except ValueError as e:  # an unknown name, or a player of another game (or no player: WrongTypeError)
+                raise (WrongTypeError if isinstance(e, TypeError) else ValueError)(
+                    f"opponents: seat {seat}: {e}") from None
 
     # --- spaces ---------------------------------------------------------------------------
 
@@ -350,11 +357,13 @@ class raw_env(AECEnv, EzPickle):
         return copy.deepcopy(self)
 
     def _seat(self, who: Any) -> int:
-        """A seat from a seat number or an agent name (ValueError otherwise)."""
+        """A seat from a seat number or an agent name: ``ValueError`` for another name or a seat out of range,
+        ``WrongTypeError`` for neither text nor an integer (1.0, True, None)."""
         seat = seat_named(who, len(self.possible_agents))
         if seat is not None:
             return seat
-        raise ValueError(f"expected an agent name ({', '.join(self.possible_agents)}) or a seat number, got {who!r}")
+        raise (WrongTypeError if names_no_seat_by_type(who) else ValueError)(
+            f"expected an agent name ({', '.join(self.possible_agents)}) or a seat number, got {who!r}")
 
     # --- the turn cache: legal moves and the action mask, computed once per turn ------------
 

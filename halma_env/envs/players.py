@@ -18,7 +18,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from halma_env.game import Game, IllegalMoveError, Move, probe_player
-from halma_env.rules import Rules, integer_argument
+from halma_env.rules import Rules, WrongTypeError, integer_argument
 
 ENTRY_POINT_GROUP = "halma_env.players"
 
@@ -43,7 +43,7 @@ class RandomPlayer:
         def message() -> str:
             return f"seed must be None or an integer >= 0, got {seed!r}"
 
-        number = None if seed is None else integer_argument(seed, message)  # (a bool, 1.0: ArgumentTypeError)
+        number = None if seed is None else integer_argument(seed, message)  # (a bool, 1.0: WrongTypeError)
         if number is not None and number < 0:
             raise ValueError(message())
         self._rng.seed(number)
@@ -109,7 +109,7 @@ def make_player(spec: Any, seed: int | None = None) -> Any:
         )
     if callable(spec):
         return CallablePlayer(spec)
-    raise ValueError(
+    raise WrongTypeError(  # (a TypeError that is also the ValueError it was)
         f"a player is a name, a callable (game) -> move or an object with select_move(game), got {spec!r}"
     )
 

@@ -18,8 +18,8 @@ import numpy as np
 from gymnasium.utils import EzPickle
 
 from halma_env import GYM_ENTRY_POINT, GYM_ID, Game
-from halma_env.envs.aec import action_int, check_seed, copy_state, raw_env, seat_named
-from halma_env.rules import ArgumentTypeError, integer_argument
+from halma_env.envs.aec import action_int, check_seed, copy_state, names_no_seat_by_type, raw_env, seat_named
+from halma_env.rules import WrongTypeError, integer_argument
 
 
 def register() -> None:
@@ -81,7 +81,7 @@ class HalmaEnv(gymnasium.Env, EzPickle):
         number = isinstance(illegal_reward, (int, float, np.integer, np.floating)) and not isinstance(illegal_reward,
                                                                                                    bool)
         if not number or not math.isfinite(illegal_reward):
-            raise (ValueError if number else ArgumentTypeError)(
+            raise (ValueError if number else WrongTypeError)(
                 f"illegal_reward must be a finite number, got {illegal_reward!r}")
         self.illegal_reward = float(illegal_reward)
         self.render_mode = render_mode
@@ -101,9 +101,11 @@ class HalmaEnv(gymnasium.Env, EzPickle):
         if isinstance(opponents, Mapping):
             keys = {k: seat_named(k, n) for k in opponents}  # seats or agent names, as raw_env's opponents
             bad = [k for k, s in keys.items() if s is None]
-            if bad:
-                raise ValueError(f"opponents keys must be seats 0..{n - 1} or their agent names player_0.."
-                                 f"player_{n - 1}, got {bad}")
+            if bad:  # (a key that is neither text nor an integer, 1.0 or None: the wrong type)
+                wrong_type = [k for k in bad if names_no_seat_by_type(k)]
+                raise (WrongTypeError if wrong_type else ValueError)(
+                    f"opponents keys must be seats 0..{n - 1} or their agent names player_0..player_{n - 1}, "
+                    f"got {wrong_type or bad}")
             by_seat: dict[int, Any] = {}
             for key, s in keys.items():
                 s = cast(int, s)  # (checked above)
@@ -113,7 +115,7 @@ class HalmaEnv(gymnasium.Env, EzPickle):
             if seat is not None and seat in by_seat:
                 raise ValueError(f"opponents has an entry for seat {seat}, which is the learner's seat")
             specs: dict[int, Any] | list[Any] = {s: spec for s, (_, spec) in by_seat.items()}
-        elif isinstance(opponents, Sequence) and not isinstance(opponents, str):
+        elif isinstance(opponents, Sequence) and not isinstance(opponents, (str, bytes, bytearray)):
             if len(opponents) != n - 1:
                 raise ValueError(f"opponents must list {n - 1} players (one per other seat), got {len(opponents)}")
             specs = list(opponents)
@@ -121,7 +123,7 @@ class HalmaEnv(gymnasium.Env, EzPickle):
             specs = [opponents] * (n - 1)
         for spec in specs.values() if isinstance(specs, dict) else specs:
             if not (isinstance(spec, str) or callable(spec) or hasattr(spec, "select_move")):
-                raise ValueError(  # as raw_env's make_player says it
+                raise WrongTypeError(  # as raw_env's make_player says it (a TypeError, also a ValueError)
                     "opponents: a player is a name, a callable (game) -> move or an object with "
                     f"select_move(game), got {spec!r}"
                 )
