@@ -260,7 +260,7 @@ def play_game(
     for j, player in enumerate(players):
         if not isinstance(player, str) and not callable(getattr(player, "select_move", None)):
             raise WrongTypeError(f"players[{j}] must be a name for the factory or a Player (an object with "
-                                    f"select_move(game, time_budget)), got {player!r}")
+                                 f"select_move(game, time_budget)), got {player!r}")
     check_cap_outcome(cap_outcome)
     check_int("seed", seed)
     check_time("time_budget", time_budget)
@@ -270,7 +270,7 @@ def play_game(
     # (a number or text for these was a raw TypeError from list(), metadata's only after the whole game)
     if seat_players is not None and not is_sequence(seat_players):
         raise WrongTypeError(f"seat_players must be a list of player indices, one per seat, "
-                                f"got {shown_value(seat_players)}")
+                             f"got {shown_value(seat_players)}")
     if names is not None and (not is_sequence(names) or not all(isinstance(name, str) for name in names)):
         raise WrongTypeError(f"names must be a list of names (text), one per seat, got {shown_value(names)}")
     if metadata is not None and not isinstance(metadata, Mapping):
@@ -1037,7 +1037,7 @@ def run_tournament(
     if not is_sequence(players) or not all(isinstance(p, str) for p in players):
         # names, not Player objects: each game makes its own, seeded, in whichever worker plays it
         raise WrongTypeError(f"players must be a list of names or paths for the factory (play_game takes "
-                                f"Player objects), got {players!r}")
+                             f"Player objects), got {players!r}")
     if not players:
         raise ValueError("a tournament needs at least one player")
     check_cap_outcome(cap_outcome)

@@ -264,7 +264,7 @@ class Rules:
         for key in data:  # (cls(**data) said only "keywords must be strings")
             if not isinstance(key, str):
                 raise WrongTypeError(f"rules must be a mapping of option names (text), got the key "
-                                        f"{shown_value(key)}")
+                                     f"{shown_value(key)}")
         return cls(**data)
 
 
