@@ -60,7 +60,15 @@ from agents.workers import one_torch_thread, run_in_processes
 from halma_env import Game, IllegalMoveError, Rules
 from halma_env.files import write_atomic
 from halma_env.records import END_REASONS, game_events
-from halma_env.rules import OPTION_NAMES, SEAT_COUNTS, VARIANTS, WrongTypeError, game_name, parse_rule_options
+from halma_env.rules import (
+    OPTION_NAMES,
+    SEAT_COUNTS,
+    VARIANTS,
+    WrongTypeError,
+    as_flag,
+    game_name,
+    parse_rule_options,
+)
 from halma_env.suggest import did_you_mean, shown_value
 
 # end reasons that mean the game was decided by play (finishing or resigning), not by a limit
@@ -226,6 +234,23 @@ def default_factory(name: str, seed: int | None = None) -> Player:
     return make_player(name, seed=seed)
 
 
+def check_flag(what: str, value: Any) -> bool:
+    """A flag argument: a Python or numpy bool; anything else (1, 0, "no", None) is a ``WrongTypeError`` naming it
+    (5 and "no" were taken as true)."""
+    flag = as_flag(value)
+    if flag is None:
+        raise WrongTypeError(f"{what} must be True or False, got {shown_value(value)}")
+    return flag
+
+
+def check_factory(factory: Any) -> None:
+    """``factory``: None (the registry's players) or a callable ``factory(name, seed) -> Player``; anything else
+    is a ``WrongTypeError`` before a game starts."""
+    if factory is not None and not callable(factory):
+        raise WrongTypeError(f"factory must be a callable factory(name, seed) -> Player or None, "
+                             f"got {shown_value(factory)}")
+
+
 def play_game(
     rules: Rules,
     players: Sequence[Player | str],
@@ -249,8 +274,10 @@ def play_game(
     ``players`` (``run_tournament`` passes each game's lineup, indices into its own list of players);
     seats that share an index must be given the same name.  A move that is not legal forfeits the seat
     (it resigns); the forfeit is reported, not hidden.  ``max_plies`` stops the game (end reason
-    "max_plies").  The arguments are checked before the first move (``rules`` a ``halma_env.Rules``,
-    each player a name or an object with ``select_move``).
+    "max_plies").  ``index``: the game's number (an integer >= 0, as ``run_tournament`` numbers its games),
+    kept in the result and the record; ``keep_record``: True or False.  The arguments are checked before the
+    first move (``rules`` a ``halma_env.Rules``, each player a name or an object with ``select_move``,
+    ``factory`` a callable or None): a wrong type is a ``WrongTypeError``, a value out of range a ``ValueError``.
     """
     check_rules(rules)
     n = rules.num_players
@@ -266,6 +293,9 @@ def play_game(
     check_time("time_budget", time_budget)
     if max_plies is not None:
         check_int("max_plies", max_plies, 1)
+    index = check_int("index", index)  # (the game's number in its tournament: 1.5 or True went into its record)
+    keep_record = check_flag("keep_record", keep_record)  # (5 or "no" kept a record)
+    check_factory(factory)  # (5 was a raw "'int' object is not callable" at the first name; 0 the default)
     factory = factory or default_factory
     # (a number or text for these was a raw TypeError from list(), metadata's only after the whole game)
     if seat_players is not None and not is_sequence(seat_players):
@@ -1053,6 +1083,9 @@ def run_tournament(
         check_int("max_plies", max_plies, 1)
     if status_every is not None:
         check_time("status_every", status_every)
+    check_flag("keep_records", keep_records)  # (5 kept the records; a factory that is no callable failed in a worker)
+    check_flag("progress", progress)
+    check_factory(factory)
     labels = unique_labels(players)
     n = rules.num_players
     base = rules.to_dict()
@@ -1155,8 +1188,7 @@ def run_solo(
     factory: Factory | None = None,
 ) -> SoloResult:
     """Play the solitaire crossing ``games`` times (player seeds from ``seed``)."""
-    if games < 1:
-        raise ValueError(f"games must be >= 1, got {games}")
+    check_int("games", games, 1)  # (True played one game, 1.5 was a raw TypeError from range())
     rules = Rules("star", 1)
     results = [
         play_game(rules, [agent], derive_seed(seed, g), time_budget, max_plies=max_plies, index=g,

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple, SupportsIndex
 
 from halma_env.assignment import min_cost_assignment
 from halma_env.layout import Layout, layout
-from halma_env.rules import Rules, WrongTypeError, as_integer, game_name
+from halma_env.rules import Rules, WrongTypeError, as_integer, game_name, integer_argument
 
 ACTIVE, FINISHED, RESIGNED = "active", "finished", "resigned"
 
@@ -39,6 +39,13 @@ class SeatTypeError(IllegalMoveError, WrongTypeError):
     refusal of a move or resignation (the envs, the arena and the record reader catch that), and an
     ``WrongTypeError``, a ``TypeError`` by Python's convention for an argument of the wrong type (so also
     the ValueError it was), as ``NoMoveToUndo`` is an IllegalMoveError and the IndexError of python-chess."""
+
+
+class MoveTypeError(IllegalMoveError, WrongTypeError):
+    """A move of the wrong type (``Game.play(1.5)``, ``Move.parse(5)``, a pair of holes that are no integers such as
+    ``(1.5, 2)`` or ``(True, 2)``): an IllegalMoveError, as every other malformed move (what the envs, the arena and
+    the record reader catch), and a ``WrongTypeError``, a ``TypeError`` by Python's convention, as ``SeatTypeError``
+    is for ``Game.resign``."""
 
 
 class Move:
@@ -71,7 +78,7 @@ class Move:
     def parse(cls, text: str) -> Move:
         """``"src-dst"`` -> Move."""
         if not isinstance(text, str):
-            raise IllegalMoveError(f"a move is written 'src-dst' with two hole numbers, got {type(text).__name__}")
+            raise MoveTypeError(f"a move is written 'src-dst' with two hole numbers, got {type(text).__name__}")
         parts = text.strip().split("-")
         # isascii: str.isdigit also accepts digits such as '²' that int() refuses
         if len(parts) != 2 or not all(p.strip().isascii() and p.strip().isdigit() for p in parts):
@@ -954,7 +961,8 @@ class Game:
         elif isinstance(move, tuple) and len(move) == 2:
             src, dst = move
         else:
-            raise IllegalMoveError(f"a move is a Move, a (src, dst) pair or 'src-dst' text, got {move!r}")
+            raise (IllegalMoveError if isinstance(move, tuple) else MoveTypeError)(  # (a pair of 3: malformed)
+                f"a move is a Move, a (src, dst) pair or 'src-dst' text, got {move!r}")
         if type(src) is not int or type(dst) is not int:  # numpy and other integer types
             src, dst = _as_int(src), _as_int(dst)
         n = self.geometry.num_holes
@@ -962,7 +970,9 @@ class Game:
             return src, dst  # the usual case, checked without the loop below
         for name, hole in (("source", src), ("destination", dst)):
             if isinstance(hole, bool) or not isinstance(hole, int) or not 0 <= hole < n:
-                raise IllegalMoveError(f"{name} hole must be a hole number 0..{n - 1}, got {hole!r}")
+                wrong_type = isinstance(hole, bool) or not isinstance(hole, int)
+                raise (MoveTypeError if wrong_type else IllegalMoveError)(
+                    f"{name} hole must be a hole number 0..{n - 1}, got {hole!r}")
         return src, dst
 
     def _why_illegal(self, src: int, dst: int) -> str:
@@ -1159,7 +1169,16 @@ def random_playout(game: Game, rng: random.Random, max_plies: int | None = None)
 
     Without ``max_plies`` the rules must end the game: a ``move_limit`` or a ``stall_limit`` (the best progress
     of each seat can only grow so far), else ``ValueError``.  Random play essentially never finishes a game on
-    its own, so such a call ran until memory ran out (each ply is kept for ``undo``)."""
+    its own, so such a call ran until memory ran out (each ply is kept for ``undo``).  ``max_plies``: an integer
+    >= 0 (a bool, a float or text is a ``WrongTypeError``: 2.5 played 3 plies, True one; a negative one a
+    ``ValueError``: it played none)."""
+    if max_plies is not None:
+        def message() -> str:
+            return f"max_plies must be an integer >= 0 or None, got {max_plies!r}"
+
+        max_plies = integer_argument(max_plies, message)
+        if max_plies < 0:
+            raise ValueError(message())
     if max_plies is None and not game.is_over and game.rules.move_limit is None and game.rules.stall_limit is None:
         raise ValueError(f"random play may never end {game_name(game.rules.variant, game.num_players)} whose "
                          "rules have no move_limit or stall_limit: give max_plies")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from halma_env.layout import layout
-from halma_env.rules import SEAT_COUNTS, VARIANTS
+from halma_env.rules import SEAT_COUNTS, VARIANTS, WrongTypeError
 
 if TYPE_CHECKING:
     from halma_env.game import Game
@@ -33,11 +33,12 @@ MAX_WRITTEN_PLY_DIGITS = 18
 def parse_position(text: str, *, max_ply_digits: int = MAX_PLY_DIGITS) -> tuple[str, int, list[int], int, int, int]:
     """-> (variant, seats, piece bit sets per seat, king bit set, seat to move, ply).
 
-    Raises ValueError naming the field at fault and what was expected.  ``max_ply_digits``: the longest ply count
+    Raises ValueError naming the field at fault and what was expected (``WrongTypeError``, a ``TypeError`` that is
+    also a ``ValueError``, for a ``text`` that is no text).  ``max_ply_digits``: the longest ply count
     read (``MAX_WRITTEN_PLY_DIGITS`` for a position a game wrote after its start).
     """
-    if not isinstance(text, str):
-        raise ValueError(f"a position is a line of text, got {type(text).__name__}")
+    if not isinstance(text, str):  # (a WrongTypeError is a ValueError too, what callers catch)
+        raise WrongTypeError(f"a position is a line of text, got {type(text).__name__}")
     if not text.strip():
         raise ValueError("a position is empty: expected <variant> <seats> <board> <to_move> [<ply>]")
     fields = text.strip().split(" ")

@@ -218,8 +218,9 @@ class Rules:
         ``kawu``: 2, 3, 4 or 6 seats, the first to finish wins, and a game still running after
         300 plies is won by progress (most pieces in the goal).
         """
-        if name not in PRESETS:
-            raise ValueError(f"unknown preset {shown_value(name)}; expected one of {', '.join(PRESETS)}")
+        if not isinstance(name, str) or name not in PRESETS:  # (a name that is no text: the wrong type)
+            raise (ValueError if isinstance(name, str) else WrongTypeError)(
+                f"unknown preset {shown_value(name)}; expected one of {', '.join(PRESETS)}")
         if "variant" in overrides:
             raise ValueError(f"the {name} preset is a star rule set: it takes no variant option")
         num_players = integer_argument(num_players,

@@ -1001,3 +1001,56 @@ def test_a_tournament_whose_workers_cannot_start_fails_instead_of_hanging(tmp_pa
     done = subprocess.run([sys.executable, str(guarded)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(root)})
     assert done.returncode == 0 and done.stdout == "4\n", done.stderr[-800:]
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"index": 1.5}, "index must be >= 0 (an integer), got 1.5"),  # was: accepted, 1.5 written into the record
+    ({"index": True}, "index must be >= 0 (an integer), got True"),
+    ({"index": "3"}, "index must be >= 0 (an integer), got '3'"),
+    ({"keep_record": 5}, "keep_record must be True or False, got 5"),  # was: taken as true, a record kept
+    ({"keep_record": "no"}, "keep_record must be True or False, got 'no'"),
+    ({"keep_record": None}, "keep_record must be True or False, got None"),
+    ({"factory": 5}, "factory must be a callable factory(name, seed) -> Player or None, got 5"),  # was: raw TypeError
+    ({"factory": 0}, "factory must be a callable factory(name, seed) -> Player or None, got 0"),  # was: the default
+    ({"factory": "random"}, "factory must be a callable factory(name, seed) -> Player or None, got 'random'"),
+])
+def test_play_game_refuses_index_keep_record_and_factory_of_the_wrong_type(kwargs, message) -> None:
+    """``index=1.5`` and ``keep_record=5`` were taken silently (the index into the result and the record, 5 as
+    true), ``factory=5`` was a raw ``'int' object is not callable`` at the first name and ``factory=0`` the registry's
+    factory: each a ``WrongTypeError`` naming the argument before any move; a negative index a ValueError."""
+    from halma_env.rules import WrongTypeError
+
+    with pytest.raises(WrongTypeError, match=re.escape(message)):
+        play_game(Rules("star", 2), ["random", "random"], max_plies=2, **kwargs)
+    with pytest.raises(ValueError, match=re.escape("index must be >= 0 (an integer), got -1")) as caught:
+        play_game(Rules("star", 2), ["random", "random"], max_plies=2, index=-1)
+    assert not isinstance(caught.value, TypeError)
+    import numpy as np
+
+    result = play_game(Rules("star", 2), ["random", "random"], max_plies=2, index=np.int64(3),
+                       keep_record=np.bool_(True))
+    assert result.index == 3 and type(result.index) is int and result.record is not None
+    assert result.record["metadata"]["arena"]["index"] == 3
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"keep_records": 5}, "keep_records must be True or False, got 5"),  # was: taken as true
+    ({"progress": "no"}, "progress must be True or False, got 'no'"),  # was: a bar drawn
+    ({"factory": 5}, "factory must be a callable factory(name, seed) -> Player or None, got 5"),  # was: raw TypeError
+])
+def test_run_tournament_refuses_flags_and_factory_of_the_wrong_type(kwargs, message) -> None:
+    from halma_env.rules import WrongTypeError
+
+    with pytest.raises(WrongTypeError, match=re.escape(message)):
+        run_tournament(["random", "random"], Rules("star", 2), 1, max_plies=2, **kwargs)
+
+
+@pytest.mark.parametrize("games", [True, 1.5, "2"])
+def test_run_solo_refuses_a_game_count_of_the_wrong_type(games) -> None:
+    """``run_solo("random", True)`` played one game, 1.5 was a raw TypeError from ``range()``, "2" one from ``<``."""
+    from halma_env.rules import WrongTypeError
+
+    with pytest.raises(WrongTypeError, match=re.escape(f"games must be >= 1 (an integer), got {games!r}")):
+        run_solo("random", games, max_plies=2)
+    with pytest.raises(ValueError, match=re.escape("games must be >= 1 (an integer), got 0")):
+        run_solo("random", 0, max_plies=2)

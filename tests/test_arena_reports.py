@@ -690,7 +690,7 @@ def test_run_solo_defaults_to_one_game_seeded_by_zero() -> None:
 
 def test_run_solo_refuses_no_games() -> None:
     for games in (0, -1):
-        with pytest.raises(ValueError, match=f"^games must be >= 1, got {games}$"):
+        with pytest.raises(ValueError, match=f"^games must be >= 1 \\(an integer\\), got {games}$"):
             arena.run_solo("random", games, max_plies=3)
 
 

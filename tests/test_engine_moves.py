@@ -572,3 +572,22 @@ def test_undo_with_nothing_to_undo_is_an_index_error_and_still_an_illegal_move_e
     with pytest.raises(IndexError, match="nothing to undo"):
         game.undo()
     assert game.position() == Game(Rules("star", 2)).position()
+
+
+@pytest.mark.parametrize("max_plies", [2.5, True, "3", 3.0])
+def test_random_playout_refuses_max_plies_that_is_no_integer(max_plies) -> None:
+    """``max_plies=2.5`` played 3 plies and ``True`` one (``plies < max_plies``): a ``WrongTypeError`` naming it,
+    the game untouched; a negative count, which played none, a ValueError; numpy's integers are integers."""
+    import numpy as np
+
+    from halma_env.rules import WrongTypeError
+
+    game = Game(Rules("star", 2))
+    with pytest.raises(WrongTypeError, match="max_plies must be an integer >= 0 or None, got "):
+        random_playout(game, random.Random(1), max_plies)
+    assert game.ply == 0
+    with pytest.raises(ValueError, match="max_plies must be an integer >= 0 or None, got -1") as caught:
+        random_playout(game, random.Random(1), -1)
+    assert not isinstance(caught.value, TypeError) and game.ply == 0
+    assert random_playout(game, random.Random(1), np.int64(2)) == 2 == game.ply
+    assert random_playout(game, random.Random(1), 0) == 0

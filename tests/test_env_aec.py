@@ -1826,3 +1826,26 @@ def test_only_named_players_are_probed() -> None:
     e.reset(seed=0)
     e.step(e.encode_move(0, e.game.legal_moves()[0]))
     assert calls == [1]
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"reward": 1}, "reward must be one of place, win_loss, got 1"),  # was: a ValueError only
+    ({"reward": None}, "reward must be one of place, win_loss, got None"),
+    ({"reward": b"place"}, "reward must be one of place, win_loss, got b'place'"),
+    ({"render_mode": 1}, "render_mode must be one of human, ansi, rgb_array or None, got 1"),
+    ({"render_mode": b"ansi"}, "render_mode must be one of human, ansi, rgb_array or None, got b'ansi'"),
+])
+def test_raw_env_and_halma_env_refuse_reward_and_render_mode_that_are_no_text(kwargs, message) -> None:
+    """``reward=1`` or ``render_mode=1`` was a plain ValueError, as an unknown name is: the wrong type is a
+    ``WrongTypeError`` (a TypeError, still a ValueError) naming the argument, as the envs' flags and seats are; an
+    unknown name stays a ValueError."""
+    from halma_env.envs import HalmaEnv
+    from halma_env.rules import WrongTypeError
+
+    for make in (raw_env, HalmaEnv):
+        with pytest.raises(WrongTypeError, match=re.escape(message)):
+            make(**kwargs)
+        for unknown in ({"reward": "points"}, {"render_mode": "x"}):
+            with pytest.raises(ValueError) as caught:
+                make(**unknown)
+            assert not isinstance(caught.value, TypeError)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from engine_helpers import line, position, reference_destinations, walk
 
-from halma_env import Game, IllegalMoveError, Progress, Rules
+from halma_env import Game, IllegalMoveError, Move, Progress, Rules
 from halma_env.board import star_point, star_tip
 from halma_env.game import random_playout
 from halma_env.layout import layout
@@ -1639,3 +1639,60 @@ def test_game_rules_is_read_only() -> None:
     old = Game.__new__(Game)
     old.__setstate__(state)
     assert old.rules == game.rules and old.position() == before and old.legal_moves() == game.legal_moves()
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: Rules.preset(5), "unknown preset 5; expected one of qdan, kawu"),  # was: a ValueError only
+    (lambda: Rules.preset(None), "unknown preset None; expected one of qdan, kawu"),
+    (lambda: Rules.preset(b"kawu"), "unknown preset b'kawu'; expected one of qdan, kawu"),
+    (lambda: Game.from_position(5), "a position is a line of text, got int"),  # was: a ValueError only
+    (lambda: Game.from_position(b"star 2"), "a position is a line of text, got bytes"),
+])
+def test_a_preset_name_or_a_position_that_is_no_text_is_a_wrong_type_error(call, message) -> None:
+    """A preset name or a position text that is no text was a plain ValueError, as an unknown name or a malformed
+    text is: a ``WrongTypeError`` (a TypeError, still a ValueError) with the same message naming the problem."""
+    from halma_env.rules import WrongTypeError
+
+    with pytest.raises(WrongTypeError, match=f"^{re.escape(message)}$"):
+        call()
+    with pytest.raises(ValueError, match="unknown preset 'fast'") as caught:
+        Rules.preset("fast")
+    assert not isinstance(caught.value, TypeError)
+
+
+@pytest.mark.parametrize(("move", "message"), [
+    (1.5, "a move is a Move, a (src, dst) pair or 'src-dst' text, got 1.5"),
+    (116, "a move is a Move, a (src, dst) pair or 'src-dst' text, got 116"),
+    ([116, 105], "a move is a Move, a (src, dst) pair or 'src-dst' text, got [116, 105]"),
+    (None, "a move is a Move, a (src, dst) pair or 'src-dst' text, got None"),
+    ((116.0, 105), "source hole must be a hole number 0..120, got 116.0"),
+    ((116, True), "destination hole must be a hole number 0..120, got True"),
+    (("116", 105), "source hole must be a hole number 0..120, got '116'"),
+    (Move(116, 105.0), "destination hole must be a hole number 0..120, got 105.0"),
+])
+def test_a_move_of_the_wrong_type_is_a_move_type_error_and_still_an_illegal_move(move, message) -> None:
+    """``Game.play(1.5)`` (and a pair of holes that are no integers) is a malformed move, an ``IllegalMoveError`` as
+    the docs say, and now also a ``WrongTypeError`` (a TypeError): ``game.MoveTypeError``, as ``SeatTypeError`` is
+    for ``resign``; a well-typed move that is wrong (a hole off the board, a pair of three) is no TypeError."""
+    from halma_env.game import MoveTypeError
+    from halma_env.rules import WrongTypeError
+
+    game = Game(Rules("star", 2))
+    before = game.position()
+    with pytest.raises(MoveTypeError, match=f"^{re.escape(message)}$") as caught:
+        game.play(move)
+    assert isinstance(caught.value, IllegalMoveError) and isinstance(caught.value, WrongTypeError)
+    assert game.position() == before and not game.is_legal(move)
+    for wrong in ((500, 105), (116, 105, 94), "116", (116, 116)):
+        with pytest.raises(IllegalMoveError) as caught:
+            game.play(wrong)
+        assert not isinstance(caught.value, TypeError)
+
+
+def test_move_parse_of_no_text_is_a_move_type_error() -> None:
+    from halma_env.game import MoveTypeError
+
+    for value in (5, 1.5, None, b"116-105", (116, 105)):
+        with pytest.raises(MoveTypeError, match=re.escape(f"a move is written 'src-dst' with two hole numbers, "
+                                                          f"got {type(value).__name__}")):
+            Move.parse(value)

@@ -250,13 +250,15 @@ class raw_env(AECEnv, EzPickle):
         # False: a move-limit end is a termination, for learners that bootstrap at a truncation (SB3): the
         # places it pays are final, so bootstrapping would count the outcome twice
         self.move_limit_truncates = bool(move_limit_truncates)
-        if reward not in REWARD_SCHEMES:
-            raise ValueError(f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {reward!r}")
+        if not isinstance(reward, str) or reward not in REWARD_SCHEMES:  # (1 or None: the wrong type)
+            raise (ValueError if isinstance(reward, str) else WrongTypeError)(
+                f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {shown_value(reward)}")
         self.progress_shaping = check_progress_shaping(progress_shaping)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be one of {', '.join(self.metadata['render_modes'])} or None, got {render_mode!r}"
-            )
+        if render_mode is not None and (not isinstance(render_mode, str)
+                                        or render_mode not in self.metadata["render_modes"]):
+            modes = ", ".join(self.metadata["render_modes"])
+            raise (ValueError if isinstance(render_mode, str) else WrongTypeError)(
+                f"render_mode must be one of {modes} or None, got {shown_value(render_mode)}")
         self.render_mode = render_mode
         self.reward_scheme = reward
         n = self.rules.num_players  # a Python int, whatever integer type num_players was (a 0-d tensor, say)
