@@ -1191,7 +1191,10 @@ def random_playout(game: Game, rng: random.Random, max_plies: int | None = None)
 
 
 def play_moves(game: Game, moves: Iterable[MoveLike]) -> None:
-    """Play several moves; an illegal one raises with its index (earlier ones stay played)."""
+    """Play several moves; an illegal one raises with its index (earlier ones stay played).  One text of moves
+    (``"116-105 7-16"``) is a ``MoveTypeError`` before any move: it was read a character at a time."""
+    if isinstance(moves, (str, bytes)):
+        raise MoveTypeError(f"moves must be a list of moves, got one text {moves!r} (split it: text.split())")
     for i, move in enumerate(moves):
         try:
             game.play(move)

@@ -407,6 +407,9 @@ def test_random_playout_returns_its_plies_and_play_moves_stops_at_an_illegal_one
     with pytest.raises(IllegalMoveError, match=r"^move 1 \(113-104\): no piece on hole 113$"):
         play_moves(game, ["113-104", "113-104", "7-16"])
     assert game.moves == [Move(113, 104)] and game.ply == 1  # the moves before it stay played
+    with pytest.raises(TypeError, match=r"^moves must be a list of moves, got one text '7-16 104-95' \(split it"):
+        play_moves(game, "7-16 104-95")  # (read a character at a time: "move 0 (7): ...")
+    assert game.ply == 1
 
 
 @pytest.mark.parametrize("make_copy", [copy.copy, copy.deepcopy, Game.copy])
