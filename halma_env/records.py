@@ -43,7 +43,7 @@ from halma_env.files import (
 )
 from halma_env.game import Game, IllegalMoveError
 from halma_env.notation import MAX_PLY_DIGITS, MAX_WRITTEN_PLY_DIGITS, parse_position, quoted
-from halma_env.rules import OPTION_NAMES, Rules, as_integer, game_name
+from halma_env.rules import OPTION_NAMES, Rules, game_name, integer_argument
 from halma_env.suggest import shown_value
 
 FORMAT = "halma_env.record"
@@ -350,9 +350,12 @@ class GameRecord:
     def _stop(self, upto: SupportsIndex | None) -> int:
         if upto is None:
             return len(self.events)
-        stop = as_integer(upto)  # numpy integers too
-        if stop is None or not 0 <= stop <= len(self.events):
-            raise ValueError(f"upto must be an event count 0..{len(self.events)}, got {upto!r}")
+        def message() -> str:
+            return f"upto must be an event count 0..{len(self.events)}, got {upto!r}"
+
+        stop = integer_argument(upto, message)  # numpy integers too; 2.5 or True a WrongTypeError
+        if not 0 <= stop <= len(self.events):
+            raise ValueError(message())
         return stop
 
     def _check_shape(self) -> None:

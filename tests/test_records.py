@@ -535,8 +535,14 @@ def test_a_record_that_spells_out_the_standard_start_is_read_and_rerecorded_with
 def test_replay_takes_numpy_integers_for_upto() -> None:
     record = GameRecord.from_game(_played(plies=6))
     assert record.replay(upto=np.int64(3)).ply == record.replay(upto=3).ply == 3
-    with pytest.raises(ValueError, match="upto must be an event count"):
-        record.replay(upto=np.float64(3))
+    for bad in (np.float64(3), 2.5, True, "3"):  # (the wrong type: a TypeError, still a ValueError)
+        with pytest.raises(TypeError, match="upto must be an event count"):
+            record.replay(upto=bad)
+        with pytest.raises(TypeError, match="upto must be an event count"):
+            list(record.positions(upto=bad))
+    with pytest.raises(ValueError, match=r"upto must be an event count 0\.\.6, got 7") as caught:
+        record.replay(upto=7)
+    assert not isinstance(caught.value, TypeError)
 
 
 @pytest.mark.parametrize(("change", "words"), [
