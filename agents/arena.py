@@ -67,6 +67,7 @@ from halma_env.rules import (
     WrongTypeError,
     as_flag,
     game_name,
+    is_sequence,
     parse_rule_options,
 )
 from halma_env.suggest import did_you_mean, shown_value
@@ -211,12 +212,6 @@ def check_rules(rules: Any) -> None:
     ``WrongTypeError``, a ``TypeError`` as ``player_for``'s (and a ``ValueError``, as it was)."""
     if not isinstance(rules, Rules):
         raise WrongTypeError(f"rules must be a halma_env.Rules, got {type(rules).__name__}")
-
-
-def is_sequence(value: Any) -> bool:
-    """``value`` is a list, a tuple or another ``Sequence``, not text or bytes (each a sequence of characters):
-    what ``play_game`` and ``run_tournament`` take their players in, indexing and counting them."""
-    return isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray))
 
 
 def check_cap_outcome(cap_outcome: Any) -> None:

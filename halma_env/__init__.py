@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from halma_env.game import Event, Game, IllegalMoveError, Move, Progress, perft
 from halma_env.records import GameRecord, RecordError, load_record
-from halma_env.rules import Rules
+from halma_env.rules import Rules, WrongTypeError
 
 if TYPE_CHECKING:  # type checkers see the lazy names' real types; at run time __getattr__ imports them
     from halma_env.envs import HalmaEnv as HalmaEnv
@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # type checkers see the lazy names' real types; at run time _
 
 __all__ = [
     "Event", "Game", "GameRecord", "IllegalMoveError", "Move", "Progress", "RecordError", "Rules",
-    "load_record", "perft",
+    "WrongTypeError", "load_record", "perft",
 ]
 __version__ = "0.1.0"
 

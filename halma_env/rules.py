@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypeGuard
 
 from halma_env.suggest import did_you_mean, shown_value
 
@@ -67,6 +67,12 @@ def integer_argument(value: Any, message: Callable[[], str]) -> int:
     if number is None:
         raise WrongTypeError(message())
     return number
+
+
+def is_sequence(value: Any) -> TypeGuard[Sequence[Any]]:
+    """``value`` is a list, a tuple or another ``Sequence``, not text or bytes (each a sequence of characters):
+    what a list of players is checked to be before it is indexed and counted."""
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray))
 
 
 def check_game(variant: Any, seats: Any) -> int:

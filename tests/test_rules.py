@@ -1583,8 +1583,8 @@ def test_an_argument_of_the_wrong_type_is_a_type_error_naming_it(call, message: 
     """Python's convention: a bool, a float or text where an integer (a seat count, a seat, a limit) is meant, or
     an int where a flag is, is a ``TypeError`` (these were ``ValueError``, where ``player_for``'s and
     ``Game(...)``'s were ``TypeError``).  It is a ``WrongTypeError``, a ``ValueError`` too, so callers that
-    catch ``ValueError`` still catch it."""
-    from halma_env.rules import WrongTypeError
+    catch ``ValueError`` still catch it (``halma_env.WrongTypeError``, beside ``IllegalMoveError``)."""
+    from halma_env import WrongTypeError
 
     with pytest.raises(TypeError, match=re.escape(message)) as caught:
         call()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, cast
 
 import gymnasium
@@ -19,7 +19,7 @@ from gymnasium.utils import EzPickle
 
 from halma_env import GYM_ENTRY_POINT, GYM_ID, Game
 from halma_env.envs.aec import action_int, check_seed, copy_state, names_no_seat_by_type, raw_env, seat_named
-from halma_env.rules import WrongTypeError, integer_argument
+from halma_env.rules import WrongTypeError, integer_argument, is_sequence
 
 
 def register() -> None:
@@ -115,7 +115,7 @@ class HalmaEnv(gymnasium.Env, EzPickle):
             if seat is not None and seat in by_seat:
                 raise ValueError(f"opponents has an entry for seat {seat}, which is the learner's seat")
             specs: dict[int, Any] | list[Any] = {s: spec for s, (_, spec) in by_seat.items()}
-        elif isinstance(opponents, Sequence) and not isinstance(opponents, (str, bytes, bytearray)):
+        elif is_sequence(opponents):
             if len(opponents) != n - 1:
                 raise ValueError(f"opponents must list {n - 1} players (one per other seat), got {len(opponents)}")
             specs = list(opponents)
