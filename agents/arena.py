@@ -208,7 +208,7 @@ def _record(game: Game, names: list[str], metadata: dict[str, Any]) -> dict[str,
 
 def check_rules(rules: Any) -> None:
     """``play_game``'s and ``run_tournament``'s ``rules``: a ``halma_env.Rules`` (as ``BatchedGame`` says), not
-    None or its dict form (``Rules.from_dict`` reads that), before any attribute of it is read: an
+    None or its dict form (``Rules.from_dict`` reads that), before any attribute of it is read: a
     ``WrongTypeError``, a ``TypeError`` as ``player_for``'s (and a ``ValueError``, as it was)."""
     if not isinstance(rules, Rules):
         raise WrongTypeError(f"rules must be a halma_env.Rules, got {type(rules).__name__}")
@@ -276,9 +276,11 @@ def play_game(
     """
     check_rules(rules)
     n = rules.num_players
-    if not is_sequence(players) or len(players) != n:  # (a set, a dict, a generator or 5: the wrong type)
-        raise (ValueError if is_sequence(players) else WrongTypeError)(
-            f"{game_name(rules.variant, n)} needs a list of {n} players, got {players!r}")
+    if not is_sequence(players):  # (a set, a dict, a generator, a numpy array or 5)
+        raise WrongTypeError(f"players must be a list or tuple of {n} players, got {type(players).__name__} "
+                             f"{players!r}")
+    if len(players) != n:
+        raise ValueError(f"{game_name(rules.variant, n)} needs a list of {n} players, got {players!r}")
     for j, player in enumerate(players):
         if not isinstance(player, str) and not callable(getattr(player, "select_move", None)):
             raise WrongTypeError(f"players[{j}] must be a name for the factory or a Player (an object with "

@@ -128,7 +128,7 @@ def check_is_game(game: Any) -> None:
     is a TypeError naming it, before a player reads an attribute of it."""
     if not isinstance(game, Game):
         hint = " (load a position text with Game.from_position)" if isinstance(game, str) else ""
-        raise TypeError(f"select_move needs a halma_env.Game, got {type(game).__name__}{hint}")
+        raise WrongTypeError(f"select_move needs a halma_env.Game, got {type(game).__name__}{hint}")
 
 
 def check_is_rules(rules: Any, what: str = "player_for") -> None:
@@ -137,7 +137,7 @@ def check_is_rules(rules: Any, what: str = "player_for") -> None:
     of it or makes a game of it (``Game(None)`` is star with 2 seats)."""
     if not isinstance(rules, Rules):
         hint = " (Rules.from_dict reads the dict form)" if isinstance(rules, dict) else ""
-        raise TypeError(f"{what} takes a halma_env.Rules, e.g. Rules('star', 2), got {type(rules).__name__}{hint}")
+        raise WrongTypeError(f"{what} takes a halma_env.Rules, e.g. Rules('star', 2), got {type(rules).__name__}{hint}")
 
 
 def checked_moves(game: Any, time_budget: Any) -> list[Move]:

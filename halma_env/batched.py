@@ -48,7 +48,7 @@ except ModuleNotFoundError as exc:  # the core install has no torch: say where i
 from halma_env.encoding import PLANES, encoding
 from halma_env.game import ACTIVE, FINISHED, RESIGNED, Game, IllegalMoveError, _progress
 from halma_env.layout import layout
-from halma_env.rewards import REWARD_SCHEMES, check_progress_shaping, piece_distance, shaping_potential
+from halma_env.rewards import check_progress_shaping, check_reward_scheme, piece_distance, shaping_potential
 from halma_env.rules import Rules, WrongTypeError, integer_argument
 
 END_REASONS = ("", "finished", "first_finish", "resign", "move_limit", "stall_limit", "repetition", "no_moves")
@@ -147,8 +147,7 @@ class BatchedGame:
         if seed is None:  # (reset's "keep the generator"; a new batch needs a seed)
             raise WrongTypeError("seed must be an int (-2**63 .. 2**64-1), got None")
         batch_size, seed = size, cast(int, self._check_seed(seed))
-        if reward not in REWARD_SCHEMES:
-            raise ValueError(f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {reward!r}")
+        check_reward_scheme(reward)
         progress_shaping = check_progress_shaping(progress_shaping)
         self.rules = rules
         self.batch_size = B = batch_size
@@ -512,9 +511,9 @@ class BatchedGame:
             try:
                 which = torch.as_tensor(mask, device=self.device)
             except (TypeError, ValueError, RuntimeError, OverflowError) as e:
-                raise TypeError(f"mask must be a ({B},) bool tensor, got {type(mask).__name__} ({e})") from None
+                raise WrongTypeError(f"mask must be a ({B},) bool tensor, got {type(mask).__name__} ({e})") from None
             if which.dtype != torch.bool:
-                raise TypeError(f"mask must be a ({B},) bool tensor, got dtype {which.dtype}")
+                raise WrongTypeError(f"mask must be a ({B},) bool tensor, got dtype {which.dtype}")
             if which.shape != (B,):
                 raise ValueError(f"mask must have shape ({B},), got {tuple(which.shape)}")
         seed_int = self._check_seed(seed)
@@ -550,12 +549,13 @@ class BatchedGame:
             if "Overflow" in str(e) or isinstance(e, OverflowError):  # an integer past int64: out of range, as step
                 raise ValueError(f"{what} must be slots 0..{size - 1}, got an integer past int64; nothing was "
                                  "changed") from None
-            raise TypeError(f"{what} must be a 1-D integer tensor or sequence, got {type(idx).__name__} ({e})") \
+            raise WrongTypeError(f"{what} must be a 1-D integer tensor or sequence, got {type(idx).__name__} ({e})") \
                 from None
         if t.dim() != 1 or t.numel() == 0:  # (first: torch reads [] as float32)
             raise ValueError(f"{what} must be a non-empty 1-D sequence of slots, got shape {tuple(t.shape)}")
         if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool:
-            raise TypeError(f"{what} must be integers, got dtype {t.dtype} (a bool mask: use mask.nonzero()[:, 0])")
+            raise WrongTypeError(f"{what} must be integers, got dtype {t.dtype} (a bool mask: use "
+                                 "mask.nonzero()[:, 0])")
         wide = t.double() if t.dtype == torch.uint64 else t.long()  # (in int8 or uint16 `>= size` wraps or fails)
         bad = (wide < 0) | (wide >= size)
         if bool(bad.any()):
@@ -597,7 +597,7 @@ class BatchedGame:
         ``src_idx`` may repeat.  The repetition history table is padded to the wider of the two.
         Bad arguments raise (TypeError, ValueError) and change nothing."""
         if not isinstance(src, BatchedGame):
-            raise TypeError(f"src must be a BatchedGame, got {type(src).__name__}")
+            raise WrongTypeError(f"src must be a BatchedGame, got {type(src).__name__}")
         if src.rules != self.rules:
             raise ValueError(f"src plays other rules ({src.rules}), this batch plays {self.rules}")
         if src.device != self.device:
@@ -941,7 +941,7 @@ class BatchedGame:
         which games ended)."""
         B, H = self.batch_size, self.H
         if generator is not None and not isinstance(generator, torch.Generator):  # (torch's own error is a page)
-            raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+            raise WrongTypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
         gen = self.generator if generator is None else generator
         R, W = self._bits.shape[1:]
         by = self._buffer("byte_idx", (B * R * W * 8,), torch.long)
@@ -990,7 +990,7 @@ class BatchedGame:
             end, owner, king = info["end_reason"], info["final_owner"], info["final_king"]
             status, mover = info["final_status"], info["mover"]
         except (KeyError, TypeError):
-            raise TypeError("info must be the dict returned by this batch's step()") from None
+            raise WrongTypeError("info must be the dict returned by this batch's step()") from None
         B, n = self.batch_size, self.n
         if end.shape != (B,) or owner.shape != (B, self.H) or status.shape != (B, n):
             raise ValueError(f"info comes from a batch of another size or game: end_reason {tuple(end.shape)}, "
@@ -1004,10 +1004,10 @@ class BatchedGame:
             try:
                 seats = torch.as_tensor(seat, device=self.device)
             except (TypeError, ValueError, RuntimeError, OverflowError) as e:
-                raise TypeError(f"seat must be an int or a ({k},) integer tensor, got {type(seat).__name__} ({e})") \
-                    from None
+                raise WrongTypeError(f"seat must be an int or a ({k},) integer tensor, got {type(seat).__name__} "
+                                     f"({e})") from None
             if seats.dtype.is_floating_point or seats.dtype.is_complex or seats.dtype == torch.bool:
-                raise TypeError(f"seat must be integers, got dtype {seats.dtype}")
+                raise WrongTypeError(f"seat must be integers, got dtype {seats.dtype}")
             if bool(((seats < 0) | (seats >= n)).any()):  # (an int too when no game ended)
                 raise ValueError(f"seat must be 0..{n - 1}, got {seats.tolist()}")
             if seats.dim() == 0:
@@ -1095,12 +1095,13 @@ class BatchedGame:
         except (TypeError, ValueError, RuntimeError, OverflowError) as e:  # strings, None, objects, huge ints
             if "verflow" in str(e) or isinstance(e, OverflowError):  # Python ints beyond int64
                 raise ValueError(f"actions must be 0..{self.num_actions - 1}, got {actions!r}") from None
-            raise TypeError(f"actions must be an integer tensor of shape ({B},), got {type(actions).__name__} "
-                            f"({e})") from None
+            raise WrongTypeError(f"actions must be an integer tensor of shape ({B},), got {type(actions).__name__} "
+                                 f"({e})") from None
         if actions.shape != (B,):
             raise ValueError(f"actions must have shape ({B},), got {tuple(actions.shape)}")
         if actions.dtype.is_floating_point or actions.dtype.is_complex or actions.dtype == torch.bool:
-            raise TypeError(f"actions must be an integer tensor, got dtype {actions.dtype}")  # .long() would truncate
+            # (.long() would truncate)
+            raise WrongTypeError(f"actions must be an integer tensor, got dtype {actions.dtype}")
         # compared in int64 (an int16 tensor compared with 65536 wraps it; uint16 and uint32 have no `<` on the CPU),
         # or as doubles for uint64, whose values past 2**63 .long() would wrap
         wide = actions.double() if actions.dtype == torch.uint64 else actions.long()

@@ -31,7 +31,7 @@ import numpy as np
 
 from halma_env.game import Game, IllegalMoveError, Move
 from halma_env.layout import Layout, layout
-from halma_env.rules import as_integer, check_game, game_name
+from halma_env.rules import WrongTypeError, as_integer, check_game, game_name
 from halma_env.suggest import shown_value
 
 if TYPE_CHECKING:
@@ -98,7 +98,7 @@ class Encoding:
 
     def _check_game(self, game: Game) -> None:
         if not isinstance(game, Game):  # (None was an AttributeError on .rules)
-            raise TypeError(f"game must be a halma_env.Game, got {type(game).__name__}")
+            raise WrongTypeError(f"game must be a halma_env.Game, got {type(game).__name__}")
         r = game.rules
         if (r.variant, r.num_players) != (self.layout.variant, self.layout.num_players):
             raise ValueError(f"this encoding is {game_name(self.layout.variant, self.layout.num_players)}, the game "
@@ -202,12 +202,12 @@ def as_index(value: object, what: str) -> int:
     number = as_integer(value)
     if number is not None:
         return number
-    raise TypeError(f"{what} must be an integer, got {value!r} ({type(value).__name__})")
+    raise WrongTypeError(f"{what} must be an integer, got {value!r} ({type(value).__name__})")
 
 
 def encoding(variant: str, num_players: int) -> Encoding:
     """The encoding of ``variant`` with ``num_players`` seats (one object per game); ``ValueError`` for a game
-    the engine does not play (``rules.check_game``: "star is played by 1, 2, 3, 4, 5, 6 seats, not 7"), an
+    the engine does not play (``rules.check_game``: "star is played by 1, 2, 3, 4, 5, 6 seats, not 7"), a
     ``WrongTypeError`` for a seat count of the wrong type."""
     return _encoding(variant, check_game(variant, num_players))  # one cache entry per game: 2, not also 2.0
 

@@ -36,7 +36,7 @@ class NoMoveToUndo(IllegalMoveError, IndexError):
 
 class SeatTypeError(IllegalMoveError, WrongTypeError):
     """``Game.resign(seat)`` with a seat that is no integer (True, 1.0, "1"): an IllegalMoveError, as every other
-    refusal of a move or resignation (the envs, the arena and the record reader catch that), and an
+    refusal of a move or resignation (the envs, the arena and the record reader catch that), and a
     ``WrongTypeError``, a ``TypeError`` by Python's convention for an argument of the wrong type (so also
     the ValueError it was), as ``NoMoveToUndo`` is an IllegalMoveError and the IndexError of python-chess."""
 
@@ -322,7 +322,7 @@ class Game:
         if rules is None:
             rules = Rules()
         elif not isinstance(rules, Rules):
-            raise TypeError(f"Game takes a Rules, e.g. Game(Rules('star', 2)), got {rules!r}")
+            raise WrongTypeError(f"Game takes a Rules, e.g. Game(Rules('star', 2)), got {rules!r}")
         lay = layout(rules.variant, rules.num_players)
         pieces = [lay.geometry.mask(holes) for holes in lay.start]
         kings = lay.geometry.mask(k for k in lay.king_start if k is not None)
@@ -936,7 +936,7 @@ class Game:
         last = self.geometry.num_holes - 1
         value = _as_int(hole)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"hole must be an integer 0..{last}, got {hole!r}")
+            raise WrongTypeError(f"hole must be an integer 0..{last}, got {hole!r}")
         if not 0 <= value <= last:
             raise ValueError(f"hole must be 0..{last}, got {value}")
         return value
@@ -946,7 +946,7 @@ class Game:
         last = self._rules.num_players - 1
         value = _as_int(seat)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"seat must be an integer 0..{last}, got {seat!r}")
+            raise WrongTypeError(f"seat must be an integer 0..{last}, got {seat!r}")
         if not 0 <= value <= last:
             raise ValueError(f"seat must be 0..{last}, got {value}")
         return value
@@ -1120,10 +1120,10 @@ def perft(game: Game, depth: int) -> int:
 
     The game is searched in place and left as it was, also when the search is interrupted."""
     if not isinstance(game, Game):  # (perft(None, 0) counted 1)
-        raise TypeError(f"game must be a halma_env.Game, got {type(game).__name__}")
+        raise WrongTypeError(f"game must be a halma_env.Game, got {type(game).__name__}")
     value = _as_int(depth)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"depth must be an integer >= 0, got {depth!r}")
+        raise WrongTypeError(f"depth must be an integer >= 0, got {depth!r}")
     if value < 0:
         raise ValueError(f"depth must be >= 0, got {value}")
     return _perft(game, value)
@@ -1193,8 +1193,10 @@ def random_playout(game: Game, rng: random.Random, max_plies: int | None = None)
 def play_moves(game: Game, moves: Iterable[MoveLike]) -> None:
     """Play several moves; an illegal one raises with its index (earlier ones stay played).  One text of moves
     (``"116-105 7-16"``) is a ``MoveTypeError`` before any move: it was read a character at a time."""
-    if isinstance(moves, (str, bytes)):
-        raise MoveTypeError(f"moves must be a list of moves, got one text {moves!r} (split it: text.split())")
+    if isinstance(moves, (str, bytes, bytearray)) or not isinstance(moves, Iterable):
+        one_text = " one text" if isinstance(moves, (str, bytes, bytearray)) else ""
+        raise MoveTypeError(f"moves must be a list of moves, got{one_text} {moves!r}"
+                            + (" (split it: text.split())" if one_text else ""))
     for i, move in enumerate(moves):
         try:
             game.play(move)

@@ -43,7 +43,7 @@ from halma_env.files import (
 )
 from halma_env.game import Game, IllegalMoveError
 from halma_env.notation import MAX_PLY_DIGITS, MAX_WRITTEN_PLY_DIGITS, parse_position, quoted
-from halma_env.rules import OPTION_NAMES, Rules, game_name, integer_argument
+from halma_env.rules import OPTION_NAMES, Rules, WrongTypeError, game_name, integer_argument
 from halma_env.suggest import shown_value
 
 FORMAT = "halma_env.record"
@@ -115,11 +115,11 @@ class GameRecord:
         """The record of ``game`` as played so far (finished or not).  ``players``: one name per seat;
         ``metadata``: a dict of JSON values."""
         if not isinstance(game, Game):
-            raise TypeError(f"from_game needs a halma_env.Game, got {type(game).__name__}")
+            raise WrongTypeError(f"from_game needs a halma_env.Game, got {type(game).__name__}")
         if players is not None and (isinstance(players, (str, bytes)) or not isinstance(players, (list, tuple))):
-            raise TypeError(f"players must be a list of names, one per seat, got {_value(players)}")
+            raise WrongTypeError(f"players must be a list of names, one per seat, got {_value(players)}")
         if metadata is not None and not isinstance(metadata, dict):
-            raise TypeError(f"metadata must be a dict, got {type(metadata).__name__}")
+            raise WrongTypeError(f"metadata must be a dict, got {type(metadata).__name__}")
         events = game_events(game)
         # the start position: take back every move and resignation on a copy
         first = game.copy()

@@ -32,6 +32,15 @@ REWARD_SCHEMES = ("place", "win_loss")
 MAX_SHAPING = 1e9
 
 
+def check_reward_scheme(scheme: object) -> str:
+    """``scheme`` if it is one of ``REWARD_SCHEMES``: other text is a ``ValueError``, anything else (1, None) a
+    ``WrongTypeError``; the one check of the envs', the batched engine's and ``place_rewards``' reward."""
+    if not isinstance(scheme, str) or scheme not in REWARD_SCHEMES:
+        raise (ValueError if isinstance(scheme, str) else WrongTypeError)(
+            f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {shown_value(scheme)}")
+    return scheme
+
+
 def check_progress_shaping(value: object) -> float:
     """``progress_shaping`` as a float: a real number (numpy's too; not a bool, text, an array or a tensor:
     ``WrongTypeError``) of magnitude at most ``MAX_SHAPING`` (``ValueError`` otherwise, NaN included).  The
@@ -104,8 +113,7 @@ def place_rewards(places: Sequence[int | None], scheme: str = "place") -> list[f
     ``[1, 1, 2]``).  A place of another type (True, 1.0, "1") is a ``WrongTypeError`` (a ``TypeError``)
     naming the seat; one outside 1..n (5 of 2 seats gave -7.0, 0 gave 3.0) or places that seats could not
     hold together (``[1, 1, 2]``, ``[2, 2]``) a ``ValueError`` naming it.  numpy's integers are places."""
-    if scheme not in REWARD_SCHEMES:
-        raise ValueError(f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {scheme!r}")
+    check_reward_scheme(scheme)
     n = len(places)
     if not n:
         raise ValueError("places must give a place (or None) for at least one seat, got none")

@@ -267,10 +267,10 @@ class Rules:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rules:
         if not isinstance(data, dict):
-            raise WrongTypeError(f"rules must be a mapping of option names, got {type(data).__name__}")
+            raise WrongTypeError(f"rules must be a dict of option names, got {type(data).__name__}")
         for key in data:  # (cls(**data) said only "keywords must be strings")
             if not isinstance(key, str):
-                raise WrongTypeError(f"rules must be a mapping of option names (text), got the key "
+                raise WrongTypeError(f"rules must be a dict of option names (text), got the key "
                                      f"{shown_value(key)}")
         return cls(**data)
 

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 from xml.sax.saxutils import escape
 
-from halma_env.rules import as_flag, as_integer
+from halma_env.rules import WrongTypeError, as_flag, as_integer
 
 if TYPE_CHECKING:
     from halma_env.game import Game, Move
@@ -84,7 +84,7 @@ def board_svg(
     from halma_env.render import game_status_line
 
     if not isinstance(game, Game):
-        raise TypeError(f"game must be a halma_env Game, got {type(game).__name__}")
+        raise WrongTypeError(f"game must be a halma_env Game, got {type(game).__name__}")
     pixels = _check_size(size)
     show_numbers = _check_flag("coordinates", coordinates)
     show_turn = _check_flag("to_move", to_move)
@@ -207,7 +207,7 @@ def _check_size(size: object) -> int | None:
         return None
     value = as_integer(size)  # True is not a size, nor numpy's bool
     if value is None:
-        raise TypeError(f"size must be a positive integer (pixels) or None, got {type(size).__name__}")
+        raise WrongTypeError(f"size must be a positive integer (pixels) or None, got {type(size).__name__}")
     if not 0 < value <= MAX_SIZE:
         shown = value if value.bit_length() < 64 else f"an integer of {value.bit_length()} bits"
         raise ValueError(f"size must be a positive integer of at most {MAX_SIZE} pixels, got {shown}")
@@ -217,7 +217,7 @@ def _check_size(size: object) -> int | None:
 def _check_flag(name: str, value: object) -> bool:
     flag = as_flag(value)
     if flag is None:
-        raise TypeError(f"{name} must be True or False, got {value!r}")
+        raise WrongTypeError(f"{name} must be True or False, got {value!r}")
     return flag
 
 
@@ -225,7 +225,7 @@ def _check_colours(seat_colors: object, seats: int) -> tuple[str, ...]:
     if seat_colors is None:
         return SEAT_COLORS[:seats]
     if isinstance(seat_colors, str | bytes) or not isinstance(seat_colors, Sequence):
-        raise TypeError(
+        raise WrongTypeError(
             f"seat_colors must be a list of CSS colours, one per seat, or None, got {type(seat_colors).__name__}"
         )
     if len(seat_colors) < seats:
@@ -233,8 +233,8 @@ def _check_colours(seat_colors: object, seats: int) -> tuple[str, ...]:
     colours = []
     for seat, colour in enumerate(seat_colors[:seats]):
         if not isinstance(colour, str):
-            raise TypeError(f"seat_colors[{seat}] must be a CSS colour text such as '#d62828', "
-                            f"got {type(colour).__name__}")
+            raise WrongTypeError(f"seat_colors[{seat}] must be a CSS colour text such as '#d62828', "
+                                 f"got {type(colour).__name__}")
         if not colour.strip() or not colour.isprintable() or len(colour) > 100:
             raise ValueError(f"seat_colors[{seat}] must be a CSS colour text such as '#d62828', got {colour[:40]!r}")
         colours.append(escape(colour.strip(), {'"': "&quot;"}))
@@ -261,7 +261,7 @@ def _check_lastmove(lastmove: object, game: Game) -> tuple[int, int, tuple[int, 
     elif isinstance(lastmove, tuple) and len(lastmove) == 2:
         move = Move(*lastmove)
     else:
-        raise TypeError(
+        raise WrongTypeError(
             f"lastmove must be True, None, a Move, a (src, dst) pair or 'src-dst', got {type(lastmove).__name__}"
         )
     last = game.geometry.num_holes - 1
@@ -269,7 +269,7 @@ def _check_lastmove(lastmove: object, game: Game) -> tuple[int, int, tuple[int, 
     for name, hole in (("source", move.src), ("destination", move.dst)):
         value = as_integer(hole)
         if value is None:
-            raise TypeError(f"lastmove's {name} must be a hole number 0..{last}, got {hole!r}")
+            raise WrongTypeError(f"lastmove's {name} must be a hole number 0..{last}, got {hole!r}")
         if not 0 <= value <= last:
             raise ValueError(f"lastmove's {name} must be a hole number 0..{last}, got {value}")
         ends.append(value)

@@ -688,7 +688,7 @@ def test_play_game_defaults_and_argument_checks() -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"players": "rr"}, "needs a list of 2 players, got 'rr'"),
+    ({"players": "rr"}, "players must be a list or tuple of 2 players, got str 'rr'"),
     ({"seat_players": [0]}, r"seat_players must give a player index for each of the 2 seats, got \[0\]"),
     ({"seat_players": [0, 1, 2]}, "seat_players must give a player index for each of the 2 seats"),
     ({"seat_players": [0, -1]}, "a seat_players entry must be >= 0"),
@@ -768,12 +768,12 @@ def test_run_tournament_and_players_refuse_an_argument_of_the_wrong_type_with_a_
 
 
 @pytest.mark.parametrize(("players", "message"), [
-    (5, "star with 2 seats needs a list of 2 players, got 5"),  # was: TypeError: object of type 'int' has no len()
-    ("rr", "star with 2 seats needs a list of 2 players, got 'rr'"),
-    (b"rr", "star with 2 seats needs a list of 2 players, got b'rr'"),
-    ({"random", "greedy"}, "star with 2 seats needs a list of 2 players, got "),  # was: 'set' ... not subscriptable
-    ({0: "random", 1: "random"}, "star with 2 seats needs a list of 2 players, got {0: "),  # was: players[0] ... got 0
-    ((p for p in ["random", "random"]), "star with 2 seats needs a list of 2 players, got <generator"),
+    (5, "players must be a list or tuple of 2 players, got int 5"),  # was: TypeError: object of type 'int' has no len()
+    ("rr", "players must be a list or tuple of 2 players, got str 'rr'"),
+    (b"rr", "players must be a list or tuple of 2 players, got bytes b'rr'"),
+    ({"random", "greedy"}, "players must be a list or tuple of 2 players, got set "),  # was: 'set' ... subscriptable
+    ({0: "random", 1: "random"}, "players must be a list or tuple of 2 players, got dict {0: "),  # was: ... got 0
+    ((p for p in ["random", "random"]), "players must be a list or tuple of 2 players, got generator <generator"),
     ([None, "random"], "players[0] must be a name for the factory or a Player"),
     (["random", 3], "players[1] must be a name for the factory or a Player"),
 ])

@@ -352,6 +352,7 @@ def test_constructor_and_reset_arguments_of_the_wrong_type_are_a_type_error():
         *[({"batch_size": bad}, "batch_size must be a positive int") for bad in (True, 1.0, "1", None)],
         *[({"seed": bad}, r"seed must be an int \(-2\*\*63 \.\. 2\*\*64-1\)") for bad in (True, 1.0, "1", None)],
         ({"rotate_first_seat": 1}, "rotate_first_seat must be True or False, got 1"),
+        ({"reward": 1}, "reward must be one of place, win_loss, got 1"),  # (a ValueError before, as "points" is)
         ({"auto_reset": "no"}, "auto_reset must be True or False, got 'no'"),
     ]
     for kwargs, message in cases:

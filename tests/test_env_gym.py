@@ -368,7 +368,7 @@ def test_metadata_seats_and_opponent_keys_are_checked() -> None:
     ({1.0: "random"}, "opponents keys must be seats 0..2 or their agent names player_0..player_2, got [1.0]"),
     ({True: "random"}, "opponents keys must be seats 0..2 or their agent names player_0..player_2, got [True]"),
     ({None: "random", 7: "random"}, "opponents keys must be seats 0..2 or their agent names player_0..player_2, "
-                                    "got [None]"),
+                                    "got [None, 7]"),  # (every bad key named: 7 was left for the next try)
     (5, "opponents: a player is a name, a callable (game) -> move or an object with select_move(game), got 5"),
     (b"random", "opponents: a player is a name, a callable (game) -> move or an object with select_move(game), "
                 "got b'random'"),  # was: "opponents must list 2 players (one per other seat), got 6"

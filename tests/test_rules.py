@@ -97,7 +97,7 @@ def test_rules_defaults_and_round_trip() -> None:
     assert star.replace(move_limit=10).move_limit == 10
     with pytest.raises(ValueError, match="move_limit"):
         star.replace(move_limit=-1)
-    with pytest.raises(ValueError, match="mapping"):
+    with pytest.raises(ValueError, match="a dict of option names"):
         Rules.from_dict(["star", 2])
     with pytest.raises(AttributeError):
         star.move_limit = 3  # frozen
@@ -1552,6 +1552,18 @@ def test_game_problem_is_the_one_check_of_a_variant_and_seat_count() -> None:
     assert game_problem("halma16", 3, shown=lambda v: f"<{v}>") == "halma16 is played by 2, 4 seats, not <3>"
 
 
+def _place_rewards(*args):
+    from halma_env.rewards import place_rewards
+
+    return place_rewards(*args)
+
+
+def _play_moves(*args):
+    from halma_env.game import play_moves
+
+    return play_moves(*args)
+
+
 # --- argument types: a TypeError for the wrong type, a ValueError for a value out of range ---------------------
 
 
@@ -1572,12 +1584,19 @@ def test_game_problem_is_the_one_check_of_a_variant_and_seat_count() -> None:
     (lambda: Rules("star", 2, limit_outcome=["draw"]), "limit_outcome must be one of draw, progress, got ['draw']"),
     (lambda: Rules("star", 2).replace(limit_outcome=0), "limit_outcome must be one of draw, progress, got 0"),
     (lambda: Rules.preset("kawu", True), "num_players must be an int, got True"),
-    (lambda: Rules.from_dict([("variant", "star")]), "rules must be a mapping of option names, got list"),
-    (lambda: Rules.from_dict({1: 2}), "rules must be a mapping of option names (text), got the key 1"),  # was: raw
+    (lambda: Rules.from_dict([("variant", "star")]), "rules must be a dict of option names, got list"),
+    (lambda: Rules.from_dict({1: 2}), "rules must be a dict of option names (text), got the key 1"),  # was: raw
     (lambda: Rules.from_dict({"variant": "star", None: 2}),  # TypeError: keywords must be strings
-     "rules must be a mapping of option names (text), got the key None"),
+     "rules must be a dict of option names (text), got the key None"),
     (lambda: layout("star", True), "star is played by 1, 2, 3, 4, 5, 6 seats, not True"),
     (lambda: layout("star", 2.0), "not 2.0"),
+    # a plain TypeError before, which `except ValueError` around the other checks missed
+    (lambda: Game(Rules("star", 2)).pieces(1.0), "seat must be an integer 0..1, got 1.0"),
+    (lambda: Game(Rules("star", 2)).piece_at(1.5), "hole must be an integer 0..120, got 1.5"),
+    (lambda: Game({"variant": "star", "num_players": 2}), "Game takes a Rules"),
+    (lambda: _place_rewards([1, 2], 1), "reward must be one of place, win_loss, got 1"),  # a ValueError before
+    (lambda: _play_moves(Game(Rules("star", 2)), bytearray(b"7-16")), "moves must be a list of moves, got one text"),
+    (lambda: _play_moves(Game(Rules("star", 2)), 5), "moves must be a list of moves, got 5"),
 ])
 def test_an_argument_of_the_wrong_type_is_a_type_error_naming_it(call, message: str) -> None:
     """Python's convention: a bool, a float or text where an integer (a seat count, a seat, a limit) is meant, or

@@ -21,7 +21,13 @@ from halma_env.encoding import as_index, encoding, move_holes
 from halma_env.game import Game, IllegalMoveError, Move, MoveLike
 from halma_env.layout import layout
 from halma_env.render import colors_wanted, render_text
-from halma_env.rewards import REWARD_SCHEMES, check_progress_shaping, piece_distance, seat_rewards, shaping_potential
+from halma_env.rewards import (
+    check_progress_shaping,
+    check_reward_scheme,
+    piece_distance,
+    seat_rewards,
+    shaping_potential,
+)
 from halma_env.rules import Rules, WrongTypeError, as_integer, game_name, integer_argument
 from halma_env.suggest import shown_value
 
@@ -123,7 +129,7 @@ def hole_int(hole: Any, num_holes: int) -> int:
     negative number would otherwise index from the end of the tables)."""
     number = as_integer(hole)  # any integer type, as actions take (a 0-d tensor too)
     if number is None:
-        raise TypeError(f"a hole must be an integer, got {hole!r} ({type(hole).__name__})")
+        raise WrongTypeError(f"a hole must be an integer, got {hole!r} ({type(hole).__name__})")
     if not 0 <= number < num_holes:
         raise ValueError(f"holes are 0..{num_holes - 1}, got {number}")
     return number
@@ -250,9 +256,7 @@ class raw_env(AECEnv, EzPickle):
         # False: a move-limit end is a termination, for learners that bootstrap at a truncation (SB3): the
         # places it pays are final, so bootstrapping would count the outcome twice
         self.move_limit_truncates = bool(move_limit_truncates)
-        if not isinstance(reward, str) or reward not in REWARD_SCHEMES:  # (1 or None: the wrong type)
-            raise (ValueError if isinstance(reward, str) else WrongTypeError)(
-                f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {shown_value(reward)}")
+        check_reward_scheme(reward)
         self.progress_shaping = check_progress_shaping(progress_shaping)
         if render_mode is not None and (not isinstance(render_mode, str)
                                         or render_mode not in self.metadata["render_modes"]):
@@ -469,7 +473,7 @@ class raw_env(AECEnv, EzPickle):
     def _new_game(self, options: dict[str, Any] | None) -> Game:
         """The game ``reset(options=options)`` starts; bad options raise here, before anything changes."""
         if options is not None and not isinstance(options, dict):
-            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+            raise WrongTypeError(f"options must be a dict or None, got {type(options).__name__}")
         position = (options or {}).get("position")
         if position is None:
             return Game(self.rules)

@@ -105,7 +105,7 @@ class HalmaEnv(gymnasium.Env, EzPickle):
                 wrong_type = [k for k in bad if names_no_seat_by_type(k)]
                 raise (WrongTypeError if wrong_type else ValueError)(
                     f"opponents keys must be seats 0..{n - 1} or their agent names player_0..player_{n - 1}, "
-                    f"got {wrong_type or bad}")
+                    f"got {bad}")
             by_seat: dict[int, Any] = {}
             for key, s in keys.items():
                 s = cast(int, s)  # (checked above)
