@@ -65,7 +65,8 @@ from halma_env.rules import (
     SEAT_COUNTS,
     VARIANTS,
     WrongTypeError,
-    as_flag,
+    choice_argument,
+    flag_argument,
     game_name,
     is_sequence,
     parse_rule_options,
@@ -217,9 +218,8 @@ def check_rules(rules: Any) -> None:
 def check_cap_outcome(cap_outcome: Any) -> None:
     """``play_game``'s and ``run_tournament``'s ``cap_outcome``: "draw" or "progress" (``ValueError`` for other
     text, ``WrongTypeError`` for no text, as ``Rules``' ``limit_outcome``)."""
-    if not isinstance(cap_outcome, str) or cap_outcome not in ("draw", "progress"):
-        raise (ValueError if isinstance(cap_outcome, str) else WrongTypeError)(
-            f"cap_outcome must be 'draw' or 'progress', got {shown_value(cap_outcome)}")
+    choice_argument(cap_outcome, ("draw", "progress"),
+                    lambda: f"cap_outcome must be 'draw' or 'progress', got {shown_value(cap_outcome)}")
 
 
 def default_factory(name: str, seed: int | None = None) -> Player:
@@ -227,15 +227,6 @@ def default_factory(name: str, seed: int | None = None) -> Player:
     from agents.registry import make_player
 
     return make_player(name, seed=seed)
-
-
-def check_flag(what: str, value: Any) -> bool:
-    """A flag argument: a Python or numpy bool; anything else (1, 0, "no", None) is a ``WrongTypeError`` naming it
-    (5 and "no" were taken as true)."""
-    flag = as_flag(value)
-    if flag is None:
-        raise WrongTypeError(f"{what} must be True or False, got {shown_value(value)}")
-    return flag
 
 
 def check_factory(factory: Any) -> None:
@@ -291,7 +282,7 @@ def play_game(
     if max_plies is not None:
         check_int("max_plies", max_plies, 1)
     index = check_int("index", index)  # (the game's number in its tournament: 1.5 or True went into its record)
-    keep_record = check_flag("keep_record", keep_record)  # (5 or "no" kept a record)
+    keep_record = flag_argument(keep_record, "keep_record")  # (5 or "no" kept a record)
     check_factory(factory)  # (5 was a raw "'int' object is not callable" at the first name; 0 the default)
     factory = factory or default_factory
     # (a number or text for these was a raw TypeError from list(), metadata's only after the whole game)
@@ -1080,8 +1071,8 @@ def run_tournament(
         check_int("max_plies", max_plies, 1)
     if status_every is not None:
         check_time("status_every", status_every)
-    check_flag("keep_records", keep_records)  # (5 kept the records; a factory that is no callable failed in a worker)
-    check_flag("progress", progress)
+    flag_argument(keep_records, "keep_records")  # (5 kept the records)
+    flag_argument(progress, "progress")
     check_factory(factory)
     labels = unique_labels(players)
     n = rules.num_players

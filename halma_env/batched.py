@@ -49,7 +49,7 @@ from halma_env.encoding import PLANES, encoding
 from halma_env.game import ACTIVE, FINISHED, RESIGNED, Game, IllegalMoveError, _progress
 from halma_env.layout import layout
 from halma_env.rewards import check_progress_shaping, check_reward_scheme, piece_distance, shaping_potential
-from halma_env.rules import Rules, WrongTypeError, integer_argument
+from halma_env.rules import Rules, WrongTypeError, flag_argument, integer_argument
 
 END_REASONS = ("", "finished", "first_finish", "resign", "move_limit", "stall_limit", "repetition", "no_moves")
 """End reason codes: ``END_REASONS[code]``; 0 = the game has not ended."""
@@ -165,12 +165,8 @@ class BatchedGame:
                 raise ValueError(f"device {device!r}: torch sees {count} CUDA device(s), cuda:0 .. cuda:{count - 1}")
         self.reward = reward
         self.progress_shaping = progress_shaping
-        if not isinstance(rotate_first_seat, (bool, np.bool_)):  # bool("no") would be True
-            raise WrongTypeError(f"rotate_first_seat must be True or False, got {rotate_first_seat!r}")
-        self.rotate_first_seat = bool(rotate_first_seat)
-        if not isinstance(auto_reset, (bool, np.bool_)):
-            raise WrongTypeError(f"auto_reset must be True or False, got {auto_reset!r}")
-        self.auto_reset = bool(auto_reset)
+        self.rotate_first_seat = flag_argument(rotate_first_seat, "rotate_first_seat")
+        self.auto_reset = flag_argument(auto_reset, "auto_reset")
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(seed)
         self._build_tables()

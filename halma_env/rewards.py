@@ -23,7 +23,7 @@ from typing import cast
 import numpy as np
 
 from halma_env.layout import layout
-from halma_env.rules import WrongTypeError, as_integer, game_name, integer_argument
+from halma_env.rules import WrongTypeError, as_integer, choice_argument, game_name, integer_argument
 from halma_env.suggest import shown_value
 
 REWARD_SCHEMES = ("place", "win_loss")
@@ -32,13 +32,11 @@ REWARD_SCHEMES = ("place", "win_loss")
 MAX_SHAPING = 1e9
 
 
-def check_reward_scheme(scheme: object) -> str:
-    """``scheme`` if it is one of ``REWARD_SCHEMES``: other text is a ``ValueError``, anything else (1, None) a
-    ``WrongTypeError``; the one check of the envs', the batched engine's and ``place_rewards``' reward."""
-    if not isinstance(scheme, str) or scheme not in REWARD_SCHEMES:
-        raise (ValueError if isinstance(scheme, str) else WrongTypeError)(
-            f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {shown_value(scheme)}")
-    return scheme
+def check_reward_scheme(scheme: object) -> None:
+    """Refuse a ``scheme`` that is none of ``REWARD_SCHEMES``: other text is a ``ValueError``, anything else (1,
+    None) a ``WrongTypeError``; the one check of the envs', the batched engine's and ``place_rewards``' reward."""
+    choice_argument(scheme, REWARD_SCHEMES,
+                    lambda: f"reward must be one of {', '.join(REWARD_SCHEMES)}, got {shown_value(scheme)}")
 
 
 def check_progress_shaping(value: object) -> float:

@@ -69,6 +69,23 @@ def integer_argument(value: Any, message: Callable[[], str]) -> int:
     return number
 
 
+def flag_argument(value: Any, what: str) -> bool:
+    """``value`` as a Python bool when it is a flag (``as_flag``: a bool of Python or numpy), else a
+    ``WrongTypeError`` naming ``what`` (1, "no" and None are no flags: ``bool("no")`` is True)."""
+    flag = as_flag(value)
+    if flag is None:
+        raise WrongTypeError(f"{what} must be True or False, got {shown_value(value)}")
+    return flag
+
+
+def choice_argument(value: Any, choices: Sequence[str], message: Callable[[], str]) -> str:
+    """``value`` when it is one of the names ``choices``: other text is a ``ValueError(message())``, anything else
+    (1, None, bytes) a ``WrongTypeError(message())``: the one check of every argument that names a choice."""
+    if not isinstance(value, str) or value not in choices:
+        raise (ValueError if isinstance(value, str) else WrongTypeError)(message())
+    return value
+
+
 def is_sequence(value: Any) -> TypeGuard[Sequence[Any]]:
     """``value`` is a list, a tuple or another ``Sequence``, not text or bytes (each a sequence of characters):
     what a list of players is checked to be before it is indexed and counted."""
@@ -196,9 +213,8 @@ class Rules:
         move_limit, stall_limit, repetition_limit = (
             None if v is None else as_integer(v) for v in (move_limit, stall_limit, repetition_limit)
         )
-        if not isinstance(limit_outcome, str) or limit_outcome not in LIMIT_OUTCOMES:
-            raise (ValueError if isinstance(limit_outcome, str) else WrongTypeError)(
-                f"limit_outcome must be one of {', '.join(LIMIT_OUTCOMES)}, got {shown_value(limit_outcome)}")
+        choice_argument(limit_outcome, LIMIT_OUTCOMES, lambda: f"limit_outcome must be one of "
+                        f"{', '.join(LIMIT_OUTCOMES)}, got {shown_value(limit_outcome)}")
         seat = integer_argument(first_seat, lambda: f"first_seat must be a seat 0..{num_players - 1}, "
                                                     f"got {shown_value(first_seat)}")
         if not 0 <= seat < num_players:
@@ -224,9 +240,8 @@ class Rules:
         ``kawu``: 2, 3, 4 or 6 seats, the first to finish wins, and a game still running after
         300 plies is won by progress (most pieces in the goal).
         """
-        if not isinstance(name, str) or name not in PRESETS:  # (a name that is no text: the wrong type)
-            raise (ValueError if isinstance(name, str) else WrongTypeError)(
-                f"unknown preset {shown_value(name)}; expected one of {', '.join(PRESETS)}")
+        choice_argument(name, PRESETS,
+                        lambda: f"unknown preset {shown_value(name)}; expected one of {', '.join(PRESETS)}")
         if "variant" in overrides:
             raise ValueError(f"the {name} preset is a star rule set: it takes no variant option")
         num_players = integer_argument(num_players,

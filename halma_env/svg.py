@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 from xml.sax.saxutils import escape
 
-from halma_env.rules import WrongTypeError, as_flag, as_integer
+from halma_env.rules import WrongTypeError, as_integer, flag_argument
 
 if TYPE_CHECKING:
     from halma_env.game import Game, Move
@@ -86,8 +86,8 @@ def board_svg(
     if not isinstance(game, Game):
         raise WrongTypeError(f"game must be a halma_env Game, got {type(game).__name__}")
     pixels = _check_size(size)
-    show_numbers = _check_flag("coordinates", coordinates)
-    show_turn = _check_flag("to_move", to_move)
+    show_numbers = flag_argument(coordinates, "coordinates")
+    show_turn = flag_argument(to_move, "to_move")
     colours = _check_colours(seat_colors, game.num_players)
     g = game.geometry
     n = g.num_holes
@@ -212,13 +212,6 @@ def _check_size(size: object) -> int | None:
         shown = value if value.bit_length() < 64 else f"an integer of {value.bit_length()} bits"
         raise ValueError(f"size must be a positive integer of at most {MAX_SIZE} pixels, got {shown}")
     return value
-
-
-def _check_flag(name: str, value: object) -> bool:
-    flag = as_flag(value)
-    if flag is None:
-        raise WrongTypeError(f"{name} must be True or False, got {value!r}")
-    return flag
 
 
 def _check_colours(seat_colors: object, seats: int) -> tuple[str, ...]:

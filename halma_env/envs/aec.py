@@ -28,7 +28,15 @@ from halma_env.rewards import (
     seat_rewards,
     shaping_potential,
 )
-from halma_env.rules import Rules, WrongTypeError, as_integer, game_name, integer_argument
+from halma_env.rules import (
+    Rules,
+    WrongTypeError,
+    as_integer,
+    choice_argument,
+    flag_argument,
+    game_name,
+    integer_argument,
+)
 from halma_env.suggest import shown_value
 
 from .players import check_player, make_player, reseed
@@ -247,22 +255,17 @@ class raw_env(AECEnv, EzPickle):
         )
         super().__init__()
         self.rules = Rules(variant, num_players, **rule_options)  # ValueError names bad options
-        if not isinstance(info_legal_moves, (bool, np.bool_)):
-            raise WrongTypeError(f"info_legal_moves must be True or False, got {info_legal_moves!r}")
         # False for libraries that stack infos into arrays (Tianshou): the list's length changes every turn
-        self.info_legal_moves = bool(info_legal_moves)
-        if not isinstance(move_limit_truncates, (bool, np.bool_)):
-            raise WrongTypeError(f"move_limit_truncates must be True or False, got {move_limit_truncates!r}")
+        self.info_legal_moves = flag_argument(info_legal_moves, "info_legal_moves")
         # False: a move-limit end is a termination, for learners that bootstrap at a truncation (SB3): the
         # places it pays are final, so bootstrapping would count the outcome twice
-        self.move_limit_truncates = bool(move_limit_truncates)
+        self.move_limit_truncates = flag_argument(move_limit_truncates, "move_limit_truncates")
         check_reward_scheme(reward)
         self.progress_shaping = check_progress_shaping(progress_shaping)
-        if render_mode is not None and (not isinstance(render_mode, str)
-                                        or render_mode not in self.metadata["render_modes"]):
-            modes = ", ".join(self.metadata["render_modes"])
-            raise (ValueError if isinstance(render_mode, str) else WrongTypeError)(
-                f"render_mode must be one of {modes} or None, got {shown_value(render_mode)}")
+        if render_mode is not None:
+            modes = self.metadata["render_modes"]
+            choice_argument(render_mode, modes, lambda: f"render_mode must be one of {', '.join(modes)} or None, "
+                                                        f"got {shown_value(render_mode)}")
         self.render_mode = render_mode
         self.reward_scheme = reward
         n = self.rules.num_players  # a Python int, whatever integer type num_players was (a 0-d tensor, say)
