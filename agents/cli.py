@@ -183,31 +183,38 @@ def _main_reporting(name: str | None, argv: list[str], command: str) -> int:
     statuses")."""
     with stop_signals_raise():
         try:
-            try:
-                status = _main(name, argv)
-            except SystemExit:  # argparse's --help and usage errors exit from inside: flushed first, as below
-                sys.stdout.flush()
-                raise
-            sys.stdout.flush()  # a closed pipe or a full disk raises here, not in the interpreter's exit
-            return status
-        except BrokenPipeError:
-            # The reader went away (``halma perft 3 --divide | head``): stop quietly, as Unix tools do.
-            # stdout goes to /dev/null so the interpreter's final flush does not raise again.
-            to_devnull(sys.stdout.fileno())
-            return 1
-        except OSError as exc:
-            # a write to stdout that failed (``> /dev/full``, a full disk): a command's own files name themselves
-            if exc.filename is not None or not is_write_failure(exc):
-                raise
-            to_devnull(sys.stdout.fileno())  # (as above: the final flush)
-            say_on_stderr(f"halma{command}: error: cannot write the standard output: {exc.strerror or exc}")
-            return 2
+            return _main_reporting_output(name, argv, command)
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (Terminated), also in the imports before the command
-            # runs: one line instead of a traceback, and the shell's status for the signal (130, 143; train: 129 SIGHUP)
+            # runs, or while a failed write is reported: one line instead of a traceback, and the shell's status
+            # for the signal (130, 143; 129 SIGHUP)
             signum = _first_stop_signal(exc)
             what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
             say_on_stderr(f"\nhalma{command}: {what}")  # (stderr may be gone with the terminal or the pipe)
             return 128 + signum
+
+
+def _main_reporting_output(name: str | None, argv: list[str], command: str) -> int:
+    """``_main`` with a standard output that went away or failed made one line and an exit status."""
+    try:
+        try:
+            status = _main(name, argv)
+        except SystemExit:  # argparse's --help and usage errors exit from inside: flushed first, as below
+            sys.stdout.flush()
+            raise
+        sys.stdout.flush()  # a closed pipe or a full disk raises here, not in the interpreter's exit
+        return status
+    except BrokenPipeError:
+        # The reader went away (``halma perft 3 --divide | head``): stop quietly, as Unix tools do.
+        # stdout goes to /dev/null so the interpreter's final flush does not raise again.
+        to_devnull(sys.stdout.fileno())
+        return 1
+    except OSError as exc:
+        # a write to stdout that failed (``> /dev/full``, a full disk): a command's own files name themselves
+        if exc.filename is not None or not is_write_failure(exc):
+            raise
+        to_devnull(sys.stdout.fileno())  # (as above: the final flush)
+        say_on_stderr(f"halma{command}: error: cannot write the standard output: {exc.strerror or exc}")
+        return 2
 
 
 def _first_stop_signal(exc: KeyboardInterrupt) -> int:

@@ -72,6 +72,21 @@ def stop_signals_raise() -> Iterator[None]:
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 
+def terminal_hung_up() -> None:
+    """A read of the terminal failed with EIO: it hung up, and its SIGHUP may not have come yet (the kernel's
+    signal and the failed read race).  That SIGHUP is raised here and now, so the command stops as on it (inside
+    ``stop_signals_raise``: ``Terminated``, exit status 129; a later SIGHUP from the same hangup is then the
+    ignored second one) instead of failing at its next write to the gone terminal (it read "cannot write the
+    standard output", exit 2, or a traceback).  Where SIGHUP is ignored (``nohup``) or absent, the terminal's
+    output goes to /dev/null and the caller takes the read as the end of input."""
+    if SIGHUP is not None and signal.getsignal(SIGHUP) not in (signal.SIG_IGN, None):
+        signal.raise_signal(SIGHUP)
+        return
+    from agents.files import terminal_output_to_devnull
+
+    terminal_output_to_devnull()
+
+
 def start_resource_tracker_without_hangups() -> None:
     """multiprocessing's resource tracker (it removes the pools' semaphores at the end) started with SIGHUP blocked:
     it ignores SIGINT and SIGTERM itself, not SIGHUP, so a hangup sent to the terminal's whole process group killed

@@ -62,6 +62,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import errno
 import math
 import os
 import queue
@@ -75,8 +76,8 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from agents.arena import ARENA_LIMIT, build_rules, default_factory, derive_seed
-from agents.files import quoted_path, shown_path
-from agents.interrupts import Terminated
+from agents.files import is_terminal_device, quoted_path, shown_path
+from agents.interrupts import Terminated, terminal_hung_up
 from halma_env import Game, IllegalMoveError, Move, Rules
 from halma_env.game import ACTIVE, probe_player
 from halma_env.notation import is_ascii_number, quoted
@@ -859,7 +860,13 @@ class LineReader:
                 ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
                 if not ready:
                     raise TimeUp()
-            return os.read(self.fd, 4096)
+            try:
+                return os.read(self.fd, 4096)
+            except OSError as exc:
+                if exc.errno != errno.EIO or not is_terminal_device(self.fd):
+                    raise
+                terminal_hung_up()  # raises its SIGHUP (Terminated) unless that is ignored: then the end of input
+                return b""
         if self._chunks is None:
             self._chunks = queue.Queue()
             self.thread = threading.Thread(target=self._read_ahead, args=(self._chunks,), name="stdin-reader",

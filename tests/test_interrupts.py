@@ -228,3 +228,47 @@ def test_a_second_signal_in_the_clean_up_keeps_the_first_one_s_status(first, sec
     assert agents.cli.main(["eval"]) == status
     assert capsys.readouterr().err.endswith("interrupted\n" if status == 130 else
                                             f"stopped by {signal.Signals(status - 128).name}\n")
+
+
+@pytest.mark.parametrize("failure", [OSError(5, "Input/output error"), BrokenPipeError(32, "Broken pipe")])
+def test_a_signal_while_a_failed_output_is_reported_is_its_status_line_not_a_traceback(failure, monkeypatch,
+                                                                                      capfd) -> None:
+    """A terminal that hung up fails the command's read or write with EIO, and its SIGHUP comes a moment later:
+    it came while that failure was being reported, outside the Ctrl-C handler, and ``halma play`` ended in a
+    traceback (exit 1).  A stop signal there is the command's status line, as anywhere else."""
+    import agents.cli
+
+    def failing(name: object, argv: object) -> int:
+        raise failure
+
+    def signal_arrives(*args: object) -> None:
+        raise Terminated(signal.SIGHUP)
+
+    monkeypatch.setattr(agents.cli, "_main", failing)
+    monkeypatch.setattr(agents.cli, "is_write_failure", signal_arrives)
+    monkeypatch.setattr(agents.cli, "to_devnull", signal_arrives)
+    assert agents.cli.main(["play"]) == 129
+    assert capfd.readouterr().err == "\nhalma play: stopped by SIGHUP\n"
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="SIGHUP")
+def test_terminal_hung_up_raises_its_sighup_unless_ignored(monkeypatch) -> None:
+    """A read of a terminal that failed with EIO is its hangup: inside the block, Terminated(SIGHUP) at once (its
+    own SIGHUP may come later, or never); with SIGHUP ignored (nohup) the terminal's output goes to /dev/null and
+    nothing is raised."""
+    from agents.interrupts import terminal_hung_up
+
+    sent: list[str] = []
+    monkeypatch.setattr("agents.files.terminal_output_to_devnull", lambda: sent.append("to /dev/null"))
+    before = signal.getsignal(signal.SIGHUP)
+    try:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        with stop_signals_raise(), pytest.raises(Terminated) as raised:
+            terminal_hung_up()
+        assert raised.value.signum == signal.SIGHUP and sent == ["to /dev/null"]  # (the handler's)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        with stop_signals_raise():
+            terminal_hung_up()
+        assert sent == ["to /dev/null", "to /dev/null"]
+    finally:
+        signal.signal(signal.SIGHUP, before)

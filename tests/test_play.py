@@ -1498,6 +1498,63 @@ def test_terminal_read_on_a_terminal_times_out_and_reads_lines(monkeypatch, thre
             assert not reader.thread.is_alive()
 
 
+def _hang_up_at_the_prompt(ignore_sighup: bool) -> tuple[int, str]:
+    """``halma play`` with a pseudo-terminal as its controlling terminal (stdin and stdout), hung up (its master
+    closed) once the human's prompt is shown: -> the exit status and stderr (a pipe)."""
+    import fcntl
+    import pty
+    import select
+    import signal
+    import termios
+
+    master, terminal = pty.openpty()
+
+    def controlled_by_the_terminal() -> None:  # (after start_new_session's setsid: the new session's terminal)
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN if ignore_sighup else signal.SIG_DFL)
+
+    proc = subprocess.Popen([sys.executable, "-m", "agents.cli", "play", "--no-color", "--players", "human,random"],
+                            cwd=ROOT, stdin=terminal, stdout=terminal, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=controlled_by_the_terminal)
+    os.close(terminal)
+    try:
+        shown = b""
+        deadline = time.monotonic() + 60
+        while not shown.endswith(b"> "):
+            assert time.monotonic() < deadline and proc.poll() is None, shown.decode(errors="replace")[-500:]
+            if select.select([master], [], [], 0.1)[0]:
+                shown += os.read(master, 65536)
+        time.sleep(0.2)  # (at the prompt's read)
+        os.close(master)
+        master = -1
+        _, err = proc.communicate(timeout=60)
+        return proc.returncode, err.decode(errors="replace")
+    finally:
+        if master >= 0:
+            os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX terminal")
+@pytest.mark.parametrize("attempt", range(3))
+def test_a_terminal_that_hangs_up_at_the_prompt_stops_play_as_its_sighup(attempt: int) -> None:
+    """The hung-up terminal fails the prompt's read with EIO, and its SIGHUP races that read: the read's EIO was
+    reported as "cannot write the standard output" (exit 2), or the SIGHUP came during that report (a traceback,
+    exit 1; three times in three tries).  The failed read now is the hangup: exit 129, one line."""
+    status, err = _hang_up_at_the_prompt(ignore_sighup=False)
+    assert (status, err) == (129, "\nhalma play: stopped by SIGHUP\n")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX terminal")
+def test_a_terminal_that_hangs_up_under_nohup_ends_the_input() -> None:
+    """With SIGHUP ignored (``nohup``) the session goes on as without the hangup: the input has ended, the player
+    leaves the table, exit 0, and what it would print to the gone terminal goes to /dev/null (it was exit 2,
+    "cannot write the standard output: Input/output error")."""
+    assert _hang_up_at_the_prompt(ignore_sighup=True) == (0, "")
+
+
 @pytest.mark.parametrize(("flags", "message"), [
     (["--seed", "-1"], "--seed must be >= 0 (an integer), got -1"),
     # folded modulo 2**63 it would seed the CPUs as --seed 0 does
