@@ -23,7 +23,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,7 +202,7 @@ class GameRecord:
             raise RecordError(f"game record: version {version} is newer than this halma_env reads ({VERSION})")
         rules_data = data["rules"]
         # a record holds every option (docs/rules.md): a missing one must not fall back to a default
-        missing = [k for k in OPTION_NAMES if isinstance(rules_data, dict) and k not in rules_data]
+        missing = [k for k in OPTION_NAMES if isinstance(rules_data, Mapping) and k not in rules_data]
         if missing:
             raise RecordError(f"game record: rules: missing option(s) {', '.join(missing)}")
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, TypeGuard
 
@@ -280,12 +280,15 @@ class Rules:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Rules:
-        if not isinstance(data, dict):
-            raise WrongTypeError(f"rules must be a dict of option names, got {type(data).__name__}")
+    def from_dict(cls, data: Mapping[str, Any]) -> Rules:
+        """The rules of ``to_dict``'s form: any mapping of option names (a dict, a ``MappingProxyType``, a
+        ``ChainMap``), read as a dict; anything else is a ``WrongTypeError``."""
+        if not isinstance(data, Mapping):
+            raise WrongTypeError(f"rules must be a mapping of option names, got {type(data).__name__}")
+        data = dict(data)
         for key in data:  # (cls(**data) said only "keywords must be strings")
             if not isinstance(key, str):
-                raise WrongTypeError(f"rules must be a dict of option names (text), got the key "
+                raise WrongTypeError(f"rules must be a mapping of option names (text), got the key "
                                      f"{shown_value(key)}")
         return cls(**data)
 

@@ -20,6 +20,7 @@ from halma_env.envs import env as make_env
 from halma_env.envs import raw_env, seat_rewards
 from halma_env.layout import layout
 from halma_env.rewards import goal_distance, king_distance, place_rewards, seat_potential, shaping_potential
+from halma_env.suggest import shown_value
 from tests.engine_helpers import UncopyablePlayer, position
 
 CONFIGS = [("star", n) for n in range(1, 7)] + [("diamond", 2), ("diamond", 3), ("halma16", 2), ("halma16", 4)]
@@ -781,13 +782,33 @@ def test_bad_constructor_arguments_name_the_problem() -> None:
         raw_env(opponents={"player_1": "no-such-bot"})
     with pytest.raises(ValueError, match="agent name"):
         raw_env().set_cpu("player_7", "random")
-    with pytest.raises(ValueError, match="opponents must be a dict"):
+    with pytest.raises(ValueError, match="opponents must be a mapping"):
         raw_env(opponents=["random"])
     with pytest.raises(ValueError, match="a player is a name, a callable"):
         raw_env(opponents={1: 42})
     for bad in (float("nan"), float("inf"), "1", True):
         with pytest.raises(ValueError, match="progress_shaping must be a finite number"):
             raw_env(progress_shaping=bad)
+
+
+def test_opponents_may_be_any_mapping() -> None:
+    """``opponents`` is ``{agent name or seat: player}``: a ``MappingProxyType`` or a ``ChainMap`` was refused with
+    "opponents must be a dict" (``HalmaEnv``'s opponents took any mapping).  Any mapping is read as a dict (and
+    pickled as one: a ``MappingProxyType`` cannot be); what is no mapping stays a ``WrongTypeError``."""
+    from collections import ChainMap
+    from types import MappingProxyType
+
+    from halma_env.rules import WrongTypeError
+
+    for opponents in (MappingProxyType({"player_1": "random"}), ChainMap({1: "random"}, {1: "no-such-bot"})):
+        e = raw_env(num_players=2, opponents=opponents)
+        assert list(e.cpu_seats()) == ["player_1"]
+        assert list(pickle.loads(pickle.dumps(e)).cpu_seats()) == ["player_1"]
+    with pytest.raises(ValueError, match="opponents: seat 1 is named twice"):
+        raw_env(num_players=2, opponents=MappingProxyType({1: "random", "player_1": "random"}))
+    for bad in ([("player_1", "random")], "random", {"player_1"}):
+        with pytest.raises(WrongTypeError, match="^opponents must be a mapping {agent name or seat: player}, got"):
+            raw_env(num_players=2, opponents=bad)
 
 
 def test_every_rule_option_reaches_the_game() -> None:
@@ -1235,9 +1256,9 @@ def test_seat_numbers_outside_the_seats_are_refused() -> None:
 
 
 @pytest.mark.parametrize(("opponents", "message"), [
-    (["random"], "opponents must be a dict {agent name or seat: player}, got ['random']"),
-    ("random", "opponents must be a dict {agent name or seat: player}, got 'random'"),
-    (5, "opponents must be a dict {agent name or seat: player}, got 5"),
+    (["random"], "opponents must be a mapping {agent name or seat: player}, got ['random']"),
+    ("random", "opponents must be a mapping {agent name or seat: player}, got 'random'"),
+    (5, "opponents must be a mapping {agent name or seat: player}, got 5"),
     ({1.0: "random"}, "opponents: expected an agent name (player_0, player_1) or a seat number, got 1.0"),
     ({True: "random"}, "opponents: expected an agent name (player_0, player_1) or a seat number, got True"),
     ({None: "random"}, "opponents: expected an agent name (player_0, player_1) or a seat number, got None"),
@@ -1246,7 +1267,7 @@ def test_seat_numbers_outside_the_seats_are_refused() -> None:
               "got 42"),
 ])
 def test_opponents_of_the_wrong_type_are_a_type_error(opponents, message: str) -> None:
-    """``opponents`` that is no dict, a key that is neither an agent name nor an integer (1.0, True, None) and a
+    """``opponents`` that is no mapping, a key that is neither an agent name nor an integer (1.0, True, None) and a
     player that is none were the ``ValueError`` of a seat out of range: a ``WrongTypeError`` (a
     ``TypeError``, still a ``ValueError``); an unknown agent name or a seat out of range stays a ValueError."""
     from halma_env.rules import WrongTypeError
@@ -1511,12 +1532,13 @@ def test_encode_move_refuses_what_is_not_a_move(move, message) -> None:
         env.encode_move(0, move)
 
 
-@pytest.mark.parametrize("agent", ["player_9", 0, ["player_0"]])
+@pytest.mark.parametrize("agent", ["player_9", "player_", ""])
 def test_the_spaces_of_an_unknown_agent_are_refused_by_name(agent) -> None:
     env = raw_env(num_players=2)
     for space in (env.action_space, env.observation_space):
-        with pytest.raises(ValueError, match="unknown agent .*player_0, player_1"):
+        with pytest.raises(ValueError, match="unknown agent .*player_0, player_1") as caught:
             space(agent)
+        assert not isinstance(caught.value, TypeError)  # text that names no agent: a ValueError, not the type
 
 
 def test_a_seat_given_where_an_agent_name_goes_gets_the_name() -> None:
@@ -1524,12 +1546,45 @@ def test_a_seat_given_where_an_agent_name_goes_gets_the_name() -> None:
     name only, and observe(0) said just "unknown agent 0" (an API review tripped on it)."""
     env = raw_env(num_players=2)
     env.reset(seed=0)
-    for call in (env.observe, env.action_mask, env.observation_space):
-        with pytest.raises(ValueError, match=re.escape("unknown agent 1; the agents are player_0, player_1 "
-                                                       "(seat 1's agent is 'player_1')")):
-            call(1)
-    with pytest.raises(ValueError, match=r"unknown agent 2; the agents are player_0, player_1$"):
+    for call in (env.observe, env.action_mask, env.observation_space, env.action_space):
+        for seat in (1, np.int64(1)):
+            with pytest.raises(ValueError, match=re.escape("; the agents are player_0, player_1 "
+                                                           "(seat 1's agent is 'player_1')")):
+                call(seat)
+    with pytest.raises(ValueError, match=r"got 2 \(int\); the agents are player_0, player_1$"):
         env.observe(2)
+
+
+@pytest.mark.parametrize("agent", [1.0, 1, np.int64(0), None, True, ["player_0"], ("player_0",), b"player_0"],
+                         ids=["float", "int", "np.int64", "None", "bool", "list", "tuple", "bytes"])
+def test_an_agent_that_is_not_text_is_a_type_error_naming_its_type(agent) -> None:
+    """observe, action_mask, observation_space and action_space take an agent name: one that is not text (1.0, an
+    int, None, a list) was the ValueError "unknown agent", where the seat methods (set_cpu, encode_move, ...)
+    raise a ``WrongTypeError`` for the wrong type.  It is a ``WrongTypeError`` naming the type (a ``TypeError``,
+    still a ``ValueError``, so ``except ValueError`` keeps catching it), through ``env()`` too, and changes
+    nothing; text that names no agent stays the ValueError "unknown agent"."""
+    from halma_env.rules import WrongTypeError
+
+    message = f"an agent is named by text (str), got {shown_value(agent)} ({type(agent).__name__}); " \
+              "the agents are player_0, player_1"
+    with pytest.raises(WrongTypeError, match=re.escape(message)):  # (the type first, before "call reset()")
+        raw_env(num_players=2).observe(agent)
+    for e in (raw_env(num_players=2), make_env(num_players=2)):
+        e.reset(seed=0)
+        e.step(int(np.flatnonzero(e.unwrapped.action_mask("player_0"))[0]))
+        before = (e.agent_selection, e.unwrapped.game.ply, dict(e.rewards), list(e.agents), e.unwrapped._turn_key)
+        calls = [e.observe, e.observation_space, e.action_space, e.unwrapped.action_mask]
+        for call in calls:
+            with pytest.raises(WrongTypeError, match=re.escape(message)) as caught:
+                call(agent)
+            assert isinstance(caught.value, TypeError) and isinstance(caught.value, ValueError)
+            with pytest.raises(ValueError, match="^unknown agent 'player_9'; the agents are player_0, player_1$") \
+                    as caught:
+                call("player_9")
+            assert not isinstance(caught.value, TypeError)
+        after = (e.agent_selection, e.unwrapped.game.ply, dict(e.rewards), list(e.agents), e.unwrapped._turn_key)
+        assert after == before
+        assert e.observe("player_1")["action_mask"].any()  # the env plays on
 
 
 def test_progress_shaping_takes_any_real_number_type() -> None:

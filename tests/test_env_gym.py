@@ -560,3 +560,16 @@ def test_a_seat_or_illegal_reward_of_the_wrong_type_is_a_type_error() -> None:
         with pytest.raises(TypeError, match="seed must be an integer or None"):
             HalmaEnv().reset(seed=seed)
     HalmaEnv().reset(seed=np.int64(3))
+
+
+def test_opponents_as_any_mapping_pickle() -> None:
+    """A ``MappingProxyType`` of opponents played, but the env could not be pickled (``cannot pickle
+    'mappingproxy'``): it is read as a dict, as raw_env's opponents are."""
+    import pickle
+    from types import MappingProxyType
+
+    env = HalmaEnv(num_players=3, seat=0, opponents=MappingProxyType({1: "greedy", "player_2": "random"}))
+    clone = pickle.loads(pickle.dumps(env))
+    assert clone.opponents == env.opponents == {1: "greedy", 2: "random"}
+    obs, _ = clone.reset(seed=1)
+    assert obs["action_mask"].any()

@@ -149,7 +149,7 @@ CORRUPT = {
     "format": (lambda d: d.update(format="chess.pgn"), "format must be 'halma_env.record'"),
     "newer version": (lambda d: d.update(version=VERSION + 1), f"version {VERSION + 1} is newer"),
     "version type": (lambda d: d.update(version="1"), "version must be a positive integer"),
-    "rules type": (lambda d: d.update(rules="star"), "rules: rules must be a dict of option names"),
+    "rules type": (lambda d: d.update(rules="star"), "rules: rules must be a mapping of option names"),
     "rules option": (lambda d: d["rules"].update(speed=2), "rules: unknown rule option\\(s\\): speed"),
     "rules value": (lambda d: d["rules"].update(move_limit=-2), "rules: move_limit"),
     "num_players": (lambda d: d.update(num_players=3), "num_players is 3 but the rules say 2"),
@@ -184,6 +184,23 @@ def test_corrupt_record_names_the_problem(kind: str) -> None:
     with pytest.raises(RecordError, match=words):
         GameRecord.from_json(json.dumps(doc))
     assert issubclass(RecordError, ValueError)
+
+
+def test_a_record_document_may_hold_its_rules_as_any_mapping() -> None:
+    """``Rules.from_dict`` reads any mapping: a document built in Python whose rules are a ``MappingProxyType``
+    loads (it was refused, "rules must be a dict"), and one missing an option is still refused by name, not
+    filled from the defaults (the record's own check looked for a dict only)."""
+    from types import MappingProxyType
+
+    doc = _doc()
+    expected = GameRecord.from_dict(doc)
+    doc["rules"] = MappingProxyType(dict(doc["rules"]))
+    assert GameRecord.from_dict(doc) == expected
+    partial = dict(doc["rules"])
+    del partial["move_limit"]
+    doc["rules"] = MappingProxyType(partial)
+    with pytest.raises(RecordError, match=r"rules: missing option\(s\) move_limit$"):
+        GameRecord.from_dict(doc)
 
 
 def test_not_json_and_not_an_object() -> None:

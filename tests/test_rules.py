@@ -97,10 +97,35 @@ def test_rules_defaults_and_round_trip() -> None:
     assert star.replace(move_limit=10).move_limit == 10
     with pytest.raises(ValueError, match="move_limit"):
         star.replace(move_limit=-1)
-    with pytest.raises(ValueError, match="a dict of option names"):
+    with pytest.raises(ValueError, match="a mapping of option names"):
         Rules.from_dict(["star", 2])
     with pytest.raises(AttributeError):
         star.move_limit = 3  # frozen
+
+
+def test_rules_from_dict_reads_any_mapping() -> None:
+    """``Rules.from_dict`` refused a mapping that is no dict (a ``MappingProxyType``, a ``ChainMap``: "rules must
+    be a dict"); it reads any ``Mapping`` as a dict.  What is no mapping stays a ``WrongTypeError`` saying
+    "a mapping", and the mapping given is left as it was."""
+    from collections import ChainMap
+    from types import MappingProxyType
+
+    from halma_env import WrongTypeError
+
+    rules = Rules("diamond", 3, move_limit=50, limit_outcome="progress", stall_limit=9)
+    proxy = MappingProxyType(rules.to_dict())
+    assert Rules.from_dict(proxy) == rules and dict(proxy) == rules.to_dict()
+    chain = ChainMap({"move_limit": 80}, rules.to_dict())  # the first map wins, as a dict of the chain says
+    assert Rules.from_dict(chain) == rules.replace(move_limit=80) and len(chain.maps) == 2
+    assert Rules.from_dict(MappingProxyType({"variant": "star", "num_players": 2})) == Rules("star", 2)
+    with pytest.raises(WrongTypeError, match=r"^rules must be a mapping of option names \(text\), got the key 1$"):
+        Rules.from_dict(MappingProxyType({"variant": "star", 1: 2}))
+    with pytest.raises(ValueError, match="unknown rule option"):
+        Rules.from_dict(MappingProxyType({"variant": "star", "speed": 2}))
+    for bad, kind in (([("variant", "star")], "list"), ("star", "str"), (None, "NoneType"),
+                      ({("variant", "star")}, "set")):
+        with pytest.raises(WrongTypeError, match=f"^rules must be a mapping of option names, got {kind}$"):
+            Rules.from_dict(bad)
 
 
 def test_presets() -> None:
@@ -1584,10 +1609,10 @@ def _play_moves(*args):
     (lambda: Rules("star", 2, limit_outcome=["draw"]), "limit_outcome must be one of draw, progress, got ['draw']"),
     (lambda: Rules("star", 2).replace(limit_outcome=0), "limit_outcome must be one of draw, progress, got 0"),
     (lambda: Rules.preset("kawu", True), "num_players must be an int, got True"),
-    (lambda: Rules.from_dict([("variant", "star")]), "rules must be a dict of option names, got list"),
-    (lambda: Rules.from_dict({1: 2}), "rules must be a dict of option names (text), got the key 1"),  # was: raw
+    (lambda: Rules.from_dict([("variant", "star")]), "rules must be a mapping of option names, got list"),
+    (lambda: Rules.from_dict({1: 2}), "rules must be a mapping of option names (text), got the key 1"),  # was: raw
     (lambda: Rules.from_dict({"variant": "star", None: 2}),  # TypeError: keywords must be strings
-     "rules must be a dict of option names (text), got the key None"),
+     "rules must be a mapping of option names (text), got the key None"),
     (lambda: layout("star", True), "star is played by 1, 2, 3, 4, 5, 6 seats, not True"),
     (lambda: layout("star", 2.0), "not 2.0"),
     # a plain TypeError before, which `except ValueError` around the other checks missed

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import functools
+from collections.abc import Mapping
 from typing import Any, SupportsIndex, cast
 
 import numpy as np
@@ -244,11 +245,13 @@ class raw_env(AECEnv, EzPickle):
         render_mode: str | None = None,
         reward: str = "place",
         progress_shaping: float = 0.0,
-        opponents: dict[Any, Any] | None = None,
+        opponents: Mapping[Any, Any] | None = None,
         info_legal_moves: bool = True,
         move_limit_truncates: bool = True,
         **rule_options: Any,
     ) -> None:
+        if isinstance(opponents, Mapping) and not isinstance(opponents, dict):  # read as a dict (and pickled as
+            opponents = dict(opponents)  # one: a MappingProxyType cannot be), as Rules.from_dict reads one
         EzPickle.__init__(
             self, variant, num_players, render_mode, reward, progress_shaping, opponents, info_legal_moves,
             move_limit_truncates, **rule_options
@@ -299,8 +302,8 @@ class raw_env(AECEnv, EzPickle):
         self.game: Game | None = None
         self._watch: int | None = None  # see _halted
         self._seed: int | None = None  # the last reset's seed: set_cpu seeds a new CPU player from it
-        if opponents is not None and not isinstance(opponents, dict):
-            raise WrongTypeError(f"opponents must be a dict {{agent name or seat: player}}, got {opponents!r}")
+        if opponents is not None and not isinstance(opponents, dict):  # (any other Mapping was made a dict above)
+            raise WrongTypeError(f"opponents must be a mapping {{agent name or seat: player}}, got {opponents!r}")
         given: dict[int, Any] = {}  # seat -> the key that named it
         for key in opponents or {}:
             try:
@@ -320,16 +323,10 @@ class raw_env(AECEnv, EzPickle):
     # --- spaces ---------------------------------------------------------------------------
 
     def observation_space(self, agent: str) -> spaces.Space:
-        try:
-            return self.observation_spaces[agent]
-        except (KeyError, TypeError):  # TypeError: an unhashable agent
-            raise self._unknown_agent(agent) from None
+        return self.observation_spaces[self._agent_name(agent)]
 
     def action_space(self, agent: str) -> spaces.Discrete:
-        try:
-            return self.action_spaces[agent]
-        except (KeyError, TypeError):
-            raise self._unknown_agent(agent) from None
+        return self.action_spaces[self._agent_name(agent)]
 
     # --- encoding helpers -------------------------------------------------------------------
 
@@ -601,11 +598,15 @@ class raw_env(AECEnv, EzPickle):
         del d["variant"], d["num_players"], d["first_seat"]
         return d
 
+    def _agent_name(self, agent: Any) -> str:
+        """``agent`` if it is one of this env's agent names; otherwise ``_unknown_agent``'s error."""
+        if not (isinstance(agent, str) and agent in self.agent_name_mapping):
+            raise self._unknown_agent(agent)
+        return agent
+
     def _agent(self, agent: Any, caller: str) -> int:
         """The seat of a known agent name; an error naming the agent otherwise (or before reset)."""
-        seat = self.agent_name_mapping.get(agent) if isinstance(agent, str) else None
-        if seat is None:
-            raise self._unknown_agent(agent)
+        seat = self.agent_name_mapping[self._agent_name(agent)]
         if self.game is None:
             raise RuntimeError(f"call reset() before {caller}()")
         return seat
@@ -640,10 +641,17 @@ class raw_env(AECEnv, EzPickle):
             raise
 
     def _unknown_agent(self, agent: Any) -> ValueError:
+        """The error for what is no agent name of this env: a ``WrongTypeError`` (a ``TypeError``, still a
+        ``ValueError``) naming the type for anything but text (1.0, 1, None, a list), as the seat methods say it;
+        a ``ValueError`` for text that names no agent."""
         # (PettingZoo's methods take agent names; encode_move, decode_action, resign and set_cpu take seats too)
-        seat = agent if type(agent) is int and 0 <= agent < len(self.possible_agents) else None
+        seat = None if isinstance(agent, str) else seat_named(agent, len(self.possible_agents))  # (np.int64 too)
         hint = "" if seat is None else f" (seat {seat}'s agent is {self.possible_agents[seat]!r})"
-        return ValueError(f"unknown agent {shown_value(agent)}; the agents are {', '.join(self.possible_agents)}{hint}")
+        agents = ", ".join(self.possible_agents)
+        if not isinstance(agent, str):
+            return WrongTypeError(f"an agent is named by text (str), got {shown_value(agent)} "
+                                  f"({type(agent).__name__}); the agents are {agents}{hint}")
+        return ValueError(f"unknown agent {shown_value(agent)}; the agents are {agents}{hint}")
 
     def _live(self, agent: str) -> bool:
         return agent in self.terminations and not (self.terminations[agent] or self.truncations[agent])

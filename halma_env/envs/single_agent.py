@@ -61,6 +61,8 @@ class HalmaEnv(gymnasium.Env, EzPickle):
         move_limit_truncates: bool = True,
         **rule_options: Any,
     ) -> None:
+        if isinstance(opponents, Mapping) and not isinstance(opponents, dict):  # read as a dict (and pickled as
+            opponents = dict(opponents)  # one: a MappingProxyType cannot be), as raw_env's opponents
         EzPickle.__init__(
             self, variant, num_players, seat, opponents, reward, progress_shaping, illegal_reward, render_mode,
             info_legal_moves, move_limit_truncates, **rule_options,
