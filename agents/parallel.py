@@ -251,13 +251,14 @@ def average_gradients(params: list[torch.nn.Parameter], weight: int) -> float:
     return total
 
 
-def mean(value: float) -> float:
-    """The mean of ``value`` over the processes."""
+def weighted_mean(value: float, weight: float) -> float:
+    """The ``weight``-weighted mean of ``value`` over the processes (a process of weight 0 adds nothing; 0.0 when
+    every weight is 0); ``value`` itself in one process."""
     if not active():
         return value
-    t = torch.tensor([value], dtype=torch.float64)
+    t = torch.tensor([value * weight, weight], dtype=torch.float64)
     dist.all_reduce(t)
-    return float(t) / dist.get_world_size()
+    return float(t[0] / t[1]) if t[1] > 0 else 0.0
 
 
 def any_true(flag: bool) -> bool:

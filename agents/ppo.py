@@ -905,6 +905,9 @@ class Trainer:
         pg_loss = v_loss = entropy_loss = logratio = distill_loss = crossing_loss = torch.tensor(0.0)
         for _epoch in range(ppo.update_epochs):
             order = torch.as_tensor(self.np_rng.permutation(size), device=self.device)
+            # target_kl reads the epoch's last minibatch (CleanRL's): with processes > 1 its KL over every
+            # process's rows of it, so that a process with no row of it adds nothing (it added its earlier KL)
+            last_kl, last_rows = 0.0, 0
             # num_minibatches optimiser steps per epoch in every process (with processes > 1 one process's
             # share of a minibatch may be empty: it then adds no gradient to the others')
             for k in range(ppo.num_minibatches):
@@ -952,10 +955,12 @@ class Trainer:
                 # processes > 1: the mean gradient over all processes' samples of this minibatch
                 if parallel.average_gradients(params, len(mb)) == 0:
                     continue  # no process had a sample
+                if ppo.target_kl is not None:
+                    last_kl, last_rows = (float(approx_kl) if len(mb) else 0.0), len(mb)
                 # (every process has the same averaged gradients: a divergence stops them all)
                 clip_gradients(self.net, ppo.max_grad_norm, f"update {self.update}", "ppo.learning_rate")
                 self.optimizer.step()
-            if ppo.target_kl is not None and parallel.mean(float(approx_kl)) > ppo.target_kl:
+            if ppo.target_kl is not None and parallel.weighted_mean(last_kl, last_rows) > ppo.target_kl:
                 break
         # over the whole rollout, every process's share: from each one's count and sums
         mine = (0, 0.0, 0.0, 0.0, 0.0)  # a process with no decision (processes > 1) has no "ret" in its batch

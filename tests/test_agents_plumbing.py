@@ -572,7 +572,7 @@ def _group_checks(rank: int, world_size: int) -> dict:
     state = [t.flatten().tolist() for t in list(module.parameters()) + list(module.buffers())]
     return {"rank": rank, "active": parallel.active(), "ranks": parallel.gather(rank), "total": total,
             "grad": p.grad.tolist(), "kept_grad": p.grad is grad, "states": parallel.gather(state),
-            "mean": parallel.mean(float(rank + 1)), "threads": os.environ.get("OMP_NUM_THREADS")}
+            "mean": parallel.weighted_mean(float(rank + 1), rank + 1), "threads": os.environ.get("OMP_NUM_THREADS")}
 
 
 def test_spawn_returns_process_0s_result_and_the_collectives_agree(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -586,7 +586,7 @@ def test_spawn_returns_process_0s_result_and_the_collectives_agree(monkeypatch: 
     two = parallel.spawn(_group_checks, 2)
     assert (two["rank"], two["active"], two["ranks"], two["threads"]) == (0, True, [0, 1], "1")
     assert two["total"] == 3.0 and two["grad"] == pytest.approx([(1 * 1 + 2 * 2) / 3] * 2) and not two["kept_grad"]
-    assert two["mean"] == 1.5
+    assert two["mean"] == pytest.approx((1 * 1 + 2 * 2) / 3)
     states = two["states"]
     assert states[0] == states[1] and all(value == 5 for t in states[1] for value in t), states
     one = parallel.spawn(_group_checks, 1)
@@ -601,7 +601,7 @@ def test_the_collectives_without_a_group_return_their_input() -> None:
     from agents import parallel
 
     assert not parallel.active()
-    assert parallel.mean(2.5) == 2.5 and parallel.any_true(True) is True and parallel.gather(3) == [3]
+    assert parallel.weighted_mean(2.5, 4) == 2.5 and parallel.any_true(True) is True and parallel.gather(3) == [3]
     module = torch.nn.Linear(2, 1)
     before = [t.clone() for t in module.parameters()]
     parallel.broadcast_parameters(module)

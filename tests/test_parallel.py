@@ -49,17 +49,20 @@ def _average(rank: int, world_size: int) -> list[torch.Tensor]:
     parallel.broadcast_parameters(module)
     seen = parallel.gather((rank, module.weight.item(), module.count.item()))
     return [torch.tensor(total), a.grad, b.grad, torch.tensor(empty_total), empty_a.grad,
-            torch.tensor(parallel.any_true(rank == 1)), torch.tensor(parallel.mean(float(rank))),
+            torch.tensor(parallel.any_true(rank == 1)), torch.tensor(parallel.weighted_mean(float(rank), 1 + 2 * rank)),
+            torch.tensor(parallel.weighted_mean(float(rank), rank)), torch.tensor(parallel.weighted_mean(1.0, 0)),
             parallel.any_true(False), single.grad, seen]
 
 
 def test_gradients_are_averaged_by_sample_count() -> None:
-    total, a, b, empty_total, empty_a, any_flag, mean, none_true, single, seen = parallel.spawn(_average, 2)
+    (total, a, b, empty_total, empty_a, any_flag, mean, one_weighed, none_weighed, none_true, single,
+     seen) = parallel.spawn(_average, 2)
     assert total.item() == 4
     assert torch.equal(a, torch.full((2, 2), (3 * 1.0 + 1 * 5.0) / 4))
     assert torch.equal(b, torch.full((3,), 3 * 10.0 / 4))
     assert empty_total.item() == 0 and torch.equal(empty_a, torch.zeros(2, 2))
-    assert any_flag.item() and mean.item() == 0.5 and none_true is False
+    assert any_flag.item() and mean.item() == 0.75 and none_true is False  # (0 x 1 + 1 x 3) / 4
+    assert one_weighed.item() == 1.0 and none_weighed.item() == 0.0  # a process of weight 0 adds nothing
     assert torch.equal(single, torch.full((1,), 2.0))
     assert seen == [(0, 1.0, 5), (1, 1.0, 5)]  # gathered in rank order, after process 0's were broadcast
 
@@ -105,12 +108,46 @@ def test_a_process_without_decisions_takes_part_in_the_update(tmp_path: Path) ->
         torch.testing.assert_close(weights1[name], param, rtol=0, atol=0, msg=name)  # the same step in both
 
 
+def _update_with_an_empty_last_share(rank: int, world_size: int, run_dir: str, target_kl: float | None) -> Any:
+    from test_train import _learner_batch, quiet
+
+    from agents.ppo import RolloutBuffer, Trainer
+
+    cfg = from_dict(tiny_config(ppo__target_kl=target_kl, ppo__num_minibatches=1, ppo__update_epochs=3))
+    trainer = Trainer(cfg, Path(run_dir) / str(rank), log=quiet, rank=rank, world_size=world_size)
+    if rank == 0:
+        d = _learner_batch(trainer, plies=4, generator=torch.Generator().manual_seed(5))
+    else:
+        empty = RolloutBuffer(None, num_players=2, num_envs=1)
+        empty.finish()
+        d = empty.batch(0.9, 0.9, torch.device("cpu"))
+    stats = trainer._ppo_update(d)
+    return stats["losses/approx_kl"], trainer.net.state_dict()
+
+
+def test_the_kl_early_stop_is_over_the_rows_of_the_last_minibatch(tmp_path: Path) -> None:
+    """target_kl compared the mean of the processes' KLs, and a process with no row in the last minibatch
+    added the KL of an earlier one (here none: 0.0), halving process 0's: two processes, one of them
+    without decisions, stop after the same epoch as one process with the other's decisions."""
+    def alone(name: str, target_kl: float | None) -> tuple[float, dict[str, torch.Tensor]]:
+        return _update_with_an_empty_last_share(0, 1, str(tmp_path / name), target_kl)
+
+    first_kl, _ = alone("kl", None)  # (num_minibatches 1: the first epoch's KL is that of its only minibatch)
+    target = 0.75 * first_kl
+    _, one_epoch = alone("stop", target)  # stops after the first epoch
+    _, three_epochs = alone("on", 1e6)
+    assert any(not torch.allclose(three_epochs[name], param) for name, param in one_epoch.items())
+    weights = parallel.spawn(_update_with_an_empty_last_share, 2, str(tmp_path / "two"), target)[1]
+    for name, param in one_epoch.items():
+        torch.testing.assert_close(weights[name], param, msg=name)
+
+
 def test_one_process_needs_no_group() -> None:
     p = torch.nn.Parameter(torch.zeros(2))
     p.grad = torch.ones(2)
     assert parallel.average_gradients([p], 7) == 7 and torch.equal(p.grad, torch.ones(2))
     assert parallel.gather("x") == ["x"] and parallel.any_true(False) is False
-    assert parallel.mean(2.5) == 2.5 and parallel.any_true(True) is True
+    assert parallel.weighted_mean(2.5, 3) == 2.5 and parallel.any_true(True) is True
 
 
 def test_differing_weights_are_an_error() -> None:
