@@ -7,7 +7,8 @@ int8; outputs ``logits`` (B, H*H) float32 with illegal actions at ``MASKED_LOGIT
 ``value`` (B,).  The batch axis is dynamic.  Opset 17 (onnxruntime >= 1.14 runs it).
 
 Next to ``DIR/VARIANT-SEATS-LEVEL.onnx`` goes ``...manifest.json`` (agents/opponent.py reads it):
-format, variant, seats, encoding version, level, rating (``--rating`` or ``halma ladder``), the
+format, variant, seats, encoding version, level, rating (``--rating`` or ``halma ladder``, whose level and rating
+an export of the same checkpoint over the model keeps and one of another drops: ``_ladder_stamp``), the
 source checkpoint (path, sha256, network and training config, step), export time, the ONNX file's
 sha256 and how closely the exported model matched the checkpoint on sample positions (an export
 whose moves differ from the checkpoint's is refused and its files removed).  For programs in other
@@ -391,14 +392,18 @@ def _brief(value: Any) -> str:
 
 def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir: str | Path = "exports", *,
                       rating: float | None = None, name: str | None = None, opset: int = OPSET,
-                      check_positions: int = CHECK_POSITIONS, force: bool = False) -> Path:
+                      check_positions: int = CHECK_POSITIONS, force: bool = False,
+                      notes: list[str] | None = None) -> Path:
     """Export ``checkpoint`` to ``out_dir/<name>.onnx`` plus its manifest; returns the ONNX path.
 
     ``level`` defaults to the run name the checkpoint records (its config's ``name``, e.g. ``quickstart``);
     ``name`` defaults to ``VARIANT-SEATS-LEVEL``.  The export is checked against the checkpoint on
     ``check_positions`` random positions; a mismatch raises ``ValueError`` and leaves no files.  An earlier
     export of the same checkpoint at that name is replaced; another model there is a ``ValueError`` unless
-    ``force`` (``replace_problem``)."""
+    ``force`` (``replace_problem``).  What ``halma ladder`` wrote into the replaced model's manifest
+    (``LADDER_STAMP``) is kept when it is an export of this same checkpoint and no other ``level`` or a
+    ``rating`` is given, and dropped otherwise (``_ladder_stamp``); a line saying which is appended to
+    ``notes`` (what ``halma export`` prints) once the export is in place."""
     from agents.checkpoint import load_checkpoint, model_from_checkpoint
 
     # every argument is checked before anything is written (no empty --out left behind)
@@ -418,6 +423,7 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
     data = load_checkpoint(checkpoint)  # CheckpointError (a ValueError) for anything unreadable
     # the manifest copies the config (the loader checked its size and depth, global_step, update and network)
     _check_json_values(data.get("config"), checkpoint)
+    level_given = level
     if level is None:
         level = default_level(data, checkpoint)
     variant, seats = data["variant"], int(data["num_players"])
@@ -435,6 +441,7 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
     if not force and (problem := replace_problem(path, checkpoint, checkpoint_sha256)):
         raise ValueError(f"{str(checkpoint)!r} would be exported as {str(path)!r}, but {problem}: give --force to "
                          "replace it, or export under another --name or --out")
+    stamp, note = _ladder_stamp(path, checkpoint_sha256, level_given, rating)
     net = model_from_checkpoint(data, checkpoint)
     if net.reach is not None and opset < REACH_MIN_OPSET:
         raise ValueError(f"a network with reach features (network.reach_features) needs opset {REACH_MIN_OPSET} "
@@ -472,6 +479,7 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
             "opset": opset,
             "rating": rating,
             "rating_source": "halma export --rating" if rating is not None else None,
+            **stamp,  # halma ladder's level and rating of this same model, kept (``_ladder_stamp``)
             "source": {
                 "checkpoint": str(checkpoint),
                 "checkpoint_sha256": checkpoint_sha256,
@@ -504,6 +512,8 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
         _write_manifest(staged, manifest)
         os.replace(staged, path)
         os.replace(manifest_path(staged), manifest_path(path))
+        if note and notes is not None:
+            notes.append(note)
     except OSError as e:
         raise ValueError(f"cannot write the export to {str(out)!r}: {e.strerror or e}"
                          + (f" ({e.filename})" if e.filename else "")) from None
@@ -544,6 +554,47 @@ def replace_problem(model: Path, checkpoint: str | Path, checkpoint_sha256: str)
         return "that file holds an export of this checkpoint as it was before it changed (trained further since?)"
     of = f" ({origin!r}, or that file before it changed)" if isinstance(origin, str) and len(origin) <= 300 else ""
     return f"that file holds a model exported from another checkpoint{of}"
+
+
+LADDER_STAMP = ("level", "rating", "rating_source")  # what halma ladder writes into a level's manifest
+# (agents.ladder_build._stamp_manifest), its rating_source starting with "halma ladder"
+
+
+def _ladder_stamp(model: Path, checkpoint_sha256: str, level: str | None,
+                  rating: float | None) -> tuple[dict[str, Any], str | None]:
+    """What an export of the checkpoint hashing to ``checkpoint_sha256`` keeps of the ``LADDER_STAMP`` that
+    ``halma ladder`` wrote into the manifest of the ``model`` it replaces, and the line ``halma export`` prints
+    about it (None when that manifest has no stamp: not rated by a ladder, unreadable, or no model there).
+
+    Kept, when that model was exported from the same checkpoint (its manifest's ``source.checkpoint_sha256``,
+    what ``replace_problem`` replaces without ``--force``): the same model, still the level it was rated, as the
+    ladder file says (a re-export wrote the export's defaults over it until 2026-12-07).  Dropped, so that the
+    manifest has the export's defaults, when it came from another checkpoint (``--force``: the rating described
+    the model replaced) or when ``rating``, or a ``level`` other than the stamp's, is given (a label by hand)."""
+    from agents.ladder import printable
+    from agents.opponent import OpponentError
+
+    try:
+        found = read_manifest(model, check_hash=False) if model.is_file() else {}
+    except (OpponentError, OSError):  # (replace_problem named it, or --force replaces it: nothing to keep)
+        return {}, None
+    source = found.get("source")
+    source = source if isinstance(source, dict) else {}
+    rating_source = found.get("rating_source")
+    if not (isinstance(rating_source, str) and rating_source.startswith("halma ladder")):
+        return {}, None
+    stamp = {key: found.get(key) for key in LADDER_STAMP}
+    what = (f"the level {printable(stamp['level'])} and rating {printable(stamp['rating'])} that "
+            f"{printable(rating_source)} gave")
+    if source.get("checkpoint_sha256") != checkpoint_sha256:
+        return {}, (f"dropped {what} the model it replaced, which was exported from another checkpoint: the rating "
+                    "does not describe this one (halma ladder rates it again; a ladder naming this file refuses "
+                    "it until then)")
+    given = [flag for flag, value in (("--level", level if level != stamp["level"] else None),
+                                      ("--rating", rating)) if value is not None]
+    if given:
+        return {}, f"dropped {what} the earlier export of this checkpoint: {' and '.join(given)} given"
+    return stamp, f"kept {what} the earlier export of this checkpoint (the same model)"
 
 
 def _same_file(a: str | Path, b: str | Path) -> bool:
@@ -592,8 +643,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.out == "":  # Path("") is the working directory: an export would write the model there
             raise ValueError("--out needs a directory, got ''")
+        notes: list[str] = []
         path = export_checkpoint(args.checkpoint, args.level, args.out, rating=args.rating, name=args.name,
-                                 opset=args.opset, force=args.force)
+                                 opset=args.opset, force=args.force, notes=notes)
     except ValueError as e:  # CheckpointError is a ValueError
         print(f"halma export: error: {e}", file=sys.stderr)
         return 2
@@ -603,6 +655,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"{m['variant']} {m['num_players']} seats, level {m['level']}, encoding v{m['encoding_version']}, "
           f"opset {m['opset']}; matches the checkpoint on {c['positions']} positions "
           f"(max logit diff {c['max_logit_diff']:.1e}, greedy mismatches {c['greedy_mismatches']})")
+    for note in notes:  # what became of the level and rating halma ladder gave the model replaced
+        print(note)
     return 0
 
 

@@ -16,6 +16,8 @@ A level's ``player`` is a bot spec (``agents.registry``) or an exported model (a
 relative to the ladder file and inside its folder, optionally with options ``model.onnx:search=top=6``).
 A ladder file chooses which models are loaded, so it is checked as untrusted input: no model outside
 its folder, finite numbers only, a regular file of at most 16 MiB; its strings are escaped when printed.
+A model's row records the file the tournament rated (``MODEL_RECORD``: its sha256 and its checkpoint's), and
+a model level whose file has changed since is refused when it is made (``check_rated_model``).
 
 ``level_player(level, variant, seats)`` makes a level's player for that game only (what
 ``ladder:star-2:hard`` gives: a model refuses another game, and so does a bot level, a ``LevelBot``);
@@ -31,6 +33,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shlex
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -60,7 +63,11 @@ LEVELS = ("easy", "medium", "hard", "expert")
 ENTRY_FIELDS = ("variant", "seats", "levels")
 PLAYER_OPTIONS = ("temperature", "search", "time_budget")
 LEVEL_STATS = ("rating", "mu", "sigma", "score", "mean_place", "ms_per_move", "separation")  # build_entry's figures
-LEVEL_KEYS = ("level", "player", *LEVEL_STATS, *PLAYER_OPTIONS)  # all a level may hold (docs/export.md)
+# what a model's row (a level or candidate that is an exported model) records of the file the tournament rated:
+# its sha256, and the source.checkpoint_sha256 of its manifest when it has one (optional: ladders written before
+# 2026-12-07 have neither; docs/export.md)
+MODEL_RECORD = ("model_sha256", "checkpoint_sha256")
+LEVEL_KEYS = ("level", "player", *LEVEL_STATS, *PLAYER_OPTIONS, *MODEL_RECORD)  # all a level may hold (docs/export.md)
 MAX_LADDER_BYTES = 16 * 1024 * 1024  # a ladder file is a few kB; anything this large is not one
 # a bot level of a ladder file thinks at most this long on a move asked for without a budget (the
 # environments ask so): the file is untrusted, and search:depth=40,time=none would never answer; the
@@ -188,6 +195,7 @@ def _check_record(entry: dict[str, Any], what: str) -> None:
                 raise LadderError(f"{where}: {stat} {shown_value(value)} is not a finite number")
         if "level" in row and not isinstance(row["level"], str):
             raise LadderError(f"{where}: level {shown_value(row['level'])} is not a level name (a string)")
+        _check_model_record(row, where)
     t = entry.get("tournament", {})
     if not isinstance(t, dict):
         raise LadderError(f"{what} has 'tournament' {shown_value(t)}, not an object")
@@ -227,6 +235,26 @@ def _check_level(lv: dict[str, Any], what: str) -> None:
         check_play_options(*(lv.get(k) for k in PLAYER_OPTIONS))
     except ValueError as e:
         raise LadderError(f"{what}: {e}") from None
+    _check_model_record(lv, what)
+
+
+def _check_model_record(row: dict[str, Any], what: str) -> None:
+    """A level's or candidate's ``model_sha256`` and ``checkpoint_sha256`` (``MODEL_RECORD``), when present: 64
+    lowercase hex digits each, on a row whose player is an exported model, the checkpoint's only beside the
+    model's (it widens what the model check accepts, ``check_rated_model``)."""
+    import re
+
+    for key in MODEL_RECORD:
+        value = row.get(key)
+        if key in row and not (isinstance(value, str) and re.fullmatch(r"[0-9a-f]{64}", value)):
+            raise LadderError(f"{what}: {key} {shown_value(value)} is not a sha256 (64 lowercase hex digits)")
+    if any(key in row for key in MODEL_RECORD):
+        if _model_file(row["player"]) is None:
+            raise LadderError(f"{what}: {', '.join(k for k in MODEL_RECORD if k in row)} records an exported "
+                              f"model, but the player {printable(row['player'])!r} is a bot spec")
+        if "model_sha256" not in row:
+            raise LadderError(f"{what}: checkpoint_sha256 is recorded without model_sha256 (the model file's "
+                              "sha256, which the ladder checks first)")
 
 
 def _model_file(player: str) -> str | None:
@@ -450,9 +478,43 @@ def level_player(level: str, variant: str, seats: int, seed: int | None = None,
                                        ("time_budget", time_budget)) if v is not None)
     player = entry_player(lv["player"], seed=seed, base=ladder_path(path).resolve().parent, name=level,
                           game=(variant, seats), **options)
+    policy = getattr(player, "policy", None)  # a model level's OnnxPolicy (a bot has none)
+    if policy is not None:
+        check_rated_model(lv, policy.manifest, policy.path, f"{variant}-{seats}", path)
     # what the level resolved to, as LevelPlayer.describe says it (halma play announces ladder:star-2:hard so)
     player.describe = ResolvedLevel(lv["player"])
     return player
+
+
+def check_rated_model(lv: dict[str, Any], manifest: dict[str, Any], model: Path, key: str,
+                      path: str | Path | None = None) -> None:
+    """Refuse a model level whose file is no longer the model the ladder rated: ``lv`` is the level's row of the
+    ``key`` entry of the ladder ``path``, ``manifest`` the checked manifest of the model file ``model`` as loaded
+    (its ``onnx_sha256`` is that of the bytes loaded: ``OnnxPolicy`` checked them, so nothing is hashed again).
+    It matches when its sha256 is the row's ``model_sha256``, or when both record the checkpoint it was exported
+    from (``checkpoint_sha256``: an export of the rated checkpoint again, whose bytes another torch may write
+    differently, plays the same model).  A row without ``model_sha256`` (a ladder written before it was
+    recorded, or by hand) is not checked.  Otherwise a ``halma export --force`` of another checkpoint over the
+    level's file would play under the rating of the model it replaced, without a word (until 2026-12-07)."""
+    rated = lv.get("model_sha256")
+    if rated is None or manifest.get("onnx_sha256") == rated:
+        return
+    source = manifest.get("source")
+    checkpoint = lv.get("checkpoint_sha256")
+    if checkpoint is not None and isinstance(source, dict) and source.get("checkpoint_sha256") == checkpoint:
+        return
+    file = ladder_path(path)
+    variant, _, seats = key.rpartition("-")
+    rebuild = "halma ladder"
+    if file.resolve() != DEFAULT_LADDER:
+        rebuild += f" --ladder {printable(shlex.quote(str(file)))}"
+    again = ("" if checkpoint is None else
+             f", or export the checkpoint it was rated from (sha256 {checkpoint[:12]}...) to that file again")
+    raise LadderError(f"level {printable(lv['level'])!r} of the {key} ladder {str(file)!r} is the model "
+                      f"{str(model)!r}, which is not the model the ladder rated (sha256 "
+                      f"{str(manifest.get('onnx_sha256'))[:12]}..., rated {rated[:12]}...: replaced since, by halma "
+                      f"export --force?): rate it again ({rebuild} --variant {variant} --seats {seats} CANDIDATE..., "
+                      f"as the entry's command did){again}")
 
 
 class LevelBot:

@@ -31,6 +31,7 @@ from agents.ladder import (
     DEFAULT_LADDER,
     LEVELS,
     LadderError,
+    _model_file,
     entry_player,
     format_ladder,
     game_key,
@@ -489,6 +490,8 @@ def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, 
             _check_copies(specs, base)  # before the games, not when a copy would replace a file after them
             rules = Rules(variant, seats)
             max_plies = CAP_PER_SEAT * seats
+            # what the games rate: each model's file as it is now (the ladder refuses the level once it changes)
+            records = [model_record(spec) for spec in specs]
             result = run_tournament(specs, rules, games, seed=seed, workers=workers, time_budget=time_budget,
                                     max_plies=max_plies, cap_outcome="progress", progress=progress,
                                     factory=candidate_player, status_every=status_every, label="halma ladder")
@@ -499,7 +502,8 @@ def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, 
             st = stats[i]
             rows.append({"player": spec, "rating": round(ratings[i].ordinal, 3), "mu": round(ratings[i].mu, 3),
                          "sigma": round(ratings[i].sigma, 3), "score": round(st["score"], 3),
-                         "mean_place": round(st["mean_place"], 3), "ms_per_move": round(st["ms_per_move"], 2)})
+                         "mean_place": round(st["mean_place"], 3), "ms_per_move": round(st["ms_per_move"], 2),
+                         **records[i]})
         # pick on the unrounded ratings; the file keeps 3 decimals
         exact = [{"mu": r.mu, "sigma": r.sigma} for r in ratings]
         chosen = pick_levels(exact, len(levels), min_separation)
@@ -534,6 +538,22 @@ def build_entry(candidates: list[str], variant: str, seats: int, games: int, *, 
         if not entry["missing"]:
             del entry["missing"]
         return entry
+
+
+def model_record(candidate: str) -> dict[str, str]:
+    """What a ladder row records of a candidate that is an exported model (``agents.ladder.MODEL_RECORD``): the
+    sha256 of its file and the ``source.checkpoint_sha256`` of its manifest, when it names one; nothing for a bot.
+    ``agents.ladder.check_rated_model`` compares them with the model a level loads."""
+    import re
+
+    model = _model_file(candidate)
+    if model is None:
+        return {}
+    record = {"model_sha256": _sha256(Path(model), "candidate model")}
+    checkpoint = _checkpoint_of(Path(model))
+    if checkpoint is not None and re.fullmatch(r"[0-9a-f]{64}", checkpoint):  # (what a ladder file may hold)
+        record["checkpoint_sha256"] = checkpoint
+    return record
 
 
 def _stamp_manifest(base: Path, name: str, level: str, rating: float, key: str,

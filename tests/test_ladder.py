@@ -1404,10 +1404,12 @@ def test_a_ladder_entrys_missing_levels_must_be_level_names(tmp_path: Path) -> N
 
 
 def test_every_key_a_built_level_has_passes_the_check() -> None:
-    """The shipped ladder loads: its levels hold every figure build_entry writes."""
+    """The shipped ladder loads: its levels hold every figure build_entry writes, and its model levels what it
+    records of the model rated."""
     data = load_ladder(DEFAULT_LADDER)
     assert {k for entry in data["games"].values() for lv in entry["levels"] for k in lv} == {
-        "level", "player", "rating", "mu", "sigma", "score", "mean_place", "ms_per_move", "separation"}
+        "level", "player", "rating", "mu", "sigma", "score", "mean_place", "ms_per_move", "separation",
+        "model_sha256", "checkpoint_sha256"}
 
 
 def test_a_rating_of_null_is_printed_as_none_given(tmp_path: Path) -> None:
@@ -1651,7 +1653,8 @@ def test_the_shipped_ladder_and_every_built_entry_pass_the_record_check(tmp_path
                                            for r in entry["candidates"])
         assert type(entry["tournament"]["games"]) is int and isinstance(entry["command"], str)
     assert {k for entry in shipped["games"].values() for r in entry["candidates"] for k in r} == {
-        "player", "rating", "mu", "sigma", "score", "mean_place", "ms_per_move", "level"}
+        "player", "rating", "mu", "sigma", "score", "mean_place", "ms_per_move", "level", "model_sha256",
+        "checkpoint_sha256"}
 
     _fake_tournament(monkeypatch, [(0.0, 1.0), (1.0, 1.0), (2.0, 1.0), (20.0, 1.0)])
     ladder = tmp_path / "ladder.json"
