@@ -1100,10 +1100,22 @@ def test_a_manifest_without_a_training_config_is_checked_against_the_graph(
 
 
 def test_every_shipped_manifest_passes_the_cross_checks() -> None:
-    for manifest in sorted((ROOT / "agents" / "ladder").glob("*.manifest.json")):
+    """The shipped models' manifests carry what an export writes today for programs in other languages
+    (``interface``, ``plays_seats``, ``trained_rules``, ``training_reward``, ``test_vectors``: they had none, so a
+    game site could not check its own encoder against the files it serves), and the vectors hold."""
+    from agents.export import check_test_vectors, interface, trained_rules, training_reward
+
+    manifests = sorted((ROOT / "agents" / "ladder").glob("*.manifest.json"))
+    assert len(manifests) == 2
+    for manifest in manifests:
         model = manifest.with_name(manifest.name.replace(".manifest.json", ".onnx"))
         m = read_manifest(model)
         assert m["onnx_file"] == model.name and m["source"]["config"]["game"]["variant"] == m["variant"]
+        variant, seats, config = m["variant"], m["num_players"], m["source"]["config"]
+        assert m["interface"] == interface(variant, seats) and m["plays_seats"] == list(range(seats))
+        assert m["trained_rules"] == trained_rules(config, variant, seats) is not None
+        assert m["training_reward"] == training_reward(config) is not None
+        assert len(m["test_vectors"]) == 3 + seats and check_test_vectors(OnnxPolicy(model)) == []
 
 
 def test_search_settings_are_strict_and_consistent() -> None:
