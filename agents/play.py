@@ -290,20 +290,28 @@ class PlaySession:
                  "end the game (--rule repetition_limit=3 or --rule move_limit=N ends one); 'quit' stops it")
 
     def play_cpu_move(self) -> bool:
-        """The CPU seat to move plays one move; False when its player cannot play this game (the seat
-        goes back to a human)."""
+        """The CPU seat to move plays one move; False when its player cannot play this game, fails (an error of
+        its own: a plugin bot's bug) or answers with no legal move: the seat goes back to a human, the game as it
+        was (a traceback ended the session there, losing the game, where ``halma eval`` forfeits the seat)."""
         seat = self.game.to_move
+        name = self.seats[seat]
         try:
             move = self.cpu[seat].select_move(self.game, self.cpu_budget)
-        except ValueError as e:  # e.g. a checkpoint of another variant: the seat goes back to a human
-            name = self.seats[seat]
-            self.set_seat(seat, HUMAN)
-            self.out(f"error: seat {seat}'s player {name} cannot play this game ({e}); a human plays seat "
-                     f"{seat} again")
-            return False
-        self.game.play(move)
-        self.out(f"seat {seat} ({self.seats[seat]}) plays {self.last_move()}")  # (a bot may answer (src, dst))
-        return True
+        except ValueError as e:  # e.g. a checkpoint of another variant
+            problem = f"cannot play this game ({e})"
+        except Exception as e:  # (not Ctrl-C or a stop signal: BaseExceptions)
+            problem = f"failed: {type(e).__name__}: {e}"
+        else:
+            try:
+                self.game.play(move)  # (a move that is refused changes nothing)
+            except ValueError as e:  # IllegalMoveError, MoveTypeError
+                problem = f"chose {shown_value(move)}, which is not a legal move: {e}"
+            else:
+                self.out(f"seat {seat} ({name}) plays {self.last_move()}")  # (a bot may answer (src, dst))
+                return True
+        self.set_seat(seat, HUMAN)
+        self.out(f"error: seat {seat}'s player {name} {problem}; a human plays seat {seat} again")
+        return False
 
     def last_move(self) -> Move | None:
         """The game's newest move, as the engine recorded it (``src-dst``, whatever form a player gave it in)."""

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agents.play import HUMAN, REPLAY_PROMPT, PlaySession, TimeUp
-from halma_env import Game, Rules
+from halma_env import Game, Move, Rules
 from halma_env.records import GameRecord, load_record
 from halma_env.rules import parse_rule_options
 
@@ -150,6 +150,40 @@ def test_a_cpu_that_cannot_play_hands_the_seat_back():
     assert any("seat 1's player wrong cannot play this game (the model file is gone)" in line for line in out)
     s.handle("7-16")
     assert s.game.ply == 2
+
+
+class FaultyBot:
+    """A plugin bot with a bug from its second move on: it raises, answers an illegal move or answers no move."""
+
+    def __init__(self, fault):
+        self.name, self.fault = "faulty", fault
+
+    def select_move(self, game, time_budget=None):
+        if game.ply <= 1:
+            return game.legal_moves()[0]
+        if self.fault == "raises":
+            return 1 / 0
+        return Move(1, 2) if self.fault == "illegal" else None
+
+
+@pytest.mark.parametrize(("fault", "said"), [
+    ("raises", "seat 1's player faulty failed: ZeroDivisionError: division by zero; a human plays seat 1 again"),
+    ("illegal", "seat 1's player faulty chose Move(1, 2), which is not a legal move: "),
+    ("none", "seat 1's player faulty chose None, which is not a legal move: "),
+])
+def test_a_cpu_that_fails_or_answers_an_illegal_move_hands_the_seat_back(fault: str, said: str) -> None:
+    """A plugin bot that raised, or answered a move that is not legal, ended halma play with a traceback (exit 1,
+    the game lost); halma eval forfeits such a seat.  The seat goes back to a human, the game as it was."""
+    out: list[str] = []
+    make = lambda name, seed=None: FaultyBot(fault) if name == "faulty" else make_first(name, seed)  # noqa: E731
+    s = PlaySession(Rules("star", 2), [HUMAN, "faulty"], color=False, out=out.append, make_player=make)
+    s.handle("113-104")
+    assert s.game.ply == 2 and s.is_human(0) and not s.is_human(1)
+    s.handle(str(s.game.legal_moves()[0]))  # its second move fails
+    assert s.game.ply == 3 and s.game.to_move == 1 and s.is_human(1)
+    assert any(line.startswith(f"error: {said}") for line in out), out
+    s.handle(str(s.game.legal_moves()[0]))  # a human plays the seat on
+    assert s.game.ply == 4
 
 
 def test_cpu_time_must_be_positive():
