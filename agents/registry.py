@@ -163,7 +163,15 @@ def _unknown_bot(bot: str, bots: dict[str, str]) -> ValueError:
 def _bot_class(bot: str) -> type[Any]:
     target = all_bots()[bot]
     module_name, _, attr = target.partition(":")
-    found: Any = _import(module_name, f"bot {bot!r}")
+    found: Any
+    if bot in BOTS:
+        found = _import(module_name, f"bot {bot!r}")
+    else:  # a plugin whose module, or one it imports, is missing or fails: named as such (a bare
+        try:  # "No module named 'x'" named neither the bot nor its plugin, and was no ValueError)
+            found = importlib.import_module(module_name)
+        except Exception as e:
+            raise ValueError(f"bot {bot!r}: the {PLUGIN_GROUP} plugin {target!r} cannot be imported: "
+                             f"{type(e).__name__}: {e}") from None
     for part in attr.split("."):
         if not hasattr(found, part):
             raise ValueError(f"bot {bot!r}: module {module_name} has no {attr!r} ({target})")

@@ -79,6 +79,8 @@ noseed = mybot_pkg_for_tests.bot:NoSeed
 required = mybot_pkg_for_tests.bot:Required
 kw = mybot_pkg_for_tests.bot:Kw
 nomove = mybot_pkg_for_tests.bot:NoMove
+missingmod = mybot_pkg_for_tests_missing.bot:MyBot
+brokenimport = mybot_pkg_for_tests.broken:MyBot
 greedy = mybot_pkg_for_tests.bot:MyBot
 """
 
@@ -91,6 +93,7 @@ def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "bot.py").write_text(textwrap.dedent(PLUGIN_MODULE))
+    (package / "broken.py").write_text("import numpy_that_is_not_installed_for_tests\n")
     info = tmp_path / "mybot_pkg_for_tests-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mybot-pkg-for-tests\nVersion: 0.1\n")
@@ -198,6 +201,32 @@ def test_a_bot_class_that_breaks_the_contract_is_a_value_error(plugin: Path, spe
         make_player(spec, seed=1)
     with pytest.raises(ValueError, match=message):
         bot_parameters(spec.partition(":")[0])
+
+
+@pytest.mark.parametrize(("spec", "error"), [
+    ("missingmod", "ModuleNotFoundError: No module named 'mybot_pkg_for_tests_missing'"),
+    ("brokenimport", "ModuleNotFoundError: No module named 'numpy_that_is_not_installed_for_tests'"),
+])
+def test_a_plugin_that_cannot_be_imported_is_a_value_error_naming_it(plugin: Path, spec: str, error: str,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """An entry point whose module is missing, or imports one that is, raised a bare ModuleNotFoundError ("No
+    module named ..."): no bot or plugin named, and no ValueError, which the environments' opponents and
+    check_bot expect of a name that cannot be made."""
+    import halma_env
+    from agents.testing import BotCheckError, check_bot
+
+    _plugins_quietly()
+    target = plugin_bots()[spec]
+    message = f"bot '{spec}': the halma_env.bots plugin '{target}' cannot be imported: {error}"
+    with pytest.raises(ValueError) as made:
+        make_player(spec, seed=1)
+    assert str(made.value) == message
+    with pytest.raises(ValueError, match=f"^opponents: seat 1: {message}"):
+        halma_env.env(num_players=2, opponents={1: spec})
+    with pytest.raises(BotCheckError, match=error):
+        check_bot(spec)
+    assert main(["eval", spec, "greedy", "--games", "2", "--workers", "1"]) == 2
+    assert message in capsys.readouterr().err
 
 
 def test_a_constructor_taking_any_keyword_is_accepted(plugin: Path) -> None:
