@@ -680,12 +680,16 @@ class TournamentResult:
                          "replayed games in the same seats), so the intervals above, which count every game as an "
                          "independent trial, are too narrow; a player with randomness (an exported model's "
                          "`:temperature=`, a bot's `noise=`) plays independent games")
+        def by_player(key: str) -> str:  # each player's share of a count, in the table's order, where it is not 0
+            counts = [f"{stats[i]['player']} {stats[i][key]}" for i in order if stats[i][key]]
+            return f" ({', '.join(counts)})" if counts else ""
+
         forfeits = sum(st["forfeits"] for st in stats)
         over = sum(st["over_budget"] for st in stats)
         if forfeits:
-            lines.append(f"Forfeits (illegal moves answered, seat resigned): {forfeits}")
+            lines.append(f"Forfeits (illegal moves answered, seat resigned): {forfeits}{by_player('forfeits')}")
         if self.time_budget is not None:
-            lines.append(f"Moves over the time budget: {over}")
+            lines.append(f"Moves over the time budget: {over}{by_player('over_budget')}")
         if not s["balanced"]:
             lines.append(f"Note: seats are exactly balanced every {s['cycle_length']} games; "
                          f"{s['games']} is not a multiple, so a small seat imbalance remains.")

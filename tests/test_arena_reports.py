@@ -35,7 +35,7 @@ def _match() -> arena.TournamentResult:
         made_game(1, [1, 0], [1, 1], "max_plies", first_seat=1, plies=30, move_time=[0.3, 0.3], move_count=[15, 15],
               max_move_time=[0.03, 0.02], over_budget=[0, 1]),
         made_game(2, [1, 2], [2, 1], "resign", plies=8, move_time=[0.1, 0.2], move_count=[4, 4],
-              max_move_time=[0.04, 0.09], forfeit_seats=(0,)),
+              max_move_time=[0.04, 0.09], over_budget=[1, 0], forfeit_seats=(0,)),
     ]
     res = arena.TournamentResult(["a", "b", "c"], ["a", "b", "c"], Rules("star", 2, move_limit=50).to_dict(), games,
                                  7, 0.5, 120, "progress", 4.2)
@@ -86,8 +86,8 @@ Finish rate (decided by finishing or resigning, not by a limit): 2/3 = 66.7% [20
 finished 1, max_plies 1, resign 1
 Mean game length: 19.3 plies (decided games: 14.0); wall time 4.2 s
 Mean place by seat: 1.33, 1.33; of the seat that moved first: 1.33
-Forfeits (illegal moves answered, seat resigned): 1
-Moves over the time budget: 3
+Forfeits (illegal moves answered, seat resigned): 1 (b 1)
+Moves over the time budget: 4 (b 1, a 3)
 Note: seats are exactly balanced every 12 games; 3 is not a multiple, so a small seat imbalance remains."""
 
 SELF_PLAY_MD = """\
@@ -118,7 +118,8 @@ Mean place by seat: 1.50, 1.50; of the seat that moved first: 1.00"""
 def test_markdown_of_a_match_by_hand() -> None:
     """Every table and line of the report (docs/evaluation.md, "Metrics"), worked out by hand: rows in
     the order of the ratings' ordinals, '-' for a pair that never met, the rule options without the
-    variant, seats and first seat, the forfeit and over-budget lines, the seat-imbalance note."""
+    variant, seats and first seat, the forfeit and over-budget lines with each player's share (only a total
+    until 2026-12-07: which player ran over was not said), the seat-imbalance note."""
     assert _match().markdown() == MATCH_MD
 
 
