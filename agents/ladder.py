@@ -242,11 +242,11 @@ def _check_model_record(row: dict[str, Any], what: str) -> None:
     """A level's or candidate's ``model_sha256`` and ``checkpoint_sha256`` (``MODEL_RECORD``), when present: 64
     lowercase hex digits each, on a row whose player is an exported model, the checkpoint's only beside the
     model's (it widens what the model check accepts, ``check_rated_model``)."""
-    import re
+    from agents.opponent import is_sha256
 
     for key in MODEL_RECORD:
         value = row.get(key)
-        if key in row and not (isinstance(value, str) and re.fullmatch(r"[0-9a-f]{64}", value)):
+        if key in row and not is_sha256(value):
             raise LadderError(f"{what}: {key} {shown_value(value)} is not a sha256 (64 lowercase hex digits)")
     if any(key in row for key in MODEL_RECORD):
         if _model_file(row["player"]) is None:
@@ -509,7 +509,8 @@ def check_rated_model(lv: dict[str, Any], manifest: dict[str, Any], model: Path,
     if file.resolve() != DEFAULT_LADDER:
         rebuild += f" --ladder {printable(shlex.quote(str(file)))}"
     again = ("" if checkpoint is None else
-             f", or export the checkpoint it was rated from (sha256 {checkpoint[:12]}...) to that file again")
+             f", or export the checkpoint it was rated from (sha256 {checkpoint[:12]}...) to that file again "
+             "(halma export CHECKPOINT --force)")
     raise LadderError(f"level {printable(lv['level'])!r} of the {key} ladder {str(file)!r} is the model "
                       f"{str(model)!r}, which is not the model the ladder rated (sha256 "
                       f"{str(manifest.get('onnx_sha256'))[:12]}..., rated {rated[:12]}...: replaced since, by halma "

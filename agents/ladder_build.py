@@ -544,14 +544,14 @@ def model_record(candidate: str) -> dict[str, str]:
     """What a ladder row records of a candidate that is an exported model (``agents.ladder.MODEL_RECORD``): the
     sha256 of its file and the ``source.checkpoint_sha256`` of its manifest, when it names one; nothing for a bot.
     ``agents.ladder.check_rated_model`` compares them with the model a level loads."""
-    import re
+    from agents.opponent import is_sha256
 
     model = _model_file(candidate)
     if model is None:
         return {}
     record = {"model_sha256": _sha256(Path(model), "candidate model")}
     checkpoint = _checkpoint_of(Path(model))
-    if checkpoint is not None and re.fullmatch(r"[0-9a-f]{64}", checkpoint):  # (what a ladder file may hold)
+    if checkpoint is not None and is_sha256(checkpoint):  # (what a ladder file may hold)
         record["checkpoint_sha256"] = checkpoint
     return record
 

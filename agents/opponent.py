@@ -129,6 +129,11 @@ def manifest_path(onnx_path: str | Path) -> Path:
     return p.with_name(stem + MANIFEST_SUFFIX)
 
 
+def is_sha256(value: Any) -> bool:
+    """Whether ``value`` is a sha256 as the manifests and ladders write one: 64 lowercase hex digits."""
+    return isinstance(value, str) and re.fullmatch(r"[0-9a-f]{64}", value) is not None
+
+
 def file_sha256(path: str | Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -248,7 +253,7 @@ def _check_descriptive(data: dict[str, Any], mpath: Path) -> None:
                             f"{shown_value(rating)}")
     if "opset" in data and not (is_plain_int(data["opset"]) and data["opset"] >= 1):
         raise OpponentError(f"manifest {str(mpath)!r}: opset must be an integer >= 1, got {shown_value(data['opset'])}")
-    if not re.fullmatch(r"[0-9a-f]{64}", data["onnx_sha256"]):
+    if not is_sha256(data["onnx_sha256"]):
         raise OpponentError(f"manifest {str(mpath)!r}: onnx_sha256 must be 64 lowercase hex digits, got "
                             f"{shown_value(data['onnx_sha256'])}")
 

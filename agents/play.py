@@ -136,6 +136,11 @@ class TimeUp(Exception):
     """The human's time for this move ran out."""
 
 
+class TerminalUnreadable(Exception):
+    """The terminal, still there, refused a read (EIO): this process is a job in the background that cannot read
+    it (SIGTTIN ignored, or its process group orphaned: ``(halma play &)``)."""
+
+
 class LineTooLong(ValueError):
     """An input line past ``MAX_LINE`` bytes: refused whole, not cut to a head that might be a command."""
 
@@ -873,6 +878,9 @@ class LineReader:
             except OSError as exc:
                 if exc.errno != errno.EIO or not is_terminal_device(self.fd):
                     raise
+                if os.isatty(self.fd):  # (a terminal that hung up is no tty any more)
+                    raise TerminalUnreadable("cannot read the terminal (Input/output error): a job in the "
+                                             "background cannot read it; run halma play in the foreground") from None
                 terminal_hung_up()  # raises its SIGHUP (Terminated) unless that is ignored: then the end of input
                 return b""
         if self._chunks is None:
@@ -1080,7 +1088,11 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"halma play: error: {e}", file=sys.stderr)
         return 2
-    session.run(terminal_read)  # Ctrl-C at a prompt ends it quietly; while a CPU thinks, agents.cli says so
+    try:
+        session.run(terminal_read)  # Ctrl-C at a prompt ends it quietly; while a CPU thinks, agents.cli says so
+    except TerminalUnreadable as e:
+        print(f"halma play: error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -1099,7 +1111,7 @@ def run_replay(args: argparse.Namespace) -> int:
                               color=not args.no_color and colors_wanted(), numbers=args.numbers)
         with _naming(args.replay):
             session.replay(record)
-    except ValueError as e:  # a missing or unreadable file too: load_record names it (RecordError)
+    except (ValueError, TerminalUnreadable) as e:  # a missing or unreadable file too: load_record names it
         print(f"halma play: error: {e}", file=sys.stderr)
         return 2
     return 0

@@ -108,12 +108,13 @@ def test_a_process_without_decisions_takes_part_in_the_update(tmp_path: Path) ->
         torch.testing.assert_close(weights1[name], param, rtol=0, atol=0, msg=name)  # the same step in both
 
 
-def _update_with_an_empty_last_share(rank: int, world_size: int, run_dir: str, target_kl: float | None) -> Any:
+def _update_with_an_empty_last_share(rank: int, world_size: int, run_dir: str, target_kl: float | None,
+                                     epochs: int = 3) -> Any:
     from test_train import _learner_batch, quiet
 
     from agents.ppo import RolloutBuffer, Trainer
 
-    cfg = from_dict(tiny_config(ppo__target_kl=target_kl, ppo__num_minibatches=1, ppo__update_epochs=3))
+    cfg = from_dict(tiny_config(ppo__target_kl=target_kl, ppo__num_minibatches=1, ppo__update_epochs=epochs))
     trainer = Trainer(cfg, Path(run_dir) / str(rank), log=quiet, rank=rank, world_size=world_size)
     if rank == 0:
         d = _learner_batch(trainer, plies=4, generator=torch.Generator().manual_seed(5))
@@ -129,10 +130,10 @@ def test_the_kl_early_stop_is_over_the_rows_of_the_last_minibatch(tmp_path: Path
     """target_kl compared the mean of the processes' KLs, and a process with no row in the last minibatch
     added the KL of an earlier one (here none: 0.0), halving process 0's: two processes, one of them
     without decisions, stop after the same epoch as one process with the other's decisions."""
-    def alone(name: str, target_kl: float | None) -> tuple[float, dict[str, torch.Tensor]]:
-        return _update_with_an_empty_last_share(0, 1, str(tmp_path / name), target_kl)
+    def alone(name: str, target_kl: float | None, epochs: int = 3) -> tuple[float, dict[str, torch.Tensor]]:
+        return _update_with_an_empty_last_share(0, 1, str(tmp_path / name), target_kl, epochs)
 
-    first_kl, _ = alone("kl", None)  # (num_minibatches 1: the first epoch's KL is that of its only minibatch)
+    first_kl, _ = alone("kl", None, epochs=1)  # the first epoch's KL: that of its only minibatch
     target = 0.75 * first_kl
     _, one_epoch = alone("stop", target)  # stops after the first epoch
     _, three_epochs = alone("on", 1e6)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import subprocess
@@ -1579,6 +1580,38 @@ def test_a_terminal_that_hangs_up_at_the_prompt_stops_play_as_its_sighup(attempt
     exit 1; three times in three tries).  The failed read now is the hangup: exit 129, one line."""
     status, err = _hang_up_at_the_prompt(ignore_sighup=False)
     assert (status, err) == (129, "\nhalma play: stopped by SIGHUP\n")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX terminal")
+def test_a_terminal_read_that_fails_while_it_is_still_a_terminal_is_no_hangup(monkeypatch, capsys) -> None:
+    """A job in the background (SIGTTIN ignored, or an orphaned process group: ``(halma play &)``) reading its
+    terminal gets EIO while the terminal is still there (``isatty``): that is one line naming the read and the
+    fix, exit 2, not the hangup (which silenced the terminal and said "stopped by SIGHUP", exit 129) nor
+    "cannot write the standard output" (before 2026-12-07)."""
+    import errno
+
+    import agents.play
+    from agents.cli import main
+    from agents.play import LineReader, TerminalUnreadable
+
+    def refused(fd, size):
+        raise OSError(errno.EIO, "Input/output error")
+
+    hangups: list[int] = []
+    monkeypatch.setattr(agents.play.os, "read", refused)
+    monkeypatch.setattr(agents.play, "is_terminal_device", lambda fd: True)
+    monkeypatch.setattr(agents.play, "terminal_hung_up", lambda: hangups.append(1))
+    monkeypatch.setattr(agents.play.os, "isatty", lambda fd: True)
+    with pytest.raises(TerminalUnreadable, match="run halma play in the foreground"):
+        LineReader(0, threaded=False).readline()
+    monkeypatch.setattr(agents.play.os, "isatty", lambda fd: False)  # hung up: no tty any more
+    assert LineReader(0, threaded=False).readline() == "" and hangups == [1]
+    monkeypatch.setattr(agents.play.os, "isatty", lambda fd: True)
+    monkeypatch.setattr(agents.play, "_reader", lambda: LineReader(0, threaded=False))
+    monkeypatch.setattr("sys.stdin", io.StringIO())  # (not None: terminal_read asks _reader, patched above)
+    assert main(["play", "--no-color", "--players", "human,random"]) == 2
+    assert capsys.readouterr().err == ("halma play: error: cannot read the terminal (Input/output error): a job in "
+                                       "the background cannot read it; run halma play in the foreground\n")
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a POSIX terminal")

@@ -186,7 +186,7 @@ def test_a_level_whose_model_was_replaced_is_refused_naming_the_level_the_file_a
         f"model the ladder rated (sha256 {now[:12]}..., rated {rated[:12]}...: replaced since, by halma export "
         f"--force?): rate it again (halma ladder --ladder {ladder} --variant star --seats 2 CANDIDATE..., as the "
         f"entry's command did), or export the checkpoint it was rated from (sha256 {checkpoint[:12]}...) to that "
-        "file again")
+        "file again (halma export CHECKPOINT --force)")
     assert "\n" not in str(caught.value)
     # the level resolved per game (make_player("easy"), the environments) refuses it at its first move
     from agents.ladder import LevelPlayer
