@@ -26,7 +26,7 @@ import yaml
 
 from agents.files import is_empty_path, portable_file_name, quoted_path
 from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file, special_file_kind
-from halma_env.rewards import REWARD_SCHEMES
+from halma_env.rewards import MAX_SHAPING, REWARD_SCHEMES
 from halma_env.rules import ASCII_DECIMAL, LIMIT_OUTCOMES, Rules
 from halma_env.suggest import did_you_mean, shown_value
 
@@ -114,8 +114,9 @@ class GameConfig:
         if self.limit_outcome not in LIMIT_OUTCOMES:
             raise ValueError(f"game.limit_outcome must be one of {', '.join(LIMIT_OUTCOMES)}, "
                              f"got {self.limit_outcome!r}")
-        if not self.progress_shaping >= 0:  # written so, not `< 0`: NaN fails every comparison
-            raise ValueError(f"game.progress_shaping must be >= 0, got {self.progress_shaping}")
+        if not 0 <= self.progress_shaping <= MAX_SHAPING:  # written so, not `< 0`: NaN fails every comparison
+            raise ValueError(f"game.progress_shaping must be >= 0 and at most {MAX_SHAPING:g} (the engines' bound), "
+                             f"got {self.progress_shaping:g}")
         limit = self.repetition_limit
         if limit is True or (limit is not None and limit is not False and limit < 2):
             raise ValueError(f"game.repetition_limit must be an integer >= 2, false (no repetition rule) or null "

@@ -43,7 +43,10 @@ REFUSED = [
     (["game.num_players=1"], r"^game\.num_players must be at least 2 for self-play, got 1$"),
     (["game.reward=points"], r"game\.reward must be one of place, win_loss, got 'points'"),
     (["game.limit_outcome=rank"], r"^game\.limit_outcome must be one of draw, progress, got 'rank'$"),
-    (["game.progress_shaping=-0.5"], r"^game\.progress_shaping must be >= 0, got -0\.5$"),
+    (["game.progress_shaping=-0.5"],
+     r"^game\.progress_shaping must be >= 0 and at most 1e\+09 \(the engines' bound\), got -0\.5$"),
+    # accepted here, it failed in the batched engine with a traceback once the run directory was written
+    (["game.progress_shaping=1e10"], r"^game\.progress_shaping must be >= 0 and at most 1e\+09 .*, got 1e\+10$"),
     # env
     (["env.num_envs=0"], r"^env\.num_envs must be >= 1, got 0$"),
     (["env.solo_move_cost=1"], r"env\.solo_move_cost must be in \[0, 1\), got 1\.0"),
