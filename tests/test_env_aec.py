@@ -1445,9 +1445,11 @@ def test_a_failing_cpu_player_leaves_the_env_as_it_was_before_the_step(error) ->
                            "a legal move"):
             env.step(action)
     else:  # the player's own exception goes on as it is, not turned into an IllegalMoveError
-        with pytest.raises(RuntimeError, match="^the player's own bug$") as caught:
+        with pytest.raises(RuntimeError, match=r"^the player's own bug\n\(raised by the CPU player") as caught:
             env.step(action)
         assert caught.value is error and type(caught.value) is RuntimeError
+        # whose it is, which the bare exception did not say (its traceback shows the note)
+        assert caught.value.__notes__ == ["(raised by the CPU player 'fails_once' of player_1, at ply 1)"]
     assert _env_state(env) == before  # the learner's move was taken back with the CPU's failure
     env.step(action)  # the same move again: the CPU now answers
     assert env.game.ply == 2 and env.agent_selection == "player_2"

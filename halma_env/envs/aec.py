@@ -684,7 +684,12 @@ class raw_env(AECEnv, EzPickle):
         while not game.is_over and game.to_move in self._cpu and not self._halted():
             seat = game.to_move
             player = self._cpu[seat]
-            chosen = player.select_move(game)
+            try:
+                chosen = player.select_move(game)
+            except Exception as e:  # its own error goes on as it is, with a note of whose it is (traceback's last line)
+                e.add_note(f"(raised by the CPU player {getattr(player, 'name', player)!r} of "
+                           f"{self.possible_agents[seat]}, at ply {game.ply})")
+                raise
             try:
                 src, dst = Move.parse(chosen) if isinstance(chosen, str) else chosen
                 self._play(src, dst)
