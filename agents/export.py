@@ -557,7 +557,8 @@ def replace_problem(model: Path, checkpoint: str | Path, checkpoint_sha256: str)
 
 
 LADDER_STAMP = ("level", "rating", "rating_source")  # what halma ladder writes into a level's manifest
-# (agents.ladder_build._stamp_manifest), its rating_source starting with "halma ladder"
+# (agents.ladder_build._stamp_manifest), its rating_source "halma ladder (GAME, DATE)", starting with:
+LADDER_RATING_SOURCE = "halma ladder"
 
 
 def _ladder_stamp(model: Path, checkpoint_sha256: str, level: str | None,
@@ -581,7 +582,7 @@ def _ladder_stamp(model: Path, checkpoint_sha256: str, level: str | None,
     source = found.get("source")
     source = source if isinstance(source, dict) else {}
     rating_source = found.get("rating_source")
-    if not (isinstance(rating_source, str) and rating_source.startswith("halma ladder")):
+    if not (isinstance(rating_source, str) and rating_source.startswith(LADDER_RATING_SOURCE)):
         return {}, None
     stamp = {key: found.get(key) for key in LADDER_STAMP}
     what = (f"the level {printable(stamp['level'])} and rating {printable(stamp['rating'])} that "

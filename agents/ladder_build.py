@@ -559,11 +559,13 @@ def model_record(candidate: str) -> dict[str, str]:
 def _stamp_manifest(base: Path, name: str, level: str, rating: float, key: str,
                     written: Written | None = None) -> None:
     """Record the ladder's level and rating in an exported model's manifest (its old bytes kept in ``written``)."""
+    from agents.export import LADDER_RATING_SOURCE  # (what a re-export of the same checkpoint keeps)
     from agents.opponent import manifest_path, parse_opponent_spec, read_manifest, write_manifest
 
     p = base / parse_opponent_spec(name).path
     m = read_manifest(p)
-    m.update(level=level, rating=rating, rating_source=f"halma ladder ({key}, {dt.date.today().isoformat()})")
+    m.update(level=level, rating=rating,
+             rating_source=f"{LADDER_RATING_SOURCE} ({key}, {dt.date.today().isoformat()})")
     if written is not None:
         written.before_writing(manifest_path(p))
     try:
