@@ -612,7 +612,8 @@ class PlaySession:
         self.read = read
         try:
             self._session()
-        except (KeyboardInterrupt, Terminated):  # while a CPU thought (at the prompt Ctrl-C is a quit, below)
+        # Ctrl-C or a kill while a CPU thought (at the prompt Ctrl-C is a quit, below), or a background job's read
+        except (KeyboardInterrupt, Terminated, TerminalUnreadable):
             self.out("")
             self.note_unsaved()
             raise

@@ -990,6 +990,26 @@ def test_ctrl_c_while_a_cpu_thinks_still_says_the_game_was_not_saved() -> None:
     assert s.game.ply == 3 and out[-2:] == ["", UNSAVED.format(3)]
 
 
+def test_a_terminal_that_refuses_the_read_still_says_the_game_was_not_saved() -> None:
+    """A job in the background whose terminal refuses the prompt's read stops play with one line (exit 2); the
+    game it leaves was lost without the note every other way out of a game gives (before 2026-12-07)."""
+    from agents.play import TerminalUnreadable
+
+    out: list[str] = []
+    s = PlaySession(Rules("star", 2), [HUMAN, HUMAN], color=False, out=out.append)
+    lines = iter(["113-104"])
+
+    def read(prompt: str, timeout: float | None) -> str:
+        line = next(lines, None)
+        if line is None:
+            raise TerminalUnreadable("cannot read the terminal")
+        return line
+
+    with pytest.raises(TerminalUnreadable):
+        s.run(read)
+    assert s.game.ply == 1 and out[-2:] == ["", UNSAVED.format(1)]
+
+
 def test_a_finished_game_cannot_be_resigned() -> None:
     s, out = session([HUMAN, HUMAN])
     s.handle("resign")
