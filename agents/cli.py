@@ -15,10 +15,11 @@ import io
 import os
 import signal
 import sys
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from typing import cast
 
-from agents.files import is_write_failure, missing_extra, say_on_stderr, to_devnull
+from agents.files import CommandWarning, is_write_failure, missing_extra, say_on_stderr, to_devnull
 from agents.interrupts import stop_signals_raise
 from halma_env.notation import quoted
 from halma_env.rules import ASCII_DECIMAL, ASCII_INTEGER, MAX_OPTION_DIGITS
@@ -171,11 +172,32 @@ def main(argv: list[str] | None = None) -> int:
     for stream, _ in escaped:
         stream.reconfigure(errors="backslashreplace")
     try:
-        return _main_reporting(name, argv, command)
+        with _command_warnings_as_lines(command):
+            return _main_reporting(name, argv, command)
     finally:
         for stream, errors in escaped:
             with contextlib.suppress(ValueError):  # (a stream closed meanwhile)
                 stream.reconfigure(errors=errors)
+
+
+@contextlib.contextmanager
+def _command_warnings_as_lines(command: str) -> Iterator[None]:
+    """A ``CommandWarning`` (a plugin bot left out) shown as ``halma CMD: warning: ...``, the way errors are, not
+    in Python's form with the file and line that warned; every other warning as before.  (Only the formatting
+    changes: where warnings go, and pytest's capture of them, stay as they were.)"""
+    python_format = warnings.formatwarning
+
+    def format_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                       line: str | None = None) -> str:
+        if issubclass(category, CommandWarning):
+            return f"halma{command}: warning: {message}\n"
+        return python_format(message, category, filename, lineno, line)
+
+    warnings.formatwarning = format_warning
+    try:
+        yield
+    finally:
+        warnings.formatwarning = python_format
 
 
 def _main_reporting(name: str | None, argv: list[str], command: str) -> int:

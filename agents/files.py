@@ -228,6 +228,11 @@ def bar_size() -> dict[str, int]:
     return {"ncols": fallback.columns, "nrows": fallback.lines}
 
 
+class CommandWarning(UserWarning):
+    """A warning for the user of a ``halma`` command, which shows it as one line (``halma CMD: warning: ...``)
+    instead of Python's form (the file and line that warned, and its source line)."""
+
+
 def say_on_stderr(text: str) -> None:
     """A message on stderr, flushed; one that cannot be written (a hung-up terminal, a closed pipe, a full disk)
     is dropped and stderr sent to /dev/null: there is nowhere left to say it, and what the command was ending

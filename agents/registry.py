@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Sequence
 from importlib.metadata import entry_points
 from typing import Any
 
-from agents.files import missing_extra, shipped_file_hint
+from agents.files import CommandWarning, missing_extra, shipped_file_hint
 from agents.player import Player, SeededPlayer, check_seed, split_options
 from halma_env import Rules
 from halma_env.game import probe_player
@@ -93,6 +93,10 @@ def _plugin_entry_points() -> list[Any]:
     return list(entry_points(group=PLUGIN_GROUP))
 
 
+class PluginWarning(CommandWarning):
+    """A plugin bot left out (``plugin_bots``)."""
+
+
 # the warnings of this process's plugin scan, and those its parent process showed already (plugin_warnings)
 _warned: list[str] = []
 _shown_by_parent: set[str] = set()
@@ -141,7 +145,7 @@ def plugin_bots() -> dict[str, str]:
             message = f"{PLUGIN_GROUP} plugin {name!r} = {origin} is ignored: {problem}"
             _warned.append(message)
             if message not in _shown_by_parent:
-                warnings.warn(message, stacklevel=2)
+                warnings.warn(message, PluginWarning, stacklevel=2)
             continue
         found[name] = f"{module.strip()}:{attr}"
         origins[name] = origin

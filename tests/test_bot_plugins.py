@@ -3,8 +3,11 @@ the checks every bot class passes when looked up by name."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import textwrap
+import warnings
 from collections.abc import Iterator
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -250,6 +253,39 @@ def test_the_cli_plays_a_plugin_bot(plugin: Path, capsys: pytest.CaptureFixture[
     _plugins_quietly()
     assert main(["eval", "mybot", "greedy", "--games", "2", "--workers", "1"]) == 0
     assert "mybot" in capsys.readouterr().out
+
+
+def test_a_halma_command_shows_a_plugin_warning_as_one_line(plugin: Path) -> None:
+    """The real command (Python's own warning display, not pytest's capture): the left-out plugin is one
+    ``halma eval: warning:`` line, as errors are; it was Python's form, the registry's file and line and then
+    its source line ``warnings.warn(message, stacklevel=2)`` (before 2026-12-07)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin), os.environ.get("PYTHONPATH", "")])}
+    env.pop("PYTHONWARNINGS", None)
+    proc = subprocess.run([sys.executable, "-c", "import sys; from agents.cli import main; sys.exit(main())",
+                           "eval", "mybot", "random", "--games", "2", "--workers", "1"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ("halma eval: warning: halma_env.bots plugin 'greedy' = 'mybot_pkg_for_tests.bot:MyBot' of "
+                           "mybot-pkg-for-tests is ignored: its name is the built-in bot 'greedy' "
+                           "(agents.bots.greedy:GreedyBot)\n")
+
+
+def test_other_warnings_keep_pythons_form_and_main_puts_the_format_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agents.cli
+    from agents.files import CommandWarning
+
+    seen: list[str] = []
+
+    def command(name: str | None, argv: list[str]) -> int:
+        seen.append(warnings.formatwarning(UserWarning("torch says"), UserWarning, "x.py", 7, "warn()"))
+        seen.append(warnings.formatwarning(CommandWarning("left out"), CommandWarning, "x.py", 7, "warn()"))
+        return 0
+
+    before = warnings.formatwarning
+    monkeypatch.setattr(agents.cli, "_main", command)
+    assert main(["eval"]) == 0
+    assert seen == ["x.py:7: UserWarning: torch says\n  warn()\n", "halma eval: warning: left out\n"]
+    assert warnings.formatwarning is before
 
 
 def test_the_cli_names_a_broken_bot_class_without_a_traceback(plugin: Path,
