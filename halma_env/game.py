@@ -1140,7 +1140,10 @@ def _perft(game: Game, depth: int) -> int:
     total = 0
     played = 0  # moves of the current line on the board, each taken back before perft returns
     line = [iter(game.legal_moves())]  # the moves still to try at each ply of the line
-    start = len(game._history)  # (not `played`: Ctrl-C between a play or undo and its count would miscount)
+    # Stopped part-way (Ctrl-C), the game is put back whole from this copy: undoing the line's moves could not
+    # do it, since the stop can land inside a play or undo, between moving a piece and recording it (a
+    # ValueError from the next undo, and a game with a piece moved and no move in its history)
+    as_it_was = game.copy()
     try:
         while line:
             move = next(line[-1], None)
@@ -1158,9 +1161,9 @@ def _perft(game: Game, depth: int) -> int:
                 played -= 1
             else:
                 line.append(iter(game.legal_moves()))
-    finally:
-        while len(game._history) > start:  # stopped part-way (Ctrl-C): the game as it was
-            game.undo()
+    except BaseException:
+        game.__dict__.update(as_it_was.__dict__)  # (one call in C: a second Ctrl-C cannot land inside it)
+        raise
     return total
 
 

@@ -268,6 +268,41 @@ def test_perft_leaves_the_game_as_it_was_when_interrupted() -> None:
         assert game.position() == before and game.history == []
 
 
+@pytest.mark.parametrize("inside", ["_after_move", "_move_piece"])
+def test_perft_leaves_the_game_as_it_was_when_interrupted_inside_a_play_or_undo(inside: str,
+                                                                                 monkeypatch) -> None:
+    """Ctrl-C can land inside ``play`` (the piece moved, the move not yet in the history) or inside ``undo``
+    (the move taken off the history, the piece not yet back): perft's undos then left a piece moved with no
+    move to take it back, or failed with a ValueError instead of the KeyboardInterrupt (21 of 40 timed
+    interrupts of ``perft(game, 4)`` left the game changed, before 2026-12-07)."""
+    from halma_env import perft
+
+    fresh = Game(Rules("star", 2))
+    expected = {depth: perft(fresh, depth) for depth in (2, 3)}
+    real = getattr(Game, inside)
+    for stop_at in range(1, 400, 13):  # (calls of play, and of undo when inside is _move_piece)
+        calls = 0
+
+        def interrupted(self, *args, stop_at=stop_at, **kwargs):
+            nonlocal calls
+            calls += 1
+            if calls == stop_at:
+                raise KeyboardInterrupt
+            return real(self, *args, **kwargs)
+
+        game = Game(Rules("star", 2))
+        game.play("113-104")
+        before = (game.position(), list(game.history))
+        monkeypatch.setattr(Game, inside, interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            perft(game, 4)
+        monkeypatch.setattr(Game, inside, real)
+        assert (game.position(), list(game.history)) == before, stop_at
+        game.undo()
+        assert game.position() == fresh.position()
+        assert {depth: perft(game, depth) for depth in (2, 3)} == expected
+
+
 def test_a_pickled_game_is_small_and_plays_on() -> None:
     """A Game pickles without its per-variant lookup tables (rebuilt from the cache on load)."""
     for variant, seats in CASES:
