@@ -29,9 +29,11 @@ in their final positions (``ended``), ignore their actions and report their end 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Self, cast
 
 import numpy as np
@@ -50,6 +52,7 @@ from halma_env.game import ACTIVE, FINISHED, RESIGNED, Game, IllegalMoveError, _
 from halma_env.layout import layout
 from halma_env.rewards import check_progress_shaping, check_reward_scheme, piece_distance, shaping_potential
 from halma_env.rules import Rules, WrongTypeError, flag_argument, integer_argument
+from halma_env.suggest import shown_value
 
 END_REASONS = ("", "finished", "first_finish", "resign", "move_limit", "stall_limit", "repetition", "no_moves")
 """End reason codes: ``END_REASONS[code]``; 0 = the game has not ended."""
@@ -112,6 +115,21 @@ class _HoleSet:
 # tensors; nothing here needs autograd either way.
 _outside_inference_mode = torch.inference_mode(False)
 
+@contextlib.contextmanager
+def _memory_for(batch_size: int, device: torch.device) -> Iterator[None]:
+    """torch's failed allocation (a RuntimeError, a CUDA OutOfMemoryError) made a ``MemoryError`` that names the
+    batch size, instead of torch's allocator message alone."""
+    try:
+        yield
+    except RuntimeError as exc:
+        if not isinstance(exc, torch.OutOfMemoryError) and "allocate" not in str(exc):
+            raise
+        asked = re.search(r"[Tt]ried to allocate ([\d.]+ ?[A-Za-z]+)", str(exc))  # (CPU: "N bytes", CUDA: "2.00 GiB")
+        what = f"torch could not allocate {asked.group(1)}" if asked else str(exc).splitlines()[0][:200]
+        raise MemoryError(f"batch_size {batch_size}: the state of {batch_size:,} games does not fit in the memory "
+                          f"of {device} ({what}); use a smaller batch") from None
+
+
 class BatchedGame:
     """``batch_size`` games of ``rules`` played in lockstep (one move per game per ``step``).
 
@@ -141,9 +159,9 @@ class BatchedGame:
     ) -> None:
         if not isinstance(rules, Rules):
             raise WrongTypeError(f"rules must be a halma_env.Rules, got {type(rules).__name__}")
-        size = integer_argument(batch_size, lambda: f"batch_size must be a positive int, got {batch_size!r}")
+        size = integer_argument(batch_size, lambda: f"batch_size must be a positive int, got {shown_value(batch_size)}")
         if size < 1:
-            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+            raise ValueError(f"batch_size must be a positive int, got {shown_value(batch_size)}")
         if seed is None:  # (reset's "keep the generator"; a new batch needs a seed)
             raise WrongTypeError("seed must be an int (-2**63 .. 2**64-1), got None")
         batch_size, seed = size, cast(int, self._check_seed(seed))
@@ -154,7 +172,8 @@ class BatchedGame:
         try:  # None: torch's default device, as torch's own functions take it
             self.device = torch.get_default_device() if device is None else torch.device(device)
         except (RuntimeError, TypeError):  # torch's message lists every device type it knows
-            raise ValueError(f"device must be a torch device such as cpu, cuda or cuda:1, got {device!r}") from None
+            raise ValueError("device must be a torch device such as cpu, cuda or cuda:1, "
+                             f"got {shown_value(device)}") from None
         if self.device.type not in ("cpu", "cuda"):
             raise ValueError(f"device {device!r}: the batched engine runs on cpu or cuda")
         if self.device.type == "cuda":
@@ -173,35 +192,36 @@ class BatchedGame:
         self.num_actions = self.H * self.H
         self.observation_shape = self.enc.observation_shape
         n, H, P = self.n, self.H, self.P
-        dev = self.device
-        self.owner = torch.full((B, H), -1, dtype=torch.int8, device=dev)
-        self.king = torch.zeros((B, H), dtype=torch.bool, device=dev)
-        self.pieces = torch.full((B, n, P), H, dtype=torch.long, device=dev)
-        self.to_move = torch.zeros(B, dtype=torch.long, device=dev)
-        self.ply = torch.zeros(B, dtype=torch.long, device=dev)
-        self.status = torch.zeros((B, n), dtype=torch.int8, device=dev)  # 0 active, 1 finished, 2 resigned
-        self.places = torch.zeros((B, n), dtype=torch.long, device=dev)  # 0 = undecided
-        self.top = torch.ones(B, dtype=torch.long, device=dev)
-        self.first_seat = torch.full((B,), rules.first_seat, dtype=torch.long, device=dev)
-        self.stall = torch.zeros(B, dtype=torch.long, device=dev)
-        self.best = torch.zeros((B, n), dtype=torch.long, device=dev)
-        self.hash = torch.zeros(B, dtype=torch.long, device=dev)
-        if rules.stall_limit is not None:  # per game and seat: the Hungarian state of its progress
-            self.asg_u, self.asg_v, self.asg_match = (x.expand(B, n, self.S + 1).clone() for x in self.t_asg0)
-        self.hist = torch.zeros((B, 64 if rules.repetition_limit else 1), dtype=torch.long, device=dev)
-        self.hist_len = torch.zeros(B, dtype=torch.long, device=dev)
-        # END_REASONS code of each slot's ended game, kept until reset (auto_reset=False); 0: in play
-        self.end_reason = torch.zeros(B, dtype=torch.long, device=dev)
-        self._mask: torch.Tensor | None = None  # dense mask, built when asked for
-        self._mask_rows: torch.Tensor | None = None  # rows of the mask buffer holding piece rows
-        self._dest: torch.Tensor | None = None  # (B, R, H) bool, unpacked when asked for
-        self._buffers: dict[str, torch.Tensor] = {}  # scratch and output buffers reused between steps
-        self._live_buffers: dict[str, torch.Tensor] = {}  # those of the steps of the games in play (_step_live)
-        self._start_moves = self._first_moves()
-        bits, rows = self._start_moves  # (reset() writes every game's rows again)
-        self._bits = bits[self.first_seat]  # (B, R, W) destination bit sets of each piece
-        self._rows = rows[self.first_seat]  # (B, R) its canonical hole (H = no piece)
-        self.reset()
+        with _memory_for(B, self.device):  # (a batch too big for the machine: one MemoryError naming it)
+            dev = self.device
+            self.owner = torch.full((B, H), -1, dtype=torch.int8, device=dev)
+            self.king = torch.zeros((B, H), dtype=torch.bool, device=dev)
+            self.pieces = torch.full((B, n, P), H, dtype=torch.long, device=dev)
+            self.to_move = torch.zeros(B, dtype=torch.long, device=dev)
+            self.ply = torch.zeros(B, dtype=torch.long, device=dev)
+            self.status = torch.zeros((B, n), dtype=torch.int8, device=dev)  # 0 active, 1 finished, 2 resigned
+            self.places = torch.zeros((B, n), dtype=torch.long, device=dev)  # 0 = undecided
+            self.top = torch.ones(B, dtype=torch.long, device=dev)
+            self.first_seat = torch.full((B,), rules.first_seat, dtype=torch.long, device=dev)
+            self.stall = torch.zeros(B, dtype=torch.long, device=dev)
+            self.best = torch.zeros((B, n), dtype=torch.long, device=dev)
+            self.hash = torch.zeros(B, dtype=torch.long, device=dev)
+            if rules.stall_limit is not None:  # per game and seat: the Hungarian state of its progress
+                self.asg_u, self.asg_v, self.asg_match = (x.expand(B, n, self.S + 1).clone() for x in self.t_asg0)
+            self.hist = torch.zeros((B, 64 if rules.repetition_limit else 1), dtype=torch.long, device=dev)
+            self.hist_len = torch.zeros(B, dtype=torch.long, device=dev)
+            # END_REASONS code of each slot's ended game, kept until reset (auto_reset=False); 0: in play
+            self.end_reason = torch.zeros(B, dtype=torch.long, device=dev)
+            self._mask: torch.Tensor | None = None  # dense mask, built when asked for
+            self._mask_rows: torch.Tensor | None = None  # rows of the mask buffer holding piece rows
+            self._dest: torch.Tensor | None = None  # (B, R, H) bool, unpacked when asked for
+            self._buffers: dict[str, torch.Tensor] = {}  # scratch and output buffers reused between steps
+            self._live_buffers: dict[str, torch.Tensor] = {}  # those of the steps of the games in play (_step_live)
+            self._start_moves = self._first_moves()
+            bits, rows = self._start_moves  # (reset() writes every game's rows again)
+            self._bits = bits[self.first_seat]  # (B, R, W) destination bit sets of each piece
+            self._rows = rows[self.first_seat]  # (B, R) its canonical hole (H = no piece)
+            self.reset()
 
     # --- tables -----------------------------------------------------------------------
 
@@ -532,9 +552,9 @@ class BatchedGame:
         """None, or ``seed`` as an int in the range torch.Generator.manual_seed takes."""
         if seed is None:
             return None
-        seed_int = integer_argument(seed, lambda: f"seed must be an int (-2**63 .. 2**64-1), got {seed!r}")
+        seed_int = integer_argument(seed, lambda: f"seed must be an int (-2**63 .. 2**64-1), got {shown_value(seed)}")
         if not -(2**63) <= seed_int < 2**64:  # the range torch.Generator.manual_seed takes
-            raise ValueError(f"seed must be an int (-2**63 .. 2**64-1), got {seed!r}")
+            raise ValueError(f"seed must be an int (-2**63 .. 2**64-1), got {shown_value(seed)}")
         return seed_int
 
     def _slot_index(self, idx: Any, size: int, what: str, unique: bool = False) -> torch.Tensor:
@@ -1090,7 +1110,7 @@ class BatchedGame:
             actions = torch.as_tensor(actions, device=dev)
         except (TypeError, ValueError, RuntimeError, OverflowError) as e:  # strings, None, objects, huge ints
             if "verflow" in str(e) or isinstance(e, OverflowError):  # Python ints beyond int64
-                raise ValueError(f"actions must be 0..{self.num_actions - 1}, got {actions!r}") from None
+                raise ValueError(f"actions must be 0..{self.num_actions - 1}, got {shown_value(actions)}") from None
             raise WrongTypeError(f"actions must be an integer tensor of shape ({B},), got {type(actions).__name__} "
                                  f"({e})") from None
         if actions.shape != (B,):

@@ -87,13 +87,13 @@ class Encoding:
         """``seat`` as an int, if it is one of this game's seats (a negative index would wrap to another seat)."""
         value = as_index(seat, "seat")
         if not 0 <= value < self.layout.num_players:
-            raise ValueError(f"seat must be 0..{self.layout.num_players - 1}, got {seat!r}")
+            raise ValueError(f"seat must be 0..{self.layout.num_players - 1}, got {shown_value(seat)}")
         return value
 
     def _hole(self, hole: object, what: str) -> int:
         value = as_index(hole, what)
         if not 0 <= value < self.num_holes:
-            raise ValueError(f"{what} must be a hole 0..{self.num_holes - 1}, got {hole!r}")
+            raise ValueError(f"{what} must be a hole 0..{self.num_holes - 1}, got {shown_value(hole)}")
         return value
 
     def _check_game(self, game: Game) -> None:
@@ -202,7 +202,7 @@ def as_index(value: object, what: str) -> int:
     number = as_integer(value)
     if number is not None:
         return number
-    raise WrongTypeError(f"{what} must be an integer, got {value!r} ({type(value).__name__})")
+    raise WrongTypeError(f"{what} must be an integer, got {shown_value(value)} ({type(value).__name__})")
 
 
 def encoding(variant: str, num_players: int) -> Encoding:

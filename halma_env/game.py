@@ -21,6 +21,7 @@ from typing import Any, NamedTuple, SupportsIndex
 from halma_env.assignment import min_cost_assignment
 from halma_env.layout import Layout, layout
 from halma_env.rules import Rules, WrongTypeError, as_integer, game_name, integer_argument
+from halma_env.suggest import shown_value
 
 ACTIVE, FINISHED, RESIGNED = "active", "finished", "resigned"
 
@@ -79,16 +80,17 @@ class Move:
         """``"src-dst"`` -> Move."""
         if not isinstance(text, str):
             raise MoveTypeError(f"a move is written 'src-dst' with two hole numbers, got {type(text).__name__}")
-        parts = text.strip().split("-")
-        # isascii: str.isdigit also accepts digits such as '²' that int() refuses
-        if len(parts) != 2 or not all(p.strip().isascii() and p.strip().isdigit() for p in parts):
-            from halma_env.notation import quoted  # cut short: the text may be a whole line of input
+        from halma_env.notation import SURROUNDING_SPACE, is_ascii_number, quoted
 
+        numbers = [part.strip(SURROUNDING_SPACE) for part in text.split("-")]
+        if len(numbers) != 2 or not all(is_ascii_number(number) for number in numbers):
+            # (quoted: cut short, the text may be a whole line of input)
             raise IllegalMoveError(f"a move is written 'src-dst' with two hole numbers, got {quoted(text)}")
         try:
-            return cls(int(parts[0]), int(parts[1]))
+            return cls(int(numbers[0]), int(numbers[1]))
         except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
-            raise IllegalMoveError(f"a move's hole number is far too long ({len(text)} characters)") from None
+            digits = max(len(number) for number in numbers)
+            raise IllegalMoveError(f"a move's hole number is far too long ({digits} digits)") from None
 
     def __iter__(self) -> Iterator[int]:
         yield self.src
@@ -322,7 +324,7 @@ class Game:
         if rules is None:
             rules = Rules()
         elif not isinstance(rules, Rules):
-            raise WrongTypeError(f"Game takes a Rules, e.g. Game(Rules('star', 2)), got {rules!r}")
+            raise WrongTypeError(f"Game takes a Rules, e.g. Game(Rules('star', 2)), got {shown_value(rules)}")
         lay = layout(rules.variant, rules.num_players)
         pieces = [lay.geometry.mask(holes) for holes in lay.start]
         kings = lay.geometry.mask(k for k in lay.king_start if k is not None)
@@ -745,11 +747,11 @@ class Game:
         ``IllegalMoveError`` and a ``TypeError``."""
         seat = _as_int(seat)
         if isinstance(seat, bool) or not isinstance(seat, int):  # (an IllegalMoveError and a TypeError)
-            raise SeatTypeError(f"seat must be 0..{self.num_players - 1}, got {seat!r}")
+            raise SeatTypeError(f"seat must be 0..{self.num_players - 1}, got {shown_value(seat)}")
         if self.end_reason is not None:
             raise IllegalMoveError(f"the game is over ({self.end_reason}); nobody can resign")
         if not 0 <= seat < self.num_players:
-            raise IllegalMoveError(f"seat must be 0..{self.num_players - 1}, got {seat!r}")
+            raise IllegalMoveError(f"seat must be 0..{self.num_players - 1}, got {shown_value(seat)}")
         if self._status[seat] != ACTIVE:
             raise IllegalMoveError(f"seat {seat} has already {self._status[seat]} and cannot resign")
         snapshot = self._snapshot()
@@ -936,7 +938,7 @@ class Game:
         last = self.geometry.num_holes - 1
         value = _as_int(hole)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise WrongTypeError(f"hole must be an integer 0..{last}, got {hole!r}")
+            raise WrongTypeError(f"hole must be an integer 0..{last}, got {shown_value(hole)}")
         if not 0 <= value <= last:
             raise ValueError(f"hole must be 0..{last}, got {value}")
         return value
@@ -946,7 +948,7 @@ class Game:
         last = self._rules.num_players - 1
         value = _as_int(seat)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise WrongTypeError(f"seat must be an integer 0..{last}, got {seat!r}")
+            raise WrongTypeError(f"seat must be an integer 0..{last}, got {shown_value(seat)}")
         if not 0 <= value <= last:
             raise ValueError(f"seat must be 0..{last}, got {value}")
         return value
@@ -962,7 +964,7 @@ class Game:
             src, dst = move
         else:
             raise (IllegalMoveError if isinstance(move, tuple) else MoveTypeError)(  # (a pair of 3: malformed)
-                f"a move is a Move, a (src, dst) pair or 'src-dst' text, got {move!r}")
+                f"a move is a Move, a (src, dst) pair or 'src-dst' text, got {shown_value(move)}")
         if type(src) is not int or type(dst) is not int:  # numpy and other integer types
             src, dst = _as_int(src), _as_int(dst)
         n = self.geometry.num_holes
@@ -972,7 +974,7 @@ class Game:
             if isinstance(hole, bool) or not isinstance(hole, int) or not 0 <= hole < n:
                 wrong_type = isinstance(hole, bool) or not isinstance(hole, int)
                 raise (MoveTypeError if wrong_type else IllegalMoveError)(
-                    f"{name} hole must be a hole number 0..{n - 1}, got {hole!r}")
+                    f"{name} hole must be a hole number 0..{n - 1}, got {shown_value(hole)}")
         return src, dst
 
     def _why_illegal(self, src: int, dst: int) -> str:
@@ -1123,7 +1125,7 @@ def perft(game: Game, depth: int) -> int:
         raise WrongTypeError(f"game must be a halma_env.Game, got {type(game).__name__}")
     value = _as_int(depth)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise WrongTypeError(f"depth must be an integer >= 0, got {depth!r}")
+        raise WrongTypeError(f"depth must be an integer >= 0, got {shown_value(depth)}")
     if value < 0:
         raise ValueError(f"depth must be >= 0, got {value}")
     return _perft(game, value)
@@ -1177,7 +1179,7 @@ def random_playout(game: Game, rng: random.Random, max_plies: int | None = None)
     ``ValueError``: it played none)."""
     if max_plies is not None:
         def message() -> str:
-            return f"max_plies must be an integer >= 0 or None, got {max_plies!r}"
+            return f"max_plies must be an integer >= 0 or None, got {shown_value(max_plies)}"
 
         max_plies = integer_argument(max_plies, message)
         if max_plies < 0:

@@ -14,6 +14,11 @@ PIECE_CHARS = "012345"
 KING_CHARS = "ABCDEF"
 
 
+# what a text may have around it (a line read with its newline, a typed space): ASCII white space only, not
+# ``str.strip()``'s Unicode set (a no-break space, U+3000, the information separators \x1c-\x1f)
+SURROUNDING_SPACE = " \t\n\r\x0b\x0c"
+
+
 def is_ascii_number(text: str) -> bool:
     """ASCII digits only (``str.isdigit`` also accepts characters such as '²' that int() refuses)."""
     return text.isascii() and text.isdigit()
@@ -39,9 +44,9 @@ def parse_position(text: str, *, max_ply_digits: int = MAX_PLY_DIGITS) -> tuple[
     """
     if not isinstance(text, str):  # (a WrongTypeError is a ValueError too, what callers catch)
         raise WrongTypeError(f"a position is a line of text, got {type(text).__name__}")
-    if not text.strip():
+    if not text.strip(SURROUNDING_SPACE):
         raise ValueError("a position is empty: expected <variant> <seats> <board> <to_move> [<ply>]")
-    fields = text.strip().split(" ")
+    fields = text.strip(SURROUNDING_SPACE).split(" ")
     if "" in fields:
         raise ValueError("a position's fields are separated by single spaces; found an empty field (two spaces)")
     if len(fields) not in (4, 5):

@@ -351,7 +351,7 @@ class GameRecord:
         if upto is None:
             return len(self.events)
         def message() -> str:
-            return f"upto must be an event count 0..{len(self.events)}, got {upto!r}"
+            return f"upto must be an event count 0..{len(self.events)}, got {shown_value(upto)}"
 
         stop = integer_argument(upto, message)  # numpy integers too; 2.5 or True a WrongTypeError
         if not 0 <= stop <= len(self.events):

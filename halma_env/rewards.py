@@ -46,7 +46,7 @@ def check_progress_shaping(value: object) -> float:
     real = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
     if not real or not abs(float(cast(float, value))) <= MAX_SHAPING:  # (NaN fails the comparison)
         raise (ValueError if real else WrongTypeError)(
-            f"progress_shaping must be a finite number of magnitude at most {MAX_SHAPING:g}, got {value!r}")
+            f"progress_shaping must be a finite number of magnitude at most {MAX_SHAPING:g}, got {shown_value(value)}")
     return float(cast(float, value))
 
 

@@ -17,7 +17,10 @@ def shown_value(value: object) -> str:
     than 4,300 digits, and nobody reads 30)."""
     if type(value) is int and value.bit_length() > 100:
         return f"an integer of {value.bit_length()} bits"
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # a container holding an integer too long for repr
+        return f"a {type(value).__name__} holding an integer too long to show"
     return text if len(text) <= 60 else f"{text[:50]}... ({type(value).__name__})"
 
 

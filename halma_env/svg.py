@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, cast
 from xml.sax.saxutils import escape
 
 from halma_env.rules import WrongTypeError, as_integer, flag_argument
+from halma_env.suggest import shown_value
 
 if TYPE_CHECKING:
     from halma_env.game import Game, Move
@@ -262,7 +263,7 @@ def _check_lastmove(lastmove: object, game: Game) -> tuple[int, int, tuple[int, 
     for name, hole in (("source", move.src), ("destination", move.dst)):
         value = as_integer(hole)
         if value is None:
-            raise WrongTypeError(f"lastmove's {name} must be a hole number 0..{last}, got {hole!r}")
+            raise WrongTypeError(f"lastmove's {name} must be a hole number 0..{last}, got {shown_value(hole)}")
         if not 0 <= value <= last:
             raise ValueError(f"lastmove's {name} must be a hole number 0..{last}, got {value}")
         ends.append(value)

@@ -340,6 +340,15 @@ def test_reset_seed_and_bad_masks():
     assert torch.equal(bg.generator.get_state(), gen)
 
 
+def test_a_batch_too_big_to_allocate_is_a_memory_error_naming_its_size():
+    """torch's allocator error escaped as a RuntimeError ("[enforce fail at alloc_cpu.cpp:127] ... Error code 12")
+    naming no argument (before 2026-12-07)."""
+    with pytest.raises(MemoryError) as caught:
+        BatchedGame(Rules("star", 2), batch_size=10**12, seed=0)
+    assert str(caught.value) == ("batch_size 1000000000000: the state of 1,000,000,000,000 games does not fit in the "
+                                 "memory of cpu (torch could not allocate 121000000000000 bytes); use a smaller batch")
+
+
 def test_constructor_and_reset_arguments_of_the_wrong_type_are_a_type_error():
     """The rules, ``batch_size`` and ``seed`` (constructor and ``reset``) and the two flags: a value of the wrong
     type (a variant's name for the rules, True or 1.0 for a count or a seed, 1 for a flag) was a ``ValueError``,

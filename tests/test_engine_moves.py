@@ -482,6 +482,43 @@ def test_move_parse_cuts_a_long_text_short_in_its_error() -> None:
         Move.parse("1-2-3")  # a short one whole, as before
 
 
+def test_move_text_may_have_ascii_white_space_around_its_numbers_and_nothing_else() -> None:
+    """``str.strip()`` took any Unicode space (a no-break space, U+3000) and the information separators
+    \\x1c-\\x1f as white space; \\x1c inside a move then failed in ``int()`` and was reported as "a move's hole
+    number is far too long (8 characters)" (before 2026-12-07).  A position text likewise."""
+    from halma_env import IllegalMoveError
+
+    for typed in ("113-104", " 0113 - 104\n", "113\t-\t104\r\n", "\x0b113-104\x0c"):
+        assert Move.parse(typed) == Move(113, 104)
+    for odd in ("113-\x1c104", "\x1f113-104", "113\xa0-104", "113-104\u3000", "113-104\u2028", "\x85113-104"):
+        with pytest.raises(IllegalMoveError) as caught:
+            Move.parse(odd)
+        assert str(caught.value) == f"a move is written 'src-dst' with two hole numbers, got {odd!r}"
+    with pytest.raises(IllegalMoveError, match=r"^a move's hole number is far too long \(5000 digits\)$"):
+        Move.parse("1-" + "9" * 5000)
+    position = Game(Rules("star", 2)).position()
+    assert Game.from_position(f" {position}\n").position() == position
+    for odd in ("\x1c", "\xa0", "\u3000"):
+        with pytest.raises(ValueError, match="variant field"):
+            Game.from_position(odd + position)
+
+
+@pytest.mark.parametrize("hole", [10**5000, 2**200, -(10**40)], ids=["5000-digits", "2-to-the-200", "minus-41-digits"])
+def test_a_huge_hole_number_is_named_by_its_size_not_echoed(hole: int) -> None:
+    """``game.play((10**5000, 1))`` failed inside its own error message (``repr`` refuses an integer of more than
+    4,300 digits: "Exceeds the limit (4300 digits) for integer string conversion"), and a 4,000-digit hole was
+    echoed whole in a 4,046-character message (before 2026-12-07)."""
+    from halma_env import IllegalMoveError
+
+    game = Game(Rules("star", 2))
+    with pytest.raises(IllegalMoveError) as caught:
+        game.play((hole, 1))
+    assert str(caught.value) == f"source hole must be a hole number 0..120, got an integer of {hole.bit_length()} bits"
+    with pytest.raises(IllegalMoveError, match=r"got an integer of \d+ bits$"):
+        game.resign(hole)
+    assert game.history == []
+
+
 @pytest.mark.parametrize(("variant", "n"), [("star", 2), ("star", 6), ("diamond", 3), ("halma16", 4)])
 def test_is_legal_agrees_with_legal_moves(variant: str, n: int) -> None:
     """Game.is_legal (python-chess's board.is_legal): a bit test that must say yes exactly for legal_moves()."""

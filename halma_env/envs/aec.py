@@ -138,7 +138,7 @@ def hole_int(hole: Any, num_holes: int) -> int:
     negative number would otherwise index from the end of the tables)."""
     number = as_integer(hole)  # any integer type, as actions take (a 0-d tensor too)
     if number is None:
-        raise WrongTypeError(f"a hole must be an integer, got {hole!r} ({type(hole).__name__})")
+        raise WrongTypeError(f"a hole must be an integer, got {shown_value(hole)} ({type(hole).__name__})")
     if not 0 <= number < num_holes:
         raise ValueError(f"holes are 0..{num_holes - 1}, got {number}")
     return number
@@ -202,7 +202,7 @@ def check_seed(seed: Any) -> int | None:
     """``reset``'s seed as a Python int or None; anything else (floats, text, bools) is refused."""
     if seed is None:
         return None
-    return integer_argument(seed, lambda: f"seed must be an integer or None, got {seed!r}")
+    return integer_argument(seed, lambda: f"seed must be an integer or None, got {shown_value(seed)}")
 
 
 # what reset() sets for the game it starts (PettingZoo's AEC attributes)
@@ -303,7 +303,8 @@ class raw_env(AECEnv, EzPickle):
         self._watch: int | None = None  # see _halted
         self._seed: int | None = None  # the last reset's seed: set_cpu seeds a new CPU player from it
         if opponents is not None and not isinstance(opponents, dict):  # (any other Mapping was made a dict above)
-            raise WrongTypeError(f"opponents must be a mapping {{agent name or seat: player}}, got {opponents!r}")
+            raise WrongTypeError("opponents must be a mapping {agent name or seat: player}, "
+                                 f"got {shown_value(opponents)}")
         given: dict[int, Any] = {}  # seat -> the key that named it
         for key in opponents or {}:
             try:
@@ -369,7 +370,7 @@ class raw_env(AECEnv, EzPickle):
         if seat is not None:
             return seat
         raise (WrongTypeError if names_no_seat_by_type(who) else ValueError)(
-            f"expected an agent name ({', '.join(self.possible_agents)}) or a seat number, got {who!r}")
+            f"expected an agent name ({', '.join(self.possible_agents)}) or a seat number, got {shown_value(who)}")
 
     # --- the turn cache: legal moves and the action mask, computed once per turn ------------
 

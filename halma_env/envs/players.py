@@ -19,6 +19,7 @@ from typing import Any
 
 from halma_env.game import Game, IllegalMoveError, Move, probe_player
 from halma_env.rules import Rules, WrongTypeError, integer_argument
+from halma_env.suggest import shown_value
 
 ENTRY_POINT_GROUP = "halma_env.players"
 
@@ -41,7 +42,7 @@ class RandomPlayer:
         """Seed ``None`` (fresh entropy) or an integer >= 0 of any type; anything else is refused, as the
         players of ``agents`` refuse it (``random.Random`` would take 1.5, "abc" and -1, folding -1 onto 1)."""
         def message() -> str:
-            return f"seed must be None or an integer >= 0, got {seed!r}"
+            return f"seed must be None or an integer >= 0, got {shown_value(seed)}"
 
         number = None if seed is None else integer_argument(seed, message)  # (a bool, 1.0: WrongTypeError)
         if number is not None and number < 0:
@@ -110,7 +111,7 @@ def make_player(spec: Any, seed: int | None = None) -> Any:
     if callable(spec):
         return CallablePlayer(spec)
     raise WrongTypeError(  # (a TypeError that is also the ValueError it was)
-        f"a player is a name, a callable (game) -> move or an object with select_move(game), got {spec!r}"
+        f"a player is a name, a callable (game) -> move or an object with select_move(game), got {shown_value(spec)}"
     )
 
 

@@ -20,6 +20,7 @@ from gymnasium.utils import EzPickle
 from halma_env import GYM_ENTRY_POINT, GYM_ID, Game
 from halma_env.envs.aec import action_int, check_seed, copy_state, names_no_seat_by_type, raw_env, seat_named
 from halma_env.rules import WrongTypeError, integer_argument, is_sequence
+from halma_env.suggest import shown_value
 
 
 def register() -> None:
@@ -74,7 +75,7 @@ class HalmaEnv(gymnasium.Env, EzPickle):
         )
         n = self.aec.rules.num_players  # a Python int, whatever integer type num_players was
         def message() -> str:
-            return f"seat must be a seat 0..{n - 1} or None (drawn at every reset), got {seat!r}"
+            return f"seat must be a seat 0..{n - 1} or None (drawn at every reset), got {shown_value(seat)}"
 
         self.fixed_seat = None if seat is None else integer_argument(seat, message)  # (True, 1.0: a TypeError)
         if self.fixed_seat is not None and not 0 <= self.fixed_seat < n:
@@ -84,7 +85,7 @@ class HalmaEnv(gymnasium.Env, EzPickle):
                                                                                                    bool)
         if not number or not math.isfinite(illegal_reward):
             raise (ValueError if number else WrongTypeError)(
-                f"illegal_reward must be a finite number, got {illegal_reward!r}")
+                f"illegal_reward must be a finite number, got {shown_value(illegal_reward)}")
         self.illegal_reward = float(illegal_reward)
         self.render_mode = render_mode
         self.observation_space = self.aec.observation_space("player_0")
@@ -127,7 +128,7 @@ class HalmaEnv(gymnasium.Env, EzPickle):
             if not (isinstance(spec, str) or callable(spec) or hasattr(spec, "select_move")):
                 raise WrongTypeError(  # as raw_env's make_player says it (a TypeError, also a ValueError)
                     "opponents: a player is a name, a callable (game) -> move or an object with "
-                    f"select_move(game), got {spec!r}"
+                    f"select_move(game), got {shown_value(spec)}"
                 )
         return specs
 
