@@ -6,8 +6,10 @@ overrides are parsed as YAML scalars and validated the same way.  Numbers and bo
 reads them (decimal, ASCII digits: ``010`` is 10, ``1:00`` and ``0b11`` are text; only ``true`` and ``false``
 are booleans, ``on``, ``off``, ``yes`` and ``no`` are text), and a number key refuses NaN and infinity.  A
 config file holds at most ``MAX_CONFIG_BYTES``; the sizes that allocate memory (network widths and depths,
-games side by side, a rollout's steps, ...) are bounded by ``MAX_SIZES``, and the lists of players by
-``MAX_PLAYERS_LISTED``.  docs/training.md lists every key.
+games side by side, a rollout's steps, ...) are bounded by ``MAX_SIZES``, the counts of epochs and of updates
+by ``MAX_COUNTS``, the loss weights by ``MAX_COEF``, and the lists of players by ``MAX_PLAYERS_LISTED``.  An
+empty ``--set`` value is refused (no value is written ``null``), and so is text for a number key (``'5e6'``).
+docs/training.md lists every key.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import yaml
 from agents.files import is_empty_path, portable_file_name, quoted_path
 from halma_env.files import FileTooLarge, NotARegularFile, read_regular_file, special_file_kind
 from halma_env.rewards import MAX_SHAPING, REWARD_SCHEMES
-from halma_env.rules import ASCII_DECIMAL, LIMIT_OUTCOMES, Rules
+from halma_env.rules import ASCII_DECIMAL, LIMIT_OUTCOMES, MAX_LIMIT, Rules
 from halma_env.suggest import did_you_mean, shown_value
 
 # A config file holds at most this (the shipped ones are about 2 KB): PyYAML read a 100 MB one for 53 s, and
@@ -58,6 +60,24 @@ MAX_SIZES: dict[str, int] = {
     "crossing.detours": 1000,  # (30)
     "processes": 64,  # (2)
 }
+# The most each count of passes or of updates may be, which allocates nothing but must be reached: an epoch count past
+# these never ends its update (or its imitation fit), and a cadence in updates past 10**9 is never reached, as a run
+# makes far fewer updates (the shipped runs: under 600; at 1,000 updates a second 10**9 take 11 days), so it means
+# what 10**9 means (`halma bench train` gives checkpoint.every 10**9: no checkpoint but the last).  Until 2026-12-07
+# they took 10**30 and 1e300 (an integer of 997 bits).
+MAX_COUNTS: dict[str, int] = {
+    "ppo.update_epochs": 10_000,  # (2) each a pass over the update's steps
+    "imitation.epochs": 10_000,  # (6) each a pass over every recorded decision
+    "pool.snapshot_every": 10**9,  # (20) updates
+    "checkpoint.every": 10**9,  # (25) updates
+    "checkpoint.keep": 10**9,  # (2) numbered checkpoints, at most one an update
+}
+# the most a loss weight or the PPO clip may be: far above any useful value (the configs use 0-0.5), and low enough
+# that float32, which the losses are computed in, holds it: torch refused a ppo.clip_coef of 1e39 at the first update
+# ("value cannot be converted to type float without overflow"), and a weight of 1e39 made every loss infinite, which
+# stopped the run at its first update as diverged (as game.progress_shaping's halma_env.rewards.MAX_SHAPING)
+MAX_COEF = 1e9
+COEF_KEYS = ("ppo.clip_coef", "ppo.ent_coef", "ppo.vf_coef", "imitation.distill_coef", "crossing.coef")
 # one update's steps, (env.num_envs + env.solo_envs) x ppo.num_steps, are held in memory at once (4096)
 MAX_UPDATE_STEPS = 1 << 18
 # pool.bots, eval.opponents and eval.final_opponents: each player is built while the config loads (300,000
@@ -66,12 +86,19 @@ MAX_PLAYERS_LISTED = 256
 
 
 def _check_sizes(section: str, values: Any) -> None:
-    """``ValueError`` naming the first size of ``section`` ('' for the top level) past its ``MAX_SIZES`` bound."""
+    """``ValueError`` naming the first size or count of ``section`` ('' for the top level) past its bound
+    (``MAX_SIZES``, ``MAX_COUNTS``), or the first loss weight past ``MAX_COEF`` (``COEF_KEYS``)."""
     prefix = f"{section}." if section else ""
-    for dotted, most in MAX_SIZES.items():
+    for dotted, most in (*MAX_SIZES.items(), *MAX_COUNTS.items()):
         name = dotted[len(prefix):]
         if dotted.startswith(prefix) and "." not in name and (value := getattr(values, name)) > most:
-            raise ValueError(f"{dotted} must be at most {most}, got {value}")
+            raise ValueError(f"{dotted} must be at most {most}, got {shown_value(value)}")
+    for dotted in COEF_KEYS:
+        name = dotted[len(prefix):]
+        if dotted.startswith(prefix) and "." not in name and (value := getattr(values, name)) > MAX_COEF:
+            shown = f"{value:g}" if isinstance(value, float) else shown_value(value)  # (an int of a section built
+            # directly may be past a float's range)
+            raise ValueError(f"{dotted} must be at most {MAX_COEF:g} (the losses are float32), got {shown}")
 
 
 def _check_players_listed(key: str, players: list[str]) -> None:
@@ -315,6 +342,9 @@ class EvalConfig:
                 raise ValueError(f"eval.{name} must be >= 0, got {value}")
         if self.move_limit < 1:
             raise ValueError(f"eval.move_limit must be >= 1, got {self.move_limit}")
+        if self.move_limit > MAX_LIMIT:  # the evaluation's Rules refuse it (halma_env.rules.MAX_LIMIT)
+            raise ValueError(f"eval.move_limit must be at most {MAX_LIMIT} (the engine's largest move limit), "
+                             f"got {shown_value(self.move_limit)}")
         _check_sizes("eval", self)
         _check_players_listed("eval.opponents", self.opponents)
         _check_players_listed("eval.final_opponents", self.final_opponents)
@@ -335,6 +365,7 @@ class CheckpointConfig:
         for name in ("every", "keep"):
             if (value := getattr(self, name)) < 1:
                 raise ValueError(f"checkpoint.{name} must be >= 1, got {value}")
+        _check_sizes("checkpoint", self)
 
 
 @dataclass
@@ -528,8 +559,6 @@ _DECIMAL_INT = re.compile(r"[-+]?[0-9]+")
 _DECIMAL = ASCII_DECIMAL
 _INF_NAN = re.compile(r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
 _INT_TAG, _FLOAT_TAG, _BOOL_TAG = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool"
-# an integral number in exponent notation, for an integer key (5e6, 5.0e+6, 1E3)
-_EXPONENT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+")
 # YAML 1.2's core schema booleans; YAML 1.1 (pyyaml's) also reads yes, no, on and off (any case shown) as booleans
 _BOOL = re.compile(r"true|True|TRUE|false|False|FALSE")
 _BOOL_1_1 = re.compile(r"yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF")
@@ -540,20 +569,27 @@ def _is_yaml_1_1_bool(value: Any) -> bool:
 
 
 def _written_number(value: Any) -> Decimal | None:
-    """A finite float, or a string in exponent notation, as an exact number (else None): a YAML 1.1 loader
-    (yaml.safe_load) reads 5e6 (no dot) as a string and 5.0e+6 as a float.  Decimal, not float: exact where a
-    float would round."""
-    if isinstance(value, str) and _EXPONENT.fullmatch(value.strip()) and math.isfinite(float(value)):
-        return Decimal(value)  # (1e999 is left out: not a finite number, so not an integer either)
+    """A finite float as an exact number (else None), for an integer key given a whole number with a point
+    (3.0; the loader reads 5e6 and 5.0e+6 as ints already).  Decimal, not float: exact where a float would
+    round."""
     if isinstance(value, float) and math.isfinite(value):
         return Decimal(value)
     return None
 
 
+def _text_number_hint(value: Any) -> str:
+    """What to add to a number key's error for text that reads as a finite number (``seed: '5e6'``, a quoted
+    ``'0.5'``): a number key takes a number, not text that looks like one.  (Until 2026-12-07 it took text in
+    exponent notation for an integer key and any decimal text for a float key, for the mappings of a YAML 1.1
+    loader, yaml.safe_load, which reads 5e6 and 1e-3 as text; the config files and --set values are read as YAML
+    1.2, where only a quoted number is text, and `seed: '5'` was refused.)"""
+    if isinstance(value, str) and _DECIMAL.fullmatch(value.strip()) and math.isfinite(float(value)):
+        return " (text, not a number: write the number without quotes)"
+    return ""
+
+
 def _real(value: Any) -> float | None:
-    """A number, or a decimal number as text, as a float (inf past a float's range), else None."""
-    if isinstance(value, str) and _DECIMAL.fullmatch(value.strip()):  # YAML 1.1 reads 1e-3 as a string; not
-        return float(value)  # float()'s own text: it takes nan, inf, 1_0 and other scripts' digits
+    """A number as a float (inf past a float's range), else None (text too: a number key refuses it)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     try:
@@ -586,7 +622,8 @@ def _coerce(value: Any, tp: Any, path: str) -> Any:
                 return _coerce(value, arg, path)
             except ValueError:
                 pass  # the error below names every type the key takes
-        raise ValueError(f"{path}: expected {' or '.join(_type_name(a) for a in args)}, got {value!r}")
+        raise ValueError(f"{path}: expected {' or '.join(_type_name(a) for a in args)}, got {value!r}"
+                         + (_text_number_hint(value) if int in args or float in args else ""))
     if origin is list:
         (item,) = typing.get_args(tp)
         if not isinstance(value, list):
@@ -600,18 +637,18 @@ def _coerce(value: Any, tp: Any, path: str) -> Any:
             raise ValueError(f"{path}: expected true or false, got {value!r}{hint}")
         return value
     if tp is int:
-        number = _written_number(value)  # 5e6 and 5.0e+6 (step counts) are integers too; 2.5 and 1e-3 are not
+        number = _written_number(value)  # 3.0 is an integer too; 2.5 and 1e-3 are not
         if number is not None:
             if number != number.to_integral_value():
                 raise ValueError(f"{path}: expected an integer, got {value!r} (not a whole number)")
             return int(number)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"{path}: expected an integer, got {value!r}")
+            raise ValueError(f"{path}: expected an integer, got {value!r}{_text_number_hint(value)}")
         return value
     if tp is float:
         real = _real(value)
         if real is None:
-            raise ValueError(f"{path}: expected a number, got {value!r}")
+            raise ValueError(f"{path}: expected a number, got {value!r}{_text_number_hint(value)}")
         if not math.isfinite(real):  # no setting means anything at nan or inf
             raise ValueError(f"{path}: expected a finite number, got {value!r}")
         return real
@@ -730,12 +767,23 @@ def default_dict() -> dict[str, Any]:
     return out
 
 
+def _key_type(parts: list[str]) -> Any:
+    """The annotation of the dotted key ``parts`` in ``TrainConfig`` (None for a key it lacks)."""
+    tp: Any = TrainConfig
+    for part in parts:
+        if not (isinstance(tp, type) and dataclasses.is_dataclass(tp)):
+            return None
+        tp = typing.get_type_hints(tp).get(part)
+    return tp
+
+
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
     """Apply ``key=value`` strings (dotted keys, YAML values) to a copy of ``data``.
 
     An override must name an existing key: ``ppo.learnin_rate=1`` is an error naming it.  A key given
     twice is an error too, as a key twice in one YAML mapping is (the last one silently winning would
-    hide a typo'd command line).
+    hide a typo'd command line), and so is an empty value (``game.move_limit=``, from an unset shell
+    variable): no value is written ``null``.
     """
     import copy
 
@@ -761,8 +809,12 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
             if i < len(parts) - 1:
                 node = node[part]
         shown = raw if len(raw) <= 40 else f"{raw[:40]}..."
+        if not raw.strip():  # (until 2026-12-07 it was null: an unset shell variable turned game.move_limit off)
+            takes_null = type(None) in typing.get_args(_key_type(parts))
+            raise ValueError(f"--set {key} has an empty value in {shown_value(item)} "
+                             + (f"(write {key}=null for no value)" if takes_null else "(give it a value)"))
         try:
-            node[parts[-1]] = yaml.load(raw, Loader=_StrictLoader) if raw.strip() else None
+            node[parts[-1]] = yaml.load(raw, Loader=_StrictLoader)
         except yaml.YAMLError as exc:
             raise ValueError(f"--set {key}: value {shown!r} is not valid YAML "
                              f"{_yaml_problem(exc, raw, value=True)}") from None

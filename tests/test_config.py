@@ -5,6 +5,7 @@ defaults and the YAML round trip (agents/config.py, docs/training.md "Configurat
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import shlex
@@ -393,7 +394,7 @@ def test_overrides_split_at_the_first_equals_sign_and_name_the_unknown_part() ->
     with pytest.raises(ValueError, match=r"^--set seed\.x\.y: unknown key 'seed\.x' \(seed is a value, not a "
                                          r"section\)$"):
         apply_overrides(default_dict(), ["seed.x.y=1"])
-    assert apply_overrides(default_dict(), ["game.move_limit="])["game"]["move_limit"] is None
+    assert apply_overrides(default_dict(), ["game.move_limit=null"])["game"]["move_limit"] is None
 
 
 def test_an_unknown_override_key_suggests_the_nearest_known_one() -> None:
@@ -650,8 +651,9 @@ def test_a_float_key_refuses_nan_and_infinity_as_data_too() -> None:
         _load("ppo.target_kl=.nan")
     assert _load("ppo.vf_coef=1e-3").ppo.vf_coef == 0.001 and _load("ppo.vf_coef=2").ppo.vf_coef == 2.0
     data = default_dict()
-    data["ppo"]["vf_coef"] = "1e-3"  # yaml.safe_load's reading of 1e-3
-    assert from_dict(data).ppo.vf_coef == 0.001
+    data["ppo"]["vf_coef"] = "1e-3"  # yaml.safe_load's reading of 1e-3: text, which a number key refuses
+    with pytest.raises(ValueError, match=r"^ppo\.vf_coef: expected a number, got '1e-3' \(text, not a number"):
+        from_dict(data)
 
 
 def test_the_cli_refuses_a_nan_override_and_writes_nothing(tmp_path: Path, capsys) -> None:
@@ -873,6 +875,136 @@ def test_the_steps_of_one_update_are_bounded_and_the_bounds_documented(capsys) -
     assert f"{MAX_UPDATE_STEPS:,}" in reference and "256 KiB" in reference and "256 players" in reference
     for key, most in MAX_SIZES.items():
         assert re.search(rf"`{re.escape(key)}`[^|\n]*\| [^\n]*at most {most:,}\b", reference), key
+
+
+def test_eval_move_limit_is_bounded_by_the_engine_s_largest_limit(capsys) -> None:
+    """`--set eval.move_limit=10000000000000` was taken (before 2026-12-07), and the run failed at its first
+    evaluation, whose Rules refuse a move limit past halma_env.rules.MAX_LIMIT."""
+    from agents.cli import main
+    from halma_env.rules import MAX_LIMIT
+
+    cfg = _load(f"eval.move_limit={MAX_LIMIT}")
+    assert cfg.game.rules().replace(move_limit=cfg.eval.move_limit).move_limit == MAX_LIMIT  # as agents/ppo.py
+    for value, shown in ((MAX_LIMIT + 1, str(MAX_LIMIT + 1)), (10**13, str(10**13)),
+                         ("1e300", "an integer of 997 bits")):
+        with pytest.raises(ValueError, match=rf"^eval\.move_limit must be at most {MAX_LIMIT} \(the engine's largest "
+                                             rf"move limit\), got {shown}$"):
+            _load(f"eval.move_limit={value}")
+    quickstart = str(ROOT / "configs" / "quickstart.yaml")
+    assert main(["train", quickstart, "--set", "eval.move_limit=10000000000000", "--print-config"]) == 2
+    assert capsys.readouterr().err == ("halma train: error: eval.move_limit must be at most 999999999999 (the engine's "
+                                       "largest move limit), got 10000000000000\n")
+    doc = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+    reference = doc[doc.index("## Configuration reference"):doc.index("## Metrics")]
+    assert re.search(rf"\| `eval\.move_limit` \|[^\n]*at most {MAX_LIMIT:,}\b", reference)
+
+
+# Each count bound (docs/training.md "Configuration reference"), and what else a config at the bound needs
+COUNTS_AT_THE_BOUND = {
+    "ppo.update_epochs": [], "imitation.epochs": ["imitation.bot=greedy", "imitation.games=1"],
+    "pool.snapshot_every": [], "checkpoint.every": [], "checkpoint.keep": [],
+}
+
+
+@pytest.mark.parametrize("key", list(COUNTS_AT_THE_BOUND))
+def test_a_count_of_epochs_or_updates_is_bounded_naming_the_bound(key: str) -> None:
+    """`ppo.update_epochs`, `imitation.epochs`, `pool.snapshot_every`, `checkpoint.every` and `checkpoint.keep` took
+    10**30 and 1e300 (before 2026-12-07): an update that never ends, a cadence no run reaches."""
+    from agents.config import MAX_COUNTS
+
+    assert list(MAX_COUNTS) == list(COUNTS_AT_THE_BOUND)  # a new bound needs its case
+    most = MAX_COUNTS[key]
+    cfg = _load(*COUNTS_AT_THE_BOUND[key], f"{key}={most}")
+    section, name = key.split(".")
+    assert getattr(getattr(cfg, section), name) == most
+    for value, shown in ((most + 1, str(most + 1)), (10**30, str(10**30)), ("1e300", "an integer of 997 bits")):
+        with pytest.raises(ValueError, match=rf"^{re.escape(key)} must be at most {most}, got {shown}$"):
+            _load(*COUNTS_AT_THE_BOUND[key], f"{key}={value}")
+    doc = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+    reference = doc[doc.index("## Configuration reference"):doc.index("## Metrics")]
+    assert re.search(rf"`{re.escape(key)}`[^|\n]*\| [^\n]*at most {most:,}\b", reference), key
+
+
+def test_halma_bench_train_s_config_is_within_the_count_bounds() -> None:
+    from agents.train import bench_config
+
+    assert bench_config().checkpoint.every == 10**9  # no checkpoint but the last: the bound itself
+
+
+# Each loss weight (and the PPO clip), and what else a config with it > 0 needs
+COEFS = {"ppo.clip_coef": [], "ppo.ent_coef": [], "ppo.vf_coef": [],
+         "imitation.distill_coef": ["imitation.bot=greedy"], "crossing.coef": ["crossing.planner_width=1"]}
+
+
+@pytest.mark.parametrize("key", list(COEFS))
+def test_a_loss_weight_is_bounded_naming_the_bound(key: str) -> None:
+    """A `ppo.clip_coef` of 1e39 was taken (before 2026-12-07) and torch refused it at the first update ("value
+    cannot be converted to type float without overflow"); a loss weight of 1e39 made every loss infinite, and the
+    run stopped as diverged at its first update."""
+    from agents.config import COEF_KEYS, MAX_COEF
+
+    assert list(COEF_KEYS) == list(COEFS) and MAX_COEF == 1e9
+    section, name = key.split(".")
+    assert getattr(getattr(_load(*COEFS[key], f"{key}=1e9"), section), name) == 1e9
+    for value, shown in (("1.0000001e9", r"1e\+09"), ("1e10", r"1e\+10"), ("1e39", r"1e\+39"), ("1e300", r"1e\+300")):
+        with pytest.raises(ValueError, match=rf"^{re.escape(key)} must be at most 1e\+09 \(the losses are float32\), "
+                                             rf"got {shown}$"):
+            _load(*COEFS[key], f"{key}={value}")
+    doc = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+    reference = doc[doc.index("## Configuration reference"):doc.index("## Metrics")]
+    assert re.search(rf"`{re.escape(key)}`[^|\n]*\| [^\n]*at most 1e9\b", reference), key
+
+
+def test_an_empty_override_value_is_refused_not_taken_as_null(capsys) -> None:
+    """`--set game.move_limit=` (an unset shell variable) was null (before 2026-12-07): `--print-config` showed
+    `move_limit: null`, a run without a move limit.  Refused as `--rule move_limit=` is; null is written out."""
+    from agents.cli import main
+
+    for raw in ("", " ", "\t"):
+        with pytest.raises(ValueError, match=r"^--set game\.move_limit has an empty value in "
+                                             r"'game\.move_limit=(?: |\\t)?' \(write game\.move_limit=null for no "
+                                             r"value\)$"):
+            apply_overrides(default_dict(), [f"game.move_limit={raw}"])
+    for key in ("seed", "ppo.learning_rate", "name", "pool.bots"):  # keys that take no null
+        with pytest.raises(ValueError, match=rf"^--set {re.escape(key)} has an empty value in '{re.escape(key)}=' "
+                                             r"\(give it a value\)$"):
+            apply_overrides(default_dict(), [f"{key}="])
+    for spelled in ("null", "Null", "NULL", "~"):
+        assert _load(f"game.move_limit={spelled}").game.move_limit is None
+    quickstart = str(ROOT / "configs" / "quickstart.yaml")
+    assert main(["train", quickstart, "--set", "game.move_limit=", "--print-config"]) == 2
+    out, err = capsys.readouterr()
+    assert not out and err == ("halma train: error: --set game.move_limit has an empty value in 'game.move_limit=' "
+                               "(write game.move_limit=null for no value)\n")
+    assert main(["train", quickstart, "--set", "game.move_limit=null", "--print-config"]) == 0
+    assert "  move_limit: null\n" in capsys.readouterr().out
+
+
+# Each case: a number key given quoted text, and the type its error expects
+QUOTED_NUMBERS = [("seed", "'5e6'", "an integer"), ("seed", "'5'", "an integer"), ("seed", "'5.0'", "an integer"),
+                  ("ppo.total_steps", "'1.5e5'", "an integer"), ("pool.self_prob", "'0.5'", "a number"),
+                  ("ppo.learning_rate", "'1e-3'", "a number"), ("game.move_limit", "'300'", "int or NoneType"),
+                  ("ppo.target_kl", "'0.01'", "float or NoneType")]
+
+
+@pytest.mark.parametrize(("key", "quoted", "expected"), QUOTED_NUMBERS, ids=[f"{k}={q}" for k, q, _ in QUOTED_NUMBERS])
+def test_a_number_key_refuses_a_quoted_number_naming_the_key(key: str, quoted: str, expected: str,
+                                                             tmp_path: Path) -> None:
+    """In a config file `seed: '5e6'` was taken as 5000000 and `self_prob: '0.5'` as 0.5 (before 2026-12-07), while
+    `seed: '5'` was refused: quoted, each is text, which a number key refuses alike."""
+    message = (rf"^{re.escape(key)}: expected {expected}, got {re.escape(quoted)} \(text, not a number: write the "
+               r"number without quotes\)$")
+    with pytest.raises(ValueError, match=message):
+        _load(f"{key}={quoted}")
+    section, _, name = key.rpartition(".")
+    data = default_dict()
+    (data[section] if section else data)[name] = quoted.strip("'")
+    path = tmp_path / "config.yaml"
+    path.write_text(json.dumps(data))  # (YAML's flow style, every string quoted: "5e6")
+    assert f'"{name}": "{quoted.strip(chr(39))}"' in path.read_text()
+    with pytest.raises(ValueError, match=message):
+        load_config(path)
+    assert _load(f"{key}={quoted.strip(chr(39))}") is not None  # unquoted: the number
 
 
 # Each case: a broken config file, and the one line its error must end with (line and column counted from 1)
