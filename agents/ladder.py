@@ -43,9 +43,11 @@ from agents.files import is_empty_path, quoted_path
 from agents.player import Player, check_is_rules
 from halma_env import Game, Move, Rules
 from halma_env.files import (
+    FINITE_NUMBERS,
     DuplicateKey,
     FileTooLarge,
     NotARegularFile,
+    NotFinite,
     file_kind,
     folder_ending,
     no_duplicate_keys,
@@ -285,21 +287,6 @@ def level_model(base: Path, model: str, what: str) -> Path:
     return path
 
 
-class _NotFinite(ValueError):
-    """A number the ladder's JSON holds that is not finite (NaN, Infinity, 1e999)."""
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise _NotFinite(text)
-    return value
-
-
-def _no_constant(text: str) -> float:
-    raise _NotFinite(text)
-
-
 def printable(text: Any) -> str:
     """``text`` as it may reach a terminal: unchanged when every character is printable, else Python's
     escaped form (``'greedy\\x1b[2J'``), so that a ladder file's strings cannot send escape sequences."""
@@ -324,12 +311,12 @@ def _read_ladder(path: str) -> str:
 def _load(path: str, mtime: float) -> dict[str, Any]:
     p = Path(path)
     try:
-        data = json.loads(_read_ladder(path), parse_float=_finite_float, parse_constant=_no_constant,
+        data = json.loads(_read_ladder(path), **FINITE_NUMBERS,
                           object_pairs_hook=no_duplicate_keys)
     except DuplicateKey as e:  # the last one would win without a word: a level's player, a game's entry
         raise LadderError(f"ladder file {path!r}: {e}; a ladder file gives each key once") from None
-    except _NotFinite as e:
-        raise LadderError(f"ladder file {path!r} holds the number {str(e)}: its numbers must be finite") from None
+    except NotFinite as e:
+        raise LadderError(f"ladder file {path!r} holds the number {e.text}: its numbers must be finite") from None
     except RecursionError:
         raise LadderError(f"ladder file {path!r} cannot be read (its JSON is nested too deeply)") from None
     except (OSError, ValueError) as e:  # JSONDecodeError, UnicodeDecodeError, an integer of too many digits

@@ -75,9 +75,11 @@ from agents.player import (
 from halma_env import Game, Move, Rules
 from halma_env.encoding import ENCODING_VERSION, encoding
 from halma_env.files import (
+    FINITE_NUMBERS,
     DuplicateKey,
     FileTooLarge,
     NotARegularFile,
+    NotFinite,
     file_kind,
     no_duplicate_keys,
     read_regular_file,
@@ -182,9 +184,11 @@ def read_manifest(onnx_path: str | Path, check_hash: bool = True) -> dict[str, A
         raise OpponentError(f"manifest {str(mpath)!r} is {kind}, not a regular file")
     text = _read_file(mpath, MAX_MANIFEST_BYTES, "manifest")
     try:
-        data = json.loads(text.decode("utf-8"), object_pairs_hook=no_duplicate_keys)
+        data = json.loads(text.decode("utf-8"), object_pairs_hook=no_duplicate_keys, **FINITE_NUMBERS)
     except DuplicateKey as e:  # "variant": "star", "variant": "diamond" would load as diamond
         raise OpponentError(f"manifest {str(mpath)!r}: {e}; a manifest gives each field once") from None
+    except NotFinite as e:  # (Python's decoder takes NaN and Infinity, which are no JSON: as a ladder file)
+        raise OpponentError(f"manifest {str(mpath)!r} holds the number {e.text}: its numbers must be finite") from None
     except (ValueError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError, a too long integer
         raise OpponentError(f"manifest {str(mpath)!r} is corrupt or not JSON ({type(e).__name__}: {e})") from None
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:

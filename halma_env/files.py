@@ -6,6 +6,7 @@ project's files."""
 from __future__ import annotations
 
 import errno
+import math
 import os
 import secrets
 import stat
@@ -47,6 +48,31 @@ class NotText(ValueError):
 
     def __init__(self, text: str) -> None:
         super().__init__(f"the string {quoted(text)} holds a lone surrogate (\\ud800-\\udfff), which is not text")
+
+
+class NotFinite(ValueError):
+    """A JSON number that is not finite (``NaN``, ``Infinity``, ``1e999``): Python's decoder takes them, but they
+    are not JSON and no count, rate or rating means anything at them (``FINITE_NUMBERS``)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(f"the number {quoted(text)} is not finite")
+        self.text = text
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999
+        raise NotFinite(text)
+    return value
+
+
+def _no_constant(text: str) -> float:  # NaN, Infinity, -Infinity
+    raise NotFinite(text)
+
+
+# ``json.loads(text, **FINITE_NUMBERS)``: a ``NotFinite`` for a number that is not finite, which the callers turn
+# into their own errors naming the file
+FINITE_NUMBERS: dict[str, Any] = {"parse_float": _finite_float, "parse_constant": _no_constant}
 
 
 def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

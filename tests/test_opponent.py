@@ -836,6 +836,18 @@ def test_a_manifest_giving_a_key_twice_is_refused(tmp_path: Path) -> None:
         read_manifest(path)
 
 
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_a_manifest_number_that_is_not_finite_is_refused(tmp_path: Path, number: str) -> None:
+    """Python's decoder takes NaN and Infinity, which are not JSON: a manifest holding one loaded (a ladder file
+    holding one was refused), before 2026-12-07."""
+    path = _copy(tmp_path, "m")
+    text = manifest_path(path).read_text().rstrip()
+    manifest_path(path).write_text(text[:-1] + f', "a_number": {number}}}')
+    with pytest.raises(OpponentError, match=rf"^manifest {re.escape(repr(str(manifest_path(path))))} holds the "
+                                            rf"number {re.escape(number)}: its numbers must be finite$"):
+        read_manifest(path)
+
+
 @pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo") or not Path("/dev/zero").exists(),
                     reason="needs FIFOs and /dev/zero")
 def test_a_model_or_manifest_that_is_no_regular_file_says_what_it_is(tmp_path: Path) -> None:
