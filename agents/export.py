@@ -218,10 +218,11 @@ def interface(variant: str, seats: int) -> dict[str, Any]:
     }
 
 
-def trained_rules(config: Any, variant: str, seats: int) -> dict[str, Any] | None:
+def trained_rules(config: Any, variant: str, seats: int, problems: list[str] | None = None) -> dict[str, Any] | None:
     """Every rule option of the game the checkpoint was trained on (its config's ``game`` read as training
     reads it, ``GameConfig.rules``: the variant's defaults filled in), or None when it records no training
-    config or one this code no longer reads (the manifest's ``source`` still has it)."""
+    config or one this code no longer reads (the manifest's ``source`` still has it).  Why a config's ``game``
+    gives no rules (an option this code refuses) is added to ``problems``."""
     import dataclasses
 
     from agents.config import GameConfig
@@ -232,7 +233,9 @@ def trained_rules(config: Any, variant: str, seats: int) -> dict[str, Any] | Non
     names = {f.name for f in dataclasses.fields(GameConfig)}
     try:
         rules = GameConfig(**{k: v for k, v in game.items() if k in names}).rules().to_dict()
-    except (TypeError, ValueError):
+    except (TypeError, ValueError) as e:
+        if problems is not None:
+            problems.append(str(e))
         return None
     del rules["first_seat"]  # training games start with every seat in turn
     return rules
@@ -403,7 +406,8 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
     ``force`` (``replace_problem``).  What ``halma ladder`` wrote into the replaced model's manifest
     (``LADDER_STAMP``) is kept when it is an export of this same checkpoint and no other ``level`` or a
     ``rating`` is given, and dropped otherwise (``_ladder_stamp``); a line saying which is appended to
-    ``notes`` (what ``halma export`` prints) once the export is in place."""
+    ``notes`` (what ``halma export`` prints) once the export is in place, and so is a line saying why
+    ``trained_rules`` is null when the checkpoint's training config names its game but gives no rules."""
     from agents.checkpoint import load_checkpoint, model_from_checkpoint
 
     # every argument is checked before anything is written (no empty --out left behind)
@@ -461,6 +465,7 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
     try:
         staged = scratch / path.name
         staged.write_bytes(blob)
+        rules_problems: list[str] = []
         manifest = {
             "format": MANIFEST_FORMAT,
             "format_version": MANIFEST_VERSION,
@@ -474,7 +479,7 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
             "outputs": {"logits": "float32 (batch, H*H), illegal = -1e8", "value": "float32 (batch,)"},
             "interface": interface(variant, seats),
             "plays_seats": list(range(seats)),  # one network plays every seat, each in its canonical frame
-            "trained_rules": trained_rules(data.get("config"), variant, seats),
+            "trained_rules": trained_rules(data.get("config"), variant, seats, rules_problems),
             "training_reward": training_reward(data.get("config")),
             "opset": opset,
             "rating": rating,
@@ -512,8 +517,11 @@ def export_checkpoint(checkpoint: str | Path, level: str | None = None, out_dir:
         _write_manifest(staged, manifest)
         os.replace(staged, path)
         os.replace(manifest_path(staged), manifest_path(path))
-        if note and notes is not None:
-            notes.append(note)
+        if notes is not None:
+            notes.extend([note] if note else [])
+            # (an edited or damaged config: the model plays all the same, from its network)
+            notes.extend(f"trained_rules left null: the checkpoint's training config gives no rules this code "
+                         f"reads ({problem})" for problem in rules_problems)
     except OSError as e:
         raise ValueError(f"cannot write the export to {str(out)!r}: {e.strerror or e}"
                          + (f" ({e.filename})" if e.filename else "")) from None
@@ -656,7 +664,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{m['variant']} {m['num_players']} seats, level {m['level']}, encoding v{m['encoding_version']}, "
           f"opset {m['opset']}; matches the checkpoint on {c['positions']} positions "
           f"(max logit diff {c['max_logit_diff']:.1e}, greedy mismatches {c['greedy_mismatches']})")
-    for note in notes:  # what became of the level and rating halma ladder gave the model replaced
+    for note in notes:  # what became of the level and rating halma ladder gave the model replaced; trained_rules
         print(note)
     return 0
 

@@ -1333,6 +1333,25 @@ def test_manifest_records_the_training_rules_and_reward(exported: tuple[Path, Pa
     assert m["training_reward"] == {"reward": "win_loss", "progress_shaping": 0.5, "gamma": 0.97}
 
 
+def test_a_training_config_that_gives_no_rules_is_said_not_dropped(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    """A checkpoint whose stored config was edited (``move_limit: -5``) exported with ``trained_rules`` null and
+    no word of why (before 2026-12-07): the export still goes ahead (the model plays from its network), and its
+    notes say what the config's game gives that this code refuses."""
+    import torch
+
+    from agents.checkpoint import save_checkpoint
+    from agents.export import export_checkpoint
+
+    ckpt, _ = exported
+    config = {"game": {"variant": "star", "num_players": 2, "move_limit": -5}}
+    edited = save_checkpoint(tmp_path / "e.pt", {**torch.load(ckpt, weights_only=False), "config": config})
+    notes: list[str] = []
+    m = read_manifest(export_checkpoint(edited, "e", tmp_path, check_positions=2, notes=notes))
+    assert m["trained_rules"] is None and m["source"]["config"] == config
+    assert notes == ["trained_rules left null: the checkpoint's training config gives no rules this code reads "
+                     "(move_limit must be at least 1 (or None for no limit), got -5)"]
+
+
 def _independent_vector(policy: OnnxPolicy, position: str) -> dict[str, Any]:
     """A test vector recomputed without agents.export: the encoder's bytes and the loaded opponent's move."""
     import hashlib
