@@ -584,6 +584,9 @@ def _text_number_hint(value: Any) -> str:
     loader, yaml.safe_load, which reads 5e6 and 1e-3 as text; the config files and --set values are read as YAML
     1.2, where only a quoted number is text, and `seed: '5'` was refused.)"""
     if isinstance(value, str) and _DECIMAL.fullmatch(value.strip()) and math.isfinite(float(value)):
+        if re.fullmatch(r"[-+]?[0-9]+[eE][-+]?[0-9]+", value.strip()):  # unquoted, yaml.safe_load reads it as text
+            return (" (text, not a number: in a file, write the number without quotes; a mapping read with "
+                    "yaml.safe_load holds 1e-3 and 5e6 as text, agents.config.load_dict reads them as numbers)")
         return " (text, not a number: write the number without quotes)"
     return ""
 
@@ -810,9 +813,11 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
                 node = node[part]
         shown = raw if len(raw) <= 40 else f"{raw[:40]}..."
         if not raw.strip():  # (until 2026-12-07 it was null: an unset shell variable turned game.move_limit off)
-            takes_null = type(None) in typing.get_args(_key_type(parts))
-            raise ValueError(f"--set {key} has an empty value in {shown_value(item)} "
-                             + (f"(write {key}=null for no value)" if takes_null else "(give it a value)"))
+            key_type = _key_type(parts)
+            hint = (f"write {key}=null for no value" if type(None) in typing.get_args(key_type)
+                    else f"write {key}=[] for an empty list" if typing.get_origin(key_type) is list
+                    else "give it a value")
+            raise ValueError(f"--set {key} has an empty value in {shown_value(item)} ({hint})")
         try:
             node[parts[-1]] = yaml.load(raw, Loader=_StrictLoader)
         except yaml.YAMLError as exc:

@@ -115,6 +115,12 @@ class _HoleSet:
 # tensors; nothing here needs autograd either way.
 _outside_inference_mode = torch.inference_mode(False)
 
+# the most games one batch may hold: each takes hundreds of bytes of state at the least (the 2-seat star's 121
+# holes' owners alone are 121), so 2**30 games are far past any machine's memory, and past it torch's own size
+# arithmetic failed (2**62: "Storage size calculation overflowed", 2**63: a TypeError from its C++ layer)
+MAX_BATCH_SIZE = 2**30
+
+
 @contextlib.contextmanager
 def _memory_for(batch_size: int, device: torch.device) -> Iterator[None]:
     """torch's failed allocation (a RuntimeError, a CUDA OutOfMemoryError) made a ``MemoryError`` that names the
@@ -122,8 +128,8 @@ def _memory_for(batch_size: int, device: torch.device) -> Iterator[None]:
     try:
         yield
     except RuntimeError as exc:
-        if not isinstance(exc, torch.OutOfMemoryError) and "allocate" not in str(exc):
-            raise
+        if not isinstance(exc, torch.OutOfMemoryError) and "can't allocate memory" not in str(exc):
+            raise  # (the CPU allocator's "DefaultCPUAllocator: can't allocate memory: you tried to allocate N bytes")
         asked = re.search(r"[Tt]ried to allocate ([\d.]+ ?[A-Za-z]+)", str(exc))  # (CPU: "N bytes", CUDA: "2.00 GiB")
         what = f"torch could not allocate {asked.group(1)}" if asked else str(exc).splitlines()[0][:200]
         raise MemoryError(f"batch_size {batch_size}: the state of {batch_size:,} games does not fit in the memory "
@@ -162,6 +168,9 @@ class BatchedGame:
         size = integer_argument(batch_size, lambda: f"batch_size must be a positive int, got {shown_value(batch_size)}")
         if size < 1:
             raise ValueError(f"batch_size must be a positive int, got {shown_value(batch_size)}")
+        if size > MAX_BATCH_SIZE:
+            raise ValueError(f"batch_size must be at most 2**30 ({MAX_BATCH_SIZE:,} games, far past any machine's "
+                             f"memory), got {shown_value(batch_size)}")
         if seed is None:  # (reset's "keep the generator"; a new batch needs a seed)
             raise WrongTypeError("seed must be an int (-2**63 .. 2**64-1), got None")
         batch_size, seed = size, cast(int, self._check_seed(seed))

@@ -10,6 +10,7 @@ import sys
 import time
 
 from halma_env.game import Game, perft
+from halma_env.notation import SURROUNDING_SPACE
 from halma_env.render import colors_wanted, diamond_legend, render_text
 from halma_env.rules import VARIANTS, Rules
 
@@ -34,7 +35,7 @@ def _game(args: argparse.Namespace) -> Game:
         return Game(Rules(args.variant or "star", 2 if args.seats is None else args.seats))
     if args.variant is not None or args.seats is not None:
         raise ValueError("a position names its own variant and seats: drop --variant/--seats")
-    if not args.position.strip():
+    if not args.position.strip(SURROUNDING_SPACE):  # (what the position reader strips)
         raise ValueError("the position is empty (give SPEC §3 text, or leave it out for the start position)")
     try:
         return Game.from_position(args.position)

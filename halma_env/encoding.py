@@ -32,7 +32,7 @@ import numpy as np
 from halma_env.game import Game, IllegalMoveError, Move
 from halma_env.layout import Layout, layout
 from halma_env.rules import WrongTypeError, as_integer, check_game, game_name
-from halma_env.suggest import shown_value
+from halma_env.suggest import shown_typed, shown_value
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -202,7 +202,7 @@ def as_index(value: object, what: str) -> int:
     number = as_integer(value)
     if number is not None:
         return number
-    raise WrongTypeError(f"{what} must be an integer, got {shown_value(value)} ({type(value).__name__})")
+    raise WrongTypeError(f"{what} must be an integer, got {shown_typed(value)}")
 
 
 def encoding(variant: str, num_players: int) -> Encoding:

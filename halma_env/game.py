@@ -995,7 +995,19 @@ class Game:
         sb = self.geometry.bit[src]
         if lock >> sb & 1 and not lock >> db & 1:
             return f"the piece on {src} began its turn in its goal and may not leave it (halma16)"
+        if self._kings and self._reachable_over_kings(seat, sb) >> db & 1:
+            return (f"hole {dst} can be reached from {src} only by jumping a king, and no piece may jump a king "
+                    "(diamond)")
         return f"hole {dst} cannot be reached from {src} by a step or a jump sequence"
+
+    def _reachable_over_kings(self, seat: int, sb: int) -> int:
+        """The destinations of the piece on bit ``sb`` if kings could be jumped as other pieces are (for
+        ``_why_illegal``: the one rule that makes such a move illegal)."""
+        t, occ = self._t, self._occ
+        allowed = ~occ & t.layout.open_holes[seat]
+        if self._kings >> sb & 1:  # the king's row jumps, over kings too
+            return _king_destinations(t, sb, occ & ~(1 << sb), 0, allowed | 1 << sb) & ~(1 << sb)
+        return self._gen_ordinary(1 << sb, [sb], allowed, occ)[sb]
 
     def __str__(self) -> str:
         """The board as text, without colours (``print(game)``, as python-chess prints a board)."""

@@ -24,6 +24,13 @@ def shown_value(value: object) -> str:
     return text if len(text) <= 60 else f"{text[:50]}... ({type(value).__name__})"
 
 
+def shown_typed(value: object) -> str:
+    """``shown_value`` with the value's type named after it, once (``shown_value`` names it when it cuts a long
+    value short: ``'xxx...'... (str)``)."""
+    shown, name = shown_value(value), type(value).__name__
+    return shown if shown.endswith(f"({name})") else f"{shown} ({name})"
+
+
 def did_you_mean(wrong: str, known: Iterable[str], prefix: str = "", cutoff: float = 0.6) -> str:
     """``" (did you mean 'PREFIX.NAME'?)"`` for the known name nearest to ``wrong``, or ``""`` if none is near
     (difflib's similarity ratio of at least ``cutoff``)."""

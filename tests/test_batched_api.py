@@ -340,13 +340,44 @@ def test_reset_seed_and_bad_masks():
     assert torch.equal(bg.generator.get_state(), gen)
 
 
-def test_a_batch_too_big_to_allocate_is_a_memory_error_naming_its_size():
-    """torch's allocator error escaped as a RuntimeError ("[enforce fail at alloc_cpu.cpp:127] ... Error code 12")
-    naming no argument (before 2026-12-07)."""
+@pytest.mark.parametrize("size", [2**30 + 1, 2**62, 2**63, 10**12])
+def test_a_batch_past_max_batch_size_is_a_value_error(size: int) -> None:
+    """Past torch's size arithmetic a batch failed inside torch: 2**62 a RuntimeError ("Storage size calculation
+    overflowed"), 2**63 a TypeError with torch's C++ stack in its message, 10**12 the allocator's RuntimeError
+    (before 2026-12-07)."""
+    from halma_env.batched import MAX_BATCH_SIZE
+
+    with pytest.raises(ValueError) as caught:
+        BatchedGame(Rules("star", 2), batch_size=size, seed=0)
+    assert str(caught.value) == (f"batch_size must be at most 2**30 ({MAX_BATCH_SIZE:,} games, far past any machine's "
+                                 f"memory), got {size}")
+
+
+def test_a_batch_too_big_to_allocate_is_a_memory_error_naming_its_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch's allocator error escaped as a RuntimeError naming no argument (before 2026-12-07); torch's other
+    errors are left as they are.  (The allocator's refusal is simulated: a real one needs a batch past this
+    machine's memory, which another machine may grant.)"""
+    real_full = torch.full
+
+    def refusing(error: RuntimeError):
+        def full(size, *args, **kwargs):
+            if size and size[0] == 3000:
+                raise error
+            return real_full(size, *args, **kwargs)
+        return full
+
+    message = ("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: you tried "
+               "to allocate 363000 bytes. Error code 12 (Cannot allocate memory)")
+    monkeypatch.setattr(torch, "full", refusing(RuntimeError(message)))
     with pytest.raises(MemoryError) as caught:
-        BatchedGame(Rules("star", 2), batch_size=10**12, seed=0)
-    assert str(caught.value) == ("batch_size 1000000000000: the state of 1,000,000,000,000 games does not fit in the "
-                                 "memory of cpu (torch could not allocate 121000000000000 bytes); use a smaller batch")
+        BatchedGame(Rules("star", 2), batch_size=3000, seed=0)
+    assert str(caught.value) == ("batch_size 3000: the state of 3,000 games does not fit in the memory of cpu (torch "
+                                 "could not allocate 363000 bytes); use a smaller batch")
+    other = RuntimeError("cannot reallocate a tensor that is a view")
+    monkeypatch.setattr(torch, "full", refusing(other))
+    with pytest.raises(RuntimeError) as caught_other:
+        BatchedGame(Rules("star", 2), batch_size=3000, seed=0)
+    assert caught_other.value is other
 
 
 def test_constructor_and_reset_arguments_of_the_wrong_type_are_a_type_error():

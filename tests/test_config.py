@@ -651,9 +651,12 @@ def test_a_float_key_refuses_nan_and_infinity_as_data_too() -> None:
         _load("ppo.target_kl=.nan")
     assert _load("ppo.vf_coef=1e-3").ppo.vf_coef == 0.001 and _load("ppo.vf_coef=2").ppo.vf_coef == 2.0
     data = default_dict()
-    data["ppo"]["vf_coef"] = "1e-3"  # yaml.safe_load's reading of 1e-3: text, which a number key refuses
-    with pytest.raises(ValueError, match=r"^ppo\.vf_coef: expected a number, got '1e-3' \(text, not a number"):
+    data["ppo"]["vf_coef"] = yaml.safe_load("x: 1e-3")["x"]  # YAML 1.1 reads 1e-3 as text: a number key refuses it
+    with pytest.raises(ValueError) as caught:
         from_dict(data)
+    assert str(caught.value) == ("ppo.vf_coef: expected a number, got '1e-3' (text, not a number: in a file, write the "
+                                 "number without quotes; a mapping read with yaml.safe_load holds 1e-3 and 5e6 as "
+                                 "text, agents.config.load_dict reads them as numbers)")
 
 
 def test_the_cli_refuses_a_nan_override_and_writes_nothing(tmp_path: Path, capsys) -> None:
@@ -965,9 +968,13 @@ def test_an_empty_override_value_is_refused_not_taken_as_null(capsys) -> None:
                                              r"'game\.move_limit=(?: |\\t)?' \(write game\.move_limit=null for no "
                                              r"value\)$"):
             apply_overrides(default_dict(), [f"game.move_limit={raw}"])
-    for key in ("seed", "ppo.learning_rate", "name", "pool.bots"):  # keys that take no null
+    for key in ("seed", "ppo.learning_rate", "name"):  # keys that take no null
         with pytest.raises(ValueError, match=rf"^--set {re.escape(key)} has an empty value in '{re.escape(key)}=' "
                                              r"\(give it a value\)$"):
+            apply_overrides(default_dict(), [f"{key}="])
+    for key in ("pool.bots", "eval.opponents"):  # a list: the empty one is written []
+        with pytest.raises(ValueError, match=rf"^--set {re.escape(key)} has an empty value in '{re.escape(key)}=' "
+                                             rf"\(write {re.escape(key)}=\[\] for an empty list\)$"):
             apply_overrides(default_dict(), [f"{key}="])
     for spelled in ("null", "Null", "NULL", "~"):
         assert _load(f"game.move_limit={spelled}").game.move_limit is None
@@ -992,8 +999,8 @@ def test_a_number_key_refuses_a_quoted_number_naming_the_key(key: str, quoted: s
                                                              tmp_path: Path) -> None:
     """In a config file `seed: '5e6'` was taken as 5000000 and `self_prob: '0.5'` as 0.5 (before 2026-12-07), while
     `seed: '5'` was refused: quoted, each is text, which a number key refuses alike."""
-    message = (rf"^{re.escape(key)}: expected {expected}, got {re.escape(quoted)} \(text, not a number: write the "
-               r"number without quotes\)$")
+    message = (rf"^{re.escape(key)}: expected {expected}, got {re.escape(quoted)} \(text, not a number: (in a file, )?"
+               r"write the number without quotes(\)$|; a mapping read with yaml\.safe_load)")
     with pytest.raises(ValueError, match=message):
         _load(f"{key}={quoted}")
     section, _, name = key.rpartition(".")

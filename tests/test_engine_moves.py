@@ -503,6 +503,26 @@ def test_move_text_may_have_ascii_white_space_around_its_numbers_and_nothing_els
             Game.from_position(odd + position)
 
 
+@pytest.mark.parametrize(("position", "move"), [
+    ("diamond 2 ./../.../..../B111.1......./1111......../1.1......../111......./1......../....0...../....0....../...A.0"
+     "....../....0.000..../000./.00/00/. 0 10", "102-77"),  # an ordinary piece
+    ("diamond 3 ./../.../..../.1.11.1..222./1.1...122222/111.1B...22/.1.....22./1......2./.....2A.../..1......../...C"
+     ".0.0..../.....0.0...../0000/000/00/0 1 58", "40-18"),  # a king's row jump over a row holding a king
+])
+def test_a_move_that_would_jump_a_king_says_so(position: str, move: str) -> None:
+    """A Diamond move that only jumping a king could make was "hole 77 cannot be reached from 102 by a step or a
+    jump sequence" (before 2026-12-07), which does not tell a newcomer the rule that forbids it."""
+    from halma_env import IllegalMoveError
+
+    game = Game.from_position(position)
+    src, dst = move.split("-")
+    with pytest.raises(IllegalMoveError) as caught:
+        game.play(move)
+    assert str(caught.value) == (f"hole {dst} can be reached from {src} only by jumping a king, and no piece may jump "
+                                 "a king (diamond)")
+    assert game.history == [] and game.position() == Game.from_position(position).position()
+
+
 @pytest.mark.parametrize("hole", [10**5000, 2**200, -(10**40)], ids=["5000-digits", "2-to-the-200", "minus-41-digits"])
 def test_a_huge_hole_number_is_named_by_its_size_not_echoed(hole: int) -> None:
     """``game.play((10**5000, 1))`` failed inside its own error message (``repr`` refuses an integer of more than

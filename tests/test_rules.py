@@ -1365,6 +1365,18 @@ def test_shown_value_escapes_and_cuts_short() -> None:
     assert shown_value(list(range(100))) == "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,... (list)"
     assert shown_value(10**5000) == "an integer of 16610 bits"  # repr itself refuses it
     assert shown_value(-(2**101)) == "an integer of 102 bits"
+    assert shown_value([10**5000]) == "a list holding an integer too long to show"  # (repr raised ValueError)
+
+
+def test_shown_typed_names_the_type_once() -> None:
+    """``as_index("x" * 100, "seat")`` said ``got 'xxx...'... (str) (str)`` (before 2026-12-07)."""
+    from halma_env.encoding import as_index
+    from halma_env.suggest import shown_typed
+
+    assert shown_typed(1.5) == "1.5 (float)" and shown_typed("x" * 100) == "'" + "x" * 49 + "... (str)"
+    with pytest.raises(TypeError) as caught:
+        as_index("x" * 100, "seat")
+    assert str(caught.value) == "seat must be an integer, got '" + "x" * 49 + "... (str)"
 
 
 @pytest.mark.parametrize("seats", ["2", 2.0, None])

@@ -38,7 +38,7 @@ from halma_env.rules import (
     game_name,
     integer_argument,
 )
-from halma_env.suggest import shown_value
+from halma_env.suggest import shown_typed, shown_value
 
 from .players import check_player, make_player, reseed
 
@@ -138,7 +138,7 @@ def hole_int(hole: Any, num_holes: int) -> int:
     negative number would otherwise index from the end of the tables)."""
     number = as_integer(hole)  # any integer type, as actions take (a 0-d tensor too)
     if number is None:
-        raise WrongTypeError(f"a hole must be an integer, got {shown_value(hole)} ({type(hole).__name__})")
+        raise WrongTypeError(f"a hole must be an integer, got {shown_typed(hole)}")
     if not 0 <= number < num_holes:
         raise ValueError(f"holes are 0..{num_holes - 1}, got {number}")
     return number
