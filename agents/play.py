@@ -6,7 +6,8 @@ any name ``agents.registry.make_player`` accepts).  Commands at a human's turn:
     src-dst        play a move (e.g. 113-104)
     HOLE           show where the piece on HOLE can go (marked *)
     moves          list the legal moves, numbered; then #N plays move N
-    undo           take back your last move (and the CPU moves after it)
+    undo           take back your last move (and the CPU moves after it), saying what
+                   it took back
     resign         the seat to move resigns
     cpu SEAT NAME  hand a seat to a CPU player; human SEAT takes it back
     save FILE      save the game record (JSON; over an earlier record, never another file);
@@ -21,7 +22,8 @@ any name ``agents.registry.make_player`` accepts).  Commands at a human's turn:
 
 Bad input never changes the game: the session says what was wrong and asks again (a command
 with other arguments shows its form, ``cpu is written 'cpu SEAT NAME'``; a misspelt one gets the
-nearest command; a move written with a space, a dash lookalike or "to" gets the notation).  Numbers
+nearest command; a move written with a space, a dash lookalike, an arrow such as '->' or "to" gets
+the notation).  Numbers
 (holes, seats, ``#N``) are ASCII digits: '²' and '１１３' are refused.
 Input echoed in an error is cut short when long (its first characters and its length).  Every CPU
 seat's player is checked against the game before it can move (at the start, ``cpu SEAT NAME``,
@@ -35,6 +37,12 @@ jump, ``help`` or ``?`` lists these, and ``q`` (``quit``, ``exit``, ``stop``), t
 Ctrl-C stops it.  The record's steps are its moves and resignations, so after a resignation step N is
 not the board's ply N.  The last position asks too (so ``b`` still works there); Enter there ends the
 replay.  A step out of range or an unknown word is an error line and the position stays.
+
+A step that does more than its move says so in a line of its own: with 3+ seats, a seat that takes a
+place while the others play on (``seat 0 (red, human) finishes: 1st place; the others play on``, a
+resignation ``resigns: 3rd place``; the places the game's end gives are its result line's), and each
+seat that cannot move and is skipped (``seat 1 (blue, greedy) cannot move: its turn passes``).  A
+replay says them after the step's ``[N/LAST]`` line.
 
 When no human seat is left in the game (every seat a CPU, or the humans resigned or finished),
 the CPUs play on a move at a time and the session reads commands between their moves without
@@ -79,7 +87,7 @@ from agents.arena import ARENA_LIMIT, build_rules, default_factory, derive_seed
 from agents.files import is_terminal_device, quoted_path, shown_path
 from agents.interrupts import Terminated, terminal_hung_up
 from halma_env import Game, IllegalMoveError, Move, Rules
-from halma_env.game import ACTIVE, probe_player
+from halma_env.game import ACTIVE, RESIGNED, probe_player
 from halma_env.notation import is_ascii_number, quoted
 from halma_env.records import GameRecord, RecordError, apply_event, load_record
 from halma_env.render import SEAT_COLOUR_NAMES, colors_wanted, diamond_legend, render_text
@@ -124,8 +132,11 @@ REPLAY_HELP = (
     "  help, ?            this list",
     "  q, quit, exit, stop  stop the replay (so do the end of input and Ctrl-C)",
 )
-# two numbers with a space, a dash lookalike (pasted from a web page), ':', '_', ',', '>' or 'to' between them
-MOVE_LOOKALIKE = re.compile(r"[0-9]+\s*(?:[\s:_,>\u2010-\u2015\u2212]|-\s|\s-|to)\s*[0-9]+", re.IGNORECASE)
+# two numbers with a space, a dash lookalike (pasted from a web page), ':', '_', ',', '>', an arrow ('->', '-->',
+# '=>', '→', '⇒', '⟶') or 'to' between them
+MOVE_LOOKALIKE = re.compile(r"[0-9]+\s*(?:-+>|=+>|[\s:_,>\u2010-\u2015\u2212\u2192\u21d2\u27f6]|-\s|\s-|to)\s*[0-9]+",
+                            re.IGNORECASE)
+MOVE_NOTATION = "a move is written 'src-dst' with two hole numbers and a plain '-', e.g. 113-104"
 REPLAY_STOP = ("q", "quit", "exit", "stop")  # the main prompt's quit words stop a replay, not step it
 MAX_DIGITS = 9  # a seat, hole or move number of more digits is out of any range (and int() refuses > 4300)
 # what --rule sets: variant and num_players come from --variant/--seats (parse_rule_options refuses them)
@@ -203,7 +214,10 @@ class PlaySession:
         if not 0 <= seat < self.rules.num_players:
             raise ValueError(f"seat must be 0..{self.rules.num_players - 1}, got {seat}")
         # folded into 0..2**63-1: players take no negative seed; a PlaySession takes any integer (--seed is >= 0)
-        player = None if name == HUMAN else self._make_player(name, seed=derive_seed(self.seed, seat))
+        try:
+            player = None if name == HUMAN else self._make_player(name, seed=derive_seed(self.seed, seat))
+        except ValueError as e:  # the registry's list of valid players is the CPUs': here a seat may be a human's
+            raise _with_human(e, name) from None
         if player is not None:
             self.check_player(seat, name, player, self.rules)
         if seat < len(self.seats):
@@ -307,16 +321,24 @@ class PlaySession:
         except Exception as e:  # (not Ctrl-C or a stop signal: BaseExceptions)
             problem = f"failed: {type(e).__name__}: {e}"
         else:
+            before = self.game.places
             try:
                 self.game.play(move)  # (a move that is refused changes nothing)
             except ValueError as e:  # IllegalMoveError, MoveTypeError
                 problem = f"chose {shown_value(move)}, which is not a legal move: {e}"
             else:
                 self.out(f"seat {seat} ({name}) plays {self.last_move()}")  # (a bot may answer (src, dst))
+                self.report(before)
                 return True
         self.set_seat(seat, HUMAN)
         self.out(f"error: seat {seat}'s player {name} {problem}; a human plays seat {seat} again")
         return False
+
+    def report(self, before: list[int | None]) -> None:
+        """After a move or a resignation (``before``: the places until then) of a game that goes on: a line for
+        each seat that took a place with it and one for each seat whose turn passed (``step_news``)."""
+        for line in step_news(self.game, before, self.seat_name):
+            self.out(line)
 
     def last_move(self) -> Move | None:
         """The game's newest move, as the engine recorded it (``src-dst``, whatever form a player gave it in)."""
@@ -328,8 +350,10 @@ class PlaySession:
         stand_in = self._make_player(STAND_IN, seed=derive_seed(self.seed, STAND_IN_STREAM, seat))
         move = stand_in.select_move(self.game, self.cpu_budget)
         self.time_up_moves.append({"ply": self.game.ply, "seat": seat, "player": STAND_IN})
+        before = self.game.places
         self.game.play(move)
         self.out(f"time is up: the CPU plays {self.last_move()} for seat {seat}")
+        self.report(before)
 
     def handle(self, line: str) -> bool:
         """Carry out one command; False when the session should end."""
@@ -391,6 +415,8 @@ class PlaySession:
                 raise ValueError(f"pick a move #1..#{len(self.listed)} from the last 'moves' list, got {quoted(cmd)}")
             self._human_move(self.listed[index - 1])
         elif "-" in cmd and not args:
+            if MOVE_LOOKALIKE.fullmatch(line):  # an arrow: 113->104
+                raise ValueError(f"{MOVE_NOTATION}; got {quoted(line)}")
             for part in cmd.split("-"):
                 if is_ascii_number(part):
                     _number(part, "hole")  # a hole number of many digits is refused here, cut short
@@ -413,16 +439,22 @@ class PlaySession:
         elif cmd == "resign":
             self._refuse_when_over()
             seat = self._human_to_move("resign")
+            before = game.places
             game.resign(seat)
-            self.out(f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}) resigns")
+            if game.is_over:  # (the result line below gives the places)
+                self.out(f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}) resigns")
+            self.report(before)  # with 3+ seats playing on: "resigns: 3rd place; the others play on"
             self.play_cpu_turns()
         elif cmd == "cpu":
-            seat = _seat(args[0])
+            seat = self._seat(args[0])
             self.set_seat(seat, args[1])
             self.out(f"seat {seat} is now played by {self.player_label(seat)}")
             self.play_cpu_turns()
         elif cmd == "human":
-            seat = _seat(args[0])
+            seat = self._seat(args[0])
+            if self.is_human(seat):  # (nothing changes: no board, no CPU move)
+                self.out(f"seat {seat} is already played by a human")
+                return True
             self.set_seat(seat, HUMAN)
             self.out(f"seat {seat} is played by a human again")
             self.play_cpu_turns()  # when the CPUs were playing on, they do up to this seat's turn
@@ -451,8 +483,7 @@ class PlaySession:
             self.out(f"new game; seat {self.rules.first_seat} starts")
             self.play_cpu_turns()
         elif MOVE_LOOKALIKE.fullmatch(line):
-            raise ValueError(f"a move is written 'src-dst' with two hole numbers and a plain '-', e.g. 113-104; "
-                             f"got {quoted(line)}")
+            raise ValueError(f"{MOVE_NOTATION}; got {quoted(line)}")
         else:
             raise ValueError(f"unknown command {quoted(line)}{did_you_mean(cmd, COMMAND_ARGUMENTS)}; type 'help'")
         return True
@@ -507,11 +538,21 @@ class PlaySession:
         if self.game.is_over:
             raise IllegalMoveError(f"the game is over ({self.game.end_reason}); type 'new' for another")
 
+    def _seat(self, text: str) -> int:
+        """A seat number typed in a command (``cpu SEAT NAME``, ``human SEAT``); a negative one is refused with
+        the range, as one too large is (``set_seat``)."""
+        if text.startswith("-") and is_ascii_number(text[1:]):
+            shown = text if len(text) <= MAX_DIGITS + 1 else quoted(text)
+            raise ValueError(f"seat must be 0..{self.rules.num_players - 1}, got {shown}")
+        return _number(text, "seat")
+
     def _human_move(self, move: Move) -> None:
         self._refuse_when_over()
         seat = self._human_to_move("move")
+        before = self.game.places
         self.game.play(move)
         self.out(f"seat {seat} ({self.seats[seat]}) plays {move}")
+        self.report(before)
         self.play_cpu_turns()
 
     def _human_to_move(self, what: str) -> int:
@@ -532,11 +573,14 @@ class PlaySession:
         humans = [i for i, e in enumerate(played) if self.is_human(e.seat)]
         if not humans:
             raise ValueError("there is nothing to undo: no human seat has moved yet")
+        taken = [f"{e.move} (seat {e.seat})" if e.kind == "move" else f"the resignation of seat {e.seat}"
+                 for e in played[humans[-1]:]]
         for _ in range(len(played) - humans[-1]):
             game.undo()
         # a seat change stands from now on; a time-up move taken back is gone
         self.seat_changes = [{**c, "ply": min(c["ply"], game.ply)} for c in self.seat_changes]
         self.time_up_moves = [c for c in self.time_up_moves if c["ply"] < game.ply]
+        self.out(f"took back {', '.join(taken)}")
         self.draw()
 
     def replay(self, record: GameRecord, step: Callable[[], str] | None = None) -> None:
@@ -553,9 +597,16 @@ class PlaySession:
         game, at = record.start_game(), 0
         step = step or (lambda: self.read(REPLAY_END_PROMPT if at == last else REPLAY_PROMPT, None))
         self.out(replay_header(record, final))
+        seat_name = record_seat_name(record)
         while True:
             self.out(render_text(game, numbers=self.numbers, color=self.color))
             self.out(f"[{at}/{last}] {record.events[at - 1] if at else 'start'}")
+            if at:  # the step's news: a seat that took a place with it, a seat whose turn passed
+                game.undo()  # taken back and played again, for the places before it
+                before = game.places
+                apply_event(game, at - 1, record.events[at - 1])
+                for line in step_news(game, before, seat_name):
+                    self.out(line)
             while True:  # until the answer moves the replay (or stops it)
                 try:
                     answer = self._replay_answer(step)
@@ -726,17 +777,59 @@ def file_split_at_a_comma(players: list[str]) -> str | None:
     return None
 
 
-def replay_header(record: GameRecord, final: Game) -> str:
-    """The line a replay starts with: the game, its length, the players by seat (the record's ``players``,
-    if any) and the stored result (``final`` is the record's game replayed to its end); for a game the
-    arena stopped at its ply cap (no result of the engine's), the arena's places from its metadata."""
-    n = record.rules.num_players
+def record_seat_name(record: GameRecord) -> Callable[[int], str]:
+    """How a replay names a seat: ``seat 1 (blue, greedy)`` with the record's players, ``seat 1 (blue)`` without."""
     # the record's names as they may reach a terminal (shown_path): a name holding an escape sequence or a line
     # break (a hand-edited record) cleared the screen, set the window title or printed a line of its own
     players = None if record.players is None else [shown_path(name) for name in record.players]
 
     def seat_name(seat: int) -> str:
         return f"seat {seat} ({SEAT_COLOUR_NAMES[seat]}{f', {players[seat]}' if players else ''})"
+
+    return seat_name
+
+
+def step_news(game: Game, before: list[int | None], seat_name: Callable[[int], str]) -> list[str]:
+    """What a move or a resignation (``game``'s newest history entry) did besides itself, in a game that goes
+    on: (with 3+ seats) ``seat 0 (red, human) finishes: 1st place; the others play on`` for each seat that took a place
+    with it (``before``: the places until then; a resignation ``resigns: 3rd place``), then ``seat 1 (blue,
+    greedy) cannot move: its turn passes`` for each automatic pass after it.  A step that ended the game has
+    none: the result line names every place (and "no seat can move")."""
+    if game.is_over:
+        return []
+    places, status = game.places, game.status
+    placed = sorted((s for s, p in enumerate(places) if p is not None and before[s] is None),
+                    key=lambda s: (places[s] or 0, s))
+    lines = [f"{seat_name(s)} {'resigns' if status[s] == RESIGNED else 'finishes'}: {_ordinal(places[s] or 0)} place; "
+             "the others play on" for s in placed]
+    passes: list[int] = []
+    for event in game.recent_events():  # newest first: the passes after the entry's move or resignation
+        if event.kind != "pass":
+            break
+        passes.append(event.seat)
+    lines += [f"{seat_name(s)} cannot move: its turn passes" for s in reversed(passes)]
+    return lines
+
+
+def _with_human(error: ValueError, name: str) -> ValueError:
+    """The registry's ``unknown player`` error with ``human`` among the valid players (and suggested for
+    ``humn``): the registry names the CPU players only."""
+    message = str(error)
+    head, sep, valid = message.partition("; valid: ")
+    if not (message.startswith("unknown player ") and sep):
+        return error
+    if "(did you mean" not in head:
+        head += did_you_mean(name.strip().lower(), [HUMAN])
+    return ValueError(f"{head}; valid: {HUMAN}, {valid}")
+
+
+def replay_header(record: GameRecord, final: Game) -> str:
+    """The line a replay starts with: the game, its length, the players by seat (the record's ``players``,
+    if any) and the stored result (``final`` is the record's game replayed to its end); for a game the
+    arena stopped at its ply cap (no result of the engine's), the arena's places from its metadata."""
+    n = record.rules.num_players
+    players = None if record.players is None else [shown_path(name) for name in record.players]
+    seat_name = record_seat_name(record)
 
     resigns = sum(1 for event in record.events if event.startswith("resign:"))
     moves = len(record.events) - resigns
@@ -840,10 +933,6 @@ def _number(text: str, what: str) -> int:
     if len(digits) > MAX_DIGITS:
         raise ValueError(f"{what} {quoted(text)} is far too large")
     return int(digits)
-
-
-def _seat(text: str) -> int:
-    return _number(text, "seat")
 
 
 MAX_LINE = 65536  # bytes of one input line kept (LineReader)

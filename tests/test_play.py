@@ -2268,3 +2268,144 @@ def test_the_help_lists_the_replay_keys() -> None:
     at = HELP.index("replay FILE")
     assert "Enter (or n) next, b back, a number goes to that step" in HELP[at:]
     assert "start, end, ? lists them; q, quit or end of input: stop" in HELP[at:]
+
+
+# --- what a step did besides itself: places taken during play, automatic passes -------------------------------
+
+NEAR_FINISH = {16: "0", 54: "1", 64: "2"}  # 3-seat star: seat 0 finishes with 16-7, then seat 1 with 54-74
+
+
+def _lines(out: list[str]) -> list[str]:
+    """The session's one-line messages (the boards left out)."""
+    return [line for line in out if "\n" not in line]
+
+
+def test_a_seat_that_finishes_part_way_says_its_place_and_that_the_others_play_on() -> None:
+    """In a game of 3+ seats a seat that finishes while the others play on took its place without a word: the
+    human's prompt just stopped, or the CPU's move was all there was to see (before 2026-12-07).  The last
+    places, that the game's end gives, are the result line's."""
+    from tests.engine_helpers import position
+
+    s, out = session([HUMAN, HUMAN, "first"])
+    s.game = Game.from_position(position("star", 3, NEAR_FINISH))
+    s.handle("16-7")
+    assert _lines(out) == ["seat 0 (human) plays 16-7",
+                           "seat 0 (red, human) finishes: 1st place; the others play on",
+                           "seat 1 (blue, human) to move"]
+    out.clear()
+    s.handle("54-74")  # seat 1 finishes 2nd and the game is over: the result line gives the places
+    assert s.game.is_over and not any("finishes" in line for line in out)
+    assert _lines(out)[-1].startswith("result: the race is decided; seat 0 (red, human) wins (1st seat 0")
+    s, out = session(["first", HUMAN, HUMAN])  # a CPU seat that finishes
+    s.game = Game.from_position(position("star", 3, NEAR_FINISH))
+    s.play_cpu_turns()
+    assert _lines(out) == ["seat 0 (first) plays 16-7",
+                           "seat 0 (red, first) finishes: 1st place; the others play on",
+                           "seat 1 (blue, human) to move"]
+
+
+def test_a_resignation_in_a_game_that_goes_on_says_its_place() -> None:
+    """``resign`` in a 3-seat game printed ``seat 0 (red) resigns`` with no place and no word that the others play
+    on (before 2026-12-07); a resignation that ends the game keeps its line, the result line below it."""
+    s, out = session([HUMAN, HUMAN, HUMAN])
+    s.handle("resign")
+    assert _lines(out) == ["seat 0 (red, human) resigns: 3rd place; the others play on",
+                           "seat 1 (blue, human) to move"]
+    out.clear()
+    s.handle("resign")
+    assert _lines(out)[0] == "seat 1 (blue) resigns" and _lines(out)[1].startswith("result: a resignation")
+
+
+def test_an_automatic_pass_is_said() -> None:
+    """A seat that cannot move is skipped (an automatic pass): the player saw their own turn again without a word
+    (before 2026-12-07)."""
+    from tests.engine_helpers import position
+
+    s, out = session([HUMAN, "first"])
+    s.game = Game.from_position(position("star", 2, {0: "1", 1: "0", 2: "0", 3: "0", 5: "0", 60: "0"}))
+    s.handle("60-61")
+    assert _lines(out) == ["seat 0 (human) plays 60-61", "seat 1 (blue, first) cannot move: its turn passes",
+                           "seat 0 (red, human) to move"]
+
+
+def test_a_replay_says_the_places_taken_during_play_and_the_passes() -> None:
+    """A replay's step line was all it said of a step: a seat that finished part-way or an automatic pass went by
+    unsaid (before 2026-12-07).  The step that ends the game says nothing more: the header gives the result."""
+    from tests.engine_helpers import position
+
+    game = Game.from_position(position("star", 3, NEAR_FINISH))
+    game.play("16-7")
+    game.resign(game.to_move)  # seat 1: two seats decided, the game is over
+    record = GameRecord.from_game(game, players=["ann", "bob", "cat"])
+    s, out = session([HUMAN, HUMAN])
+    s.replay(record, step=iter(["", "", "q"]).__next__)
+    assert _lines(out)[1:] == ["[0/2] start",
+                               "[1/2] 16-7", "seat 0 (red, ann) finishes: 1st place; the others play on",
+                               "[2/2] resign:1"]
+    game = Game(Rules("star", 3))
+    game.resign(0)
+    s, out = session([HUMAN, HUMAN])
+    s.replay(GameRecord.from_game(game), step=iter(["", "q"]).__next__)
+    assert _lines(out)[-1] == "seat 0 (red) resigns: 3rd place; the others play on"
+    game = Game.from_position(position("star", 2, {0: "1", 1: "0", 2: "0", 3: "0", 5: "0", 60: "0"}))
+    game.play("60-61")
+    s, out = session([HUMAN, HUMAN])
+    s.replay(GameRecord.from_game(game), step=iter(["", "b", "1", "q"]).__next__)
+    assert _lines(out)[1:] == ["[0/1] start", "[1/1] 60-61", "seat 1 (blue) cannot move: its turn passes",
+                               "[0/1] start", "[1/1] 60-61", "seat 1 (blue) cannot move: its turn passes"]
+
+
+def test_human_on_a_seat_a_human_plays_says_so_and_changes_nothing() -> None:
+    """``human 1`` on a seat a human already played said ``seat 1 is played by a human again`` (before
+    2026-12-07)."""
+    s, out = session([HUMAN, HUMAN])
+    s.handle("human 1")
+    assert out == ["seat 1 is already played by a human"] and s.seat_changes == []
+
+
+def test_a_negative_seat_is_refused_with_the_seat_range() -> None:
+    """``human -1`` said ``seat must be a number, got '-1'`` where ``cpu 5 first`` names the range (before
+    2026-12-07)."""
+    s, out = session([HUMAN, HUMAN, HUMAN])
+    for line in ("human -1", "cpu -1 first", "cpu 5 first"):
+        s.handle(line)
+    assert out == ["error: seat must be 0..2, got -1", "error: seat must be 0..2, got -1",
+                   "error: seat must be 0..2, got 5"]
+
+
+def test_an_unknown_player_lists_human_among_the_valid_ones(capsys) -> None:
+    """``halma play --players humn,greedy`` listed the valid players without ``human`` (the registry's list is
+    the CPU players') and suggested nothing (before 2026-12-07)."""
+    from agents.cli import main
+
+    assert main(["play", "--players", "humn,greedy"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("halma play: error: unknown player 'humn' (did you mean 'human'?); valid: human, random, ")
+
+
+@pytest.mark.parametrize("line", ["113->104", "113-->104", "113 -> 104", "113=>104", "113\u2192104"])
+def test_a_move_written_with_an_arrow_gets_the_notation(line: str) -> None:
+    """``113->104`` got the generic 'src-dst' message where ``113 104`` gets an example of the notation (before
+    2026-12-07)."""
+    s, out = session([HUMAN, HUMAN])
+    s.handle(line)
+    assert out == ["error: a move is written 'src-dst' with two hole numbers and a plain '-', e.g. 113-104; "
+                   f"got {line!r}"] and s.game.ply == 0
+
+
+def test_undo_says_what_it_took_back() -> None:
+    """``undo`` drew the board alone: what it took back (the human's move or resignation, and the CPU moves after
+    it) went unsaid (before 2026-12-07)."""
+    s, out = session([HUMAN, "first", "first"])
+    s.handle("113-104")
+    cpu_moves = [str(m) for m in s.game.moves[1:]]
+    out.clear()
+    s.handle("undo")
+    assert _lines(out) == [f"took back 113-104 (seat 0), {cpu_moves[0]} (seat 1), {cpu_moves[1]} (seat 2)",
+                           "seat 0 (red, human) to move"]
+    s, out = session([HUMAN, HUMAN, "first"])
+    s.handle("113-104")
+    s.handle("resign")
+    out.clear()
+    s.handle("undo")
+    assert _lines(out)[0].startswith("took back the resignation of seat 1, ") and s.game.ply == 1
