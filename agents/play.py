@@ -394,6 +394,8 @@ class PlaySession:
         elif cmd == "numbers":
             self.numbers = not self.numbers
             self.draw()
+            if self.game.layout.has_kings and not self.game.is_over:  # (the x the greeting explained is gone, or back)
+                self.out(diamond_legend(self.game, numbers=self.numbers))
         elif cmd == "moves":
             self._refuse_when_over()  # ("no legal moves" pointed nowhere)
             self.listed = game.legal_moves()

@@ -59,13 +59,17 @@ def _windows_console_takes_ansi(stream: TextIO) -> bool:
 
 
 def diamond_legend(game: Game, numbers: bool = False) -> str:
-    """What a Diamond board's own marks mean, in one line: its kings' letters and, unless the board was drawn
-    with ``numbers`` (or the game is over), the closed holes ``render_text`` writes as ``x``; for the commands
-    that draw one."""
+    """What a Diamond board's own marks mean, in one line: its kings' letters and, unless the game is over, the
+    closed holes ``render_text`` writes as ``x`` (with ``numbers`` it writes every hole's number, so the line
+    says the closed holes are not marked); for the commands that draw one."""
     seats = range(game.num_players)
     kings = ", ".join(KING_CHARS[s] for s in seats)
-    closed = "" if game.is_over or numbers else ("; x: a hole of another colour's point, closed to the seat to "
-                                                 "move (none of its pieces may land there)")
+    if game.is_over:
+        closed = ""
+    elif numbers:
+        closed = "; the hole numbers do not mark the closed holes (drawn as x without numbers)"
+    else:
+        closed = "; x: a hole of another colour's point, closed to the seat to move (none of its pieces may land there)"
     return f"{kings}: the kings of seats {', '.join(map(str, seats))}{closed}"
 
 

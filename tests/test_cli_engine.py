@@ -56,7 +56,8 @@ def test_show_position_numbers_and_marks(capsys) -> None:
     assert out.splitlines()[-1] == ("A, B, C: the kings of seats 0, 1, 2; x: a hole of another colour's point, "
                                     "closed to the seat to move (none of its pieces may land there)")
     code, out, _ = run(capsys, "show", "--no-color", "--numbers", "--variant", "diamond", "--seats", "2")
-    assert code == 0 and out.splitlines()[-1] == "A, B: the kings of seats 0, 1"  # (no x drawn with --numbers)
+    assert code == 0 and out.splitlines()[-1] == ("A, B: the kings of seats 0, 1; the hole numbers do not mark the "
+                                                  "closed holes (drawn as x without numbers)")  # (no x with --numbers)
     code, out, _ = run(capsys, "show", "--no-color")
     assert "kings" not in out
 

@@ -1322,6 +1322,22 @@ def test_a_cpu_move_given_as_a_pair_or_text_is_shown_as_the_engine_writes_it() -
         assert f"seat 0 (cpu) plays {first}" in out, out
 
 
+def test_numbers_on_a_diamond_board_says_the_closed_holes_are_not_marked() -> None:
+    """The greeting explained x, the closed holes; typing ``numbers`` drew them as plain numbers like every other
+    hole, with nothing saying the marks were gone (a player's walk-through, before 2026-12-07)."""
+    out: list[str] = []
+    s = PlaySession(Rules("diamond", 3), [HUMAN, "first", "first"], color=False, out=out.append,
+                    make_player=make_first)
+    s.handle("numbers")
+    assert out[-1] == ("A, B, C: the kings of seats 0, 1, 2; the hole numbers do not mark the closed holes (drawn as "
+                       "x without numbers)")
+    s.handle("numbers")
+    assert out[-1].startswith("A, B, C: the kings of seats 0, 1, 2; x: a hole of another colour's point")
+    star, star_out = session([HUMAN, "first"])
+    star.handle("numbers")
+    assert not any("kings" in line for line in star_out)
+
+
 def test_a_diamond_session_says_what_the_board_s_letters_and_x_mean() -> None:
     """The Diamond board draws kings as A, B, C and closed holes as x, which neither the board nor help
     explained (a new-user walkthrough of the README asked); the session's greeting does now, on that board only."""
@@ -1331,10 +1347,11 @@ def test_a_diamond_session_says_what_the_board_s_letters_and_x_mean() -> None:
     s.run(answering(EOFError()))
     assert out[1] == ("A, B, C: the kings of seats 0, 1, 2; x: a hole of another colour's point, closed to the "
                       "seat to move (none of its pieces may land there)")
-    numbered: list[str] = []  # the board with hole numbers draws no x: the legend leaves it out
+    numbered: list[str] = []  # the board with hole numbers draws no x: the legend says so
     PlaySession(Rules("diamond", 3), [HUMAN, "first", "first"], color=False, out=numbered.append, numbers=True,
                 make_player=make_first).run(answering(EOFError()))
-    assert numbered[1] == "A, B, C: the kings of seats 0, 1, 2"
+    assert numbered[1] == ("A, B, C: the kings of seats 0, 1, 2; the hole numbers do not mark the closed holes "
+                           "(drawn as x without numbers)")
     star, star_out = session([HUMAN, "first"])
     star.run(answering(EOFError()))
     assert not any("kings" in line for line in star_out)
