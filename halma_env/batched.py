@@ -116,8 +116,8 @@ class _HoleSet:
 _outside_inference_mode = torch.inference_mode(False)
 
 # the most games one batch may hold: each takes hundreds of bytes of state at the least (the 2-seat star's 121
-# holes' owners alone are 121), so 2**30 games are far past any machine's memory, and past it torch's own size
-# arithmetic failed (2**62: "Storage size calculation overflowed", 2**63: a TypeError from its C++ layer)
+# holes' owners alone are 121 bytes), so 2**30 games are far past any machine's memory; and far past that, torch's
+# own size arithmetic failed (2**62: "Storage size calculation overflowed", 2**63: a TypeError from its C++ layer)
 MAX_BATCH_SIZE = 2**30
 
 
