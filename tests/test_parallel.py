@@ -355,8 +355,14 @@ def test_processes_stop_when_their_parent_is_killed(tmp_path: Path, how: int) ->
 
 
 def _kill_one(rank: int, world_size: int, folder: str) -> None:
-    Path(folder, f"{rank}.pid").write_text(str(os.getpid()))
+    Path(folder, f"{rank}.pid.tmp").write_text(str(os.getpid()))
+    Path(folder, f"{rank}.pid.tmp").replace(Path(folder, f"{rank}.pid"))  # (whole, for the test to read)
     if rank == 1:
+        # once process 0 has written its pid (on a loaded machine it could still be starting when process 1 was
+        # killed, and was stopped before it wrote it: the test then found no 0.pid)
+        deadline = time.monotonic() + 120
+        while not Path(folder, "0.pid").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
         os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer does
     parallel.gather("waiting for process 1")
 
