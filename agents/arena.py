@@ -764,6 +764,10 @@ class TournamentResult:
                        if re.fullmatch(r"game_\d{5,}\.json", name) and name not in ours)
         if stale:
             more = f" and {len(stale) - 3} more" if len(stale) > 3 else ""
+            if not ours:  # (most likely this very result's folder, which it cannot tell: it has no records to compare)
+                raise ValueError(f"{out_dir!r} holds game records ({', '.join(stale[:3])}{more}) and this result has "
+                                 "none (a result read back with load_results keeps no records): save it into another "
+                                 "directory")
             raise ValueError(f"{out_dir!r} holds game records of another tournament ({', '.join(stale[:3])}{more}); "
                              "save into another directory or remove them")
 
@@ -1201,7 +1205,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", type=int, default=None, help="games to play (default 100; --solo: 1)")
     p.add_argument("--variant", default="star", choices=VARIANTS)
     p.add_argument("--seats", type=int, default=None,
-                   help="seats per game (default: the number of players when the variant allows it, else 2)")
+                   help="seats per game (default: the number of players when the variant is played by that many, "
+                        "2 for one player; other counts need --seats)")
     p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
                    help="a rule option (SPEC §4), e.g. anti_blocking=false, move_limit=300; repeatable")
     p.add_argument("--preset", choices=("qdan", "kawu"), help="a public rule set (star only)")

@@ -258,6 +258,23 @@ def test_save_refuses_a_folder_with_another_tournaments_records(tmp_path) -> Non
     assert first.save(str(tmp_path))  # the same result again: rewritten
 
 
+def test_a_loaded_result_saved_over_its_own_records_says_why_it_is_refused(tmp_path) -> None:
+    """A result read back with load_results has no game records, so its own folder's records are not its own:
+    the refusal said they were "another tournament's" (a docs audit, before 2026-12-07)."""
+    played = arena.play_game(Rules("star", 2), ["random", "random"], seed=1, max_plies=4, keep_record=True)
+    result = _match()
+    for g in result.games:
+        g.record = played.record
+    result.save(str(tmp_path))
+    loaded = arena.load_results(str(tmp_path / "results.json"))
+    with pytest.raises(ValueError) as caught:
+        loaded.save(str(tmp_path))
+    assert str(caught.value) == (f"{str(tmp_path)!r} holds game records (game_00000.json, game_00001.json, "
+                                 "game_00002.json) and this result has none (a result read back with "
+                                 "load_results keeps no records): save it into another directory")
+    assert loaded.save(str(tmp_path / "again"))  # (another folder: the tables and results.json, no records)
+
+
 def test_load_results_names_a_file_that_is_not_json(tmp_path) -> None:
     path = tmp_path / "bad.json"
     path.write_text("not json")
