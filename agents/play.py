@@ -86,6 +86,7 @@ from typing import TYPE_CHECKING
 from agents.arena import ARENA_LIMIT, build_rules, default_factory, derive_seed
 from agents.files import is_terminal_device, quoted_path, shown_path
 from agents.interrupts import Terminated, terminal_hung_up
+from agents.registry import UnknownPlayer
 from halma_env import Game, IllegalMoveError, Move, Rules
 from halma_env.game import ACTIVE, RESIGNED, probe_player
 from halma_env.notation import is_ascii_number, quoted
@@ -216,8 +217,8 @@ class PlaySession:
         # folded into 0..2**63-1: players take no negative seed; a PlaySession takes any integer (--seed is >= 0)
         try:
             player = None if name == HUMAN else self._make_player(name, seed=derive_seed(self.seed, seat))
-        except ValueError as e:  # the registry's list of valid players is the CPUs': here a seat may be a human's
-            raise _with_human(e, name) from None
+        except UnknownPlayer as e:  # the registry's list of valid players is the CPUs': here a seat may be a human's
+            raise ValueError(e.names_also([HUMAN])) from None
         if player is not None:
             self.check_player(seat, name, player, self.rules)
         if seat < len(self.seats):
@@ -811,18 +812,6 @@ def step_news(game: Game, before: list[int | None], seat_name: Callable[[int], s
         passes.append(event.seat)
     lines += [f"{seat_name(s)} cannot move: its turn passes" for s in reversed(passes)]
     return lines
-
-
-def _with_human(error: ValueError, name: str) -> ValueError:
-    """The registry's ``unknown player`` error with ``human`` among the valid players (and suggested for
-    ``humn``): the registry names the CPU players only."""
-    message = str(error)
-    head, sep, valid = message.partition("; valid: ")
-    if not (message.startswith("unknown player ") and sep):
-        return error
-    if "(did you mean" not in head:
-        head += did_you_mean(name.strip().lower(), [HUMAN])
-    return ValueError(f"{head}; valid: {HUMAN}, {valid}")
 
 
 def replay_header(record: GameRecord, final: Game) -> str:

@@ -291,6 +291,20 @@ def _load_external(module_name: str, function: str, path: str, *args: Any) -> Se
     return getattr(_import(module_name, f"loading {path!r}"), function)(path, *args)
 
 
+class UnknownPlayer(ValueError):
+    """A player name that names no bot or level (``make_player``); ``names_also`` words the error for a caller
+    that takes other names too (``halma play``'s ``human``)."""
+
+    def __init__(self, name: str, bot: str, candidates: list[str], valid: list[str]) -> None:
+        self.name, self.bot, self.candidates, self.valid = name, bot, candidates, valid
+        super().__init__(self.names_also([]))
+
+    def names_also(self, others: list[str]) -> str:
+        """The error's message with ``others`` among the names suggested and listed as valid."""
+        return (f"unknown player {self.name!r}{did_you_mean(self.bot, [*others, *self.candidates])}; "
+                f"valid: {', '.join([*others, *self.valid])}")
+
+
 def make_player(name: str, seed: int | None = None) -> Player:
     """A player by name (bot, bot spec, level, checkpoint or exported opponent); see the module doc.  The
     project's own players are ``SeededPlayer`` objects; a plugin bot may lack ``reseed``."""
@@ -319,8 +333,7 @@ def make_player(name: str, seed: int | None = None) -> Player:
     bot = name.partition(":")[0].strip()
     bots = all_bots()
     if bot not in bots:
-        raise ValueError(f"unknown player {name!r}{did_you_mean(bot, [*bots, *FALLBACK_LEVELS])}; "
-                         f"valid: {', '.join(valid_names())}")
+        raise UnknownPlayer(name, bot, [*bots, *FALLBACK_LEVELS], valid_names())
     bot, params, non_finite = _parse(name)
     # a non-finite number goes to the bot first, whose own check names its bounds ("greedy noise must
     # be >= 0 and <= 1 (a finite number), got nan"); one it would take is refused here
